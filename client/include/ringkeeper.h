@@ -1,0 +1,232 @@
+/* ringkeeper.h — the one public header of libringkeeper: topologies, rings, lookups and migration plans.
+ *
+ * Everything here follows SPEC sections 1-3. The library has no global mutable state.
+ * Thread safety: an rk_topology, rk_ring or rk_plan is immutable once returned; any number of threads
+ * may read it at once (lookups included). Creating and freeing are not synchronised with readers: free an
+ * object only when no thread uses it. Topologies are reference counted (atomically), so a ring keeps the
+ * topology it was built from alive; rk_topology_free() drops one reference.
+ *
+ * Errors: every fallible call returns a status (RK_OK == 0, negative on failure) or NULL, and fills the
+ * optional rk_error with a message a person can act on.
+ */
+#ifndef RINGKEEPER_H
+#define RINGKEEPER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define RK_API         __attribute__((visibility("default")))
+#define RK_MUST_CHECK  __attribute__((warn_unused_result))
+#else
+#define RK_API
+#define RK_MUST_CHECK
+#endif
+
+/* Error codes: name, value, short description. */
+#define RK_ERRNO_MAP(X)                                                                            \
+    X(OK, 0, "success")                                                                            \
+    X(EINVAL, -1, "invalid argument")                                                              \
+    X(ENOMEM, -2, "out of memory")                                                                 \
+    X(EJSON, -3, "malformed JSON")                                                                 \
+    X(ETOPOLOGY, -4, "invalid topology")                                                           \
+    X(ETOOBIG, -5, "topology over the total point cap")                                            \
+    X(EHASHMISMATCH, -6, "the two versions use different hash algorithms")                        \
+    X(EIO, -7, "input/output error")
+
+typedef enum rk_status {
+#define RK_ENUM_(name, value, text) RK_##name = value,
+    RK_ERRNO_MAP(RK_ENUM_)
+#undef RK_ENUM_
+} rk_status;
+
+/* A failure's details. `field` is the JSON path to blame ("nodes[3].weight"), or "" when none is;
+ * `message` is one sentence that starts with that path when there is one. */
+typedef struct rk_error {
+    int code;          /* an rk_status */
+    char field[64];    /* JSON path of the offending field, or "" */
+    char message[256]; /* what is wrong and what is allowed */
+} rk_error;
+
+/* Static strings: "invalid topology", and "RK_ETOPOLOGY"; "unknown error" for unknown codes. */
+RK_API const char *rk_strerror(int code);
+RK_API const char *rk_errname(int code);
+
+/* ---- Hashes (SPEC section 2) ---- */
+
+typedef enum rk_hash_alg {
+    RK_HASH_FNV1A_32 = 0, /* FNV-1a 32-bit; hash space 2^32 */
+    RK_HASH_MD5_32 = 1,   /* first 4 bytes of MD5, big-endian; hash space 2^32 */
+    RK_HASH_XXH3_64 = 2,  /* XXH3 64-bit, seed 0; hash space 2^64 */
+} rk_hash_alg;
+
+/* Hash `len` bytes of `data` with `alg`; values of 32-bit algorithms are < 2^32. */
+RK_API uint64_t rk_hash(rk_hash_alg alg, const void *data, size_t len);
+/* "fnv1a_32", "md5_32", "xxh3_64"; NULL for an unknown value. */
+RK_API const char *rk_hash_name(rk_hash_alg alg);
+/* RK_OK and *out set when `name` is one of the names above; RK_EINVAL otherwise. */
+RK_API int rk_hash_from_name(const char *name, rk_hash_alg *out);
+/* 32 or 64: the hash space is 2^bits. */
+RK_API unsigned rk_hash_bits(rk_hash_alg alg);
+
+/* ---- Topology (SPEC section 1) ---- */
+
+#define RK_MAX_VNODE_FACTOR 4096
+#define RK_MAX_NODES        100000
+#define RK_MAX_WEIGHT       1000
+#define RK_MAX_ID_BYTES     128
+#define RK_MAX_ADDR_BYTES   255
+#define RK_MAX_COMMENT      1024
+#define RK_MAX_POINTS       4194304u
+
+typedef struct rk_node {
+    const char *id;   /* stable identity, NUL-terminated UTF-8 */
+    const char *addr; /* where clients connect */
+    uint32_t weight;  /* 0 = draining: listed, owns nothing */
+} rk_node;
+
+typedef struct rk_topology rk_topology;
+struct json_t; /* jansson's value type; include <jansson.h> to use these calls */
+
+/* Validates `doc` against every rule of SPEC section 1 and returns a new topology (free with
+ * rk_topology_free), or NULL with `err` set: RK_ETOPOLOGY for a broken rule (err->field names it),
+ * RK_ETOOBIG for a topology over RK_MAX_POINTS, RK_ENOMEM. `doc` is borrowed. */
+RK_API rk_topology *rk_topology_from_json(const struct json_t *doc, rk_error *err) RK_MUST_CHECK;
+/* The same from JSON text of `len` bytes; malformed JSON gives RK_EJSON. */
+RK_API rk_topology *rk_topology_parse(const char *text, size_t len, rk_error *err) RK_MUST_CHECK;
+/* Builds and validates a topology from plain values (copied; the caller keeps its own). `comment`
+ * may be NULL. */
+RK_API rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
+                                    size_t n_nodes, const char *comment,
+                                    rk_error *err) RK_MUST_CHECK;
+/* Drops one reference; frees at the last. NULL is fine. */
+RK_API void rk_topology_free(rk_topology *t);
+/* Adds a reference and returns `t`. */
+RK_API rk_topology *rk_topology_ref(rk_topology *t);
+
+RK_API rk_hash_alg rk_topology_hash(const rk_topology *t);
+RK_API uint32_t rk_topology_vnode_factor(const rk_topology *t);
+RK_API size_t rk_topology_node_count(const rk_topology *t);
+/* Node i (0 <= i < node_count) in the order of the document; borrowed, valid while `t` lives. */
+RK_API const rk_node *rk_topology_node(const rk_topology *t, size_t i);
+/* The comment, or NULL; borrowed. */
+RK_API const char *rk_topology_comment(const rk_topology *t);
+/* Sum of vnode_factor * weight. */
+RK_API uint64_t rk_topology_points(const rk_topology *t);
+/* New JSON object {"hash", "vnode_factor", "nodes", "comment"?}; the caller owns the reference
+ * (json_decref). NULL when out of memory. */
+RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
+
+/* ---- Ring (SPEC section 2) ---- */
+
+typedef struct rk_ring rk_ring;
+
+/* Builds the ring of `t`; the ring holds a reference to `t`. Free with rk_ring_free. */
+RK_API rk_ring *rk_ring_build(rk_topology *t, rk_error *err) RK_MUST_CHECK;
+RK_API void rk_ring_free(rk_ring *r);
+
+/* The topology the ring was built from; borrowed. */
+RK_API const rk_topology *rk_ring_topology(const rk_ring *r);
+RK_API size_t rk_ring_point_count(const rk_ring *r);
+/* Point i in ring order: its position and the index of its node in the topology. */
+RK_API void rk_ring_point(const rk_ring *r, size_t i, uint64_t *position, uint32_t *node);
+/* The fingerprint of SPEC section 2, as a number and as 16 lowercase hex digits (borrowed). */
+RK_API uint64_t rk_ring_fingerprint(const rk_ring *r);
+RK_API const char *rk_ring_fingerprint_hex(const rk_ring *r);
+
+/* Index (into the topology) of the node that owns `key`. */
+RK_API uint32_t rk_ring_lookup(const rk_ring *r, const void *key, size_t len);
+/* The same for a precomputed hash value. */
+RK_API uint32_t rk_ring_lookup_hash(const rk_ring *r, uint64_t hash);
+/* Up to `want` distinct nodes clockwise from the key, owner first, into `out`; returns how many (fewer
+ * when fewer nodes own points). */
+RK_API size_t rk_ring_lookup_replicas(const rk_ring *r, const void *key, size_t len, uint32_t *out,
+                                      size_t want);
+/* Share of the hash space node i owns (0 for a draining node), and its ideal weight / total weight. */
+RK_API double rk_ring_share(const rk_ring *r, size_t node);
+RK_API double rk_ring_ideal_share(const rk_ring *r, size_t node);
+/* Largest and smallest share / ideal over nodes with weight > 0. */
+RK_API void rk_ring_balance(const rk_ring *r, double *max, double *min);
+/* Bytes the ring holds besides its topology (for the benchmark). */
+RK_API size_t rk_ring_memory(const rk_ring *r);
+
+/* ---- Migration plan (SPEC section 3) ---- */
+
+typedef struct rk_plan rk_plan;
+
+typedef struct rk_plan_options {
+    double max_step; /* > 0 and <= 1: pack the arcs into steps moving at most this much; 0: no steps */
+    uint64_t keys;   /* > 0: add keys_estimate to transfers and steps */
+} rk_plan_options;
+
+typedef struct rk_arc {
+    uint64_t first;  /* first hash value, inclusive */
+    uint64_t last;   /* last hash value, inclusive; never below first (arcs do not wrap) */
+    uint32_t from;   /* node index into rk_plan_node_at() */
+    uint32_t to;     /* node index into rk_plan_node_at() */
+    double fraction; /* (last - first + 1) / hash space */
+} rk_arc;
+
+typedef struct rk_plan_node {
+    const char *id; /* borrowed from the rings' topologies */
+    uint32_t weight_before, weight_after;
+    double share_before, share_after, ideal_before, ideal_after, gained, lost;
+} rk_plan_node;
+
+typedef struct rk_transfer {
+    uint32_t from, to; /* node indexes */
+    double fraction;
+    size_t arcs;
+} rk_transfer;
+
+typedef struct rk_step {
+    double fraction;  /* of the hash space moved in this step */
+    size_t first_arc; /* its arcs are rk_plan_step_arcs()[first_arc .. first_arc + arcs) */
+    size_t arcs;      /* number of arcs (pieces of the plan's arcs) */
+    size_t sources;   /* distinct source nodes it moves from */
+} rk_step;
+
+/* The plan from ring `a` to ring `b`. Both rings must use the same hash (RK_EHASHMISMATCH otherwise);
+ * `opt` may be NULL. The plan holds references to both rings' topologies; free with rk_plan_free. */
+RK_API rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt,
+                            rk_error *err) RK_MUST_CHECK;
+RK_API void rk_plan_free(rk_plan *p);
+
+RK_API double rk_plan_moved_fraction(const rk_plan *p);
+RK_API double rk_plan_minimal_fraction(const rk_plan *p);
+/* Arrays owned by the plan, valid while it lives; the count goes to *n. */
+RK_API const rk_arc *rk_plan_arcs(const rk_plan *p, size_t *n);
+RK_API const rk_plan_node *rk_plan_nodes(const rk_plan *p, size_t *n); /* sorted by id */
+RK_API const rk_transfer *rk_plan_transfers(const rk_plan *p, size_t *n); /* by (from, to) ids */
+RK_API const rk_step *rk_plan_steps(const rk_plan *p, size_t *n);
+RK_API const rk_arc *rk_plan_step_arcs(const rk_plan *p, size_t *n);
+/* Balance (share / ideal) before and after, over nodes with weight > 0. */
+RK_API void rk_plan_balance(const rk_plan *p, double *before_max, double *before_min,
+                            double *after_max, double *after_min);
+/* Warnings for people ("after: the most loaded node holds 1.48x its ideal share"); borrowed. */
+RK_API const char *const *rk_plan_warnings(const rk_plan *p, size_t *n);
+
+/* Context a caller may add to the rendered plan; any field may be NULL / 0 (left out). */
+typedef struct rk_plan_meta {
+    const char *cluster;
+    int64_t from_version; /* 0: unknown */
+    int64_t to_version;
+} rk_plan_meta;
+
+enum { RK_PLAN_NO_ARCS = 1 }; /* rk_plan_to_json flag: leave out the arc list */
+
+/* The plan document of SPEC section 3; new reference, or NULL when out of memory. */
+RK_API struct json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta,
+                                      int flags) RK_MUST_CHECK;
+/* A table for people; new NUL-terminated string, free() it; NULL when out of memory. */
+RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST_CHECK;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGKEEPER_H */

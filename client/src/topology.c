@@ -1,0 +1,295 @@
+/* topology.c — topologies: validation of every rule of SPEC section 1, from JSON or plain values. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "internal.h"
+
+struct rk_topology {
+    atomic_uint refs;      /* references; freed at zero */
+    rk_hash_alg hash;      /* hash algorithm */
+    uint32_t vnode_factor; /* ring points per unit of weight */
+    size_t n;              /* number of nodes */
+    rk_node *nodes;        /* nodes in document order; strings point into `strings` */
+    uint32_t *order;       /* node indexes in ascending id byte order */
+    char *comment;         /* NULL when absent */
+    uint64_t points;       /* sum of vnode_factor * weight */
+    char *strings;         /* private: one block holding every id and addr */
+};
+
+/* A node name with its index, for sorting ids or addrs bytewise; ties keep document order. */
+typedef struct {
+    const char *s;
+    uint32_t i;
+} named;
+
+static int named_cmp(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    int c = strcmp(x->s, y->s);
+    if (c)
+        return c;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Length of the UTF-8 sequence at p (of at most `left` bytes), or 0 when it is not valid UTF-8 or is
+ * a control character (C0, DEL or C1). */
+static size_t utf8_char(const unsigned char *p, size_t left)
+{
+    unsigned c = p[0];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                            : c >= 0xF0 && c <= 0xF4                 ? 4
+                                                                     : 0;
+    if (len == 0 || len > left)
+        return 0;
+    if (len == 1)
+        return (c < 0x20 || c == 0x7F) ? 0 : 1;
+    for (size_t k = 1; k < len; k++)
+        if ((p[k] & 0xC0) != 0x80)
+            return 0;
+    if (c == 0xC2 && p[1] <= 0x9F) /* C1 controls U+0080..U+009F */
+        return 0;
+    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
+        (c == 0xF4 && p[1] > 0x8F)) /* overlong, surrogate or past U+10FFFF */
+        return 0;
+    return len;
+}
+
+static int text_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t left = strlen(s);
+    while (left) {
+        size_t k = utf8_char(p, left);
+        if (!k)
+            return 0;
+        p += k;
+        left -= k;
+    }
+    return 1;
+}
+
+static int check_text(const char *s, size_t max, const char *path, rk_error *err)
+{
+    size_t len = strlen(s);
+    if (len < 1 || len > max)
+        return rki_error_set(err, RK_ETOPOLOGY, path, "must be 1..%zu bytes, got %zu", max, len);
+    if (!text_ok(s))
+        return rki_error_set(err, RK_ETOPOLOGY, path,
+                             "must be valid UTF-8 without control characters");
+    return RK_OK;
+}
+
+/* Sorts `v` (n entries) and reports the first name used twice. */
+static int check_unique(named *v, size_t n, const char *what, rk_error *err)
+{
+    qsort(v, n, sizeof *v, named_cmp);
+    for (size_t k = 1; k < n; k++) {
+        if (strcmp(v[k - 1].s, v[k].s) == 0) {
+            char path[64];
+            snprintf(path, sizeof path, "nodes[%u].%s", v[k].i, what);
+            return rki_error_set(err, RK_ETOPOLOGY, path, "\"%.64s\" is already the %s of nodes[%u]; %ss must be unique",
+                                 v[k].s, what, v[k - 1].i, what);
+        }
+    }
+    return RK_OK;
+}
+
+static int check_nodes(const rk_node *nodes, size_t n, rk_error *err)
+{
+    char path[64];
+    int any_weight = 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "nodes[%zu].id", i);
+        if (check_text(nodes[i].id, RK_MAX_ID_BYTES, path, err))
+            return RK_ETOPOLOGY;
+        snprintf(path, sizeof path, "nodes[%zu].addr", i);
+        if (check_text(nodes[i].addr, RK_MAX_ADDR_BYTES, path, err))
+            return RK_ETOPOLOGY;
+        snprintf(path, sizeof path, "nodes[%zu].weight", i);
+        if (nodes[i].weight > RK_MAX_WEIGHT)
+            return rki_error_set(err, RK_ETOPOLOGY, path, "must be an integer 0..%d, got %u",
+                                 RK_MAX_WEIGHT, nodes[i].weight);
+        any_weight |= nodes[i].weight > 0;
+    }
+    if (!any_weight)
+        return rki_error_set(err, RK_ETOPOLOGY, "nodes",
+                             "at least one node needs a weight above 0; all are draining");
+    return RK_OK;
+}
+
+static int check_values(rk_hash_alg hash, uint32_t vf, const rk_node *nodes, size_t n,
+                        const char *comment, rk_error *err)
+{
+    if (!rk_hash_name(hash))
+        return rki_error_set(err, RK_ETOPOLOGY, "hash", "must be one of fnv1a_32, md5_32, xxh3_64");
+    if (vf < 1 || vf > RK_MAX_VNODE_FACTOR)
+        return rki_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
+                             RK_MAX_VNODE_FACTOR, vf);
+    if (n < 1 || n > RK_MAX_NODES)
+        return rki_error_set(err, RK_ETOPOLOGY, "nodes", "must hold 1..%d nodes, got %zu",
+                             RK_MAX_NODES, n);
+    if (comment && strlen(comment) > RK_MAX_COMMENT)
+        return rki_error_set(err, RK_ETOPOLOGY, "comment", "must be at most %d bytes, got %zu",
+                             RK_MAX_COMMENT, strlen(comment));
+    return check_nodes(nodes, n, err);
+}
+
+static uint64_t total_points(uint32_t vf, const rk_node *nodes, size_t n)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += (uint64_t)vf * nodes[i].weight;
+    return sum;
+}
+
+/* Copies the nodes' strings into one block and fills t->nodes. */
+static int copy_nodes(rk_topology *t, const rk_node *nodes)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < t->n; i++)
+        bytes += strlen(nodes[i].id) + strlen(nodes[i].addr) + 2;
+    t->strings = malloc(bytes);
+    t->nodes = malloc(t->n * sizeof *t->nodes);
+    if (!t->strings || !t->nodes)
+        return RK_ENOMEM;
+    char *p = t->strings;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t a = strlen(nodes[i].id) + 1, b = strlen(nodes[i].addr) + 1;
+        t->nodes[i] = (rk_node){memcpy(p, nodes[i].id, a), memcpy(p + a, nodes[i].addr, b),
+                                nodes[i].weight};
+        p += a + b;
+    }
+    return RK_OK;
+}
+
+/* Checks that ids and addrs are unique and records the id order. */
+static int index_nodes(rk_topology *t, rk_error *err)
+{
+    named *v = malloc(t->n * sizeof *v);
+    t->order = malloc(t->n * sizeof *t->order);
+    if (!v || !t->order) {
+        free(v);
+        return rki_error_set(err, RK_ENOMEM, NULL, "out of memory indexing %zu nodes", t->n);
+    }
+    for (size_t i = 0; i < t->n; i++)
+        v[i] = (named){t->nodes[i].addr, (uint32_t)i};
+    int rc = check_unique(v, t->n, "addr", err);
+    for (size_t i = 0; i < t->n; i++)
+        v[i] = (named){t->nodes[i].id, (uint32_t)i};
+    if (rc == RK_OK)
+        rc = check_unique(v, t->n, "id", err);
+    for (size_t i = 0; rc == RK_OK && i < t->n; i++)
+        t->order[i] = v[i].i;
+    free(v);
+    return rc;
+}
+
+rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
+                             size_t n_nodes, const char *comment, rk_error *err)
+{
+    if (check_values(hash, vnode_factor, nodes, n_nodes, comment, err))
+        return NULL;
+    uint64_t points = total_points(vnode_factor, nodes, n_nodes);
+    if (points > RK_MAX_POINTS) {
+        rki_error_set(err, RK_ETOOBIG, "nodes",
+                      "the ring would have %llu points (vnode_factor x total weight), at most %u are "
+                      "allowed; lower vnode_factor or the weights",
+                      (unsigned long long)points, RK_MAX_POINTS);
+        return NULL;
+    }
+    rk_topology *t = calloc(1, sizeof *t);
+    if (!t) {
+        rki_error_set(err, RK_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    *t = (rk_topology){.hash = hash, .vnode_factor = vnode_factor, .n = n_nodes, .points = points};
+    atomic_init(&t->refs, 1);
+    int rc = copy_nodes(t, nodes);
+    if (rc == RK_OK && comment && !(t->comment = strdup(comment)))
+        rc = RK_ENOMEM;
+    if (rc != RK_OK)
+        rki_error_set(err, rc, NULL, "out of memory copying %zu nodes", n_nodes);
+    else
+        rc = index_nodes(t, err);
+    if (rc != RK_OK) {
+        rk_topology_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void rk_topology_free(rk_topology *t)
+{
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+        return;
+    free(t->nodes);
+    free(t->order);
+    free(t->comment);
+    free(t->strings);
+    free(t);
+}
+
+rk_topology *rk_topology_ref(rk_topology *t)
+{
+    atomic_fetch_add(&t->refs, 1);
+    return t;
+}
+
+rk_hash_alg rk_topology_hash(const rk_topology *t)
+{
+    return t->hash;
+}
+
+uint32_t rk_topology_vnode_factor(const rk_topology *t)
+{
+    return t->vnode_factor;
+}
+
+size_t rk_topology_node_count(const rk_topology *t)
+{
+    return t->n;
+}
+
+const rk_node *rk_topology_node(const rk_topology *t, size_t i)
+{
+    return &t->nodes[i];
+}
+
+const char *rk_topology_comment(const rk_topology *t)
+{
+    return t->comment;
+}
+
+uint64_t rk_topology_points(const rk_topology *t)
+{
+    return t->points;
+}
+
+const uint32_t *rki_topology_order(const rk_topology *t)
+{
+    return t->order;
+}
+
+json_t *rk_topology_to_json(const rk_topology *t)
+{
+    json_t *nodes = json_array();
+    for (size_t i = 0; nodes && i < t->n; i++) {
+        json_t *n = json_pack("{s:s, s:s, s:I}", "id", t->nodes[i].id, "addr", t->nodes[i].addr,
+                              "weight", (json_int_t)t->nodes[i].weight);
+        if (json_array_append_new(nodes, n)) {
+            json_decref(nodes);
+            return NULL;
+        }
+    }
+    json_t *doc = json_pack("{s:s, s:I, s:o}", "hash", rk_hash_name(t->hash), "vnode_factor",
+                            (json_int_t)t->vnode_factor, "nodes", nodes);
+    if (doc && t->comment && json_object_set_new(doc, "comment", json_string(t->comment))) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}

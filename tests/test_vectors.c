@@ -1,0 +1,177 @@
+/* test_vectors.c — the golden vectors of SPEC sections 1-3 (tests/vectors, a copy of shared/vectors). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <jansson.h>
+
+#include "ringkeeper.h"
+
+static json_t *load(const char *name)
+{
+    char path[1024];
+    json_error_t jerr;
+    snprintf(path, sizeof path, "%s/%s", RK_VECTORS_DIR, name);
+    json_t *doc = json_load_file(path, 0, &jerr);
+    if (!doc)
+        fail_msg("%s: %s", path, jerr.text);
+    return doc;
+}
+
+static rk_ring *ring_of(const json_t *topology)
+{
+    rk_error err = {0};
+    rk_topology *t = rk_topology_from_json(topology, &err);
+    if (!t)
+        fail_msg("topology refused: %s", err.message);
+    rk_ring *r = rk_ring_build(t, &err);
+    rk_topology_free(t);
+    assert_non_null(r);
+    return r;
+}
+
+static uint32_t node_index(const rk_ring *r, const char *id)
+{
+    const rk_topology *t = rk_ring_topology(r);
+    for (size_t i = 0; i < rk_topology_node_count(t); i++)
+        if (strcmp(rk_topology_node(t, i)->id, id) == 0)
+            return (uint32_t)i;
+    fail_msg("no node %s", id);
+    return 0;
+}
+
+static void test_hashes(void **state)
+{
+    (void)state;
+    char path[1024], line[4096];
+    snprintf(path, sizeof path, "%s/hashes.tsv", RK_VECTORS_DIR);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int cases = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        char *alg = strtok(line, "\t"), *quoted = strtok(NULL, "\t"), *hex = strtok(NULL, "\t\n");
+        assert_non_null(hex);
+        json_t *s = json_loads(quoted, JSON_DECODE_ANY, NULL);
+        assert_true(json_is_string(s));
+        rk_hash_alg a;
+        assert_int_equal(rk_hash_from_name(alg, &a), RK_OK);
+        uint64_t want = strtoull(hex, NULL, 16);
+        uint64_t got = rk_hash(a, json_string_value(s), json_string_length(s));
+        if (got != want)
+            fail_msg("%s(%s) = %llx, want %s", alg, quoted, (unsigned long long)got, hex);
+        json_decref(s);
+        cases++;
+    }
+    fclose(f);
+    assert_int_equal(cases, 30);
+}
+
+static void check_ring_case(const json_t *c)
+{
+    const char *name = json_string_value(json_object_get(c, "name"));
+    rk_ring *r = ring_of(json_object_get(c, "topology"));
+    const rk_topology *t = rk_ring_topology(r);
+    assert_int_equal(rk_ring_point_count(r), json_integer_value(json_object_get(c, "points")));
+    assert_string_equal(rk_ring_fingerprint_hex(r),
+                        json_string_value(json_object_get(c, "fingerprint")));
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(c, "first_points"), i, v)
+    {
+        uint64_t pos;
+        uint32_t node;
+        rk_ring_point(r, i, &pos, &node);
+        uint64_t want = strtoull(json_string_value(json_object_get(v, "position")), NULL, 16);
+        if (pos != want)
+            fail_msg("%s: point %zu at %llx, want %llx", name, i, (unsigned long long)pos,
+                     (unsigned long long)want);
+        assert_string_equal(rk_topology_node(t, node)->id,
+                            json_string_value(json_object_get(v, "node")));
+        /* the index is not stored: check that "<node>#<index>" hashes to this position */
+        char label[256];
+        int len = snprintf(label, sizeof label, "%s#%lld", rk_topology_node(t, node)->id,
+                           (long long)json_integer_value(json_object_get(v, "index")));
+        assert_true(rk_hash(rk_topology_hash(t), label, (size_t)len) == pos);
+    }
+    json_array_foreach(json_object_get(c, "lookups"), i, v)
+    {
+        json_t *key = json_object_get(v, "key");
+        uint32_t got = rk_ring_lookup(r, json_string_value(key), json_string_length(key));
+        assert_string_equal(rk_topology_node(t, got)->id,
+                            json_string_value(json_object_get(v, "node")));
+    }
+    const char *id;
+    json_object_foreach(json_object_get(c, "shares"), id, v)
+    {
+        double got = rk_ring_share(r, node_index(r, id));
+        if (fabs(got - json_real_value(v)) > 1e-12)
+            fail_msg("%s: share of %s %.15f, want %.15f", name, id, got, json_real_value(v));
+    }
+    rk_ring_free(r);
+}
+
+static void test_rings(void **state)
+{
+    (void)state;
+    json_t *cases = load("rings.json");
+    size_t i;
+    json_t *c;
+    json_array_foreach(cases, i, c) check_ring_case(c);
+    assert_true(json_array_size(cases) >= 3);
+    json_decref(cases);
+}
+
+static void check_plan_case(const json_t *c)
+{
+    const char *name = json_string_value(json_object_get(c, "name"));
+    rk_ring *a = ring_of(json_object_get(c, "from")), *b = ring_of(json_object_get(c, "to"));
+    rk_error err = {0};
+    rk_plan *p = rk_plan_new(a, b, NULL, &err);
+    assert_non_null(p);
+    double want = json_real_value(json_object_get(c, "moved_fraction"));
+    if (fabs(rk_plan_moved_fraction(p) - want) > 1e-12)
+        fail_msg("%s: moved %.15f, want %.15f", name, rk_plan_moved_fraction(p), want);
+    size_t n, np;
+    const rk_transfer *t = rk_plan_transfers(p, &n);
+    const rk_plan_node *nodes = rk_plan_nodes(p, &np);
+    json_t *wt = json_object_get(c, "transfers");
+    assert_int_equal(n, json_array_size(wt));
+    for (size_t k = 0; k < n; k++) {
+        json_t *w = json_array_get(wt, k);
+        assert_string_equal(nodes[t[k].from].id, json_string_value(json_object_get(w, "from")));
+        assert_string_equal(nodes[t[k].to].id, json_string_value(json_object_get(w, "to")));
+        assert_true(fabs(t[k].fraction - json_real_value(json_object_get(w, "fraction"))) < 1e-12);
+    }
+    rk_plan_free(p);
+    rk_ring_free(a);
+    rk_ring_free(b);
+}
+
+static void test_plans(void **state)
+{
+    (void)state;
+    json_t *cases = load("plans.json");
+    size_t i;
+    json_t *c;
+    json_array_foreach(cases, i, c) check_plan_case(c);
+    assert_true(json_array_size(cases) >= 4);
+    json_decref(cases);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hashes),
+        cmocka_unit_test(test_rings),
+        cmocka_unit_test(test_plans),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
