@@ -212,9 +212,11 @@ RK_API const char *const *rk_plan_warnings(const rk_plan *p, size_t *n);
 
 /* Context a caller may add to the rendered plan; any field may be NULL / 0 (left out). */
 typedef struct rk_plan_meta {
-    const char *cluster;
-    int64_t from_version; /* 0: unknown */
-    int64_t to_version;
+    const char *cluster;    /* cluster name */
+    int64_t from_version;   /* 0: unknown */
+    int64_t to_version;     /* 0: unknown */
+    const char *from_label; /* text only: shown when the version is unknown (a file name) */
+    const char *to_label;
 } rk_plan_meta;
 
 enum { RK_PLAN_NO_ARCS = 1 }; /* rk_plan_to_json flag: leave out the arc list */

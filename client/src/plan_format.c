@@ -128,8 +128,11 @@ static int id_width(const rk_plan_node *nodes, size_t n)
 static void side_text(FILE *f, const rk_plan *p, int after, const rk_plan_meta *meta)
 {
     int64_t v = meta ? (after ? meta->to_version : meta->from_version) : 0;
+    const char *label = meta ? (after ? meta->to_label : meta->from_label) : NULL;
     if (v > 0)
         fprintf(f, "v%lld ", (long long)v);
+    else if (label)
+        fprintf(f, "%s ", label);
     fprintf(f, "(%s)", rki_plan_fingerprint(p, after));
 }
 

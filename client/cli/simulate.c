@@ -1,0 +1,162 @@
+/* simulate.c — `ringkeeper simulate`: how real keys move and spread between two topologies. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct {
+    size_t n;              /* plan nodes (union of both sides, by id) */
+    const rk_plan_node *node;
+    uint32_t *map[2];      /* topology node index -> plan node index, before and after */
+    uint64_t *count[2];    /* keys per plan node, before and after */
+    uint64_t keys, moved;
+} tally;
+
+/* Plan nodes are sorted by id, so each topology node is found by binary search. */
+static uint32_t plan_index(const tally *t, const char *id)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(t->node[mid].id, id) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (uint32_t)lo;
+}
+
+static int tally_init(tally *t, const rk_plan *p, const rk_ring *r[2])
+{
+    t->node = rk_plan_nodes(p, &t->n);
+    for (int s = 0; s < 2; s++) {
+        const rk_topology *topo = rk_ring_topology(r[s]);
+        t->map[s] = malloc(rk_topology_node_count(topo) * sizeof *t->map[s]);
+        t->count[s] = calloc(t->n, sizeof *t->count[s]);
+        if (!t->map[s] || !t->count[s])
+            return -1;
+        for (size_t k = 0; k < rk_topology_node_count(topo); k++)
+            t->map[s][k] = plan_index(t, rk_topology_node(topo, k)->id);
+    }
+    return 0;
+}
+
+static void tally_free(tally *t)
+{
+    for (int s = 0; s < 2; s++)
+        free(t->map[s]), free(t->count[s]);
+}
+
+static int count_keys(tally *t, const rk_ring *r[2], FILE *f)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    long len;
+    while ((len = rk_cli_next_key(f, &line, &cap)) >= 0) {
+        uint32_t before = t->map[0][rk_ring_lookup(r[0], line, (size_t)len)];
+        uint32_t after = t->map[1][rk_ring_lookup(r[1], line, (size_t)len)];
+        t->count[0][before]++;
+        t->count[1][after]++;
+        t->moved += before != after;
+        t->keys++;
+    }
+    free(line);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Max, average and coldest over the nodes that own points on side s. */
+static void side_summary(const tally *t, int s, uint64_t *max, double *avg, size_t *cold)
+{
+    size_t owners = 0;
+    *max = 0, *cold = t->n;
+    for (size_t k = 0; k < t->n; k++) {
+        uint32_t w = s ? t->node[k].weight_after : t->node[k].weight_before;
+        if (w == 0)
+            continue;
+        owners++;
+        if (t->count[s][k] > *max)
+            *max = t->count[s][k];
+        if (*cold == t->n || t->count[s][k] < t->count[s][*cold])
+            *cold = k;
+    }
+    *avg = owners ? (double)t->keys / (double)owners : 0;
+}
+
+static void report(const tally *t, const rk_plan *p)
+{
+    uint64_t max[2];
+    double avg[2];
+    size_t cold[2];
+    side_summary(t, 0, &max[0], &avg[0], &cold[0]);
+    side_summary(t, 1, &max[1], &avg[1], &cold[1]);
+    printf("keys     %llu\n", (unsigned long long)t->keys);
+    printf("moved    %llu (%.4f%%); the plan moves %.4f%% of the hash space\n\n",
+           (unsigned long long)t->moved, t->keys ? 100.0 * (double)t->moved / (double)t->keys : 0.0,
+           100 * rk_plan_moved_fraction(p));
+    printf("%-8s %16s %16s\n", "", "before", "after");
+    printf("%-8s %16llu %16llu\n", "max", (unsigned long long)max[0], (unsigned long long)max[1]);
+    printf("%-8s %16.1f %16.1f\n", "avg", avg[0], avg[1]);
+    printf("%-8s %16.3f %16.3f\n", "max/avg", avg[0] > 0 ? (double)max[0] / avg[0] : 0.0,
+           avg[1] > 0 ? (double)max[1] / avg[1] : 0.0);
+    printf("%-8s %16s %16s\n\n", "coldest", t->node[cold[0]].id, t->node[cold[1]].id);
+    printf("%-24s %16s %16s\n", "node", "keys before", "keys after");
+    for (size_t k = 0; k < t->n; k++)
+        printf("%-24s %16llu %16llu\n", t->node[k].id, (unsigned long long)t->count[0][k],
+               (unsigned long long)t->count[1][k]);
+}
+
+static int simulate(const char *keys, const rk_ring *r[2])
+{
+    rk_error err = {0};
+    rk_plan *p = rk_plan_new(r[0], r[1], NULL, &err);
+    if (!p)
+        return rk_cli_fail("simulate", RK_EXIT_USAGE, "%s", err.message);
+    tally t = {0};
+    FILE *f = fopen(keys, "rb");
+    int rc = RK_EXIT_OK;
+    if (!f)
+        rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "cannot read %s", keys);
+    else if (tally_init(&t, p, r))
+        rc = rk_cli_fail("simulate", RK_EXIT_FAIL, "out of memory");
+    else if (count_keys(&t, r, f))
+        rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "reading %s failed", keys);
+    else
+        report(&t, p);
+    if (f)
+        fclose(f);
+    tally_free(&t);
+    rk_plan_free(p);
+    return rc;
+}
+
+static int run(int argc, char **argv)
+{
+    static const struct option opts[] = {{"keys", required_argument, NULL, 'k'},
+                                         {"from-file", required_argument, NULL, 'f'},
+                                         {"to-file", required_argument, NULL, 't'},
+                                         {NULL, 0, NULL, 0}};
+    const char *keys = NULL, *file[2] = {NULL, NULL};
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == '?')
+            return rk_cli_usage(&rk_cli_simulate);
+        *(c == 'k' ? &keys : c == 'f' ? &file[0] : &file[1]) = optarg;
+    }
+    if (!keys || !file[0] || !file[1] || optind != argc)
+        return rk_cli_usage(&rk_cli_simulate);
+    const rk_ring *r[2] = {rk_cli_load_ring("simulate", file[0]), NULL};
+    r[1] = r[0] ? rk_cli_load_ring("simulate", file[1]) : NULL;
+    int rc = r[1] ? simulate(keys, r) : RK_EXIT_USAGE;
+    rk_ring_free((rk_ring *)r[0]);
+    rk_ring_free((rk_ring *)r[1]);
+    return rc;
+}
+
+const rk_cli_cmd rk_cli_simulate = {
+    "simulate", run,
+    "usage: ringkeeper simulate --keys FILE --from-file A.json --to-file B.json\n"
+    "\n"
+    "Routes every key of FILE (one a line) with both topologies and prints how many keys move, and\n"
+    "per side the per-node key counts, the max, the average, max/avg and the coldest node, next to\n"
+    "the exact moved fraction of the plan.\n"};

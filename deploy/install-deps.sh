@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs everything ringkeeper needs to build, test and benchmark, from Debian
+# packages. Used by the README's set-up commands and by .ci/run; safe to run again.
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then
+    exec sudo "$0" "$@"
+fi
+packages=(
+    build-essential cmake pkg-config git clang-format
+    libjansson-dev libxxhash-dev nettle-dev # ring library: JSON, XXH3, MD5
+    libcmocka-dev                           # unit tests
+    libmemcached-dev                        # the benchmark's ketama peer only
+)
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "install-deps: ${#packages[@]} packages present"

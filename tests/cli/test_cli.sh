@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# test_cli.sh — end-to-end tests of the `ringkeeper` CLI's offline commands (lookup, plan, simulate).
+# usage: test_cli.sh RINGKEEPER_BINARY SOURCE_DIR
+set -u
+rk=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+src=$(cd "$2" && pwd)
+here=$src/tests/cli
+vec=$src/tests/vectors
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect CODE NAME -- CMD...: runs CMD with stdin from $tmp/in, stdout to $tmp/out, stderr to $tmp/err
+expect() {
+    local want=$1 name=$2
+    shift 3
+    "$@" <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" -eq "$want" ]; then ok; else bad "$name: exit $got, want $want; stderr: $(cat "$tmp/err")"; fi
+}
+same() { # same NAME FILE_A FILE_B
+    if cmp -s "$2" "$3"; then ok; else bad "$1"; diff "$2" "$3" | head -20; fi
+}
+has() { # has NAME FILE TEXT
+    if grep -qF -- "$3" "$2"; then ok; else bad "$1: no \"$3\" in $(head -c 400 "$2")"; fi
+}
+
+: >"$tmp/in"
+
+# --help everywhere, exit 0, and usage errors exit 2
+expect 0 "help" -- "$rk" --help
+has "help lists commands" "$tmp/out" "simulate"
+for cmd in lookup plan simulate; do
+    expect 0 "$cmd --help" -- "$rk" "$cmd" --help
+    has "$cmd --help" "$tmp/out" "usage: ringkeeper $cmd"
+done
+expect 2 "no command" -- "$rk"
+expect 2 "unknown command" -- "$rk" frobnicate
+expect 2 "unknown flag" -- "$rk" lookup --topology "$here/four.json" --bogus
+expect 2 "missing topology" -- "$rk" lookup
+expect 2 "bad replicas" -- "$rk" lookup --topology "$here/four.json" --replicas 0
+has "bad replicas says why" "$tmp/err" "--replicas: must be 1..64"
+expect 2 "unreadable file" -- "$rk" lookup --topology "$tmp/nope.json"
+has "unreadable file names it" "$tmp/err" "nope.json"
+
+# an invalid topology: exit 2 and the field to blame on stderr
+printf '{"hash":"fnv1a_32","vnode_factor":160,"nodes":[{"id":"a","addr":"h:1","weight":-1}]}' >"$tmp/badw.json"
+expect 2 "invalid topology" -- "$rk" lookup --topology "$tmp/badw.json"
+has "invalid topology message" "$tmp/err" "nodes[0].weight: must be an integer 0..1000, got -1"
+
+# lookup: every lookup of the golden ring vectors; lookups/ holds each case of tests/vectors/rings.json
+# as a topology file and a "key<TAB>owner" list, so the expected output is the vector itself
+for name in three-fnv five-md5 drain-xxh3; do
+    cut -f1 "$here/lookups/$name.tsv" >"$tmp/in"
+    expect 0 "lookup $name" -- "$rk" lookup --topology "$here/lookups/$name.json"
+    same "lookup $name output" "$tmp/out" "$here/lookups/$name.tsv"
+done
+
+# keys are the bytes before \n: an empty line is the empty key, a last line without \n counts
+printf 'a\n\nlast' >"$tmp/in"
+expect 0 "lookup raw keys" -- "$rk" lookup --topology "$here/lookups/three-fnv.json"
+printf 'a\talpha\n\talpha\nlast\tbeta\n' >"$tmp/want"
+same "lookup raw keys output" "$tmp/out" "$tmp/want"
+
+# replicas: distinct nodes, as many as own points when more are asked
+printf 'user:1\n' >"$tmp/in"
+expect 0 "replicas" -- "$rk" lookup --topology "$here/lookups/drain-xxh3.json" --replicas 3
+if [ "$(awk -F'\t' '{print NF}' "$tmp/out")" = 3 ]; then ok; else bad "replicas: want key + 2 owners (s2 drains): $(cat "$tmp/out")"; fi
+
+# expected parameters: a mismatch refuses the ring with exit 3
+expect 3 "expect-hash mismatch" -- "$rk" lookup --topology "$here/four.json" --expect-hash fnv1a_32
+has "expect-hash says why" "$tmp/err" "ring refused"
+expect 3 "expect-vnode-factor mismatch" -- "$rk" lookup --topology "$here/four.json" --expect-vnode-factor 100
+expect 0 "expectations met" -- "$rk" lookup --topology "$here/four.json" --expect-hash xxh3_64 --expect-vnode-factor 160
+
+# plan: the golden plan vectors through the CLI (JSON), and the table
+expect 0 "plan json" -- "$rk" plan --from-file "$here/lookups/add-one-from.json" --to-file "$here/lookups/add-one-to.json" --format json
+has "plan json moved" "$tmp/out" '"moved_fraction": 0.186098170932'
+has "plan json transfer" "$tmp/out" '"fraction": 0.118866798235'
+expect 0 "plan text" -- env -C "$here" "$rk" plan --from-file four.json --to-file five.json --max-step 0.05 --keys 1000000
+same "plan text output" "$tmp/out" "$here/expected/plan-four-five.txt"
+expect 2 "plan bad step" -- "$rk" plan --from-file "$here/four.json" --to-file "$here/five.json" --max-step 1.5
+has "plan bad step says why" "$tmp/err" "--max-step: must be a fraction in (0, 1]"
+expect 2 "plan bad format" -- "$rk" plan --from-file "$here/four.json" --to-file "$here/five.json" --format yaml
+expect 2 "plan across hashes" -- "$rk" plan --from-file "$here/four.json" --to-file "$here/lookups/three-fnv.json"
+has "plan across hashes says why" "$tmp/err" "every key would be rehashed"
+
+# simulate: counts add up and match the expected report
+seq -f 'user:%g' 1 20000 >"$tmp/keys"
+expect 0 "simulate" -- "$rk" simulate --keys "$tmp/keys" --from-file "$here/four.json" --to-file "$here/five.json"
+same "simulate output" "$tmp/out" "$here/expected/simulate-four-five.txt"
+expect 2 "simulate missing keys" -- "$rk" simulate --keys "$tmp/none" --from-file "$here/four.json" --to-file "$here/five.json"
+
+# the README's CLI example, run literally: every "$ " line inside the block marked cli-example
+awk '/<!-- cli-example -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
+    "$src/README.md" >"$tmp/readme"
+if [ -s "$tmp/readme" ]; then ok; else bad "README has no cli-example block"; fi
+(
+    cd "$src" && PATH="$(dirname "$rk"):$PATH"
+    while IFS= read -r line; do
+        case $line in
+        '$ '*) printf '%s\n' "$line"; bash -c "${line#\$ }" 2>&1 ;;
+        esac
+    done <"$tmp/readme"
+) >"$tmp/readme-run"
+same "README cli example" "$tmp/readme-run" "$tmp/readme"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
