@@ -1,4 +1,5 @@
-/* test_vectors.c — the golden vectors of SPEC sections 1-3 (tests/vectors, a copy of shared/vectors). */
+/* test_vectors.c — the golden vectors of SPEC sections 1-3 (tests/vectors, a copy of
+ * shared/vectors). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

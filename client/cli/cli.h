@@ -1,4 +1,5 @@
-/* cli.h — shared pieces of the ringkeeper command-line tool: exit codes, file reading, topologies. */
+/* cli.h — shared pieces of the ringkeeper command-line tool: exit codes, file reading, topologies.
+ */
 #ifndef RK_CLI_H
 #define RK_CLI_H
 
@@ -25,7 +26,8 @@ typedef struct rk_cli_cmd {
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate;
 
 /* Prints "ringkeeper <cmd>: <message>" to stderr and returns `code`. */
-int rk_cli_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int rk_cli_fail(const char *cmd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Prints the usage of `cmd` to stderr and returns RK_EXIT_USAGE. */
 int rk_cli_usage(const rk_cli_cmd *cmd);
 /* True when argv holds -h or --help. */
@@ -39,8 +41,8 @@ rk_ring *rk_cli_load_ring(const char *cmd, const char *path);
 int rk_cli_number(const char *s, unsigned long long lo, unsigned long long hi,
                   unsigned long long *out);
 
-/* Reads the next line of `f` without its "\n" into *line (getline buffer); returns its length, or -1
- * at the end. A last line without "\n" counts as a line. */
+/* Reads the next line of `f` without its "\n" into *line (getline buffer); returns its length, or
+ * -1 at the end. A last line without "\n" counts as a line. */
 long rk_cli_next_key(FILE *f, char **line, size_t *cap);
 
 #endif

@@ -7,15 +7,16 @@ static const rk_cli_cmd *const commands[] = {&rk_cli_lookup, &rk_cli_plan, &rk_c
 
 static int usage(FILE *to, int code)
 {
-    fprintf(to, "usage: ringkeeper COMMAND [OPTIONS]   (ringkeeper COMMAND --help for its options)\n"
-                "\n"
-                "commands:\n"
-                "  lookup    print the node of each key read from stdin\n"
-                "  plan      the migration plan between two topologies\n"
-                "  simulate  count how real keys move and spread between two topologies\n"
-                "\n"
-                "exit codes: 0 ok, 1 failure, 2 bad input (flags, files, invalid topology),\n"
-                "            3 ring refused (hash or vnode_factor differs from what was expected)\n");
+    fprintf(to,
+            "usage: ringkeeper COMMAND [OPTIONS]   (ringkeeper COMMAND --help for its options)\n"
+            "\n"
+            "commands:\n"
+            "  lookup    print the node of each key read from stdin\n"
+            "  plan      the migration plan between two topologies\n"
+            "  simulate  count how real keys move and spread between two topologies\n"
+            "\n"
+            "exit codes: 0 ok, 1 failure, 2 bad input (flags, files, invalid topology),\n"
+            "            3 ring refused (hash or vnode_factor differs from what was expected)\n");
     return code;
 }
 

@@ -18,8 +18,8 @@ static int parse_step(const char *s, double *out)
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v > 0 && v <= 1))
-        return rk_cli_fail("plan", RK_EXIT_USAGE, "--max-step: must be a fraction in (0, 1], got \"%s\"",
-                           s);
+        return rk_cli_fail("plan", RK_EXIT_USAGE,
+                           "--max-step: must be a fraction in (0, 1], got \"%s\"", s);
     *out = v;
     return RK_EXIT_OK;
 }
@@ -46,14 +46,14 @@ static int parse_args(int argc, char **argv, plan_args *a)
             break;
         case 'k':
             if (rk_cli_number(optarg, 1, UINT64_MAX, &keys))
-                return rk_cli_fail("plan", RK_EXIT_USAGE, "--keys: must be a whole number above 0, got \"%s\"",
-                                   optarg);
+                return rk_cli_fail("plan", RK_EXIT_USAGE,
+                                   "--keys: must be a whole number above 0, got \"%s\"", optarg);
             a->opt.keys = keys;
             break;
         case 'F':
             if (strcmp(optarg, "json") && strcmp(optarg, "text"))
-                return rk_cli_fail("plan", RK_EXIT_USAGE, "--format: must be json or text, got \"%s\"",
-                                   optarg);
+                return rk_cli_fail("plan", RK_EXIT_USAGE,
+                                   "--format: must be json or text, got \"%s\"", optarg);
             a->json = strcmp(optarg, "json") == 0;
             break;
         default:
@@ -92,8 +92,9 @@ static int run(int argc, char **argv)
     rk_ring *to = from ? rk_cli_load_ring("plan", a.to) : NULL;
     rk_error err = {0};
     rk_plan *p = to ? rk_plan_new(from, to, &a.opt, &err) : NULL;
-    int rc = !to ? RK_EXIT_USAGE : !p ? rk_cli_fail("plan", RK_EXIT_USAGE, "%s", err.message)
-                                      : print_plan(p, &a);
+    int rc = !to  ? RK_EXIT_USAGE
+             : !p ? rk_cli_fail("plan", RK_EXIT_USAGE, "%s", err.message)
+                  : print_plan(p, &a);
     rk_plan_free(p);
     rk_ring_free(from);
     rk_ring_free(to);
@@ -105,10 +106,12 @@ const rk_cli_cmd rk_cli_plan = {
     "usage: ringkeeper plan --from-file A.json --to-file B.json [--max-step F] [--keys K]\n"
     "                       [--format text|json]\n"
     "\n"
-    "Computes the exact migration plan from topology A to topology B (SPEC section 3): which arcs of\n"
+    "Computes the exact migration plan from topology A to topology B (SPEC section 3): which arcs "
+    "of\n"
     "the hash space move between which nodes, how balanced both rings are, and warnings.\n"
     "\n"
-    "  --from-file, --to-file   topologies or version documents (JSON); both must use the same hash\n"
+    "  --from-file, --to-file   topologies or version documents (JSON); both must use the same "
+    "hash\n"
     "  --max-step F             also pack the arcs into steps moving at most F (0 < F <= 1) each\n"
     "  --keys K                 add estimated key counts for K keys to transfers and steps\n"
     "  --format text|json       a table for people (default) or the plan document\n"};

@@ -6,10 +6,10 @@
 #include "cli.h"
 
 typedef struct {
-    size_t n;              /* plan nodes (union of both sides, by id) */
+    size_t n; /* plan nodes (union of both sides, by id) */
     const rk_plan_node *node;
-    uint32_t *map[2];      /* topology node index -> plan node index, before and after */
-    uint64_t *count[2];    /* keys per plan node, before and after */
+    uint32_t *map[2];   /* topology node index -> plan node index, before and after */
+    uint64_t *count[2]; /* keys per plan node, before and after */
     uint64_t keys, moved;
 } tally;
 
@@ -157,6 +157,8 @@ const rk_cli_cmd rk_cli_simulate = {
     "simulate", run,
     "usage: ringkeeper simulate --keys FILE --from-file A.json --to-file B.json\n"
     "\n"
-    "Routes every key of FILE (one a line) with both topologies and prints how many keys move, and\n"
-    "per side the per-node key counts, the max, the average, max/avg and the coldest node, next to\n"
+    "Routes every key of FILE (one a line) with both topologies and prints how many keys move, "
+    "and\n"
+    "per side the per-node key counts, the max, the average, max/avg and the coldest node, next "
+    "to\n"
     "the exact moved fraction of the plan.\n"};

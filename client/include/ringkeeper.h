@@ -1,13 +1,15 @@
-/* ringkeeper.h — the one public header of libringkeeper: topologies, rings, lookups and migration plans.
+/* ringkeeper.h — the one public header of libringkeeper: topologies, rings, lookups and migration
+ * plans.
  *
  * Everything here follows SPEC sections 1-3. The library has no global mutable state.
- * Thread safety: an rk_topology, rk_ring or rk_plan is immutable once returned; any number of threads
- * may read it at once (lookups included). Creating and freeing are not synchronised with readers: free an
- * object only when no thread uses it. Topologies are reference counted (atomically), so a ring keeps the
- * topology it was built from alive; rk_topology_free() drops one reference.
+ * Thread safety: an rk_topology, rk_ring or rk_plan is immutable once returned; any number of
+ * threads may read it at once (lookups included). Creating and freeing are not synchronised with
+ * readers: free an object only when no thread uses it. Topologies are reference counted
+ * (atomically), so a ring keeps the topology it was built from alive; rk_topology_free() drops one
+ * reference.
  *
- * Errors: every fallible call returns a status (RK_OK == 0, negative on failure) or NULL, and fills the
- * optional rk_error with a message a person can act on.
+ * Errors: every fallible call returns a status (RK_OK == 0, negative on failure) or NULL, and fills
+ * the optional rk_error with a message a person can act on.
  */
 #ifndef RINGKEEPER_H
 #define RINGKEEPER_H
@@ -20,8 +22,8 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__)
-#define RK_API         __attribute__((visibility("default")))
-#define RK_MUST_CHECK  __attribute__((warn_unused_result))
+#define RK_API        __attribute__((visibility("default")))
+#define RK_MUST_CHECK __attribute__((warn_unused_result))
 #else
 #define RK_API
 #define RK_MUST_CHECK
@@ -35,7 +37,7 @@ extern "C" {
     X(EJSON, -3, "malformed JSON")                                                                 \
     X(ETOPOLOGY, -4, "invalid topology")                                                           \
     X(ETOOBIG, -5, "topology over the total point cap")                                            \
-    X(EHASHMISMATCH, -6, "the two versions use different hash algorithms")                        \
+    X(EHASHMISMATCH, -6, "the two versions use different hash algorithms")                         \
     X(EIO, -7, "input/output error")
 
 typedef enum rk_status {
@@ -142,11 +144,12 @@ RK_API const char *rk_ring_fingerprint_hex(const rk_ring *r);
 RK_API uint32_t rk_ring_lookup(const rk_ring *r, const void *key, size_t len);
 /* The same for a precomputed hash value. */
 RK_API uint32_t rk_ring_lookup_hash(const rk_ring *r, uint64_t hash);
-/* Up to `want` distinct nodes clockwise from the key, owner first, into `out`; returns how many (fewer
- * when fewer nodes own points). */
+/* Up to `want` distinct nodes clockwise from the key, owner first, into `out`; returns how many
+ * (fewer when fewer nodes own points). */
 RK_API size_t rk_ring_lookup_replicas(const rk_ring *r, const void *key, size_t len, uint32_t *out,
                                       size_t want);
-/* Share of the hash space node i owns (0 for a draining node), and its ideal weight / total weight. */
+/* Share of the hash space node i owns (0 for a draining node), and its ideal weight / total weight.
+ */
 RK_API double rk_ring_share(const rk_ring *r, size_t node);
 RK_API double rk_ring_ideal_share(const rk_ring *r, size_t node);
 /* Largest and smallest share / ideal over nodes with weight > 0. */
@@ -159,8 +162,9 @@ RK_API size_t rk_ring_memory(const rk_ring *r);
 typedef struct rk_plan rk_plan;
 
 typedef struct rk_plan_options {
-    double max_step; /* > 0 and <= 1: pack the arcs into steps moving at most this much; 0: no steps */
-    uint64_t keys;   /* > 0: add keys_estimate to transfers and steps */
+    double
+        max_step; /* > 0 and <= 1: pack the arcs into steps moving at most this much; 0: no steps */
+    uint64_t keys; /* > 0: add keys_estimate to transfers and steps */
 } rk_plan_options;
 
 typedef struct rk_arc {
@@ -190,8 +194,9 @@ typedef struct rk_step {
     size_t sources;   /* distinct source nodes it moves from */
 } rk_step;
 
-/* The plan from ring `a` to ring `b`. Both rings must use the same hash (RK_EHASHMISMATCH otherwise);
- * `opt` may be NULL. The plan holds references to both rings' topologies; free with rk_plan_free. */
+/* The plan from ring `a` to ring `b`. Both rings must use the same hash (RK_EHASHMISMATCH
+ * otherwise); `opt` may be NULL. The plan holds references to both rings' topologies; free with
+ * rk_plan_free. */
 RK_API rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt,
                             rk_error *err) RK_MUST_CHECK;
 RK_API void rk_plan_free(rk_plan *p);
@@ -200,7 +205,7 @@ RK_API double rk_plan_moved_fraction(const rk_plan *p);
 RK_API double rk_plan_minimal_fraction(const rk_plan *p);
 /* Arrays owned by the plan, valid while it lives; the count goes to *n. */
 RK_API const rk_arc *rk_plan_arcs(const rk_plan *p, size_t *n);
-RK_API const rk_plan_node *rk_plan_nodes(const rk_plan *p, size_t *n); /* sorted by id */
+RK_API const rk_plan_node *rk_plan_nodes(const rk_plan *p, size_t *n);    /* sorted by id */
 RK_API const rk_transfer *rk_plan_transfers(const rk_plan *p, size_t *n); /* by (from, to) ids */
 RK_API const rk_step *rk_plan_steps(const rk_plan *p, size_t *n);
 RK_API const rk_arc *rk_plan_step_arcs(const rk_plan *p, size_t *n);

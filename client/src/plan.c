@@ -191,9 +191,9 @@ static int balance(rk_plan *p, int after)
     for (size_t k = 0; k < p->n_nodes; k++) {
         const rk_plan_node *pn = &p->nodes[k];
         double ideal = after ? pn->ideal_after : pn->ideal_before;
-        double ratio = (after ? pn->share_after : pn->share_before) / ideal;
         if (ideal <= 0)
             continue;
+        double ratio = (after ? pn->share_after : pn->share_before) / ideal;
         if (!hi || ratio > *mx)
             *mx = ratio, hi = pn->id;
         if (!lo || ratio < *mn)

@@ -117,6 +117,8 @@ json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta, int flags)
 
 /* ---- the table for people ---- */
 
+/* Column width for ids: the longest, padded to at most 40; a longer id is printed whole (a cut one
+ * could name two nodes alike, or end in half a UTF-8 character) and shifts its row. */
 static int id_width(const rk_plan_node *nodes, size_t n)
 {
     size_t w = 4;
@@ -164,7 +166,7 @@ static void nodes_text(FILE *f, const rk_plan_node *nodes, size_t n)
         const rk_plan_node *x = &nodes[k];
         char wt[32];
         snprintf(wt, sizeof wt, "%u -> %u", x->weight_before, x->weight_after);
-        fprintf(f, "%-*.*s %13s %12.4f%% %11.4f%% %11.4f%% %9.4f%% %9.4f%%\n", w, w, x->id, wt,
+        fprintf(f, "%-*s %13s %12.4f%% %11.4f%% %11.4f%% %9.4f%% %9.4f%%\n", w, x->id, wt,
                 100 * x->share_before, 100 * x->share_after, 100 * x->ideal_after, 100 * x->gained,
                 100 * x->lost);
     }
@@ -178,8 +180,8 @@ static void transfers_text(FILE *f, const rk_plan *p, const rk_plan_node *nodes,
     fprintf(f, "\n%-*s %-*s %10s %8s", w, "from", w, "to", "fraction", "arcs");
     fprintf(f, keys ? " %12s\n" : "\n", "keys");
     for (size_t k = 0; k < n; k++) {
-        fprintf(f, "%-*.*s %-*.*s %9.4f%% %8zu", w, w, nodes[t[k].from].id, w, w,
-                nodes[t[k].to].id, 100 * t[k].fraction, t[k].arcs);
+        fprintf(f, "%-*s %-*s %9.4f%% %8zu", w, nodes[t[k].from].id, w, nodes[t[k].to].id,
+                100 * t[k].fraction, t[k].arcs);
         if (keys)
             fprintf(f, " %12lld", llround(t[k].fraction * (double)keys));
         fputc('\n', f);

@@ -17,9 +17,11 @@ static int split(const rk_arc *arcs, size_t n, u128 cap, double space, rk_arc **
 {
     size_t count = 0;
     for (size_t k = 0; k < n; k++) {
-        count += (size_t)((arc_len(&arcs[k]) + cap - 1) / cap);
-        if (count > MAX_PIECES + n)
+        /* up to 2^64 (an arc over the whole 64-bit space, cap 1): compared before it is counted */
+        u128 pieces = (arc_len(&arcs[k]) + cap - 1) / cap;
+        if (pieces > MAX_PIECES + n - count)
             return RK_EINVAL;
+        count += (size_t)pieces;
     }
     rk_arc *p = malloc((count ? count : 1) * sizeof *p);
     if (!p)

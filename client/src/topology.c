@@ -35,9 +35,9 @@ static int named_cmp(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Length of the UTF-8 sequence at p (of at most `left` bytes), or 0 when it is not valid UTF-8 or is
- * a control character (C0, DEL or C1). */
-static size_t utf8_char(const unsigned char *p, size_t left)
+/* Length of the UTF-8 sequence at p (of at most `left` bytes), or 0 when it is not valid UTF-8 or,
+ * unless `controls_ok`, is a control character (C0, DEL or C1). */
+static size_t utf8_char(const unsigned char *p, size_t left, int controls_ok)
 {
     unsigned c = p[0];
     size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
@@ -46,11 +46,11 @@ static size_t utf8_char(const unsigned char *p, size_t left)
     if (len == 0 || len > left)
         return 0;
     if (len == 1)
-        return (c < 0x20 || c == 0x7F) ? 0 : 1;
+        return (!controls_ok && (c < 0x20 || c == 0x7F)) ? 0 : 1;
     for (size_t k = 1; k < len; k++)
         if ((p[k] & 0xC0) != 0x80)
             return 0;
-    if (c == 0xC2 && p[1] <= 0x9F) /* C1 controls U+0080..U+009F */
+    if (!controls_ok && c == 0xC2 && p[1] <= 0x9F) /* C1 controls U+0080..U+009F */
         return 0;
     if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
         (c == 0xF4 && p[1] > 0x8F)) /* overlong, surrogate or past U+10FFFF */
@@ -58,28 +58,34 @@ static size_t utf8_char(const unsigned char *p, size_t left)
     return len;
 }
 
-static int text_ok(const char *s)
+/* Offset of the first byte that is not valid UTF-8 or (unless `controls_ok`) starts a control
+ * character; len if none. */
+static size_t text_bad_at(const char *s, size_t len, int controls_ok)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t left = strlen(s);
-    while (left) {
-        size_t k = utf8_char(p, left);
+    size_t at = 0;
+    while (at < len) {
+        size_t k = utf8_char(p + at, len - at, controls_ok);
         if (!k)
-            return 0;
-        p += k;
-        left -= k;
+            return at;
+        at += k;
     }
-    return 1;
+    return len;
 }
 
 static int check_text(const char *s, size_t max, const char *path, rk_error *err)
 {
+    if (!s)
+        return rki_error_set(err, RK_ETOPOLOGY, path, "must be a string, got NULL");
     size_t len = strlen(s);
     if (len < 1 || len > max)
         return rki_error_set(err, RK_ETOPOLOGY, path, "must be 1..%zu bytes, got %zu", max, len);
-    if (!text_ok(s))
+    size_t bad = text_bad_at(s, len, 0);
+    if (bad < len)
         return rki_error_set(err, RK_ETOPOLOGY, path,
-                             "must be valid UTF-8 without control characters");
+                             "must be valid UTF-8 without control characters (U+0000..U+001F, "
+                             "U+007F..U+009F); byte offset %zu breaks this rule",
+                             bad);
     return RK_OK;
 }
 
@@ -91,8 +97,9 @@ static int check_unique(named *v, size_t n, const char *what, rk_error *err)
         if (strcmp(v[k - 1].s, v[k].s) == 0) {
             char path[64];
             snprintf(path, sizeof path, "nodes[%u].%s", v[k].i, what);
-            return rki_error_set(err, RK_ETOPOLOGY, path, "\"%.64s\" is already the %s of nodes[%u]; %ss must be unique",
-                                 v[k].s, what, v[k - 1].i, what);
+            return rki_error_set(err, RK_ETOPOLOGY, path,
+                                 "\"%.64s%s\" is already the %s of nodes[%u]; %ss must be unique",
+                                 v[k].s, strlen(v[k].s) > 64 ? "..." : "", what, v[k - 1].i, what);
         }
     }
     return RK_OK;
@@ -121,20 +128,34 @@ static int check_nodes(const rk_node *nodes, size_t n, rk_error *err)
     return RK_OK;
 }
 
+/* Any text of at most RK_MAX_COMMENT bytes, in valid UTF-8 so rk_topology_to_json can write it. */
+static int check_comment(const char *comment, rk_error *err)
+{
+    size_t len = strlen(comment), bad = text_bad_at(comment, len, 1);
+    if (len > RK_MAX_COMMENT)
+        return rki_error_set(err, RK_ETOPOLOGY, "comment", "must be at most %d bytes, got %zu",
+                             RK_MAX_COMMENT, len);
+    if (bad < len)
+        return rki_error_set(err, RK_ETOPOLOGY, "comment",
+                             "must be valid UTF-8; byte offset %zu breaks this rule", bad);
+    return RK_OK;
+}
+
 static int check_values(rk_hash_alg hash, uint32_t vf, const rk_node *nodes, size_t n,
                         const char *comment, rk_error *err)
 {
     if (!rk_hash_name(hash))
-        return rki_error_set(err, RK_ETOPOLOGY, "hash", "must be one of fnv1a_32, md5_32, xxh3_64");
+        return rki_error_set(err, RK_ETOPOLOGY, "hash",
+                             "must be one of fnv1a_32, md5_32, xxh3_64, got rk_hash_alg %d",
+                             (int)hash);
     if (vf < 1 || vf > RK_MAX_VNODE_FACTOR)
         return rki_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
                              RK_MAX_VNODE_FACTOR, vf);
     if (n < 1 || n > RK_MAX_NODES)
         return rki_error_set(err, RK_ETOPOLOGY, "nodes", "must hold 1..%d nodes, got %zu",
                              RK_MAX_NODES, n);
-    if (comment && strlen(comment) > RK_MAX_COMMENT)
-        return rki_error_set(err, RK_ETOPOLOGY, "comment", "must be at most %d bytes, got %zu",
-                             RK_MAX_COMMENT, strlen(comment));
+    if (comment && check_comment(comment, err))
+        return RK_ETOPOLOGY;
     return check_nodes(nodes, n, err);
 }
 

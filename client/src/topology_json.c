@@ -20,18 +20,19 @@ static int is_assigned(const char *key)
     return 0;
 }
 
-/* The value as compact JSON, cut to fit a message. */
+/* What was found instead: "got <the value as compact JSON, cut to fit a message>", or "but it is
+ * missing". */
 static const char *shown(const json_t *v, char *buf, size_t size)
 {
     if (!v)
-        return "nothing";
+        return "but it is missing";
     char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
     if (!s)
-        return "an unprintable value";
+        return "got an unprintable value";
     if (strlen(s) > 40)
-        snprintf(buf, size, "%.37s...", s);
+        snprintf(buf, size, "got %.37s...", s);
     else
-        snprintf(buf, size, "%s", s);
+        snprintf(buf, size, "got %s", s);
     free(s);
     return buf;
 }
@@ -41,7 +42,7 @@ static int get_int(const json_t *v, long lo, long hi, const char *path, uint32_t
 {
     char buf[48];
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-        return rki_error_set(err, RK_ETOPOLOGY, path, "must be an integer %ld..%ld, got %s", lo, hi,
+        return rki_error_set(err, RK_ETOPOLOGY, path, "must be an integer %ld..%ld, %s", lo, hi,
                              shown(v, buf, sizeof buf));
     *out = (uint32_t)json_integer_value(v);
     return RK_OK;
@@ -52,7 +53,7 @@ static int get_string(const json_t *v, const char *path, const char *what, const
 {
     char buf[48];
     if (!json_is_string(v))
-        return rki_error_set(err, RK_ETOPOLOGY, path, "must be a string (%s), got %s", what,
+        return rki_error_set(err, RK_ETOPOLOGY, path, "must be a string (%s), %s", what,
                              shown(v, buf, sizeof buf));
     if (strlen(json_string_value(v)) != json_string_length(v))
         return rki_error_set(err, RK_ETOPOLOGY, path, "must not contain NUL characters");
@@ -68,7 +69,7 @@ static int get_node(const json_t *v, size_t i, rk_node *out, rk_error *err)
     snprintf(path, sizeof path, "nodes[%zu]", i);
     if (!json_is_object(v))
         return rki_error_set(err, RK_ETOPOLOGY, path,
-                             "must be an object with id, addr and weight, got %s",
+                             "must be an object with id, addr and weight, %s",
                              shown(v, buf, sizeof buf));
     json_object_foreach((json_t *)v, key, val)
     {
@@ -114,7 +115,7 @@ static int get_header(const json_t *doc, rk_hash_alg *hash, uint32_t *vf, const 
     const json_t *h = json_object_get(doc, "hash");
     if (!json_is_string(h) || rk_hash_from_name(json_string_value(h), hash))
         return rki_error_set(err, RK_ETOPOLOGY, "hash",
-                             "must be one of \"fnv1a_32\", \"md5_32\", \"xxh3_64\", got %s",
+                             "must be one of \"fnv1a_32\", \"md5_32\", \"xxh3_64\", %s",
                              shown(h, buf, sizeof buf));
     if (get_int(json_object_get(doc, "vnode_factor"), 1, RK_MAX_VNODE_FACTOR, "vnode_factor", vf,
                 err))
@@ -134,7 +135,7 @@ rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
     const char *comment;
     if (!json_is_object(doc)) {
         rki_error_set(err, RK_ETOPOLOGY, NULL,
-                      "a topology must be a JSON object with hash, vnode_factor and nodes, got %s",
+                      "a topology must be a JSON object with hash, vnode_factor and nodes, %s",
                       shown(doc, buf, sizeof buf));
         return NULL;
     }
@@ -143,8 +144,10 @@ rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
     const json_t *arr = json_object_get(doc, "nodes");
     size_t n = json_array_size(arr);
     if (!json_is_array(arr) || n < 1 || n > RK_MAX_NODES) {
-        rki_error_set(err, RK_ETOPOLOGY, "nodes", "must be an array of 1..%d nodes, got %s",
-                      RK_MAX_NODES, shown(arr, buf, sizeof buf));
+        if (json_is_array(arr)) /* the count says more than the start of a long array */
+            snprintf(buf, sizeof buf, "got %zu", n);
+        rki_error_set(err, RK_ETOPOLOGY, "nodes", "must be an array of 1..%d nodes, %s",
+                      RK_MAX_NODES, json_is_array(arr) ? buf : shown(arr, buf, sizeof buf));
         return NULL;
     }
     rk_node *nodes = malloc(n * sizeof *nodes);

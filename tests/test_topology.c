@@ -1,0 +1,324 @@
+/* test_topology.c — topology validation (SPEC section 1): the cases in tests/fixtures/invalid (each
+ * with the error it must give) and tests/fixtures/valid (each must parse and round-trip), plus the
+ * cases too big or too binary to keep as files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <jansson.h>
+
+#include "ringkeeper.h"
+
+#define MAX_FILE (1 << 20) /* fixtures are small */
+
+/* The whole file at `path`; free() it. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    char *buf = malloc(MAX_FILE);
+    assert_non_null(buf);
+    *len = fread(buf, 1, MAX_FILE, f);
+    assert_true(*len < MAX_FILE && !ferror(f));
+    fclose(f);
+    return buf;
+}
+
+static int not_hidden(const struct dirent *d)
+{
+    return d->d_name[0] != '.';
+}
+
+/* Calls check(dir, name) on each case folder under fixtures/<kind>, in name order; returns how
+ * many. */
+static int each_case(const char *kind, void (*check)(const char *dir, const char *name))
+{
+    char dir[1024];
+    struct dirent **names;
+    snprintf(dir, sizeof dir, "%s/%s", RK_FIXTURES_DIR, kind);
+    int n = scandir(dir, &names, not_hidden, alphasort);
+    if (n < 0)
+        fail_msg("cannot list %s", dir);
+    for (int k = 0; k < n; k++) {
+        check(dir, names[k]->d_name);
+        free(names[k]);
+    }
+    free(names);
+    return n;
+}
+
+static rk_topology *parse_case(const char *dir, const char *name, rk_error *err)
+{
+    char path[1024];
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s/topology.json", dir, name);
+    char *text = slurp(path, &len);
+    rk_topology *t = rk_topology_parse(text, len, err);
+    free(text);
+    return t;
+}
+
+/* Every message is valid UTF-8 (a server puts it into JSON) and starts with "field: " when a field
+ * is to blame. */
+static void check_message_form(const rk_error *err, const char *name)
+{
+    json_t *s = json_string(err->message);
+    if (!s)
+        fail_msg("%s: the message is not valid UTF-8: %s", name, err->message);
+    json_decref(s);
+    size_t f = strlen(err->field);
+    if (f && (strncmp(err->message, err->field, f) || strncmp(err->message + f, ": ", 2)))
+        fail_msg("%s: the message does not start with \"%s: \": %s", name, err->field,
+                 err->message);
+}
+
+/* expected: the error name, the field, the message; one a line. */
+static void check_invalid(const char *dir, const char *name)
+{
+    char path[1024], want[3][512];
+    snprintf(path, sizeof path, "%s/%s/expected", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("%s: cannot open %s", name, path);
+    for (int k = 0; k < 3; k++) {
+        if (!fgets(want[k], sizeof want[k], f))
+            fail_msg("%s: expected needs three lines", name);
+        want[k][strcspn(want[k], "\n")] = '\0';
+    }
+    fclose(f);
+    rk_error err = {0};
+    rk_topology *t = parse_case(dir, name, &err);
+    if (t)
+        fail_msg("%s: accepted, expected %s", name, want[0]);
+    if (strcmp(rk_errname(err.code), want[0]) || strcmp(err.field, want[1]) ||
+        strcmp(err.message, want[2]))
+        fail_msg("%s:\n  got  %s [%s] %s\n  want %s [%s] %s", name, rk_errname(err.code), err.field,
+                 err.message, want[0], want[1], want[2]);
+    check_message_form(&err, name);
+}
+
+static void assert_same_topology(const rk_topology *a, const rk_topology *b)
+{
+    assert_int_equal(rk_topology_hash(a), rk_topology_hash(b));
+    assert_int_equal(rk_topology_vnode_factor(a), rk_topology_vnode_factor(b));
+    assert_int_equal(rk_topology_points(a), rk_topology_points(b));
+    assert_int_equal(rk_topology_node_count(a), rk_topology_node_count(b));
+    for (size_t i = 0; i < rk_topology_node_count(a); i++) {
+        const rk_node *x = rk_topology_node(a, i), *y = rk_topology_node(b, i);
+        assert_string_equal(x->id, y->id);
+        assert_string_equal(x->addr, y->addr);
+        assert_int_equal(x->weight, y->weight);
+    }
+    const char *ca = rk_topology_comment(a), *cb = rk_topology_comment(b);
+    assert_true((ca == NULL) == (cb == NULL));
+    if (ca)
+        assert_string_equal(ca, cb);
+}
+
+/* Parses, then rk_topology_to_json -> rk_topology_from_json gives an equal topology. */
+static void check_valid(const char *dir, const char *name)
+{
+    rk_error err = {0};
+    rk_topology *t = parse_case(dir, name, &err);
+    if (!t)
+        fail_msg("%s: refused: %s", name, err.message);
+    json_t *doc = rk_topology_to_json(t);
+    assert_non_null(doc);
+    rk_topology *back = rk_topology_from_json(doc, &err);
+    if (!back)
+        fail_msg("%s: its own JSON is refused: %s", name, err.message);
+    assert_same_topology(t, back);
+    json_decref(doc);
+    rk_topology_free(back);
+    rk_topology_free(t);
+}
+
+static void test_invalid_fixtures(void **state)
+{
+    (void)state;
+    assert_true(each_case("invalid", check_invalid) >= 50);
+}
+
+static void test_valid_fixtures(void **state)
+{
+    (void)state;
+    assert_true(each_case("valid", check_valid) >= 10);
+}
+
+/* A fetched version document keeps its topology: server fields ignored, comment kept. */
+static void test_version_document(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/valid", RK_FIXTURES_DIR);
+    rk_topology *t = parse_case(dir, "version_document", &err);
+    assert_non_null(t);
+    assert_int_equal(rk_topology_node_count(t), 4);
+    assert_string_equal(rk_topology_comment(t), "add cache-d");
+    json_t *doc = rk_topology_to_json(t);
+    assert_null(json_object_get(doc, "version"));
+    assert_null(json_object_get(doc, "fingerprint"));
+    json_decref(doc);
+    rk_topology_free(t);
+}
+
+/* {"hash": "fnv1a_32", "vnode_factor": 1, "nodes": [n nodes of weight 1]}. */
+static json_t *doc_with_nodes(size_t n)
+{
+    json_t *nodes = json_array();
+    for (size_t i = 0; i < n; i++) {
+        char id[32], addr[32];
+        snprintf(id, sizeof id, "n%zu", i);
+        snprintf(addr, sizeof addr, "10.%zu:1", i);
+        json_array_append_new(nodes,
+                              json_pack("{s:s, s:s, s:i}", "id", id, "addr", addr, "weight", 1));
+    }
+    return json_pack("{s:s, s:i, s:o}", "hash", "fnv1a_32", "vnode_factor", 1, "nodes", nodes);
+}
+
+static void test_node_count_limit(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    json_t *doc = doc_with_nodes(RK_MAX_NODES);
+    rk_topology *t = rk_topology_from_json(doc, &err);
+    if (!t)
+        fail_msg("100000 nodes refused: %s", err.message);
+    rk_topology_free(t);
+    json_array_append_new(
+        json_object_get(doc, "nodes"),
+        json_pack("{s:s, s:s, s:i}", "id", "one-more", "addr", "x:1", "weight", 1));
+    assert_null(rk_topology_from_json(doc, &err));
+    assert_int_equal(err.code, RK_ETOPOLOGY);
+    assert_string_equal(err.field, "nodes");
+    assert_string_equal(err.message, "nodes: must be an array of 1..100000 nodes, got 100001");
+    json_decref(doc);
+}
+
+static void test_new_node_count_limit(void **state)
+{
+    (void)state;
+    rk_node *nodes = calloc(RK_MAX_NODES + 1, sizeof *nodes);
+    assert_non_null(nodes);
+    for (size_t i = 0; i <= RK_MAX_NODES; i++)
+        nodes[i] = (rk_node){"same", "same", 1}; /* refused for the count before uniqueness */
+    rk_error err = {0};
+    assert_null(rk_topology_new(RK_HASH_FNV1A_32, 1, nodes, RK_MAX_NODES + 1, NULL, &err));
+    assert_int_equal(err.code, RK_ETOPOLOGY);
+    assert_string_equal(err.message, "nodes: must hold 1..100000 nodes, got 100001");
+    assert_null(rk_topology_new(RK_HASH_FNV1A_32, 1, nodes, 0, NULL, &err));
+    assert_string_equal(err.field, "nodes");
+    free(nodes);
+}
+
+/* rk_topology_new gets bytes that never passed a JSON parser: each broken id is refused. */
+static void test_new_bad_utf8(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "\xff",         "a\xc0\xaf",        /* overlong '/' */
+        "\xed\xa0\x80", "\xf4\x90\x80\x80", /* a surrogate; past U+10FFFF */
+        "ab\xe8\x8a",   "\x80",             /* cut short; a lone continuation byte */
+        "\xc2\x85",     "a\x1b[0m",         /* C1 and C0 control characters */
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        rk_node nodes[] = {{"ok", "ok:1", 1}, {bad[k], "bad:1", 1}};
+        rk_error err = {0};
+        assert_null(rk_topology_new(RK_HASH_MD5_32, 10, nodes, 2, NULL, &err));
+        assert_int_equal(err.code, RK_ETOPOLOGY);
+        assert_string_equal(err.field, "nodes[1].id");
+        check_message_form(&err, bad[k]);
+        nodes[1] = (rk_node){"fine", bad[k], 1};
+        assert_null(rk_topology_new(RK_HASH_MD5_32, 10, nodes, 2, NULL, &err));
+        assert_string_equal(err.field, "nodes[1].addr");
+    }
+}
+
+/* The plain-values constructor enforces the rules the JSON reader does. */
+static void test_new_rules(void **state)
+{
+    (void)state;
+    rk_node ok = {"a", "a:1", 1}, heavy = {"a", "a:1", RK_MAX_WEIGHT + 1},
+            null_id = {NULL, "a:1", 1};
+    char comment[RK_MAX_COMMENT + 2];
+    memset(comment, 'c', sizeof comment - 1);
+    comment[sizeof comment - 1] = '\0';
+    rk_error err = {0};
+    assert_null(rk_topology_new((rk_hash_alg)7, 1, &ok, 1, NULL, &err));
+    assert_string_equal(err.field, "hash");
+    assert_null(rk_topology_new(RK_HASH_XXH3_64, 0, &ok, 1, NULL, &err));
+    assert_string_equal(err.field, "vnode_factor");
+    assert_null(rk_topology_new(RK_HASH_XXH3_64, 1, &heavy, 1, NULL, &err));
+    assert_string_equal(err.message, "nodes[0].weight: must be an integer 0..1000, got 1001");
+    assert_null(rk_topology_new(RK_HASH_XXH3_64, 1, &null_id, 1, NULL, &err));
+    assert_string_equal(err.field, "nodes[0].id");
+    assert_null(rk_topology_new(RK_HASH_XXH3_64, 1, &ok, 1, comment, &err));
+    assert_string_equal(err.message, "comment: must be at most 1024 bytes, got 1025");
+    assert_null(rk_topology_new(RK_HASH_XXH3_64, 1, &ok, 1, "caf\xe9", &err)); /* Latin-1 */
+    assert_string_equal(err.message,
+                        "comment: must be valid UTF-8; byte offset 3 breaks this rule");
+    comment[RK_MAX_COMMENT] = '\0';
+    comment[0] = '\n'; /* control characters are fine in a comment */
+    rk_topology *t = rk_topology_new(RK_HASH_XXH3_64, 1, &ok, 1, comment, &err);
+    assert_non_null(t);
+    json_t *doc = rk_topology_to_json(t);
+    assert_non_null(doc);
+    json_decref(doc);
+    rk_topology_free(t);
+}
+
+/* A topology lives while a reference does: its own or a ring's. */
+static void test_refcount(void **state)
+{
+    (void)state;
+    char id[] = "node-a", addr[] = "10.0.0.1:1";
+    rk_node n = {id, addr, 3};
+    rk_error err = {0};
+    rk_topology *t = rk_topology_new(RK_HASH_FNV1A_32, 4, &n, 1, "note", &err);
+    assert_non_null(t);
+    id[0] = 'X'; /* the topology holds copies */
+    assert_ptr_equal(rk_topology_ref(t), t);
+    rk_topology_free(t);
+    assert_string_equal(rk_topology_node(t, 0)->id, "node-a");
+    rk_ring *r = rk_ring_build(t, &err);
+    assert_non_null(r);
+    rk_topology_free(t); /* the ring's reference keeps it */
+    assert_ptr_equal(rk_ring_topology(r), t);
+    assert_string_equal(rk_topology_comment(rk_ring_topology(r)), "note");
+    assert_int_equal(rk_topology_points(rk_ring_topology(r)), 12);
+    rk_ring_free(r);
+    rk_topology_free(NULL);
+}
+
+static void test_error_names(void **state)
+{
+    (void)state;
+    assert_string_equal(rk_errname(RK_ETOPOLOGY), "RK_ETOPOLOGY");
+    assert_string_equal(rk_strerror(RK_ETOOBIG), "topology over the total point cap");
+    assert_string_equal(rk_errname(12345), "unknown error");
+    assert_string_equal(rk_strerror(12345), "unknown error");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_invalid_fixtures),
+        cmocka_unit_test(test_valid_fixtures),
+        cmocka_unit_test(test_version_document),
+        cmocka_unit_test(test_node_count_limit),
+        cmocka_unit_test(test_new_node_count_limit),
+        cmocka_unit_test(test_new_bad_utf8),
+        cmocka_unit_test(test_new_rules),
+        cmocka_unit_test(test_refcount),
+        cmocka_unit_test(test_error_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
