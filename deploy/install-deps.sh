@@ -8,6 +8,7 @@ fi
 packages=(
     build-essential cmake pkg-config git clang-format
     libjansson-dev libxxhash-dev nettle-dev # ring library: JSON, XXH3, MD5
+    libsqlite3-dev                          # ringkeeperd's store
     libcmocka-dev                           # unit tests
     libmemcached-dev                        # the benchmark's ketama peer only
 )

@@ -1,0 +1,77 @@
+/* store.c — the parts of the store interface that no backend owns: code names, state names and
+ * freeing records. */
+#include <stdlib.h>
+
+#include "store.h"
+
+static const char *const state_names[] = {"staged", "active", "retired", "superseded"};
+
+const char *rk_store_strerror(int code)
+{
+    switch (code) {
+#define RK_STORE_TEXT_(name, value, text)                                                          \
+    case RK_STORE_##name:                                                                          \
+        return text;
+        RK_STORE_ERRNO_MAP(RK_STORE_TEXT_)
+#undef RK_STORE_TEXT_
+    }
+    return rk_strerror(code);
+}
+
+const char *rk_store_errname(int code)
+{
+    switch (code) {
+#define RK_STORE_NAME_(name, value, text)                                                          \
+    case RK_STORE_##name:                                                                          \
+        return "RK_STORE_" #name;
+        RK_STORE_ERRNO_MAP(RK_STORE_NAME_)
+#undef RK_STORE_NAME_
+    }
+    return rk_errname(code);
+}
+
+const char *rk_store_state_name(rk_store_state state)
+{
+    if ((unsigned)state >= sizeof state_names / sizeof state_names[0])
+        return NULL;
+    return state_names[state];
+}
+
+/* Frees what a record owns, not the record itself (list items live in one array). */
+static void version_deinit(rk_store_version *v)
+{
+    free(v->cluster);
+    free(v->author);
+    free(v->comment);
+    rk_topology_free(v->topology);
+}
+
+void rk_store_version_free(rk_store_version *v)
+{
+    if (!v)
+        return;
+    version_deinit(v);
+    free(v);
+}
+
+void rk_store_version_list_free(rk_store_version_list *list)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < list->count; i++)
+        version_deinit(&list->items[i]);
+    free(list->items);
+    list->items = NULL;
+    list->count = 0;
+}
+
+void rk_store_cluster_list_free(rk_store_cluster_list *list)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < list->count; i++)
+        free(list->items[i].name);
+    free(list->items);
+    list->items = NULL;
+    list->count = 0;
+}

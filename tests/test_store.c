@@ -1,0 +1,575 @@
+/* test_store.c — ringkeeperd's storage layer (server/store.h) on SQLite: numbering, states,
+ * preconditions, paging, concurrent publishers, reopening, and databases it must refuse. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "ringkeeper.h"
+#include "store.h"
+
+#define THREADS            8
+#define PUBLISH_PER_THREAD 50
+
+static char tmpdir[] = "/tmp/rk_test_store.XXXXXX";
+
+/* A database path in the temp dir, unique per call so tests do not share state. */
+static void db_path(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s.db", tmpdir, name);
+}
+
+static rk_store *open_ok(const char *path)
+{
+    rk_error err = {0};
+    rk_store *s = rk_store_open(path, RK_MIGRATIONS_DIR, &err);
+    if (!s)
+        fail_msg("rk_store_open(%s): %s %s", path, rk_store_errname(err.code), err.message);
+    return s;
+}
+
+/* A small valid topology whose node count (and so fingerprint) depends on `n`. */
+static rk_topology *topo(size_t n)
+{
+    static const char *ids[] = {"a", "b", "c", "d", "e", "f"};
+    static const char *addrs[] = {"10.0.0.1:1", "10.0.0.2:1", "10.0.0.3:1",
+                                  "10.0.0.4:1", "10.0.0.5:1", "10.0.0.6:1"};
+    rk_node nodes[6];
+    rk_error err = {0};
+    for (size_t i = 0; i < n; i++)
+        nodes[i] = (rk_node){ids[i], addrs[i], 1};
+    rk_topology *t = rk_topology_new(RK_HASH_FNV1A_32, 4, nodes, n, "test", &err);
+    if (!t)
+        fail_msg("rk_topology_new: %s", err.message);
+    return t;
+}
+
+/* Publishes topo(n) and returns the new version number; expects `want` as the status. */
+static int64_t publish(rk_store *s, const char *cluster, size_t n, int64_t if_match, int activate,
+                       int want)
+{
+    rk_store_publish_opts opt = {"ops", if_match, activate};
+    rk_store_version *v = NULL;
+    rk_error err = {0};
+    rk_topology *t = topo(n);
+    int rc = rk_store_publish(s, cluster, t, &opt, &v, &err);
+    rk_topology_free(t);
+    if (rc != want)
+        fail_msg("publish %s: got %s (%s), want %s", cluster, rk_store_errname(rc), err.message,
+                 rk_store_errname(want));
+    int64_t num = v ? v->version : 0;
+    rk_store_version_free(v);
+    return num;
+}
+
+static int activate(rk_store *s, const char *cluster, int64_t v, int64_t if_match)
+{
+    rk_store_version *rec = NULL;
+    int rc = rk_store_activate(s, cluster, v, if_match, &rec, NULL);
+    if (rc == RK_OK) {
+        assert_int_equal(rec->version, v);
+        assert_int_equal(rec->state, RK_STATE_ACTIVE);
+        assert_non_null(rec->topology);
+    } else {
+        assert_null(rec);
+    }
+    rk_store_version_free(rec);
+    return rc;
+}
+
+static rk_store_state state_of(rk_store *s, const char *cluster, int64_t v)
+{
+    rk_store_version *rec = NULL;
+    assert_int_equal(rk_store_get(s, cluster, v, &rec, NULL), RK_OK);
+    rk_store_state st = rec->state;
+    rk_store_version_free(rec);
+    return st;
+}
+
+static int64_t latest(rk_store *s, const char *cluster)
+{
+    rk_store_version *rec = NULL;
+    assert_int_equal(rk_store_latest(s, cluster, &rec, NULL), RK_OK);
+    int64_t v = rec->version;
+    rk_store_version_free(rec);
+    return v;
+}
+
+static int64_t active(rk_store *s, const char *cluster)
+{
+    rk_store_version *rec = NULL;
+    int rc = rk_store_get_active(s, cluster, &rec, NULL);
+    if (rc == RK_STORE_ENOACTIVE)
+        return 0;
+    assert_int_equal(rc, RK_OK);
+    int64_t v = rec->version;
+    rk_store_version_free(rec);
+    return v;
+}
+
+static void check_time(const char *t)
+{
+    assert_int_equal(strlen(t), 20);
+    assert_true(t[4] == '-' && t[10] == 'T' && t[19] == 'Z');
+}
+
+static void test_publish_get(void **state)
+{
+    (void)state;
+    char path[256];
+    db_path(path, sizeof path, "publish");
+    rk_store *s = open_ok(path);
+    for (int64_t i = 1; i <= 3; i++)
+        assert_int_equal(publish(s, "cache", (size_t)i, RK_STORE_ANY, 0, RK_OK), i);
+
+    rk_store_version *v = NULL;
+    assert_int_equal(rk_store_get(s, "cache", 2, &v, NULL), RK_OK);
+    assert_string_equal(v->cluster, "cache");
+    assert_int_equal(v->state, RK_STATE_STAGED);
+    assert_string_equal(v->author, "ops");
+    assert_string_equal(v->comment, "test");
+    assert_int_equal(v->hash, RK_HASH_FNV1A_32);
+    assert_int_equal(v->vnode_factor, 4);
+    assert_int_equal(v->points, 8);
+    assert_string_equal(v->activated_at, "");
+    check_time(v->created_at);
+    assert_int_equal(rk_topology_node_count(v->topology), 2);
+    /* The stored fingerprint is the library's, recomputed here independently. */
+    rk_ring *ring = rk_ring_build(v->topology, NULL);
+    assert_non_null(ring);
+    assert_string_equal(v->fingerprint, rk_ring_fingerprint_hex(ring));
+    rk_ring_free(ring);
+    rk_store_version_free(v);
+
+    assert_int_equal(latest(s, "cache"), 3);
+    assert_int_equal(active(s, "cache"), 0);
+    rk_store_close(s);
+}
+
+static void expect_page(rk_store *s, size_t limit, int64_t before, const int64_t *want, size_t n,
+                        int64_t next)
+{
+    rk_store_version_list list;
+    assert_int_equal(rk_store_list(s, "pages", limit, before, &list, NULL), RK_OK);
+    assert_int_equal(list.count, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(list.items[i].version, want[i]);
+        assert_null(list.items[i].topology);
+        assert_non_null(list.items[i].fingerprint[0] ? list.items[i].cluster : NULL);
+    }
+    assert_int_equal(list.next_before, next);
+    rk_store_version_list_free(&list);
+}
+
+static void test_list_paging(void **state)
+{
+    (void)state;
+    char path[256];
+    db_path(path, sizeof path, "paging");
+    rk_store *s = open_ok(path);
+    for (int i = 0; i < 5; i++)
+        publish(s, "pages", 1, RK_STORE_ANY, 0, RK_OK);
+    expect_page(s, 2, 0, (int64_t[]){5, 4}, 2, 4);
+    expect_page(s, 2, 4, (int64_t[]){3, 2}, 2, 2);
+    expect_page(s, 2, 2, (int64_t[]){1}, 1, 0);
+    expect_page(s, 5, 0, (int64_t[]){5, 4, 3, 2, 1}, 5, 0);
+    expect_page(s, 1000, 1, NULL, 0, 0);
+
+    rk_store_version_list list;
+    assert_int_equal(rk_store_list(s, "pages", 0, 0, &list, NULL), RK_EINVAL);
+    assert_int_equal(rk_store_list(s, "pages", 1001, 0, &list, NULL), RK_EINVAL);
+    assert_int_equal(rk_store_list(s, "nope", 10, 0, &list, NULL), RK_STORE_ENOCLUSTER);
+    rk_store_close(s);
+}
+
+static void test_activate_states(void **state)
+{
+    (void)state;
+    char path[256];
+    db_path(path, sizeof path, "states");
+    rk_store *s = open_ok(path);
+    for (int i = 0; i < 5; i++)
+        publish(s, "c", 1, RK_STORE_ANY, 0, RK_OK);
+    uint64_t seq = rk_store_watch_seq(s);
+
+    assert_int_equal(activate(s, "c", 2, RK_STORE_ANY), RK_OK);
+    assert_int_equal(state_of(s, "c", 1), RK_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "c", 2), RK_STATE_ACTIVE);
+    assert_int_equal(state_of(s, "c", 3), RK_STATE_STAGED);
+
+    assert_int_equal(activate(s, "c", 1, RK_STORE_ANY), RK_STORE_ECONFLICT); /* backward */
+    assert_int_equal(activate(s, "c", 2, RK_STORE_ANY), RK_STORE_ECONFLICT); /* same */
+    assert_int_equal(active(s, "c"), 2);
+
+    assert_int_equal(activate(s, "c", 4, RK_STORE_ANY), RK_OK);
+    assert_int_equal(state_of(s, "c", 1), RK_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "c", 2), RK_STATE_RETIRED);
+    assert_int_equal(state_of(s, "c", 3), RK_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "c", 4), RK_STATE_ACTIVE);
+    assert_int_equal(state_of(s, "c", 5), RK_STATE_STAGED);
+    assert_int_equal(rk_store_watch_seq(s), seq + 2);
+
+    rk_store_version *v = NULL;
+    assert_int_equal(rk_store_get(s, "c", 2, &v, NULL), RK_OK);
+    check_time(v->activated_at); /* a retired version keeps its activation time */
+    rk_store_version_free(v);
+    rk_store_close(s);
+}
+
+static void test_if_match(void **state)
+{
+    (void)state;
+    char path[256];
+    db_path(path, sizeof path, "ifmatch");
+    rk_store *s = open_ok(path);
+    assert_int_equal(publish(s, "m", 1, 0, 0, RK_OK), 1); /* 0: only if the cluster is new */
+    publish(s, "m", 1, 0, 0, RK_STORE_EPRECONDITION);
+    publish(s, "m", 1, 5, 1, RK_STORE_EPRECONDITION);
+    assert_int_equal(latest(s, "m"), 1); /* nothing changed */
+    assert_int_equal(active(s, "m"), 0);
+    assert_int_equal(publish(s, "m", 2, 1, 0, RK_OK), 2);
+
+    uint64_t seq = rk_store_watch_seq(s);
+    assert_int_equal(activate(s, "m", 2, 1), RK_STORE_EPRECONDITION); /* none is active */
+    assert_int_equal(state_of(s, "m", 2), RK_STATE_STAGED);
+    assert_int_equal(state_of(s, "m", 1), RK_STATE_STAGED);
+    assert_int_equal(rk_store_watch_seq(s), seq);
+    assert_int_equal(activate(s, "m", 1, 0), RK_OK);
+    assert_int_equal(activate(s, "m", 2, 2), RK_STORE_EPRECONDITION);
+    assert_int_equal(active(s, "m"), 1);
+    assert_int_equal(activate(s, "m", 2, 1), RK_OK);
+    assert_int_equal(state_of(s, "m", 1), RK_STATE_RETIRED);
+    rk_store_close(s);
+}
+
+struct watch_log {
+    int calls;
+    char cluster[32];
+    int64_t version;
+    uint64_t seq;
+};
+
+static void on_activate(void *arg, const char *cluster, int64_t version, uint64_t seq)
+{
+    struct watch_log *log = arg;
+    log->calls++;
+    snprintf(log->cluster, sizeof log->cluster, "%s", cluster);
+    log->version = version;
+    log->seq = seq;
+}
+
+static void test_publish_activate(void **state)
+{
+    (void)state;
+    char path[256];
+    struct watch_log log = {0};
+    db_path(path, sizeof path, "pubact");
+    rk_store *s = open_ok(path);
+    rk_store_set_watch(s, on_activate, &log);
+
+    rk_store_publish_opts opt = {"ops", RK_STORE_ANY, 1};
+    rk_store_version *v = NULL;
+    rk_topology *t = topo(3);
+    assert_int_equal(rk_store_publish(s, "pa", t, &opt, &v, NULL), RK_OK);
+    rk_topology_free(t);
+    assert_int_equal(v->state, RK_STATE_ACTIVE);
+    assert_string_equal(v->activated_at, v->created_at);
+    rk_store_version_free(v);
+    assert_int_equal(log.calls, 1);
+    assert_string_equal(log.cluster, "pa");
+    assert_int_equal(log.version, 1);
+    assert_int_equal(log.seq, 1);
+
+    publish(s, "pa", 1, RK_STORE_ANY, 0, RK_OK);       /* 2 staged */
+    publish(s, "pa", 2, RK_STORE_ANY, 1, RK_OK);       /* 3 active */
+    publish(s, "pa", 2, 1, 1, RK_STORE_EPRECONDITION); /* nothing */
+    assert_int_equal(state_of(s, "pa", 1), RK_STATE_RETIRED);
+    assert_int_equal(state_of(s, "pa", 2), RK_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "pa", 3), RK_STATE_ACTIVE);
+    assert_int_equal(latest(s, "pa"), 3);
+    assert_int_equal(log.calls, 2);
+    assert_int_equal(rk_store_watch_seq(s), 2);
+    rk_store_close(s);
+}
+
+static void test_unknown(void **state)
+{
+    (void)state;
+    char path[256];
+    rk_store_version *v = NULL;
+    rk_error err = {0};
+    db_path(path, sizeof path, "unknown");
+    rk_store *s = open_ok(path);
+    publish(s, "u", 1, RK_STORE_ANY, 0, RK_OK);
+    assert_int_equal(rk_store_get(s, "nope", 1, &v, &err), RK_STORE_ENOCLUSTER);
+    assert_int_equal(err.code, RK_STORE_ENOCLUSTER);
+    assert_non_null(strstr(err.message, "nope"));
+    assert_int_equal(rk_store_get(s, "u", 2, &v, &err), RK_STORE_ENOVERSION);
+    assert_int_equal(rk_store_get(s, "u", 0, &v, &err), RK_STORE_ENOVERSION);
+    assert_int_equal(rk_store_get_active(s, "u", &v, &err), RK_STORE_ENOACTIVE);
+    assert_int_equal(rk_store_get_active(s, "nope", &v, &err), RK_STORE_ENOCLUSTER);
+    assert_int_equal(rk_store_latest(s, "nope", &v, &err), RK_STORE_ENOCLUSTER);
+    assert_int_equal(activate(s, "nope", 1, RK_STORE_ANY), RK_STORE_ENOCLUSTER);
+    assert_int_equal(activate(s, "u", 7, RK_STORE_ANY), RK_STORE_ENOVERSION);
+    assert_int_equal(rk_store_get(s, "", 1, &v, &err), RK_EINVAL);
+    assert_null(v);
+    assert_string_equal(rk_store_errname(RK_STORE_EPRECONDITION), "RK_STORE_EPRECONDITION");
+    assert_string_equal(rk_store_errname(RK_EINVAL), "RK_EINVAL");
+    assert_int_equal(rk_store_ping(s, NULL), RK_OK);
+    rk_store_close(s);
+}
+
+static void test_list_clusters(void **state)
+{
+    (void)state;
+    char path[256];
+    rk_store_cluster_list list;
+    db_path(path, sizeof path, "clusters");
+    rk_store *s = open_ok(path);
+    assert_int_equal(rk_store_list_clusters(s, &list, NULL), RK_OK);
+    assert_int_equal(list.count, 0);
+    rk_store_cluster_list_free(&list);
+    publish(s, "zeta", 1, RK_STORE_ANY, 0, RK_OK);
+    publish(s, "alpha", 1, RK_STORE_ANY, 1, RK_OK);
+    publish(s, "alpha", 1, RK_STORE_ANY, 0, RK_OK);
+    assert_int_equal(rk_store_list_clusters(s, &list, NULL), RK_OK);
+    assert_int_equal(list.count, 2);
+    assert_string_equal(list.items[0].name, "alpha");
+    assert_int_equal(list.items[0].active_version, 1);
+    assert_int_equal(list.items[0].latest_version, 2);
+    assert_string_equal(list.items[1].name, "zeta");
+    assert_int_equal(list.items[1].active_version, 0);
+    assert_int_equal(list.items[1].latest_version, 1);
+    rk_store_cluster_list_free(&list);
+    rk_store_close(s);
+}
+
+struct publisher {
+    rk_store *store;
+    int64_t got[PUBLISH_PER_THREAD];
+    int failures;
+};
+
+static void *publish_many(void *arg)
+{
+    struct publisher *p = arg;
+    rk_topology *t = topo(2);
+    for (int i = 0; i < PUBLISH_PER_THREAD; i++) {
+        rk_store_version *v = NULL;
+        rk_error err = {0};
+        if (rk_store_publish(p->store, "busy", t, NULL, &v, &err) != RK_OK) {
+            fprintf(stderr, "publish: %s\n", err.message);
+            p->failures++;
+            continue;
+        }
+        p->got[i] = v->version;
+        rk_store_version_free(v);
+    }
+    rk_topology_free(t);
+    return NULL;
+}
+
+/* Two handles (two connections), four threads each: the mutex orders threads within a handle,
+ * BEGIN IMMEDIATE and the busy timeout order the handles. */
+static void test_concurrent_publish(void **state)
+{
+    (void)state;
+    char path[256];
+    static struct publisher pubs[THREADS];
+    pthread_t threads[THREADS];
+    static char seen[THREADS * PUBLISH_PER_THREAD + 1];
+    db_path(path, sizeof path, "concurrent");
+    rk_store *stores[2] = {open_ok(path), open_ok(path)};
+    for (int i = 0; i < THREADS; i++) {
+        pubs[i] = (struct publisher){.store = stores[i % 2]};
+        assert_int_equal(pthread_create(&threads[i], NULL, publish_many, &pubs[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
+    for (int i = 0; i < THREADS; i++) {
+        assert_int_equal(pubs[i].failures, 0);
+        for (int j = 0; j < PUBLISH_PER_THREAD; j++) {
+            int64_t v = pubs[i].got[j];
+            assert_true(v >= 1 && v <= THREADS * PUBLISH_PER_THREAD);
+            assert_int_equal(seen[v], 0); /* no duplicate */
+            seen[v] = 1;
+        }
+    }
+    rk_store_version_list list;
+    assert_int_equal(rk_store_list(stores[0], "busy", 1000, 0, &list, NULL), RK_OK);
+    assert_int_equal(list.count, THREADS * PUBLISH_PER_THREAD);
+    for (size_t i = 0; i < list.count; i++) /* exactly 400..1: no gap */
+        assert_int_equal(list.items[i].version, (int64_t)(list.count - i));
+    rk_store_version_list_free(&list);
+    rk_store_close(stores[0]);
+    rk_store_close(stores[1]);
+}
+
+/* Runs `sql` on the file at `path` directly, as another program would. */
+static void raw_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+static int64_t raw_int(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static const char *raw_text(const char *path, const char *sql, char *buf, size_t cap)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    snprintf(buf, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return buf;
+}
+
+static void test_reopen(void **state)
+{
+    (void)state;
+    char path[256], buf[16];
+    db_path(path, sizeof path, "reopen");
+    rk_store *s = open_ok(path);
+    publish(s, "r", 2, RK_STORE_ANY, 1, RK_OK);
+    publish(s, "r", 3, RK_STORE_ANY, 0, RK_OK);
+    rk_store_close(s);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), 1);
+
+    s = open_ok(path); /* a re-applied 0001 would fail: CREATE TABLE clusters exists */
+    assert_int_equal(active(s, "r"), 1);
+    assert_int_equal(latest(s, "r"), 2);
+    assert_int_equal(publish(s, "r", 1, 2, 0, RK_OK), 3);
+    rk_store_close(s);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), 1);
+    assert_string_equal(raw_text(path, "PRAGMA journal_mode", buf, sizeof buf), "wal");
+    /* Versions are immutable below the store too. */
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(db, "DELETE FROM versions", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(db, "UPDATE versions SET author = 'x'", NULL, NULL, NULL),
+                         SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void expect_refused(const char *path, int want, const char *migrations)
+{
+    rk_error err = {0};
+    rk_store *s = rk_store_open(path, migrations, &err);
+    if (s)
+        fail_msg("%s opened, want %s", path, rk_store_errname(want));
+    assert_int_equal(err.code, want);
+    assert_true(strlen(err.message) > 10);
+}
+
+static void test_refuse_too_new(void **state)
+{
+    (void)state;
+    char path[256];
+    db_path(path, sizeof path, "toonew");
+    rk_store_close(open_ok(path));
+    raw_sql(path, "PRAGMA user_version = 99");
+    expect_refused(path, RK_STORE_ETOONEW, RK_MIGRATIONS_DIR);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), 99);
+}
+
+static void test_refuse_foreign(void **state)
+{
+    (void)state;
+    char path[256];
+    db_path(path, sizeof path, "foreign");
+    raw_sql(path, "CREATE TABLE other (x INTEGER)");
+    expect_refused(path, RK_STORE_ENOTRK, RK_MIGRATIONS_DIR);
+    assert_int_equal(raw_int(path, "SELECT COUNT(*) FROM sqlite_master"), 1); /* untouched */
+
+    db_path(path, sizeof path, "foreign_app");
+    raw_sql(path, "PRAGMA application_id = 42");
+    expect_refused(path, RK_STORE_ENOTRK, RK_MIGRATIONS_DIR);
+}
+
+static void test_refuse_garbage(void **state)
+{
+    (void)state;
+    char path[256], buf[8192];
+    db_path(path, sizeof path, "garbage");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    memset(buf, 'x', sizeof buf);
+    assert_int_equal(fwrite(buf, 1, sizeof buf, f), sizeof buf);
+    fclose(f);
+    expect_refused(path, RK_STORE_ENOTRK, RK_MIGRATIONS_DIR);
+}
+
+static void test_bad_migrations(void **state)
+{
+    (void)state;
+    char path[256];
+    db_path(path, sizeof path, "nomigrations");
+    expect_refused(path, RK_STORE_EMIGRATION, "/nonexistent/migrations");
+    expect_refused(path, RK_STORE_EMIGRATION, tmpdir); /* a directory without NNNN_*.sql */
+}
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return -1;
+    for (;;) {
+        struct dirent *e = readdir(d);
+        if (!e)
+            break;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+        if (e->d_name[0] != '.')
+            unlink(path);
+    }
+    closedir(d);
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_publish_get),      cmocka_unit_test(test_list_paging),
+        cmocka_unit_test(test_activate_states),  cmocka_unit_test(test_if_match),
+        cmocka_unit_test(test_publish_activate), cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_list_clusters),    cmocka_unit_test(test_concurrent_publish),
+        cmocka_unit_test(test_reopen),           cmocka_unit_test(test_refuse_too_new),
+        cmocka_unit_test(test_refuse_foreign),   cmocka_unit_test(test_refuse_garbage),
+        cmocka_unit_test(test_bad_migrations),
+    };
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
