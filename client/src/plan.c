@@ -1,4 +1,5 @@
-/* plan.c — the migration plan of SPEC section 3 between two rings: arcs, figures, balance, steps. */
+/* plan.c — the migration plan of SPEC section 3 between two rings: arcs, figures, balance, steps.
+ */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,24 +13,24 @@
 #define LOW_VNODE 100  /* vnode factors under this make shares vary widely */
 
 struct rk_plan {
-    rk_topology *ta, *tb;      /* references held; the nodes' ids point into them */
-    unsigned bits;             /* hash space 2^bits */
-    rk_plan_options opt;       /* as asked */
-    rk_plan_node *nodes;       /* union of both topologies' nodes, by id */
+    rk_topology *ta, *tb; /* references held; the nodes' ids point into them */
+    unsigned bits;        /* hash space 2^bits */
+    rk_plan_options opt;  /* as asked */
+    rk_plan_node *nodes;  /* union of both topologies' nodes, by id */
     size_t n_nodes;
-    uint32_t *map_a, *map_b;   /* topology node index -> plan node index */
-    rk_arc *arcs;              /* moving arcs, by first */
+    uint32_t *map_a, *map_b; /* topology node index -> plan node index */
+    rk_arc *arcs;            /* moving arcs, by first */
     size_t n_arcs, cap_arcs;
-    rk_transfer *transfers;    /* per (from, to) */
+    rk_transfer *transfers; /* per (from, to) */
     size_t n_transfers;
-    rk_step *steps;            /* with opt.max_step */
+    rk_step *steps; /* with opt.max_step */
     size_t n_steps;
-    rk_arc *step_arcs;         /* the steps' arcs, split to fit */
+    rk_arc *step_arcs; /* the steps' arcs, split to fit */
     size_t n_step_arcs;
-    double moved, minimal;     /* fractions of the hash space */
-    double bal[4];             /* before max, before min, after max, after min */
-    char fp[2][17];            /* fingerprints of the two rings */
-    char *warnings[8];         /* sentences for people */
+    double moved, minimal; /* fractions of the hash space */
+    double bal[4];         /* before max, before min, after max, after min */
+    char fp[2][17];        /* fingerprints of the two rings */
+    char *warnings[8];     /* sentences for people */
     size_t n_warnings;
 };
 
@@ -123,7 +124,8 @@ static int overlay(rk_plan *p, const rk_ring *a, const rk_ring *b)
     return rc;
 }
 
-/* Groups the arcs by (from, to); plan node indexes are in id order, so this is (from, to) id order. */
+/* Groups the arcs by (from, to); plan node indexes are in id order, so this is (from, to) id order.
+ */
 static int group_transfers(rk_plan *p)
 {
     size_t n = p->n_arcs;
@@ -203,7 +205,8 @@ static int balance(rk_plan *p, int after)
     if (*mx > OVERLOAD)
         rc = warn(p, "%s: the most loaded node holds %.2fx its ideal share (%.64s)", side, *mx, hi);
     if (rc == RK_OK && *mn < UNDERLOAD)
-        rc = warn(p, "%s: the least loaded node holds %.2fx its ideal share (%.64s)", side, *mn, lo);
+        rc =
+            warn(p, "%s: the least loaded node holds %.2fx its ideal share (%.64s)", side, *mn, lo);
     return rc;
 }
 
@@ -224,14 +227,14 @@ static int warnings(rk_plan *p)
     return rc;
 }
 
-rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt,
-                     rk_error *err)
+rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt, rk_error *err)
 {
     if (rk_topology_hash(a->topo) != rk_topology_hash(b->topo)) {
-        rki_error_set(err, RK_EHASHMISMATCH, "hash",
-                      "the versions hash with %s and %s: every key would be rehashed, so there is no "
-                      "plan; publish the new topology with the same hash",
-                      rk_hash_name(rk_topology_hash(a->topo)), rk_hash_name(rk_topology_hash(b->topo)));
+        rki_error_set(
+            err, RK_EHASHMISMATCH, "hash",
+            "the versions hash with %s and %s: every key would be rehashed, so there is no "
+            "plan; publish the new topology with the same hash",
+            rk_hash_name(rk_topology_hash(a->topo)), rk_hash_name(rk_topology_hash(b->topo)));
         return NULL;
     }
     if (opt && (!(opt->max_step >= 0 && opt->max_step <= 1))) {
@@ -264,9 +267,10 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
     free(p->map_a), free(p->map_b);
     p->map_a = p->map_b = NULL;
     if (rc == RK_EINVAL)
-        rki_error_set(err, rc, "max_step",
-                      "%g would split the plan into too many steps to review; use a larger max_step",
-                      p->opt.max_step);
+        rki_error_set(
+            err, rc, "max_step",
+            "%g would split the plan into too many steps to review; use a larger max_step",
+            p->opt.max_step);
     else if (rc)
         rki_error_set(err, rc, NULL, "out of memory planning");
     if (rc) {

@@ -1,4 +1,5 @@
-/* plan_format.c — renders a plan as the JSON document of SPEC section 3, or as a table for people. */
+/* plan_format.c — renders a plan as the JSON document of SPEC section 3, or as a table for people.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,9 @@ static json_t *transfers_json(const rk_plan *p, const rk_plan_node *nodes)
     const rk_transfer *t = rk_plan_transfers(p, &n);
     json_t *a = json_array();
     for (size_t k = 0; a && k < n; k++) {
-        json_t *o = json_pack("{s:s, s:s, s:f, s:I}", "from", nodes[t[k].from].id, "to",
-                              nodes[t[k].to].id, "fraction", t[k].fraction, "arcs",
-                              (json_int_t)t[k].arcs);
+        json_t *o =
+            json_pack("{s:s, s:s, s:f, s:I}", "from", nodes[t[k].from].id, "to", nodes[t[k].to].id,
+                      "fraction", t[k].fraction, "arcs", (json_int_t)t[k].arcs);
         add_keys(o, t[k].fraction, rki_plan_options(p)->keys);
         json_array_append_new(a, o);
     }
@@ -75,8 +76,9 @@ static json_t *steps_json(const rk_plan *p, const rk_plan_node *nodes)
     const rk_arc *arcs = rk_plan_step_arcs(p, &na);
     json_t *a = json_array();
     for (size_t k = 0; a && k < n; k++) {
-        json_t *o = json_pack("{s:I, s:f, s:o}", "step", (json_int_t)(k + 1), "fraction",
-                              s[k].fraction, "arcs", arcs_json(arcs + s[k].first_arc, s[k].arcs, nodes));
+        json_t *o =
+            json_pack("{s:I, s:f, s:o}", "step", (json_int_t)(k + 1), "fraction", s[k].fraction,
+                      "arcs", arcs_json(arcs + s[k].first_arc, s[k].arcs, nodes));
         add_keys(o, s[k].fraction, rki_plan_options(p)->keys);
         json_array_append_new(a, o);
     }
@@ -94,13 +96,15 @@ json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta, int flags)
     json_t *warnings = json_array();
     for (size_t k = 0; warnings && k < nw; k++)
         json_array_append_new(warnings, json_string(w[k]));
-    json_t *doc = json_object(), *rest = json_pack(
-        "{s:s, s:o, s:o, s:f, s:f, s:o, s:o, s:{s:{s:f, s:f}, s:{s:f, s:f}}, s:o}", "hash",
-        rk_hash_name(rk_topology_hash(rki_plan_topology(p, 0))), "from", side_json(p, 0, meta), "to",
-        side_json(p, 1, meta), "moved_fraction", rk_plan_moved_fraction(p), "minimal_fraction",
-        rk_plan_minimal_fraction(p), "transfers", transfers_json(p, nodes), "nodes",
-        nodes_json(nodes, nn), "balance", "before", "max", b[0], "min", b[1], "after", "max", b[2],
-        "min", b[3], "warnings", warnings);
+    json_t *doc = json_object(),
+           *rest =
+               json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:o, s:{s:{s:f, s:f}, s:{s:f, s:f}}, s:o}",
+                         "hash", rk_hash_name(rk_topology_hash(rki_plan_topology(p, 0))), "from",
+                         side_json(p, 0, meta), "to", side_json(p, 1, meta), "moved_fraction",
+                         rk_plan_moved_fraction(p), "minimal_fraction", rk_plan_minimal_fraction(p),
+                         "transfers", transfers_json(p, nodes), "nodes", nodes_json(nodes, nn),
+                         "balance", "before", "max", b[0], "min", b[1], "after", "max", b[2], "min",
+                         b[3], "warnings", warnings);
     if (doc && meta && meta->cluster)
         json_object_set_new(doc, "cluster", json_string(meta->cluster));
     if (!doc || !rest || json_object_update(doc, rest)) {

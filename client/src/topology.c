@@ -1,4 +1,5 @@
-/* topology.c — topologies: validation of every rule of SPEC section 1, from JSON or plain values. */
+/* topology.c — topologies: validation of every rule of SPEC section 1, from JSON or plain values.
+ */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +41,11 @@ static int named_cmp(const void *a, const void *b)
 static size_t utf8_char(const unsigned char *p, size_t left, int controls_ok)
 {
     unsigned c = p[0];
-    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                            : c >= 0xF0 && c <= 0xF4                 ? 4
-                                                                     : 0;
+    size_t len = c < 0x80                 ? 1
+                 : c >= 0xC2 && c <= 0xDF ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
     if (len == 0 || len > left)
         return 0;
     if (len == 1)
@@ -180,8 +183,8 @@ static int copy_nodes(rk_topology *t, const rk_node *nodes)
     char *p = t->strings;
     for (size_t i = 0; i < t->n; i++) {
         size_t a = strlen(nodes[i].id) + 1, b = strlen(nodes[i].addr) + 1;
-        t->nodes[i] = (rk_node){memcpy(p, nodes[i].id, a), memcpy(p + a, nodes[i].addr, b),
-                                nodes[i].weight};
+        t->nodes[i] =
+            (rk_node){memcpy(p, nodes[i].id, a), memcpy(p + a, nodes[i].addr, b), nodes[i].weight};
         p += a + b;
     }
     return RK_OK;
@@ -216,10 +219,11 @@ rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_n
         return NULL;
     uint64_t points = total_points(vnode_factor, nodes, n_nodes);
     if (points > RK_MAX_POINTS) {
-        rki_error_set(err, RK_ETOOBIG, "nodes",
-                      "the ring would have %llu points (vnode_factor x total weight), at most %u are "
-                      "allowed; lower vnode_factor or the weights",
-                      (unsigned long long)points, RK_MAX_POINTS);
+        rki_error_set(
+            err, RK_ETOOBIG, "nodes",
+            "the ring would have %llu points (vnode_factor x total weight), at most %u are "
+            "allowed; lower vnode_factor or the weights",
+            (unsigned long long)points, RK_MAX_POINTS);
         return NULL;
     }
     rk_topology *t = calloc(1, sizeof *t);

@@ -9,8 +9,8 @@
 
 /* Fields the server assigns in a version document: accepted and ignored so a fetched version can be
  * edited and published again. */
-static const char *const assigned_fields[] = {"cluster", "version", "state",  "created_at",
-                                              "activated_at", "author", "points", "fingerprint"};
+static const char *const assigned_fields[] = {"cluster",      "version", "state",  "created_at",
+                                              "activated_at", "author",  "points", "fingerprint"};
 
 static int is_assigned(const char *key)
 {
@@ -38,7 +38,8 @@ static const char *shown(const json_t *v, char *buf, size_t size)
 }
 
 /* An integer lo..hi from `v`, or an error on `path`. */
-static int get_int(const json_t *v, long lo, long hi, const char *path, uint32_t *out, rk_error *err)
+static int get_int(const json_t *v, long lo, long hi, const char *path, uint32_t *out,
+                   rk_error *err)
 {
     char buf[48];
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
