@@ -131,8 +131,8 @@ static int get_header(const json_t *doc, rk_hash_alg *hash, uint32_t *vf, const 
 rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
 {
     char buf[48];
-    rk_hash_alg hash;
-    uint32_t vf;
+    rk_hash_alg hash = RK_HASH_FNV1A_32; /* set by get_header; GCC -O3 cannot see it */
+    uint32_t vf = 0;
     const char *comment;
     if (!json_is_object(doc)) {
         rki_error_set(err, RK_ETOPOLOGY, NULL,

@@ -1,0 +1,319 @@
+/* bench_ring.c: lookup, build, plan and memory figures of the ring, and libmemcached's ketama.
+ *
+ * Not a test: it prints each figure (the median of RUNS timed runs, CLOCK_MONOTONIC) next to its
+ * target from the performance issue, with PASS or MISS, and exits 0 unless something fails. The
+ * command and the last results are in docs/PERFORMANCE.md. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libmemcached/memcached.h>
+
+#include "ringkeeper.h"
+
+#define RUNS    11        /* timed runs per figure; the median is reported */
+#define KEYS    (1 << 20) /* 16-byte keys per lookup run */
+#define KEY_LEN 16
+#define BIG     1000 /* the 1M-point ring: BIG nodes x BIG vnodes */
+#define PEER_N  100  /* servers of the ketama peer, as in the 100 x 160 ring */
+
+static volatile uint64_t sink; /* results go here so no timed loop is dead code */
+static int misses, checks;
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(const char *what, const rk_error *err)
+{
+    fprintf(stderr, "bench_ring: %s: %s\n", what, err ? err->message : "failed");
+    exit(1);
+}
+
+/* Prints one figure; `limit` > 0 is a target: at most (or, with at_least, at least) that value. */
+static void report(const char *name, double value, const char *unit, double limit, int at_least)
+{
+    const char *verdict = "";
+    char target[32] = "-";
+    if (limit > 0) {
+        int ok = at_least ? value >= limit : value <= limit;
+        verdict = ok ? "PASS" : "MISS";
+        snprintf(target, sizeof target, "%s %g", at_least ? ">=" : "<=", limit);
+        misses += !ok;
+        checks++;
+    }
+    printf("%-52s %9.2f %-7s %-9s %s\n", name, value, unit, target, verdict);
+}
+
+/* KEYS keys of KEY_LEN printable bytes from a fixed-seed splitmix64, so every run sees the same. */
+static char *make_keys(void)
+{
+    static const char alphabet[] =
+        "abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    char *keys = malloc((size_t)KEYS * KEY_LEN);
+    uint64_t s = 42;
+    if (!keys)
+        die("keys", NULL);
+    for (size_t i = 0; i < (size_t)KEYS * KEY_LEN; i += 8) {
+        uint64_t z = (s += 0x9e3779b97f4a7c15u);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+        z ^= z >> 31;
+        for (int k = 0; k < 8; k++)
+            keys[i + k] = alphabet[(z >> (6 * k)) & 63];
+    }
+    return keys;
+}
+
+/* `nodes` nodes "node-0000".. of weight 1 with `vf` vnodes each. */
+static rk_topology *make_topology(rk_hash_alg alg, size_t nodes, uint32_t vf)
+{
+    rk_node *nd = calloc(nodes, sizeof *nd);
+    char(*id)[32] = calloc(nodes, sizeof *id), (*addr)[80] = calloc(nodes, sizeof *addr);
+    if (!nd || !id || !addr)
+        die("topology", NULL);
+    for (size_t i = 0; i < nodes; i++) {
+        snprintf(id[i], sizeof id[i], "node-%04zu", i);
+        snprintf(addr[i], sizeof addr[i], "10.%zu.%zu.%zu:11211", i >> 16, (i >> 8) & 255, i & 255);
+        nd[i] = (rk_node){id[i], addr[i], 1};
+    }
+    rk_error err = {0};
+    rk_topology *t = rk_topology_new(alg, vf, nd, nodes, NULL, &err);
+    if (!t)
+        die("rk_topology_new", &err);
+    free(nd), free(id), free(addr);
+    return t;
+}
+
+static rk_ring *make_ring(rk_hash_alg alg, size_t nodes, uint32_t vf)
+{
+    rk_error err = {0};
+    rk_topology *t = make_topology(alg, nodes, vf);
+    rk_ring *r = rk_ring_build(t, &err);
+    if (!r)
+        die("rk_ring_build", &err);
+    rk_topology_free(t);
+    return r;
+}
+
+/* Median ns per key of rk_ring_lookup over the keys, hashing included; one untimed warm-up pass. */
+static double time_lookup(const rk_ring *r, const char *keys)
+{
+    double ns[RUNS];
+    for (int run = -1; run < RUNS; run++) {
+        uint64_t acc = 0;
+        double t0 = now_ns();
+        for (size_t i = 0; i < KEYS; i++)
+            acc += rk_ring_lookup(r, keys + i * KEY_LEN, KEY_LEN);
+        if (run >= 0)
+            ns[run] = (now_ns() - t0) / KEYS;
+        sink += acc;
+    }
+    return median(ns, RUNS);
+}
+
+/* Median ms of rk_ring_build on `t` (the topology is made once, outside the timing); the first
+ * run's time goes to *first. */
+static double time_build(rk_topology *t, double *first)
+{
+    double ms[RUNS];
+    for (int run = 0; run < RUNS; run++) {
+        rk_error err = {0};
+        double t0 = now_ns();
+        rk_ring *r = rk_ring_build(t, &err);
+        ms[run] = (now_ns() - t0) / 1e6;
+        if (!r)
+            die("rk_ring_build", &err);
+        sink += rk_ring_fingerprint(r);
+        rk_ring_free(r);
+    }
+    *first = ms[0];
+    return median(ms, RUNS);
+}
+
+/* Median ms of rk_plan_new between two built rings (no steps). */
+static double time_plan(const rk_ring *a, const rk_ring *b, size_t *arcs)
+{
+    double ms[RUNS];
+    for (int run = 0; run < RUNS; run++) {
+        rk_error err = {0};
+        double t0 = now_ns();
+        rk_plan *p = rk_plan_new(a, b, NULL, &err);
+        ms[run] = (now_ns() - t0) / 1e6;
+        if (!p)
+            die("rk_plan_new", &err);
+        rk_plan_arcs(p, arcs);
+        sink += *arcs;
+        rk_plan_free(p);
+    }
+    return median(ms, RUNS);
+}
+
+/* libmemcached with PEER_N servers "10.0.0.N:11211" (hashing touches no network), keys hashed
+ * with `key_hash`: the ketama continuum (MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA, KETAMA_HASH MD5;
+ * 100 points a server, which libmemcached 1.1.4 hashes with the key hash) or, `weighted`,
+ * libketama's own (MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED: MD5, 4 points per digest, 156 a server). */
+static memcached_st *make_peer(int weighted, memcached_hash_t key_hash)
+{
+    memcached_st *m = memcached_create(NULL);
+    memcached_return_t rc = m ? MEMCACHED_SUCCESS : MEMCACHED_FAILURE;
+    if (rc == MEMCACHED_SUCCESS && weighted)
+        rc = memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+    if (rc == MEMCACHED_SUCCESS && !weighted)
+        rc = memcached_behavior_set(m, MEMCACHED_BEHAVIOR_DISTRIBUTION,
+                                    MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA);
+    if (rc == MEMCACHED_SUCCESS && !weighted)
+        rc = memcached_behavior_set(m, MEMCACHED_BEHAVIOR_KETAMA_HASH, MEMCACHED_HASH_MD5);
+    if (rc == MEMCACHED_SUCCESS)
+        rc = memcached_behavior_set(m, MEMCACHED_BEHAVIOR_HASH, key_hash);
+    for (int i = 1; rc == MEMCACHED_SUCCESS && i <= PEER_N; i++) {
+        char host[32];
+        snprintf(host, sizeof host, "10.0.0.%d", i);
+        rc = memcached_server_add(m, host, 11211);
+    }
+    if (rc != MEMCACHED_SUCCESS)
+        die("libmemcached setup", NULL);
+    return m;
+}
+
+/* Median ns per key of memcached_generate_hash, reported as `name`. */
+static double time_peer(const char *name, int weighted, memcached_hash_t key_hash, const char *keys)
+{
+    memcached_st *m = make_peer(weighted, key_hash);
+    double ns[RUNS];
+    for (int run = -1; run < RUNS; run++) {
+        uint64_t acc = 0;
+        double t0 = now_ns();
+        for (size_t i = 0; i < KEYS; i++)
+            acc += memcached_generate_hash(m, keys + i * KEY_LEN, KEY_LEN);
+        if (run >= 0)
+            ns[run] = (now_ns() - t0) / KEYS;
+        sink += acc;
+    }
+    char label[80];
+    snprintf(label, sizeof label, "peer: %s (%u pts)", name, m->ketama.continuum_points_counter);
+    report(label, median(ns, RUNS), "ns/key", 0, 0);
+    memcached_free(m);
+    return median(ns, RUNS);
+}
+
+static const rk_hash_alg algs[] = {RK_HASH_XXH3_64, RK_HASH_FNV1A_32, RK_HASH_MD5_32};
+static const double small_target[] = {15, 25, 0}; /* ns/key on 16k points; none for md5_32 */
+static const double big_target[] = {60, 60, 0};   /* ns/key on 1M points */
+static const double build_target[] = {20, 20, 0}; /* ms for 1M points */
+
+/* Lookup ns/key of each hash on 100 x 160 (kept in small[] for the peer ratios) and BIG x BIG. */
+static void lookups(const char *keys, double *small)
+{
+    char name[64];
+    for (size_t a = 0; a < 3; a++) {
+        const char *h = rk_hash_name(algs[a]);
+        rk_ring *r = make_ring(algs[a], 100, 160);
+        snprintf(name, sizeof name, "lookup %s, 100 x 160 (%zu points)", h, rk_ring_point_count(r));
+        report(name, small[a] = time_lookup(r, keys), "ns/key", small_target[a], 0);
+        rk_ring_free(r);
+        r = make_ring(algs[a], BIG, BIG);
+        snprintf(name, sizeof name, "lookup %s, %d x %d (%zu points)", h, BIG, BIG,
+                 rk_ring_point_count(r));
+        report(name, time_lookup(r, keys), "ns/key", big_target[a], 0);
+        rk_ring_free(r);
+    }
+}
+
+static void memory(void)
+{
+    char name[64];
+    size_t shape[2][2] = {{100, 160}, {BIG, BIG}};
+    for (size_t s = 0; s < 2; s++) {
+        for (size_t a = 0; a < 2; a++) { /* 32-bit hashes share one layout: md5_32 as fnv1a_32 */
+            rk_ring *r = make_ring(algs[a], shape[s][0], (uint32_t)shape[s][1]);
+            snprintf(name, sizeof name, "bytes per point, %s, %zu x %zu", rk_hash_name(algs[a]),
+                     shape[s][0], shape[s][1]);
+            report(name, (double)rk_ring_memory(r) / (double)rk_ring_point_count(r), "B", 12, 0);
+            rk_ring_free(r);
+        }
+    }
+}
+
+/* Run first: the first build of the process gets fresh pages from the kernel (page faults), later
+ * ones mostly reuse memory the allocator kept; the first is shown apart, without a target. */
+static void builds(void)
+{
+    char name[64];
+    for (size_t a = 0; a < 3; a++) {
+        rk_topology *t = make_topology(algs[a], BIG, BIG);
+        double first, ms = time_build(t, &first);
+        snprintf(name, sizeof name, "build %s, %d x %d (1M points)", rk_hash_name(algs[a]), BIG,
+                 BIG);
+        report(name, ms, "ms", build_target[a], 0);
+        if (a == 0)
+            report("  the first build of the process (fresh pages)", first, "ms", 0, 0);
+        rk_topology_free(t);
+    }
+}
+
+/* BIG x BIG (1,000,000 points) to the same plus one node of weight 1 (1,001,000 points). */
+static void plan(void)
+{
+    rk_ring *a = make_ring(RK_HASH_XXH3_64, BIG, BIG),
+            *b = make_ring(RK_HASH_XXH3_64, BIG + 1, BIG);
+    size_t arcs = 0;
+    double ms = time_plan(a, b, &arcs);
+    char name[80];
+    snprintf(name, sizeof name, "plan xxh3_64, %zu -> %zu points (+1 node)", rk_ring_point_count(a),
+             rk_ring_point_count(b));
+    report(name, ms, "ms", 10, 0);
+    printf("  (%zu moving arcs)\n", arcs);
+    rk_ring_free(a), rk_ring_free(b);
+}
+
+/* libmemcached's ketama as the peer, and our ratio (peer ns / our ns) on the 100 x 160 ring. The
+ * peer of the target hashes keys with MD5, as ketama does; the others show what a cheaper key hash
+ * on their side leaves of the ratio. */
+static void peer(const char *keys, const double *small)
+{
+    printf("  (peer: libmemcached %s, %d servers)\n", memcached_lib_version(), PEER_N);
+    double md5 = time_peer("ketama, md5 keys", 0, MEMCACHED_HASH_MD5, keys);
+    double lib = time_peer("libketama-compatible", 1, MEMCACHED_HASH_MD5, keys);
+    double oaat = time_peer("ketama, default keys (oaat)", 0, MEMCACHED_HASH_DEFAULT, keys);
+    double fnv = time_peer("ketama, fnv1a_32 keys", 0, MEMCACHED_HASH_FNV1A_32, keys);
+    report("ratio ketama(md5) / ours xxh3_64", md5 / small[0], "x", 10, 1);
+    report("ratio ketama(md5) / ours fnv1a_32", md5 / small[1], "x", 10, 1);
+    report("ratio ketama(md5) / ours md5_32", md5 / small[2], "x", 0, 0);
+    report("ratio libketama-compatible / ours xxh3_64", lib / small[0], "x", 0, 0);
+    report("ratio ketama(oaat) / ours xxh3_64", oaat / small[0], "x", 0, 0);
+    report("ratio ketama(fnv1a_32) / ours fnv1a_32", fnv / small[1], "x", 0, 0);
+}
+
+int main(void)
+{
+    char *keys = make_keys();
+    double small[3];
+    printf("bench_ring: %d keys of %d bytes, median of %d runs\n", KEYS, KEY_LEN, RUNS);
+    printf("%-52s %9s %-7s %-9s %s\n", "figure", "median", "unit", "target", "result");
+    builds();
+    lookups(keys, small);
+    plan();
+    memory();
+    peer(keys, small);
+    printf("%d of %d targets met\n", checks - misses, checks);
+    free(keys);
+    return 0;
+}
