@@ -29,7 +29,7 @@ struct rk_ring {
     rk_topology *topo;    /* reference held */
     unsigned bits;        /* hash space is 2^bits */
     size_t n;             /* number of points */
-    uint64_t *pos;        /* point positions, ascending */
+    uint64_t *pos;        /* n positions ascending, then 16 sentinels of UINT64_MAX */
     uint16_t *node16;     /* node index per point when there are < 65536 nodes, else NULL */
     uint32_t *node32;     /* node index per point otherwise */
     uint32_t *bucket;     /* first point of each top-bits bucket; nbuckets + 1 entries */
@@ -48,8 +48,8 @@ static inline uint32_t rki_node_at(const rk_ring *r, size_t i)
 }
 
 /* Stable sort of n (key, val) pairs by key; may swap *key and *val for other buffers of the same
- * size (the caller frees whatever they point to afterwards). Input order breaks ties: ring.c emits
- * points in (node id, index) order, which is the tie rule of SPEC section 2. */
+ * size (the caller frees whatever they point to afterwards). Input order breaks ties. Used by the
+ * plan (grouping arcs by node pair and by source); the ring has its own in-place sort. */
 int rki_radix_sort(uint64_t **key, uint32_t **val, size_t n);
 
 /* Packs `arcs` (n, sorted by first) into steps that each move at most `max_step` of the hash space,
