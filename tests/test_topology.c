@@ -307,6 +307,22 @@ static void test_error_names(void **state)
     assert_string_equal(rk_strerror(12345), "unknown error");
 }
 
+static void test_cluster_names(void **state)
+{
+    (void)state;
+    const char *good[] = {"cache", "a", "0", "eu-west.cache_2",
+                          "a123456789012345678901234567890123456789012345678901234567890bc"};
+    const char *bad[] = {
+        "",      "-cache", ".a",
+        "_a",    "Cache",  "ca che",
+        "caché", "a/b",    "a123456789012345678901234567890123456789012345678901234567890bcd"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        assert_true(rk_cluster_name_valid(good[i]));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(rk_cluster_name_valid(bad[i]));
+    assert_false(rk_cluster_name_valid(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_new_rules),
         cmocka_unit_test(test_refcount),
         cmocka_unit_test(test_error_names),
+        cmocka_unit_test(test_cluster_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,6 +123,9 @@ RK_API uint64_t rk_topology_points(const rk_topology *t);
  * (json_decref). NULL when out of memory. */
 RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
 
+/* Non-zero when `name` is a valid cluster name: ^[a-z0-9][a-z0-9._-]{0,62}$ (SPEC section 1). */
+RK_API int rk_cluster_name_valid(const char *name);
+
 /* ---- Ring (SPEC section 2) ---- */
 
 typedef struct rk_ring rk_ring;

@@ -318,3 +318,16 @@ json_t *rk_topology_to_json(const rk_topology *t)
     }
     return doc;
 }
+
+int rk_cluster_name_valid(const char *name)
+{
+    size_t n = 0;
+    for (; name && name[n]; n++) {
+        char c = name[n];
+        int ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 (n > 0 && (c == '.' || c == '_' || c == '-'));
+        if (!ok || n >= 63)
+            return 0;
+    }
+    return n > 0;
+}
