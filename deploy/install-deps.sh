@@ -8,7 +8,8 @@ fi
 packages=(
     build-essential cmake pkg-config git clang-format
     libjansson-dev libxxhash-dev nettle-dev # ring library: JSON, XXH3, MD5
-    libsqlite3-dev                          # ringkeeperd's store
+    libsqlite3-dev libmicrohttpd-dev        # ringkeeperd: its store and its HTTP server
+    curl sqlite3                            # integration tests and the README walkthrough
     libcmocka-dev                           # unit tests
     libmemcached-dev                        # the benchmark's ketama peer only
 )

@@ -1,0 +1,198 @@
+/* api_cache.c — the small LRU caches of the API: serialized active version documents per cluster
+ * (GET /ring answers without SQL or JSON work) and built rings per version (GET /plan). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+
+struct rki_cache {
+    pthread_mutex_t lock;        /* guards everything below and every entry's refs and used */
+    rki_entry **slots;           /* max_entries slots, NULL when free */
+    size_t max_entries;          /* slot count */
+    size_t max_bytes;            /* budget for the sizes of kept entries */
+    size_t bytes;                /* sizes of kept entries */
+    uint64_t clock;              /* LRU clock */
+    uint64_t gen;                /* bumped by every eviction and rki_cache_raise */
+    void (*free_value)(void *v); /* frees an entry's value */
+};
+
+rki_cache *rki_cache_new(size_t max_entries, size_t max_bytes, void (*free_value)(void *))
+{
+    rki_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->slots = calloc(max_entries, sizeof *c->slots);
+    if (!c->slots || pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c->slots);
+        free(c);
+        return NULL;
+    }
+    c->max_entries = max_entries;
+    c->max_bytes = max_bytes;
+    c->free_value = free_value;
+    return c;
+}
+
+static void entry_free(rki_cache *c, rki_entry *e)
+{
+    c->free_value(e->value);
+    free(e);
+}
+
+void rki_cache_free(rki_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->max_entries; i++) {
+        if (c->slots[i])
+            entry_free(c, c->slots[i]);
+    }
+    pthread_mutex_destroy(&c->lock);
+    free(c->slots);
+    free(c);
+}
+
+uint64_t rki_cache_gen(rki_cache *c)
+{
+    pthread_mutex_lock(&c->lock);
+    uint64_t gen = c->gen;
+    pthread_mutex_unlock(&c->lock);
+    return gen;
+}
+
+/* Takes slot i's entry out of the table and drops the table's hold; frees it when that was the
+ * last (values are freed under the lock: a free() is quick, and no holder can see it). */
+static void drop_slot_locked(rki_cache *c, size_t i)
+{
+    rki_entry *e = c->slots[i];
+    c->slots[i] = NULL;
+    c->bytes -= e->size;
+    e->refs--;
+    if (e->refs == 0)
+        entry_free(c, e);
+}
+
+static size_t find_locked(rki_cache *c, const char *cluster, int64_t key)
+{
+    for (size_t i = 0; i < c->max_entries; i++) {
+        rki_entry *e = c->slots[i];
+        if (e && e->key == key && strcmp(e->cluster, cluster) == 0)
+            return i;
+    }
+    return c->max_entries;
+}
+
+rki_entry *rki_cache_get(rki_cache *c, const char *cluster, int64_t key)
+{
+    rki_entry *e = NULL;
+    pthread_mutex_lock(&c->lock);
+    size_t i = find_locked(c, cluster, key);
+    if (i < c->max_entries) {
+        e = c->slots[i];
+        e->refs++;
+        e->used = ++c->clock;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return e;
+}
+
+/* A free slot when there is one and `size` more bytes fit; otherwise evicts the least recently
+ * used entry and returns max_entries (call again). Lock held; the table is not empty. */
+static size_t room_locked(rki_cache *c, size_t size)
+{
+    size_t free_slot = c->max_entries, lru = c->max_entries;
+    for (size_t i = 0; i < c->max_entries; i++) {
+        if (!c->slots[i])
+            free_slot = i;
+        else if (lru == c->max_entries || c->slots[i]->used < c->slots[lru]->used)
+            lru = i;
+    }
+    if (free_slot < c->max_entries && c->bytes + size <= c->max_bytes)
+        return free_slot;
+    drop_slot_locked(c, lru);
+    c->gen++;
+    return c->max_entries;
+}
+
+/* Puts held entry `e` into the table in place of the entry of its key, evicting others as
+ * needed. Lock held. */
+static void keep_locked(rki_cache *c, rki_entry *e)
+{
+    size_t i = find_locked(c, e->cluster, e->key);
+    if (i < c->max_entries)
+        drop_slot_locked(c, i);
+    /* Ends: each round evicts one entry, and an empty table has room (size <= max_bytes). */
+    do {
+        i = room_locked(c, e->size);
+    } while (i == c->max_entries);
+    c->slots[i] = e;
+    c->bytes += e->size;
+    e->refs++;
+    e->used = ++c->clock;
+}
+
+/* Non-zero when `e` may replace what the table holds for its key (see api_internal.h). Lock
+ * held. */
+static int may_keep_locked(rki_cache *c, const rki_entry *e, uint64_t gen)
+{
+    if (e->size > c->max_bytes || c->max_entries == 0)
+        return 0;
+    size_t i = find_locked(c, e->cluster, e->key);
+    return i < c->max_entries ? c->slots[i]->tag <= e->tag : gen == c->gen;
+}
+
+/* A new entry holding `value`, with the caller's hold; NULL (value freed) when out of memory. */
+static rki_entry *entry_new(rki_cache *c, const char *cluster, int64_t key, int64_t tag,
+                            void *value, size_t size)
+{
+    rki_entry *e = calloc(1, sizeof *e);
+    if (!e) {
+        c->free_value(value);
+        return NULL;
+    }
+    snprintf(e->cluster, sizeof e->cluster, "%s", cluster);
+    e->key = key;
+    e->tag = tag;
+    e->value = value;
+    e->size = size;
+    e->refs = 1;
+    return e;
+}
+
+rki_entry *rki_cache_put(rki_cache *c, const char *cluster, int64_t key, int64_t tag, void *value,
+                         size_t size, uint64_t gen)
+{
+    rki_entry *e = entry_new(c, cluster, key, tag, value, size);
+    if (!e)
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    /* A longer name would have been cut: never keep it under the wrong key. */
+    if (strlen(cluster) < RK_CLUSTER_MAX && may_keep_locked(c, e, gen))
+        keep_locked(c, e);
+    pthread_mutex_unlock(&c->lock);
+    return e;
+}
+
+void rki_cache_release(rki_cache *c, rki_entry *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&c->lock);
+    e->refs--;
+    int last = e->refs == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (last)
+        entry_free(c, e);
+}
+
+void rki_cache_raise(rki_cache *c, const char *cluster, int64_t key, int64_t tag)
+{
+    pthread_mutex_lock(&c->lock);
+    size_t i = find_locked(c, cluster, key);
+    if (i < c->max_entries && c->slots[i]->tag < tag)
+        drop_slot_locked(c, i);
+    c->gen++; /* loads that began before this may be older than `tag`: keep them out */
+    pthread_mutex_unlock(&c->lock);
+}

@@ -1,0 +1,380 @@
+/* auth.c — ringkeeperd's bearer tokens: loading and validating the token file, checking an
+ * Authorization header in constant time, and reloading without readers ever seeing half a table.
+ * Only SHA-256 digests of tokens stay in memory: comparing fixed-size digests leaks neither a
+ * token's bytes nor its length, and no message can print a token it doesn't have. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <nettle/sha2.h>
+
+#include "auth.h"
+
+#define NAME_MAX_BYTES 64
+#define TOKEN_MIN      16
+#define TOKEN_MAX      256
+#define MAX_TOKENS     1024 /* every check compares against all of them */
+#define ANONYMOUS      "anonymous"
+#define DIGEST_SIZE    SHA256_DIGEST_SIZE
+
+typedef struct token {
+    char name[NAME_MAX_BYTES + 1]; /* who the token belongs to */
+    uint8_t digest[DIGEST_SIZE];   /* SHA-256 of the token */
+    size_t line;                   /* line of the file, for duplicate messages */
+} token;
+
+typedef struct table {
+    size_t n;      /* tokens used */
+    size_t cap;    /* tokens allocated */
+    token *tokens; /* n entries */
+} table;
+
+struct rk_auth {
+    pthread_rwlock_t lock; /* readers: checks; writer: the swap in reload */
+    table *tab;            /* current tokens (at least one), or NULL when path is NULL */
+    char *path;            /* token file, or NULL: no tokens, writes as "anonymous" */
+};
+
+/* State of one pass over a token file. */
+typedef struct parser {
+    const char *path; /* for messages */
+    size_t line;      /* current line, from 1 */
+    table *tab;       /* tokens read so far */
+} parser;
+
+/* Clears memory the compiler can't prove dead otherwise (it held token bytes). */
+static void wipe(void *p, size_t n)
+{
+    volatile unsigned char *v = p;
+    while (n--)
+        *v++ = 0;
+}
+
+static int set_err(rk_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int set_err(rk_error *err, int code, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    err->code = code;
+    err->field[0] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* A refusal of the current line: "tokens.txt:3: ...". */
+static int line_err(const parser *p, rk_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int line_err(const parser *p, rk_error *err, const char *fmt, ...)
+{
+    char what[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return set_err(err, RK_EINVAL, "%s:%zu: %s", p->path, p->line, what);
+}
+
+static void table_free(table *t)
+{
+    if (!t)
+        return;
+    wipe(t->tokens, t->cap * sizeof *t->tokens);
+    free(t->tokens);
+    free(t);
+}
+
+static void digest_of(const char *text, size_t len, uint8_t out[DIGEST_SIZE])
+{
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    sha256_update(&ctx, len, (const uint8_t *)text);
+    sha256_digest(&ctx, DIGEST_SIZE, out);
+}
+
+static int name_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+}
+
+/* The name is not quoted in messages: a line written "token:name" would put a secret there. */
+static int check_name(const parser *p, const char *name, size_t len, rk_error *err)
+{
+    if (len == 0)
+        return line_err(p, err, "the name before ':' is empty; write \"name:token\"");
+    if (len > NAME_MAX_BYTES)
+        return line_err(p, err, "the name is longer than %d bytes", NAME_MAX_BYTES);
+    for (size_t i = 0; i < len; i++) {
+        if (!name_char((unsigned char)name[i]))
+            return line_err(p, err, "byte %zu of the name is not one of [A-Za-z0-9._-]", i + 1);
+    }
+    return RK_OK;
+}
+
+/* `name` is valid by now, so messages may quote it; never the token. */
+static int check_token(const parser *p, const char *name, const char *tok, size_t len,
+                       rk_error *err)
+{
+    if (len < TOKEN_MIN)
+        return line_err(p, err, "the token of \"%s\" is shorter than %d bytes", name, TOKEN_MIN);
+    if (len > TOKEN_MAX)
+        return line_err(p, err, "the token of \"%s\" is longer than %d bytes", name, TOKEN_MAX);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)tok[i];
+        if (c <= ' ' || c > '~')
+            return line_err(p, err,
+                            "byte %zu of the token of \"%s\" is a space or not printable ASCII",
+                            i + 1, name);
+    }
+    return RK_OK;
+}
+
+static int check_unique(const parser *p, const token *t, rk_error *err)
+{
+    for (size_t i = 0; i < p->tab->n; i++) {
+        const token *o = &p->tab->tokens[i];
+        if (strcmp(o->name, t->name) == 0)
+            return line_err(p, err, "the name \"%s\" is already used on line %zu", t->name,
+                            o->line);
+        if (memcmp(o->digest, t->digest, DIGEST_SIZE) == 0)
+            return line_err(p, err, "the token of \"%s\" is the same as that of \"%s\" (line %zu)",
+                            t->name, o->name, o->line);
+    }
+    return RK_OK;
+}
+
+/* Doubles the room; not realloc, which could leave token digests behind in freed memory. */
+static int grow(table *tab)
+{
+    size_t cap = tab->cap ? tab->cap * 2 : 8;
+    token *grown = calloc(cap, sizeof *grown);
+    if (!grown)
+        return -1;
+    if (tab->n)
+        memcpy(grown, tab->tokens, tab->n * sizeof *grown);
+    wipe(tab->tokens, tab->cap * sizeof *tab->tokens);
+    free(tab->tokens);
+    tab->tokens = grown;
+    tab->cap = cap;
+    return 0;
+}
+
+static int append(parser *p, const token *t, rk_error *err)
+{
+    table *tab = p->tab;
+    if (tab->n == MAX_TOKENS)
+        return line_err(p, err, "more than %d tokens", MAX_TOKENS);
+    if (tab->n == tab->cap && grow(tab) != 0)
+        return set_err(err, RK_ENOMEM, "out of memory reading %s", p->path);
+    tab->tokens[tab->n++] = *t;
+    return RK_OK;
+}
+
+static int is_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != ' ' && s[i] != '\t')
+            return 0;
+    }
+    return 1;
+}
+
+/* One line of `len` bytes, its "\n" or "\r\n" included; may contain NUL bytes. */
+static int parse_line(parser *p, const char *line, size_t len, rk_error *err)
+{
+    if (len > 0 && line[len - 1] == '\n')
+        len--;
+    if (len > 0 && line[len - 1] == '\r')
+        len--;
+    if (is_blank(line, len) || line[0] == '#')
+        return RK_OK;
+    const char *colon = memchr(line, ':', len);
+    if (!colon)
+        return line_err(p, err, "expected \"name:token\", found no ':'");
+    size_t name_len = (size_t)(colon - line);
+    int rc = check_name(p, line, name_len, err);
+    if (rc != RK_OK)
+        return rc;
+    token t = {.line = p->line};
+    memcpy(t.name, line, name_len);
+    rc = check_token(p, t.name, colon + 1, len - name_len - 1, err);
+    if (rc != RK_OK)
+        return rc;
+    digest_of(colon + 1, len - name_len - 1, t.digest);
+    rc = check_unique(p, &t, err);
+    if (rc == RK_OK)
+        rc = append(p, &t, err);
+    wipe(&t, sizeof t);
+    return rc;
+}
+
+static int parse_file(parser *p, FILE *f, rk_error *err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = RK_OK;
+    for (;;) {
+        ssize_t len = getline(&line, &cap, f);
+        if (len < 0)
+            break;
+        p->line++;
+        rc = parse_line(p, line, (size_t)len, err);
+        if (rc != RK_OK)
+            break;
+    }
+    if (rc == RK_OK && ferror(f))
+        rc = set_err(err, RK_EIO, "cannot read %s: %s", p->path, strerror(errno));
+    /* An empty file would silently open every write to anyone: refuse it. */
+    if (rc == RK_OK && p->tab->n == 0)
+        rc = set_err(err, RK_EINVAL,
+                     "%s has no tokens; add \"name:token\" lines or run without --token-file",
+                     p->path);
+    wipe(line, cap);
+    free(line);
+    return rc;
+}
+
+/* Reads and validates the whole file into a new table; nothing is kept on error. */
+static int load(const char *path, table **out, rk_error *err)
+{
+    parser p = {.path = path, .tab = calloc(1, sizeof(table))};
+    if (!p.tab)
+        return set_err(err, RK_ENOMEM, "out of memory reading %s", path);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        int e = errno;
+        table_free(p.tab);
+        return set_err(err, RK_EIO, "cannot open the token file %s: %s", path, strerror(e));
+    }
+    int rc = parse_file(&p, f, err);
+    fclose(f);
+    if (rc != RK_OK) {
+        table_free(p.tab);
+        return rc;
+    }
+    *out = p.tab;
+    return RK_OK;
+}
+
+rk_auth *rk_auth_new(const char *path, rk_error *err)
+{
+    rk_auth *a = calloc(1, sizeof *a);
+    if (!a) {
+        set_err(err, RK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_rwlock_init(&a->lock, NULL);
+    if (!path)
+        return a;
+    a->path = strdup(path);
+    int rc = a->path ? load(path, &a->tab, err) : set_err(err, RK_ENOMEM, "out of memory");
+    if (rc != RK_OK) {
+        rk_auth_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void rk_auth_free(rk_auth *a)
+{
+    if (!a)
+        return;
+    table_free(a->tab);
+    free(a->path);
+    pthread_rwlock_destroy(&a->lock);
+    free(a);
+}
+
+int rk_auth_reload(rk_auth *a, rk_error *err)
+{
+    if (!a->path)
+        return RK_OK;
+    table *fresh = NULL;
+    int rc = load(a->path, &fresh, err);
+    if (rc != RK_OK)
+        return rc;
+    pthread_rwlock_wrlock(&a->lock);
+    table *old = a->tab;
+    a->tab = fresh;
+    pthread_rwlock_unlock(&a->lock);
+    table_free(old);
+    return RK_OK;
+}
+
+/* Fixed for the object's life: a token file can't be reloaded into having no tokens. */
+int rk_auth_enabled(rk_auth *a)
+{
+    return a->path != NULL;
+}
+
+/* The token of "Bearer <token>": scheme in any case, one space or more, trailing blanks
+ * dropped. Non-zero when there is none. */
+static int bearer_token(const char *h, const char **tok, size_t *len)
+{
+    if (!h)
+        return -1;
+    while (*h == ' ' || *h == '\t')
+        h++;
+    if (strncasecmp(h, "Bearer", 6) != 0 || h[6] != ' ')
+        return -1;
+    h += 6;
+    while (*h == ' ')
+        h++;
+    size_t n = strlen(h);
+    while (n > 0 && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+        n--;
+    *tok = h;
+    *len = n;
+    return n == 0 ? -1 : 0;
+}
+
+/* The token whose digest is `d`, or NULL. Looks at every token and every byte, branch-free, so
+ * the time says nothing about which bytes or which token matched. */
+static const token *find(const table *t, const uint8_t d[DIGEST_SIZE])
+{
+    size_t hit = t->n;
+    for (size_t i = 0; i < t->n; i++) {
+        uint32_t diff = 0;
+        for (size_t j = 0; j < DIGEST_SIZE; j++)
+            diff |= (uint32_t)(t->tokens[i].digest[j] ^ d[j]);
+        size_t equal = (size_t)((diff - 1u) >> 31); /* 1 only when diff == 0 (diff <= 255) */
+        size_t mask = (size_t)0 - equal;
+        hit = (hit & ~mask) | (i & mask);
+    }
+    return hit < t->n ? &t->tokens[hit] : NULL;
+}
+
+static void copy_name(char *out, size_t size, const char *name)
+{
+    if (out && size > 0)
+        snprintf(out, size, "%s", name);
+}
+
+int rk_auth_check(rk_auth *a, const char *authorization, char *name_out, size_t name_size)
+{
+    if (!rk_auth_enabled(a)) {
+        copy_name(name_out, name_size, ANONYMOUS);
+        return RK_AUTH_OK;
+    }
+    const char *tok;
+    size_t len;
+    if (bearer_token(authorization, &tok, &len) != 0)
+        return RK_AUTH_MISSING;
+    uint8_t digest[DIGEST_SIZE];
+    digest_of(tok, len, digest); /* outside the lock: reloads wait less */
+    pthread_rwlock_rdlock(&a->lock);
+    const token *hit = find(a->tab, digest);
+    if (hit)
+        copy_name(name_out, name_size, hit->name);
+    pthread_rwlock_unlock(&a->lock);
+    return hit ? RK_AUTH_OK : RK_AUTH_WRONG;
+}

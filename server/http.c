@@ -1,0 +1,424 @@
+/* http.c — ringkeeperd on libmicrohttpd: request state, auth, body cap, long polls, logging. */
+#include <netdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "http.h"
+
+#define TICK_MS 1000 /* longest sleep of the long-poll timer when no deadline is nearer */
+
+/* A long poll held by MHD_suspend_connection until an activation of its cluster or its deadline. */
+typedef struct waiter {
+    struct waiter *next;          /* in rk_http.waiters */
+    struct MHD_Connection *conn;  /* suspended connection */
+    char cluster[RK_CLUSTER_MAX]; /* woken by an activation of this cluster */
+    struct timespec deadline;     /* CLOCK_MONOTONIC */
+} waiter;
+
+/* Per-request state (MHD's *req_cls): made on the first call, freed when the request completes. */
+typedef struct req_state {
+    struct timespec start; /* CLOCK_MONOTONIC, for the log and the latency histogram */
+    char method[16];       /* for the log line */
+    char path[256];        /* for the log line, cut */
+    char author[72];       /* token name for writes, "-" for reads */
+    char *body;            /* request body so far */
+    size_t len, cap;       /* its length and allocation */
+    int too_big;           /* the body passed the cap: answered 413, the rest is dropped */
+    int held;              /* suspended for a long poll; the next call answers at once */
+    waiter w;              /* the long-poll registration while held */
+    int status;            /* answered status, for the log */
+    size_t bytes;          /* answered body bytes, for the log */
+    const char *route;     /* route pattern, for metrics */
+} req_state;
+
+struct rk_http {
+    struct MHD_Daemon *d;         /* the daemon */
+    rk_http_config cfg;           /* as started */
+    unsigned port;                /* bound port */
+    atomic_long inflight;         /* requests started and not completed */
+    _Atomic uint64_t activations; /* counted under mu, so a hold sees any it missed */
+    pthread_mutex_t mu;           /* guards waiters and stopping */
+    pthread_cond_t cv;            /* wakes the timer thread */
+    waiter *waiters;              /* held long polls */
+    int stopping;                 /* the timer thread exits */
+    pthread_t timer;              /* resumes long polls whose deadline passed */
+};
+
+static double elapsed(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) / 1e9;
+}
+
+static int before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* ---- long polls ---- */
+
+/* Unlinks `w` and resumes its connection; the caller holds h->mu. */
+static void release(rk_http *h, waiter **link)
+{
+    waiter *w = *link;
+    *link = w->next;
+    MHD_resume_connection(w->conn);
+    rk_metrics_waiting(h->cfg.metrics, -1);
+}
+
+/* Holds the request until an activation of its cluster or its deadline. Returns -1 when the server
+ * is stopping (answer at once), 1 when an activation came since `seen` (look again). */
+static int hold(rk_http *h, req_state *st, struct MHD_Connection *c, const rk_response *r,
+                uint64_t seen)
+{
+    pthread_mutex_lock(&h->mu);
+    if (h->stopping || atomic_load(&h->activations) != seen) {
+        int rc = h->stopping ? -1 : 1;
+        pthread_mutex_unlock(&h->mu);
+        return rc;
+    }
+    st->held = 1;
+    st->w.conn = c;
+    snprintf(st->w.cluster, sizeof st->w.cluster, "%s", r->wait_cluster);
+    clock_gettime(CLOCK_MONOTONIC, &st->w.deadline);
+    st->w.deadline.tv_sec += r->wait_seconds;
+    MHD_suspend_connection(c); /* before it is listed, so no resume can come first */
+    st->w.next = h->waiters;
+    h->waiters = &st->w;
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    rk_metrics_waiting(h->cfg.metrics, +1);
+    return 0;
+}
+
+/* Activation hook of the app: answer every long poll of that cluster now. */
+static void on_activation(void *arg, const char *cluster, int64_t version)
+{
+    rk_http *h = arg;
+    (void)version;
+    pthread_mutex_lock(&h->mu);
+    atomic_fetch_add(&h->activations, 1);
+    for (waiter **link = &h->waiters; *link;) {
+        if (strcmp((*link)->cluster, cluster) == 0)
+            release(h, link);
+        else
+            link = &(*link)->next;
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void *timer_main(void *arg)
+{
+    rk_http *h = arg;
+    pthread_mutex_lock(&h->mu);
+    while (!h->stopping) {
+        struct timespec now, wake;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        wake = now;
+        wake.tv_sec += TICK_MS / 1000;
+        for (waiter **link = &h->waiters; *link;) {
+            if (!before(&now, &(*link)->deadline)) {
+                release(h, link);
+                continue;
+            }
+            if (before(&(*link)->deadline, &wake))
+                wake = (*link)->deadline;
+            link = &(*link)->next;
+        }
+        pthread_cond_timedwait(&h->cv, &h->mu, &wake);
+    }
+    while (h->waiters) /* stopping: every held poll answers now (304 or the new ring) */
+        release(h, &h->waiters);
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+/* ---- requests ---- */
+
+static const char *header_of(const rk_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->ctx, MHD_HEADER_KIND, name);
+}
+
+static const char *query_of(const rk_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->ctx, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk_response *r)
+{
+    struct MHD_Response *m =
+        r->body ? MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE)
+                : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!m) {
+        rk_response_clear(r);
+        return MHD_NO;
+    }
+    r->body = NULL; /* the MHD response owns it now */
+    if (r->content_type)
+        MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+    if (r->etag[0])
+        MHD_add_response_header(m, MHD_HTTP_HEADER_ETAG, r->etag);
+    if (r->location[0])
+        MHD_add_response_header(m, MHD_HTTP_HEADER_LOCATION, r->location);
+    if (r->allow)
+        MHD_add_response_header(m, MHD_HTTP_HEADER_ALLOW, r->allow);
+    st->status = r->status;
+    st->bytes = r->body_len;
+    st->route = r->route;
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, m);
+    MHD_destroy_response(m);
+    return ok;
+}
+
+/* An error the HTTP layer answers itself, before the API sees the request. */
+static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int status,
+                                  const char *code, const char *message)
+{
+    rk_response r = {0};
+    rk_response_error(&r, status, code, NULL, "%s", message);
+    r.route = "other";
+    return send_response(c, st, &r);
+}
+
+static enum MHD_Result answer(rk_http *h, struct MHD_Connection *c, req_state *st)
+{
+    rk_request req = {.method = st->method,
+                      .path = st->path,
+                      .query = query_of,
+                      .header = header_of,
+                      .ctx = c,
+                      .body = st->body,
+                      .body_len = st->len,
+                      .author = st->author,
+                      .resumed = st->held};
+    rk_response r = {0};
+    st->held = 0;
+    /* An activation between the handler's look and the hold would be slept through: hold only if
+     * none came in between, else look again (a few times, then answer as is). */
+    for (int tries = 0;; tries++) {
+        uint64_t seen = atomic_load(&h->activations);
+        rk_api_handle(h->cfg.app, &req, &r);
+        if (r.wait_seconds == 0 || req.resumed)
+            break;
+        int held = tries < 3 ? hold(h, st, c, &r, seen) : -1;
+        rk_response_clear(&r);
+        if (held == 0)
+            return MHD_YES;
+        req.resumed = held < 0; /* stopping, or activations keep coming: answer now */
+    }
+    return send_response(c, st, &r);
+}
+
+/* First call of a request: state, authentication of writes, the declared body size. */
+static enum MHD_Result begin(rk_http *h, struct MHD_Connection *c, const char *url,
+                             const char *method, void **req_cls)
+{
+    req_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return MHD_NO;
+    clock_gettime(CLOCK_MONOTONIC, &st->start);
+    snprintf(st->method, sizeof st->method, "%s", method);
+    snprintf(st->path, sizeof st->path, "%s", url);
+    snprintf(st->author, sizeof st->author, "-");
+    *req_cls = st;
+    atomic_fetch_add(&h->inflight, 1);
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+        int rc = rk_auth_check(h->cfg.auth, authz, st->author, sizeof st->author);
+        if (rc == RK_AUTH_MISSING)
+            return send_error(c, st, 401, "unauthorized",
+                              "this server needs Authorization: Bearer <token> for writes");
+        if (rc != RK_AUTH_OK)
+            return send_error(c, st, 403, "forbidden", "the bearer token is not configured here");
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > h->cfg.max_body) {
+        st->too_big = 1;
+        return send_error(c, st, 413, "body_too_large",
+                          "the request body is over this server's --max-body limit");
+    }
+    return MHD_YES;
+}
+
+/* Keeps at most max_body bytes; past that the request is answered 413 and the rest dropped. */
+static void take_body(rk_http *h, req_state *st, const char *data, size_t size)
+{
+    if (st->too_big || st->len + size > h->cfg.max_body) {
+        st->too_big = 1;
+        return;
+    }
+    if (st->len + size > st->cap) {
+        size_t cap = st->cap ? st->cap : 4096;
+        while (cap < st->len + size)
+            cap *= 2;
+        char *grown = realloc(st->body, cap);
+        if (!grown) {
+            st->too_big = 1; /* answered 413 rather than half a body */
+            return;
+        }
+        st->body = grown, st->cap = cap;
+    }
+    memcpy(st->body + st->len, data, size);
+    st->len += size;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **req_cls)
+{
+    rk_http *h = cls;
+    req_state *st = *req_cls;
+    (void)version;
+    if (!st)
+        return begin(h, c, url, method, req_cls);
+    if (st->status) /* already answered on an earlier call (401, 403, 413) */
+        return MHD_YES;
+    if (*upload_size) {
+        take_body(h, st, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (st->too_big)
+        return send_error(c, st, 413, "body_too_large",
+                          "the request body is over this server's --max-body limit");
+    return answer(h, c, st);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    rk_http *h = cls;
+    req_state *st = *req_cls;
+    (void)c;
+    if (!st)
+        return;
+    double secs = elapsed(&st->start);
+    const char *how = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)";
+    fprintf(stderr, "%s %s %d %zu %.3fms %s%s\n", st->method, st->path, st->status, st->bytes,
+            secs * 1e3, st->author, how);
+    rk_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
+                       secs);
+    free(st->body);
+    free(st);
+    *req_cls = NULL;
+    atomic_fetch_sub(&h->inflight, 1);
+}
+
+/* ---- the daemon ---- */
+
+static int listen_error(rk_error *err, const char *listen)
+{
+    if (err) {
+        *err = (rk_error){.code = RK_EINVAL};
+        snprintf(err->field, sizeof err->field, "--listen");
+        snprintf(err->message, sizeof err->message,
+                 "--listen: \"%.100s\" is not HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070) of "
+                 "this machine",
+                 listen);
+    }
+    return RK_EINVAL;
+}
+
+/* Resolves "host:port" or "[v6]:port" into *out. */
+static int resolve(const char *listen, struct addrinfo **out, rk_error *err)
+{
+    char host[256];
+    const char *colon = strrchr(listen, ':');
+    const char *open = listen[0] == '[' ? listen + 1 : listen;
+    size_t hl = colon ? (size_t)(colon - open) : 0;
+    if (colon && listen[0] == '[' && hl > 0 && open[hl - 1] == ']')
+        hl--;
+    if (!colon || hl == 0 || hl >= sizeof host || !colon[1])
+        return listen_error(err, listen);
+    memcpy(host, open, hl);
+    host[hl] = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    int rc = getaddrinfo(host, colon + 1, &hints, out);
+    if (rc)
+        return listen_error(err, listen);
+    return RK_OK;
+}
+
+static struct MHD_Daemon *start_daemon(rk_http *h, const struct addrinfo *ai)
+{
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)h->cfg.threads,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)90, MHD_OPTION_END);
+}
+
+rk_http *rk_http_start(const rk_http_config *cfg, rk_error *err)
+{
+    struct addrinfo *ai = NULL;
+    if (resolve(cfg->listen, &ai, err))
+        return NULL;
+    rk_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        freeaddrinfo(ai);
+        return NULL;
+    }
+    h->cfg = *cfg;
+    atomic_init(&h->inflight, 0);
+    atomic_init(&h->activations, 0);
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    h->d = start_daemon(h, ai);
+    freeaddrinfo(ai);
+    if (!h->d || pthread_create(&h->timer, NULL, timer_main, h)) {
+        if (err) {
+            *err = (rk_error){.code = RK_EIO};
+            snprintf(err->message, sizeof err->message,
+                     "cannot listen on %.100s: the address is in use or not of this machine",
+                     cfg->listen);
+        }
+        if (h->d)
+            MHD_stop_daemon(h->d);
+        pthread_mutex_destroy(&h->mu);
+        pthread_cond_destroy(&h->cv);
+        free(h);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info ? info->port : 0;
+    rk_app_set_activation_hook(cfg->app, on_activation, h);
+    return h;
+}
+
+unsigned rk_http_port(const rk_http *h)
+{
+    return h->port;
+}
+
+void rk_http_stop(rk_http *h, unsigned grace_ms)
+{
+    if (!h)
+        return;
+    MHD_quiesce_daemon(h->d); /* no new connections; requests in flight go on */
+    pthread_mutex_lock(&h->mu);
+    h->stopping = 1;
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->timer, NULL); /* it answers every held long poll on its way out */
+    for (unsigned waited = 0; atomic_load(&h->inflight) > 0 && waited < grace_ms; waited += 10)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    MHD_stop_daemon(h->d);
+    rk_app_set_activation_hook(h->cfg.app, NULL, NULL);
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    free(h);
+}

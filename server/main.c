@@ -1,0 +1,195 @@
+/* main.c — ringkeeperd: flags, start-up, and the signal loop (SIGHUP reloads tokens, SIGTERM and
+ * SIGINT stop after the requests in flight). */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+
+#define DEFAULT_LISTEN   "127.0.0.1:7070"
+#define DEFAULT_DB       "./ringkeeper.db"
+#define DEFAULT_THREADS  4
+#define DEFAULT_MAX_BODY (8u << 20)
+#define STOP_GRACE_MS    10000
+
+enum { EXIT_USAGE = 2, EXIT_DATABASE = 3 };
+
+typedef struct options {
+    const char *listen, *db, *token_file, *migrations;
+    unsigned threads;
+    size_t max_body;
+} options;
+
+static const char usage[] =
+    "usage: ringkeeperd [--listen HOST:PORT] [--db FILE] [--token-file FILE] [--threads N]\n"
+    "                   [--max-body BYTES] [--migrations DIR]\n"
+    "\n"
+    "Serves versioned ring topologies over HTTP/JSON (SPEC section 4), stored in SQLite.\n"
+    "\n"
+    "  --listen HOST:PORT   address to serve on (default " DEFAULT_LISTEN
+    "; port 0: any free port)\n"
+    "  --db FILE            SQLite database, created when absent (default " DEFAULT_DB ")\n"
+    "  --token-file FILE    \"name:token\" lines; writes then need Authorization: Bearer <token>\n"
+    "                       (reloaded on SIGHUP); without it every write is \"anonymous\"\n"
+    "  --threads N          worker threads, 1..256 (default 4)\n"
+    "  --max-body BYTES     largest request body, answered 413 beyond (default 8388608)\n"
+    "  --migrations DIR     the SQL migrations (default: " RK_MIGRATIONS_DIR ")\n"
+    "\n"
+    "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 2 bad flags, 3 database refused\n"
+    "(not a ringkeeper database, schema newer than this program, or a failed migration).\n";
+
+static int parse_number(const char *s, unsigned long long lo, unsigned long long hi,
+                        unsigned long long *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
+                                         {"db", required_argument, NULL, 'd'},
+                                         {"token-file", required_argument, NULL, 't'},
+                                         {"threads", required_argument, NULL, 'n'},
+                                         {"max-body", required_argument, NULL, 'b'},
+                                         {"migrations", required_argument, NULL, 'm'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    unsigned long long v;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            o->listen = optarg;
+            break;
+        case 'd':
+            o->db = optarg;
+            break;
+        case 't':
+            o->token_file = optarg;
+            break;
+        case 'm':
+            o->migrations = optarg;
+            break;
+        case 'n':
+            if (parse_number(optarg, 1, 256, &v))
+                return fprintf(stderr, "ringkeeperd: --threads: must be 1..256, got \"%s\"\n",
+                               optarg),
+                       EXIT_USAGE;
+            o->threads = (unsigned)v;
+            break;
+        case 'b':
+            if (parse_number(optarg, 1024, 1ull << 30, &v))
+                return fprintf(
+                           stderr,
+                           "ringkeeperd: --max-body: must be 1024..1073741824 bytes, got \"%s\"\n",
+                           optarg),
+                       EXIT_USAGE;
+            o->max_body = (size_t)v;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            exit(0);
+        default:
+            fputs(usage, stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int is_loopback(const char *listen)
+{
+    return strncmp(listen, "127.", 4) == 0 || strncmp(listen, "[::1]", 5) == 0 ||
+           strncmp(listen, "localhost:", 10) == 0;
+}
+
+/* Blocks until SIGTERM or SIGINT; reloads the tokens on SIGHUP. */
+static void wait_for_stop(const sigset_t *set, rk_auth *auth)
+{
+    for (;;) {
+        int sig = 0;
+        if (sigwait(set, &sig) != 0 || sig != SIGHUP)
+            return;
+        rk_error err = {0};
+        if (rk_auth_reload(auth, &err))
+            fprintf(stderr, "ringkeeperd: SIGHUP: tokens not reloaded, the old ones stay: %s\n",
+                    err.message);
+        else
+            fprintf(stderr, "ringkeeperd: SIGHUP: tokens reloaded\n");
+    }
+}
+
+static int serve(const options *o, rk_store *store, rk_auth *auth, rk_metrics *metrics,
+                 const sigset_t *signals)
+{
+    rk_error err = {0};
+    rk_app *app = rk_app_new(store, metrics, &err);
+    rk_http_config cfg = {o->listen, o->threads, o->max_body, app, auth, metrics};
+    rk_http *http = app ? rk_http_start(&cfg, &err) : NULL;
+    if (!http) {
+        fprintf(stderr, "ringkeeperd: %s\n", err.message);
+        rk_app_free(app);
+        return 1;
+    }
+    fprintf(stderr, "ringkeeperd: listening on port %u (%s, db %s, %u threads%s)\n",
+            rk_http_port(http), o->listen, o->db, o->threads,
+            rk_auth_enabled(auth) ? ", tokens required for writes" : "");
+    if (!rk_auth_enabled(auth) && !is_loopback(o->listen))
+        fprintf(stderr,
+                "ringkeeperd: warning: listening beyond loopback without --token-file: "
+                "anyone who reaches %s can publish and activate\n",
+                o->listen);
+    wait_for_stop(signals, auth);
+    fprintf(stderr, "ringkeeperd: stopping: finishing the requests in flight\n");
+    rk_http_stop(http, STOP_GRACE_MS);
+    rk_app_free(app);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {DEFAULT_LISTEN,    DEFAULT_DB,      NULL,
+                 RK_MIGRATIONS_DIR, DEFAULT_THREADS, DEFAULT_MAX_BODY};
+    int rc = parse_options(argc, argv, &o);
+    if (rc)
+        return rc;
+    /* block the signals before any thread starts, so only sigwait() sees them */
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &signals, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    rk_error err = {0};
+    rk_auth *auth = rk_auth_new(o.token_file, &err);
+    if (!auth) {
+        fprintf(stderr, "ringkeeperd: %s\n", err.message);
+        return EXIT_USAGE;
+    }
+    rk_store *store = rk_store_open(o.db, o.migrations, &err);
+    if (!store) {
+        fprintf(stderr, "ringkeeperd: %s: %s\n", o.db, err.message);
+        rk_auth_free(auth);
+        return err.code == RK_STORE_EUNAVAILABLE ? 1 : EXIT_DATABASE;
+    }
+    rk_metrics *metrics = rk_metrics_new();
+    rc = metrics ? serve(&o, store, auth, metrics, &signals) : 1;
+    rk_metrics_free(metrics);
+    rk_store_close(store);
+    rk_auth_free(auth);
+    return rc;
+}

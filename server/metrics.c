@@ -1,0 +1,345 @@
+/* metrics.c — ringkeeperd's counters, gauges and latency histograms, and their Prometheus text
+ * exposition. Request recording takes one mutex and scans small fixed tables: no allocation on the
+ * request path, and memory stays bounded whatever methods and routes clients make us see. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+#define MAX_SERIES   512  /* distinct (method, route, code) request series */
+#define MAX_ROUTES   64   /* distinct routes with a latency histogram */
+#define MAX_CLUSTERS 4096 /* distinct clusters with an active-version gauge */
+#define ROUTE_BYTES  96   /* a route pattern longer than this is counted as "other" */
+#define OTHER        "other"
+
+/* Upper bounds of the latency buckets, as printed in `le` (+Inf is implicit). */
+static const char *const bucket_text[] = {"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025",
+                                          "0.05",   "0.1",   "0.25",   "0.5",   "1",    "2.5",
+                                          "5",      "10",    "30",     "60"};
+static const double bucket_le[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                   0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
+#define N_BUCKETS (sizeof bucket_le / sizeof bucket_le[0])
+
+/* Methods get a label of their own; any other is "other", so clients can't mint series. */
+static const char *const known_methods[] = {"GET",    "HEAD",    "POST",  "PUT",
+                                            "DELETE", "OPTIONS", "PATCH", "TRACE"};
+
+static const char *const counter_names[] = {
+    [RK_COUNT_PUBLISHES] = "ringkeeper_publishes_total",
+    [RK_COUNT_ACTIVATIONS] = "ringkeeper_activations_total",
+    [RK_COUNT_DB_ERRORS] = "ringkeeper_database_errors_total",
+};
+static const char *const counter_help[] = {
+    [RK_COUNT_PUBLISHES] = "Topology versions published.",
+    [RK_COUNT_ACTIVATIONS] = "Topology versions activated.",
+    [RK_COUNT_DB_ERRORS] = "Store calls that failed because of the database.",
+};
+#define N_COUNTERS (sizeof counter_names / sizeof counter_names[0])
+
+typedef struct series {
+    const char *method;      /* one of known_methods or OTHER (static) */
+    int status;              /* HTTP status */
+    char route[ROUTE_BYTES]; /* route pattern (copied: callers' strings are borrowed) */
+    uint64_t count;          /* requests */
+} series;
+
+typedef struct histogram {
+    char route[ROUTE_BYTES];    /* route pattern, or OTHER once the table is full */
+    uint64_t bucket[N_BUCKETS]; /* requests per bucket, not cumulative (render sums) */
+    uint64_t count;             /* all requests, +Inf included */
+    double sum;                 /* seconds */
+} histogram;
+
+/* The request tables; copied whole under the lock by render, so that formatting runs unlocked. */
+typedef struct request_tables {
+    size_t n_series;            /* used entries of series */
+    series series[MAX_SERIES];  /* request counters */
+    uint64_t overflow;          /* requests of series beyond MAX_SERIES */
+    size_t n_hist;              /* used entries of hist */
+    histogram hist[MAX_ROUTES]; /* latency per route; the last one is "other" when full */
+} request_tables;
+
+typedef struct cluster_gauge {
+    char *name;      /* cluster name (owned) */
+    int64_t version; /* active version */
+} cluster_gauge;
+
+struct rk_metrics {
+    pthread_mutex_t req_lock;                 /* guards req */
+    request_tables req;                       /* HTTP requests */
+    pthread_mutex_t cluster_lock;             /* guards clusters, n_clusters */
+    size_t n_clusters;                        /* used entries of clusters */
+    cluster_gauge clusters[MAX_CLUSTERS];     /* active version per cluster */
+    atomic_uint_fast64_t counter[N_COUNTERS]; /* rk_counter values */
+    atomic_int waiting;                       /* long polls held now */
+};
+
+rk_metrics *rk_metrics_new(void)
+{
+    rk_metrics *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    pthread_mutex_init(&m->req_lock, NULL);
+    pthread_mutex_init(&m->cluster_lock, NULL);
+    for (size_t i = 0; i < N_COUNTERS; i++)
+        atomic_init(&m->counter[i], 0);
+    atomic_init(&m->waiting, 0);
+    return m;
+}
+
+void rk_metrics_free(rk_metrics *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_clusters; i++)
+        free(m->clusters[i].name);
+    pthread_mutex_destroy(&m->req_lock);
+    pthread_mutex_destroy(&m->cluster_lock);
+    free(m);
+}
+
+static const char *method_label(const char *method)
+{
+    for (size_t i = 0; method && i < sizeof known_methods / sizeof known_methods[0]; i++) {
+        if (strcmp(method, known_methods[i]) == 0)
+            return known_methods[i];
+    }
+    return OTHER;
+}
+
+/* A route that can't be stored whole would merge with another when cut: count it as "other". */
+static const char *route_label(const char *route)
+{
+    if (!route || strlen(route) >= ROUTE_BYTES)
+        return OTHER;
+    return route;
+}
+
+/* The counter of (method, route, status), added when there is room; NULL when the table is full.
+ * `method` is static, so pointers compare. */
+static uint64_t *series_slot(request_tables *t, const char *method, const char *route, int status)
+{
+    for (size_t i = 0; i < t->n_series; i++) {
+        series *s = &t->series[i];
+        if (s->status == status && s->method == method && strcmp(s->route, route) == 0)
+            return &s->count;
+    }
+    if (t->n_series == MAX_SERIES)
+        return NULL;
+    series *s = &t->series[t->n_series++];
+    s->method = method;
+    s->status = status;
+    snprintf(s->route, sizeof s->route, "%s", route);
+    return &s->count;
+}
+
+/* The histogram of `route`; the last slot is kept for "other" so a full table still counts. */
+static histogram *hist_slot(request_tables *t, const char *route)
+{
+    for (size_t i = 0; i < t->n_hist; i++) {
+        if (strcmp(t->hist[i].route, route) == 0)
+            return &t->hist[i];
+    }
+    if (t->n_hist >= MAX_ROUTES - 1 && strcmp(route, OTHER) != 0)
+        return hist_slot(t, OTHER);
+    histogram *h = &t->hist[t->n_hist++];
+    snprintf(h->route, sizeof h->route, "%s", route);
+    return h;
+}
+
+static void hist_add(histogram *h, double seconds)
+{
+    size_t b = 0;
+    while (b < N_BUCKETS && seconds > bucket_le[b])
+        b++;
+    if (b < N_BUCKETS)
+        h->bucket[b]++;
+    h->count++;
+    h->sum += seconds;
+}
+
+void rk_metrics_request(rk_metrics *m, const char *method, const char *route, int status,
+                        double seconds)
+{
+    if (!m)
+        return;
+    const char *mlabel = method_label(method);
+    const char *rlabel = route_label(route);
+    /* A clock step can give a negative or odd duration; it must not poison _sum. */
+    if (!(seconds >= 0) || isinf(seconds))
+        seconds = 0;
+    pthread_mutex_lock(&m->req_lock);
+    uint64_t *count = series_slot(&m->req, mlabel, rlabel, status);
+    if (count)
+        (*count)++;
+    else
+        m->req.overflow++;
+    hist_add(hist_slot(&m->req, rlabel), seconds);
+    pthread_mutex_unlock(&m->req_lock);
+}
+
+void rk_metrics_count(rk_metrics *m, rk_counter which)
+{
+    if (!m || (unsigned)which >= N_COUNTERS)
+        return;
+    atomic_fetch_add_explicit(&m->counter[which], 1, memory_order_relaxed);
+}
+
+static int set_version(rk_metrics *m, const char *cluster, int64_t version)
+{
+    for (size_t i = 0; i < m->n_clusters; i++) {
+        if (strcmp(m->clusters[i].name, cluster) == 0) {
+            m->clusters[i].version = version;
+            return 0;
+        }
+    }
+    if (m->n_clusters == MAX_CLUSTERS)
+        return -1;
+    char *name = strdup(cluster);
+    if (!name)
+        return -1;
+    m->clusters[m->n_clusters++] = (cluster_gauge){name, version};
+    return 0;
+}
+
+/* Activations are rare, so a linear scan is fine; past MAX_CLUSTERS new clusters go unreported
+ * (a gauge can't be summed into "other"). */
+void rk_metrics_active_version(rk_metrics *m, const char *cluster, int64_t version)
+{
+    if (!m || !cluster)
+        return;
+    pthread_mutex_lock(&m->cluster_lock);
+    set_version(m, cluster, version);
+    pthread_mutex_unlock(&m->cluster_lock);
+}
+
+void rk_metrics_waiting(rk_metrics *m, int delta)
+{
+    if (!m)
+        return;
+    atomic_fetch_add_explicit(&m->waiting, delta, memory_order_relaxed);
+}
+
+/* ---- Rendering ---- */
+
+/* A label value with \, " and newline escaped as the exposition format requires. */
+static void put_label(FILE *f, const char *value)
+{
+    for (const char *p = value; *p; p++) {
+        if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p == '"')
+            fputs("\\\"", f);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*p, f);
+    }
+}
+
+static void put_header(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void render_requests(FILE *f, const request_tables *t)
+{
+    static const char name[] = "ringkeeper_http_requests_total";
+    put_header(f, name, "counter", "HTTP requests answered, by method, route pattern and status.");
+    for (size_t i = 0; i < t->n_series; i++) {
+        const series *s = &t->series[i];
+        fprintf(f, "%s{method=\"%s\",route=\"", name, s->method);
+        put_label(f, s->route);
+        fprintf(f, "\",code=\"%d\"} %llu\n", s->status, (unsigned long long)s->count);
+    }
+    if (t->overflow)
+        fprintf(f, "%s{method=\"other\",route=\"other\",code=\"other\"} %llu\n", name,
+                (unsigned long long)t->overflow);
+}
+
+static void render_histogram(FILE *f, const char *name, const histogram *h)
+{
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < N_BUCKETS; b++) {
+        cumulative += h->bucket[b];
+        fprintf(f, "%s_bucket{route=\"", name);
+        put_label(f, h->route);
+        fprintf(f, "\",le=\"%s\"} %llu\n", bucket_text[b], (unsigned long long)cumulative);
+    }
+    fprintf(f, "%s_bucket{route=\"", name);
+    put_label(f, h->route);
+    fprintf(f, "\",le=\"+Inf\"} %llu\n%s_sum{route=\"", (unsigned long long)h->count, name);
+    put_label(f, h->route);
+    fprintf(f, "\"} %.12g\n%s_count{route=\"", h->sum, name);
+    put_label(f, h->route);
+    fprintf(f, "\"} %llu\n", (unsigned long long)h->count);
+}
+
+static void render_latency(FILE *f, const request_tables *t)
+{
+    static const char name[] = "ringkeeper_http_request_duration_seconds";
+    put_header(f, name, "histogram", "Time to answer an HTTP request, by route pattern.");
+    for (size_t i = 0; i < t->n_hist; i++)
+        render_histogram(f, name, &t->hist[i]);
+}
+
+static void render_counters(FILE *f, rk_metrics *m)
+{
+    for (size_t i = 0; i < N_COUNTERS; i++) {
+        uint64_t v = atomic_load_explicit(&m->counter[i], memory_order_relaxed);
+        put_header(f, counter_names[i], "counter", counter_help[i]);
+        fprintf(f, "%s %llu\n", counter_names[i], (unsigned long long)v);
+    }
+}
+
+static void render_clusters(FILE *f, rk_metrics *m)
+{
+    static const char name[] = "ringkeeper_active_version";
+    put_header(f, name, "gauge", "Active topology version, by cluster.");
+    pthread_mutex_lock(&m->cluster_lock);
+    for (size_t i = 0; i < m->n_clusters; i++) {
+        fprintf(f, "%s{cluster=\"", name);
+        put_label(f, m->clusters[i].name);
+        fprintf(f, "\"} %lld\n", (long long)m->clusters[i].version);
+    }
+    pthread_mutex_unlock(&m->cluster_lock);
+}
+
+static void render_waiting(FILE *f, rk_metrics *m)
+{
+    static const char name[] = "ringkeeper_long_polls_waiting";
+    put_header(f, name, "gauge", "Long-poll requests held waiting for an activation.");
+    fprintf(f, "%s %d\n", name, atomic_load_explicit(&m->waiting, memory_order_relaxed));
+}
+
+char *rk_metrics_render(rk_metrics *m)
+{
+    /* A snapshot keeps the request lock for a memcpy, not for the whole formatting. */
+    request_tables *snap = malloc(sizeof *snap);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = snap ? open_memstream(&text, &len) : NULL;
+    if (!f) {
+        free(snap);
+        return NULL;
+    }
+    pthread_mutex_lock(&m->req_lock);
+    memcpy(snap, &m->req, sizeof *snap);
+    pthread_mutex_unlock(&m->req_lock);
+    render_requests(f, snap);
+    render_latency(f, snap);
+    render_counters(f, m);
+    render_clusters(f, m);
+    render_waiting(f, m);
+    int failed = ferror(f);
+    free(snap);
+    if (fclose(f) != 0 || failed) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

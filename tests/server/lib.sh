@@ -1,0 +1,83 @@
+# lib.sh — shared by the server tests: start a real ringkeeperd on a free loopback port with a
+# temporary database, speak HTTP with curl, count checks, and stop every process started.
+# Source it, then call rk_start; the EXIT trap stops the server and removes the temp folder.
+set -u
+RKD=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # the ringkeeperd binary, first argument
+TMP=$(mktemp -d)
+PASSED=0
+FAILED=0
+PID=
+PORT=
+BASE=
+
+rk_cleanup() {
+    if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
+        kill -9 "$PID" 2>/dev/null
+        wait "$PID" 2>/dev/null
+    fi
+    jobs -p | xargs -r kill -9 2>/dev/null
+    rm -rf "$TMP"
+}
+trap rk_cleanup EXIT
+
+ok() { PASSED=$((PASSED + 1)); }
+bad() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+check() { # check NAME WANT GOT
+    if [ "$2" = "$3" ]; then ok; else bad "$1: want [$2], got [$3]"; fi
+}
+has() { # has NAME FILE TEXT
+    if grep -qF -- "$3" "$2"; then ok; else bad "$1: no [$3] in: $(head -c 600 "$2")"; fi
+}
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+}
+
+# rk_start [FLAGS...]: starts ringkeeperd on 127.0.0.1:0 with $TMP/db (unless --db is given) and
+# waits (at most 10 s) for its "listening on port N" line.
+rk_start() {
+    local db=(--db "$TMP/ringkeeper.db")
+    case " $* " in *" --db "*) db=() ;; esac
+    : >"$TMP/server.log"
+    "$RKD" --listen 127.0.0.1:0 "${db[@]}" "$@" 2>>"$TMP/server.log" &
+    PID=$!
+    for _ in $(seq 1 100); do
+        PORT=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$TMP/server.log" | head -1)
+        [ -n "$PORT" ] && break
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$PORT" ]; then
+        echo "ringkeeperd did not start:"; cat "$TMP/server.log"; exit 1
+    fi
+    BASE=http://127.0.0.1:$PORT
+}
+
+# rk_stop: SIGTERM, then wait (at most 15 s) for exit; sets STOP_CODE.
+rk_stop() {
+    kill -TERM "$PID"
+    for _ in $(seq 1 150); do
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    wait "$PID"
+    STOP_CODE=$?
+    PID=
+}
+
+# req METHOD PATH [curl args...]: body to $TMP/body, status to stdout, headers to $TMP/headers
+req() {
+    local method=$1 path=$2
+    shift 2
+    curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' --max-time 70 -X "$method" \
+        "$@" "$BASE$path"
+}
+
+# topo N [VNODE] [HASH]: a topology of N nodes n0..n(N-1)
+topo() {
+    local n=$1 vf=${2:-160} hash=${3:-fnv1a_32} nodes= i
+    for i in $(seq 0 $((n - 1))); do
+        nodes="$nodes${nodes:+,}{\"id\":\"n$i\",\"addr\":\"10.0.0.$i:11211\",\"weight\":1}"
+    done
+    printf '{"hash":"%s","vnode_factor":%s,"nodes":[%s]}' "$hash" "$vf" "$nodes"
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# test_longpoll.sh — GET /ring?wait: held without a worker thread each (200 waiting clients do not
+# stop other requests), woken by an activation, 304 when the wait ends with nothing new.
+# usage: test_longpoll.sh RINGKEEPERD
+. "$(dirname "$0")/lib.sh" "$1"
+rk_start --threads 2
+J='Content-Type: application/json'
+topo 3 >"$TMP/t"
+check "publish+activate v1" 201 "$(req POST '/v1/clusters/lp/versions?activate=true' -H "$J" --data-binary @"$TMP/t")"
+
+# a wait that ends with nothing new: 304 after about S seconds
+start=$(date +%s%N)
+check "wait timeout 304" 304 "$(req GET '/v1/clusters/lp/ring?wait=1' -H 'If-None-Match: "v1"')"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ "$ms" -ge 900 ] && [ "$ms" -lt 5000 ]; then ok; else bad "wait=1 took ${ms} ms"; fi
+
+# 200 clients wait at once on 2 worker threads
+pids=()
+for i in $(seq 1 200); do
+    curl -s -o /dev/null -w '%{http_code}\n' --max-time 70 -H 'If-None-Match: "v1"' \
+        "$BASE/v1/clusters/lp/ring?wait=30" >"$TMP/wait.$i" &
+    pids+=($!)
+done
+for _ in $(seq 1 100); do
+    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 200' && break
+    sleep 0.1
+done
+curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
+has "200 polls held" "$TMP/waiting" "ringkeeper_long_polls_waiting 200"
+start=$(date +%s%N)
+check "healthz while 200 wait" 200 "$(req GET /healthz)"
+check "publish while 200 wait" 201 "$(req POST /v1/clusters/lp/versions -H "$J" --data-binary @"$TMP/t")"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ "$ms" -lt 1000 ]; then ok; else bad "answers took ${ms} ms while polls waited"; fi
+
+# an activation wakes them all with the new ring
+check "activate v2" 200 "$(req POST /v1/clusters/lp/versions/2/activate)"
+wait "${pids[@]}" # not a bare wait: the server is a job of this shell too
+check "all 200 woken with 200" 200 "$(cat "$TMP"/wait.* | grep -c '^200$')"
+rk_stop
+check "stopped cleanly" 0 "$STOP_CODE"
+finish

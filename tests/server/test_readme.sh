@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# test_readme.sh — runs the README's curl walkthrough as written, against a real ringkeeperd on a
+# free port: only the line "RK=http://127.0.0.1:7070" is pointed at that port. Every curl in it
+# uses -f, so any HTTP error fails the walkthrough.
+# usage: test_readme.sh RINGKEEPERD SOURCE_DIR
+. "$(dirname "$0")/lib.sh" "$1"
+src=$(cd "$2" && pwd)
+awk '/<!-- walkthrough -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
+    "$src/README.md" >"$TMP/walk.sh"
+if grep -q '^RK=http://127.0.0.1:7070$' "$TMP/walk.sh"; then ok; else bad "README walkthrough has no RK= line"; fi
+check "walkthrough has curl commands" 1 "$([ "$(grep -c curl "$TMP/walk.sh")" -ge 8 ] && echo 1)"
+rk_start
+sed -i "s|^RK=http://127.0.0.1:7070\$|RK=$BASE|" "$TMP/walk.sh"
+(cd "$src" && bash -euo pipefail "$TMP/walk.sh") >"$TMP/walk.out" 2>&1
+code=$?
+check "walkthrough runs" 0 "$code"
+[ "$code" -eq 0 ] || cat "$TMP/walk.out"
+has "walkthrough shows the plan table" "$TMP/walk.out" "moved"
+has "walkthrough shows the ETag" "$TMP/walk.out" 'ETag: "v2"'
+has "walkthrough gets a 304" "$TMP/walk.out" "304"
+check "the revert is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
+has "ring is v3" "$TMP/headers" 'ETag: "v3"'
+rk_stop
+finish

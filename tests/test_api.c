@@ -1,0 +1,954 @@
+/* test_api.c — the HTTP API of ringkeeperd (server/api.h) in-process: every route and status
+ * code, the version state machine, paging, ETags and long polls, plans, reverts, errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <jansson.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "api_internal.h"
+#include "metrics.h"
+#include "ringkeeper.h"
+#include "store.h"
+
+#define MAX_PAIRS 8
+
+static char tmpdir[] = "/tmp/rk_test_api.XXXXXX";
+
+/* ---- A fake request: query and headers as "a=1&b=2" and "Name: value\nName: value" ---- */
+
+typedef struct fake {
+    rk_request req;
+    char buf[2048];              /* copies of names and values */
+    const char *q[MAX_PAIRS][2]; /* query pairs */
+    const char *h[MAX_PAIRS][2]; /* header pairs */
+} fake;
+
+static const char *lookup(const char *(*pairs)[2], const char *name, int nocase)
+{
+    for (size_t i = 0; i < MAX_PAIRS && pairs[i][0]; i++) {
+        if ((nocase ? strcasecmp(pairs[i][0], name) : strcmp(pairs[i][0], name)) == 0)
+            return pairs[i][1];
+    }
+    return NULL;
+}
+
+static const char *fake_query(const rk_request *req, const char *name)
+{
+    return lookup(((fake *)req->ctx)->q, name, 0);
+}
+
+static const char *fake_header(const rk_request *req, const char *name)
+{
+    return lookup(((fake *)req->ctx)->h, name, 1);
+}
+
+/* Splits `text` at `sep` into pairs at `sep2`, copied into f->buf from *used on. */
+static void parse_pairs(fake *f, size_t *used, const char *text, const char *sep, const char *sep2,
+                        const char *(*pairs)[2])
+{
+    char *s = f->buf + *used;
+    size_t len = strlen(text ? text : "");
+    assert_true(*used + len + 1 < sizeof f->buf);
+    memcpy(s, text ? text : "", len + 1);
+    *used += len + 1;
+    size_t n = 0;
+    for (char *save = NULL, *tok = strtok_r(s, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
+        char *v = strstr(tok, sep2);
+        assert_non_null(v);
+        assert_true(n < MAX_PAIRS);
+        *v = '\0';
+        pairs[n][0] = tok;
+        pairs[n][1] = v + strlen(sep2);
+        n++;
+    }
+}
+
+static rk_app *app_open(const char *name, rk_store **store, rk_metrics *metrics)
+{
+    char path[512];
+    rk_error err = {0};
+    snprintf(path, sizeof path, "%s/%s.db", tmpdir, name);
+    *store = rk_store_open(path, RK_MIGRATIONS_DIR, &err);
+    if (!*store)
+        fail_msg("rk_store_open: %s", err.message);
+    rk_app *app = rk_app_new(*store, metrics, &err);
+    if (!app)
+        fail_msg("rk_app_new: %s", err.message);
+    return app;
+}
+
+static void app_close(rk_app *app, rk_store *store)
+{
+    rk_app_free(app);
+    rk_store_close(store);
+}
+
+/* One request through rk_api_handle. */
+static rk_response run(rk_app *app, const char *method, const char *path, const char *query,
+                       const char *headers, const char *body, int resumed)
+{
+    fake f;
+    size_t used = 0;
+    memset(&f, 0, sizeof f);
+    parse_pairs(&f, &used, query, "&", "=", f.q);
+    parse_pairs(&f, &used, headers, "\n", ": ", f.h);
+    f.req = (rk_request){.method = method,
+                         .path = path,
+                         .query = fake_query,
+                         .header = fake_header,
+                         .ctx = &f,
+                         .body = body,
+                         .body_len = body ? strlen(body) : 0,
+                         .author = "ops",
+                         .resumed = resumed};
+    rk_response resp;
+    memset(&resp, 0, sizeof resp);
+    rk_api_handle(app, &f.req, &resp);
+    return resp;
+}
+
+static rk_response get(rk_app *app, const char *path, const char *query, const char *headers)
+{
+    return run(app, "GET", path, query, headers, NULL, 0);
+}
+
+/* The JSON body of `r` (new reference); fails the test when it is not JSON. */
+static json_t *body_json(const rk_response *r)
+{
+    json_error_t jerr;
+    assert_non_null(r->body);
+    assert_string_equal(r->content_type, "application/json; charset=utf-8");
+    json_t *doc = json_loadb(r->body, r->body_len, 0, &jerr);
+    if (!doc)
+        fail_msg("not JSON (%s): %.*s", jerr.text, (int)r->body_len, r->body);
+    return doc;
+}
+
+/* Checks an error response's status, code and field (NULL: no field), and frees it. */
+static void expect_error(rk_response r, int status, const char *code, const char *field)
+{
+    if (r.status != status)
+        fail_msg("status %d, want %d: %.*s", r.status, status, (int)r.body_len, r.body);
+    json_t *doc = body_json(&r);
+    json_t *e = json_object_get(doc, "error");
+    assert_string_equal(json_string_value(json_object_get(e, "code")), code);
+    const char *message = json_string_value(json_object_get(e, "message"));
+    assert_non_null(message);
+    assert_true(strlen(message) > 10);
+    json_t *f = json_object_get(e, "field");
+    if (field)
+        assert_string_equal(json_string_value(f), field);
+    else if (f)
+        fail_msg("unexpected field: %.*s", (int)r.body_len, r.body);
+    json_decref(doc);
+    rk_response_clear(&r);
+}
+
+/* Checks `r`'s status and returns its JSON body, freeing the response. */
+static json_t *expect_json(rk_response r, int status)
+{
+    if (r.status != status)
+        fail_msg("status %d, want %d: %.*s", r.status, status, (int)r.body_len, r.body);
+    json_t *doc = body_json(&r);
+    rk_response_clear(&r);
+    return doc;
+}
+
+static int64_t int_at(json_t *doc, const char *key)
+{
+    json_t *v = json_object_get(doc, key);
+    assert_true(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+static const char *str_at(json_t *doc, const char *key)
+{
+    json_t *v = json_object_get(doc, key);
+    assert_true(json_is_string(v));
+    return json_string_value(v);
+}
+
+/* A topology of the first n of six nodes; comment NULL for none. */
+static char *topology(size_t n, const char *hash, const char *comment)
+{
+    json_t *nodes = json_array();
+    for (size_t i = 0; i < n; i++) {
+        char id[32], addr[48];
+        snprintf(id, sizeof id, "n%zu", i);
+        snprintf(addr, sizeof addr, "10.0.0.%zu:11211", i + 1);
+        json_array_append_new(nodes, json_pack("{s:s, s:s, s:i}", "id", id, "addr", addr, "weight",
+                                               1 + (int)(i % 2)));
+    }
+    json_t *doc = json_pack("{s:s, s:i, s:o}", "hash", hash, "vnode_factor", 16, "nodes", nodes);
+    if (comment)
+        json_object_set_new(doc, "comment", json_string(comment));
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    assert_non_null(text);
+    return text;
+}
+
+/* Publishes and returns the new version's number; `query` may ask to activate. */
+static int64_t publish(rk_app *app, const char *cluster, size_t n, const char *query)
+{
+    char path[128];
+    char *body = topology(n, "fnv1a_32", "test");
+    snprintf(path, sizeof path, "/v1/clusters/%s/versions", cluster);
+    json_t *doc = expect_json(run(app, "POST", path, query, NULL, body, 0), 201);
+    int64_t v = int_at(doc, "version");
+    json_decref(doc);
+    free(body);
+    return v;
+}
+
+static json_t *activate(rk_app *app, const char *cluster, int64_t v, const char *headers,
+                        int status)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/v1/clusters/%s/versions/%lld/activate", cluster, (long long)v);
+    rk_response r = run(app, "POST", path, NULL, headers, NULL, 0);
+    return status == 200 ? expect_json(r, 200) : (expect_error(r, status, "conflict", NULL), NULL);
+}
+
+static const char *state_of(rk_app *app, const char *cluster, int64_t v, char *out, size_t cap)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/v1/clusters/%s/versions/%lld", cluster, (long long)v);
+    json_t *doc = expect_json(get(app, path, NULL, NULL), 200);
+    snprintf(out, cap, "%s", str_at(doc, "state"));
+    json_decref(doc);
+    return out;
+}
+
+/* ---- Tests ---- */
+
+static void test_routes(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("routes", &store, NULL);
+    json_t *doc = expect_json(get(app, "/healthz", NULL, NULL), 200);
+    assert_string_equal(str_at(doc, "status"), "ok");
+    json_decref(doc);
+    json_decref(expect_json(get(app, "/readyz", NULL, NULL), 200));
+    json_decref(expect_json(run(app, "HEAD", "/healthz", NULL, NULL, NULL, 0), 200));
+
+    rk_response r = get(app, "/metrics", NULL, NULL);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    rk_response_clear(&r);
+
+    r = get(app, "/nope", NULL, NULL);
+    assert_string_equal(r.route, "other");
+    expect_error(r, 404, "not_found", NULL);
+    expect_error(get(app, "/v1/clusters/a/versions/1/activate/x", NULL, NULL), 404, "not_found",
+                 NULL);
+    expect_error(get(app, "/v1/clusters/", NULL, NULL), 404, "not_found", NULL);
+
+    r = run(app, "POST", "/healthz", NULL, NULL, "{}", 0);
+    assert_string_equal(r.allow, "GET");
+    expect_error(r, 405, "method_not_allowed", NULL);
+    r = run(app, "DELETE", "/v1/clusters/a/versions", NULL, NULL, NULL, 0);
+    assert_string_equal(r.allow, "GET, POST");
+    assert_string_equal(r.route, "/v1/clusters/{c}/versions");
+    expect_error(r, 405, "method_not_allowed", NULL);
+    r = get(app, "/v1/clusters/a/versions/1/activate", NULL, NULL);
+    assert_string_equal(r.allow, "POST");
+    expect_error(r, 405, "method_not_allowed", NULL);
+
+    r = get(app, "/v1/clusters/Bad!/versions", NULL, NULL);
+    assert_string_equal(r.route, "/v1/clusters/{c}/versions");
+    expect_error(r, 400, "invalid_cluster", NULL);
+    expect_error(get(app,
+                     "/v1/clusters/"
+                     "a123456789012345678901234567890123456789012345678901234567890123/ring",
+                     NULL, NULL),
+                 400, "invalid_cluster", NULL);
+    expect_error(get(app, "/v1/clusters//ring", NULL, NULL), 400, "invalid_cluster", NULL);
+    expect_error(get(app, "/v1/clusters/a/versions/abc", NULL, NULL), 400, "invalid_version", NULL);
+    expect_error(get(app, "/v1/clusters/a/versions/0", NULL, NULL), 400, "invalid_version", NULL);
+    expect_error(get(app, "/v1/clusters/a/versions/-1", NULL, NULL), 400, "invalid_version", NULL);
+    expect_error(get(app, "/v1/clusters/a/versions/99999999999999999999", NULL, NULL), 400,
+                 "invalid_version", NULL);
+    app_close(app, store);
+}
+
+static void test_publish_document(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("publish", &store, NULL);
+    char *body = topology(3, "fnv1a_32", "three nodes");
+    rk_response r = run(app, "POST", "/v1/clusters/cache/versions", NULL, NULL, body, 0);
+    assert_string_equal(r.location, "/v1/clusters/cache/versions/1");
+    assert_string_equal(r.route, "/v1/clusters/{c}/versions");
+    json_t *doc = expect_json(r, 201);
+    static const char *const keys[] = {"cluster",      "version", "state",   "created_at",
+                                       "activated_at", "author",  "comment", "hash",
+                                       "vnode_factor", "nodes",   "points",  "fingerprint"};
+    assert_int_equal(json_object_size(doc), sizeof keys / sizeof keys[0]);
+    size_t k = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach(doc, key, value)
+    {
+        assert_string_equal(key, keys[k++]); /* the order of SPEC section 4 */
+    }
+    assert_string_equal(str_at(doc, "cluster"), "cache");
+    assert_int_equal(int_at(doc, "version"), 1);
+    assert_string_equal(str_at(doc, "state"), "staged");
+    assert_int_equal(strlen(str_at(doc, "created_at")), 20);
+    assert_true(json_is_null(json_object_get(doc, "activated_at")));
+    assert_string_equal(str_at(doc, "author"), "ops");
+    assert_string_equal(str_at(doc, "comment"), "three nodes");
+    assert_string_equal(str_at(doc, "hash"), "fnv1a_32");
+    assert_int_equal(int_at(doc, "vnode_factor"), 16);
+    assert_int_equal(json_array_size(json_object_get(doc, "nodes")), 3);
+    json_t *n1 = json_array_get(json_object_get(doc, "nodes"), 1);
+    assert_string_equal(str_at(n1, "id"), "n1");
+    assert_string_equal(str_at(n1, "addr"), "10.0.0.2:11211");
+    assert_int_equal(int_at(n1, "weight"), 2);
+    assert_int_equal(int_at(doc, "points"), 16 * 4);
+    assert_int_equal(strlen(str_at(doc, "fingerprint")), 16);
+
+    json_t *again = expect_json(get(app, "/v1/clusters/cache/versions/1", NULL, NULL), 200);
+    assert_true(json_equal(doc, again));
+    json_decref(again);
+    json_decref(doc);
+    free(body);
+
+    body = topology(2, "fnv1a_32", NULL);
+    doc = expect_json(run(app, "POST", "/v1/clusters/cache/versions", NULL, NULL, body, 0), 201);
+    assert_true(json_is_null(json_object_get(doc, "comment")));
+    json_decref(doc);
+    free(body);
+
+    expect_error(get(app, "/v1/clusters/cache/versions/3", NULL, NULL), 404, "unknown_version",
+                 NULL);
+    expect_error(get(app, "/v1/clusters/nope/versions/1", NULL, NULL), 404, "unknown_cluster",
+                 NULL);
+    app_close(app, store);
+}
+
+static void test_publish_errors(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("publish_errors", &store, NULL);
+    const char *path = "/v1/clusters/c/versions";
+    expect_error(run(app, "POST", path, NULL, NULL, "{\"hash\": ", 0), 400, "malformed_json", NULL);
+    expect_error(run(app, "POST", path, NULL, NULL, NULL, 0), 400, "malformed_json", NULL);
+    expect_error(run(app, "POST", path, NULL, NULL,
+                     "{\"hash\":\"fnv1a_32\",\"vnode_factor\":1,\"nodes\":[{\"id\":\"a\","
+                     "\"addr\":\"x\",\"weight\":5000}]}",
+                     0),
+                 400, "invalid_topology", "nodes[0].weight");
+    expect_error(run(app, "POST", path, NULL, NULL,
+                     "{\"hash\":\"fnv1a_32\",\"vnode_factor\":4096,\"nodes\":[{\"id\":\"a\","
+                     "\"addr\":\"x\",\"weight\":1000},{\"id\":\"b\",\"addr\":\"y\","
+                     "\"weight\":1000}]}",
+                     0),
+                 422, "too_many_points", "nodes");
+
+    char *body = topology(2, "fnv1a_32", NULL);
+    expect_error(run(app, "POST", path, "activate=yes", NULL, body, 0), 400, "invalid_parameter",
+                 "activate");
+    expect_error(run(app, "POST", path, NULL, "If-Match: v1", body, 0), 400, "invalid_header",
+                 "If-Match");
+    expect_error(run(app, "POST", path, NULL, "If-Match: \"v\"", body, 0), 400, "invalid_header",
+                 "If-Match");
+    expect_error(run(app, "POST", path, NULL, "If-Match: \"v1\"", body, 0), 412,
+                 "precondition_failed", NULL);
+    json_decref(expect_json(run(app, "POST", path, NULL, "If-Match: \"v0\"", body, 0), 201));
+    expect_error(run(app, "POST", path, NULL, "If-Match: \"v0\"", body, 0), 412,
+                 "precondition_failed", NULL);
+    json_decref(expect_json(run(app, "POST", path, NULL, "if-match: \"v1\"", body, 0), 201));
+    free(body);
+    app_close(app, store);
+}
+
+static void test_state_machine(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("states", &store, NULL);
+    char s[32];
+    for (size_t n = 1; n <= 3; n++)
+        assert_int_equal(publish(app, "c", n + 1, NULL), (int64_t)n);
+    json_t *doc = activate(app, "c", 2, NULL, 200);
+    assert_string_equal(str_at(doc, "state"), "active");
+    assert_int_equal(strlen(str_at(doc, "activated_at")), 20);
+    assert_int_equal(json_array_size(json_object_get(doc, "nodes")), 3);
+    json_decref(doc);
+    assert_string_equal(state_of(app, "c", 1, s, sizeof s), "superseded");
+    assert_string_equal(state_of(app, "c", 3, s, sizeof s), "staged");
+    activate(app, "c", 1, NULL, 409);
+    activate(app, "c", 2, NULL, 409);
+    expect_error(
+        run(app, "POST", "/v1/clusters/c/versions/3/activate", NULL, "If-Match: \"v1\"", NULL, 0),
+        412, "precondition_failed", NULL);
+    expect_error(
+        run(app, "POST", "/v1/clusters/c/versions/3/activate", NULL, "If-Match: 2", NULL, 0), 400,
+        "invalid_header", "If-Match");
+    expect_error(run(app, "POST", "/v1/clusters/c/versions/9/activate", NULL, NULL, NULL, 0), 404,
+                 "unknown_version", NULL);
+    expect_error(run(app, "POST", "/v1/clusters/zz/versions/1/activate", NULL, NULL, NULL, 0), 404,
+                 "unknown_cluster", NULL);
+    json_decref(activate(app, "c", 3, "If-Match: \"v2\"", 200));
+    assert_string_equal(state_of(app, "c", 2, s, sizeof s), "retired");
+
+    char *body = topology(2, "fnv1a_32", NULL);
+    doc = expect_json(run(app, "POST", "/v1/clusters/c/versions", "activate=true", NULL, body, 0),
+                      201);
+    assert_int_equal(int_at(doc, "version"), 4);
+    assert_string_equal(str_at(doc, "state"), "active");
+    assert_string_equal(str_at(doc, "activated_at"), str_at(doc, "created_at"));
+    json_decref(doc);
+    doc = expect_json(run(app, "POST", "/v1/clusters/c/versions", "activate=false", NULL, body, 0),
+                      201);
+    assert_string_equal(str_at(doc, "state"), "staged");
+    json_decref(doc);
+    free(body);
+    assert_string_equal(state_of(app, "c", 3, s, sizeof s), "retired");
+    app_close(app, store);
+}
+
+/* Lists a page and checks its versions (newest first) and next_before (0: null). */
+static void expect_page(rk_app *app, const char *query, const int64_t *want, size_t n, int64_t next)
+{
+    json_t *doc = expect_json(get(app, "/v1/clusters/p/versions", query, NULL), 200);
+    json_t *list = json_object_get(doc, "versions");
+    assert_int_equal(json_array_size(list), n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(list, i);
+        assert_int_equal(int_at(v, "version"), want[i]);
+        assert_null(json_object_get(v, "nodes"));
+        assert_non_null(json_object_get(v, "fingerprint"));
+    }
+    if (next)
+        assert_int_equal(int_at(doc, "next_before"), next);
+    else
+        assert_true(json_is_null(json_object_get(doc, "next_before")));
+    json_decref(doc);
+}
+
+static void test_list_paging(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("paging", &store, NULL);
+    json_t *doc = expect_json(get(app, "/v1/clusters", NULL, NULL), 200);
+    assert_int_equal(json_array_size(json_object_get(doc, "clusters")), 0);
+    json_decref(doc);
+    for (int i = 0; i < 5; i++)
+        publish(app, "p", 2, NULL);
+    publish(app, "a", 2, "activate=true");
+
+    expect_page(app, "limit=2", (int64_t[]){5, 4}, 2, 4);
+    expect_page(app, "limit=2&before=4", (int64_t[]){3, 2}, 2, 2);
+    expect_page(app, "limit=2&before=2", (int64_t[]){1}, 1, 0);
+    expect_page(app, NULL, (int64_t[]){5, 4, 3, 2, 1}, 5, 0);
+    expect_page(app, "limit=1000", (int64_t[]){5, 4, 3, 2, 1}, 5, 0);
+    static const char *const bad[][2] = {{"limit=0", "limit"},     {"limit=1001", "limit"},
+                                         {"limit=x", "limit"},     {"limit=-1", "limit"},
+                                         {"before=0", "before"},   {"before=-3", "before"},
+                                         {"before=1.5", "before"}, {"limit= 2", "limit"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_error(get(app, "/v1/clusters/p/versions", bad[i][0], NULL), 400, "invalid_parameter",
+                     bad[i][1]);
+    expect_error(get(app, "/v1/clusters/q/versions", NULL, NULL), 404, "unknown_cluster", NULL);
+
+    doc = expect_json(get(app, "/v1/clusters", NULL, NULL), 200);
+    json_t *list = json_object_get(doc, "clusters");
+    assert_int_equal(json_array_size(list), 2);
+    json_t *a = json_array_get(list, 0), *p = json_array_get(list, 1);
+    assert_string_equal(str_at(a, "cluster"), "a");
+    assert_int_equal(int_at(a, "active_version"), 1);
+    assert_int_equal(int_at(a, "latest_version"), 1);
+    assert_string_equal(str_at(p, "cluster"), "p");
+    assert_true(json_is_null(json_object_get(p, "active_version")));
+    assert_int_equal(int_at(p, "latest_version"), 5);
+    json_decref(doc);
+    app_close(app, store);
+}
+
+static int64_t hooked_version;
+static char hooked_cluster[RK_CLUSTER_MAX];
+
+static void on_activation(void *arg, const char *cluster, int64_t version)
+{
+    *(int *)arg += 1;
+    hooked_version = version;
+    snprintf(hooked_cluster, sizeof hooked_cluster, "%s", cluster);
+}
+
+/* GET /ring with headers; checks status and ETag; returns the body's version (0 for none). */
+static int64_t ring(rk_app *app, const char *query, const char *headers, int resumed, int status,
+                    const char *etag)
+{
+    rk_response r = run(app, "GET", "/v1/clusters/r/ring", query, headers, NULL, resumed);
+    assert_int_equal(r.status, status);
+    assert_string_equal(r.etag, etag);
+    assert_string_equal(r.route, "/v1/clusters/{c}/ring");
+    if (status != 200) {
+        assert_null(r.body);
+        rk_response_clear(&r);
+        return 0;
+    }
+    json_t *doc = expect_json(r, 200);
+    int64_t v = int_at(doc, "version");
+    assert_string_equal(str_at(doc, "state"), "active");
+    assert_non_null(json_object_get(doc, "nodes"));
+    json_decref(doc);
+    return v;
+}
+
+static void test_ring_etag_wait(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("ring", &store, NULL);
+    int hooks = 0;
+    rk_app_set_activation_hook(app, on_activation, &hooks);
+    expect_error(get(app, "/v1/clusters/r/ring", NULL, NULL), 404, "unknown_cluster", NULL);
+    publish(app, "r", 2, NULL);
+    publish(app, "r", 3, NULL);
+    expect_error(get(app, "/v1/clusters/r/ring", NULL, NULL), 404, "no_active_version", NULL);
+    json_decref(activate(app, "r", 1, NULL, 200));
+    assert_int_equal(hooks, 1);
+    assert_int_equal(hooked_version, 1);
+    assert_string_equal(hooked_cluster, "r");
+
+    assert_int_equal(ring(app, NULL, NULL, 0, 200, "\"v1\""), 1);
+    assert_int_equal(ring(app, NULL, NULL, 0, 200, "\"v1\""), 1); /* from the cache */
+    json_t *a = expect_json(get(app, "/v1/clusters/r/ring", NULL, NULL), 200);
+    json_t *b = expect_json(get(app, "/v1/clusters/r/versions/1", NULL, NULL), 200);
+    assert_true(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+
+    const char *inm = "If-None-Match: \"v1\"";
+    ring(app, NULL, inm, 0, 304, "\"v1\"");
+    ring(app, "wait=0", inm, 0, 304, "\"v1\"");
+    assert_int_equal(ring(app, "wait=30", NULL, 0, 200, "\"v1\""), 1); /* no INM: at once */
+    rk_response r = run(app, "GET", "/v1/clusters/r/ring", "wait=30", inm, NULL, 0);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.wait_seconds, 30);
+    assert_string_equal(r.wait_cluster, "r");
+    assert_null(r.body);
+    rk_response_clear(&r);
+    ring(app, "wait=30", inm, 1, 304, "\"v1\""); /* resumed: answer now */
+    expect_error(get(app, "/v1/clusters/r/ring", "wait=61", inm), 400, "invalid_parameter", "wait");
+    expect_error(get(app, "/v1/clusters/r/ring", "wait=soon", inm), 400, "invalid_parameter",
+                 "wait");
+
+    json_decref(activate(app, "r", 2, NULL, 200));
+    assert_int_equal(hooks, 2);
+    assert_int_equal(hooked_version, 2);
+    assert_int_equal(ring(app, "wait=30", inm, 1, 200, "\"v2\""), 2); /* woken: the new ring */
+    assert_int_equal(ring(app, "wait=30", inm, 0, 200, "\"v2\""), 2); /* stale INM */
+    assert_int_equal(ring(app, NULL, "If-None-Match: garbage", 0, 200, "\"v2\""), 2);
+    ring(app, NULL, "If-None-Match: \"v2\"", 0, 304, "\"v2\"");
+
+    /* Activations made beside the API (same store handle) reach the cache and the hook too. */
+    rk_store_version *v = NULL;
+    publish(app, "r", 4, NULL);
+    assert_int_equal(rk_store_activate(store, "r", 3, RK_STORE_ANY, &v, NULL), RK_OK);
+    rk_store_version_free(v);
+    assert_int_equal(hooks, 3);
+    assert_int_equal(ring(app, NULL, "If-None-Match: \"v2\"", 0, 200, "\"v3\""), 3);
+    app_close(app, store);
+}
+
+/* The version GET /ring answers for `cluster`. */
+static int64_t ring_version(rk_app *app, const char *cluster)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/v1/clusters/%s/ring", cluster);
+    json_t *doc = expect_json(get(app, path, NULL, NULL), 200);
+    int64_t v = int_at(doc, "version");
+    json_decref(doc);
+    return v;
+}
+
+/* GET /plan; returns the JSON body after checking the status. */
+static json_t *plan(rk_app *app, const char *cluster, const char *query)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/v1/clusters/%s/plan", cluster);
+    rk_response r = get(app, path, query, NULL);
+    assert_string_equal(r.route, "/v1/clusters/{c}/plan");
+    return expect_json(r, 200);
+}
+
+static void expect_text_plan(rk_response r)
+{
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.content_type, "text/plain; charset=utf-8");
+    assert_non_null(r.body);
+    assert_int_equal(strlen(r.body), r.body_len);
+    assert_non_null(strstr(r.body, "pl"));
+    rk_response_clear(&r);
+}
+
+static void test_plan(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("plan", &store, NULL);
+    expect_error(get(app, "/v1/clusters/pl/plan", NULL, NULL), 404, "unknown_cluster", NULL);
+    publish(app, "pl", 3, NULL);
+    publish(app, "pl", 4, NULL);
+    expect_error(get(app, "/v1/clusters/pl/plan", NULL, NULL), 404, "no_active_version", NULL);
+    json_t *doc = plan(app, "pl", "from=1&to=2");
+    assert_int_equal(int_at(json_object_get(doc, "from"), "version"), 1);
+    json_decref(doc);
+    json_decref(activate(app, "pl", 1, NULL, 200));
+
+    doc = plan(app, "pl", NULL);
+    assert_string_equal(str_at(doc, "cluster"), "pl");
+    assert_int_equal(int_at(json_object_get(doc, "from"), "version"), 1);
+    assert_int_equal(int_at(json_object_get(doc, "to"), "version"), 2);
+    assert_true(json_array_size(json_object_get(doc, "arcs")) > 0);
+    assert_null(json_object_get(doc, "steps"));
+    double moved = json_real_value(json_object_get(doc, "moved_fraction"));
+    assert_true(moved > 0 && moved < 1);
+    json_t *again = plan(app, "pl", "from=1&to=2"); /* rings from the cache: the same plan */
+    assert_true(json_equal(doc, again));
+    json_decref(again);
+    json_decref(doc);
+
+    doc = plan(app, "pl", "arcs=false&max_step=0.01&keys=1000");
+    assert_null(json_object_get(doc, "arcs"));
+    if (json_array_size(json_object_get(doc, "steps")) < 2)
+        fail_msg("want steps: %s", json_dumps(doc, 0));
+    json_t *t0 = json_array_get(json_object_get(doc, "transfers"), 0);
+    assert_non_null(json_object_get(t0, "keys_estimate"));
+    json_decref(doc);
+    doc = plan(app, "pl", "from=2&to=1&arcs=true&max_step=1");
+    assert_int_equal(int_at(json_object_get(doc, "from"), "version"), 2);
+    assert_non_null(json_object_get(doc, "arcs"));
+    json_decref(doc);
+
+    expect_text_plan(get(app, "/v1/clusters/pl/plan", "format=text", NULL));
+    expect_text_plan(get(app, "/v1/clusters/pl/plan", NULL, "Accept: text/html, text/plain"));
+    json_decref(
+        expect_json(get(app, "/v1/clusters/pl/plan", "format=json", "Accept: text/plain"), 200));
+
+    static const char *const bad[][2] = {{"max_step=0", "max_step"},
+                                         {"max_step=1.5", "max_step"},
+                                         {"max_step=abc", "max_step"},
+                                         {"max_step=nan", "max_step"},
+                                         {"max_step=-0.1", "max_step"},
+                                         {"keys=0", "keys"},
+                                         {"keys=many", "keys"},
+                                         {"format=xml", "format"},
+                                         {"arcs=no", "arcs"},
+                                         {"from=abc", "from"},
+                                         {"to=0", "to"},
+                                         {"from=1.0", "from"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_error(get(app, "/v1/clusters/pl/plan", bad[i][0], NULL), 400, "invalid_parameter",
+                     bad[i][1]);
+    expect_error(get(app, "/v1/clusters/pl/plan", "from=9", NULL), 404, "unknown_version", NULL);
+    expect_error(get(app, "/v1/clusters/pl/plan", "to=9", NULL), 404, "unknown_version", NULL);
+
+    char *body = topology(3, "md5_32", NULL);
+    json_decref(
+        expect_json(run(app, "POST", "/v1/clusters/pl/versions", NULL, NULL, body, 0), 201));
+    free(body);
+    expect_error(get(app, "/v1/clusters/pl/plan", NULL, NULL), 422, "hash_mismatch", "hash");
+    app_close(app, store);
+}
+
+/* Reverts version v of cluster "rv" and returns the new version document. */
+static json_t *revert(rk_app *app, int64_t v, const char *query)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/v1/clusters/rv/versions/%lld/revert", (long long)v);
+    rk_response r = run(app, "POST", path, query, NULL, NULL, 0);
+    char location[sizeof r.location];
+    assert_string_equal(r.route, "/v1/clusters/{c}/versions/{v}/revert");
+    memcpy(location, r.location, sizeof location);
+    json_t *doc = expect_json(r, 201);
+    char want[128];
+    snprintf(want, sizeof want, "/v1/clusters/rv/versions/%lld", (long long)int_at(doc, "version"));
+    assert_string_equal(location, want);
+    return doc;
+}
+
+static void test_revert(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("revert", &store, NULL);
+    char long_comment[RK_MAX_COMMENT + 1]; /* "x" and 2-byte characters: 1023 bytes */
+    long_comment[0] = 'x';
+    for (size_t i = 1; i + 1 < RK_MAX_COMMENT; i += 2)
+        memcpy(long_comment + i, "\xc3\xa9", 2);
+    long_comment[RK_MAX_COMMENT - 1] = '\0';
+    const char *const comments[] = {"first", NULL, long_comment};
+    for (size_t i = 0; i < 3; i++) {
+        char *body = topology(i + 2, "fnv1a_32", comments[i]);
+        json_decref(
+            expect_json(run(app, "POST", "/v1/clusters/rv/versions", NULL, NULL, body, 0), 201));
+        free(body);
+    }
+    json_t *orig = expect_json(get(app, "/v1/clusters/rv/versions/1", NULL, NULL), 200);
+    json_t *doc = revert(app, 1, NULL);
+    assert_int_equal(int_at(doc, "version"), 4);
+    assert_string_equal(str_at(doc, "state"), "staged");
+    assert_string_equal(str_at(doc, "comment"), "revert to v1: first");
+    assert_string_equal(str_at(doc, "author"), "ops");
+    assert_string_equal(str_at(doc, "fingerprint"), str_at(orig, "fingerprint"));
+    assert_true(json_equal(json_object_get(doc, "nodes"), json_object_get(orig, "nodes")));
+    json_decref(doc);
+    json_decref(orig);
+
+    doc = revert(app, 2, "activate=true");
+    assert_string_equal(str_at(doc, "comment"), "revert to v2");
+    assert_string_equal(str_at(doc, "state"), "active");
+    json_decref(doc);
+
+    doc = revert(app, 3, NULL);
+    const char *c = str_at(doc, "comment");
+    /* Cut at 1024 bytes would split a character: one byte less. */
+    assert_int_equal(strlen(c), RK_MAX_COMMENT - 1);
+    assert_int_equal(strncmp(c, "revert to v3: x\xc3\xa9", 17), 0);
+    assert_memory_equal(c + strlen(c) - 2, "\xc3\xa9", 2);
+    json_decref(doc);
+
+    expect_error(run(app, "POST", "/v1/clusters/rv/versions/99/revert", NULL, NULL, NULL, 0), 404,
+                 "unknown_version", NULL);
+    expect_error(
+        run(app, "POST", "/v1/clusters/rv/versions/1/revert", NULL, "If-Match: \"v1\"", NULL, 0),
+        412, "precondition_failed", NULL);
+    app_close(app, store);
+}
+
+static void test_metrics_counted(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_metrics *m = rk_metrics_new();
+    assert_non_null(m);
+    rk_app *app = app_open("metrics", &store, m);
+    publish(app, "m", 2, "activate=true");
+    publish(app, "m", 3, NULL);
+    rk_response r = get(app, "/metrics", NULL, NULL);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "ringkeeper_publishes_total 2"));
+    assert_non_null(strstr(r.body, "ringkeeper_activations_total 1"));
+    assert_non_null(strstr(r.body, "ringkeeper_active_version{cluster=\"m\"} 1"));
+    rk_response_clear(&r);
+    app_close(app, store);
+
+    /* A new app over the same database reports the active versions it finds. */
+    rk_metrics *m2 = rk_metrics_new();
+    app = app_open("metrics", &store, m2);
+    r = get(app, "/metrics", NULL, NULL);
+    assert_non_null(strstr(r.body, "ringkeeper_active_version{cluster=\"m\"} 1"));
+    rk_response_clear(&r);
+    app_close(app, store);
+    rk_metrics_free(m2);
+    rk_metrics_free(m);
+}
+
+static int freed_values;
+
+static void free_value(void *v)
+{
+    freed_values++;
+    free(v);
+}
+
+/* Puts a 1-byte value of `size` counted bytes; returns 1 when the cache kept it. */
+static int put(rki_cache *c, const char *cluster, int64_t key, int64_t tag, size_t size,
+               uint64_t gen)
+{
+    rki_entry *e = rki_cache_put(c, cluster, key, tag, malloc(1), size, gen);
+    assert_non_null(e);
+    rki_cache_release(c, e);
+    e = rki_cache_get(c, cluster, key);
+    int kept = e && e->tag == tag;
+    rki_cache_release(c, e);
+    return kept;
+}
+
+/* The LRU behind the ring and plan caches: slots, byte budget, holds, tags, generations. */
+static void test_cache(void **state)
+{
+    (void)state;
+    rki_cache *c = rki_cache_new(2, 100, free_value);
+    assert_non_null(c);
+    freed_values = 0;
+    uint64_t gen = rki_cache_gen(c);
+    rki_entry *held = rki_cache_put(c, "a", 1, 0, malloc(1), 10, gen);
+    assert_true(put(c, "a", 2, 0, 10, gen));
+    assert_true(put(c, "b", 1, 0, 10, gen)); /* evicts a/1, the least recently used */
+    assert_null(rki_cache_get(c, "a", 1));
+    assert_int_equal(freed_values, 0); /* still held */
+    assert_int_equal(held->key, 1);
+    rki_cache_release(c, held);
+    assert_int_equal(freed_values, 1);
+    assert_false(put(c, "z", 1, 0, 10, gen)); /* new key, but something was evicted meanwhile */
+    assert_int_equal(freed_values, 2);
+
+    gen = rki_cache_gen(c);
+    assert_true(put(c, "c", 1, 0, 95, gen)); /* over the byte budget: evicts both others */
+    assert_null(rki_cache_get(c, "a", 2));
+    assert_null(rki_cache_get(c, "b", 1));
+    assert_int_equal(freed_values, 4);
+    assert_false(put(c, "d", 1, 0, 101, rki_cache_gen(c))); /* larger than the whole budget */
+    assert_int_equal(freed_values, 5);
+
+    /* Tags: a value only moves forward. */
+    gen = rki_cache_gen(c);
+    assert_true(put(c, "v", 0, 4, 1, gen));
+    assert_true(put(c, "v", 0, 5, 1, gen));
+    assert_false(put(c, "v", 0, 4, 1, gen)); /* a reader that loaded v4 late */
+    rki_cache_raise(c, "v", 0, 6);           /* v6 activated: forget v5 */
+    assert_null(rki_cache_get(c, "v", 0));
+    assert_false(put(c, "v", 0, 5, 1, gen)); /* loaded before the raise */
+    assert_true(put(c, "v", 0, 6, 1, rki_cache_gen(c)));
+    rki_cache_raise(c, "v", 0, 6); /* already there: kept */
+    rki_entry *e = rki_cache_get(c, "v", 0);
+    assert_non_null(e);
+    assert_int_equal(e->tag, 6);
+    rki_cache_release(c, e);
+    rki_cache_free(c);
+    assert_int_equal(freed_values, 11);
+}
+
+/* More versions than the ring cache keeps: plans stay right while rings are evicted. */
+static void test_plan_many_versions(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("plan_many", &store, NULL);
+    for (size_t i = 0; i < 12; i++)
+        publish(app, "pl", 2 + i % 5, i == 0 ? "activate=true" : NULL);
+    for (int round = 0; round < 2; round++) {
+        for (int v = 2; v <= 12; v++) {
+            char query[64];
+            snprintf(query, sizeof query, "from=%d&to=%d&arcs=false", v - 1, v);
+            json_t *doc = plan(app, "pl", query);
+            assert_int_equal(int_at(json_object_get(doc, "to"), "version"), v);
+            json_decref(doc);
+        }
+    }
+    app_close(app, store);
+}
+
+typedef struct reader {
+    rk_app *app;
+    int stop;      /* set (atomically) by the main thread */
+    int backwards; /* a ring older than one already seen */
+    int failures;  /* any answer but 200 */
+} reader;
+
+/* GETs the ring and a plan until stopped; the ring's version must never go back. */
+static void *read_rings(void *arg)
+{
+    reader *r = arg;
+    int64_t seen = 0;
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        rk_response resp = get(r->app, "/v1/clusters/cc/ring", NULL, NULL);
+        json_t *doc = resp.status == 200 ? json_loadb(resp.body, resp.body_len, 0, NULL) : NULL;
+        int64_t v = json_integer_value(json_object_get(doc, "version"));
+        if (!doc && r->failures++ == 0)
+            fprintf(stderr, "ring: %d %.*s\n", resp.status, (int)resp.body_len, resp.body);
+        r->backwards += v < seen;
+        seen = v > seen ? v : seen;
+        json_decref(doc);
+        rk_response_clear(&resp);
+        resp = get(r->app, "/v1/clusters/cc/plan", "from=1&to=2&arcs=false", NULL);
+        if (resp.status != 200 && r->failures++ == 0)
+            fprintf(stderr, "plan: %d %.*s\n", resp.status, (int)resp.body_len, resp.body);
+        rk_response_clear(&resp);
+    }
+    return NULL;
+}
+
+/* Readers on several threads while versions are activated: no stale ring after a newer one. */
+static void test_concurrent(void **state)
+{
+    (void)state;
+    rk_store *store;
+    rk_app *app = app_open("concurrent", &store, NULL);
+    publish(app, "cc", 2, "activate=true");
+    publish(app, "cc", 3, NULL);
+    reader readers[4];
+    pthread_t threads[4];
+    for (int i = 0; i < 4; i++) {
+        readers[i] = (reader){.app = app};
+        assert_int_equal(pthread_create(&threads[i], NULL, read_rings, &readers[i]), 0);
+    }
+    for (int i = 0; i < 20; i++)
+        publish(app, "cc", 2 + i % 4, "activate=true");
+    for (int i = 0; i < 4; i++)
+        __atomic_store_n(&readers[i].stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 4; i++)
+        pthread_join(threads[i], NULL); /* all of them before any assertion can jump away */
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(readers[i].backwards, 0);
+        assert_int_equal(readers[i].failures, 0);
+    }
+    assert_int_equal(ring_version(app, "cc"), 22);
+    app_close(app, store);
+}
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return -1;
+    for (;;) {
+        struct dirent *e = readdir(d);
+        if (!e)
+            break;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+        if (e->d_name[0] != '.')
+            unlink(path);
+    }
+    closedir(d);
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_publish_document),
+        cmocka_unit_test(test_publish_errors),
+        cmocka_unit_test(test_state_machine),
+        cmocka_unit_test(test_list_paging),
+        cmocka_unit_test(test_ring_etag_wait),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_revert),
+        cmocka_unit_test(test_metrics_counted),
+        cmocka_unit_test(test_cache),
+        cmocka_unit_test(test_plan_many_versions),
+        cmocka_unit_test(test_concurrent),
+    };
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}

@@ -1,0 +1,293 @@
+/* test_metrics.c — ringkeeperd's metrics (server/metrics.h): every metric in the exposition,
+ * exact counts from concurrent threads, cumulative histograms, label escaping and series caps. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "metrics.h"
+
+#define THREADS    4
+#define PER_THREAD 20000
+
+static const char *const all_buckets[] = {"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025",
+                                          "0.05",   "0.1",   "0.25",   "0.5",   "1",    "2.5",
+                                          "5",      "10",    "30",     "60",    "+Inf"};
+#define N_LE (sizeof all_buckets / sizeof all_buckets[0])
+
+static char *render_ok(rk_metrics *m)
+{
+    char *text = rk_metrics_render(m);
+    assert_non_null(text);
+    return text;
+}
+
+/* The value of the sample line that starts with `series` followed by a space; fails when absent. */
+static double sample(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, series, n) == 0 && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    }
+    fail_msg("no sample %s in:\n%s", series, text);
+    return -1;
+}
+
+/* Lines of `text` that start with `prefix`. */
+static size_t count_lines(const char *text, const char *prefix)
+{
+    size_t n = 0, len = strlen(prefix);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        n += strncmp(p, prefix, len) == 0;
+    return n;
+}
+
+static void assert_header(const char *text, const char *name, const char *type)
+{
+    char help[160], typeline[160];
+    snprintf(help, sizeof help, "# HELP %s ", name);
+    snprintf(typeline, sizeof typeline, "# TYPE %s %s\n", name, type);
+    if (!strstr(text, help) || !strstr(text, typeline))
+        fail_msg("no HELP/TYPE %s for %s in:\n%s", type, name, text);
+}
+
+static void test_every_metric(void **state)
+{
+    (void)state;
+    rk_metrics *m = rk_metrics_new();
+    assert_non_null(m);
+    rk_metrics_request(m, "GET", "/healthz", 200, 0.001);
+    rk_metrics_count(m, RK_COUNT_PUBLISHES);
+    rk_metrics_count(m, RK_COUNT_ACTIVATIONS);
+    rk_metrics_count(m, RK_COUNT_ACTIVATIONS);
+    rk_metrics_count(m, RK_COUNT_DB_ERRORS);
+    rk_metrics_active_version(m, "cache", 3);
+    rk_metrics_active_version(m, "cache", 4);
+    rk_metrics_active_version(m, "db", 1);
+    rk_metrics_waiting(m, +1);
+    rk_metrics_waiting(m, +1);
+    rk_metrics_waiting(m, -1);
+    char *text = render_ok(m);
+    assert_header(text, "ringkeeper_http_requests_total", "counter");
+    assert_header(text, "ringkeeper_http_request_duration_seconds", "histogram");
+    assert_header(text, "ringkeeper_publishes_total", "counter");
+    assert_header(text, "ringkeeper_activations_total", "counter");
+    assert_header(text, "ringkeeper_database_errors_total", "counter");
+    assert_header(text, "ringkeeper_active_version", "gauge");
+    assert_header(text, "ringkeeper_long_polls_waiting", "gauge");
+    assert_true(
+        sample(text,
+               "ringkeeper_http_requests_total{method=\"GET\",route=\"/healthz\",code=\"200\"}") ==
+        1);
+    assert_true(sample(text, "ringkeeper_publishes_total") == 1);
+    assert_true(sample(text, "ringkeeper_activations_total") == 2);
+    assert_true(sample(text, "ringkeeper_database_errors_total") == 1);
+    assert_true(sample(text, "ringkeeper_active_version{cluster=\"cache\"}") == 4);
+    assert_true(sample(text, "ringkeeper_active_version{cluster=\"db\"}") == 1);
+    assert_int_equal(count_lines(text, "ringkeeper_active_version{"), 2);
+    assert_true(sample(text, "ringkeeper_long_polls_waiting") == 1);
+    assert_int_equal(text[strlen(text) - 1], '\n');
+    free(text);
+    rk_metrics_free(m);
+}
+
+static void test_empty_render(void **state)
+{
+    (void)state;
+    rk_metrics *m = rk_metrics_new();
+    assert_non_null(m);
+    char *text = render_ok(m);
+    assert_header(text, "ringkeeper_http_requests_total", "counter");
+    assert_int_equal(count_lines(text, "ringkeeper_http_requests_total{"), 0);
+    assert_true(sample(text, "ringkeeper_long_polls_waiting") == 0);
+    free(text);
+    rk_metrics_free(m);
+}
+
+/* Each thread records PER_THREAD requests over two series and bumps a counter and the gauge. */
+static void *record_many(void *arg)
+{
+    rk_metrics *m = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        if (i % 2)
+            rk_metrics_request(m, "POST", "/v1/clusters/{c}/versions", 201, 0.003);
+        else
+            rk_metrics_request(m, "GET", "/v1/clusters/{c}/ring", 304, 0.0002);
+        if (i % 100 == 0)
+            rk_metrics_count(m, RK_COUNT_PUBLISHES);
+        rk_metrics_waiting(m, +1);
+        rk_metrics_waiting(m, -1);
+    }
+    return NULL;
+}
+
+static void *render_many(void *arg)
+{
+    for (int i = 0; i < 50; i++)
+        free(render_ok(arg));
+    return NULL;
+}
+
+static void test_counts_from_threads(void **state)
+{
+    (void)state;
+    rk_metrics *m = rk_metrics_new();
+    assert_non_null(m);
+    pthread_t t[THREADS + 1];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, record_many, m), 0);
+    assert_int_equal(pthread_create(&t[THREADS], NULL, render_many, m), 0);
+    for (int i = 0; i <= THREADS; i++)
+        pthread_join(t[i], NULL);
+    char *text = render_ok(m);
+    double half = THREADS * PER_THREAD / 2;
+    assert_true(sample(text, "ringkeeper_http_requests_total{method=\"POST\",route=\"/v1/"
+                             "clusters/{c}/versions\",code=\"201\"}") == half);
+    assert_true(sample(text, "ringkeeper_http_requests_total{method=\"GET\",route=\"/v1/"
+                             "clusters/{c}/ring\",code=\"304\"}") == half);
+    assert_true(sample(text, "ringkeeper_http_request_duration_seconds_count{route=\"/v1/"
+                             "clusters/{c}/ring\"}") == half);
+    assert_true(sample(text, "ringkeeper_publishes_total") == THREADS * PER_THREAD / 100);
+    assert_true(sample(text, "ringkeeper_long_polls_waiting") == 0);
+    free(text);
+    rk_metrics_free(m);
+}
+
+static void test_histogram_cumulative(void **state)
+{
+    (void)state;
+    static const double seconds[] = {0.0001, 0.0005, 0.003, 0.003, 0.2, 7, 100, -1};
+    static const double expect[N_LE] = {3, 3, 3, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 7, 7, 7, 8};
+    size_t n = sizeof seconds / sizeof seconds[0];
+    rk_metrics *m = rk_metrics_new();
+    assert_non_null(m);
+    for (size_t i = 0; i < n; i++)
+        rk_metrics_request(m, "GET", "/v1/clusters", 200, seconds[i]);
+    rk_metrics_request(m, "GET", "/healthz", 200, 0.02);
+    char *text = render_ok(m);
+    char series[160];
+    for (size_t b = 0; b < N_LE; b++) {
+        snprintf(
+            series, sizeof series,
+            "ringkeeper_http_request_duration_seconds_bucket{route=\"/v1/clusters\",le=\"%s\"}",
+            all_buckets[b]);
+        if (sample(text, series) != expect[b])
+            fail_msg("%s: %g, expected %g", series, sample(text, series), expect[b]);
+    }
+    const char *count = "ringkeeper_http_request_duration_seconds_count{route=\"/v1/clusters\"}";
+    const char *sum = "ringkeeper_http_request_duration_seconds_sum{route=\"/v1/clusters\"}";
+    assert_true(sample(text, count) == (double)n);
+    assert_float_equal(sample(text, sum), 0.0001 + 0.0005 + 0.006 + 0.2 + 107, 1e-9);
+    assert_true(sample(text, "ringkeeper_http_request_duration_seconds_bucket{route=\"/healthz\","
+                             "le=\"0.01\"}") == 0);
+    assert_true(sample(text, "ringkeeper_http_request_duration_seconds_bucket{route=\"/healthz\","
+                             "le=\"0.025\"}") == 1);
+    free(text);
+    rk_metrics_free(m);
+}
+
+static void test_label_escaping(void **state)
+{
+    (void)state;
+    rk_metrics *m = rk_metrics_new();
+    assert_non_null(m);
+    rk_metrics_request(m, "GET", "/a\"b\\c\nd", 404, 0.001);
+    rk_metrics_active_version(m, "x\"y\\z\n", 2);
+    char *text = render_ok(m);
+    assert_true(sample(text,
+                       "ringkeeper_http_requests_total{method=\"GET\",route=\"/a\\\"b\\\\c\\nd"
+                       "\",code=\"404\"}") == 1);
+    assert_true(sample(text, "ringkeeper_active_version{cluster=\"x\\\"y\\\\z\\n\"}") == 2);
+    /* No raw newline inside a sample: every line starts with '#' or a metric name. */
+    for (const char *p = text; *p; p = strchr(p, '\n') + 1)
+        assert_true(*p == '#' || strncmp(p, "ringkeeper_", 11) == 0);
+    free(text);
+    rk_metrics_free(m);
+}
+
+static void test_unknown_method_and_long_route(void **state)
+{
+    (void)state;
+    rk_metrics *m = rk_metrics_new();
+    assert_non_null(m);
+    char route[300];
+    memset(route, 'r', sizeof route - 1);
+    route[sizeof route - 1] = '\0';
+    rk_metrics_request(m, "BREW", "/pot", 405, 0.001);
+    rk_metrics_request(m, NULL, NULL, 400, 0.001);
+    rk_metrics_request(m, "GET", route, 404, 0.001);
+    char *text = render_ok(m);
+    assert_true(sample(text, "ringkeeper_http_requests_total{method=\"other\",route=\"/pot\","
+                             "code=\"405\"}") == 1);
+    assert_true(sample(text, "ringkeeper_http_requests_total{method=\"other\",route=\"other\","
+                             "code=\"400\"}") == 1);
+    assert_true(sample(text, "ringkeeper_http_requests_total{method=\"GET\",route=\"other\","
+                             "code=\"404\"}") == 1);
+    assert_null(strstr(text, "rrrrrrrr"));
+    free(text);
+    rk_metrics_free(m);
+}
+
+/* 600 distinct routes: 512 request series, the rest in the "other" series; histograms keep 63
+ * routes and "other"; nothing is lost from the totals. */
+static void test_series_cap(void **state)
+{
+    (void)state;
+    rk_metrics *m = rk_metrics_new();
+    assert_non_null(m);
+    char route[32];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 600; i++) {
+            snprintf(route, sizeof route, "/r/%d", i);
+            rk_metrics_request(m, "GET", route, 200, 0.001);
+        }
+    }
+    for (int i = 0; i < 5000; i++) {
+        snprintf(route, sizeof route, "c%d", i);
+        rk_metrics_active_version(m, route, i);
+    }
+    char *text = render_ok(m);
+    assert_int_equal(count_lines(text, "ringkeeper_http_requests_total{"), 513);
+    assert_true(sample(text, "ringkeeper_http_requests_total{method=\"GET\",route=\"/r/511\","
+                             "code=\"200\"}") == 2);
+    assert_true(sample(text, "ringkeeper_http_requests_total{method=\"other\",route=\"other\","
+                             "code=\"other\"}") == 2 * 88);
+    assert_int_equal(count_lines(text, "ringkeeper_http_request_duration_seconds_count{"), 64);
+    assert_true(sample(text, "ringkeeper_http_request_duration_seconds_count{route=\"other\"}") ==
+                2 * (600 - 63));
+    assert_int_equal(count_lines(text, "ringkeeper_active_version{"), 4096);
+    free(text);
+    rk_metrics_free(m);
+}
+
+static void test_null_metrics(void **state)
+{
+    (void)state;
+    rk_metrics_request(NULL, "GET", "/", 200, 0.1);
+    rk_metrics_count(NULL, RK_COUNT_PUBLISHES);
+    rk_metrics_active_version(NULL, "c", 1);
+    rk_metrics_waiting(NULL, 1);
+    rk_metrics_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_metric),
+        cmocka_unit_test(test_empty_render),
+        cmocka_unit_test(test_counts_from_threads),
+        cmocka_unit_test(test_histogram_cumulative),
+        cmocka_unit_test(test_label_escaping),
+        cmocka_unit_test(test_unknown_method_and_long_route),
+        cmocka_unit_test(test_series_cap),
+        cmocka_unit_test(test_null_metrics),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
