@@ -27,7 +27,7 @@ static const char usage[] =
     "usage: ringkeeperd [--listen HOST:PORT] [--db FILE] [--token-file FILE] [--threads N]\n"
     "                   [--max-body BYTES] [--migrations DIR]\n"
     "\n"
-    "Serves versioned ring topologies over HTTP/JSON (SPEC section 4), stored in SQLite.\n"
+    "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
     "\n"
     "  --listen HOST:PORT   address to serve on (default " DEFAULT_LISTEN
     "; port 0: any free port)\n"
