@@ -28,8 +28,8 @@ json_t *rki_clusters_json(const rk_store_cluster_list *list);
 /* {"versions": [... without nodes ...], "next_before": N or null}. */
 json_t *rki_versions_json(const rk_store_version_list *list);
 
-/* Serialises `doc` (stolen: decref'd here, NULL allowed) with RK_JSON_FLAGS into a new string;
- * RK_OK with *body and *len set, RK_ENOMEM otherwise. */
+/* Serialises `doc` (stolen: decref'd here, NULL allowed) with RK_JSON_FLAGS into a new string
+ * ending in a newline; RK_OK with *body and *len set, RK_ENOMEM otherwise. */
 int rki_json_dump(json_t *doc, char **body, size_t *len);
 
 /* ---- api_cache.c ---- */

@@ -87,9 +87,15 @@ int rki_json_dump(json_t *doc, char **body, size_t *len)
 {
     char *s = doc ? json_dumps(doc, RK_JSON_FLAGS) : NULL;
     json_decref(doc);
-    if (!s)
+    size_t n = s ? strlen(s) : 0;
+    char *line = s ? realloc(s, n + 2) : NULL; /* ends with a newline, as curl users expect */
+    if (!line) {
+        free(s);
         return RK_ENOMEM;
-    *body = s;
-    *len = strlen(s);
+    }
+    line[n] = '\n';
+    line[n + 1] = '\0';
+    *body = line;
+    *len = n + 1;
     return RK_OK;
 }
