@@ -1,8 +1,8 @@
 /* store.h — the storage layer of ringkeeperd: clusters and their numbered, immutable topology
  * versions (SPEC sections 4 and 7), behind one interface that names no database.
  *
- * The first backend is SQLite (store_sqlite.c); nothing here depends on it, so another backend
- * (etcd) can implement the same calls.
+ * The first backend is SQLite (store_sqlite.c, store_versions.c, store_migrate.c); nothing here
+ * depends on it, so another backend (etcd) can implement the same calls.
  *
  * Validation: the caller hands in an rk_topology, which libringkeeper has already validated; the
  * store computes points and the fingerprint with libringkeeper too. Cluster names are the caller's
