@@ -33,7 +33,7 @@ static int split(const rk_arc *arcs, size_t n, u128 cap, double space, rk_arc **
             u128 take = left < cap ? left : cap;
             p[at] = a;
             p[at].last = a.first + (uint64_t)(take - 1);
-            p[at].fraction = (double)take / space;
+            p[at].fraction = ((double)(p[at].last - p[at].first) + 1.0) / space; /* as plan.c */
             a.first = p[at++].last + 1;
             left -= take;
         }
