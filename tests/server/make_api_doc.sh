@@ -1,0 +1,560 @@
+#!/usr/bin/env bash
+# make_api_doc.sh — regenerates docs/API.md: starts a real ringkeeperd on a free loopback port with a
+# temporary database, runs a fixed sequence of curl requests against it, and writes every route with
+# its request and the response it really got. Run it after any change to the API:
+#   tests/server/make_api_doc.sh build/server/ringkeeperd .
+# Each request is checked for the status the doc expects; on a surprise it stops and writes nothing.
+# JSON bodies are pretty-printed with python3 when it is installed (else shown as sent).
+# usage: make_api_doc.sh RINGKEEPERD SOURCE_DIR
+# shellcheck disable=SC2016 # '$RK' and markdown backticks are meant literally
+if [ $# -ne 2 ]; then
+    echo "usage: $0 RINGKEEPERD SOURCE_DIR" >&2
+    exit 2
+fi
+. "$(dirname "$0")/lib.sh" "$1"
+set -o pipefail
+src=$(cd "$2" && pwd)
+EX=$TMP/ex # one markdown snippet per example: $EX/NAME.md
+mkdir -p "$EX"
+J='Content-Type: application/json'
+PRETTY=
+command -v python3 >/dev/null && PRETTY=1
+# The pretty-printer: indented JSON, with objects and arrays of plain values on one line when short.
+PRETTY_PY='
+import json, sys
+def fmt(v, ind):
+    flat = json.dumps(v, ensure_ascii=False)
+    inner = v.values() if isinstance(v, dict) else v if isinstance(v, list) else []
+    if not isinstance(v, (dict, list)) or not inner or (
+            not any(isinstance(x, (dict, list)) for x in inner) and ind + len(flat) <= 120):
+        return flat
+    pad = " " * (ind + 2)
+    if isinstance(v, dict):
+        items, o, c = [pad + json.dumps(k) + ": " + fmt(x, ind + 2) for k, x in v.items()], "{", "}"
+    else:
+        items, o, c = [pad + fmt(x, ind + 2) for x in v], "[", "]"
+    return o + "\n" + ",\n".join(items) + "\n" + " " * ind + c
+print(fmt(json.load(sys.stdin), 0))
+'
+FILTER= # when set, a function the next example's body goes through (to trim it)
+
+die() {
+    echo "make_api_doc: $*" >&2
+    exit 1
+}
+
+# shown ARG: the argument as a reader would type it: '$RK...' in double quotes, plain words bare,
+# anything else in single quotes.
+shown() {
+    case $1 in
+    '$RK'*) printf ' "%s"' "$1" ;;
+    '' | *[!A-Za-z0-9_./:=@%+,-]*) printf " '%s'" "${1//\'/\'\\\'\'}" ;;
+    *) printf ' %s' "$1" ;;
+    esac
+}
+
+# ex NAME STATUS [curl args...]: runs curl against the server ('$RK' in an argument stands for its
+# base URL, '@FILE' reads $TMP/FILE), checks the status, and writes the command and the response
+# (status line, the headers that matter, the body) to $EX/NAME.md.
+ex() {
+    local name=$1 want=$2 a cmd=curl run=() status ctype
+    shift 2
+    for a in "$@"; do
+        cmd+=$(shown "$a")
+        case $a in
+        '$RK'*) run+=("$BASE${a#\$RK}") ;;
+        @*) run+=("@$TMP/${a#@}") ;;
+        *) run+=("$a") ;;
+        esac
+    done
+    rm -f "$TMP/h" "$TMP/b" # curl leaves -o's file alone when there is no body (304)
+    curl -sS --max-time 15 -D "$TMP/h" -o "$TMP/b" "${run[@]}" || die "curl failed: $cmd"
+    status=$(head -1 "$TMP/h" | tr -d '\r')
+    case $status in
+    "HTTP/"*" $want "* | "HTTP/"*" $want") ;;
+    *) die "$cmd: want $want, got [$status]: $(head -c 400 "$TMP/b")" ;;
+    esac
+    ctype=$(sed -n 's/^Content-Type: *//Ip' "$TMP/h" | tr -d '\r')
+    {
+        printf '```sh\n%s\n```\n\n```http\n%s\n' "${cmd/curl/curl -i}" "$status"
+        grep -iE '^(Content-Type|ETag|Location|Allow):' "$TMP/h" | tr -d '\r'
+        printf '```\n'
+        if [ -s "$TMP/b" ]; then
+            if [ -n "$FILTER" ]; then
+                printf '\n```text\n'
+                "$FILTER" <"$TMP/b"
+            elif [ -n "$PRETTY" ] && [[ $ctype == application/json* ]]; then
+                printf '\n```json\n'
+                python3 -c "$PRETTY_PY" <"$TMP/b" || die "$cmd: the body is not JSON"
+            else
+                printf '\n```text\n'
+                cat "$TMP/b"
+            fi
+            printf '```\n'
+        fi
+    } >"$EX/$name.md"
+    FILTER=
+}
+
+# show NAME: the snippet of an example, into the document.
+show() {
+    [ -f "$EX/$1.md" ] || die "no example named $1"
+    cat "$EX/$1.md"
+}
+
+# Metrics: the first 3 samples of each family, then how many were left out.
+trim_metrics() {
+    awk '/^# HELP/ { if (more) print "# ... " more " more lines"; n = 0; more = 0 }
+         /^#/ { print; next }
+         { if (++n <= 3) print; else more++ }
+         END { if (more) print "# ... " more " more lines" }'
+}
+
+# ---- the requests, in the order they run ----
+
+node() { printf '{"id":"cache-%s","addr":"10.0.0.%s:11211","weight":1}' "$1" "$2"; }
+T3="{\"hash\":\"xxh3_64\",\"vnode_factor\":8,\"nodes\":[$(node a 1),$(node b 2),$(node c 3)],\"comment\":\"three cache nodes\"}"
+T4="{\"hash\":\"xxh3_64\",\"vnode_factor\":8,\"nodes\":[$(node a 1),$(node b 2),$(node c 3),$(node d 4)],\"comment\":\"add cache-d\"}"
+T1='{"hash":"xxh3_64","vnode_factor":160,"nodes":[{"id":"cache-a","addr":"10.0.0.1:11211","weight":1}]}'
+S1='{"hash":"fnv1a_32","vnode_factor":160,"nodes":[{"id":"s1","addr":"10.1.0.1:6379","weight":1}]}'
+S2='{"hash":"xxh3_64","vnode_factor":160,"nodes":[{"id":"s1","addr":"10.1.0.1:6379","weight":1}]}'
+MAX_BODY=4096
+{
+    printf '{"hash":"xxh3_64","vnode_factor":160,"nodes":['
+    for i in $(seq 1 120); do
+        [ "$i" -gt 1 ] && printf ','
+        printf '{"id":"n%s","addr":"10.2.0.%s:11211","weight":1}' "$i" "$i"
+    done
+    printf ']}'
+} >"$TMP/big.json"
+[ "$(wc -c <"$TMP/big.json")" -gt "$MAX_BODY" ] || die "big.json is not over $MAX_BODY bytes"
+
+rk_start --max-body "$MAX_BODY"
+ex healthz 200 '$RK/healthz'
+ex readyz 200 '$RK/readyz'
+ex clusters_empty 200 '$RK/v1/clusters'
+ex publish_v1 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary "$T3"
+ex e_no_active_version 404 '$RK/v1/clusters/cache/ring'
+ex get_v1 200 '$RK/v1/clusters/cache/versions/1'
+ex activate_v1 200 -X POST '$RK/v1/clusters/cache/versions/1/activate'
+ex publish_v2 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'If-Match: "v1"' --data-binary "$T4"
+ex plan_json 200 '$RK/v1/clusters/cache/plan?max_step=0.1&keys=1000000'
+ex plan_text 200 '$RK/v1/clusters/cache/plan?from=1&to=2&max_step=0.1' -H 'Accept: text/plain'
+ex activate_v2 200 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H 'If-Match: "v1"'
+ex ring 200 '$RK/v1/clusters/cache/ring'
+ex ring_304 304 '$RK/v1/clusters/cache/ring' -H 'If-None-Match: "v2"'
+start=$(date +%s)
+ex ring_wait 304 '$RK/v1/clusters/cache/ring?wait=1' -H 'If-None-Match: "v2"'
+WAITED=$(($(date +%s) - start))
+ex revert_v1 201 -X POST '$RK/v1/clusters/cache/versions/1/revert'
+ex list 200 '$RK/v1/clusters/cache/versions?limit=2'
+ex list_before 200 '$RK/v1/clusters/cache/versions?limit=2&before=2'
+# one example of each error
+ex e_invalid_topology 400 -X POST '$RK/v1/clusters/cache/versions' -H "$J" \
+    --data-binary '{"hash":"xxh3_64","vnode_factor":160,"nodes":[{"id":"cache-a","addr":"10.0.0.1:11211","weight":-1}]}'
+ex e_malformed_json 400 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary '{"hash": "xxh3_64",'
+ex e_invalid_parameter 400 '$RK/v1/clusters/cache/ring?wait=61'
+ex e_invalid_header 400 -X POST '$RK/v1/clusters/cache/versions/3/activate' -H 'If-Match: v2'
+ex e_invalid_cluster 400 '$RK/v1/clusters/Cache/ring'
+ex e_invalid_version 400 '$RK/v1/clusters/cache/versions/latest'
+ex e_not_found 404 '$RK/v1/cluster'
+ex e_unknown_cluster 404 '$RK/v1/clusters/nope/versions'
+ex e_unknown_version 404 '$RK/v1/clusters/cache/versions/42'
+ex e_method_not_allowed 405 -X DELETE '$RK/v1/clusters/cache/versions'
+ex e_conflict 409 -X POST '$RK/v1/clusters/cache/versions/1/activate'
+ex e_precondition_failed 412 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'If-Match: "v2"' --data-binary "$T1"
+ex e_body_too_large 413 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary @big.json
+ex e_too_many_points 422 -X POST '$RK/v1/clusters/cache/versions' -H "$J" \
+    --data-binary '{"hash":"xxh3_64","vnode_factor":4096,"nodes":[{"id":"a","addr":"10.0.0.1:11211","weight":1000},{"id":"b","addr":"10.0.0.2:11211","weight":100}]}'
+ex publish_new 201 -X POST '$RK/v1/clusters/sessions/versions?activate=true' -H "$J" -H 'If-Match: "v0"' --data-binary "$S1"
+ex publish_s2 201 -X POST '$RK/v1/clusters/sessions/versions' -H "$J" --data-binary "$S2"
+ex e_hash_mismatch 422 '$RK/v1/clusters/sessions/plan'
+ex clusters 200 '$RK/v1/clusters'
+FILTER=trim_metrics ex metrics 200 '$RK/metrics'
+rk_stop
+[ "$STOP_CODE" -eq 0 ] || die "the server exited $STOP_CODE"
+
+# a second server, with tokens
+printf '# name:token, one a line\nops:0f3a9c1e7b2d4a6f8e0c\n' >"$TMP/tokens"
+rk_start --token-file "$TMP/tokens" --db "$TMP/auth.db"
+ex e_unauthorized 401 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary "$T1"
+ex e_forbidden 403 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer not-a-configured-token' --data-binary "$T1"
+ex auth_ok 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer 0f3a9c1e7b2d4a6f8e0c' --data-binary "$T3"
+rk_stop
+[ "$STOP_CODE" -eq 0 ] || die "the server with tokens exited $STOP_CODE"
+
+# ---- the document ----
+
+# The error table of api.c's header comment, as markdown.
+error_table() {
+    printf '| status | code | when |\n|---|---|---|\n'
+    sed -n 's/^ \* | \([0-9][0-9][0-9]\) *| \([a-z_]*\) *| \(.*[^ ]\) *|$/| \1 | `\2` | \3 |/p' \
+        "$src/server/api.c" | sed 's/(http\.c) //; s/"v<N>"/`"v<N>"`/g; s/If-Match /`If-Match` /g; s/Allow header/`Allow` header/g'
+
+}
+
+{
+    cat <<EOF
+# ringkeeperd HTTP API
+
+<!-- Generated by tests/server/make_api_doc.sh from a real run; do not edit by hand. -->
+
+This is the HTTP/JSON API of \`ringkeeperd\`. Every example below is a
+real request and the real response a \`ringkeeperd\` gave it: the file is generated by
+\`tests/server/make_api_doc.sh\`, which starts a server on a free loopback port with an empty database,
+runs the requests in order and writes this file. Timestamps, durations and metric values change from
+run to run; everything else is what the server says. To regenerate it after changing the API, from the
+repository root (python3, when installed, indents the JSON):
+
+\`\`\`sh
+cmake --build build -j2 && tests/server/make_api_doc.sh build/server/ringkeeperd .
+\`\`\`
+
+The ctest test \`server_api_doc\` fails when a route of \`server/api.c\` or an error code of its table is
+missing here.
+
+## Basics
+
+**Base URL.** \`http://HOST:PORT\` as given to \`--listen\` (default \`127.0.0.1:7070\`). The examples use
+\`RK=http://127.0.0.1:7070\`, and \`curl -i\` to show the status line and headers; of the headers, only
+\`Content-Type\`, \`ETag\`, \`Location\` and \`Allow\` are shown (the server also sends \`Date\` and
+\`Content-Length\`). JSON bodies are shown indented; the server sends them compact, on one line.
+\`HEAD\` is answered like \`GET\`, without the body.
+
+**Content types.** Request bodies are JSON (send \`Content-Type: application/json\`), at most
+\`--max-body\` bytes (default 8388608; the examples ran with \`--max-body $MAX_BODY\`). Responses are
+\`application/json; charset=utf-8\`, except the plan as a table (\`text/plain; charset=utf-8\`) and
+\`/metrics\` (\`text/plain; version=0.0.4; charset=utf-8\`, the Prometheus text format).
+
+**Errors.** Every error, whatever its status, has the same body:
+
+\`\`\`json
+{"error": {"code": "invalid_topology", "message": "nodes[0].weight: ...", "field": "nodes[0].weight"}}
+\`\`\`
+
+\`code\` is a fixed machine word (the table below), \`message\` one sentence a person can act on, and
+\`field\` is there only when one thing is to blame: the JSON path of a topology field, the name of a
+query parameter or of a header. A refused request changes nothing.
+
+**Authentication.** Without \`--token-file\`, anyone who can reach the port may write, and versions are
+recorded with author \`anonymous\`. With \`--token-file FILE\` (lines \`name:token\`; tokens of 16 to 256
+printable bytes; reloaded on \`SIGHUP\`), every write — every method other than \`GET\` and \`HEAD\` — needs
+\`Authorization: Bearer <token>\`: no usable header is 401 \`unauthorized\`, a token that is not in the
+file is 403 \`forbidden\`, and the token's name becomes the version's \`author\`. Reads never need a
+token. The check happens before the body is read.
+
+**Versions and ETags.** Versions of a cluster are numbered 1, 2, 3 ... with no gaps and no reuse, and
+never change once published. A version is named in headers as an ETag: \`"v4"\`, quotes included.
+
+- \`ETag: "v<N>"\` comes with the ring (\`GET .../ring\`): N is the active version.
+- \`If-None-Match: "v<N>"\` on \`GET .../ring\`: 304 with no body when N is still the active version;
+  with \`?wait=S\` the server first holds the request up to S seconds for another activation. Any other
+  value (or none) gets the ring.
+- \`If-Match: "v<N>"\` makes a write conditional, 412 \`precondition_failed\` otherwise: on publish and
+  revert, N must be the latest version of the cluster (\`"v0"\`: the cluster has no version yet); on
+  activate, N must be the active version. A value not of the form \`"v<N>"\` is 400 \`invalid_header\`.
+
+**States** of a version: \`staged\` (published, not active), \`active\` (exactly one per cluster once any
+version was activated), \`retired\` (was active, replaced by a newer one), \`superseded\` (was staged, but a
+newer version was activated first). The active version only moves forward: to roll back, revert (publish
+a copy of the old version) and activate the copy.
+
+**Names.** A cluster name is 1 to 63 bytes of \`a-z\`, \`0-9\`, \`.\`, \`_\`, \`-\`, starting with a letter or
+a digit; the cluster is created by its first publish. A version in a path is a positive integer.
+
+### Error codes
+
+EOF
+    error_table
+    cat <<'EOF'
+
+500 and 503 leave nothing half-written; 503 is worth retrying. Each code has an example under
+[Errors](#errors).
+
+## Routes
+
+| method and path | what it does |
+|---|---|
+| [`GET /healthz`](#get-healthz) | 200 while the process runs |
+| [`GET /readyz`](#get-readyz) | 200 when the database answers, 503 otherwise |
+| [`GET /metrics`](#get-metrics) | Prometheus metrics |
+| [`GET /v1/clusters`](#get-v1clusters) | every cluster with its active and latest version |
+| [`POST /v1/clusters/{c}/versions`](#post-v1clusterscversions) | publish a topology as a new version |
+| [`GET /v1/clusters/{c}/versions`](#get-v1clusterscversions) | the versions, newest first, paged |
+| [`GET /v1/clusters/{c}/versions/{v}`](#get-v1clusterscversionsv) | one version document |
+| [`POST /v1/clusters/{c}/versions/{v}/activate`](#post-v1clusterscversionsvactivate) | cut over to version v |
+| [`POST /v1/clusters/{c}/versions/{v}/revert`](#post-v1clusterscversionsvrevert) | publish a copy of version v |
+| [`GET /v1/clusters/{c}/ring`](#get-v1clusterscring) | the active version, with ETag and long poll |
+| [`GET /v1/clusters/{c}/plan`](#get-v1clusterscplan) | what moves between two versions |
+
+The examples run in this order on one server: cluster `cache` gets three nodes (version 1), which are
+activated; a fourth node is published (version 2), its plan reviewed, and it is activated; then version 1
+is reverted (version 3). A second cluster, `sessions`, shows a plan refused across hash algorithms. The
+topologies use `vnode_factor` 8 so that the plan fits on a screen — the plan warns about that; use 100
+or more.
+
+### `GET /healthz`
+
+Liveness: 200 while the process runs and serves HTTP. It does not touch the database.
+
+EOF
+    show healthz
+    cat <<'EOF'
+
+### `GET /readyz`
+
+Readiness: 200 when the database answers a query now, else 503 `unavailable` (busy, locked, I/O error,
+disk full) — take the instance out of rotation until it answers again.
+
+EOF
+    show readyz
+    cat <<'EOF'
+
+### `GET /metrics`
+
+The Prometheus text format: requests by method, route pattern and status, a latency histogram by route,
+publishes, activations, database errors, the active version of each cluster, and the long polls waiting
+now. Routes are reported by pattern (`/v1/clusters/{c}/ring`), unknown paths as `other`. The response
+below is trimmed to the first three samples of each metric.
+
+EOF
+    show metrics
+    cat <<'EOF'
+
+### `GET /v1/clusters`
+
+Every cluster, by name, with its active version (`null` before the first activation) and its latest
+version. On an empty database:
+
+EOF
+    show clusters_empty
+    cat <<'EOF'
+
+At the end of the examples:
+
+EOF
+    show clusters
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/versions`
+
+Publishes a topology (SPEC section 1: `hash`, `vnode_factor`, `nodes`, optional `comment`) as the next
+version of cluster `c`, creating the cluster on its first publish. The answer is 201 with the version
+document (the topology plus `cluster`, `version`, `state`, `created_at`, `activated_at`, `author`,
+`points` and the ring's `fingerprint`) and `Location`. The new version is `staged`: nothing changes for
+clients until it is activated. Unknown fields are refused; the fields the server assigns are accepted and
+ignored, so a fetched version document can be edited and published again.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?activate=true` | `false` | publish and activate in one transaction (the answer is 201 with `state` `active`) |
+| `If-Match: "v<N>"` | none | publish only if the latest version is N (`"v0"`: only if the cluster is new); 412 otherwise |
+| body | required | the topology, at most `--max-body` bytes; total points (`vnode_factor` × weights) at most 4194304 |
+
+Errors: 400 `malformed_json`, `invalid_topology` (with `field`), `invalid_parameter`, `invalid_header`,
+`invalid_cluster`; 401, 403; 412; 413; 422 `too_many_points`.
+
+EOF
+    show publish_v1
+    cat <<'EOF'
+
+Conditional on the latest version being 1 — the way to publish an edit of what you have read without
+overwriting someone else's:
+
+EOF
+    show publish_v2
+    cat <<'EOF'
+
+Creating a cluster and activating its first version in one call, only if the cluster is new:
+
+EOF
+    show publish_new
+    cat <<'EOF'
+
+With tokens configured, the token's name is the author:
+
+EOF
+    show auth_ok
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/versions`
+
+The versions of cluster `c`, newest first, as version documents without their node lists. `next_before`
+is the value of `before` for the next (older) page, or `null` on the last page.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?limit=N` | 100 | at most N versions, 1..1000 |
+| `?before=N` | none | only versions older than N |
+
+Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`.
+
+EOF
+    show list
+    cat <<'EOF'
+
+The next page:
+
+EOF
+    show list_before
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/versions/{v}`
+
+One version document, with its nodes, in any state.
+
+Errors: 400 `invalid_cluster`, `invalid_version`; 404 `unknown_cluster`, `unknown_version`.
+
+EOF
+    show get_v1
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/versions/{v}/activate`
+
+Cuts cluster `c` over to version `v`: `v` becomes `active`, the previous active version `retired`, and
+staged versions older than `v` `superseded`. Answers 200 with the version document. `v` must be newer
+than the active version (409 `conflict` otherwise — to roll back, revert). Long polls on the ring are
+woken at once. No body.
+
+| parameter | default | meaning |
+|---|---|---|
+| `If-Match: "v<N>"` | none | activate only if N is the active version now; 412 otherwise |
+
+Errors: 400 `invalid_header`, `invalid_cluster`, `invalid_version`; 401, 403; 404 `unknown_cluster`,
+`unknown_version`; 409 `conflict`; 412 `precondition_failed`.
+
+EOF
+    show activate_v1
+    cat <<'EOF'
+
+Conditional on version 1 being the active one, after the plan below was reviewed:
+
+EOF
+    show activate_v2
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/versions/{v}/revert`
+
+Publishes a copy of version `v` (same hash, vnode factor and nodes, so the same ring and fingerprint) as
+a new staged version, with the comment `revert to v<v>: <its comment>`. Activate the copy to roll back.
+No body. Answers 201 with the new version document and `Location`.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?activate=true` | `false` | publish the copy and activate it in one transaction |
+| `If-Match: "v<N>"` | none | only if the latest version is N; 412 otherwise |
+
+Errors: as for publish, and 404 `unknown_version`.
+
+EOF
+    show revert_v1
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/ring`
+
+The active version document of cluster `c` — what clients route by — with `ETag: "v<N>"`. Before any
+activation it is 404 `no_active_version`.
+
+| parameter | default | meaning |
+|---|---|---|
+| `If-None-Match: "v<N>"` | none | 304 with no body when N is still the active version |
+| `?wait=S` | 0 | with `If-None-Match`: hold the request until another version is activated (200 with it) or S seconds pass (304); 0..60 |
+
+Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `no_active_version`.
+
+EOF
+    show ring
+    cat <<'EOF'
+
+A client that has version 2 already:
+
+EOF
+    show ring_304
+    cat <<EOF
+
+A long poll: nothing was activated within the second, so it ended with 304 (after ${WAITED} s in this run).
+An activation during the wait answers 200 with the new version at once. Clients loop: send the ETag they
+have, with \`wait=60\`, and send the new ETag after each 200.
+
+EOF
+    show ring_wait
+    cat <<'EOF'
+
+Before the first activation:
+
+EOF
+    show e_no_active_version
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/plan`
+
+The migration plan of SPEC section 3 between two versions of cluster `c`: which arcs of the hash space
+move from which node to which, how much moves against the least any placement could move
+(`minimal_fraction`), each node's share before and after, the balance before and after, and warnings.
+Both versions must use the same `hash` (422 `hash_mismatch` otherwise). Fractions are of the whole hash
+space. `moved_fraction` can even be under `minimal_fraction`, as below: the new node got less than its
+ideal share, which `balance` and `warnings` point out.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?from=A` | the active version | the version the plan starts from |
+| `?to=B` | the latest version | the version it goes to |
+| `?max_step=F` | none | adds `steps`: the arcs packed into ordered steps of at most F of the hash space each, 0 < F <= 1 |
+| `?keys=K` | none | adds `keys_estimate` (for K keys) to each transfer and step; K >= 1 |
+| `?arcs=false` | `true` | leaves out the top-level `arcs` list (the steps still list theirs) |
+| `?format=text` or `Accept: text/plain` | JSON | a table for people instead of JSON (`format=json` forces JSON) |
+
+Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `unknown_version`,
+`no_active_version` (no `from` given and nothing active); 422 `hash_mismatch`.
+
+From the active version 1 to the latest version 2, in steps of at most 10%, for a million keys:
+
+EOF
+    show plan_json
+    cat <<'EOF'
+
+The same plan as a table:
+
+EOF
+    show plan_text
+    cat <<'EOF'
+
+## Errors
+
+One real example of each error code, in the order of the table above. 500 `internal` and 503
+`unavailable` cannot be provoked on a healthy server, so they have none.
+
+EOF
+    for e in invalid_topology malformed_json invalid_parameter invalid_header invalid_cluster \
+        invalid_version unauthorized forbidden not_found unknown_cluster unknown_version \
+        no_active_version method_not_allowed conflict precondition_failed body_too_large \
+        too_many_points hash_mismatch; do
+        printf '### `%s`\n\n' "$e"
+        case $e in
+        invalid_topology) echo "A topology rule is broken; \`field\` is the JSON path of the culprit." ;;
+        malformed_json) echo "The body is not JSON (here: cut short)." ;;
+        invalid_parameter) echo "A query parameter is out of range; \`field\` names it." ;;
+        invalid_header) echo "\`If-Match\` without the quotes of an ETag." ;;
+        invalid_cluster) echo "Cluster names are lower case." ;;
+        invalid_version) echo "Versions in a path are numbers; there is no \`latest\` alias (the ring is the active version)." ;;
+        unauthorized) echo "A write to a server started with \`--token-file\`, without \`Authorization\`." ;;
+        forbidden) echo "A bearer token that is not in the token file." ;;
+        not_found) echo "No route has this path." ;;
+        unknown_cluster) echo "No cluster of that name has been published." ;;
+        unknown_version) echo "The cluster has no such version." ;;
+        no_active_version) echo "The cluster exists, but no version has been activated yet." ;;
+        method_not_allowed) echo "The path exists, the method does not; \`Allow\` lists the methods that do." ;;
+        conflict) echo "Activating a version that is not newer than the active one (here: the retired version 1, while 2 is active)." ;;
+        precondition_failed) echo "\`If-Match\` names version 2, but the latest is 3." ;;
+        body_too_large) echo "A body over \`--max-body\` (this server ran with \`--max-body $MAX_BODY\`; \`big.json\` is a $(wc -c <"$TMP/big.json")-byte topology)." ;;
+        too_many_points) echo "4096 × (1000 + 100) points is over the cap of 4194304." ;;
+        hash_mismatch) echo "Version 1 of \`sessions\` hashes with \`fnv1a_32\`, version 2 with \`xxh3_64\`: every key would move." ;;
+        esac
+        echo
+        show "e_$e"
+        echo
+    done
+} >"$TMP/API.md"
+mkdir -p "$src/docs"
+mv "$TMP/API.md" "$src/docs/API.md"
+echo "wrote $src/docs/API.md"
