@@ -8,10 +8,12 @@ fi
 packages=(
     build-essential cmake pkg-config git clang-format
     libjansson-dev libxxhash-dev nettle-dev # ring library: JSON, XXH3, MD5
+    libcurl4-openssl-dev                    # the library's client: HTTP(S) to ringkeeperd
     libsqlite3-dev libmicrohttpd-dev        # ringkeeperd: its store and its HTTP server
     curl sqlite3                            # integration tests and the README walkthrough
     libcmocka-dev                           # unit tests
     libmemcached-dev                        # the benchmark's ketama peer only
+    wrk                                     # server benchmark (tests/bench/bench_server.sh)
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -61,21 +61,31 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-rk_ring *rk_cli_load_ring(const char *cmd, const char *path)
+char *rk_cli_read_file(const char *cmd, const char *path, size_t *len)
 {
-    size_t len;
-    char *text = read_file(path, &len);
-    if (!text) {
+    char *text = read_file(path, len);
+    if (!text)
         rk_cli_fail(cmd, RK_EXIT_USAGE, "cannot read %s: %s", path, strerror(errno));
-        return NULL;
-    }
+    return text;
+}
+
+rk_ring *rk_cli_ring_from_text(const char *cmd, const char *label, const char *text, size_t len)
+{
     rk_error err = {0};
     rk_topology *t = rk_topology_parse(text, len, &err);
-    free(text);
     rk_ring *r = t ? rk_ring_build(t, &err) : NULL;
     rk_topology_free(t);
     if (!r)
-        rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", path, err.message);
+        rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", label, err.message);
+    return r;
+}
+
+rk_ring *rk_cli_load_ring(const char *cmd, const char *path)
+{
+    size_t len;
+    char *text = rk_cli_read_file(cmd, path, &len);
+    rk_ring *r = text ? rk_cli_ring_from_text(cmd, path, text, len) : NULL;
+    free(text);
     return r;
 }
 

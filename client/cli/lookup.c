@@ -1,4 +1,5 @@
-/* lookup.c — `ringkeeper lookup`: the owner (and replicas) of each key read from stdin. */
+/* lookup.c — `ringkeeper lookup`: the owner (and replicas) of each key read from stdin, with a
+ * topology file or the server's active ring. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,7 @@
 
 #define MAX_REPLICAS 64
 
-static int check_expected(const rk_ring *r, const char *hash, unsigned long long vf)
+static int check_expected(const rk_ring *r, const char *hash, uint32_t vf)
 {
     const rk_topology *t = rk_ring_topology(r);
     const char *has = rk_hash_name(rk_topology_hash(t));
@@ -18,7 +19,7 @@ static int check_expected(const rk_ring *r, const char *hash, unsigned long long
                            has, hash);
     if (vf && vf != rk_topology_vnode_factor(t))
         return rk_cli_fail("lookup", RK_EXIT_REFUSED,
-                           "ring refused: its vnode_factor is %u, this application expects %llu",
+                           "ring refused: its vnode_factor is %u, this application expects %u",
                            rk_topology_vnode_factor(t), vf);
     return RK_EXIT_OK;
 }
@@ -43,60 +44,110 @@ static int route_keys(const rk_ring *r, size_t replicas)
     return RK_EXIT_OK;
 }
 
-static int run(int argc, char **argv)
+typedef struct {
+    const char *file;            /* --topology */
+    unsigned long long replicas; /* --replicas */
+    rk_cli_lookup_server remote; /* --server, --cluster, --token, --cache and the expectations */
+} lookup_args;
+
+static int parse_option(lookup_args *a, int c, const char *arg)
+{
+    unsigned long long vf;
+    rk_hash_alg alg;
+    switch (c) {
+    case 't':
+        a->file = arg;
+        return RK_EXIT_OK;
+    case 'c':
+        a->remote.cache_file = arg;
+        return RK_EXIT_OK;
+    case 'r':
+        if (rk_cli_number(arg, 1, MAX_REPLICAS, &a->replicas))
+            return rk_cli_fail("lookup", RK_EXIT_USAGE, "--replicas: must be 1..%d, got \"%s\"",
+                               MAX_REPLICAS, arg);
+        return RK_EXIT_OK;
+    case 'H':
+        a->remote.expect_hash = arg;
+        if (rk_hash_from_name(arg, &alg))
+            return rk_cli_fail("lookup", RK_EXIT_USAGE,
+                               "--expect-hash: must be fnv1a_32, md5_32 or xxh3_64, got \"%s\"",
+                               arg);
+        return RK_EXIT_OK;
+    case 'v':
+        if (rk_cli_number(arg, 1, RK_MAX_VNODE_FACTOR, &vf))
+            return rk_cli_fail("lookup", RK_EXIT_USAGE,
+                               "--expect-vnode-factor: must be 1..%d, got \"%s\"",
+                               RK_MAX_VNODE_FACTOR, arg);
+        a->remote.expect_vnode_factor = (uint32_t)vf;
+        return RK_EXIT_OK;
+    default:
+        return rk_cli_server_option(&a->remote.server, c, arg) ? RK_EXIT_OK
+                                                               : rk_cli_usage(&rk_cli_lookup);
+    }
+}
+
+static int parse_args(int argc, char **argv, lookup_args *a)
 {
     static const struct option opts[] = {{"topology", required_argument, NULL, 't'},
                                          {"replicas", required_argument, NULL, 'r'},
                                          {"expect-hash", required_argument, NULL, 'H'},
                                          {"expect-vnode-factor", required_argument, NULL, 'v'},
+                                         {"cache", required_argument, NULL, 'c'},
+                                         RK_CLI_SERVER_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    const char *file = NULL, *hash = NULL;
-    unsigned long long replicas = 1, vf = 0;
-    rk_hash_alg alg;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 't':
-            file = optarg;
-            break;
-        case 'r':
-            if (rk_cli_number(optarg, 1, MAX_REPLICAS, &replicas))
-                return rk_cli_fail("lookup", RK_EXIT_USAGE, "--replicas: must be 1..%d, got \"%s\"",
-                                   MAX_REPLICAS, optarg);
-            break;
-        case 'H':
-            hash = optarg;
-            if (rk_hash_from_name(hash, &alg))
-                return rk_cli_fail("lookup", RK_EXIT_USAGE,
-                                   "--expect-hash: must be fnv1a_32, md5_32 or xxh3_64, got \"%s\"",
-                                   hash);
-            break;
-        case 'v':
-            if (rk_cli_number(optarg, 1, RK_MAX_VNODE_FACTOR, &vf))
-                return rk_cli_fail("lookup", RK_EXIT_USAGE,
-                                   "--expect-vnode-factor: must be 1..%d, got \"%s\"",
-                                   RK_MAX_VNODE_FACTOR, optarg);
-            break;
-        default:
-            return rk_cli_usage(&rk_cli_lookup);
-        }
+        int rc = parse_option(a, c, optarg);
+        if (rc != RK_EXIT_OK)
+            return rc;
     }
-    if (!file || optind != argc)
+    const rk_cli_lookup_server *r = &a->remote;
+    int online = r->server.url || r->server.cluster || r->server.token || r->cache_file;
+    if (optind != argc || (a->file && online) || (!a->file && !online))
         return rk_cli_usage(&rk_cli_lookup);
-    rk_ring *r = rk_cli_load_ring("lookup", file);
+    return RK_EXIT_OK;
+}
+
+static int lookup_file(const lookup_args *a)
+{
+    rk_ring *r = rk_cli_load_ring("lookup", a->file);
     if (!r)
         return RK_EXIT_USAGE;
-    int rc = check_expected(r, hash, vf);
+    int rc = check_expected(r, a->remote.expect_hash, a->remote.expect_vnode_factor);
     if (rc == RK_EXIT_OK)
-        rc = route_keys(r, (size_t)replicas);
+        rc = route_keys(r, (size_t)a->replicas);
     rk_ring_free(r);
     return rc;
+}
+
+static int lookup_server(lookup_args *a)
+{
+    rk_snapshot *snap = NULL;
+    int rc = rk_cli_server_check("lookup", &a->remote.server);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_lookup_snapshot(&a->remote, &snap);
+    if (rc == RK_EXIT_OK)
+        rc = route_keys(rk_snapshot_ring(snap), (size_t)a->replicas);
+    if (snap)
+        rk_snapshot_release(snap);
+    return rc;
+}
+
+static int run(int argc, char **argv)
+{
+    lookup_args a = {.replicas = 1};
+    int rc = parse_args(argc, argv, &a);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    return a.file ? lookup_file(&a) : lookup_server(&a);
 }
 
 const rk_cli_cmd rk_cli_lookup = {
     "lookup", run,
     "usage: ringkeeper lookup --topology FILE [--replicas R] [--expect-hash H]\n"
     "                         [--expect-vnode-factor N] < keys\n"
+    "       ringkeeper lookup --server URL --cluster C [--cache FILE] [--token T] [--replicas R]\n"
+    "                         [--expect-hash H] [--expect-vnode-factor N] < keys\n"
     "\n"
     "Reads keys from stdin, one a line (the bytes before \\n; an empty line is the empty key), "
     "and\n"
@@ -104,6 +155,17 @@ const rk_cli_cmd rk_cli_lookup = {
     "clockwise.\n"
     "\n"
     "  --topology FILE           a topology or a version document (JSON)\n"
+    "  --server URL              fetch the active ring of cluster C instead, verified (cluster, "
+    "hash,\n"
+    "                            vnode_factor, fingerprint); default server: $RINGKEEPER_SERVER\n"
+    "  --cluster C               the cluster\n"
+    "  --cache FILE              last-known-good file: rewritten after each accepted fetch, used\n"
+    "                            (with a note on stderr) when the server cannot be reached\n"
+    "  --token T                 bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --replicas R              1..64 nodes per key (default 1)\n"
     "  --expect-hash H           refuse the ring (exit 3) unless it hashes with H\n"
-    "  --expect-vnode-factor N   refuse the ring (exit 3) unless its vnode_factor is N\n"};
+    "  --expect-vnode-factor N   refuse the ring (exit 3) unless its vnode_factor is N\n"
+    "\n"
+    "Exit codes: 0 ok, 1 failure, 2 bad input, 3 ring refused, 4 server unreachable (and no "
+    "usable\n"
+    "--cache file).\n"};

@@ -3,20 +3,39 @@
 
 #include "cli.h"
 
-static const rk_cli_cmd *const commands[] = {&rk_cli_lookup, &rk_cli_plan, &rk_cli_simulate};
+static const rk_cli_cmd *const commands[] = {&rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate,
+                                             &rk_cli_publish, &rk_cli_activate, &rk_cli_versions,
+                                             &rk_cli_show};
 
 static int usage(FILE *to, int code)
 {
-    fprintf(to,
-            "usage: ringkeeper COMMAND [OPTIONS]   (ringkeeper COMMAND --help for its options)\n"
-            "\n"
-            "commands:\n"
-            "  lookup    print the node of each key read from stdin\n"
-            "  plan      the migration plan between two topologies\n"
-            "  simulate  count how real keys move and spread between two topologies\n"
-            "\n"
-            "exit codes: 0 ok, 1 failure, 2 bad input (flags, files, invalid topology),\n"
-            "            3 ring refused (hash or vnode_factor differs from what was expected)\n");
+    fprintf(
+        to,
+        "usage: ringkeeper COMMAND [OPTIONS]   (ringkeeper COMMAND --help for its options)\n"
+        "\n"
+        "commands, offline or with a server:\n"
+        "  lookup    print the node of each key read from stdin (--topology FILE or --server)\n"
+        "  plan      the migration plan between two topologies or two versions\n"
+        "  simulate  count how real keys move and spread between two topologies or versions\n"
+        "commands on the server (--server URL --cluster C):\n"
+        "  publish   publish a topology file as the next version (--activate: and cut over)\n"
+        "  activate  cut the cluster over to a version\n"
+        "  versions  list the versions, newest first\n"
+        "  show      print one version document\n"
+        "\n"
+        "environment: RINGKEEPER_SERVER is the default --server, RINGKEEPER_TOKEN the default\n"
+        "--token (a bearer token for writes; never printed).\n"
+        "\n"
+        "exit codes:\n"
+        "  0  ok\n"
+        "  1  failure: out of memory, a write error, the server failed (HTTP 5xx) or answered\n"
+        "     something unexpected\n"
+        "  2  bad input: flags, files, an invalid topology, or a request the server refused\n"
+        "     (HTTP 4xx: invalid topology, unknown cluster or version, conflict, no or wrong\n"
+        "     token); the server's message is printed\n"
+        "  3  ring refused: its cluster, hash, vnode_factor, fingerprint or version is not what\n"
+        "     was expected (lookup)\n"
+        "  4  server unreachable (for lookup: and no usable --cache file)\n");
     return code;
 }
 

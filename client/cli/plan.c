@@ -1,4 +1,5 @@
-/* plan.c — `ringkeeper plan`: the migration plan between two topology files, as a table or JSON. */
+/* plan.c — `ringkeeper plan`: the migration plan between two topology files (computed here) or two
+ * versions on the server (computed there), as a table or JSON. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +9,11 @@
 #include "cli.h"
 
 typedef struct {
-    const char *from, *to;
+    const char *from, *to;  /* --from-file, --to-file */
+    const char *version[2]; /* --from, --to (server) */
     int json;
     rk_plan_options opt;
+    rk_cli_server server;
 } plan_args;
 
 static int parse_step(const char *s, double *out)
@@ -26,10 +29,15 @@ static int parse_step(const char *s, double *out)
 
 static int parse_args(int argc, char **argv, plan_args *a)
 {
-    static const struct option opts[] = {
-        {"from-file", required_argument, NULL, 'f'}, {"to-file", required_argument, NULL, 't'},
-        {"max-step", required_argument, NULL, 's'},  {"keys", required_argument, NULL, 'k'},
-        {"format", required_argument, NULL, 'F'},    {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"from-file", required_argument, NULL, 'f'},
+                                         {"to-file", required_argument, NULL, 't'},
+                                         {"max-step", required_argument, NULL, 's'},
+                                         {"keys", required_argument, NULL, 'k'},
+                                         {"format", required_argument, NULL, 'F'},
+                                         {"from", required_argument, NULL, 'a'},
+                                         {"to", required_argument, NULL, 'b'},
+                                         RK_CLI_SERVER_OPTIONS,
+                                         {NULL, 0, NULL, 0}};
     unsigned long long keys;
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -56,11 +64,18 @@ static int parse_args(int argc, char **argv, plan_args *a)
                                    "--format: must be json or text, got \"%s\"", optarg);
             a->json = strcmp(optarg, "json") == 0;
             break;
+        case 'a':
+        case 'b':
+            a->version[c == 'b'] = optarg;
+            break;
         default:
-            return rk_cli_usage(&rk_cli_plan);
+            if (!rk_cli_server_option(&a->server, c, optarg))
+                return rk_cli_usage(&rk_cli_plan);
         }
     }
-    if (!a->from || !a->to || optind != argc)
+    int offline = a->from || a->to;
+    int online = a->version[0] || a->version[1] || a->server.url || a->server.cluster;
+    if (optind != argc || (offline && online) || (offline && !(a->from && a->to)))
         return rk_cli_usage(&rk_cli_plan);
     return RK_EXIT_OK;
 }
@@ -83,11 +98,42 @@ static int print_plan(const rk_plan *p, const plan_args *a)
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }
 
+/* GET .../plan with the same options; the server's table or JSON is printed as it comes. */
+static int plan_remote(plan_args *a)
+{
+    int rc = rk_cli_server_check("plan", &a->server);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_version_arg("plan", "--from", a->version[0]);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_version_arg("plan", "--to", a->version[1]);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    char from[32] = "", to[32] = "", step[48] = "", keys[40] = "";
+    if (a->version[0])
+        snprintf(from, sizeof from, "&from=%s", a->version[0]);
+    if (a->version[1])
+        snprintf(to, sizeof to, "&to=%s", a->version[1]);
+    if (a->opt.max_step > 0)
+        snprintf(step, sizeof step, "&max_step=%.17g", a->opt.max_step);
+    if (a->opt.keys > 0)
+        snprintf(keys, sizeof keys, "&keys=%llu", (unsigned long long)a->opt.keys);
+    rk_cli_body out = {0};
+    rc = rk_cli_call("plan", &a->server, NULL, &out, "GET", "/plan?format=%s%s%s%s%s",
+                     a->json ? "json" : "text", from, to, step, keys);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    int bad = fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout);
+    free(out.data);
+    return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
     plan_args a = {0};
     if (parse_args(argc, argv, &a))
         return RK_EXIT_USAGE;
+    if (!a.from)
+        return plan_remote(&a);
     rk_ring *from = rk_cli_load_ring("plan", a.from);
     rk_ring *to = from ? rk_cli_load_ring("plan", a.to) : NULL;
     rk_error err = {0};
@@ -105,6 +151,9 @@ const rk_cli_cmd rk_cli_plan = {
     "plan", run,
     "usage: ringkeeper plan --from-file A.json --to-file B.json [--max-step F] [--keys K]\n"
     "                       [--format text|json]\n"
+    "       ringkeeper plan --server URL --cluster C [--from A] [--to B] [--max-step F] [--keys "
+    "K]\n"
+    "                       [--format text|json] [--token T]\n"
     "\n"
     "Computes the exact migration plan from topology A to topology B (SPEC section 3): which arcs "
     "of\n"
@@ -114,4 +163,10 @@ const rk_cli_cmd rk_cli_plan = {
     "hash\n"
     "  --max-step F             also pack the arcs into steps moving at most F (0 < F <= 1) each\n"
     "  --keys K                 add estimated key counts for K keys to transfers and steps\n"
-    "  --format text|json       a table for people (default) or the plan document\n"};
+    "  --format text|json       a table for people (default) or the plan document\n"
+    "  --server URL             ask the server for the plan between versions A and B of cluster C\n"
+    "                           (default server: $RINGKEEPER_SERVER); --from defaults to the\n"
+    "                           active version, --to to the latest; printed as the server sends "
+    "it\n"
+    "  --cluster C              the cluster\n"
+    "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"};

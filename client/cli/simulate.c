@@ -1,4 +1,5 @@
-/* simulate.c — `ringkeeper simulate`: how real keys move and spread between two topologies. */
+/* simulate.c — `ringkeeper simulate`: how real keys move and spread between two topologies, read
+ * from files or fetched from the server. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,7 @@ static void report(const tally *t, const rk_plan *p)
                (unsigned long long)t->count[1][k]);
 }
 
-static int simulate(const char *keys, const rk_ring *r[2])
+int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2])
 {
     rk_error err = {0};
     rk_plan *p = rk_plan_new(r[0], r[1], NULL, &err);
@@ -130,35 +131,90 @@ static int simulate(const char *keys, const rk_ring *r[2])
     return rc;
 }
 
-static int run(int argc, char **argv)
+typedef struct {
+    const char *keys;
+    const char *file[2];    /* --from-file, --to-file */
+    const char *version[2]; /* --from, --to (server) */
+    rk_cli_server server;
+} simulate_args;
+
+static int parse_args(int argc, char **argv, simulate_args *a)
 {
     static const struct option opts[] = {{"keys", required_argument, NULL, 'k'},
                                          {"from-file", required_argument, NULL, 'f'},
                                          {"to-file", required_argument, NULL, 't'},
+                                         {"from", required_argument, NULL, 'a'},
+                                         {"to", required_argument, NULL, 'b'},
+                                         RK_CLI_SERVER_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    const char *keys = NULL, *file[2] = {NULL, NULL};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == '?')
+        const char **slot = c == 'k'   ? &a->keys
+                            : c == 'f' ? &a->file[0]
+                            : c == 't' ? &a->file[1]
+                            : c == 'a' ? &a->version[0]
+                            : c == 'b' ? &a->version[1]
+                                       : NULL;
+        if (slot)
+            *slot = optarg;
+        else if (!rk_cli_server_option(&a->server, c, optarg))
             return rk_cli_usage(&rk_cli_simulate);
-        *(c == 'k' ? &keys : c == 'f' ? &file[0] : &file[1]) = optarg;
     }
-    if (!keys || !file[0] || !file[1] || optind != argc)
+    int offline = a->file[0] || a->file[1];
+    int online = a->version[0] || a->version[1] || a->server.url || a->server.cluster;
+    if (!a->keys || optind != argc || (offline && online) ||
+        (offline && !(a->file[0] && a->file[1])))
         return rk_cli_usage(&rk_cli_simulate);
-    const rk_ring *r[2] = {rk_cli_load_ring("simulate", file[0]), NULL};
-    r[1] = r[0] ? rk_cli_load_ring("simulate", file[1]) : NULL;
-    int rc = r[1] ? simulate(keys, r) : RK_EXIT_USAGE;
-    rk_ring_free((rk_ring *)r[0]);
-    rk_ring_free((rk_ring *)r[1]);
+    return RK_EXIT_OK;
+}
+
+/* Both rings from the files, or from the server (from: the active version, to: the latest). */
+static int load_rings(simulate_args *a, rk_ring *r[2])
+{
+    static const rk_cli_default_version dflt[2] = {RK_CLI_ACTIVE, RK_CLI_LATEST};
+    if (a->file[0]) {
+        r[0] = rk_cli_load_ring("simulate", a->file[0]);
+        r[1] = r[0] ? rk_cli_load_ring("simulate", a->file[1]) : NULL;
+        return r[1] ? RK_EXIT_OK : RK_EXIT_USAGE;
+    }
+    int rc = rk_cli_server_check("simulate", &a->server);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_version_arg("simulate", "--from", a->version[0]);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_version_arg("simulate", "--to", a->version[1]);
+    for (int s = 0; s < 2 && rc == RK_EXIT_OK; s++)
+        r[s] = rk_cli_fetch_ring("simulate", &a->server, a->version[s], dflt[s], &rc);
+    return rc;
+}
+
+static int run(int argc, char **argv)
+{
+    simulate_args a = {0};
+    if (parse_args(argc, argv, &a))
+        return RK_EXIT_USAGE;
+    rk_ring *r[2] = {NULL, NULL};
+    int rc = load_rings(&a, r);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_simulate_rings(a.keys, (const rk_ring **)r);
+    rk_ring_free(r[0]);
+    rk_ring_free(r[1]);
     return rc;
 }
 
 const rk_cli_cmd rk_cli_simulate = {
     "simulate", run,
     "usage: ringkeeper simulate --keys FILE --from-file A.json --to-file B.json\n"
+    "       ringkeeper simulate --keys FILE --server URL --cluster C [--from A] [--to B]\n"
     "\n"
     "Routes every key of FILE (one a line) with both topologies and prints how many keys move, "
     "and\n"
     "per side the per-node key counts, the max, the average, max/avg and the coldest node, next "
     "to\n"
-    "the exact moved fraction of the plan.\n"};
+    "the exact moved fraction of the plan.\n"
+    "\n"
+    "  --from-file, --to-file   topologies or version documents (JSON)\n"
+    "  --server URL             fetch versions A and B of cluster C instead (default server:\n"
+    "                           $RINGKEEPER_SERVER); --from defaults to the active version, --to\n"
+    "                           to the latest\n"
+    "  --cluster C              the cluster\n"
+    "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"};

@@ -38,7 +38,18 @@ extern "C" {
     X(ETOPOLOGY, -4, "invalid topology")                                                           \
     X(ETOOBIG, -5, "topology over the total point cap")                                            \
     X(EHASHMISMATCH, -6, "the two versions use different hash algorithms")                         \
-    X(EIO, -7, "input/output error")
+    X(EIO, -7, "input/output error")                                                               \
+    X(EUNREACHABLE, -8, "the server could not be reached")                                         \
+    X(EHTTP, -9, "the server answered with an unexpected HTTP status")                             \
+    X(ETOOLARGE, -10, "the response is over the size cap")                                         \
+    X(EDOCUMENT, -11, "the response is not a valid version document")                              \
+    X(ECLUSTER, -12, "the ring belongs to another cluster")                                        \
+    X(EEXPECT, -13, "the ring's hash or vnode_factor differs from what the application expects")   \
+    X(EUNKNOWNHASH, -14, "the ring uses a hash algorithm this library does not know")              \
+    X(EFINGERPRINT, -15, "the recomputed fingerprint differs from the server's")                   \
+    X(EOLDVERSION, -16, "the ring is older than one already accepted")                             \
+    X(ENORING, -17, "no ring has been accepted yet")                                               \
+    X(ECACHE, -18, "the last-known-good file is unreadable or corrupt")
 
 typedef enum rk_status {
 #define RK_ENUM_(name, value, text) RK_##name = value,
@@ -234,6 +245,106 @@ RK_API struct json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta
                                       int flags) RK_MUST_CHECK;
 /* A table for people; new NUL-terminated string, free() it; NULL when out of memory. */
 RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST_CHECK;
+
+/* ---- Client (SPEC section 5) ----
+ *
+ * Fetches the active ring of one cluster from ringkeeperd, verifies it, and serves lookups from an
+ * immutable, reference-counted snapshot. A ring is accepted only when every check passes: HTTP
+ * status, size cap, a valid version document, the cluster name, the expected hash and vnode_factor,
+ * a known hash, the fingerprint recomputed from the nodes, and a version not older than one already
+ * accepted (the last-known-good file's version counts). A refused ring is never used: the last good
+ * snapshot stays in service, and the refusal is counted in rk_client_status.
+ *
+ * Thread safety: rk_client_acquire, rk_client_status and the rk_snapshot calls may run on any
+ * number of threads at once, also while another thread fetches or refreshes: readers never wait for
+ * a fetch (the swap itself is a pointer change under a short lock). rk_client_fetch and
+ * rk_client_refresh must not run on two threads at once (the background refresher counts as one).
+ */
+
+typedef struct rk_client_config {
+    const char *server;           /* base URL, e.g. "http://127.0.0.1:7070" */
+    const char *cluster;          /* cluster name */
+    const char *expect_hash;      /* "xxh3_64" ...; NULL: accept any known hash */
+    uint32_t expect_vnode_factor; /* 0: accept any */
+    const char *token;            /* bearer token, or NULL (reads need none) */
+    long connect_timeout_ms;      /* 0: 2000 */
+    long timeout_ms;              /* whole request, 0: 10000; a long poll adds its wait */
+    const char *cache_file;       /* last-known-good file, or NULL for none */
+    const char *ca_file;          /* CA bundle for https, or NULL for the system's */
+    size_t max_body;              /* largest response accepted; 0: 64 MiB */
+} rk_client_config;
+
+typedef struct rk_client rk_client;
+typedef struct rk_snapshot rk_snapshot;
+
+/* Checks and copies the configuration (strings are copied): RK_EINVAL for a server URL not
+ * http(s)://, an invalid cluster name or an unknown expect_hash. Reads the last-known-good file
+ * when one is configured, verifies it like a fetched ring, and keeps only its version as already
+ * accepted; a damaged or unverifiable file is ignored for that and reported as RK_ECACHE in
+ * rk_client_status (not a failure here). No network yet. Free with rk_client_free.
+ *
+ * The last-known-good file is one header line "RK-LKG/1 bytes=<N> xxh3_64=<16 hex>" and then the
+ * N bytes of the version document exactly as the server sent them; a file whose length or
+ * checksum does not match is never used. */
+RK_API rk_client *rk_client_new(const rk_client_config *cfg, rk_error *err) RK_MUST_CHECK;
+/* Stops the refresher, drops the client's snapshot reference; snapshots still acquired stay valid.
+ */
+RK_API void rk_client_free(rk_client *c);
+
+/* At startup: fetches the active ring and accepts it after every check (and saves it to the
+ * last-known-good file atomically). When the server cannot be reached or its ring is refused, and
+ * no ring is in service yet, loads the last-known-good file after the same checks:
+ * RK_OK and rk_client_status().from_cache set, or the server's error when the file cannot be used
+ * (rk_client_status then shows RK_ECACHE and why). With RK_OK, `err` may still carry a note for
+ * people: code RK_OK and "running from the last-known-good file ... (version N) because ...", or
+ * code RK_ECACHE when the ring was accepted but could not be saved. */
+RK_API int rk_client_fetch(rk_client *c, rk_error *err);
+/* Asks for a newer ring with If-None-Match (a 304 costs no parsing); with wait_s > 0, long-polls up
+ * to wait_s (<= 60) seconds. *changed (may be NULL) tells whether a new ring was accepted. */
+RK_API int rk_client_refresh(rk_client *c, unsigned wait_s, int *changed, rk_error *err);
+/* A thread that refreshes with long polls of wait_s seconds, pausing retry_ms (0: 1000) after an
+ * error, and between rounds when wait_s is 0. Errors are counted in rk_client_status. RK_EINVAL
+ * when it already runs. rk_client_stop_refresher aborts a long poll in flight and returns
+ * promptly (milliseconds); it and start must not race each other. */
+RK_API int rk_client_start_refresher(rk_client *c, unsigned wait_s, unsigned retry_ms,
+                                     rk_error *err);
+RK_API void rk_client_stop_refresher(rk_client *c);
+
+/* The snapshot in service (new reference: release it), or NULL before any ring was accepted. */
+RK_API rk_snapshot *rk_client_acquire(rk_client *c);
+RK_API void rk_snapshot_release(rk_snapshot *s);
+RK_API int64_t rk_snapshot_version(const rk_snapshot *s);
+/* The ring in service, and the one before it during a migration (NULL when none); borrowed. */
+RK_API const rk_ring *rk_snapshot_ring(const rk_snapshot *s);
+RK_API const rk_ring *rk_snapshot_previous(const rk_snapshot *s);
+/* Owner of a key now, and (dual reads while data moves) under the previous ring, NULL when there is
+ * no previous ring. Borrowed from the snapshot. */
+RK_API const rk_node *rk_snapshot_owner(const rk_snapshot *s, const void *key, size_t len,
+                                        const rk_node **previous_owner);
+/* Forgets the previous ring once the migration is over: later snapshots carry none. */
+RK_API void rk_client_drop_previous(rk_client *c);
+
+typedef struct rk_client_status {
+    int64_t version;        /* version in service, 0 when none */
+    int from_cache;         /* the ring in service came from the last-known-good file */
+    uint64_t accepted;      /* rings accepted */
+    uint64_t refused;       /* rings refused (any check failed) */
+    uint64_t errors;        /* fetches that failed before a ring arrived (network, status) */
+    int last_error;         /* outcome of the last fetch or refresh: RK_OK, or its failure; also
+                               RK_ECACHE for a last-known-good file that is damaged or unsaved */
+    char last_message[256]; /* what happened, for people (also on success) */
+} rk_client_status;
+
+RK_API void rk_client_status_get(rk_client *c, rk_client_status *out);
+
+/* Verifies a version document (JSON text) as the client would and returns a new topology with its
+ * version, for the CLI and tests: same checks, same codes, cheap checks first (size, JSON object,
+ * cluster, version, hash, vnode_factor, age, fingerprint's form, topology, recomputed
+ * fingerprint). Only cfg->cluster, expect_hash, expect_vnode_factor and max_body are used.
+ * `expect_version_min`: the oldest version acceptable (0: any). `version` may be NULL. */
+RK_API rk_topology *rk_client_verify(const rk_client_config *cfg, const char *text, size_t len,
+                                     int64_t expect_version_min, int64_t *version,
+                                     rk_error *err) RK_MUST_CHECK;
 
 #ifdef __cplusplus
 }

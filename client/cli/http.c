@@ -1,0 +1,154 @@
+/* http.c — the CLI's one HTTP call (libcurl): timeouts, a size cap, failures mapped to exit codes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "cli.h"
+
+#define CONNECT_TIMEOUT_MS 5000L
+#define TOTAL_TIMEOUT_MS   30000L
+
+typedef struct {
+    char *data; /* NUL-terminated response body */
+    size_t len;
+    int over_cap; /* the body went past RK_CLI_MAX_FILE */
+} body_buf;
+
+/* curl errors that mean "nobody answered": exit 4; the few that mean a bad --server: exit 2. */
+static const struct {
+    CURLcode code;
+    int exit_code;
+} curl_exits[] = {
+    {CURLE_COULDNT_RESOLVE_HOST, RK_EXIT_UNREACHABLE},
+    {CURLE_COULDNT_RESOLVE_PROXY, RK_EXIT_UNREACHABLE},
+    {CURLE_COULDNT_CONNECT, RK_EXIT_UNREACHABLE},
+    {CURLE_OPERATION_TIMEDOUT, RK_EXIT_UNREACHABLE},
+    {CURLE_SEND_ERROR, RK_EXIT_UNREACHABLE},
+    {CURLE_RECV_ERROR, RK_EXIT_UNREACHABLE},
+    {CURLE_GOT_NOTHING, RK_EXIT_UNREACHABLE},
+    {CURLE_SSL_CONNECT_ERROR, RK_EXIT_UNREACHABLE},
+    {CURLE_URL_MALFORMAT, RK_EXIT_USAGE},
+    {CURLE_UNSUPPORTED_PROTOCOL, RK_EXIT_USAGE},
+};
+
+static int curl_exit(CURLcode code)
+{
+    for (size_t i = 0; i < sizeof curl_exits / sizeof curl_exits[0]; i++)
+        if (curl_exits[i].code == code)
+            return curl_exits[i].exit_code;
+    return RK_EXIT_FAIL;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t n, void *userdata)
+{
+    body_buf *b = userdata;
+    size_t add = size * n;
+    if (add > RK_CLI_MAX_FILE - b->len) {
+        b->over_cap = 1;
+        return 0;
+    }
+    char *grown = realloc(b->data, b->len + add + 1);
+    if (!grown)
+        return 0;
+    memcpy(grown + b->len, ptr, add);
+    b->data = grown;
+    b->len += add;
+    b->data[b->len] = '\0';
+    return add;
+}
+
+static struct curl_slist *add_header(struct curl_slist *h, const char *line)
+{
+    struct curl_slist *more = curl_slist_append(h, line);
+    if (!more)
+        curl_slist_free_all(h);
+    return more;
+}
+
+/* The request's headers (NULL when none or out of memory: *oom tells). The token is copied into
+ * this list only, and wiped from the temporary line. */
+static struct curl_slist *headers(const char *token, const char *body, int *oom)
+{
+    struct curl_slist *h = body ? add_header(NULL, "Content-Type: application/json") : NULL;
+    *oom = body && !h;
+    if (*oom || !token || !*token)
+        return h;
+    size_t n = sizeof "Authorization: Bearer " + strlen(token);
+    char *line = malloc(n);
+    if (!line) {
+        *oom = 1;
+        curl_slist_free_all(h);
+        return NULL;
+    }
+    snprintf(line, n, "Authorization: Bearer %s", token);
+    h = add_header(h, line);
+    memset(line, 0, n);
+    free(line);
+    *oom = !h;
+    return h;
+}
+
+static CURLcode perform(CURL *curl, const char *method, const char *url, const char *body,
+                        size_t len, body_buf *b)
+{
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, TOTAL_TIMEOUT_MS);
+    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)RK_CLI_MAX_FILE);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, b);
+    if (body) {
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    } else if (strcmp(method, "POST") == 0) {
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+    }
+    return curl_easy_perform(curl);
+}
+
+/* Why a request failed, for people; the URL is given, never the token. */
+static int transfer_failed(const char *cmd, const char *url, CURLcode code, const body_buf *b)
+{
+    int over_cap = b->over_cap || code == CURLE_FILESIZE_EXCEEDED;
+    int rc = over_cap ? RK_EXIT_FAIL : curl_exit(code);
+    if (over_cap)
+        return rk_cli_fail(cmd, rc, "%s: the response is over %u MiB", url, RK_CLI_MAX_FILE >> 20);
+    if (rc == RK_EXIT_UNREACHABLE)
+        return rk_cli_fail(cmd, rc, "server unreachable: %s: %s", url, curl_easy_strerror(code));
+    return rk_cli_fail(cmd, rc, "%s: %s", url, curl_easy_strerror(code));
+}
+
+int rk_cli_http(const char *cmd, const rk_cli_request *rq, long *status, char **response,
+                size_t *response_len)
+{
+    body_buf b = {0};
+    int oom = 0;
+    CURL *curl = curl_easy_init();
+    struct curl_slist *h = curl ? headers(rq->token, rq->body, &oom) : NULL;
+    if (!curl || oom) {
+        curl_easy_cleanup(curl);
+        return rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");
+    }
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+    CURLcode code = perform(curl, rq->method, rq->url, rq->body, rq->body_len, &b);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_cleanup(curl);
+    curl_slist_free_all(h);
+    if (code == CURLE_OK && !b.data)
+        b.data = calloc(1, 1);
+    if (code != CURLE_OK || !b.data) {
+        int rc = code == CURLE_OK ? rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory")
+                                  : transfer_failed(cmd, rq->url, code, &b);
+        free(b.data);
+        return rc;
+    }
+    *response = b.data;
+    *response_len = b.len;
+    return RK_EXIT_OK;
+}

@@ -1,0 +1,97 @@
+/* remote.c — one call to a cluster's route for the server commands: the URL, the HTTP exchange, and
+ * the server's errors printed and mapped to exit codes. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+#define MAX_URL 4096
+
+/* HTTP statuses to exit codes, first match wins: the request was refused as given (2), or the
+ * server failed (1). */
+static const struct {
+    long lo, hi;
+    int exit_code;
+} status_exits[] = {
+    {200, 299, RK_EXIT_OK},
+    {400, 499, RK_EXIT_USAGE},
+    {500, 599, RK_EXIT_FAIL},
+};
+
+int rk_cli_status_exit(long status)
+{
+    for (size_t i = 0; i < sizeof status_exits / sizeof status_exits[0]; i++)
+        if (status >= status_exits[i].lo && status <= status_exits[i].hi)
+            return status_exits[i].exit_code;
+    return RK_EXIT_FAIL;
+}
+
+/* <server>/v1/clusters/<cluster><route> into url; the route is printf-formatted. */
+static int cluster_url(char url[MAX_URL], const rk_cli_server *s, const char *fmt, va_list ap)
+{
+    size_t base = strlen(s->url);
+    while (base > 0 && s->url[base - 1] == '/')
+        base--;
+    int n = snprintf(url, MAX_URL, "%.*s/v1/clusters/%s", (int)base, s->url, s->cluster);
+    if (n < 0 || n >= MAX_URL)
+        return -1;
+    int m = vsnprintf(url + n, MAX_URL - (size_t)n, fmt, ap);
+    return m < 0 || m >= MAX_URL - n ? -1 : 0;
+}
+
+/* Prints the server's error ("message (field: f)") or, when the body is not one, the status. */
+static int server_error(const char *cmd, long status, const char *body, size_t len)
+{
+    int rc = rk_cli_status_exit(status);
+    json_t *doc = json_loadb(body, len, 0, NULL);
+    const char *message =
+        json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
+    const char *field = json_string_value(json_object_get(json_object_get(doc, "error"), "field"));
+    if (!message)
+        rk_cli_fail(cmd, rc, "the server answered HTTP %ld", status);
+    else if (field)
+        rk_cli_fail(cmd, rc, "server: %s (field: %s; HTTP %ld)", message, field, status);
+    else
+        rk_cli_fail(cmd, rc, "server: %s (HTTP %ld)", message, status);
+    json_decref(doc);
+    return rc;
+}
+
+int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, rk_cli_body *out,
+                const char *method, const char *route_fmt, ...)
+{
+    char url[MAX_URL];
+    va_list ap;
+    va_start(ap, route_fmt);
+    int bad_url = cluster_url(url, s, route_fmt, ap);
+    va_end(ap);
+    if (bad_url)
+        return rk_cli_fail(cmd, RK_EXIT_USAGE, "--server: the URL is too long");
+    rk_cli_request rq = {method, url, s->token, in ? in->data : NULL, in ? in->len : 0};
+    long status = 0;
+    int rc = rk_cli_http(cmd, &rq, &status, &out->data, &out->len);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    rc = rk_cli_status_exit(status);
+    if (rc != RK_EXIT_OK) {
+        server_error(cmd, status, out->data, out->len);
+        free(out->data);
+        out->data = NULL;
+    }
+    return rc;
+}
+
+int rk_cli_print_json(const char *cmd, const rk_cli_body *doc)
+{
+    json_t *j = json_loadb(doc->data, doc->len, 0, NULL);
+    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(j);
+    if (!text)
+        return rk_cli_fail(cmd, RK_EXIT_FAIL, "%s", j ? "out of memory" : "the answer is not JSON");
+    int bad = puts(text) == EOF || fflush(stdout);
+    free(text);
+    return bad ? rk_cli_fail(cmd, RK_EXIT_FAIL, "writing the answer failed") : RK_EXIT_OK;
+}

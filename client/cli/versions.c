@@ -1,0 +1,76 @@
+/* versions.c — `ringkeeper versions`: the versions of a cluster, newest first, as a table. */
+#include <getopt.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+#define MAX_LIMIT 1000
+
+/* A string field, "-" when absent or null. */
+static const char *text(const json_t *v, const char *key)
+{
+    const char *s = json_string_value(json_object_get(v, key));
+    return s ? s : "-";
+}
+
+static void print_row(const json_t *v)
+{
+    printf("%7lld  %-10s  %-20s  %-16s  %8lld  %-16s  %s\n",
+           (long long)json_integer_value(json_object_get(v, "version")), text(v, "state"),
+           text(v, "created_at"), text(v, "author"),
+           (long long)json_integer_value(json_object_get(v, "points")), text(v, "fingerprint"),
+           text(v, "comment"));
+}
+
+static int print_table(const rk_cli_body *body)
+{
+    json_t *doc = json_loadb(body->data, body->len, 0, NULL);
+    json_t *list = json_object_get(doc, "versions");
+    if (!json_is_array(list)) {
+        json_decref(doc);
+        return rk_cli_fail("versions", RK_EXIT_FAIL, "the server's answer has no version list");
+    }
+    printf("%7s  %-10s  %-20s  %-16s  %8s  %-16s  %s\n", "version", "state", "created_at", "author",
+           "points", "fingerprint", "comment");
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v) print_row(v);
+    if (!json_is_null(json_object_get(doc, "next_before")))
+        fprintf(stderr, "ringkeeper versions: older versions not shown (--limit up to %d)\n",
+                MAX_LIMIT);
+    json_decref(doc);
+    return fflush(stdout) ? rk_cli_fail("versions", RK_EXIT_FAIL, "writing the table failed")
+                          : RK_EXIT_OK;
+}
+
+static int run(int argc, char **argv)
+{
+    rk_cli_remote_args a = {.flag = "limit", .flag_has_arg = required_argument};
+    int rc = rk_cli_remote_parse(&rk_cli_versions, argc, argv, 0, &a);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    unsigned long long limit = 100;
+    if (a.flag_value && rk_cli_number(a.flag_value, 1, MAX_LIMIT, &limit))
+        return rk_cli_fail("versions", RK_EXIT_USAGE, "--limit: must be 1..%d, got \"%s\"",
+                           MAX_LIMIT, a.flag_value);
+    rk_cli_body out = {0};
+    rc = rk_cli_call("versions", &a.server, NULL, &out, "GET", "/versions?limit=%llu", limit);
+    if (rc == RK_EXIT_OK)
+        rc = print_table(&out);
+    free(out.data);
+    return rc;
+}
+
+const rk_cli_cmd rk_cli_versions = {
+    "versions", run,
+    "usage: ringkeeper versions --server URL --cluster C [--limit N]\n"
+    "\n"
+    "Lists the versions of cluster C, newest first: version, state (staged, active, retired,\n"
+    "superseded), created_at, author, points, fingerprint and comment.\n"
+    "\n"
+    "  --limit N      at most N versions, 1..1000 (default 100)\n"
+    "  --server URL   the server (default $RINGKEEPER_SERVER)\n"
+    "  --cluster C    the cluster\n"
+    "  --token T      bearer token (default $RINGKEEPER_TOKEN); reads need none\n"};

@@ -1,0 +1,558 @@
+/* client.c — the ring client of SPEC section 5: fetch and verify the active ring, serve it from
+ * reference-counted snapshots, fall back to the last-known-good file, refresh in the background. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "client_internal.h"
+
+/* A verified ring and its version, shared by the snapshots that show it. */
+typedef struct ring_box {
+    atomic_long refs; /* one per snapshot holding it */
+    rk_ring *ring;    /* owned */
+    int64_t version;  /* its version document's */
+} ring_box;
+
+/* What readers route by; immutable once published. */
+struct rk_snapshot {
+    atomic_long refs; /* the client's, plus one per rk_client_acquire */
+    ring_box *cur;    /* reference held */
+    ring_box *prev;   /* reference held, or NULL: the ring before cur, while data moves */
+};
+
+struct rk_client {
+    rk_client_config cfg; /* its strings point to the copies below */
+    char *copies[6];      /* owned copies of cfg's strings */
+    char *url;            /* {server}/v1/clusters/{cluster}/ring; owned */
+    char *url_buf;        /* url plus "?wait=S"; owned, fetching thread only */
+    size_t url_size;      /* bytes allocated for url and for url_buf */
+    rki_fetch *fetch;     /* owned; fetching thread only */
+    int64_t floor;        /* newest version accepted, the file's included; fetching thread */
+    int64_t saved;        /* version the last-known-good file holds; fetching thread */
+    atomic_int stop;      /* set: the refresher and its transfer stop */
+    pthread_mutex_t mu;   /* guards current and st (and the refresher's pause) */
+    pthread_cond_t cv;    /* broadcast when stop is set */
+    rk_snapshot *current; /* in service, reference held; NULL before the first ring */
+    rk_client_status st;  /* counters and the last outcome */
+    pthread_t thread;     /* the refresher, when running */
+    int running;          /* the refresher was started (start/stop are not concurrent) */
+    unsigned wait_s;      /* the refresher's long poll */
+    unsigned retry_ms;    /* the refresher's pause after an error */
+};
+
+/* ---- snapshots ---- */
+
+static void box_release(ring_box *b)
+{
+    if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
+        return;
+    rk_ring_free(b->ring);
+    free(b);
+}
+
+static ring_box *box_ref(ring_box *b)
+{
+    if (b)
+        atomic_fetch_add(&b->refs, 1);
+    return b;
+}
+
+void rk_snapshot_release(rk_snapshot *s)
+{
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    box_release(s->cur);
+    box_release(s->prev);
+    free(s);
+}
+
+rk_snapshot *rk_client_acquire(rk_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    rk_snapshot *s = c->current;
+    if (s)
+        atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+int64_t rk_snapshot_version(const rk_snapshot *s)
+{
+    return s->cur->version;
+}
+
+const rk_ring *rk_snapshot_ring(const rk_snapshot *s)
+{
+    return s->cur->ring;
+}
+
+const rk_ring *rk_snapshot_previous(const rk_snapshot *s)
+{
+    return s->prev ? s->prev->ring : NULL;
+}
+
+static const rk_node *owner_in(const rk_ring *r, const void *key, size_t len)
+{
+    return rk_topology_node(rk_ring_topology(r), rk_ring_lookup(r, key, len));
+}
+
+const rk_node *rk_snapshot_owner(const rk_snapshot *s, const void *key, size_t len,
+                                 const rk_node **previous_owner)
+{
+    if (previous_owner)
+        *previous_owner = s->prev ? owner_in(s->prev->ring, key, len) : NULL;
+    return owner_in(s->cur->ring, key, len);
+}
+
+/* Publishes `s` (its reference passes to the client) and releases the one it replaces. Call with
+ * mu held; returns the old snapshot for the caller to release after unlocking. */
+static rk_snapshot *swap_locked(rk_client *c, rk_snapshot *s)
+{
+    rk_snapshot *old = c->current;
+    c->current = s;
+    c->st.version = s->cur->version;
+    return old;
+}
+
+static rk_snapshot *snapshot_alloc(void)
+{
+    rk_snapshot *s = calloc(1, sizeof *s);
+    if (s)
+        atomic_init(&s->refs, 1);
+    return s;
+}
+
+/* Puts `ring` (stolen, freed on failure) in service; the ring in service becomes the previous. */
+static int install(rk_client *c, rk_ring *ring, int64_t version, int from_cache, rk_error *e)
+{
+    ring_box *b = calloc(1, sizeof *b);
+    rk_snapshot *s = snapshot_alloc();
+    if (!b || !s) {
+        free(b);
+        free(s);
+        rk_ring_free(ring);
+        return rki_error_set(e, RK_ENOMEM, NULL, "out of memory installing version %" PRId64,
+                             version);
+    }
+    atomic_init(&b->refs, 1);
+    b->ring = ring;
+    b->version = version;
+    s->cur = b;
+    pthread_mutex_lock(&c->mu);
+    s->prev = c->current ? box_ref(c->current->cur) : NULL;
+    rk_snapshot *old = swap_locked(c, s);
+    c->st.from_cache = from_cache;
+    c->st.accepted++;
+    pthread_mutex_unlock(&c->mu);
+    rk_snapshot_release(old);
+    return RK_OK;
+}
+
+void rk_client_drop_previous(rk_client *c)
+{
+    rk_snapshot *s = snapshot_alloc();
+    if (!s)
+        return; /* the previous ring stays: harmless, retried by the next call */
+    pthread_mutex_lock(&c->mu);
+    rk_snapshot *old = NULL;
+    if (c->current && c->current->prev) {
+        s->cur = box_ref(c->current->cur);
+        old = swap_locked(c, s);
+        s = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    free(s);
+    rk_snapshot_release(old);
+}
+
+static int64_t current_version(rk_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int64_t v = c->current ? c->current->cur->version : 0;
+    pthread_mutex_unlock(&c->mu);
+    return v;
+}
+
+/* ---- status ---- */
+
+static int is_transport_error(int rc)
+{
+    return rc == RK_EUNREACHABLE || rc == RK_EHTTP || rc == RK_ETOOLARGE || rc == RK_ENOMEM;
+}
+
+/* Sets the last outcome shown by rk_client_status_get, without counting it. */
+static void set_last(rk_client *c, int rc, const char *message)
+{
+    pthread_mutex_lock(&c->mu);
+    c->st.last_error = rc;
+    snprintf(c->st.last_message, sizeof c->st.last_message, "%s", message);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Records the outcome of a round: `rc` and the message in `e`; failures are counted. */
+static void record(rk_client *c, int rc, const rk_error *e)
+{
+    pthread_mutex_lock(&c->mu);
+    if (rc != RK_OK && is_transport_error(rc))
+        c->st.errors++;
+    else if (rc != RK_OK)
+        c->st.refused++;
+    pthread_mutex_unlock(&c->mu);
+    set_last(c, rc != RK_OK ? rc : e->code, e->message); /* RK_OK may carry a warning */
+}
+
+void rk_client_status_get(rk_client *c, rk_client_status *out)
+{
+    pthread_mutex_lock(&c->mu);
+    *out = c->st;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- fetching ---- */
+
+/* The server's own error message, when the body is its error document. */
+static void server_message(const rki_response *r, char *buf, size_t size)
+{
+    json_t *doc = json_loadb(r->body, r->len, 0, NULL);
+    const char *msg = json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
+    snprintf(buf, size, "%s", msg ? msg : "(not a ringkeeperd error: check the server URL)");
+    json_decref(doc);
+}
+
+static int http_error(rk_client *c, const rki_response *r, rk_error *e)
+{
+    char msg[160];
+    server_message(r, msg, sizeof msg);
+    return rki_error_set(e, RK_EHTTP, NULL, "HTTP %ld from %.80s: %s", r->status, c->url, msg);
+}
+
+/* Writes an accepted body to the last-known-good file; a failure replaces the note in `e` with an
+ * RK_ECACHE warning (the ring stays accepted). */
+static void save(rk_client *c, const char *body, size_t len, int64_t version, rk_error *e)
+{
+    rk_error we = {0};
+    if (!c->cfg.cache_file || version <= c->saved)
+        return;
+    if (rki_cache_write(c->cfg.cache_file, body, len, &we) == RK_OK) {
+        c->saved = version;
+        return;
+    }
+    rki_error_set(e, RK_ECACHE, NULL, "version %" PRId64 " is in service but was not saved: %s",
+                  version, we.message);
+}
+
+/* Verifies a 200's body and puts it in service when it is newer than the ring in service. */
+static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_error *e)
+{
+    rk_ring *ring = NULL;
+    int64_t v = 0;
+    int rc = rki_verify_doc(&c->cfg, r->body, r->len, c->floor, &v, &ring, e);
+    if (rc != RK_OK)
+        return rc;
+    if (v == current_version(c)) { /* versions are immutable: the same ring */
+        rk_ring_free(ring);
+    } else {
+        rc = install(c, ring, v, 0, e);
+        if (rc != RK_OK)
+            return rc;
+        *changed = 1;
+        c->floor = v;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->st.from_cache = 0;
+    pthread_mutex_unlock(&c->mu);
+    rki_error_set(e, RK_OK, NULL, "version %" PRId64 " from %.100s is in service", v, c->url);
+    save(c, r->body, r->len, v, e);
+    return RK_OK;
+}
+
+/* One GET of the ring (conditional when etag > 0) and what follows from its answer. */
+static int fetch_round(rk_client *c, int64_t etag, unsigned wait, int *changed, rk_error *e)
+{
+    rki_response r;
+    *changed = 0;
+    if (wait > 0)
+        snprintf(c->url_buf, c->url_size, "%s?wait=%u", c->url, wait);
+    else
+        snprintf(c->url_buf, c->url_size, "%s", c->url);
+    int rc = rki_fetch_get(c->fetch, c->url_buf, etag, wait, &r, e);
+    if (rc != RK_OK)
+        return rc;
+    if (r.status == 304 && etag > 0) {
+        pthread_mutex_lock(&c->mu);
+        c->st.from_cache = 0; /* the server confirmed the version in service */
+        pthread_mutex_unlock(&c->mu);
+        return rki_error_set(e, RK_OK, NULL, "version %" PRId64 " is still the active one", etag);
+    }
+    if (r.status != 200)
+        return http_error(c, &r, e);
+    return accept_body(c, &r, changed, e);
+}
+
+/* No ring in service and the server failed with `server`: start from the last-known-good file. */
+static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int missing = 0;
+    int64_t v = 0;
+    rk_ring *ring = NULL;
+    rk_error ce = {0};
+    const char *path = c->cfg.cache_file;
+    int rc = rki_cache_read(path, rki_max_body(&c->cfg), &buf, &len, &missing, &ce);
+    if (rc == RK_OK)
+        rc = rki_verify_doc(&c->cfg, buf, len, 0, &v, &ring, &ce);
+    if (rc == RK_OK)
+        rc = install(c, ring, v, 1, &ce);
+    free(buf);
+    if (rc != RK_OK && missing)
+        return rc;
+    if (rc != RK_OK) {
+        rk_error fe = {0};
+        rki_error_set(&fe, RK_ECACHE, NULL,
+                      "%.150s (the last-known-good file %.60s cannot be used: fix the server's "
+                      "problem, or delete the file)",
+                      ce.message, path);
+        set_last(c, RK_ECACHE, fe.message);
+        return rc;
+    }
+    if (v > c->floor)
+        c->floor = v;
+    if (v > c->saved)
+        c->saved = v;
+    rki_error_set(out, RK_OK, NULL,
+                  "running from the last-known-good file %.60s (version %" PRId64
+                  ") because the server failed: %s",
+                  path, v, server->message);
+    set_last(c, server->code, out->message);
+    return RK_OK;
+}
+
+static void copy_error(rk_error *err, const rk_error *e)
+{
+    if (err)
+        *err = *e;
+}
+
+int rk_client_fetch(rk_client *c, rk_error *err)
+{
+    rk_error e = {0}, fe = {0};
+    int changed;
+    int rc = fetch_round(c, 0, 0, &changed, &e);
+    record(c, rc, &e);
+    if (rc != RK_OK && rc != RK_EINVAL && c->cfg.cache_file && current_version(c) == 0 &&
+        load_cache(c, &e, &fe) == RK_OK) {
+        copy_error(err, &fe);
+        return RK_OK;
+    }
+    copy_error(err, &e);
+    return rc;
+}
+
+int rk_client_refresh(rk_client *c, unsigned wait_s, int *changed, rk_error *err)
+{
+    rk_error e = {0};
+    int dummy;
+    if (wait_s > RKI_MAX_WAIT_S)
+        return rki_error_set(err, RK_EINVAL, NULL, "wait_s is %u, over the server's limit of %u",
+                             wait_s, RKI_MAX_WAIT_S);
+    int rc = fetch_round(c, current_version(c), wait_s, changed ? changed : &dummy, &e);
+    if (rc == RK_OK || !atomic_load(&c->stop)) /* a transfer aborted by a stop is no failure */
+        record(c, rc, &e);
+    copy_error(err, &e);
+    return rc;
+}
+
+/* ---- the refresher thread ---- */
+
+/* Sleeps `ms` or until stopped. */
+static void pause_ms(rk_client *c, unsigned ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&c->mu);
+    int rc = 0;
+    while (!atomic_load(&c->stop) && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&c->cv, &c->mu, &until);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void *refresher_main(void *arg)
+{
+    rk_client *c = arg;
+    while (!atomic_load(&c->stop)) {
+        int rc = rk_client_refresh(c, c->wait_s, NULL, NULL);
+        if (rc != RK_OK || c->wait_s == 0) /* wait_s 0 polls: pause between rounds too */
+            pause_ms(c, c->retry_ms);
+    }
+    return NULL;
+}
+
+int rk_client_start_refresher(rk_client *c, unsigned wait_s, unsigned retry_ms, rk_error *err)
+{
+    if (c->running)
+        return rki_error_set(err, RK_EINVAL, NULL, "the refresher is already running");
+    if (wait_s > RKI_MAX_WAIT_S)
+        return rki_error_set(err, RK_EINVAL, NULL, "wait_s is %u, over the server's limit of %u",
+                             wait_s, RKI_MAX_WAIT_S);
+    c->wait_s = wait_s;
+    c->retry_ms = retry_ms ? retry_ms : 1000;
+    atomic_store(&c->stop, 0);
+    int rc = pthread_create(&c->thread, NULL, refresher_main, c);
+    if (rc != 0)
+        return rki_error_set(err, RK_ENOMEM, NULL, "cannot start the refresher thread: %s",
+                             strerror(rc));
+    c->running = 1;
+    return RK_OK;
+}
+
+void rk_client_stop_refresher(rk_client *c)
+{
+    if (!c->running)
+        return;
+    pthread_mutex_lock(&c->mu);
+    atomic_store(&c->stop, 1);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    rki_fetch_wakeup(c->fetch);
+    pthread_join(c->thread, NULL);
+    atomic_store(&c->stop, 0);
+    c->running = 0;
+}
+
+/* ---- creating and freeing ---- */
+
+static int check_config(const rk_client_config *cfg, rk_error *err)
+{
+    rk_hash_alg alg;
+    if (!cfg || !cfg->server || !cfg->cluster)
+        return rki_error_set(err, RK_EINVAL, NULL,
+                             "a configuration with server and cluster is "
+                             "needed");
+    if (strncmp(cfg->server, "http://", 7) != 0 && strncmp(cfg->server, "https://", 8) != 0)
+        return rki_error_set(err, RK_EINVAL, "server",
+                             "must start with http:// or https://, got \"%.80s\"", cfg->server);
+    if (!rk_cluster_name_valid(cfg->cluster))
+        return rki_error_set(err, RK_EINVAL, "cluster",
+                             "\"%.64s\" is not a cluster name: 1..63 of a-z 0-9 . _ -, starting "
+                             "with a letter or digit",
+                             cfg->cluster);
+    if (cfg->expect_hash && rk_hash_from_name(cfg->expect_hash, &alg) != RK_OK)
+        return rki_error_set(err, RK_EINVAL, "expect_hash",
+                             "must be fnv1a_32, md5_32 or xxh3_64, got \"%.32s\"",
+                             cfg->expect_hash);
+    if (cfg->connect_timeout_ms < 0 || cfg->timeout_ms < 0)
+        return rki_error_set(err, RK_EINVAL, "timeout_ms", "timeouts must not be negative");
+    return RK_OK;
+}
+
+/* A copy of s (NULL stays NULL) kept in slot i; -1 when out of memory. */
+static int keep(rk_client *c, int i, const char **s)
+{
+    if (!*s)
+        return 0;
+    c->copies[i] = strdup(*s);
+    *s = c->copies[i];
+    return c->copies[i] ? 0 : -1;
+}
+
+static int copy_config(rk_client *c, const rk_client_config *cfg)
+{
+    c->cfg = *cfg;
+    if (keep(c, 0, &c->cfg.server) || keep(c, 1, &c->cfg.cluster) ||
+        keep(c, 2, &c->cfg.expect_hash) || keep(c, 3, &c->cfg.token) ||
+        keep(c, 4, &c->cfg.cache_file) || keep(c, 5, &c->cfg.ca_file))
+        return -1;
+    size_t n = strlen(cfg->server);
+    while (n > 0 && cfg->server[n - 1] == '/')
+        n--;
+    size_t size = n + strlen(cfg->cluster) + sizeof "/v1/clusters//ring?wait=4294967295";
+    c->url_size = size;
+    c->url = malloc(size);
+    c->url_buf = malloc(size);
+    if (!c->url || !c->url_buf)
+        return -1;
+    snprintf(c->url, size, "%.*s/v1/clusters/%s/ring", (int)n, cfg->server, cfg->cluster);
+    return 0;
+}
+
+/* Learns the version of the last-known-good file, if any; a bad file is reported in st. */
+static void read_floor(rk_client *c)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int missing = 0;
+    rk_ring *ring = NULL;
+    rk_error e = {0};
+    if (!c->cfg.cache_file)
+        return;
+    int rc = rki_cache_read(c->cfg.cache_file, rki_max_body(&c->cfg), &buf, &len, &missing, &e);
+    if (rc == RK_OK)
+        rc = rki_verify_doc(&c->cfg, buf, len, 0, &c->floor, &ring, &e);
+    free(buf);
+    rk_ring_free(ring);
+    if (rc == RK_OK)
+        c->saved = c->floor;
+    if (rc == RK_OK || missing)
+        return;
+    c->floor = 0;
+    c->st.last_error = RK_ECACHE;
+    snprintf(c->st.last_message, sizeof c->st.last_message,
+             "the last-known-good file is ignored (it will be replaced after the next accepted "
+             "ring): %.160s",
+             e.message);
+}
+
+rk_client *rk_client_new(const rk_client_config *cfg, rk_error *err)
+{
+    if (check_config(cfg, err) != RK_OK)
+        return NULL;
+    rk_client *c = calloc(1, sizeof *c);
+    if (!c) {
+        rki_error_set(err, RK_ENOMEM, NULL, "out of memory creating a client");
+        return NULL;
+    }
+    atomic_init(&c->stop, 0);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (copy_config(c, cfg) != 0) {
+        rki_error_set(err, RK_ENOMEM, NULL, "out of memory copying the configuration");
+        goto fail;
+    }
+    c->fetch = rki_fetch_new(&c->cfg, &c->stop, err);
+    if (!c->fetch)
+        goto fail;
+    read_floor(c);
+    return c;
+fail:
+    rk_client_free(c);
+    return NULL;
+}
+
+void rk_client_free(rk_client *c)
+{
+    if (!c)
+        return;
+    rk_client_stop_refresher(c);
+    rk_snapshot_release(c->current);
+    rki_fetch_free(c->fetch);
+    for (size_t i = 0; i < sizeof c->copies / sizeof c->copies[0]; i++)
+        free(c->copies[i]);
+    free(c->url);
+    free(c->url_buf);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}

@@ -1,0 +1,224 @@
+/* client_fetch.c — the client's HTTP GETs with libcurl: one connection kept alive, capped bodies,
+ * transfers another thread can abort at once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include <curl/curl.h>
+
+#include "client_internal.h"
+
+struct rki_fetch {
+    const rk_client_config *cfg; /* borrowed from the client */
+    const atomic_int *stop;      /* borrowed: non-zero aborts the transfer */
+    CURLM *multi;                /* owns the connection cache (keep-alive) */
+    CURL *easy;                  /* reused for every request */
+    char *buf;                   /* body received so far, NUL-terminated */
+    size_t len;                  /* bytes in buf */
+    size_t cap;                  /* bytes allocated, never over max + 1 */
+    size_t max;                  /* the body cap */
+    int too_large;               /* the body went over max: transfer stopped */
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_global_rc = CURLE_FAILED_INIT;
+
+static void curl_init_once(void)
+{
+    curl_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* Grows buf to hold `need` bytes plus the NUL, doubling, never past max + 1. */
+static int reserve(rki_fetch *f, size_t need)
+{
+    if (need + 1 <= f->cap)
+        return 0;
+    size_t cap = f->cap ? f->cap : 16384;
+    while (cap < need + 1)
+        cap *= 2;
+    if (cap > f->max + 1)
+        cap = f->max + 1;
+    char *p = realloc(f->buf, cap);
+    if (!p)
+        return -1;
+    f->buf = p;
+    f->cap = cap;
+    return 0;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+    rki_fetch *f = arg;
+    size_t n = size * nmemb;
+    if (n > f->max - f->len) {
+        f->too_large = 1;
+        return 0; /* CURLE_WRITE_ERROR: stops the transfer */
+    }
+    if (reserve(f, f->len + n) != 0)
+        return 0;
+    memcpy(f->buf + f->len, data, n);
+    f->len += n;
+    f->buf[f->len] = '\0';
+    return n;
+}
+
+static int set_options(rki_fetch *f)
+{
+    CURL *e = f->easy;
+    int bad = 0;
+    bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+#if LIBCURL_VERSION_NUM >= 0x075500
+    bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
+#else
+    bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) !=
+           CURLE_OK;
+#endif
+    bad |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, f) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)f->max) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, f->errbuf) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, "libringkeeper") != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK;
+    long connect_ms =
+        f->cfg->connect_timeout_ms ? f->cfg->connect_timeout_ms : RKI_DEFAULT_CONNECT_TIMEOUT_MS;
+    bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) != CURLE_OK;
+    if (f->cfg->ca_file)
+        bad |= curl_easy_setopt(e, CURLOPT_CAINFO, f->cfg->ca_file) != CURLE_OK;
+    return bad ? -1 : 0;
+}
+
+rki_fetch *rki_fetch_new(const rk_client_config *cfg, const atomic_int *stop, rk_error *err)
+{
+    pthread_once(&curl_once, curl_init_once);
+    if (curl_global_rc != CURLE_OK) {
+        rki_error_set(err, RK_ENOMEM, NULL, "libcurl could not start: %s",
+                      curl_easy_strerror(curl_global_rc));
+        return NULL;
+    }
+    rki_fetch *f = calloc(1, sizeof *f);
+    if (!f)
+        goto fail;
+    f->cfg = cfg;
+    f->stop = stop;
+    f->max = rki_max_body(cfg);
+    f->multi = curl_multi_init();
+    f->easy = curl_easy_init();
+    if (f->multi && f->easy && set_options(f) == 0)
+        return f;
+fail:
+    rki_fetch_free(f);
+    rki_error_set(err, RK_ENOMEM, NULL, "out of memory setting up libcurl");
+    return NULL;
+}
+
+void rki_fetch_free(rki_fetch *f)
+{
+    if (!f)
+        return;
+    curl_easy_cleanup(f->easy);
+    curl_multi_cleanup(f->multi);
+    free(f->buf);
+    free(f);
+}
+
+void rki_fetch_wakeup(rki_fetch *f)
+{
+    curl_multi_wakeup(f->multi);
+}
+
+/* Runs the added transfer until it is done or `stop` is set; its result. */
+static CURLcode run(rki_fetch *f)
+{
+    int running = 1;
+    CURLcode rc = CURLE_ABORTED_BY_CALLBACK;
+    while (running && !atomic_load(f->stop)) {
+        if (curl_multi_perform(f->multi, &running) != CURLM_OK)
+            return CURLE_OUT_OF_MEMORY;
+        if (running)
+            curl_multi_poll(f->multi, NULL, 0, 1000, NULL);
+    }
+    int left;
+    CURLMsg *m = curl_multi_info_read(f->multi, &left);
+    if (m && m->msg == CURLMSG_DONE)
+        rc = m->data.result;
+    return rc;
+}
+
+static struct curl_slist *headers_for(const rk_client_config *cfg, int64_t etag_version)
+{
+    char line[128];
+    struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
+    struct curl_slist *next = h;
+    if (next && etag_version > 0) {
+        snprintf(line, sizeof line, "If-None-Match: \"v%lld\"", (long long)etag_version);
+        next = curl_slist_append(h, line);
+    }
+    if (next && cfg->token) {
+        size_t n = strlen(cfg->token) + sizeof "Authorization: Bearer ";
+        char *auth = malloc(n);
+        next = NULL;
+        if (auth) {
+            snprintf(auth, n, "Authorization: Bearer %s", cfg->token);
+            next = curl_slist_append(h, auth);
+            free(auth);
+        }
+    }
+    if (!next) {
+        curl_slist_free_all(h);
+        return NULL;
+    }
+    return h;
+}
+
+static int transfer_error(rki_fetch *f, CURLcode rc, const char *url, rk_error *err)
+{
+    if (f->too_large || rc == CURLE_FILESIZE_EXCEEDED)
+        return rki_error_set(err, RK_ETOOLARGE, NULL,
+                             "the response from %.80s is over the cap of %zu bytes: raise "
+                             "max_body or check the server URL",
+                             url, f->max);
+    if (rc == CURLE_ABORTED_BY_CALLBACK)
+        return rki_error_set(err, RK_EUNREACHABLE, NULL, "the request to %.80s was stopped", url);
+    return rki_error_set(err, RK_EUNREACHABLE, NULL,
+                         "cannot get %.100s: %s: check the server URL, that ringkeeperd runs, "
+                         "and the network",
+                         url, f->errbuf[0] ? f->errbuf : curl_easy_strerror(rc));
+}
+
+int rki_fetch_get(rki_fetch *f, const char *url, int64_t etag_version, unsigned wait_s,
+                  rki_response *out, rk_error *err)
+{
+    long total = f->cfg->timeout_ms ? f->cfg->timeout_ms : RKI_DEFAULT_TIMEOUT_MS;
+    struct curl_slist *h = headers_for(f->cfg, etag_version);
+    int rc = RK_ENOMEM;
+    if (!h)
+        return rki_error_set(err, RK_ENOMEM, NULL, "out of memory building a request");
+    f->len = 0;
+    f->too_large = 0;
+    f->errbuf[0] = '\0';
+    curl_easy_setopt(f->easy, CURLOPT_URL, url);
+    curl_easy_setopt(f->easy, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(f->easy, CURLOPT_TIMEOUT_MS, total + 1000L * (long)wait_s);
+    if (curl_multi_add_handle(f->multi, f->easy) != CURLM_OK) {
+        rki_error_set(err, RK_ENOMEM, NULL, "libcurl could not start a request");
+        goto out;
+    }
+    CURLcode res = run(f);
+    curl_multi_remove_handle(f->multi, f->easy);
+    if (res != CURLE_OK) {
+        rc = transfer_error(f, res, url, err);
+        goto out;
+    }
+    curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &out->status);
+    out->body = f->len ? f->buf : "";
+    out->len = f->len;
+    rc = RK_OK;
+out:
+    curl_easy_setopt(f->easy, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(h);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* client_internal.h — what the client's files (client.c, client_fetch.c, client_verify.c,
+ * client_cache.c) share; not installed. */
+#ifndef RK_CLIENT_INTERNAL_H
+#define RK_CLIENT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#define RKI_DEFAULT_CONNECT_TIMEOUT_MS 2000L
+#define RKI_DEFAULT_TIMEOUT_MS         10000L
+#define RKI_DEFAULT_MAX_BODY           ((size_t)64 << 20)
+#define RKI_MAX_WAIT_S                 60u
+
+/* The configured cap on a body, with the default applied. */
+size_t rki_max_body(const rk_client_config *cfg);
+
+/* ---- client_verify.c ---- */
+
+/* Every check of rk_client_verify on `text`; on success a new ring (free with rk_ring_free; it
+ * holds its topology) goes to *ring and the document's version to *version. */
+int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
+                   int64_t expect_version_min, int64_t *version, rk_ring **ring, rk_error *err);
+
+/* ---- client_fetch.c: one HTTP transfer at a time, on the fetching thread ---- */
+
+typedef struct rki_fetch rki_fetch;
+
+/* A response: the status and the body (owned by the rki_fetch, valid until the next transfer). */
+typedef struct rki_response {
+    long status;      /* HTTP status */
+    const char *body; /* NUL-terminated; "" when there is none */
+    size_t len;       /* bytes in body */
+} rki_response;
+
+/* New transfer state for `cfg` (borrowed: must outlive it); `stop` is polled so that another
+ * thread can abort a transfer (set it, then call rki_fetch_wakeup). NULL with `err` set. */
+rki_fetch *rki_fetch_new(const rk_client_config *cfg, const atomic_int *stop, rk_error *err);
+void rki_fetch_free(rki_fetch *f);
+/* GET `url` with If-None-Match "v<etag_version>" when etag_version > 0, and a total timeout of the
+ * configured one plus wait_s. RK_OK with any HTTP status in *out; RK_EUNREACHABLE (network, TLS,
+ * timeout, aborted by `stop`) or RK_ETOOLARGE (over max_body) otherwise. */
+int rki_fetch_get(rki_fetch *f, const char *url, int64_t etag_version, unsigned wait_s,
+                  rki_response *out, rk_error *err);
+/* Makes a transfer in progress on another thread notice `stop` at once. Any thread. */
+void rki_fetch_wakeup(rki_fetch *f);
+
+/* ---- client_cache.c: the last-known-good file ---- */
+
+/* Replaces `path` with a header line (length and XXH3 checksum) and the `len` bytes of `data`,
+ * atomically and durably (temporary file in the same folder, fsync, rename, fsync of the folder).
+ * RK_EIO with the reason. */
+int rki_cache_write(const char *path, const char *data, size_t len, rk_error *err);
+/* Reads the file, checks its header, and returns the body it holds in a new NUL-terminated buffer
+ * (free it). RK_EIO when it cannot be read (*missing set when it does not exist), RK_ETOOLARGE
+ * over `max`, RK_ECACHE when the length or checksum does not match. */
+int rki_cache_read(const char *path, size_t max, char **out, size_t *len, int *missing,
+                   rk_error *err);
+
+#endif

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# test_cli_server.sh — the `ringkeeper` CLI's server commands against a real ringkeeperd on a free
+# port: publish/activate/versions/show, plan and simulate from the server against the offline ones
+# on the same files, lookup --server (with its --cache file once the server is gone), exit codes,
+# and RINGKEEPER_SERVER / RINGKEEPER_TOKEN.
+# usage: test_cli_server.sh RINGKEEPERD RINGKEEPER SOURCE_DIR
+. "$(dirname "$0")/lib.sh" "$1"
+RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+src=$(cd "$3" && pwd)
+four=$src/tests/cli/four.json
+five=$src/tests/cli/five.json
+unset RINGKEEPER_SERVER RINGKEEPER_TOKEN
+
+# cli CODE NAME CMD...: runs CMD with stdin from $TMP/in, stdout to $TMP/out, stderr to $TMP/err
+cli() {
+    local want=$1 name=$2
+    shift 2
+    timeout 60 "$@" <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
+    local got=$?
+    check "$name: exit code (stderr: $(head -c 300 "$TMP/err"))" "$want" "$got"
+}
+same() { # same NAME FILE_A FILE_B
+    if cmp -s "$2" "$3"; then ok; else bad "$1"; diff "$2" "$3" | head -20; fi
+}
+hasnt() { # hasnt NAME FILE TEXT
+    if grep -qF -- "$3" "$2"; then bad "$1: [$3] in $2"; else ok; fi
+}
+printf 'user:1\nuser:2\nsession:9f2c\n\nlast' >"$TMP/keys"
+seq -f 'user:%g' 1 5000 >"$TMP/many"
+: >"$TMP/in"
+
+# help and bad input, before any server runs
+for cmd in lookup plan simulate publish activate versions show; do
+    cli 0 "$cmd --help" "$RK" "$cmd" --help
+    has "$cmd --help" "$TMP/out" "usage: ringkeeper $cmd"
+done
+cli 0 "help" "$RK" --help
+has "help lists the exit codes" "$TMP/out" "4  server unreachable"
+cli 2 "no server" "$RK" versions --cluster cache
+has "no server says what to set" "$TMP/err" "RINGKEEPER_SERVER"
+cli 2 "unknown flag" "$RK" versions --server http://127.0.0.1:1 --cluster cache --bogus
+cli 2 "missing --cluster" "$RK" versions --server http://127.0.0.1:1
+has "missing --cluster says so" "$TMP/err" "--cluster"
+cli 2 "bad cluster name" "$RK" versions --server http://127.0.0.1:1 --cluster 'A/B'
+cli 2 "bad version" "$RK" show x1 --server http://127.0.0.1:1 --cluster cache
+cli 2 "topology and server" "$RK" lookup --topology "$four" --server http://127.0.0.1:1 --cluster c
+cli 2 "publish without file" "$RK" publish --server http://127.0.0.1:1 --cluster cache
+
+rk_start
+export RINGKEEPER_SERVER=$BASE
+S=(--cluster cache)
+
+# publish, activate, versions, show
+cli 0 "publish four" "$RK" publish "$four" "${S[@]}"
+has "publish prints the version" "$TMP/out" '"version": 1'
+has "published version is staged" "$TMP/out" '"state": "staged"'
+cli 0 "activate 1" "$RK" activate 1 "${S[@]}"
+has "activate prints the active version" "$TMP/out" '"state": "active"'
+cli 0 "publish five" "$RK" publish "$five" --server "$BASE" "${S[@]}"
+has "five is version 2" "$TMP/out" '"version": 2'
+cli 0 "versions" "$RK" versions "${S[@]}"
+check "versions: header and two rows" 3 "$(wc -l <"$TMP/out")"
+has "versions header" "$TMP/out" "version  state"
+check "versions: v2 staged first" "2 staged dbb9f9d3244ab4f7" "$(awk 'NR==2{print $1, $2, $6}' "$TMP/out")"
+check "versions: v1 active" "1 active anonymous 640" "$(awk 'NR==3{print $1, $2, $4, $5}' "$TMP/out")"
+cli 0 "versions --limit 1" "$RK" versions "${S[@]}" --limit 1
+check "versions --limit 1: one row" 2 "$(wc -l <"$TMP/out")"
+cli 2 "versions --limit 0" "$RK" versions "${S[@]}" --limit 0
+cli 0 "show 2" "$RK" show 2 "${S[@]}"
+has "show: fingerprint" "$TMP/out" '"fingerprint": "dbb9f9d3244ab4f7"'
+has "show: nodes" "$TMP/out" '"id": "cache-e"'
+cli 2 "show unknown version" "$RK" show 9 "${S[@]}"
+has "show unknown version: the server's message" "$TMP/err" "no version 9"
+cli 2 "activate an older version" "$RK" activate 1 "${S[@]}"
+has "409 message" "$TMP/err" "HTTP 409"
+cli 2 "unknown cluster" "$RK" versions --cluster nosuch
+printf '{"hash":"fnv1a_32","vnode_factor":160,"nodes":[{"id":"a","addr":"h:1","weight":-1}]}' >"$TMP/badw.json"
+cli 2 "publish invalid topology" "$RK" publish "$TMP/badw.json" "${S[@]}"
+has "invalid topology: message and field" "$TMP/err" "field: nodes[0].weight"
+cli 2 "publish unreadable file" "$RK" publish "$TMP/nope.json" "${S[@]}"
+
+# plan from the server (active v1 -> latest v2) against the offline plan of the same two files
+cli 0 "offline plan" "$RK" plan --from-file "$four" --to-file "$five" --max-step 0.1 --keys 1000000
+cp "$TMP/out" "$TMP/plan-offline"
+cli 0 "server plan text" "$RK" plan "${S[@]}" --max-step 0.1 --keys 1000000
+cp "$TMP/out" "$TMP/plan-server"
+check "plan text: same moved line" "$(grep '^moved' "$TMP/plan-offline")" "$(grep '^moved' "$TMP/out")"
+tail -n +2 "$TMP/plan-offline" >"$TMP/a"
+tail -n +2 "$TMP/out" >"$TMP/b"
+same "plan text: same table below the title" "$TMP/a" "$TMP/b"
+cli 0 "server plan text, explicit versions" "$RK" plan "${S[@]}" --from 1 --to 2 --max-step 0.1 --keys 1000000
+same "plan --from 1 --to 2 is the default plan" "$TMP/plan-server" "$TMP/out"
+cli 0 "offline plan json" "$RK" plan --from-file "$four" --to-file "$five" --format json
+off=$(sed -n 's/.*"moved_fraction": *\([0-9.e-]*\).*/\1/p' "$TMP/out")
+cli 0 "server plan json" "$RK" plan "${S[@]}" --format json
+on=$(sed -n 's/.*"moved_fraction": *\([0-9.e-]*\).*/\1/p' "$TMP/out")
+check "plan json: same moved_fraction" 1 "$(awk -v a="$off" -v b="$on" 'BEGIN{d=a-b; print (a>0 && d<1e-12 && d>-1e-12) ? 1 : 0}')"
+cli 2 "plan --from not a number" "$RK" plan "${S[@]}" --from one
+cli 2 "plan to an unknown version" "$RK" plan "${S[@]}" --to 9
+
+# simulate from the server equals simulate on the same files
+cli 0 "offline simulate" "$RK" simulate --keys "$TMP/many" --from-file "$four" --to-file "$five"
+cp "$TMP/out" "$TMP/sim-offline"
+cli 0 "server simulate" "$RK" simulate --keys "$TMP/many" "${S[@]}"
+same "simulate --server = simulate --from-file" "$TMP/sim-offline" "$TMP/out"
+cli 0 "server simulate, explicit versions" "$RK" simulate --keys "$TMP/many" "${S[@]}" --from 1 --to 2
+same "simulate --from 1 --to 2" "$TMP/sim-offline" "$TMP/out"
+cli 0 "server simulate, reversed" "$RK" simulate --keys "$TMP/many" "${S[@]}" --from 2 --to 1
+cli 0 "offline simulate, reversed" "$RK" simulate --keys "$TMP/many" --from-file "$five" --to-file "$four"
+cp "$TMP/out" "$TMP/sim-rev"
+cli 0 "server simulate, reversed again" "$RK" simulate --keys "$TMP/many" "${S[@]}" --from 2 --to 1
+same "simulate reversed" "$TMP/sim-rev" "$TMP/out"
+
+# lookup --server equals lookup --topology on the same topology; --cache is written
+cli 0 "activate 2" "$RK" activate 2 "${S[@]}"
+cp "$TMP/keys" "$TMP/in"
+cli 0 "offline lookup" "$RK" lookup --topology "$five" --replicas 2
+cp "$TMP/out" "$TMP/lookup-offline"
+cli 0 "server lookup" "$RK" lookup "${S[@]}" --replicas 2 --cache "$TMP/lkg.json"
+same "lookup --server = lookup --topology" "$TMP/lookup-offline" "$TMP/out"
+check "no note while the server answers" 0 "$(wc -c <"$TMP/err")"
+check "--cache file written" 1 "$([ -s "$TMP/lkg.json" ] && echo 1)"
+cli 0 "lookup with expectations met" "$RK" lookup "${S[@]}" --expect-hash xxh3_64 --expect-vnode-factor 160
+cli 3 "lookup --expect-hash mismatch" "$RK" lookup "${S[@]}" --expect-hash fnv1a_32
+has "refused ring says why" "$TMP/err" "refused"
+cli 3 "lookup --expect-vnode-factor mismatch" "$RK" lookup "${S[@]}" --expect-vnode-factor 100
+cli 2 "lookup of a cluster without a ring" "$RK" lookup --cluster nosuch
+: >"$TMP/in"
+
+# tokens: the server now wants one for writes; RINGKEEPER_TOKEN or --token, never printed
+rk_stop
+printf 'ops:0123456789abcdef0123\n' >"$TMP/tokens"
+rk_start --token-file "$TMP/tokens"
+export RINGKEEPER_SERVER=$BASE
+cli 2 "publish without a token" "$RK" publish "$four" "${S[@]}"
+has "401 message" "$TMP/err" "HTTP 401"
+cli 2 "publish with a wrong token" "$RK" publish "$four" "${S[@]}" --token wrong-wrong-wrong-wrong
+has "403 message" "$TMP/err" "HTTP 403"
+hasnt "the token is not printed" "$TMP/err" "wrong-wrong-wrong-wrong"
+cli 0 "reads need no token" "$RK" versions "${S[@]}"
+RINGKEEPER_TOKEN=0123456789abcdef0123 cli 0 "publish with RINGKEEPER_TOKEN" "$RK" publish "$four" "${S[@]}"
+has "author is the token's name" "$TMP/out" '"author": "ops"'
+hasnt "the token is not printed (stdout)" "$TMP/out" "0123456789abcdef0123"
+cli 0 "activate with --token" "$RK" activate 3 "${S[@]}" --token 0123456789abcdef0123
+has "v3 active" "$TMP/out" '"state": "active"'
+cli 0 "activate 4 with --activate publish" env RINGKEEPER_TOKEN=0123456789abcdef0123 "$RK" publish "$five" --activate "${S[@]}"
+has "publish --activate" "$TMP/out" '"state": "active"'
+
+# the server is gone: lookup falls back to the last-known-good file (exit 0 and a note on stderr),
+# without one it exits 4, and so do the other commands
+cp "$TMP/keys" "$TMP/in"
+cli 0 "lookup refreshes the cache" "$RK" lookup "${S[@]}" --replicas 2 --cache "$TMP/lkg.json"
+rk_stop
+cli 0 "lookup from the cache" "$RK" lookup "${S[@]}" --replicas 2 --cache "$TMP/lkg.json"
+same "cached lookup = lookup --topology" "$TMP/lookup-offline" "$TMP/out"
+has "note on stderr" "$TMP/err" "server unreachable: using the last-known-good ring v4 from $TMP/lkg.json"
+cli 4 "cached ring refused too: unreachable" "$RK" lookup "${S[@]}" --cache "$TMP/lkg.json" --expect-hash md5_32
+has "why the cache did not help" "$TMP/err" "cannot be used"
+cli 4 "lookup, no server, no cache" "$RK" lookup "${S[@]}"
+: >"$TMP/in"
+cli 4 "versions, no server" "$RK" versions "${S[@]}"
+has "unreachable says so" "$TMP/err" "server unreachable"
+cli 4 "plan, no server" "$RK" plan "${S[@]}"
+cli 4 "publish, no server" "$RK" publish "$four" "${S[@]}"
+finish

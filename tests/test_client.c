@@ -1,0 +1,597 @@
+/* test_client.c — the client of SPEC section 5 against a real ringkeeperd: fetch, refresh (304,
+ * 200, long poll), refused rings, the last-known-good file, the refresher, and lookups on many
+ * threads during refreshes. Also rk_client_verify on hand-made documents. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ringkeeper.h"
+
+static char tmpdir[] = "/tmp/rk_test_client.XXXXXX";
+
+/* ---- a real ringkeeperd ---- */
+
+typedef struct server {
+    pid_t pid;
+    unsigned port;
+    FILE *log; /* its stderr, drained by `drain` */
+    pthread_t drain;
+    char url[64];
+} server;
+
+static void *drain_log(void *arg)
+{
+    char buf[4096];
+    while (fread(buf, 1, sizeof buf, arg) > 0)
+        ;
+    return NULL;
+}
+
+static void server_start(server *s, const char *db_name)
+{
+    char db[512];
+    int fds[2];
+    snprintf(db, sizeof db, "%s/%s", tmpdir, db_name);
+    assert_int_equal(pipe(fds), 0);
+    s->pid = fork();
+    assert_true(s->pid >= 0);
+    if (s->pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        execl(RK_SERVERD, "ringkeeperd", "--listen", "127.0.0.1:0", "--db", db, "--migrations",
+              RK_MIGRATIONS_DIR, "--threads", "4", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    s->log = fdopen(fds[0], "r");
+    assert_non_null(s->log);
+    char line[512];
+    s->port = 0;
+    while (!s->port && fgets(line, sizeof line, s->log)) {
+        const char *p = strstr(line, "listening on port ");
+        if (p)
+            s->port = (unsigned)atoi(p + strlen("listening on port "));
+    }
+    assert_true(s->port > 0);
+    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%u", s->port);
+    assert_int_equal(pthread_create(&s->drain, NULL, drain_log, s->log), 0);
+}
+
+static void server_stop(server *s)
+{
+    int st;
+    kill(s->pid, SIGTERM);
+    waitpid(s->pid, &st, 0);
+    pthread_join(s->drain, NULL);
+    fclose(s->log);
+    s->pid = 0;
+}
+
+/* ---- HTTP from the test itself ---- */
+
+typedef struct body {
+    char *data;
+    size_t len;
+} body;
+
+static size_t collect(char *p, size_t size, size_t n, void *arg)
+{
+    body *b = arg;
+    char *d = realloc(b->data, b->len + size * n + 1);
+    if (!d)
+        return 0;
+    memcpy(d + b->len, p, size * n);
+    b->len += size * n;
+    d[b->len] = '\0';
+    b->data = d;
+    return size * n;
+}
+
+/* The status of `method path` with `data` (may be NULL); the body into *out when out is set. */
+static long http(const server *s, const char *method, const char *path, const char *data, body *out)
+{
+    char url[512];
+    body b = {0};
+    long status = 0;
+    CURL *e = curl_easy_init();
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    snprintf(url, sizeof url, "%s%s", s->url, path);
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    if (data)
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, data);
+    assert_int_equal(curl_easy_perform(e), CURLE_OK);
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(e);
+    if (out)
+        *out = b;
+    else
+        free(b.data);
+    return status;
+}
+
+/* A topology of n nodes "n0".."n<n-1>". */
+static char *topology(const char *hash, unsigned vf, unsigned n)
+{
+    size_t size = 128 + 64 * (size_t)n, off;
+    char *s = malloc(size);
+    assert_non_null(s);
+    off = (size_t)snprintf(s, size, "{\"hash\":\"%s\",\"vnode_factor\":%u,\"nodes\":[", hash, vf);
+    for (unsigned i = 0; i < n; i++)
+        off += (size_t)snprintf(s + off, size - off,
+                                "%s{\"id\":\"n%u\",\"addr\":\"10.0.0.%u:1\",\"weight\":1}",
+                                i ? "," : "", i, i);
+    snprintf(s + off, size - off, "]}");
+    return s;
+}
+
+static void publish(const server *s, const char *cluster, const char *hash, unsigned vf, unsigned n)
+{
+    char path[128];
+    char *t = topology(hash, vf, n);
+    snprintf(path, sizeof path, "/v1/clusters/%s/versions?activate=true", cluster);
+    assert_int_equal(http(s, "POST", path, t, NULL), 201);
+    free(t);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 20);
+    *len = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    return buf;
+}
+
+/* The cache file holds its header line, then exactly what the server sends now for `cluster`'s
+ * ring. */
+static void assert_cache_is_ring(const server *s, const char *cluster, const char *cache)
+{
+    char path[128];
+    body b = {0};
+    size_t len = 0;
+    snprintf(path, sizeof path, "/v1/clusters/%s/ring", cluster);
+    assert_int_equal(http(s, "GET", path, NULL, &b), 200);
+    char *file = read_file(cache, &len);
+    assert_non_null(file);
+    const char *nl = memchr(file, '\n', len);
+    assert_non_null(nl);
+    assert_memory_equal(file, "RK-LKG/1 bytes=", 15);
+    assert_int_equal(len - (size_t)(nl + 1 - file), b.len);
+    assert_memory_equal(nl + 1, b.data, b.len);
+    free(file);
+    free(b.data);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static rk_client *client_for(const server *s, const char *cluster, const char *cache)
+{
+    rk_error err = {0};
+    rk_client_config cfg = {.server = s->url,
+                            .cluster = cluster,
+                            .expect_hash = "fnv1a_32",
+                            .expect_vnode_factor = 40,
+                            .cache_file = cache,
+                            .timeout_ms = 5000};
+    rk_client *c = rk_client_new(&cfg, &err);
+    if (!c)
+        fail_msg("rk_client_new: %s", err.message);
+    return c;
+}
+
+static char *cache_path(const char *name)
+{
+    static char path[8][512];
+    static int next;
+    char *p = path[next++ % 8];
+    snprintf(p, 512, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static server shared;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(tmpdir))
+        return -1;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    server_start(&shared, "shared.db");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    server_stop(&shared);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- tests ---- */
+
+static void test_fetch_refresh(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    rk_client_status st;
+    int changed = -1;
+    const char *cache = cache_path("a.lkg");
+    publish(&shared, "a", "fnv1a_32", 40, 3);
+    rk_client *c = client_for(&shared, "a", cache);
+    assert_null(rk_client_acquire(c));
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.version, 1);
+    assert_int_equal(st.from_cache, 0);
+    assert_int_equal(st.accepted, 1);
+    assert_cache_is_ring(&shared, "a", cache);
+
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+    assert_int_equal(changed, 0);
+
+    rk_snapshot *s1 = rk_client_acquire(c);
+    assert_null(rk_snapshot_previous(s1));
+    publish(&shared, "a", "fnv1a_32", 40, 4);
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+    assert_int_equal(changed, 1);
+    assert_cache_is_ring(&shared, "a", cache);
+    rk_snapshot *s2 = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(s1), 1); /* still valid after the swap */
+    assert_int_equal(rk_snapshot_version(s2), 2);
+    assert_non_null(rk_snapshot_previous(s2));
+    int moved = 0;
+    for (int i = 0; i < 1000; i++) {
+        char key[16];
+        const rk_node *prev = NULL;
+        snprintf(key, sizeof key, "k%d", i);
+        const rk_node *now = rk_snapshot_owner(s2, key, strlen(key), &prev);
+        assert_non_null(prev);
+        assert_string_equal(prev->id, rk_snapshot_owner(s1, key, strlen(key), NULL)->id);
+        moved += strcmp(now->id, prev->id) != 0;
+    }
+    assert_true(moved > 0 && moved < 600);
+
+    rk_client_drop_previous(c);
+    rk_snapshot *s3 = rk_client_acquire(c);
+    assert_null(rk_snapshot_previous(s3));
+    assert_int_equal(rk_snapshot_version(s3), 2);
+    assert_non_null(rk_snapshot_previous(s2)); /* older snapshots keep theirs */
+    rk_snapshot_release(s1);
+    rk_snapshot_release(s2);
+    rk_snapshot_release(s3);
+    rk_client_free(c);
+}
+
+static void test_expect_refused(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    rk_client_status st;
+    publish(&shared, "b", "fnv1a_32", 40, 3);
+    rk_client *c = client_for(&shared, "b", NULL);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+
+    publish(&shared, "b", "md5_32", 40, 3);
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EEXPECT);
+    assert_non_null(strstr(err.message, "md5_32"));
+    assert_non_null(strstr(err.message, "fnv1a_32"));
+    publish(&shared, "b", "fnv1a_32", 50, 3);
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EEXPECT);
+    assert_non_null(strstr(err.message, "vnode_factor 50"));
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.version, 1);
+    assert_int_equal(st.refused, 2);
+    assert_int_equal(st.last_error, RK_EEXPECT);
+    rk_snapshot *s = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(s), 1);
+    rk_snapshot_release(s);
+    rk_client_free(c);
+
+    rk_client_config cfg = {.server = shared.url, .cluster = "b", .expect_hash = "xxh3_64"};
+    c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_EEXPECT);
+    assert_null(rk_client_acquire(c));
+    rk_client_free(c);
+
+    cfg.cluster = "nope";
+    c = rk_client_new(&cfg, &err);
+    assert_int_equal(rk_client_fetch(c, &err), RK_EHTTP);
+    assert_non_null(strstr(err.message, "404"));
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.errors, 1);
+    rk_client_free(c);
+}
+
+typedef struct poll_arg {
+    rk_client *c;
+    int rc, changed;
+    double took;
+} poll_arg;
+
+static void *long_poll(void *arg)
+{
+    poll_arg *p = arg;
+    double t0 = now_s();
+    p->rc = rk_client_refresh(p->c, 10, &p->changed, NULL);
+    p->took = now_s() - t0;
+    return NULL;
+}
+
+static void test_long_poll(void **state)
+{
+    (void)state;
+    pthread_t th;
+    rk_error err = {0};
+    publish(&shared, "c", "fnv1a_32", 40, 3);
+    poll_arg p = {.c = client_for(&shared, "c", NULL)};
+    assert_int_equal(rk_client_fetch(p.c, &err), RK_OK);
+    assert_int_equal(pthread_create(&th, NULL, long_poll, &p), 0);
+    sleep_ms(300);
+    publish(&shared, "c", "fnv1a_32", 40, 4);
+    pthread_join(th, NULL);
+    assert_int_equal(p.rc, RK_OK);
+    assert_int_equal(p.changed, 1);
+    assert_true(p.took >= 0.2 && p.took < 5);
+    rk_client_free(p.c);
+}
+
+static void test_last_known_good(void **state)
+{
+    (void)state;
+    server s;
+    rk_error err = {0};
+    rk_client_status st;
+    const char *cache = cache_path("d.lkg"), *corrupt = cache_path("corrupt.lkg");
+    server_start(&s, "d1.db");
+    publish(&s, "d", "fnv1a_32", 40, 3);
+    publish(&s, "d", "fnv1a_32", 40, 4);
+    rk_client *c = client_for(&s, "d", cache);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_cache_is_ring(&s, "d", cache);
+    rk_client_free(c);
+    server_stop(&s);
+
+    c = client_for(&s, "d", cache); /* the server is gone */
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.from_cache, 1);
+    assert_int_equal(st.version, 2);
+    assert_int_equal(st.last_error, RK_EUNREACHABLE);
+    assert_non_null(strstr(st.last_message, "last-known-good"));
+    assert_non_null(strstr(err.message, "version 2"));
+    rk_client_free(c);
+
+    FILE *f = fopen(corrupt, "w");
+    fputs("{\"cluster\": \"d\", \"version\": 9", f);
+    fclose(f);
+    c = client_for(&s, "d", corrupt);
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.last_error, RK_ECACHE); /* reported at start */
+    assert_int_equal(rk_client_fetch(c, &err), RK_EUNREACHABLE);
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.last_error, RK_ECACHE);
+    assert_null(rk_client_acquire(c));
+    rk_client_free(c);
+
+    server_start(&s, "d2.db"); /* a fresh server: its version 1 is older than the file's 2 */
+    publish(&s, "d", "fnv1a_32", 40, 3);
+    c = client_for(&s, "d", cache);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.from_cache, 1);
+    assert_int_equal(st.version, 2);
+    assert_int_equal(st.refused, 1);
+    assert_int_equal(st.last_error, RK_EOLDVERSION);
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EOLDVERSION);
+    rk_client_free(c);
+    server_stop(&s);
+}
+
+static void test_refresher(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    rk_client_status st;
+    publish(&shared, "e", "fnv1a_32", 40, 3);
+    rk_client *c = client_for(&shared, "e", NULL);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_int_equal(rk_client_start_refresher(c, 30, 100, &err), RK_OK);
+    sleep_ms(100);
+    publish(&shared, "e", "fnv1a_32", 40, 4);
+    double t0 = now_s();
+    do {
+        sleep_ms(10);
+        rk_client_status_get(c, &st);
+    } while (st.version != 2 && now_s() - t0 < 5);
+    assert_int_equal(st.version, 2);
+    sleep_ms(100); /* the refresher is in its next long poll */
+    t0 = now_s();
+    rk_client_stop_refresher(c);
+    assert_true(now_s() - t0 < 0.5);
+    rk_client_free(c);
+}
+
+/* ---- lookups on 4 threads while another refreshes 1000 times ---- */
+
+typedef struct reader {
+    rk_client *c;
+    atomic_int *done;
+    long lookups;
+    int bad;
+} reader;
+
+static void *read_loop(void *arg)
+{
+    reader *r = arg;
+    int64_t last = 0;
+    for (unsigned i = 0; !atomic_load(r->done); i++) {
+        char key[16];
+        const rk_node *prev;
+        snprintf(key, sizeof key, "key%u", i);
+        rk_snapshot *s = rk_client_acquire(r->c);
+        const rk_node *n = rk_snapshot_owner(s, key, strlen(key), &prev);
+        r->bad += !n || n->id[0] != 'n' || rk_snapshot_version(s) < last;
+        r->bad += prev && prev->id[0] != 'n';
+        last = rk_snapshot_version(s);
+        rk_snapshot_release(s);
+        r->lookups++;
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    rk_client_status st;
+    atomic_int done = 0;
+    pthread_t th[4];
+    reader r[4];
+    const char *cache = cache_path("f.lkg");
+    publish(&shared, "f", "fnv1a_32", 40, 3);
+    rk_client *c = client_for(&shared, "f", cache);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    for (int i = 0; i < 4; i++) {
+        r[i] = (reader){.c = c, .done = &done};
+        assert_int_equal(pthread_create(&th[i], NULL, read_loop, &r[i]), 0);
+    }
+    double t0 = now_s();
+    int changes = 0;
+    for (int i = 0; i < 1000 && now_s() - t0 < 60; i++) {
+        int changed = 0;
+        if (i % 50 == 49)
+            publish(&shared, "f", "fnv1a_32", 40, 3 + (unsigned)(i / 50) % 5);
+        assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+        changes += changed;
+        if (i % 70 == 0)
+            rk_client_drop_previous(c);
+    }
+    atomic_store(&done, 1);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(r[i].bad, 0);
+        assert_true(r[i].lookups > 0);
+    }
+    rk_client_status_get(c, &st);
+    assert_int_equal(changes, 20);
+    assert_int_equal(st.version, 21);
+    assert_int_equal(st.accepted, 21);
+    assert_cache_is_ring(&shared, "f", cache);
+    rk_client_free(c);
+}
+
+/* ---- rk_client_verify on hand-made documents ---- */
+
+/* A version document of cluster "v", version 3, with the real fingerprint unless `fp` is set. */
+static char *document(const char *cluster, const char *hash, const char *fp)
+{
+    char *t = topology(hash, 40, 3);
+    rk_error err = {0};
+    rk_topology *topo = rk_topology_parse(t, strlen(t), &err);
+    assert_non_null(topo);
+    rk_ring *ring = rk_ring_build(topo, &err);
+    assert_non_null(ring);
+    char *doc = malloc(strlen(t) + 256);
+    sprintf(doc, "{\"cluster\":\"%s\",\"version\":3,\"fingerprint\":\"%s\",%s", cluster,
+            fp ? fp : rk_ring_fingerprint_hex(ring), t + 1);
+    rk_ring_free(ring);
+    rk_topology_free(topo);
+    free(t);
+    return doc;
+}
+
+static int verify(const char *text, int64_t min)
+{
+    rk_error err = {0};
+    int64_t v = 0;
+    rk_client_config cfg = {.server = "http://x", .cluster = "v", .expect_hash = "fnv1a_32"};
+    rk_topology *t = rk_client_verify(&cfg, text, strlen(text), min, &v, &err);
+    if (t) {
+        assert_int_equal(v, 3);
+        rk_topology_free(t);
+        return RK_OK;
+    }
+    assert_true(err.message[0] != '\0');
+    return err.code;
+}
+
+static void test_verify(void **state)
+{
+    (void)state;
+    char *d = document("v", "fnv1a_32", NULL);
+    assert_int_equal(verify(d, 0), RK_OK);
+    assert_int_equal(verify(d, 3), RK_OK);
+    assert_int_equal(verify(d, 4), RK_EOLDVERSION);
+    free(d);
+    d = document("w", "fnv1a_32", NULL);
+    assert_int_equal(verify(d, 0), RK_ECLUSTER);
+    free(d);
+    d = document("v", "md5_32", NULL);
+    assert_int_equal(verify(d, 0), RK_EEXPECT);
+    free(d);
+    d = document("v", "fnv1a_32", NULL);
+    memcpy(strstr(d, "fnv1a_32"), "sha1x_32", 8); /* a hash this library does not know */
+    assert_int_equal(verify(d, 0), RK_EUNKNOWNHASH);
+    free(d);
+    d = document("v", "fnv1a_32", "0123456789abcdef");
+    assert_int_equal(verify(d, 0), RK_EFINGERPRINT);
+    free(d);
+    assert_int_equal(verify("[1, 2]", 0), RK_EDOCUMENT);
+    assert_int_equal(verify("{\"cluster\":\"v\",\"cluster\":\"v\"}", 0), RK_EDOCUMENT);
+    assert_int_equal(verify("{\"cluster\":\"v\",\"version\":0}", 0), RK_EDOCUMENT);
+    assert_int_equal(verify("not json", 0), RK_EDOCUMENT);
+    size_t deep = 100000;
+    char *nest = malloc(2 * deep + 1);
+    memset(nest, '[', deep);
+    memset(nest + deep, ']', deep);
+    nest[2 * deep] = '\0';
+    assert_int_equal(verify(nest, 0), RK_EDOCUMENT);
+    free(nest);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_verify),          cmocka_unit_test(test_fetch_refresh),
+        cmocka_unit_test(test_expect_refused),  cmocka_unit_test(test_long_poll),
+        cmocka_unit_test(test_last_known_good), cmocka_unit_test(test_refresher),
+        cmocka_unit_test(test_threads),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
