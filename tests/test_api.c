@@ -10,6 +10,8 @@
 #include <strings.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 #include <dirent.h>
 #include <pthread.h>
 #include <jansson.h>
@@ -22,8 +24,6 @@
 #include "store.h"
 
 #define MAX_PAIRS 8
-
-static char tmpdir[] = "/tmp/rk_test_api.XXXXXX";
 
 /* ---- A fake request: query and headers as "a=1&b=2" and "Name: value\nName: value" ---- */
 
@@ -909,31 +909,6 @@ static void test_concurrent(void **state)
     app_close(app, store);
 }
 
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmpdir);
-    if (!d)
-        return -1;
-    for (;;) {
-        struct dirent *e = readdir(d);
-        if (!e)
-            break;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-        if (e->d_name[0] != '.')
-            unlink(path);
-    }
-    closedir(d);
-    return rmdir(tmpdir);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -950,5 +925,5 @@ int main(void)
         cmocka_unit_test(test_plan_many_versions),
         cmocka_unit_test(test_concurrent),
     };
-    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 #include <pthread.h>
 #include <unistd.h>
 
@@ -20,22 +22,6 @@
 #define THREADS    4
 #define CHECKS     3000
 #define RELOADS    200
-
-static char tmpdir[] = "/tmp/rk_test_auth.XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 /* Writes `text` to <tmpdir>/<name> atomically (temp file + rename: a reload never reads half). */
 static void write_file(char *path, size_t cap, const char *name, const char *text)
@@ -280,5 +266,5 @@ int main(void)
         cmocka_unit_test(test_no_tokens),  cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_reload),     cmocka_unit_test(test_checks_during_reloads),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 #include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,8 +21,6 @@
 #include <unistd.h>
 
 #include "ringkeeper.h"
-
-static char tmpdir[] = "/tmp/rk_test_client.XXXXXX";
 
 /* ---- a real ringkeeperd ---- */
 
@@ -225,8 +225,7 @@ static server shared;
 
 static int group_setup(void **state)
 {
-    (void)state;
-    if (!mkdtemp(tmpdir))
+    if (tmpdir_setup(state))
         return -1;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     server_start(&shared, "shared.db");
@@ -235,11 +234,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    (void)state;
     server_stop(&shared);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_teardown(state);
 }
 
 /* ---- tests ---- */

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "tmpdir.h"
 #include <dirent.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -19,8 +21,6 @@
 
 #define THREADS            8
 #define PUBLISH_PER_THREAD 50
-
-static char tmpdir[] = "/tmp/rk_test_store.XXXXXX";
 
 /* A database path in the temp dir, unique per call so tests do not share state. */
 static void db_path(char *out, size_t cap, const char *name)
@@ -535,31 +535,6 @@ static void test_bad_migrations(void **state)
     expect_refused(path, RK_STORE_EMIGRATION, tmpdir); /* a directory without NNNN_*.sql */
 }
 
-static int make_tmpdir(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmpdir);
-    if (!d)
-        return -1;
-    for (;;) {
-        struct dirent *e = readdir(d);
-        if (!e)
-            break;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-        if (e->d_name[0] != '.')
-            unlink(path);
-    }
-    closedir(d);
-    return rmdir(tmpdir);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -571,5 +546,5 @@ int main(void)
         cmocka_unit_test(test_refuse_foreign),   cmocka_unit_test(test_refuse_garbage),
         cmocka_unit_test(test_bad_migrations),
     };
-    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
