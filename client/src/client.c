@@ -44,6 +44,11 @@ struct rk_client {
     int running;          /* the refresher was started (start/stop are not concurrent) */
     unsigned wait_s;      /* the refresher's long poll */
     unsigned retry_ms;    /* the refresher's pause after an error */
+    /* The last-known-good file as verified by rk_client_new, kept until the first fetch so that
+     * the same bytes from the server, or a fallback to the file, do not build the ring again. */
+    char *file_body;    /* owned; NULL when none */
+    size_t file_len;    /* its length */
+    rk_ring *file_ring; /* owned; the ring verified from it */
 };
 
 /* ---- snapshots ---- */
@@ -247,12 +252,33 @@ static void save(rk_client *c, const char *body, size_t len, int64_t version, rk
                   version, we.message);
 }
 
+static void drop_file(rk_client *c)
+{
+    free(c->file_body);
+    rk_ring_free(c->file_ring);
+    c->file_body = NULL;
+    c->file_ring = NULL;
+}
+
+/* The ring verified from the last-known-good file when `body` is the same bytes (the same
+ * configuration verified them, and the file's version is the floor): taken, no second build. */
+static rk_ring *take_file_ring(rk_client *c, const char *body, size_t len, int64_t *version)
+{
+    if (!c->file_ring || len != c->file_len || memcmp(body, c->file_body, len) != 0)
+        return NULL;
+    rk_ring *ring = c->file_ring;
+    c->file_ring = NULL;
+    *version = c->saved;
+    drop_file(c);
+    return ring;
+}
+
 /* Verifies a 200's body and puts it in service when it is newer than the ring in service. */
 static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_error *e)
 {
-    rk_ring *ring = NULL;
     int64_t v = 0;
-    int rc = rki_verify_doc(&c->cfg, r->body, r->len, c->floor, &v, &ring, e);
+    rk_ring *ring = take_file_ring(c, r->body, r->len, &v);
+    int rc = ring ? RK_OK : rki_verify_doc(&c->cfg, r->body, r->len, c->floor, &v, &ring, e);
     if (rc != RK_OK)
         return rc;
     if (v == current_version(c)) { /* versions are immutable: the same ring */
@@ -305,9 +331,13 @@ static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
     rk_ring *ring = NULL;
     rk_error ce = {0};
     const char *path = c->cfg.cache_file;
-    int rc = rki_cache_read(path, rki_max_body(&c->cfg), &buf, &len, &missing, &ce);
-    if (rc == RK_OK)
+    int rc = c->file_ring ? RK_OK
+                          : rki_cache_read(path, rki_max_body(&c->cfg), &buf, &len, &missing, &ce);
+    if (c->file_ring) {
+        ring = take_file_ring(c, c->file_body, c->file_len, &v);
+    } else if (rc == RK_OK) {
         rc = rki_verify_doc(&c->cfg, buf, len, 0, &v, &ring, &ce);
+    }
     if (rc == RK_OK)
         rc = install(c, ring, v, 1, &ce);
     free(buf);
@@ -351,6 +381,7 @@ int rk_client_fetch(rk_client *c, rk_error *err)
         copy_error(err, &fe);
         return RK_OK;
     }
+    drop_file(c); /* only the first fetch could use it */
     copy_error(err, &e);
     return rc;
 }
@@ -501,10 +532,15 @@ static void read_floor(rk_client *c)
     int rc = rki_cache_read(c->cfg.cache_file, rki_max_body(&c->cfg), &buf, &len, &missing, &e);
     if (rc == RK_OK)
         rc = rki_verify_doc(&c->cfg, buf, len, 0, &c->floor, &ring, &e);
+    if (rc == RK_OK) { /* kept for the first fetch: see take_file_ring */
+        c->saved = c->floor;
+        c->file_body = buf;
+        c->file_len = len;
+        c->file_ring = ring;
+        return;
+    }
     free(buf);
     rk_ring_free(ring);
-    if (rc == RK_OK)
-        c->saved = c->floor;
     if (rc == RK_OK || missing)
         return;
     c->floor = 0;
@@ -546,6 +582,7 @@ void rk_client_free(rk_client *c)
     if (!c)
         return;
     rk_client_stop_refresher(c);
+    drop_file(c);
     rk_snapshot_release(c->current);
     rki_fetch_free(c->fetch);
     for (size_t i = 0; i < sizeof c->copies / sizeof c->copies[0]; i++)
