@@ -1,12 +1,16 @@
-/* main.c — ringkeeperd: flags, start-up, and the signal loop (SIGHUP reloads tokens, SIGTERM and
- * SIGINT stop after the requests in flight). */
+/* main.c — ringkeeperd: flags, start-up (or `ringkeeperd backup`), and the signal loop (SIGHUP
+ * reloads tokens, SIGTERM and SIGINT stop after the requests in flight). */
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "backup_cmd.h"
 #include "http.h"
 
 #define DEFAULT_LISTEN   "127.0.0.1:7070"
@@ -26,6 +30,7 @@ typedef struct options {
 static const char usage[] =
     "usage: ringkeeperd [--listen HOST:PORT] [--db FILE] [--token-file FILE] [--threads N]\n"
     "                   [--max-body BYTES] [--migrations DIR]\n"
+    "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
     "\n"
     "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
     "\n"
@@ -36,10 +41,33 @@ static const char usage[] =
     "                       (reloaded on SIGHUP); without it every write is \"anonymous\"\n"
     "  --threads N          worker threads, 1..256 (default 4)\n"
     "  --max-body BYTES     largest request body, answered 413 beyond (default 8388608)\n"
-    "  --migrations DIR     the SQL migrations (default: " RK_MIGRATIONS_DIR ")\n"
+    "  --migrations DIR     the SQL migrations; default: the installed ones next to this binary\n"
+    "                       (BIN/" RK_MIGRATIONS_FROM_BIN "), else the source tree's;\n"
+    "                       here that is %s\n"
     "\n"
     "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 2 bad flags, 3 database refused\n"
     "(not a ringkeeper database, schema newer than this program, or a failed migration).\n";
+
+/* The migrations installed with this binary (found through /proc/self/exe, so from any working
+ * directory), else those of the source tree it was built from (a build tree keeps working). */
+static const char *default_migrations(void)
+{
+    static char path[PATH_MAX];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return RK_MIGRATIONS_DIR;
+    exe[n] = '\0';
+    int len = snprintf(path, sizeof path, "%s/%s", dirname(exe), RK_MIGRATIONS_FROM_BIN);
+    if (len < 0 || (size_t)len >= sizeof path || access(path, R_OK | X_OK) != 0)
+        return RK_MIGRATIONS_DIR;
+    return path;
+}
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, usage, default_migrations());
+}
 
 static int parse_number(const char *s, unsigned long long lo, unsigned long long hi,
                         unsigned long long *out)
@@ -95,15 +123,15 @@ static int parse_options(int argc, char **argv, options *o)
             o->max_body = (size_t)v;
             break;
         case 'h':
-            fputs(usage, stdout);
+            print_usage(stdout);
             exit(0);
         default:
-            fputs(usage, stderr);
+            print_usage(stderr);
             return EXIT_USAGE;
         }
     }
     if (optind != argc) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return EXIT_USAGE;
     }
     return 0;
@@ -160,9 +188,12 @@ static int serve(const options *o, rk_store *store, rk_auth *auth, rk_metrics *m
 
 int main(int argc, char **argv)
 {
-    options o = {DEFAULT_LISTEN,    DEFAULT_DB,      NULL,
-                 RK_MIGRATIONS_DIR, DEFAULT_THREADS, DEFAULT_MAX_BODY};
+    if (argc > 1 && strcmp(argv[1], "backup") == 0)
+        return rki_backup_main(argc - 1, argv + 1);
+    options o = {DEFAULT_LISTEN, DEFAULT_DB, NULL, NULL, DEFAULT_THREADS, DEFAULT_MAX_BODY};
     int rc = parse_options(argc, argv, &o);
+    if (!o.migrations)
+        o.migrations = default_migrations();
     if (rc)
         return rc;
     /* block the signals before any thread starts, so only sigwait() sees them */

@@ -169,21 +169,30 @@ static int apply_migration(rk_store *s, const rks_migration *m, rk_error *err)
     return rc;
 }
 
+/* Reads what marks a file as ours: application_id, user_version and the count of schema objects.
+ * A file that is not SQLite at all comes back as RK_STORE_ENOTRK with a message saying so. */
+static int read_marks(rk_store *s, const char *path, int64_t *app, int64_t *user, int64_t *objects,
+                      rk_error *err)
+{
+    rks_params p = {0};
+    int rc = rks_int_query(s, "PRAGMA application_id", &p, app, err);
+    rc = rc ? rc : rks_int_query(s, "PRAGMA user_version", &p, user, err);
+    rc = rc ? rc : rks_int_query(s, "SELECT COUNT(*) FROM sqlite_master", &p, objects, err);
+    if (rc == RK_STORE_ENOTRK)
+        return rks_set_err(err, rc,
+                           "%s is not a ringkeeper database (not an SQLite file at all); "
+                           "point --db at a ringkeeper database or a new path",
+                           path);
+    return rc;
+}
+
 /* Decides, before anything is written, whether the file at `path` may be used: a ringkeeper
  * database no newer than the last migration of `set`, or an empty file. */
 int rks_check_identity(rk_store *s, const char *path, const rks_migration_set *set, rk_error *err)
 {
     int known = set->items[set->count - 1].number; /* rks_migrations_load refuses an empty set */
     int64_t app = 0, user = 0, objects = 0;
-    rks_params p = {0};
-    int rc = rks_int_query(s, "PRAGMA application_id", &p, &app, err);
-    rc = rc ? rc : rks_int_query(s, "PRAGMA user_version", &p, &user, err);
-    rc = rc ? rc : rks_int_query(s, "SELECT COUNT(*) FROM sqlite_master", &p, &objects, err);
-    if (rc == RK_STORE_ENOTRK)
-        return rks_set_err(err, rc,
-                           "%s is not a ringkeeper database (not an SQLite file at all); "
-                           "point --db at a ringkeeper database or a new path",
-                           path);
+    int rc = read_marks(s, path, &app, &user, &objects, err);
     if (rc != RK_OK)
         return rc;
     if (app == RK_APPLICATION_ID && user > known)
@@ -198,6 +207,19 @@ int rks_check_identity(rk_store *s, const char *path, const rks_migration_set *s
                        "(application_id %lld, %lld schema objects); point --db at a ringkeeper "
                        "database or a new path",
                        path, (long long)app, (long long)objects);
+}
+
+/* Stricter than rks_check_identity: an empty file is not (yet) a ringkeeper database either. */
+int rks_check_ours(rk_store *s, const char *path, rk_error *err)
+{
+    int64_t app = 0, user = 0, objects = 0;
+    int rc = read_marks(s, path, &app, &user, &objects, err);
+    if (rc != RK_OK || (app == RK_APPLICATION_ID && user >= 1))
+        return rc;
+    return rks_set_err(err, RK_STORE_ENOTRK,
+                       "%s is not a ringkeeper database (application_id %lld, schema version "
+                       "%lld, %lld schema objects)",
+                       path, (long long)app, (long long)user, (long long)objects);
 }
 
 /* Stops at the first migration that fails; those before it stay applied. */

@@ -67,6 +67,8 @@ int rks_migrations_load(const char *dir, rks_migration_set *set, rk_error *err);
 void rks_migrations_free(rks_migration_set *set);
 /* Refuses a database that is not ours or newer than `set`, before anything is written. */
 int rks_check_identity(rk_store *s, const char *path, const rks_migration_set *set, rk_error *err);
+/* Refuses (RK_STORE_ENOTRK) anything but a ringkeeper database with a schema: for reading one. */
+int rks_check_ours(rk_store *s, const char *path, rk_error *err);
 /* Applies the migrations the database lacks, in order, each in its own transaction. */
 int rks_migrate(rk_store *s, const rks_migration_set *set, rk_error *err);
 

@@ -2,9 +2,10 @@
 # test_install.sh — `cmake --install` into a temporary prefix, then use it as an application would:
 # the installed files, the shared library's exported symbols, the header on its own (C and C++),
 # docs/examples/client_example.c built with pkg-config (shared and static) and with CMake
-# find_package, and run against the INSTALLED ringkeeperd: it routes keys as `ringkeeper lookup`
-# does, refreshes in the background to a new version with dual owners, refuses a ring with another
-# vnode_factor, and runs from its last-known-good file once the server is gone. Also checks that
+# find_package, and run against the INSTALLED ringkeeperd (started without --migrations from inside
+# the prefix, on an empty database: it finds the installed migrations): it routes keys as
+# `ringkeeper lookup` does, refreshes in the background to a new version with dual owners, refuses
+# a ring with another vnode_factor, and runs from its last-known-good file once the server is gone. Also checks that
 # docs/CLIENT.md shows the example file verbatim.
 # usage: test_install.sh BUILD_DIR SOURCE_DIR
 build=$(cd "$1" && pwd)
@@ -44,6 +45,8 @@ done
 for f in ringkeeper ringkeeperd; do
     if [ -x "$P/bin/$f" ]; then ok; else bad "not installed: bin/$f"; fi
 done
+check "migrations installed" "$(find "$src/migrations" -name '*.sql' | wc -l)" \
+    "$(find "$P" -path '*/ringkeeper/migrations/*.sql' | wc -l)"
 check "only the public header is installed" "ringkeeper.h" "$(cd "$P/include" && find . -type f | sed 's|^\./||')"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 check "pc prefix is the install prefix" "$P" "$(pkg-config --variable=prefix ringkeeper)"
@@ -104,7 +107,10 @@ else bad "example with find_package: $(tail -20 "$TMP/cmake.log")"; fi
 # ---- against the installed ringkeeperd ----
 # shellcheck disable=SC2034 # rk_start (lib.sh) runs $RKD
 RKD=$P/bin/ringkeeperd
-rk_start --migrations "$src/migrations"
+# without --migrations, from a folder far from the source tree, on an empty database
+has "the installed daemon defaults to the installed migrations" <("$RKD" --help) "here that is $P/"
+cd "$P" || exit 1
+rk_start
 mapfile -t keys < <(printf '%s\n' user:1 user:2 session:9f2c; seq -f 'key:%g' 1 200)
 printf '%s\n' "${keys[@]}" >"$TMP/keys"
 "$P/bin/ringkeeper" lookup --topology "$four" <"$TMP/keys" >"$TMP/want4"
