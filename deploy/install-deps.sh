@@ -10,8 +10,10 @@ packages=(
     libjansson-dev libxxhash-dev nettle-dev # ring library: JSON, XXH3, MD5
     libcurl4-openssl-dev                    # the library's client: HTTP(S) to ringkeeperd
     libsqlite3-dev libmicrohttpd-dev        # ringkeeperd: its store and its HTTP server
-    curl sqlite3                            # integration tests and the README walkthrough
+    curl sqlite3 openssl                    # integration tests (TLS certificates made at test time)
+    valgrind                                # leak checks of the CLI and a server run (.ci)
     libcmocka-dev                           # unit tests
+    clang-14 libclang-rt-14-dev             # fuzzing (.ci/fuzz.sh: libFuzzer)
     libmemcached-dev                        # the benchmark's ketama peer only
     wrk                                     # server benchmark (tests/bench/bench_server.sh)
 )

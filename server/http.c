@@ -349,13 +349,28 @@ static int resolve(const char *listen, struct addrinfo **out, rk_error *err)
 
 static struct MHD_Daemon *start_daemon(rk_http *h, const struct addrinfo *ai)
 {
+    /* AUTO picks epoll on Linux: each pool thread watches its share of the connections. Suspended
+     * connections (held long polls) are not timed out by MHD while they are held. */
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)h->cfg.threads,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)90, MHD_OPTION_END);
+    const rk_http_config *c = &h->cfg;
+    struct MHD_OptionItem opts[8];
+    size_t n = 0;
+    if (c->max_connections)
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, c->max_connections, NULL};
+    if (c->tls_cert && c->tls_key) {
+        flags |= MHD_USE_TLS;
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)c->tls_key};
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)c->tls_cert};
+    }
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    unsigned timeout = c->idle_timeout ? c->idle_timeout : 30;
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)RK_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
 
 rk_http *rk_http_start(const rk_http_config *cfg, rk_error *err)
@@ -383,7 +398,11 @@ rk_http *rk_http_start(const rk_http_config *cfg, rk_error *err)
         if (err) {
             *err = (rk_error){.code = RK_EIO};
             snprintf(err->message, sizeof err->message,
-                     "cannot listen on %.100s: the address is in use or not of this machine",
+                     cfg->tls_cert
+                         ? "cannot serve HTTPS on %.100s: the address is in use or not "
+                           "of this machine, or the certificate and key do not match"
+                         : "cannot listen on %.100s: the address is in use or not of this "
+                           "machine",
                      cfg->listen);
         }
         if (h->d)

@@ -14,13 +14,21 @@
 typedef struct rk_http rk_http;
 
 typedef struct rk_http_config {
-    const char *listen;  /* "127.0.0.1:7070", "[::1]:0", ... (port 0: any free port) */
-    unsigned threads;    /* worker threads of the pool */
-    size_t max_body;     /* bytes; a larger request body gets 413 before it is buffered */
-    rk_app *app;         /* borrowed */
-    rk_auth *auth;       /* borrowed */
-    rk_metrics *metrics; /* borrowed, may be NULL */
+    const char *listen;       /* "127.0.0.1:7070", "[::1]:0", ... (port 0: any free port) */
+    unsigned threads;         /* worker threads of the pool */
+    size_t max_body;          /* bytes; a larger request body gets 413 before it is buffered */
+    rk_app *app;              /* borrowed */
+    rk_auth *auth;            /* borrowed */
+    rk_metrics *metrics;      /* borrowed, may be NULL */
+    const char *tls_cert;     /* PEM text of the certificate (chain): serve HTTPS; NULL: HTTP */
+    const char *tls_key;      /* PEM text of its private key; given with tls_cert */
+    unsigned max_connections; /* open connections at most (more are closed at once); 0: default */
+    unsigned idle_timeout;    /* seconds a connection may stay silent (held long polls excepted) */
 } rk_http_config;
+
+/* Request line plus headers must fit in MHD's per-connection memory pool of this size; past it
+ * the client gets 431 (or 414 for the request line) or is closed. */
+#define RK_HTTP_CONN_MEMORY (32u * 1024u)
 
 /* Starts serving; returns the server (stop with rk_http_stop) or NULL with `err` set. */
 rk_http *rk_http_start(const rk_http_config *cfg, rk_error *err) RK_MUST_CHECK;

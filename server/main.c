@@ -1,23 +1,29 @@
 /* main.c — ringkeeperd: flags, start-up (or `ringkeeperd backup`), and the signal loop (SIGHUP
  * reloads tokens, SIGTERM and SIGINT stop after the requests in flight). */
+#include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "backup_cmd.h"
 #include "http.h"
 
-#define DEFAULT_LISTEN   "127.0.0.1:7070"
-#define DEFAULT_DB       "./ringkeeper.db"
-#define DEFAULT_THREADS  4
-#define DEFAULT_MAX_BODY (8u << 20)
-#define STOP_GRACE_MS    10000
+#define DEFAULT_LISTEN          "127.0.0.1:7070"
+#define DEFAULT_DB              "./ringkeeper.db"
+#define DEFAULT_THREADS         4
+#define DEFAULT_MAX_BODY        (8u << 20)
+#define STOP_GRACE_MS           10000
+#define DEFAULT_MAX_CONNECTIONS 1024
+#define DEFAULT_IDLE_TIMEOUT    30
+#define MAX_PEM_BYTES           (1u << 20)
 
 enum { EXIT_USAGE = 2, EXIT_DATABASE = 3 };
 
@@ -25,11 +31,14 @@ typedef struct options {
     const char *listen, *db, *token_file, *migrations;
     unsigned threads;
     size_t max_body;
+    const char *tls_cert, *tls_key; /* file names */
+    unsigned max_connections, idle_timeout;
 } options;
 
 static const char usage[] =
     "usage: ringkeeperd [--listen HOST:PORT] [--db FILE] [--token-file FILE] [--threads N]\n"
-    "                   [--max-body BYTES] [--migrations DIR]\n"
+    "                   [--max-body BYTES] [--migrations DIR] [--tls-cert FILE --tls-key FILE]\n"
+    "                   [--max-connections N] [--idle-timeout SECONDS]\n"
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
     "\n"
     "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
@@ -41,6 +50,11 @@ static const char usage[] =
     "                       (reloaded on SIGHUP); without it every write is \"anonymous\"\n"
     "  --threads N          worker threads, 1..256 (default 4)\n"
     "  --max-body BYTES     largest request body, answered 413 beyond (default 8388608)\n"
+    "  --tls-cert FILE      PEM certificate (chain): serve HTTPS instead of HTTP; needs --tls-key\n"
+    "  --tls-key FILE       PEM private key of --tls-cert\n"
+    "  --max-connections N  open connections at most, 1..100000 (default 1024); more are closed\n"
+    "  --idle-timeout S     close a connection silent for S seconds, 1..3600 (default 30);\n"
+    "                       held long polls (?wait=) are not cut\n"
     "  --migrations DIR     the SQL migrations; default: the installed ones next to this binary\n"
     "                       (BIN/" RK_MIGRATIONS_FROM_BIN "), else the source tree's;\n"
     "                       here that is %s\n"
@@ -88,6 +102,10 @@ static int parse_options(int argc, char **argv, options *o)
                                          {"threads", required_argument, NULL, 'n'},
                                          {"max-body", required_argument, NULL, 'b'},
                                          {"migrations", required_argument, NULL, 'm'},
+                                         {"tls-cert", required_argument, NULL, 'c'},
+                                         {"tls-key", required_argument, NULL, 'k'},
+                                         {"max-connections", required_argument, NULL, 'C'},
+                                         {"idle-timeout", required_argument, NULL, 'i'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     unsigned long long v;
@@ -122,6 +140,28 @@ static int parse_options(int argc, char **argv, options *o)
                        EXIT_USAGE;
             o->max_body = (size_t)v;
             break;
+        case 'c':
+            o->tls_cert = optarg;
+            break;
+        case 'k':
+            o->tls_key = optarg;
+            break;
+        case 'C':
+            if (parse_number(optarg, 1, 100000, &v))
+                return fprintf(stderr,
+                               "ringkeeperd: --max-connections: must be 1..100000, got \"%s\"\n",
+                               optarg),
+                       EXIT_USAGE;
+            o->max_connections = (unsigned)v;
+            break;
+        case 'i':
+            if (parse_number(optarg, 1, 3600, &v))
+                return fprintf(stderr,
+                               "ringkeeperd: --idle-timeout: must be 1..3600 seconds, got \"%s\"\n",
+                               optarg),
+                       EXIT_USAGE;
+            o->idle_timeout = (unsigned)v;
+            break;
         case 'h':
             print_usage(stdout);
             exit(0);
@@ -134,7 +174,54 @@ static int parse_options(int argc, char **argv, options *o)
         print_usage(stderr);
         return EXIT_USAGE;
     }
+    if (!o->tls_cert != !o->tls_key)
+        return fprintf(stderr,
+                       "ringkeeperd: %s needs %s as well: HTTPS takes both a certificate "
+                       "and its private key\n",
+                       o->tls_cert ? "--tls-cert" : "--tls-key",
+                       o->tls_cert ? "--tls-key" : "--tls-cert"),
+               EXIT_USAGE;
     return 0;
+}
+
+/* The whole of a PEM file (at most 1 MiB), NUL-terminated; NULL with the reason printed. */
+static char *read_pem(const char *flag, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = f ? malloc(MAX_PEM_BYTES + 2) : NULL;
+    size_t n = buf ? fread(buf, 1, MAX_PEM_BYTES + 1, f) : 0;
+    if (buf)
+        buf[n] = '\0';
+    const char *why = !f                            ? "cannot be read"
+                      : !buf                        ? "out of memory"
+                      : ferror(f)                   ? "cannot be read"
+                      : n > MAX_PEM_BYTES           ? "is over 1 MiB"
+                      : !strstr(buf, "-----BEGIN ") ? "is not a PEM file"
+                                                    : NULL;
+    if (f)
+        fclose(f);
+    if (why) {
+        fprintf(stderr, "ringkeeperd: %s %s: %s%s%s\n", flag, path, why, !f ? ": " : "",
+                !f ? strerror(errno) : "");
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Many connections need as many descriptors: raise the soft limit toward the hard one. */
+static void raise_fd_limit(unsigned max_connections)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)max_connections + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
+        fprintf(stderr,
+                "ringkeeperd: warning: only %llu file descriptors (ulimit -n) for "
+                "--max-connections %u\n",
+                (unsigned long long)rl.rlim_cur, max_connections);
 }
 
 static int is_loopback(const char *listen)
@@ -159,20 +246,29 @@ static void wait_for_stop(const sigset_t *set, rk_auth *auth)
     }
 }
 
-static int serve(const options *o, rk_store *store, rk_auth *auth, rk_metrics *metrics,
-                 const sigset_t *signals)
+static int serve(const options *o, const char *const pem[2], rk_store *store, rk_auth *auth,
+                 rk_metrics *metrics, const sigset_t *signals)
 {
     rk_error err = {0};
     rk_app *app = rk_app_new(store, metrics, &err);
-    rk_http_config cfg = {o->listen, o->threads, o->max_body, app, auth, metrics};
+    rk_http_config cfg = {.listen = o->listen,
+                          .threads = o->threads,
+                          .max_body = o->max_body,
+                          .app = app,
+                          .auth = auth,
+                          .metrics = metrics,
+                          .tls_cert = pem[0],
+                          .tls_key = pem[1],
+                          .max_connections = o->max_connections,
+                          .idle_timeout = o->idle_timeout};
     rk_http *http = app ? rk_http_start(&cfg, &err) : NULL;
     if (!http) {
         fprintf(stderr, "ringkeeperd: %s\n", err.message);
         rk_app_free(app);
         return 1;
     }
-    fprintf(stderr, "ringkeeperd: listening on port %u (%s, db %s, %u threads%s)\n",
-            rk_http_port(http), o->listen, o->db, o->threads,
+    fprintf(stderr, "ringkeeperd: listening on port %u (%s%s, db %s, %u threads%s)\n",
+            rk_http_port(http), o->listen, pem[0] ? ", https" : "", o->db, o->threads,
             rk_auth_enabled(auth) ? ", tokens required for writes" : "");
     if (!rk_auth_enabled(auth) && !is_loopback(o->listen))
         fprintf(stderr,
@@ -190,12 +286,27 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "backup") == 0)
         return rki_backup_main(argc - 1, argv + 1);
-    options o = {DEFAULT_LISTEN, DEFAULT_DB, NULL, NULL, DEFAULT_THREADS, DEFAULT_MAX_BODY};
+    options o = {.listen = DEFAULT_LISTEN,
+                 .db = DEFAULT_DB,
+                 .threads = DEFAULT_THREADS,
+                 .max_body = DEFAULT_MAX_BODY,
+                 .max_connections = DEFAULT_MAX_CONNECTIONS,
+                 .idle_timeout = DEFAULT_IDLE_TIMEOUT};
     int rc = parse_options(argc, argv, &o);
     if (!o.migrations)
         o.migrations = default_migrations();
     if (rc)
         return rc;
+    char *pem[2] = {NULL, NULL};
+    if (o.tls_cert) {
+        pem[0] = read_pem("--tls-cert", o.tls_cert);
+        pem[1] = pem[0] ? read_pem("--tls-key", o.tls_key) : NULL;
+        if (!pem[1]) {
+            free(pem[0]);
+            return EXIT_USAGE;
+        }
+    }
+    raise_fd_limit(o.max_connections);
     /* block the signals before any thread starts, so only sigwait() sees them */
     sigset_t signals;
     sigemptyset(&signals);
@@ -209,18 +320,26 @@ int main(int argc, char **argv)
     rk_auth *auth = rk_auth_new(o.token_file, &err);
     if (!auth) {
         fprintf(stderr, "ringkeeperd: %s\n", err.message);
+        free(pem[0]);
+        free(pem[1]);
         return EXIT_USAGE;
     }
     rk_store *store = rk_store_open(o.db, o.migrations, &err);
     if (!store) {
         fprintf(stderr, "ringkeeperd: %s: %s\n", o.db, err.message);
         rk_auth_free(auth);
+        free(pem[0]);
+        free(pem[1]);
         return err.code == RK_STORE_EUNAVAILABLE ? 1 : EXIT_DATABASE;
     }
     rk_metrics *metrics = rk_metrics_new();
-    rc = metrics ? serve(&o, store, auth, metrics, &signals) : 1;
+    rc = metrics ? serve(&o, (const char *const *)pem, store, auth, metrics, &signals) : 1;
     rk_metrics_free(metrics);
     rk_store_close(store);
     rk_auth_free(auth);
+    if (pem[1]) /* the key is secret: no copy left in freed memory */
+        memset(pem[1], 0, strlen(pem[1]));
+    free(pem[0]);
+    free(pem[1]);
     return rc;
 }

@@ -27,6 +27,7 @@ const rk_cli_cmd rk_cli_activate = {
     "active version (the server answers 409 otherwise, exit 2): to roll back, publish the old\n"
     "version again.\n"
     "\n"
-    "  --server URL   the server (default $RINGKEEPER_SERVER)\\n"
-    "  --cluster C    the cluster\\n"
-    "  --token T      bearer token for writes (default $RINGKEEPER_TOKEN)\\n"};
+    "  --server URL   the server (default $RINGKEEPER_SERVER)\n"
+    "  --cluster C    the cluster\n"
+    "  --token T      bearer token for writes (default $RINGKEEPER_TOKEN)\n"
+    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"};

@@ -61,13 +61,15 @@ typedef struct rk_cli_server {
     const char *url;     /* --server, else $RINGKEEPER_SERVER */
     const char *cluster; /* --cluster */
     const char *token;   /* --token, else $RINGKEEPER_TOKEN; never printed */
+    const char *ca_file; /* --ca-file, else $RINGKEEPER_CA_FILE: CA bundle for https, or NULL */
 } rk_cli_server;
 
-/* getopt_long entries of the three server options; rk_cli_server_option takes their values. */
+/* getopt_long entries of the four server options; rk_cli_server_option takes their values. */
 #define RK_CLI_SERVER_OPTIONS                                                                      \
     {"server", required_argument, NULL, 'S'}, {"cluster", required_argument, NULL, 'C'},           \
+        {"token", required_argument, NULL, 'T'},                                                   \
     {                                                                                              \
-        "token", required_argument, NULL, 'T'                                                      \
+        "ca-file", required_argument, NULL, 'A'                                                    \
     }
 
 /* Stores the value of server option `c` in s; returns 0 when `c` is not one of them. */
@@ -99,6 +101,7 @@ typedef struct rk_cli_request {
     const char *token; /* bearer token or NULL */
     const char *body;  /* NULL: none */
     size_t body_len;
+    const char *ca_file; /* CA bundle to verify an https server with, or NULL: the system's */
 } rk_cli_request;
 
 /* One HTTP exchange with timeouts and a size cap (RK_CLI_MAX_FILE). RK_EXIT_OK when the server

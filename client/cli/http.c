@@ -29,6 +29,8 @@ static const struct {
     {CURLE_RECV_ERROR, RK_EXIT_UNREACHABLE},
     {CURLE_GOT_NOTHING, RK_EXIT_UNREACHABLE},
     {CURLE_SSL_CONNECT_ERROR, RK_EXIT_UNREACHABLE},
+    {CURLE_PEER_FAILED_VERIFICATION, RK_EXIT_UNREACHABLE}, /* as the client library counts it */
+    {CURLE_SSL_CACERT_BADFILE, RK_EXIT_USAGE},             /* --ca-file unreadable */
     {CURLE_URL_MALFORMAT, RK_EXIT_USAGE},
     {CURLE_UNSUPPORTED_PROTOCOL, RK_EXIT_USAGE},
 };
@@ -136,6 +138,8 @@ int rk_cli_http(const char *cmd, const rk_cli_request *rq, long *status, char **
         return rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");
     }
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+    if (rq->ca_file)
+        curl_easy_setopt(curl, CURLOPT_CAINFO, rq->ca_file);
     CURLcode code = perform(curl, rq->method, rq->url, rq->body, rq->body_len, &b);
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
     curl_easy_cleanup(curl);

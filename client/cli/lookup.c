@@ -102,7 +102,8 @@ static int parse_args(int argc, char **argv, lookup_args *a)
             return rc;
     }
     const rk_cli_lookup_server *r = &a->remote;
-    int online = r->server.url || r->server.cluster || r->server.token || r->cache_file;
+    int online =
+        r->server.url || r->server.cluster || r->server.token || r->server.ca_file || r->cache_file;
     if (optind != argc || (a->file && online) || (!a->file && !online))
         return rk_cli_usage(&rk_cli_lookup);
     return RK_EXIT_OK;
@@ -162,6 +163,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --cache FILE              last-known-good file: rewritten after each accepted fetch, used\n"
     "                            (with a note on stderr) when the server cannot be reached\n"
     "  --token T                 bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
+    "  --ca-file FILE            CA certificates for an https server (default "
+    "$RINGKEEPER_CA_FILE)\n"
     "  --replicas R              1..64 nodes per key (default 1)\n"
     "  --expect-hash H           refuse the ring (exit 3) unless it hashes with H\n"
     "  --expect-vnode-factor N   refuse the ring (exit 3) unless its vnode_factor is N\n"

@@ -72,7 +72,8 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
                             .expect_hash = ls->expect_hash,
                             .expect_vnode_factor = ls->expect_vnode_factor,
                             .token = ls->server.token,
-                            .cache_file = ls->cache_file};
+                            .cache_file = ls->cache_file,
+                            .ca_file = ls->server.ca_file};
     rk_error err = {0};
     rk_client *c = rk_client_new(&cfg, &err);
     if (!c)

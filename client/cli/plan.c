@@ -169,4 +169,6 @@ const rk_cli_cmd rk_cli_plan = {
     "                           active version, --to to the latest; printed as the server sends "
     "it\n"
     "  --cluster C              the cluster\n"
-    "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"};
+    "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
+    "  --ca-file FILE           CA certificates for an https server (default "
+    "$RINGKEEPER_CA_FILE)\n"};

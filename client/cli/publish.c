@@ -32,8 +32,9 @@ const rk_cli_cmd rk_cli_publish = {
     "version document. The version is staged: nothing moves until it is activated.\n"
     "\n"
     "  --activate     stage and activate in one step\n"
-    "  --server URL   the server (default $RINGKEEPER_SERVER)\\n"
-    "  --cluster C    the cluster\\n"
-    "  --token T      bearer token for writes (default $RINGKEEPER_TOKEN)\\n"
+    "  --server URL   the server (default $RINGKEEPER_SERVER)\n"
+    "  --cluster C    the cluster\n"
+    "  --token T      bearer token for writes (default $RINGKEEPER_TOKEN)\n"
+    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"
     "\n"
     "A topology the server refuses exits 2 with its message and the field to blame.\n"};

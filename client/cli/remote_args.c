@@ -1,5 +1,5 @@
-/* remote_args.c — the command line of the server commands: --server/--cluster/--token with their
- * environment defaults, the command's one extra option and its operand. */
+/* remote_args.c — the command line of the server commands: --server/--cluster/--token/--ca-file
+ * with their environment defaults, the command's one extra option and its operand. */
 #include <getopt.h>
 #include <stdlib.h>
 
@@ -7,7 +7,11 @@
 
 int rk_cli_server_option(rk_cli_server *s, int c, const char *arg)
 {
-    const char **slot = c == 'S' ? &s->url : c == 'C' ? &s->cluster : c == 'T' ? &s->token : NULL;
+    const char **slot = c == 'S'   ? &s->url
+                        : c == 'C' ? &s->cluster
+                        : c == 'T' ? &s->token
+                        : c == 'A' ? &s->ca_file
+                                   : NULL;
     if (slot)
         *slot = arg;
     return slot != NULL;
@@ -19,6 +23,10 @@ int rk_cli_server_check(const char *cmd, rk_cli_server *s)
         s->url = getenv("RINGKEEPER_SERVER");
     if (!s->token)
         s->token = getenv("RINGKEEPER_TOKEN");
+    if (!s->ca_file)
+        s->ca_file = getenv("RINGKEEPER_CA_FILE");
+    if (s->ca_file && !*s->ca_file)
+        s->ca_file = NULL;
     if (!s->url || !*s->url)
         return rk_cli_fail(cmd, RK_EXIT_USAGE,
                            "no server: give --server URL or set RINGKEEPER_SERVER "
@@ -40,7 +48,7 @@ int rk_cli_remote_parse(const rk_cli_cmd *cmd, int argc, char **argv, int operan
                             {a->flag ? a->flag : "", a->flag_has_arg, NULL, 'x'},
                             {NULL, 0, NULL, 0}};
     if (!a->flag)
-        opts[3] = opts[4];
+        opts[4] = opts[5];
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'x')

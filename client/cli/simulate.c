@@ -217,4 +217,6 @@ const rk_cli_cmd rk_cli_simulate = {
     "                           $RINGKEEPER_SERVER); --from defaults to the active version, --to\n"
     "                           to the latest\n"
     "  --cluster C              the cluster\n"
-    "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"};
+    "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
+    "  --ca-file FILE           CA certificates for an https server (default "
+    "$RINGKEEPER_CA_FILE)\n"};

@@ -73,4 +73,5 @@ const rk_cli_cmd rk_cli_versions = {
     "  --limit N      at most N versions, 1..1000 (default 100)\n"
     "  --server URL   the server (default $RINGKEEPER_SERVER)\n"
     "  --cluster C    the cluster\n"
-    "  --token T      bearer token (default $RINGKEEPER_TOKEN); reads need none\n"};
+    "  --token T      bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
+    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"};

@@ -50,7 +50,7 @@ rk_start() {
     if [ -z "$PORT" ]; then
         echo "ringkeeperd did not start:"; cat "$TMP/server.log"; exit 1
     fi
-    BASE=http://127.0.0.1:$PORT
+    BASE=${RK_SCHEME:-http}://127.0.0.1:$PORT # RK_SCHEME=https for a server started with TLS
 }
 
 # rk_stop: SIGTERM, then wait (at most 15 s) for exit; sets STOP_CODE.
