@@ -1,0 +1,162 @@
+/* fuzz_api.c — libFuzzer harness: ringkeeperd's request handling in-process (rk_api_handle through
+ * the real route table) against a temporary database. Input: method, path, query ("a=1&b=2") and
+ * headers ("Name: value|Name: value") on one line each, then the body. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "ringkeeper.h"
+#include "store.h"
+
+#define MAX_PAIRS 8
+#define FIELD_MAX 4096 /* method, path, query and headers together */
+#define RUNS_MAX  1000 /* requests before the database is thrown away, so it stays small */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+typedef struct fake {
+    char text[FIELD_MAX + 1];    /* the four lines, split in place */
+    const char *q[MAX_PAIRS][2]; /* query pairs */
+    const char *h[MAX_PAIRS][2]; /* header pairs */
+} fake;
+
+static char dir[] = "/tmp/rk_fuzz_api.XXXXXX";
+static char db[sizeof dir + 16];
+static rk_store *store;
+static rk_app *app;
+static unsigned runs;
+
+static void db_remove(void)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    char path[sizeof db + 16];
+    for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+        snprintf(path, sizeof path, "%s%s", db, suffix[i]);
+        unlink(path);
+    }
+}
+
+static void db_close(void)
+{
+    rk_app_free(app);
+    rk_store_close(store);
+    app = NULL, store = NULL;
+    db_remove();
+}
+
+static void db_open(void)
+{
+    rk_error err = {0};
+    db_remove();
+    store = rk_store_open(db, RK_MIGRATIONS_DIR, &err);
+    app = store ? rk_app_new(store, NULL, &err) : NULL;
+    if (!app) {
+        fprintf(stderr, "fuzz_api: cannot open %s: %s\n", db, err.message);
+        abort();
+    }
+}
+
+static void cleanup(void)
+{
+    db_close();
+    rmdir(dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    if (!mkdtemp(dir))
+        abort();
+    snprintf(db, sizeof db, "%s/fuzz.db", dir);
+    db_open();
+    atexit(cleanup);
+    return 0;
+}
+
+static const char *lookup(const char *(*pairs)[2], const char *name, int nocase)
+{
+    for (size_t i = 0; i < MAX_PAIRS && pairs[i][0]; i++) {
+        if ((nocase ? strcasecmp(pairs[i][0], name) : strcmp(pairs[i][0], name)) == 0)
+            return pairs[i][1];
+    }
+    return NULL;
+}
+
+static const char *fake_query(const rk_request *req, const char *name)
+{
+    return lookup(((fake *)req->ctx)->q, name, 0);
+}
+
+static const char *fake_header(const rk_request *req, const char *name)
+{
+    return lookup(((fake *)req->ctx)->h, name, 1);
+}
+
+/* Splits `s` at `sep` into name/value pairs at `sep2` (a pair without it has the value ""). */
+static void split_pairs(char *s, const char *sep, const char *sep2, const char *(*pairs)[2])
+{
+    size_t n = 0;
+    for (char *save = NULL, *tok = strtok_r(s, sep, &save); tok && n < MAX_PAIRS;
+         tok = strtok_r(NULL, sep, &save)) {
+        char *v = strstr(tok, sep2);
+        if (v)
+            *v = '\0';
+        pairs[n][0] = tok;
+        pairs[n++][1] = v ? v + strlen(sep2) : "";
+    }
+}
+
+/* The next line of f->text from *at on (NUL-terminated in place), or "" past the end. */
+static char *line(char **at)
+{
+    char *s = *at, *nl = strchr(s, '\n');
+    if (nl)
+        *nl = '\0', *at = nl + 1;
+    else
+        *at = s + strlen(s);
+    return s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static fake f;
+    memset(&f, 0, sizeof f);
+    size_t head = 0; /* bytes of the four lines, their newlines included */
+    for (int lines = 0; head < size && head < FIELD_MAX && lines < 4; head++)
+        lines += data[head] == '\n';
+    memcpy(f.text, data, head);
+    for (size_t i = 0; i < head; i++)
+        f.text[i] = f.text[i] ? f.text[i] : ' '; /* the HTTP layer never passes NUL in these */
+    char *at = f.text;
+    const char *method = line(&at), *path = line(&at);
+    split_pairs(line(&at), "&", "=", f.q);
+    split_pairs(line(&at), "|", ": ", f.h);
+    rk_request req = {.method = method,
+                      .path = path,
+                      .query = fake_query,
+                      .header = fake_header,
+                      .ctx = &f,
+                      .body = size > head ? (const char *)data + head : NULL,
+                      .body_len = size - head,
+                      .author = "fuzz"};
+    rk_response resp = {0};
+    rk_api_handle(app, &req, &resp);
+    if (resp.wait_seconds > 0) { /* a long poll held (no status yet): answer as if it timed out */
+        rk_response_clear(&resp);
+        req.resumed = 1;
+        rk_api_handle(app, &req, &resp);
+    }
+    if (resp.status < 100 || resp.status > 599 || !resp.route || resp.wait_seconds > 0)
+        abort();
+    rk_response_clear(&resp);
+    if (++runs % RUNS_MAX == 0) {
+        db_close();
+        db_open();
+    }
+    return 0;
+}
