@@ -18,42 +18,21 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "fake_request.h"
 #include "api_internal.h"
 #include "metrics.h"
 #include "ringkeeper.h"
 #include "store.h"
 
-#define MAX_PAIRS 8
-
 /* ---- A fake request: query and headers as "a=1&b=2" and "Name: value\nName: value" ---- */
 
 typedef struct fake {
     rk_request req;
-    char buf[2048];              /* copies of names and values */
-    const char *q[MAX_PAIRS][2]; /* query pairs */
-    const char *h[MAX_PAIRS][2]; /* header pairs */
+    char buf[2048];  /* copies of names and values */
+    rk_fake_pairs p; /* the request's ctx */
 } fake;
 
-static const char *lookup(const char *(*pairs)[2], const char *name, int nocase)
-{
-    for (size_t i = 0; i < MAX_PAIRS && pairs[i][0]; i++) {
-        if ((nocase ? strcasecmp(pairs[i][0], name) : strcmp(pairs[i][0], name)) == 0)
-            return pairs[i][1];
-    }
-    return NULL;
-}
-
-static const char *fake_query(const rk_request *req, const char *name)
-{
-    return lookup(((fake *)req->ctx)->q, name, 0);
-}
-
-static const char *fake_header(const rk_request *req, const char *name)
-{
-    return lookup(((fake *)req->ctx)->h, name, 1);
-}
-
-/* Splits `text` at `sep` into pairs at `sep2`, copied into f->buf from *used on. */
+/* Copies `text` into f->buf from *used on and splits it into `pairs`. */
 static void parse_pairs(fake *f, size_t *used, const char *text, const char *sep, const char *sep2,
                         const char *(*pairs)[2])
 {
@@ -62,16 +41,7 @@ static void parse_pairs(fake *f, size_t *used, const char *text, const char *sep
     assert_true(*used + len + 1 < sizeof f->buf);
     memcpy(s, text ? text : "", len + 1);
     *used += len + 1;
-    size_t n = 0;
-    for (char *save = NULL, *tok = strtok_r(s, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
-        char *v = strstr(tok, sep2);
-        assert_non_null(v);
-        assert_true(n < MAX_PAIRS);
-        *v = '\0';
-        pairs[n][0] = tok;
-        pairs[n][1] = v + strlen(sep2);
-        n++;
-    }
+    assert_true(fake_split(s, sep, sep2, pairs) <= RK_FAKE_PAIRS);
 }
 
 static rk_app *app_open(const char *name, rk_store **store, rk_metrics *metrics)
@@ -101,13 +71,13 @@ static rk_response run(rk_app *app, const char *method, const char *path, const 
     fake f;
     size_t used = 0;
     memset(&f, 0, sizeof f);
-    parse_pairs(&f, &used, query, "&", "=", f.q);
-    parse_pairs(&f, &used, headers, "\n", ": ", f.h);
+    parse_pairs(&f, &used, query, "&", "=", f.p.q);
+    parse_pairs(&f, &used, headers, "\n", ": ", f.p.h);
     f.req = (rk_request){.method = method,
                          .path = path,
                          .query = fake_query,
                          .header = fake_header,
-                         .ctx = &f,
+                         .ctx = &f.p,
                          .body = body,
                          .body_len = body ? strlen(body) : 0,
                          .author = "ops",

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "../fake_request.h"
 #include "ringkeeper.h"
 #include "store.h"
 
-#define MAX_PAIRS 8
 #define FIELD_MAX 4096 /* method, path, query and headers together */
 #define RUNS_MAX  1000 /* requests before the database is thrown away, so it stays small */
 
@@ -20,9 +20,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct fake {
-    char text[FIELD_MAX + 1];    /* the four lines, split in place */
-    const char *q[MAX_PAIRS][2]; /* query pairs */
-    const char *h[MAX_PAIRS][2]; /* header pairs */
+    char text[FIELD_MAX + 1]; /* the four lines, split in place */
+    rk_fake_pairs p;          /* the request's ctx */
 } fake;
 
 static char dir[] = "/tmp/rk_fuzz_api.XXXXXX";
@@ -78,39 +77,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static const char *lookup(const char *(*pairs)[2], const char *name, int nocase)
-{
-    for (size_t i = 0; i < MAX_PAIRS && pairs[i][0]; i++) {
-        if ((nocase ? strcasecmp(pairs[i][0], name) : strcmp(pairs[i][0], name)) == 0)
-            return pairs[i][1];
-    }
-    return NULL;
-}
-
-static const char *fake_query(const rk_request *req, const char *name)
-{
-    return lookup(((fake *)req->ctx)->q, name, 0);
-}
-
-static const char *fake_header(const rk_request *req, const char *name)
-{
-    return lookup(((fake *)req->ctx)->h, name, 1);
-}
-
-/* Splits `s` at `sep` into name/value pairs at `sep2` (a pair without it has the value ""). */
-static void split_pairs(char *s, const char *sep, const char *sep2, const char *(*pairs)[2])
-{
-    size_t n = 0;
-    for (char *save = NULL, *tok = strtok_r(s, sep, &save); tok && n < MAX_PAIRS;
-         tok = strtok_r(NULL, sep, &save)) {
-        char *v = strstr(tok, sep2);
-        if (v)
-            *v = '\0';
-        pairs[n][0] = tok;
-        pairs[n++][1] = v ? v + strlen(sep2) : "";
-    }
-}
-
 /* The next line of f->text from *at on (NUL-terminated in place), or "" past the end. */
 static char *line(char **at)
 {
@@ -134,13 +100,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         f.text[i] = f.text[i] ? f.text[i] : ' '; /* the HTTP layer never passes NUL in these */
     char *at = f.text;
     const char *method = line(&at), *path = line(&at);
-    split_pairs(line(&at), "&", "=", f.q);
-    split_pairs(line(&at), "|", ": ", f.h);
+    fake_split(line(&at), "&", "=", f.p.q);
+    fake_split(line(&at), "|", ": ", f.p.h);
     rk_request req = {.method = method,
                       .path = path,
                       .query = fake_query,
                       .header = fake_header,
-                      .ctx = &f,
+                      .ctx = &f.p,
                       .body = size > head ? (const char *)data + head : NULL,
                       .body_len = size - head,
                       .author = "fuzz"};
