@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "serverd.h"
 #include "tmpdir.h"
 #include <curl/curl.h>
 #include <pthread.h>
@@ -24,108 +25,30 @@
 
 /* ---- a real ringkeeperd ---- */
 
-typedef struct server {
-    pid_t pid;
-    unsigned port;
-    FILE *log; /* its stderr, drained by `drain` */
-    pthread_t drain;
-    char url[64];
-} server;
-
-static void *drain_log(void *arg)
-{
-    char buf[4096];
-    while (fread(buf, 1, sizeof buf, arg) > 0)
-        ;
-    return NULL;
-}
+typedef rk_serverd server;
+typedef rk_body body;
 
 static void server_start(server *s, const char *db_name)
 {
     char db[512];
-    int fds[2];
+    const char *const extra[] = {"--migrations", RK_MIGRATIONS_DIR, "--threads", "4", NULL};
     snprintf(db, sizeof db, "%s/%s", tmpdir, db_name);
-    assert_int_equal(pipe(fds), 0);
-    s->pid = fork();
-    assert_true(s->pid >= 0);
-    if (s->pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        close(fds[1]);
-        execl(RK_SERVERD, "ringkeeperd", "--listen", "127.0.0.1:0", "--db", db, "--migrations",
-              RK_MIGRATIONS_DIR, "--threads", "4", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    s->log = fdopen(fds[0], "r");
-    assert_non_null(s->log);
-    char line[512];
-    s->port = 0;
-    while (!s->port && fgets(line, sizeof line, s->log)) {
-        const char *p = strstr(line, "listening on port ");
-        if (p)
-            s->port = (unsigned)atoi(p + strlen("listening on port "));
-    }
-    assert_true(s->port > 0);
-    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%u", s->port);
-    assert_int_equal(pthread_create(&s->drain, NULL, drain_log, s->log), 0);
+    assert_int_equal(serverd_start(s, RK_SERVERD, db, extra), 0);
 }
 
 static void server_stop(server *s)
 {
-    int st;
-    kill(s->pid, SIGTERM);
-    waitpid(s->pid, &st, 0);
-    pthread_join(s->drain, NULL);
-    fclose(s->log);
-    s->pid = 0;
-}
-
-/* ---- HTTP from the test itself ---- */
-
-typedef struct body {
-    char *data;
-    size_t len;
-} body;
-
-static size_t collect(char *p, size_t size, size_t n, void *arg)
-{
-    body *b = arg;
-    char *d = realloc(b->data, b->len + size * n + 1);
-    if (!d)
-        return 0;
-    memcpy(d + b->len, p, size * n);
-    b->len += size * n;
-    d[b->len] = '\0';
-    b->data = d;
-    return size * n;
+    serverd_stop(s);
 }
 
 /* The status of `method path` with `data` (may be NULL); the body into *out when out is set. */
 static long http(const server *s, const char *method, const char *path, const char *data, body *out)
 {
-    char url[512];
-    body b = {0};
-    long status = 0;
     CURL *e = curl_easy_init();
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    snprintf(url, sizeof url, "%s%s", s->url, path);
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    if (data)
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, data);
-    assert_int_equal(curl_easy_perform(e), CURLE_OK);
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(h);
+    assert_non_null(e);
+    long status = serverd_http(e, s, method, path, data, out);
     curl_easy_cleanup(e);
-    if (out)
-        *out = b;
-    else
-        free(b.data);
+    assert_true(status > 0);
     return status;
 }
 

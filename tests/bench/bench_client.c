@@ -27,11 +27,9 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "../serverd.h"
 #include "ringkeeper.h"
 
 #define RUNS     11        /* timed startups per figure; the median is reported */
@@ -41,10 +39,9 @@
 #define MAX_THR  4
 #define MAX_SWAP 1000000 /* bound on the swapper's loop */
 
+static rk_serverd server;      /* the ringkeeperd measured */
 static volatile uint64_t sink; /* results go here so no timed loop is dead code */
-static pid_t server_pid;
 static char tmpdir[] = "/tmp/rk_bench_client.XXXXXX";
-static char base_url[64];
 
 static double now_s(void)
 {
@@ -61,12 +58,8 @@ static void sleep_ms(long ms)
 
 static void cleanup(void)
 {
-    if (server_pid > 0) {
-        int st;
-        kill(server_pid, SIGTERM);
-        waitpid(server_pid, &st, 0);
-        server_pid = 0;
-    }
+    if (server.pid > 0)
+        serverd_reap(&server);
 }
 
 static void die(const char *what, const char *why)
@@ -91,110 +84,20 @@ static double median(double *v, size_t n)
 
 /* ---- the server ---- */
 
-static void *drain_log(void *arg)
-{
-    char buf[4096];
-    while (fread(buf, 1, sizeof buf, arg) > 0)
-        ;
-    return NULL;
-}
-
-static pthread_t drain_thread;
-static FILE *server_log;
-
 static void server_start(const char *serverd, const char *threads)
 {
     char db[256];
-    int fds[2];
+    const char *const extra[] = {"--threads", threads, NULL};
     snprintf(db, sizeof db, "%s/bench.db", tmpdir);
-    if (pipe(fds) != 0)
-        die("pipe", NULL);
-    server_pid = fork();
-    if (server_pid < 0)
-        die("fork", NULL);
-    if (server_pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlive the benchmark */
-        dup2(fds[1], 2);
-        close(fds[0]);
-        close(fds[1]);
-        execl(serverd, "ringkeeperd", "--listen", "127.0.0.1:0", "--db", db, "--threads", threads,
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    server_log = fdopen(fds[0], "r");
-    if (!server_log)
-        die("fdopen", NULL);
-    char line[512];
-    unsigned port = 0;
-    while (!port && fgets(line, sizeof line, server_log)) {
-        const char *p = strstr(line, "listening on port ");
-        if (p)
-            port = (unsigned)atoi(p + strlen("listening on port "));
-    }
-    if (!port)
-        die("ringkeeperd", "did not say its port");
-    snprintf(base_url, sizeof base_url, "http://127.0.0.1:%u", port);
-    if (pthread_create(&drain_thread, NULL, drain_log, server_log) != 0)
-        die("pthread_create", NULL);
-}
-
-static void server_stop(void)
-{
-    cleanup();
-    pthread_join(drain_thread, NULL);
-    fclose(server_log);
-}
-
-/* ---- HTTP ---- */
-
-typedef struct body {
-    char *data;
-    size_t len;
-} body;
-
-static size_t collect(char *p, size_t size, size_t n, void *arg)
-{
-    body *b = arg;
-    char *d = realloc(b->data, b->len + size * n + 1);
-    if (!d)
-        return 0;
-    memcpy(d + b->len, p, size * n);
-    b->len += size * n;
-    d[b->len] = '\0';
-    b->data = d;
-    return size * n;
+    if (serverd_start(&server, serverd, db, extra) != 0)
+        die("ringkeeperd", "did not start or did not say its port");
 }
 
 /* The status of `method path` with `data` (may be NULL) on handle `e` (reused: keep-alive); the
  * body into *out when out is set. */
-static long http(CURL *e, const char *method, const char *path, const char *data, body *out)
+static long http(CURL *e, const char *method, const char *path, const char *data, rk_body *out)
 {
-    char url[256];
-    body b = {0};
-    long status = 0;
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    snprintf(url, sizeof url, "%s%s", base_url, path);
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    if (!data)
-        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-    else
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, data);
-    CURLcode rc = curl_easy_perform(e);
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(h);
-    if (rc != CURLE_OK)
-        status = -1;
-    if (out)
-        *out = b;
-    else
-        free(b.data);
-    return status;
+    return serverd_http(e, &server, method, path, data, out);
 }
 
 /* A topology of n nodes "node-0000".., the last one numbered `last` (n - 1 or n). */
@@ -246,7 +149,7 @@ static shape shapes[] = {
 
 static rk_client_config config_for(const shape *s, const char *cluster, const char *cache)
 {
-    return (rk_client_config){.server = base_url,
+    return (rk_client_config){.server = server.url,
                               .cluster = cluster,
                               .expect_hash = "xxh3_64",
                               .expect_vnode_factor = s->vf,
@@ -321,7 +224,7 @@ static void startup_parts(const shape *s)
     size_t len = 0;
     snprintf(path, sizeof path, "/v1/clusters/%s/ring", s->cluster);
     for (int run = -1; run < RUNS; run++) {
-        body b = {0};
+        rk_body b = {0};
         rk_error err = {0};
         rk_client_config cfg = config_for(s, s->cluster, NULL);
         double t0 = now_s();
@@ -598,7 +501,7 @@ int main(int argc, char **argv)
     curl_easy_cleanup(e);
     char *keys = make_keys();
     printf("bench_client: ringkeeperd --threads %s at %s; startups: median of %d runs\n", threads,
-           base_url, RUNS);
+           server.url, RUNS);
     if (!skip_startup) {
         for (size_t i = 0; i < NSHAPES; i++) {
             for (int mode = CACHE_NONE; mode <= CACHE_FRESH; mode++)
@@ -613,7 +516,7 @@ int main(int argc, char **argv)
     free(keys);
     for (size_t i = 0; i < NSHAPES; i++)
         free(shapes[i].doc[0]), free(shapes[i].doc[1]);
-    server_stop();
+    serverd_stop(&server);
     curl_global_cleanup();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
