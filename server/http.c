@@ -34,6 +34,7 @@ typedef struct req_state {
     waiter w;              /* the long-poll registration while held */
     int status;            /* answered status, for the log */
     size_t bytes;          /* answered body bytes, for the log */
+    char why[240];         /* a 5xx answer's error body, for the log: the operator's first clue */
     const char *route;     /* route pattern, for metrics */
 } req_state;
 
@@ -154,6 +155,8 @@ static const char *query_of(const rk_request *req, const char *name)
 
 static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk_response *r)
 {
+    if (r->status >= 500 && r->body)
+        snprintf(st->why, sizeof st->why, " %.*s", (int)r->body_len, r->body);
     struct MHD_Response *m =
         r->body ? MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE)
                 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -302,8 +305,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         return;
     double secs = elapsed(&st->start);
     const char *how = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)";
-    fprintf(stderr, "%s %s %d %zu %.3fms %s%s\n", st->method, st->path, st->status, st->bytes,
-            secs * 1e3, st->author, how);
+    fprintf(stderr, "%s %s %d %zu %.3fms %s%s%s\n", st->method, st->path, st->status, st->bytes,
+            secs * 1e3, st->author, how, st->why);
     rk_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
                        secs);
     free(st->body);

@@ -332,6 +332,11 @@ int main(int argc, char **argv)
         free(pem[1]);
         return err.code == RK_STORE_EUNAVAILABLE ? 1 : EXIT_DATABASE;
     }
+    if (rk_store_read_only(store))
+        fprintf(stderr,
+                "ringkeeperd: warning: %s is read-only: reads are served, publishes and "
+                "activations get 503 until the file is writable again\n",
+                o.db);
     rk_metrics *metrics = rk_metrics_new();
     rc = metrics ? serve(&o, (const char *const *)pem, store, auth, metrics, &signals) : 1;
     rk_metrics_free(metrics);

@@ -120,6 +120,11 @@ void rk_store_close(rk_store *s);
 /* RK_OK when the database answers (for /readyz); RK_STORE_EUNAVAILABLE otherwise. */
 int rk_store_ping(rk_store *s, rk_error *err);
 
+/* Non-zero while the database can only be read (its file is not writable): reads work, and every
+ * write fails with RK_STORE_EUNAVAILABLE, changing nothing, until the file is writable again;
+ * the next write after that succeeds without reopening the store. */
+int rk_store_read_only(rk_store *s);
+
 /* Copies the ringkeeper database at `db_path` to the file `to_path`: a consistent snapshot of one
  * moment, safe while a server (in this process or another) reads and writes the database, which
  * it does not block. The copy is written to a temporary file next to `to_path`, checked with

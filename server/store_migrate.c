@@ -222,11 +222,16 @@ int rks_check_ours(rk_store *s, const char *path, rk_error *err)
                        path, (long long)app, (long long)user, (long long)objects);
 }
 
-/* Stops at the first migration that fails; those before it stay applied. */
+/* Stops at the first migration that fails; those before it stay applied. An up-to-date schema
+ * needs no write transaction, so a database file that is read-only can still be served. */
 int rks_migrate(rk_store *s, const rks_migration_set *set, rk_error *err)
 {
-    int rc = RK_OK;
-    for (size_t i = 0; rc == RK_OK && i < set->count; i++)
-        rc = apply_migration(s, &set->items[i], err);
+    int64_t current = 0;
+    rks_params p = {0};
+    int rc = rks_int_query(s, "PRAGMA user_version", &p, &current, err);
+    for (size_t i = 0; rc == RK_OK && i < set->count; i++) {
+        if (set->items[i].number > current)
+            rc = apply_migration(s, &set->items[i], err);
+    }
     return rc;
 }

@@ -47,10 +47,22 @@ int rks_map_rc(int rc)
     }
 }
 
+/* Failures of the storage under SQLite (a full disk, a read-only file, an I/O error), which an
+ * operator fixes outside ringkeeper; SQLite has rolled the transaction back by then. */
+static int storage_failure(int rc)
+{
+    int primary = rc & 0xff;
+    return primary == SQLITE_FULL || primary == SQLITE_IOERR || primary == SQLITE_READONLY ||
+           primary == SQLITE_CANTOPEN;
+}
+
 int rks_db_err(rk_store *s, rk_error *err, int rc, const char *what)
 {
-    return rks_set_err(err, rks_map_rc(rc), "database error while %s: %s", what,
-                       sqlite3_errmsg(s->db));
+    return rks_set_err(err, rks_map_rc(rc), "database error while %s: %s%s", what,
+                       sqlite3_errmsg(s->db),
+                       storage_failure(rc) ? "; nothing was changed, retry once the storage "
+                                             "is fixed"
+                                           : "");
 }
 
 int rks_exec(rk_store *s, const char *sql, const char *what, rk_error *err)
@@ -144,21 +156,6 @@ done:
     return rc;
 }
 
-int rks_begin(rk_store *s, rk_error *err)
-{
-    return rks_exec(s, "BEGIN IMMEDIATE", "starting a write transaction", err);
-}
-
-/* Commits when rc is RK_OK, rolls back otherwise; returns the outcome. */
-int rks_finish(rk_store *s, int rc, rk_error *err)
-{
-    if (rc == RK_OK)
-        rc = rks_exec(s, "COMMIT", "committing", err);
-    if (rc != RK_OK && !sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); /* the error already says why */
-    return rc;
-}
-
 /* ---- The connection ---- */
 
 int rk_store_ping(rk_store *s, rk_error *err)
@@ -173,6 +170,14 @@ int rk_store_ping(rk_store *s, rk_error *err)
     if (rc != RK_OK)
         err->code = RK_STORE_EUNAVAILABLE; /* any failure here means not ready */
     return rc == RK_OK ? RK_OK : RK_STORE_EUNAVAILABLE;
+}
+
+int rk_store_read_only(rk_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int ro = sqlite3_db_readonly(s->db, "main") == 1;
+    pthread_mutex_unlock(&s->lock);
+    return ro;
 }
 
 /* Durability settings (SPEC section 7): WAL must really be on, or refuse to run. */
@@ -210,6 +215,45 @@ static int connect_db(rk_store *s, const char *path, rk_error *err)
     return RK_OK;
 }
 
+/* ---- Write transactions ---- */
+
+/* SQLite opens a file it may not write read-only, and the connection stays so; once the file is
+ * writable again only a new connection can write, and making it here lets writes recover without
+ * a restart. While the file stays read-only, each write attempt costs one open(). */
+static int writable(rk_store *s, rk_error *err)
+{
+    if (sqlite3_db_readonly(s->db, "main") != 1)
+        return RK_OK;
+    sqlite3 *old = s->db;
+    int rc = connect_db(s, s->path, err);
+    if (rc == RK_OK && sqlite3_db_readonly(s->db, "main") != 0)
+        rc = rks_set_err(err, RK_STORE_EUNAVAILABLE,
+                         "the database file %s is read-only: nothing was changed; writes work "
+                         "again once it is writable, reads go on meanwhile",
+                         s->path);
+    rc = rc ? rc : configure(s, err);
+    sqlite3_close(rc == RK_OK ? old : s->db);
+    if (rc != RK_OK)
+        s->db = old;
+    return rc;
+}
+
+int rks_begin(rk_store *s, rk_error *err)
+{
+    int rc = writable(s, err);
+    return rc ? rc : rks_exec(s, "BEGIN IMMEDIATE", "starting a write transaction", err);
+}
+
+/* Commits when rc is RK_OK, rolls back otherwise; returns the outcome. */
+int rks_finish(rk_store *s, int rc, rk_error *err)
+{
+    if (rc == RK_OK)
+        rc = rks_exec(s, "COMMIT", "committing", err);
+    if (rc != RK_OK && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); /* the error already says why */
+    return rc;
+}
+
 static int open_store(rk_store *s, const char *path, const char *dir, rk_error *err)
 {
     rks_migration_set set = {0};
@@ -241,7 +285,10 @@ rk_store *rk_store_open(const char *path, const char *migrations_dir, rk_error *
         rks_set_err(err, RK_ENOMEM, "cannot create a mutex");
         return NULL;
     }
-    if (open_store(s, path, migrations_dir, err) == RK_OK)
+    s->path = strdup(path);
+    if (!s->path)
+        rks_set_err(err, RK_ENOMEM, "out of memory");
+    else if (open_store(s, path, migrations_dir, err) == RK_OK)
         return s;
     rk_store_close(s);
     return NULL;
@@ -253,5 +300,6 @@ void rk_store_close(rk_store *s)
         return;
     sqlite3_close(s->db); /* every statement is finalized where it is used */
     pthread_mutex_destroy(&s->lock);
+    free(s->path);
     free(s);
 }

@@ -15,6 +15,7 @@
 
 struct rk_store {
     sqlite3 *db;              /* the connection; used only under lock */
+    char *path;               /* the database file, for reopening the connection */
     pthread_mutex_t lock;     /* serialises use of db */
     atomic_uint_fast64_t seq; /* activations committed through this handle */
     rk_store_watch_fn watch;  /* called after each activation, or NULL */
@@ -49,7 +50,8 @@ int rks_statement(rk_store *s, const char *sql, const rks_params *p, sqlite3_stm
 int rks_exec_params(rk_store *s, const char *sql, const rks_params *p, const char *what,
                     rk_error *err);
 int rks_int_query(rk_store *s, const char *sql, const rks_params *p, int64_t *out, rk_error *err);
-/* BEGIN IMMEDIATE; rks_finish commits when rc is RK_OK and rolls back otherwise. */
+/* BEGIN IMMEDIATE, on a new connection first when this one was opened read-only (the file may be
+ * writable again); rks_finish commits when rc is RK_OK and rolls back otherwise. */
 int rks_begin(rk_store *s, rk_error *err);
 int rks_finish(rk_store *s, int rc, rk_error *err);
 
