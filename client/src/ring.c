@@ -28,7 +28,8 @@
  *   2. move every point, in place, into the part of the arrays for its top digit (an American flag
  *      sort);
  *   3. sort each part, which fits in the cache, by radix passes over the next digits, through a
- *      scratch copy of the largest part, until points sharing all the sorted bits are rare;
+ *      scratch copy of the largest part, until points sharing all the sorted bits are rare (a
+ *      part of a few points, as in small rings, by insertion instead);
  *   4. an insertion sort finishes the order: by position, then by node id (SPEC section 2; two
  *      points of one node at one position are interchangeable). Should it have more to do than
  *      that (positions made to collide), qsort orders the whole ring instead;
@@ -140,9 +141,32 @@ static void radix_pass(const rk_ring *a, rk_ring *b, unsigned shift, const uint3
     }
 }
 
+/* Parts this small are sorted in place by position: counting digits costs a pass over 256
+ * counters per digit whatever the part's size, which is most of the build of a small ring. */
+#define SMALL_PART 32
+
+static void sort_small_part(rk_ring *part)
+{
+    for (size_t j = 1; j < part->n; j++) {
+        uint64_t p = part->pos[j];
+        uint32_t node = rki_node_at(part, j);
+        size_t k = j;
+        for (; k > 0 && part->pos[k - 1] > p; k--) {
+            part->pos[k] = part->pos[k - 1];
+            set_node(part, k, rki_node_at(part, k - 1));
+        }
+        part->pos[k] = p;
+        set_node(part, k, node);
+    }
+}
+
 /* Step 3 for one part: `passes` digits from bit `lowest` up, through `scratch`. */
 static void sort_part(rk_ring *part, rk_ring *scratch, unsigned lowest, unsigned passes)
 {
+    if (part->n <= SMALL_PART) {
+        sort_small_part(part);
+        return;
+    }
     digit_counts count[64 / DIGIT_BITS] = {{0}};
     for (size_t i = 0; i < part->n; i++)
         for (unsigned p = 0; p < passes; p++)

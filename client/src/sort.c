@@ -8,9 +8,28 @@
 #define RADIX_SIZE (1u << RADIX_BITS)
 #define RADIX_PASS 6 /* ceil(64 / RADIX_BITS) */
 
+/* Below this many pairs an insertion sort is cheaper than the passes over 2048 counters each. */
+#define SMALL_SORT 64
+
+static void insertion_sort(uint64_t *key, uint32_t *val, size_t n)
+{
+    for (size_t j = 1; j < n; j++) {
+        uint64_t k = key[j];
+        uint32_t v = val[j];
+        size_t i = j;
+        for (; i > 0 && key[i - 1] > k; i--)
+            key[i] = key[i - 1], val[i] = val[i - 1];
+        key[i] = k, val[i] = v;
+    }
+}
+
 /* Passes whose digit is the same for every key are skipped. */
 int rki_radix_sort(uint64_t **key, uint32_t **val, size_t n)
 {
+    if (n <= SMALL_SORT) {
+        insertion_sort(*key, *val, n);
+        return RK_OK;
+    }
     uint32_t(*count)[RADIX_SIZE] = calloc(RADIX_PASS, sizeof *count);
     uint64_t *k2 = malloc(n * sizeof *k2);
     uint32_t *v2 = malloc(n * sizeof *v2);
