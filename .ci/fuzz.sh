@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # fuzz.sh — builds the libFuzzer harnesses (tests/fuzz) with clang, ASan and UBSan, and runs each
-# for RK_FUZZ_SECONDS (default 30) on a copy of its corpus; fails when any harness crashes and says
+# for RK_FUZZ_SECONDS (default 60) on a copy of its corpus; fails when any harness crashes and says
 # where the crashing input is (add it to tests/fuzz/corpus/<harness>/ once the bug is fixed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${RK_FUZZ_SECONDS:-30}
+seconds=${RK_FUZZ_SECONDS:-60}
 build=${RK_FUZZ_BUILD:-build-fuzz}
 harnesses=(fuzz_topology fuzz_verify fuzz_plan fuzz_api)
 
