@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ringkeeper.h"
@@ -451,6 +452,23 @@ static const char *raw_text(const char *path, const char *sql, char *buf, size_t
     return buf;
 }
 
+/* The highest NNNN of the NNNN_*.sql files in `dir`: the schema version a store opened with them
+ * ends at. */
+static int64_t latest_migration(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int64_t top = 0;
+    for (struct dirent *e = readdir(d); e; e = readdir(d)) {
+        long long n = 0;
+        if (sscanf(e->d_name, "%4lld_", &n) == 1 && strstr(e->d_name, ".sql"))
+            top = n > top ? n : top;
+    }
+    closedir(d);
+    assert_true(top >= 2);
+    return top;
+}
+
 static void test_reopen(void **state)
 {
     (void)state;
@@ -460,14 +478,15 @@ static void test_reopen(void **state)
     publish(s, "r", 2, RK_STORE_ANY, 1, RK_OK);
     publish(s, "r", 3, RK_STORE_ANY, 0, RK_OK);
     rk_store_close(s);
-    assert_int_equal(raw_int(path, "PRAGMA user_version"), 1);
+    int64_t schema = latest_migration(RK_MIGRATIONS_DIR);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), schema);
 
     s = open_ok(path); /* a re-applied 0001 would fail: CREATE TABLE clusters exists */
     assert_int_equal(active(s, "r"), 1);
     assert_int_equal(latest(s, "r"), 2);
     assert_int_equal(publish(s, "r", 1, 2, 0, RK_OK), 3);
     rk_store_close(s);
-    assert_int_equal(raw_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), schema);
     assert_string_equal(raw_text(path, "PRAGMA journal_mode", buf, sizeof buf), "wal");
     /* Versions are immutable below the store too. */
     sqlite3 *db = NULL;
@@ -486,6 +505,53 @@ static void expect_refused(const char *path, int want, const char *migrations)
         fail_msg("%s opened, want %s", path, rk_store_errname(want));
     assert_int_equal(err.code, want);
     assert_true(strlen(err.message) > 10);
+}
+
+/* A database made by the first schema alone is brought up to date on open, keeping its versions,
+ * and activations then find superseded versions through the staged-versions index. */
+static void test_upgrade(void **state)
+{
+    (void)state;
+    char path[256], first[256], link_to[512], from[512];
+    db_path(path, sizeof path, "upgrade");
+    snprintf(first, sizeof first, "%s/schema1", tmpdir);
+    snprintf(from, sizeof from, "%s/0001_init.sql", RK_MIGRATIONS_DIR);
+    snprintf(link_to, sizeof link_to, "%s/0001_init.sql", first);
+    assert_int_equal(mkdir(first, 0700), 0);
+    assert_int_equal(symlink(from, link_to), 0);
+
+    rk_error err = {0};
+    rk_store *s = rk_store_open(path, first, &err);
+    assert_non_null(s);
+    publish(s, "u", 2, RK_STORE_ANY, 1, RK_OK);
+    publish(s, "u", 3, RK_STORE_ANY, 0, RK_OK);
+    publish(s, "u", 4, RK_STORE_ANY, 0, RK_OK);
+    rk_store_close(s);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), 1);
+
+    s = open_ok(path);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), latest_migration(RK_MIGRATIONS_DIR));
+    assert_int_equal(active(s, "u"), 1);
+    assert_int_equal(latest(s, "u"), 3);
+    assert_int_equal(activate(s, "u", 3, 1), RK_OK);
+    assert_int_equal(state_of(s, "u", 1), RK_STATE_RETIRED);
+    assert_int_equal(state_of(s, "u", 2), RK_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "u", 3), RK_STATE_ACTIVE);
+    rk_store_close(s);
+    /* EXPLAIN QUERY PLAN's first row: (id, parent, notused, detail). */
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "EXPLAIN QUERY PLAN UPDATE versions SET state = "
+                                        "'superseded' WHERE cluster_id = 1 AND state = 'staged' "
+                                        "AND version < 9",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_non_null(strstr((const char *)sqlite3_column_text(st, 3), "versions_staged"));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
 }
 
 static void test_refuse_too_new(void **state)
@@ -542,9 +608,9 @@ int main(void)
         cmocka_unit_test(test_activate_states),  cmocka_unit_test(test_if_match),
         cmocka_unit_test(test_publish_activate), cmocka_unit_test(test_unknown),
         cmocka_unit_test(test_list_clusters),    cmocka_unit_test(test_concurrent_publish),
-        cmocka_unit_test(test_reopen),           cmocka_unit_test(test_refuse_too_new),
-        cmocka_unit_test(test_refuse_foreign),   cmocka_unit_test(test_refuse_garbage),
-        cmocka_unit_test(test_bad_migrations),
+        cmocka_unit_test(test_reopen),           cmocka_unit_test(test_upgrade),
+        cmocka_unit_test(test_refuse_too_new),   cmocka_unit_test(test_refuse_foreign),
+        cmocka_unit_test(test_refuse_garbage),   cmocka_unit_test(test_bad_migrations),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
