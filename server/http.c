@@ -30,7 +30,7 @@ typedef struct req_state {
     char *body;            /* request body so far */
     size_t len, cap;       /* its length and allocation */
     int too_big;           /* the body passed the cap: answered 413, the rest is dropped */
-    int held;              /* suspended for a long poll; the next call answers at once */
+    int waiting;           /* a long poll: held at least once, `w.deadline` is its end */
     waiter w;              /* the long-poll registration while held */
     int status;            /* answered status, for the log */
     size_t bytes;          /* answered body bytes, for the log */
@@ -74,8 +74,9 @@ static void release(rk_http *h, waiter **link)
     rk_metrics_waiting(h->cfg.metrics, -1);
 }
 
-/* Holds the request until an activation of its cluster or its deadline. Returns -1 when the server
- * is stopping (answer at once), 1 when an activation came since `seen` (look again). */
+/* Holds the request until an activation of its cluster or its deadline, set by the first hold: a
+ * poll woken by an activation it already has waits on for the rest of its time. Returns -1 when the
+ * server is stopping (answer at once), 1 when an activation came since `seen` (look again). */
 static int hold(rk_http *h, req_state *st, struct MHD_Connection *c, const rk_response *r,
                 uint64_t seen)
 {
@@ -85,11 +86,13 @@ static int hold(rk_http *h, req_state *st, struct MHD_Connection *c, const rk_re
         pthread_mutex_unlock(&h->mu);
         return rc;
     }
-    st->held = 1;
+    if (!st->waiting) {
+        st->waiting = 1;
+        clock_gettime(CLOCK_MONOTONIC, &st->w.deadline);
+        st->w.deadline.tv_sec += r->wait_seconds;
+    }
     st->w.conn = c;
     snprintf(st->w.cluster, sizeof st->w.cluster, "%s", r->wait_cluster);
-    clock_gettime(CLOCK_MONOTONIC, &st->w.deadline);
-    st->w.deadline.tv_sec += r->wait_seconds;
     MHD_suspend_connection(c); /* before it is listed, so no resume can come first */
     st->w.next = h->waiters;
     h->waiters = &st->w;
@@ -191,8 +194,12 @@ static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int s
     return send_response(c, st, &r);
 }
 
+/* Also the call after a held long poll is resumed: its time is up (answer as the handler sees fit),
+ * or an activation woke it (look again: the new version, or wait on if the client has it). */
 static enum MHD_Result answer(rk_http *h, struct MHD_Connection *c, req_state *st)
 {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
     rk_request req = {.method = st->method,
                       .path = st->path,
                       .query = query_of,
@@ -201,9 +208,8 @@ static enum MHD_Result answer(rk_http *h, struct MHD_Connection *c, req_state *s
                       .body = st->body,
                       .body_len = st->len,
                       .author = st->author,
-                      .resumed = st->held};
+                      .resumed = st->waiting && !before(&now, &st->w.deadline)};
     rk_response r = {0};
-    st->held = 0;
     /* An activation between the handler's look and the hold would be slept through: hold only if
      * none came in between, else look again (a few times, then answer as is). */
     for (int tries = 0;; tries++) {
