@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # extra-checks.sh — the checks beyond ASan+UBSan: ThreadSanitizer on the tests that race threads
-# against each other, and valgrind's leak check on the CLI and on a real server run.
+# against each other and on the server under load, and valgrind's leak check on the CLI and on a
+# real server run.
 # Run from .ci/run after the normal build (it reuses build/ for the valgrind part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,9 +10,14 @@ echo "+ ThreadSanitizer: client snapshots under refresh, API caches under activa
 cmake -S . -B build-tsan -DRK_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
     -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
-cmake --build build-tsan -j2 --target test_client test_api test_auth test_metrics ringkeeperd >/dev/null
+cmake --build build-tsan -j2 --target test_client test_api test_auth test_metrics ringkeeperd \
+    rk_load >/dev/null
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure \
     -R '^(test_client|test_api|test_auth|test_metrics)$'
+
+echo "+ ThreadSanitizer: ringkeeperd under the mixed load and kill rounds, shortened"
+TSAN_OPTIONS=halt_on_error=1 RK_LOAD_SECONDS=20 RK_LOAD_ROUNDS=5 RK_LOAD_RSS=0 \
+    tests/load/test_load.sh build-tsan/server/ringkeeperd build-tsan/tests/load/rk_load
 
 echo "+ valgrind: the CLI"
 vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99)
