@@ -42,6 +42,8 @@ expect_refused() {
     check "$1: publish and activate" 503 "$(publish '?activate=true')"
     check "$1: activate" 503 "$(activate "${before##* }")" # the latest, staged
     check "$1: nothing half-written" "$before" "$(versions)"
+    check "$1: the refused activation's version" 200 "$(req GET "/v1/clusters/f/versions/${before##* }")"
+    has "$1: ... is still staged" "$TMP/body" '"state":"staged"'
 }
 
 # expect_reads CASE V: the ring (v V), its 304, the list, a version and a plan still answer.
