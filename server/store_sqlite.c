@@ -212,7 +212,6 @@ static int connect_db(rk_store *s, const char *path, rk_error *err)
                            "cannot open the database %s: %s", path,
                            s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-    rks_checkpoint_hook(s);
     return RK_OK;
 }
 
@@ -287,7 +286,7 @@ rk_store *rk_store_open(const char *path, const char *migrations_dir, rk_error *
         return NULL;
     }
     s->path = strdup(path);
-    if (!s->path || rks_checkpointer_start(s) != RK_OK)
+    if (!s->path)
         rks_set_err(err, RK_ENOMEM, "out of memory");
     else if (open_store(s, path, migrations_dir, err) == RK_OK)
         return s;
@@ -299,8 +298,7 @@ void rk_store_close(rk_store *s)
 {
     if (!s)
         return;
-    rks_checkpointer_stop(s); /* before the connection: the last close checkpoints the rest */
-    sqlite3_close(s->db);     /* every statement is finalized where it is used */
+    sqlite3_close(s->db); /* every statement is finalized where it is used */
     pthread_mutex_destroy(&s->lock);
     free(s->path);
     free(s);

@@ -20,14 +20,6 @@ struct rk_store {
     atomic_uint_fast64_t seq; /* activations committed through this handle */
     rk_store_watch_fn watch;  /* called after each activation, or NULL */
     void *watch_arg;          /* its argument */
-    /* store_checkpoint.c: the background checkpointer */
-    pthread_mutex_t ckpt_mu; /* guards ckpt_pending and ckpt_stop */
-    pthread_cond_t ckpt_cv;  /* wakes the thread */
-    pthread_t ckpt_thread;   /* the thread, when ckpt_started */
-    int ckpt_pending;        /* the WAL passed the threshold since the last checkpoint */
-    int ckpt_stop;           /* the thread exits */
-    int ckpt_started;        /* the thread runs; set before any commit, then read-only */
-    int ckpt_ready;          /* ckpt_mu and ckpt_cv are initialised */
 };
 
 /* Named parameters a statement may use; rks_statement binds those it has. */
@@ -62,16 +54,6 @@ int rks_int_query(rk_store *s, const char *sql, const rks_params *p, int64_t *ou
  * writable again); rks_finish commits when rc is RK_OK and rolls back otherwise. */
 int rks_begin(rk_store *s, rk_error *err);
 int rks_finish(rk_store *s, int rc, rk_error *err);
-
-/* ---- store_checkpoint.c: WAL checkpoints off the request path ---- */
-
-/* Starts the checkpointer thread (call before the connection is opened). RK_ENOMEM when its mutex
- * cannot be made; without a thread, commits checkpoint as SQLite does by default. */
-int rks_checkpointer_start(rk_store *s);
-/* Stops and joins it; fine when never started. */
-void rks_checkpointer_stop(rk_store *s);
-/* Replaces SQLite's autocheckpoint on s->db by signalling the checkpointer after commits. */
-void rks_checkpoint_hook(rk_store *s);
 
 /* ---- store_migrate.c: the schema ---- */
 

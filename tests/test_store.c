@@ -15,7 +15,6 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ringkeeper.h"
@@ -453,48 +452,6 @@ static const char *raw_text(const char *path, const char *sql, char *buf, size_t
     return buf;
 }
 
-static long file_size(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? (long)st.st_size : -1;
-}
-
-/* SQLite's own autocheckpoint is replaced by a background thread (store_checkpoint.c): once the
- * WAL passes 1000 pages, the database file must grow as the thread copies the WAL into it, long
- * before the committing connection would step in itself (at 10,000 pages). */
-static void test_background_checkpoint(void **state)
-{
-    (void)state;
-    enum { NODES = 100, VERSIONS = 150 }; /* about 35 KB a version: some 1,300 WAL pages */
-    static char ids[NODES][128], addrs[NODES][256];
-    rk_node nodes[NODES];
-    for (int i = 0; i < NODES; i++) {
-        snprintf(ids[i], sizeof ids[i], "node-%03d-%0100d", i, 0);
-        snprintf(addrs[i], sizeof addrs[i], "%0200d.example:%d", 0, 1000 + i);
-        nodes[i] = (rk_node){ids[i], addrs[i], 1};
-    }
-    char path[256];
-    db_path(path, sizeof path, "checkpoint");
-    rk_store *s = open_ok(path);
-    long before = file_size(path);
-    rk_topology *t = rk_topology_new(RK_HASH_XXH3_64, 1, nodes, NODES, NULL, NULL);
-    assert_non_null(t);
-    for (int i = 0; i < VERSIONS; i++) {
-        rk_store_version *v = NULL;
-        assert_int_equal(rk_store_publish(s, "big", t, NULL, &v, NULL), RK_OK);
-        rk_store_version_free(v);
-    }
-    rk_topology_free(t);
-    long after = file_size(path);
-    for (int i = 0; i < 100 && after < before + (2L << 20); i++) { /* at most 5 s */
-        nanosleep(&(struct timespec){0, 50000000}, NULL);
-        after = file_size(path);
-    }
-    rk_store_close(s);
-    if (after < before + (2L << 20))
-        fail_msg("the database grew from %ld to %ld bytes only: no checkpoint ran", before, after);
-}
-
 /* The highest NNNN of the NNNN_*.sql files in `dir`: the schema version a store opened with them
  * ends at. */
 static int64_t latest_migration(const char *dir)
@@ -647,21 +604,13 @@ static void test_bad_migrations(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_publish_get),
-        cmocka_unit_test(test_list_paging),
-        cmocka_unit_test(test_activate_states),
-        cmocka_unit_test(test_if_match),
-        cmocka_unit_test(test_publish_activate),
-        cmocka_unit_test(test_unknown),
-        cmocka_unit_test(test_list_clusters),
-        cmocka_unit_test(test_concurrent_publish),
-        cmocka_unit_test(test_reopen),
-        cmocka_unit_test(test_upgrade),
-        cmocka_unit_test(test_background_checkpoint),
-        cmocka_unit_test(test_refuse_too_new),
-        cmocka_unit_test(test_refuse_foreign),
-        cmocka_unit_test(test_refuse_garbage),
-        cmocka_unit_test(test_bad_migrations),
+        cmocka_unit_test(test_publish_get),      cmocka_unit_test(test_list_paging),
+        cmocka_unit_test(test_activate_states),  cmocka_unit_test(test_if_match),
+        cmocka_unit_test(test_publish_activate), cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_list_clusters),    cmocka_unit_test(test_concurrent_publish),
+        cmocka_unit_test(test_reopen),           cmocka_unit_test(test_upgrade),
+        cmocka_unit_test(test_refuse_too_new),   cmocka_unit_test(test_refuse_foreign),
+        cmocka_unit_test(test_refuse_garbage),   cmocka_unit_test(test_bad_migrations),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
