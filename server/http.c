@@ -158,8 +158,12 @@ static const char *query_of(const rk_request *req, const char *name)
 
 static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk_response *r)
 {
-    if (r->status >= 500 && r->body)
-        snprintf(st->why, sizeof st->why, " %.*s", (int)r->body_len, r->body);
+    if (r->status >= 500 && r->body) { /* JSON bodies end in a newline; the log line does too */
+        size_t len = r->body_len;
+        while (len > 0 && r->body[len - 1] == '\n')
+            len--;
+        snprintf(st->why, sizeof st->why, " %.*s", (int)len, r->body);
+    }
     struct MHD_Response *m =
         r->body ? MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE)
                 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);

@@ -78,6 +78,7 @@ dd if=/dev/zero of="$FULL/filler" bs=64k 2>/dev/null # until no space is left
 expect_refused full "database or disk is full"
 expect_reads full 2
 has "full: 503s logged with the reason" "$TMP/server.log" "disk is full; nothing was changed"
+check "full: one log line per request, no blank lines" 0 "$(grep -c '^$' "$TMP/server.log")"
 curl -s "$BASE/metrics" >"$TMP/metrics"
 if grep -q '^ringkeeper_database_errors_total [1-9]' "$TMP/metrics"; then ok; else
     bad "full: database errors not counted: $(grep database_errors "$TMP/metrics")"
