@@ -515,37 +515,29 @@ static long saw_version(load_ctx *x, long last, long got)
     return got;
 }
 
-static void *reader_main(void *arg)
+/* One GET /ring; returns the new last version, or -1 when time is up. */
+static long read_once(load_ctx *x, conn *c, const char *ring_url, long last, const worker *w)
 {
-    worker *w = arg;
-    load_ctx *x = w->ctx;
-    char url[URL_MAX];
-    long last = 0;
-    conn c;
-    snprintf(url, sizeof url, "%s/v1/clusters/%s/ring", x->url, x->cluster);
-    if (conn_init(&c, false) != 0) {
-        atomic_fetch_add(&x->stats[K_READ].transport, 1);
-        return NULL;
-    }
-    for (long i = 0; i < MAX_LOOPS && !time_is_up(x); i++) {
-        request r = {.method = "GET",
-                     .url = url,
-                     .timeout_s = REQ_TIMEOUT_S,
-                     .expect_4xx = last ? 0 : 404}; /* no active version yet */
-        long status = timed(x, K_READ, &c, &r);
-        if (status == 200)
-            last = saw_version(x, last, c.etag);
-        else if (status == 0 || status == 404)
-            sleep_ms(status ? 10 : 100); /* nothing to read yet, or no server: do not spin */
-    }
-    conn_deinit(&c);
-    return NULL;
+    (void)w;
+    if (time_is_up(x))
+        return -1;
+    request r = {.method = "GET",
+                 .url = ring_url,
+                 .timeout_s = REQ_TIMEOUT_S,
+                 .expect_4xx = last ? 0 : 404}; /* no active version yet */
+    long status = timed(x, K_READ, c, &r);
+    if (status == 200)
+        return saw_version(x, last, c->etag);
+    if (status == 0 || status == 404)
+        sleep_ms(status ? 10 : 100); /* nothing to read yet, or no server: do not spin */
+    return last;
 }
 
-/* One long poll of at most max_wait s (a plain GET while no version is known yet); returns the new
- * last version, or -1 when time is up. */
-static long poll_once(load_ctx *x, conn *c, const char *ring_url, long last, long max_wait)
+/* One long poll (a plain GET while no version is known yet) of ?wait=10, or 1 for odd workers;
+ * returns the new last version, or -1 when time is up. */
+static long poll_once(load_ctx *x, conn *c, const char *ring_url, long last, const worker *w)
 {
+    long max_wait = w->index % 2 ? 1 : POLL_WAIT_S;
     char url[URL_MAX + 32];
     long wait = (long)(x->deadline - now_s()); /* never past the deadline */
     if (wait < 1)
@@ -569,21 +561,34 @@ static long poll_once(load_ctx *x, conn *c, const char *ring_url, long last, lon
     return last;
 }
 
-static void *poller_main(void *arg)
+typedef long (*ring_step)(load_ctx *x, conn *c, const char *ring_url, long last, const worker *w);
+
+/* A reader or a poller: one kept-alive connection, `step` after `step` until one returns -1. */
+static void ring_worker(worker *w, enum kind k, ring_step step)
 {
-    worker *w = arg;
     load_ctx *x = w->ctx;
     char url[URL_MAX];
-    long last = 0;
     conn c;
     snprintf(url, sizeof url, "%s/v1/clusters/%s/ring", x->url, x->cluster);
     if (conn_init(&c, false) != 0) {
-        atomic_fetch_add(&x->stats[K_POLL].transport, 1);
-        return NULL;
+        atomic_fetch_add(&x->stats[k].transport, 1);
+        return;
     }
+    long last = 0;
     for (long i = 0; i < MAX_LOOPS && last >= 0; i++)
-        last = poll_once(x, &c, url, last, w->index % 2 ? 1 : POLL_WAIT_S);
+        last = step(x, &c, url, last, w);
     conn_deinit(&c);
+}
+
+static void *reader_main(void *arg)
+{
+    ring_worker(arg, K_READ, read_once);
+    return NULL;
+}
+
+static void *poller_main(void *arg)
+{
+    ring_worker(arg, K_POLL, poll_once);
     return NULL;
 }
 
