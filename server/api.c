@@ -48,13 +48,13 @@
 #define RING_CACHE_BYTES   ((size_t)512 << 20) /* ... in at most this many bytes of points */
 #define MAX_SEGMENTS       6                   /* path segments of the longest route */
 
-struct rk_app {
-    rk_store *store;         /* borrowed */
-    rk_metrics *metrics;     /* borrowed, may be NULL */
-    rki_cache *docs;         /* (cluster, 0) -> active_doc of the active version */
-    rki_cache *rings;        /* (cluster, version) -> rk_ring */
+struct rkd_app {
+    rkd_store *store;        /* borrowed */
+    rkd_metrics *metrics;    /* borrowed, may be NULL */
+    rkd_cache *docs;         /* (cluster, 0) -> active_doc of the active version */
+    rkd_cache *rings;        /* (cluster, version) -> rk_ring */
     pthread_mutex_t hook_mu; /* guards hook and hook_arg */
-    rk_activation_fn hook;   /* called after each activation, or NULL */
+    rkd_activation_fn hook;  /* called after each activation, or NULL */
     void *hook_arg;          /* its argument */
 };
 
@@ -67,22 +67,22 @@ typedef struct active_doc {
 
 /* One request being answered: the parsed path parameters with the request and response. */
 typedef struct call {
-    rk_app *app;
-    const rk_request *req;
-    rk_response *resp;
-    char cluster[RK_CLUSTER_MAX]; /* {c}, validated */
-    int64_t version;              /* {v}, validated; 0 when the route has none */
+    rkd_app *app;
+    const rkd_request *req;
+    rkd_response *resp;
+    char cluster[RKD_CLUSTER_MAX]; /* {c}, validated */
+    int64_t version;               /* {v}, validated; 0 when the route has none */
 } call;
 
 /* ---- Responses ---- */
 
-void rk_response_clear(rk_response *resp)
+void rkd_response_clear(rkd_response *resp)
 {
     free(resp->body);
     memset(resp, 0, sizeof *resp);
 }
 
-static void set_body(rk_response *resp, int status, const char *ctype, char *body, size_t len)
+static void set_body(rkd_response *resp, int status, const char *ctype, char *body, size_t len)
 {
     free(resp->body);
     resp->status = status;
@@ -92,7 +92,7 @@ static void set_body(rk_response *resp, int status, const char *ctype, char *bod
 }
 
 /* Last resort when even an error body cannot be built. */
-static void out_of_memory(rk_response *resp)
+static void out_of_memory(rkd_response *resp)
 {
     static const char msg[] = "{\"error\":{\"code\":\"internal\",\"message\":\"the server is out "
                               "of memory; retry later\"}}";
@@ -100,8 +100,8 @@ static void out_of_memory(rk_response *resp)
     set_body(resp, 500, CT_JSON, body, body ? strlen(body) : 0);
 }
 
-void rk_response_error(rk_response *resp, int status, const char *code, const char *field,
-                       const char *fmt, ...)
+void rkd_response_error(rkd_response *resp, int status, const char *code, const char *field,
+                        const char *fmt, ...)
 {
     char message[512];
     va_list ap;
@@ -113,7 +113,7 @@ void rk_response_error(rk_response *resp, int status, const char *code, const ch
                             "field", field);
     char *body = NULL;
     size_t len = 0;
-    if (rki_json_dump(doc, &body, &len) != RK_OK) {
+    if (rkd_json_dump(doc, &body, &len) != RK_OK) {
         out_of_memory(resp);
         return;
     }
@@ -121,11 +121,11 @@ void rk_response_error(rk_response *resp, int status, const char *code, const ch
 }
 
 /* Answers `doc` (stolen) as JSON with `status`. */
-static void answer_json(rk_response *resp, int status, json_t *doc)
+static void answer_json(rkd_response *resp, int status, json_t *doc)
 {
     char *body = NULL;
     size_t len = 0;
-    if (rki_json_dump(doc, &body, &len) != RK_OK) {
+    if (rkd_json_dump(doc, &body, &len) != RK_OK) {
         out_of_memory(resp);
         return;
     }
@@ -134,10 +134,10 @@ static void answer_json(rk_response *resp, int status, json_t *doc)
 
 /* How a failure code from the store or the library becomes an HTTP error. */
 typedef struct failure {
-    int rc;           /* RK_* or RK_STORE_* */
+    int rc;           /* RK_* or RKD_STORE_* */
     int status;       /* HTTP status */
     const char *code; /* machine code */
-    int db_error;     /* counts as RK_COUNT_DB_ERRORS */
+    int db_error;     /* counts as RKD_COUNT_DB_ERRORS */
 } failure;
 
 static const failure failures[] = {
@@ -145,22 +145,22 @@ static const failure failures[] = {
     {RK_ETOPOLOGY, 400, "invalid_topology", 0},
     {RK_ETOOBIG, 422, "too_many_points", 0},
     {RK_EHASHMISMATCH, 422, "hash_mismatch", 0},
-    {RK_STORE_ENOCLUSTER, 404, "unknown_cluster", 0},
-    {RK_STORE_ENOVERSION, 404, "unknown_version", 0},
-    {RK_STORE_ENOACTIVE, 404, "no_active_version", 0},
-    {RK_STORE_ECONFLICT, 409, "conflict", 0},
-    {RK_STORE_EPRECONDITION, 412, "precondition_failed", 0},
-    {RK_STORE_EUNAVAILABLE, 503, "unavailable", 1},
+    {RKD_STORE_ENOCLUSTER, 404, "unknown_cluster", 0},
+    {RKD_STORE_ENOVERSION, 404, "unknown_version", 0},
+    {RKD_STORE_ENOACTIVE, 404, "no_active_version", 0},
+    {RKD_STORE_ECONFLICT, 409, "conflict", 0},
+    {RKD_STORE_EPRECONDITION, 412, "precondition_failed", 0},
+    {RKD_STORE_EUNAVAILABLE, 503, "unavailable", 1},
     {RK_EIO, 503, "unavailable", 1},
-    {RK_STORE_ENOTRK, 500, "internal", 1},
-    {RK_STORE_ETOONEW, 500, "internal", 1},
-    {RK_STORE_EMIGRATION, 500, "internal", 1},
+    {RKD_STORE_ENOTRK, 500, "internal", 1},
+    {RKD_STORE_ETOONEW, 500, "internal", 1},
+    {RKD_STORE_EMIGRATION, 500, "internal", 1},
 };
 
-static void count(rk_app *app, rk_counter which)
+static void count(rkd_app *app, rkd_counter which)
 {
     if (app->metrics)
-        rk_metrics_count(app->metrics, which);
+        rkd_metrics_count(app->metrics, which);
 }
 
 /* Answers the failure `rc` with its message from `err` (may be NULL for out of memory). */
@@ -172,14 +172,14 @@ static void fail(call *c, int rc, const rk_error *err)
             f = &failures[i];
     }
     if (f && f->db_error)
-        count(c->app, RK_COUNT_DB_ERRORS);
+        count(c->app, RKD_COUNT_DB_ERRORS);
     if (!f || !err || !err->message[0]) {
-        rk_response_error(c->resp, f ? f->status : 500, f ? f->code : "internal", NULL,
-                          "the server failed (%s); retry, and report it if it persists",
-                          rk_store_strerror(rc));
+        rkd_response_error(c->resp, f ? f->status : 500, f ? f->code : "internal", NULL,
+                           "the server failed (%s); retry, and report it if it persists",
+                           rkd_store_strerror(rc));
         return;
     }
-    rk_response_error(c->resp, f->status, f->code, err->field, "%s", err->message);
+    rkd_response_error(c->resp, f->status, f->code, err->field, "%s", err->message);
 }
 
 /* ---- Parsing request values ---- */
@@ -221,9 +221,9 @@ static int parse_etag(const char *s, int64_t *version)
     return parse_int(digits, version);
 }
 
-static void format_etag(char out[RK_ETAG_MAX], int64_t version)
+static void format_etag(char out[RKD_ETAG_MAX], int64_t version)
 {
-    snprintf(out, RK_ETAG_MAX, "\"v%lld\"", (long long)version);
+    snprintf(out, RKD_ETAG_MAX, "\"v%lld\"", (long long)version);
 }
 
 /* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
@@ -236,13 +236,13 @@ static int query_int(call *c, const char *name, int64_t min, int64_t max, int64_
     if (parse_int(s, out) == 0 && *out >= min && *out <= max)
         return 1;
     if (max == INT64_MAX)
-        rk_response_error(c->resp, 400, "invalid_parameter", name,
-                          "query parameter %s must be an integer of at least %lld", name,
-                          (long long)min);
+        rkd_response_error(c->resp, 400, "invalid_parameter", name,
+                           "query parameter %s must be an integer of at least %lld", name,
+                           (long long)min);
     else
-        rk_response_error(c->resp, 400, "invalid_parameter", name,
-                          "query parameter %s must be an integer from %lld to %lld", name,
-                          (long long)min, (long long)max);
+        rkd_response_error(c->resp, 400, "invalid_parameter", name,
+                           "query parameter %s must be an integer from %lld to %lld", name,
+                           (long long)min, (long long)max);
     return -1;
 }
 
@@ -257,20 +257,20 @@ static int query_bool(call *c, const char *name, int *out)
         *out = s[0] == 't';
         return 0;
     }
-    rk_response_error(c->resp, 400, "invalid_parameter", name,
-                      "query parameter %s must be true or false", name);
+    rkd_response_error(c->resp, 400, "invalid_parameter", name,
+                       "query parameter %s must be true or false", name);
     return -1;
 }
 
-/* If-Match as a version (RK_STORE_ANY when absent): 0, or -1 after answering 400. */
+/* If-Match as a version (RKD_STORE_ANY when absent): 0, or -1 after answering 400. */
 static int if_match(call *c, int64_t *version)
 {
     const char *s = c->req->header(c->req, "If-Match");
-    *version = RK_STORE_ANY;
+    *version = RKD_STORE_ANY;
     if (!s || parse_etag(s, version) == 0)
         return 0;
-    rk_response_error(c->resp, 400, "invalid_header", "If-Match",
-                      "If-Match must be a version ETag such as \"v4\" (with the quotes)");
+    rkd_response_error(c->resp, 400, "invalid_header", "If-Match",
+                       "If-Match must be a version ETag such as \"v4\" (with the quotes)");
     return -1;
 }
 
@@ -278,18 +278,18 @@ static int if_match(call *c, int64_t *version)
 
 /* Loads the active version of `cluster` from the store, serializes it and caches it; held entry
  * or NULL with rc and err set. */
-static rki_entry *load_active(rk_app *app, const char *cluster, int *rc, rk_error *err)
+static rkd_entry *load_active(rkd_app *app, const char *cluster, int *rc, rk_error *err)
 {
-    rk_store_version *v = NULL;
-    uint64_t gen = rki_cache_gen(app->docs);
+    rkd_store_version *v = NULL;
+    uint64_t gen = rkd_cache_gen(app->docs);
     char *body = NULL;
     size_t len = 0;
-    *rc = rk_store_get_active(app->store, cluster, &v, err);
+    *rc = rkd_store_get_active(app->store, cluster, &v, err);
     if (*rc != RK_OK)
         return NULL;
     int64_t version = v->version;
-    *rc = rki_json_dump(rki_version_json(v, 1), &body, &len);
-    rk_store_version_free(v);
+    *rc = rkd_json_dump(rkd_version_json(v, 1), &body, &len);
+    rkd_store_version_free(v);
     active_doc *doc = *rc == RK_OK ? malloc(sizeof *doc + len + 1) : NULL;
     if (!doc) {
         free(body);
@@ -300,15 +300,15 @@ static rki_entry *load_active(rk_app *app, const char *cluster, int *rc, rk_erro
     doc->len = len;
     memcpy(doc->body, body, len + 1);
     free(body);
-    rki_entry *e = rki_cache_put(app->docs, cluster, 0, version, doc, sizeof *doc + len, gen);
+    rkd_entry *e = rkd_cache_put(app->docs, cluster, 0, version, doc, sizeof *doc + len, gen);
     *rc = e ? RK_OK : RK_ENOMEM;
     return e;
 }
 
 /* The active document of `cluster`, held: from the cache, else from the store. */
-static rki_entry *active_entry(rk_app *app, const char *cluster, int *rc, rk_error *err)
+static rkd_entry *active_entry(rkd_app *app, const char *cluster, int *rc, rk_error *err)
 {
-    rki_entry *e = rki_cache_get(app->docs, cluster, 0);
+    rkd_entry *e = rkd_cache_get(app->docs, cluster, 0);
     *rc = RK_OK;
     return e ? e : load_active(app, cluster, rc, err);
 }
@@ -318,16 +318,16 @@ static rki_entry *active_entry(rk_app *app, const char *cluster, int *rc, rk_err
  * wakes long polls, so that they find it cached instead of all reading the database at once. */
 static void on_activation(void *arg, const char *cluster, int64_t version, uint64_t seq)
 {
-    rk_app *app = arg;
+    rkd_app *app = arg;
     int rc = RK_OK;
     (void)seq;
-    count(app, RK_COUNT_ACTIVATIONS);
+    count(app, RKD_COUNT_ACTIVATIONS);
     if (app->metrics)
-        rk_metrics_active_version(app->metrics, cluster, version);
-    rki_cache_raise(app->docs, cluster, 0, version);
-    rki_cache_release(app->docs, load_active(app, cluster, &rc, NULL));
+        rkd_metrics_active_version(app->metrics, cluster, version);
+    rkd_cache_raise(app->docs, cluster, 0, version);
+    rkd_cache_release(app->docs, load_active(app, cluster, &rc, NULL));
     pthread_mutex_lock(&app->hook_mu);
-    rk_activation_fn hook = app->hook;
+    rkd_activation_fn hook = app->hook;
     void *hook_arg = app->hook_arg;
     pthread_mutex_unlock(&app->hook_mu);
     if (hook)
@@ -344,7 +344,7 @@ static void h_healthz(call *c)
 static void h_readyz(call *c)
 {
     rk_error err = {0};
-    int rc = rk_store_ping(c->app->store, &err);
+    int rc = rkd_store_ping(c->app->store, &err);
     if (rc != RK_OK) {
         fail(c, rc, &err);
         return;
@@ -354,7 +354,7 @@ static void h_readyz(call *c)
 
 static void h_metrics(call *c)
 {
-    char *text = c->app->metrics ? rk_metrics_render(c->app->metrics) : strdup("");
+    char *text = c->app->metrics ? rkd_metrics_render(c->app->metrics) : strdup("");
     if (!text) {
         out_of_memory(c->resp);
         return;
@@ -364,54 +364,54 @@ static void h_metrics(call *c)
 
 static void h_clusters(call *c)
 {
-    rk_store_cluster_list list = {0};
+    rkd_store_cluster_list list = {0};
     rk_error err = {0};
-    int rc = rk_store_list_clusters(c->app->store, &list, &err);
+    int rc = rkd_store_list_clusters(c->app->store, &list, &err);
     if (rc != RK_OK) {
         fail(c, rc, &err);
         return;
     }
-    answer_json(c->resp, 200, rki_clusters_json(&list));
-    rk_store_cluster_list_free(&list);
+    answer_json(c->resp, 200, rkd_clusters_json(&list));
+    rkd_store_cluster_list_free(&list);
 }
 
 /* Answers a committed version `v` with `status` and its document; 201 adds Location. */
-static void answer_version(call *c, int status, const rk_store_version *v)
+static void answer_version(call *c, int status, const rkd_store_version *v)
 {
     if (status == 201)
         snprintf(c->resp->location, sizeof c->resp->location, "/v1/clusters/%s/versions/%lld",
                  v->cluster, (long long)v->version);
-    answer_json(c->resp, status, rki_version_json(v, 1));
+    answer_json(c->resp, status, rkd_version_json(v, 1));
 }
 
 /* The publish options of the request: its author, ?activate and If-Match. 0, or -1 after
  * answering 400. Read before any expensive work, so that a bad parameter costs little. */
-static int publish_opts(call *c, rk_store_publish_opts *opt)
+static int publish_opts(call *c, rkd_store_publish_opts *opt)
 {
-    *opt = (rk_store_publish_opts){c->req->author, RK_STORE_ANY, 0};
+    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0};
     if (query_bool(c, "activate", &opt->activate) != 0)
         return -1;
     return if_match(c, &opt->if_match_latest);
 }
 
 /* Publishes `t` (borrowed) and answers 201. Shared by publish and revert. */
-static void publish(call *c, rk_topology *t, const rk_store_publish_opts *opt)
+static void publish(call *c, rk_topology *t, const rkd_store_publish_opts *opt)
 {
-    rk_store_version *v = NULL;
+    rkd_store_version *v = NULL;
     rk_error err = {0};
-    int rc = rk_store_publish(c->app->store, c->cluster, t, opt, &v, &err);
+    int rc = rkd_store_publish(c->app->store, c->cluster, t, opt, &v, &err);
     if (rc != RK_OK) {
         fail(c, rc, &err);
         return;
     }
-    count(c->app, RK_COUNT_PUBLISHES);
+    count(c->app, RKD_COUNT_PUBLISHES);
     answer_version(c, 201, v);
-    rk_store_version_free(v);
+    rkd_store_version_free(v);
 }
 
 static void h_publish(call *c)
 {
-    rk_store_publish_opts opt;
+    rkd_store_publish_opts opt;
     rk_error err = {0};
     if (publish_opts(c, &opt) != 0)
         return;
@@ -427,47 +427,47 @@ static void h_publish(call *c)
 static void h_list_versions(call *c)
 {
     int64_t limit = LIST_LIMIT_DEFAULT, before = 0;
-    rk_store_version_list list = {0};
+    rkd_store_version_list list = {0};
     rk_error err = {0};
-    if (query_int(c, "limit", 1, RK_STORE_LIST_MAX, &limit) < 0 ||
+    if (query_int(c, "limit", 1, RKD_STORE_LIST_MAX, &limit) < 0 ||
         query_int(c, "before", 1, INT64_MAX, &before) < 0)
         return;
-    int rc = rk_store_list(c->app->store, c->cluster, (size_t)limit, before, &list, &err);
+    int rc = rkd_store_list(c->app->store, c->cluster, (size_t)limit, before, &list, &err);
     if (rc != RK_OK) {
         fail(c, rc, &err);
         return;
     }
-    answer_json(c->resp, 200, rki_versions_json(&list));
-    rk_store_version_list_free(&list);
+    answer_json(c->resp, 200, rkd_versions_json(&list));
+    rkd_store_version_list_free(&list);
 }
 
 static void h_get_version(call *c)
 {
-    rk_store_version *v = NULL;
+    rkd_store_version *v = NULL;
     rk_error err = {0};
-    int rc = rk_store_get(c->app->store, c->cluster, c->version, &v, &err);
+    int rc = rkd_store_get(c->app->store, c->cluster, c->version, &v, &err);
     if (rc != RK_OK) {
         fail(c, rc, &err);
         return;
     }
     answer_version(c, 200, v);
-    rk_store_version_free(v);
+    rkd_store_version_free(v);
 }
 
 static void h_activate(call *c)
 {
-    rk_store_version *v = NULL;
+    rkd_store_version *v = NULL;
     rk_error err = {0};
-    int64_t expect = RK_STORE_ANY;
+    int64_t expect = RKD_STORE_ANY;
     if (if_match(c, &expect) != 0)
         return;
-    int rc = rk_store_activate(c->app->store, c->cluster, c->version, expect, &v, &err);
+    int rc = rkd_store_activate(c->app->store, c->cluster, c->version, expect, &v, &err);
     if (rc != RK_OK) {
         fail(c, rc, &err);
         return;
     }
     answer_version(c, 200, v);
-    rk_store_version_free(v);
+    rkd_store_version_free(v);
 }
 
 /* Room for "revert to v<N>: " before a comment of RK_MAX_COMMENT bytes. */
@@ -507,14 +507,14 @@ static rk_topology *with_comment(const rk_topology *t, const char *comment, rk_e
 
 static void h_revert(call *c)
 {
-    rk_store_publish_opts opt;
-    rk_store_version *v = NULL;
+    rkd_store_publish_opts opt;
+    rkd_store_version *v = NULL;
     rk_topology *copy = NULL;
     rk_error err = {0};
     char comment[REVERT_COMMENT_CAP];
     if (publish_opts(c, &opt) != 0)
         return;
-    int rc = rk_store_get(c->app->store, c->cluster, c->version, &v, &err);
+    int rc = rkd_store_get(c->app->store, c->cluster, c->version, &v, &err);
     if (rc != RK_OK) {
         fail(c, rc, &err);
         goto done;
@@ -528,7 +528,7 @@ static void h_revert(call *c)
     publish(c, copy, &opt);
 done:
     rk_topology_free(copy);
-    rk_store_version_free(v);
+    rkd_store_version_free(v);
 }
 
 /* The version If-None-Match names, or -1 when absent or not one of ours. */
@@ -540,7 +540,7 @@ static int64_t if_none_match(call *c)
 }
 
 /* Answers 200 with a copy of a cached document (the cache keeps its own). */
-static void answer_copy(rk_response *resp, const active_doc *doc)
+static void answer_copy(rkd_response *resp, const active_doc *doc)
 {
     char *body = malloc(doc->len + 1);
     if (!body) {
@@ -558,7 +558,7 @@ static void h_ring(call *c)
     int rc = RK_OK;
     if (query_int(c, "wait", 0, WAIT_MAX_SECONDS, &wait) < 0)
         return;
-    rki_entry *e = active_entry(c->app, c->cluster, &rc, &err);
+    rkd_entry *e = active_entry(c->app, c->cluster, &rc, &err);
     if (!e) {
         fail(c, rc, &err);
         return;
@@ -574,7 +574,7 @@ static void h_ring(call *c)
     } else {
         answer_copy(c->resp, doc);
     }
-    rki_cache_release(c->app->docs, e);
+    rkd_cache_release(c->app->docs, e);
 }
 
 static void free_ring(void *ring)
@@ -583,22 +583,22 @@ static void free_ring(void *ring)
 }
 
 /* Version `v` of the cluster as a built ring, held: from the cache, else built and cached. */
-static rki_entry *ring_entry(call *c, int64_t v, int *rc, rk_error *err)
+static rkd_entry *ring_entry(call *c, int64_t v, int *rc, rk_error *err)
 {
-    rki_entry *e = rki_cache_get(c->app->rings, c->cluster, v);
-    rk_store_version *rec = NULL;
+    rkd_entry *e = rkd_cache_get(c->app->rings, c->cluster, v);
+    rkd_store_version *rec = NULL;
     *rc = RK_OK;
     if (e)
         return e;
-    *rc = rk_store_get(c->app->store, c->cluster, v, &rec, err);
+    *rc = rkd_store_get(c->app->store, c->cluster, v, &rec, err);
     rk_ring *ring = *rc == RK_OK ? rk_ring_build(rec->topology, err) : NULL;
-    rk_store_version_free(rec);
+    rkd_store_version_free(rec);
     if (!ring) {
         *rc = *rc != RK_OK ? *rc : err->code;
         return NULL;
     }
-    e = rki_cache_put(c->app->rings, c->cluster, v, 0, ring, rk_ring_memory(ring),
-                      rki_cache_gen(c->app->rings));
+    e = rkd_cache_put(c->app->rings, c->cluster, v, 0, ring, rk_ring_memory(ring),
+                      rkd_cache_gen(c->app->rings));
     *rc = e ? RK_OK : RK_ENOMEM;
     return e;
 }
@@ -614,15 +614,15 @@ static int plan_versions(call *c, int64_t *from, int64_t *to)
     if (has_to < 0)
         return -1;
     if (!has_from) {
-        rki_entry *e = active_entry(c->app, c->cluster, &rc, &err);
+        rkd_entry *e = active_entry(c->app, c->cluster, &rc, &err);
         *from = e ? ((const active_doc *)e->value)->version : 0;
-        rki_cache_release(c->app->docs, e);
+        rkd_cache_release(c->app->docs, e);
     }
     if (rc == RK_OK && !has_to) {
-        rk_store_version_list list = {0};
-        rc = rk_store_list(c->app->store, c->cluster, 1, 0, &list, &err);
+        rkd_store_version_list list = {0};
+        rc = rkd_store_list(c->app->store, c->cluster, 1, 0, &list, &err);
         *to = rc == RK_OK && list.count > 0 ? list.items[0].version : 0;
-        rk_store_version_list_free(&list);
+        rkd_store_version_list_free(&list);
     }
     if (rc != RK_OK)
         fail(c, rc, &err);
@@ -637,16 +637,16 @@ static int plan_query(call *c, rk_plan_options *opt, int *text, int *arcs)
     const char *accept = c->req->header(c->req, "Accept");
     int64_t keys = 0;
     if (step && parse_fraction(step, &opt->max_step) != 0) {
-        rk_response_error(c->resp, 400, "invalid_parameter", "max_step",
-                          "query parameter max_step must be a number above 0 and at most 1");
+        rkd_response_error(c->resp, 400, "invalid_parameter", "max_step",
+                           "query parameter max_step must be a number above 0 and at most 1");
         return -1;
     }
     if (query_int(c, "keys", 1, INT64_MAX, &keys) < 0 || query_bool(c, "arcs", arcs) != 0)
         return -1;
     opt->keys = (uint64_t)keys;
     if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0) {
-        rk_response_error(c->resp, 400, "invalid_parameter", "format",
-                          "query parameter format must be json or text");
+        rkd_response_error(c->resp, 400, "invalid_parameter", "format",
+                           "query parameter format must be json or text");
         return -1;
     }
     *text = format ? strcmp(format, "text") == 0 : accept && strstr(accept, "text/plain") != NULL;
@@ -672,7 +672,7 @@ static void h_plan(call *c)
 {
     rk_plan_options opt = {0};
     rk_plan_meta meta = {.cluster = c->cluster};
-    rki_entry *from = NULL, *to = NULL;
+    rkd_entry *from = NULL, *to = NULL;
     rk_plan *plan = NULL;
     rk_error err = {0};
     int text = 0, arcs = 1, rc = RK_OK;
@@ -690,8 +690,8 @@ static void h_plan(call *c)
     answer_plan(c, plan, &meta, text, arcs);
 done:
     rk_plan_free(plan);
-    rki_cache_release(c->app->rings, to);
-    rki_cache_release(c->app->rings, from);
+    rkd_cache_release(c->app->rings, to);
+    rkd_cache_release(c->app->rings, from);
 }
 
 /* ---- Routing ---- */
@@ -768,9 +768,9 @@ static int bind(call *c, const route *r, const segments *s)
             int fits = s->len[i] < sizeof c->cluster;
             snprintf(c->cluster, sizeof c->cluster, "%.*s", (int)s->len[i], s->at[i]);
             if (!fits || !rk_cluster_name_valid(c->cluster)) {
-                rk_response_error(c->resp, 400, "invalid_cluster", NULL,
-                                  "a cluster name is 1 to 63 bytes of a-z, 0-9, '.', '_' and "
-                                  "'-', starting with a letter or digit");
+                rkd_response_error(c->resp, 400, "invalid_cluster", NULL,
+                                   "a cluster name is 1 to 63 bytes of a-z, 0-9, '.', '_' and "
+                                   "'-', starting with a letter or digit");
                 return -1;
             }
         }
@@ -779,8 +779,8 @@ static int bind(call *c, const route *r, const segments *s)
             snprintf(digits, sizeof digits, "%.*s", (int)s->len[i], s->at[i]);
             if (s->len[i] >= sizeof digits || parse_int(digits, &c->version) != 0 ||
                 c->version < 1) {
-                rk_response_error(c->resp, 400, "invalid_version", NULL,
-                                  "a version in the path is a positive integer such as 4");
+                rkd_response_error(c->resp, 400, "invalid_version", NULL,
+                                   "a version in the path is a positive integer such as 4");
                 return -1;
             }
         }
@@ -794,7 +794,7 @@ static int method_is(const route *r, const char *method)
            (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0);
 }
 
-void rk_api_handle(rk_app *app, const rk_request *req, rk_response *resp)
+void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp)
 {
     call c = {.app = app, .req = req, .resp = resp};
     const route *path_match = NULL;
@@ -813,36 +813,36 @@ void rk_api_handle(rk_app *app, const rk_request *req, rk_response *resp)
         return;
     }
     if (!path_match) {
-        rk_response_error(resp, 404, "not_found", NULL,
-                          "there is no such path; see SPEC section 4 for the routes");
+        rkd_response_error(resp, 404, "not_found", NULL,
+                           "there is no such path; see SPEC section 4 for the routes");
         return;
     }
     resp->allow = path_match->allow;
-    rk_response_error(resp, 405, "method_not_allowed", NULL, "%s is not allowed here; use %s",
-                      req->method, path_match->allow);
+    rkd_response_error(resp, 405, "method_not_allowed", NULL, "%s is not allowed here; use %s",
+                       req->method, path_match->allow);
 }
 
 /* ---- The application ---- */
 
 /* Reports the active version of every cluster to the metrics, so they are right from the start. */
-static int seed_metrics(rk_app *app, rk_error *err)
+static int seed_metrics(rkd_app *app, rk_error *err)
 {
-    rk_store_cluster_list list = {0};
+    rkd_store_cluster_list list = {0};
     if (!app->metrics)
         return RK_OK;
-    int rc = rk_store_list_clusters(app->store, &list, err);
+    int rc = rkd_store_list_clusters(app->store, &list, err);
     for (size_t i = 0; rc == RK_OK && i < list.count; i++) {
         if (list.items[i].active_version > 0)
-            rk_metrics_active_version(app->metrics, list.items[i].name,
-                                      list.items[i].active_version);
+            rkd_metrics_active_version(app->metrics, list.items[i].name,
+                                       list.items[i].active_version);
     }
-    rk_store_cluster_list_free(&list);
+    rkd_store_cluster_list_free(&list);
     return rc;
 }
 
-rk_app *rk_app_new(rk_store *store, rk_metrics *metrics, rk_error *err)
+rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
 {
-    rk_app *app = calloc(1, sizeof *app);
+    rkd_app *app = calloc(1, sizeof *app);
     if (!app || pthread_mutex_init(&app->hook_mu, NULL) != 0) {
         free(app);
         if (err)
@@ -851,32 +851,32 @@ rk_app *rk_app_new(rk_store *store, rk_metrics *metrics, rk_error *err)
     }
     app->store = store;
     app->metrics = metrics;
-    app->docs = rki_cache_new(DOC_CACHE_ENTRIES, DOC_CACHE_BYTES, free);
-    app->rings = rki_cache_new(RING_CACHE_ENTRIES, RING_CACHE_BYTES, free_ring);
+    app->docs = rkd_cache_new(DOC_CACHE_ENTRIES, DOC_CACHE_BYTES, free);
+    app->rings = rkd_cache_new(RING_CACHE_ENTRIES, RING_CACHE_BYTES, free_ring);
     int rc = app->docs && app->rings ? seed_metrics(app, err) : RK_ENOMEM;
     if (rc != RK_OK) {
         if (rc == RK_ENOMEM && err)
             *err = (rk_error){.code = RK_ENOMEM, .message = "out of memory creating the API"};
-        rk_app_free(app);
+        rkd_app_free(app);
         return NULL;
     }
-    rk_store_set_watch(store, on_activation, app);
+    rkd_store_set_watch(store, on_activation, app);
     return app;
 }
 
-void rk_app_free(rk_app *app)
+void rkd_app_free(rkd_app *app)
 {
     if (!app)
         return;
     if (app->store)
-        rk_store_set_watch(app->store, NULL, NULL);
-    rki_cache_free(app->rings);
-    rki_cache_free(app->docs);
+        rkd_store_set_watch(app->store, NULL, NULL);
+    rkd_cache_free(app->rings);
+    rkd_cache_free(app->docs);
     pthread_mutex_destroy(&app->hook_mu);
     free(app);
 }
 
-void rk_app_set_activation_hook(rk_app *app, rk_activation_fn fn, void *arg)
+void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg)
 {
     pthread_mutex_lock(&app->hook_mu);
     app->hook = fn;

@@ -7,20 +7,20 @@
 
 #include "api_internal.h"
 
-struct rki_cache {
+struct rkd_cache {
     pthread_mutex_t lock;        /* guards everything below and every entry's refs and used */
-    rki_entry **slots;           /* max_entries slots, NULL when free */
+    rkd_entry **slots;           /* max_entries slots, NULL when free */
     size_t max_entries;          /* slot count */
     size_t max_bytes;            /* budget for the sizes of kept entries */
     size_t bytes;                /* sizes of kept entries */
     uint64_t clock;              /* LRU clock */
-    uint64_t gen;                /* bumped by every eviction and rki_cache_raise */
+    uint64_t gen;                /* bumped by every eviction and rkd_cache_raise */
     void (*free_value)(void *v); /* frees an entry's value */
 };
 
-rki_cache *rki_cache_new(size_t max_entries, size_t max_bytes, void (*free_value)(void *))
+rkd_cache *rkd_cache_new(size_t max_entries, size_t max_bytes, void (*free_value)(void *))
 {
-    rki_cache *c = calloc(1, sizeof *c);
+    rkd_cache *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->slots = calloc(max_entries, sizeof *c->slots);
@@ -35,13 +35,13 @@ rki_cache *rki_cache_new(size_t max_entries, size_t max_bytes, void (*free_value
     return c;
 }
 
-static void entry_free(rki_cache *c, rki_entry *e)
+static void entry_free(rkd_cache *c, rkd_entry *e)
 {
     c->free_value(e->value);
     free(e);
 }
 
-void rki_cache_free(rki_cache *c)
+void rkd_cache_free(rkd_cache *c)
 {
     if (!c)
         return;
@@ -54,7 +54,7 @@ void rki_cache_free(rki_cache *c)
     free(c);
 }
 
-uint64_t rki_cache_gen(rki_cache *c)
+uint64_t rkd_cache_gen(rkd_cache *c)
 {
     pthread_mutex_lock(&c->lock);
     uint64_t gen = c->gen;
@@ -64,9 +64,9 @@ uint64_t rki_cache_gen(rki_cache *c)
 
 /* Takes slot i's entry out of the table and drops the table's hold; frees it when that was the
  * last (values are freed under the lock: a free() is quick, and no holder can see it). */
-static void drop_slot_locked(rki_cache *c, size_t i)
+static void drop_slot_locked(rkd_cache *c, size_t i)
 {
-    rki_entry *e = c->slots[i];
+    rkd_entry *e = c->slots[i];
     c->slots[i] = NULL;
     c->bytes -= e->size;
     e->refs--;
@@ -74,19 +74,19 @@ static void drop_slot_locked(rki_cache *c, size_t i)
         entry_free(c, e);
 }
 
-static size_t find_locked(rki_cache *c, const char *cluster, int64_t key)
+static size_t find_locked(rkd_cache *c, const char *cluster, int64_t key)
 {
     for (size_t i = 0; i < c->max_entries; i++) {
-        rki_entry *e = c->slots[i];
+        rkd_entry *e = c->slots[i];
         if (e && e->key == key && strcmp(e->cluster, cluster) == 0)
             return i;
     }
     return c->max_entries;
 }
 
-rki_entry *rki_cache_get(rki_cache *c, const char *cluster, int64_t key)
+rkd_entry *rkd_cache_get(rkd_cache *c, const char *cluster, int64_t key)
 {
-    rki_entry *e = NULL;
+    rkd_entry *e = NULL;
     pthread_mutex_lock(&c->lock);
     size_t i = find_locked(c, cluster, key);
     if (i < c->max_entries) {
@@ -100,7 +100,7 @@ rki_entry *rki_cache_get(rki_cache *c, const char *cluster, int64_t key)
 
 /* A free slot when there is one and `size` more bytes fit; otherwise evicts the least recently
  * used entry and returns max_entries (call again). Lock held; the table is not empty. */
-static size_t room_locked(rki_cache *c, size_t size)
+static size_t room_locked(rkd_cache *c, size_t size)
 {
     size_t free_slot = c->max_entries, lru = c->max_entries;
     for (size_t i = 0; i < c->max_entries; i++) {
@@ -118,7 +118,7 @@ static size_t room_locked(rki_cache *c, size_t size)
 
 /* Puts held entry `e` into the table in place of the entry of its key, evicting others as
  * needed. Lock held. */
-static void keep_locked(rki_cache *c, rki_entry *e)
+static void keep_locked(rkd_cache *c, rkd_entry *e)
 {
     size_t i = find_locked(c, e->cluster, e->key);
     if (i < c->max_entries)
@@ -135,7 +135,7 @@ static void keep_locked(rki_cache *c, rki_entry *e)
 
 /* Non-zero when `e` may replace what the table holds for its key (see api_internal.h). Lock
  * held. */
-static int may_keep_locked(rki_cache *c, const rki_entry *e, uint64_t gen)
+static int may_keep_locked(rkd_cache *c, const rkd_entry *e, uint64_t gen)
 {
     if (e->size > c->max_bytes || c->max_entries == 0)
         return 0;
@@ -144,10 +144,10 @@ static int may_keep_locked(rki_cache *c, const rki_entry *e, uint64_t gen)
 }
 
 /* A new entry holding `value`, with the caller's hold; NULL (value freed) when out of memory. */
-static rki_entry *entry_new(rki_cache *c, const char *cluster, int64_t key, int64_t tag,
+static rkd_entry *entry_new(rkd_cache *c, const char *cluster, int64_t key, int64_t tag,
                             void *value, size_t size)
 {
-    rki_entry *e = calloc(1, sizeof *e);
+    rkd_entry *e = calloc(1, sizeof *e);
     if (!e) {
         c->free_value(value);
         return NULL;
@@ -161,21 +161,21 @@ static rki_entry *entry_new(rki_cache *c, const char *cluster, int64_t key, int6
     return e;
 }
 
-rki_entry *rki_cache_put(rki_cache *c, const char *cluster, int64_t key, int64_t tag, void *value,
+rkd_entry *rkd_cache_put(rkd_cache *c, const char *cluster, int64_t key, int64_t tag, void *value,
                          size_t size, uint64_t gen)
 {
-    rki_entry *e = entry_new(c, cluster, key, tag, value, size);
+    rkd_entry *e = entry_new(c, cluster, key, tag, value, size);
     if (!e)
         return NULL;
     pthread_mutex_lock(&c->lock);
     /* A longer name would have been cut: never keep it under the wrong key. */
-    if (strlen(cluster) < RK_CLUSTER_MAX && may_keep_locked(c, e, gen))
+    if (strlen(cluster) < RKD_CLUSTER_MAX && may_keep_locked(c, e, gen))
         keep_locked(c, e);
     pthread_mutex_unlock(&c->lock);
     return e;
 }
 
-void rki_cache_release(rki_cache *c, rki_entry *e)
+void rkd_cache_release(rkd_cache *c, rkd_entry *e)
 {
     if (!e)
         return;
@@ -187,7 +187,7 @@ void rki_cache_release(rki_cache *c, rki_entry *e)
         entry_free(c, e);
 }
 
-void rki_cache_raise(rki_cache *c, const char *cluster, int64_t key, int64_t tag)
+void rkd_cache_raise(rkd_cache *c, const char *cluster, int64_t key, int64_t tag)
 {
     pthread_mutex_lock(&c->lock);
     size_t i = find_locked(c, cluster, key);

@@ -34,7 +34,7 @@ typedef struct table {
     token *tokens; /* n entries */
 } table;
 
-struct rk_auth {
+struct rkd_auth {
     pthread_rwlock_t lock; /* readers: checks; writer: the swap in reload */
     table *tab;            /* current tokens (at least one), or NULL when path is NULL */
     char *path;            /* token file, or NULL: no tokens, writes as "anonymous" */
@@ -265,9 +265,9 @@ static int load(const char *path, table **out, rk_error *err)
     return RK_OK;
 }
 
-rk_auth *rk_auth_new(const char *path, rk_error *err)
+rkd_auth *rkd_auth_new(const char *path, rk_error *err)
 {
-    rk_auth *a = calloc(1, sizeof *a);
+    rkd_auth *a = calloc(1, sizeof *a);
     if (!a) {
         set_err(err, RK_ENOMEM, "out of memory");
         return NULL;
@@ -278,13 +278,13 @@ rk_auth *rk_auth_new(const char *path, rk_error *err)
     a->path = strdup(path);
     int rc = a->path ? load(path, &a->tab, err) : set_err(err, RK_ENOMEM, "out of memory");
     if (rc != RK_OK) {
-        rk_auth_free(a);
+        rkd_auth_free(a);
         return NULL;
     }
     return a;
 }
 
-void rk_auth_free(rk_auth *a)
+void rkd_auth_free(rkd_auth *a)
 {
     if (!a)
         return;
@@ -294,7 +294,7 @@ void rk_auth_free(rk_auth *a)
     free(a);
 }
 
-int rk_auth_reload(rk_auth *a, rk_error *err)
+int rkd_auth_reload(rkd_auth *a, rk_error *err)
 {
     if (!a->path)
         return RK_OK;
@@ -311,7 +311,7 @@ int rk_auth_reload(rk_auth *a, rk_error *err)
 }
 
 /* Fixed for the object's life: a token file can't be reloaded into having no tokens. */
-int rk_auth_enabled(rk_auth *a)
+int rkd_auth_enabled(rkd_auth *a)
 {
     return a->path != NULL;
 }
@@ -359,16 +359,16 @@ static void copy_name(char *out, size_t size, const char *name)
         snprintf(out, size, "%s", name);
 }
 
-int rk_auth_check(rk_auth *a, const char *authorization, char *name_out, size_t name_size)
+int rkd_auth_check(rkd_auth *a, const char *authorization, char *name_out, size_t name_size)
 {
-    if (!rk_auth_enabled(a)) {
+    if (!rkd_auth_enabled(a)) {
         copy_name(name_out, name_size, ANONYMOUS);
-        return RK_AUTH_OK;
+        return RKD_AUTH_OK;
     }
     const char *tok;
     size_t len;
     if (bearer_token(authorization, &tok, &len) != 0)
-        return RK_AUTH_MISSING;
+        return RKD_AUTH_MISSING;
     uint8_t digest[DIGEST_SIZE];
     digest_of(tok, len, digest); /* outside the lock: reloads wait less */
     pthread_rwlock_rdlock(&a->lock);
@@ -376,5 +376,5 @@ int rk_auth_check(rk_auth *a, const char *authorization, char *name_out, size_t 
     if (hit)
         copy_name(name_out, name_size, hit->name);
     pthread_rwlock_unlock(&a->lock);
-    return hit ? RK_AUTH_OK : RK_AUTH_WRONG;
+    return hit ? RKD_AUTH_OK : RKD_AUTH_WRONG;
 }

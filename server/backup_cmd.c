@@ -1,5 +1,5 @@
 /* backup_cmd.c — `ringkeeperd backup --db FILE --to FILE [--force]`: flags, then one call to
- * rk_store_backup(), which copies a live database safely; this file only maps outcomes to exit
+ * rkd_store_backup(), which copies a live database safely; this file only maps outcomes to exit
  * codes and explains restoring in --help. */
 #include <getopt.h>
 #include <stdio.h>
@@ -68,17 +68,17 @@ static int parse_backup_options(int argc, char **argv, backup_options *o)
     return 0;
 }
 
-int rki_backup_main(int argc, char **argv)
+int rkd_backup_main(int argc, char **argv)
 {
     backup_options o = {NULL, NULL, 0};
     int rc = parse_backup_options(argc, argv, &o);
     if (rc)
         return rc;
     rk_error err = {0};
-    rc = rk_store_backup(o.db, o.to, o.force, &err);
+    rc = rkd_store_backup(o.db, o.to, o.force, &err);
     if (rc != RK_OK) {
         fprintf(stderr, "ringkeeperd backup: %s\n", err.message);
-        return rc == RK_STORE_ENOTRK ? EXIT_REFUSED : EXIT_FAILURE;
+        return rc == RKD_STORE_ENOTRK ? EXIT_REFUSED : EXIT_FAILURE;
     }
     fprintf(stderr, "ringkeeperd backup: %s copied to %s (integrity_check ok)\n", o.db, o.to);
     return 0;

@@ -15,10 +15,10 @@
 
 /* A long poll held by MHD_suspend_connection until an activation of its cluster or its deadline. */
 typedef struct waiter {
-    struct waiter *next;          /* in rk_http.waiters */
-    struct MHD_Connection *conn;  /* suspended connection */
-    char cluster[RK_CLUSTER_MAX]; /* woken by an activation of this cluster */
-    struct timespec deadline;     /* CLOCK_MONOTONIC */
+    struct waiter *next;           /* in rkd_http.waiters */
+    struct MHD_Connection *conn;   /* suspended connection */
+    char cluster[RKD_CLUSTER_MAX]; /* woken by an activation of this cluster */
+    struct timespec deadline;      /* CLOCK_MONOTONIC */
 } waiter;
 
 /* Per-request state (MHD's *req_cls): made on the first call, freed when the request completes. */
@@ -38,9 +38,9 @@ typedef struct req_state {
     const char *route;     /* route pattern, for metrics */
 } req_state;
 
-struct rk_http {
+struct rkd_http {
     struct MHD_Daemon *d;         /* the daemon */
-    rk_http_config cfg;           /* as started */
+    rkd_http_config cfg;          /* as started */
     unsigned port;                /* bound port */
     atomic_long inflight;         /* requests started and not completed */
     _Atomic uint64_t activations; /* counted under mu, so a hold sees any it missed */
@@ -66,18 +66,18 @@ static int before(const struct timespec *a, const struct timespec *b)
 /* ---- long polls ---- */
 
 /* Unlinks `w` and resumes its connection; the caller holds h->mu. */
-static void release(rk_http *h, waiter **link)
+static void release(rkd_http *h, waiter **link)
 {
     waiter *w = *link;
     *link = w->next;
     MHD_resume_connection(w->conn);
-    rk_metrics_waiting(h->cfg.metrics, -1);
+    rkd_metrics_waiting(h->cfg.metrics, -1);
 }
 
 /* Holds the request until an activation of its cluster or its deadline, set by the first hold: a
  * poll woken by an activation it already has waits on for the rest of its time. Returns -1 when the
  * server is stopping (answer at once), 1 when an activation came since `seen` (look again). */
-static int hold(rk_http *h, req_state *st, struct MHD_Connection *c, const rk_response *r,
+static int hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_response *r,
                 uint64_t seen)
 {
     pthread_mutex_lock(&h->mu);
@@ -98,14 +98,14 @@ static int hold(rk_http *h, req_state *st, struct MHD_Connection *c, const rk_re
     h->waiters = &st->w;
     pthread_cond_signal(&h->cv);
     pthread_mutex_unlock(&h->mu);
-    rk_metrics_waiting(h->cfg.metrics, +1);
+    rkd_metrics_waiting(h->cfg.metrics, +1);
     return 0;
 }
 
 /* Activation hook of the app: answer every long poll of that cluster now. */
 static void on_activation(void *arg, const char *cluster, int64_t version)
 {
-    rk_http *h = arg;
+    rkd_http *h = arg;
     (void)version;
     pthread_mutex_lock(&h->mu);
     atomic_fetch_add(&h->activations, 1);
@@ -120,7 +120,7 @@ static void on_activation(void *arg, const char *cluster, int64_t version)
 
 static void *timer_main(void *arg)
 {
-    rk_http *h = arg;
+    rkd_http *h = arg;
     pthread_mutex_lock(&h->mu);
     while (!h->stopping) {
         struct timespec now, wake;
@@ -146,17 +146,17 @@ static void *timer_main(void *arg)
 
 /* ---- requests ---- */
 
-static const char *header_of(const rk_request *req, const char *name)
+static const char *header_of(const rkd_request *req, const char *name)
 {
     return MHD_lookup_connection_value(req->ctx, MHD_HEADER_KIND, name);
 }
 
-static const char *query_of(const rk_request *req, const char *name)
+static const char *query_of(const rkd_request *req, const char *name)
 {
     return MHD_lookup_connection_value(req->ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk_response *r)
+static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rkd_response *r)
 {
     if (r->status >= 500 && r->body) { /* JSON bodies end in a newline; the log line does too */
         size_t len = r->body_len;
@@ -168,7 +168,7 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
         r->body ? MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE)
                 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     if (!m) {
-        rk_response_clear(r);
+        rkd_response_clear(r);
         return MHD_NO;
     }
     r->body = NULL; /* the MHD response owns it now */
@@ -192,37 +192,37 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
 static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int status,
                                   const char *code, const char *message)
 {
-    rk_response r = {0};
-    rk_response_error(&r, status, code, NULL, "%s", message);
+    rkd_response r = {0};
+    rkd_response_error(&r, status, code, NULL, "%s", message);
     r.route = "other";
     return send_response(c, st, &r);
 }
 
 /* Also the call after a held long poll is resumed: its time is up (answer as the handler sees fit),
  * or an activation woke it (look again: the new version, or wait on if the client has it). */
-static enum MHD_Result answer(rk_http *h, struct MHD_Connection *c, req_state *st)
+static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *st)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    rk_request req = {.method = st->method,
-                      .path = st->path,
-                      .query = query_of,
-                      .header = header_of,
-                      .ctx = c,
-                      .body = st->body,
-                      .body_len = st->len,
-                      .author = st->author,
-                      .resumed = st->waiting && !before(&now, &st->w.deadline)};
-    rk_response r = {0};
+    rkd_request req = {.method = st->method,
+                       .path = st->path,
+                       .query = query_of,
+                       .header = header_of,
+                       .ctx = c,
+                       .body = st->body,
+                       .body_len = st->len,
+                       .author = st->author,
+                       .resumed = st->waiting && !before(&now, &st->w.deadline)};
+    rkd_response r = {0};
     /* An activation between the handler's look and the hold would be slept through: hold only if
      * none came in between, else look again (a few times, then answer as is). */
     for (int tries = 0;; tries++) {
         uint64_t seen = atomic_load(&h->activations);
-        rk_api_handle(h->cfg.app, &req, &r);
+        rkd_api_handle(h->cfg.app, &req, &r);
         if (r.wait_seconds == 0 || req.resumed)
             break;
         int held = tries < 3 ? hold(h, st, c, &r, seen) : -1;
-        rk_response_clear(&r);
+        rkd_response_clear(&r);
         if (held == 0)
             return MHD_YES;
         req.resumed = held < 0; /* stopping, or activations keep coming: answer now */
@@ -231,7 +231,7 @@ static enum MHD_Result answer(rk_http *h, struct MHD_Connection *c, req_state *s
 }
 
 /* First call of a request: state, authentication of writes, the declared body size. */
-static enum MHD_Result begin(rk_http *h, struct MHD_Connection *c, const char *url,
+static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *url,
                              const char *method, void **req_cls)
 {
     req_state *st = calloc(1, sizeof *st);
@@ -245,11 +245,11 @@ static enum MHD_Result begin(rk_http *h, struct MHD_Connection *c, const char *u
     atomic_fetch_add(&h->inflight, 1);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-        int rc = rk_auth_check(h->cfg.auth, authz, st->author, sizeof st->author);
-        if (rc == RK_AUTH_MISSING)
+        int rc = rkd_auth_check(h->cfg.auth, authz, st->author, sizeof st->author);
+        if (rc == RKD_AUTH_MISSING)
             return send_error(c, st, 401, "unauthorized",
                               "this server needs Authorization: Bearer <token> for writes");
-        if (rc != RK_AUTH_OK)
+        if (rc != RKD_AUTH_OK)
             return send_error(c, st, 403, "forbidden", "the bearer token is not configured here");
     }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -262,7 +262,7 @@ static enum MHD_Result begin(rk_http *h, struct MHD_Connection *c, const char *u
 }
 
 /* Keeps at most max_body bytes; past that the request is answered 413 and the rest dropped. */
-static void take_body(rk_http *h, req_state *st, const char *data, size_t size)
+static void take_body(rkd_http *h, req_state *st, const char *data, size_t size)
 {
     if (st->too_big || st->len + size > h->cfg.max_body) {
         st->too_big = 1;
@@ -287,7 +287,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **req_cls)
 {
-    rk_http *h = cls;
+    rkd_http *h = cls;
     req_state *st = *req_cls;
     (void)version;
     if (!st)
@@ -308,7 +308,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    rk_http *h = cls;
+    rkd_http *h = cls;
     req_state *st = *req_cls;
     (void)c;
     if (!st)
@@ -317,8 +317,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     const char *how = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)";
     fprintf(stderr, "%s %s %d %zu %.3fms %s%s%s\n", st->method, st->path, st->status, st->bytes,
             secs * 1e3, st->author, how, st->why);
-    rk_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
-                       secs);
+    rkd_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
+                        secs);
     free(st->body);
     free(st);
     *req_cls = NULL;
@@ -360,14 +360,14 @@ static int resolve(const char *listen, struct addrinfo **out, rk_error *err)
     return RK_OK;
 }
 
-static struct MHD_Daemon *start_daemon(rk_http *h, const struct addrinfo *ai)
+static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
 {
     /* AUTO picks epoll on Linux: each pool thread watches its share of the connections. Suspended
      * connections (held long polls) are not timed out by MHD while they are held. */
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    const rk_http_config *c = &h->cfg;
+    const rkd_http_config *c = &h->cfg;
     struct MHD_OptionItem opts[8];
     size_t n = 0;
     if (c->max_connections)
@@ -383,15 +383,15 @@ static struct MHD_Daemon *start_daemon(rk_http *h, const struct addrinfo *ai)
         flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)RK_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+        (size_t)RKD_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
 
-rk_http *rk_http_start(const rk_http_config *cfg, rk_error *err)
+rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
 {
     struct addrinfo *ai = NULL;
     if (resolve(cfg->listen, &ai, err))
         return NULL;
-    rk_http *h = calloc(1, sizeof *h);
+    rkd_http *h = calloc(1, sizeof *h);
     if (!h) {
         freeaddrinfo(ai);
         return NULL;
@@ -427,16 +427,16 @@ rk_http *rk_http_start(const rk_http_config *cfg, rk_error *err)
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : 0;
-    rk_app_set_activation_hook(cfg->app, on_activation, h);
+    rkd_app_set_activation_hook(cfg->app, on_activation, h);
     return h;
 }
 
-unsigned rk_http_port(const rk_http *h)
+unsigned rkd_http_port(const rkd_http *h)
 {
     return h->port;
 }
 
-void rk_http_stop(rk_http *h, unsigned grace_ms)
+void rkd_http_stop(rkd_http *h, unsigned grace_ms)
 {
     if (!h)
         return;
@@ -449,7 +449,7 @@ void rk_http_stop(rk_http *h, unsigned grace_ms)
     for (unsigned waited = 0; atomic_load(&h->inflight) > 0 && waited < grace_ms; waited += 10)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     MHD_stop_daemon(h->d);
-    rk_app_set_activation_hook(h->cfg.app, NULL, NULL);
+    rkd_app_set_activation_hook(h->cfg.app, NULL, NULL);
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
     free(h);

@@ -231,14 +231,14 @@ static int is_loopback(const char *listen)
 }
 
 /* Blocks until SIGTERM or SIGINT; reloads the tokens on SIGHUP. */
-static void wait_for_stop(const sigset_t *set, rk_auth *auth)
+static void wait_for_stop(const sigset_t *set, rkd_auth *auth)
 {
     for (;;) {
         int sig = 0;
         if (sigwait(set, &sig) != 0 || sig != SIGHUP)
             return;
         rk_error err = {0};
-        if (rk_auth_reload(auth, &err))
+        if (rkd_auth_reload(auth, &err))
             fprintf(stderr, "ringkeeperd: SIGHUP: tokens not reloaded, the old ones stay: %s\n",
                     err.message);
         else
@@ -246,46 +246,46 @@ static void wait_for_stop(const sigset_t *set, rk_auth *auth)
     }
 }
 
-static int serve(const options *o, const char *const pem[2], rk_store *store, rk_auth *auth,
-                 rk_metrics *metrics, const sigset_t *signals)
+static int serve(const options *o, const char *const pem[2], rkd_store *store, rkd_auth *auth,
+                 rkd_metrics *metrics, const sigset_t *signals)
 {
     rk_error err = {0};
-    rk_app *app = rk_app_new(store, metrics, &err);
-    rk_http_config cfg = {.listen = o->listen,
-                          .threads = o->threads,
-                          .max_body = o->max_body,
-                          .app = app,
-                          .auth = auth,
-                          .metrics = metrics,
-                          .tls_cert = pem[0],
-                          .tls_key = pem[1],
-                          .max_connections = o->max_connections,
-                          .idle_timeout = o->idle_timeout};
-    rk_http *http = app ? rk_http_start(&cfg, &err) : NULL;
+    rkd_app *app = rkd_app_new(store, metrics, &err);
+    rkd_http_config cfg = {.listen = o->listen,
+                           .threads = o->threads,
+                           .max_body = o->max_body,
+                           .app = app,
+                           .auth = auth,
+                           .metrics = metrics,
+                           .tls_cert = pem[0],
+                           .tls_key = pem[1],
+                           .max_connections = o->max_connections,
+                           .idle_timeout = o->idle_timeout};
+    rkd_http *http = app ? rkd_http_start(&cfg, &err) : NULL;
     if (!http) {
         fprintf(stderr, "ringkeeperd: %s\n", err.message);
-        rk_app_free(app);
+        rkd_app_free(app);
         return 1;
     }
     fprintf(stderr, "ringkeeperd: listening on port %u (%s%s, db %s, %u threads%s)\n",
-            rk_http_port(http), o->listen, pem[0] ? ", https" : "", o->db, o->threads,
-            rk_auth_enabled(auth) ? ", tokens required for writes" : "");
-    if (!rk_auth_enabled(auth) && !is_loopback(o->listen))
+            rkd_http_port(http), o->listen, pem[0] ? ", https" : "", o->db, o->threads,
+            rkd_auth_enabled(auth) ? ", tokens required for writes" : "");
+    if (!rkd_auth_enabled(auth) && !is_loopback(o->listen))
         fprintf(stderr,
                 "ringkeeperd: warning: listening beyond loopback without --token-file: "
                 "anyone who reaches %s can publish and activate\n",
                 o->listen);
     wait_for_stop(signals, auth);
     fprintf(stderr, "ringkeeperd: stopping: finishing the requests in flight\n");
-    rk_http_stop(http, STOP_GRACE_MS);
-    rk_app_free(app);
+    rkd_http_stop(http, STOP_GRACE_MS);
+    rkd_app_free(app);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "backup") == 0)
-        return rki_backup_main(argc - 1, argv + 1);
+        return rkd_backup_main(argc - 1, argv + 1);
     options o = {.listen = DEFAULT_LISTEN,
                  .db = DEFAULT_DB,
                  .threads = DEFAULT_THREADS,
@@ -317,31 +317,31 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     rk_error err = {0};
-    rk_auth *auth = rk_auth_new(o.token_file, &err);
+    rkd_auth *auth = rkd_auth_new(o.token_file, &err);
     if (!auth) {
         fprintf(stderr, "ringkeeperd: %s\n", err.message);
         free(pem[0]);
         free(pem[1]);
         return EXIT_USAGE;
     }
-    rk_store *store = rk_store_open(o.db, o.migrations, &err);
+    rkd_store *store = rkd_store_open(o.db, o.migrations, &err);
     if (!store) {
         fprintf(stderr, "ringkeeperd: %s: %s\n", o.db, err.message);
-        rk_auth_free(auth);
+        rkd_auth_free(auth);
         free(pem[0]);
         free(pem[1]);
-        return err.code == RK_STORE_EUNAVAILABLE ? 1 : EXIT_DATABASE;
+        return err.code == RKD_STORE_EUNAVAILABLE ? 1 : EXIT_DATABASE;
     }
-    if (rk_store_read_only(store))
+    if (rkd_store_read_only(store))
         fprintf(stderr,
                 "ringkeeperd: warning: %s is read-only: reads are served, publishes and "
                 "activations get 503 until the file is writable again\n",
                 o.db);
-    rk_metrics *metrics = rk_metrics_new();
+    rkd_metrics *metrics = rkd_metrics_new();
     rc = metrics ? serve(&o, (const char *const *)pem, store, auth, metrics, &signals) : 1;
-    rk_metrics_free(metrics);
-    rk_store_close(store);
-    rk_auth_free(auth);
+    rkd_metrics_free(metrics);
+    rkd_store_close(store);
+    rkd_auth_free(auth);
     if (pem[1]) /* the key is secret: no copy left in freed memory */
         memset(pem[1], 0, strlen(pem[1]));
     free(pem[0]);

@@ -29,14 +29,14 @@ static const char *const known_methods[] = {"GET",    "HEAD",    "POST",  "PUT",
                                             "DELETE", "OPTIONS", "PATCH", "TRACE"};
 
 static const char *const counter_names[] = {
-    [RK_COUNT_PUBLISHES] = "ringkeeper_publishes_total",
-    [RK_COUNT_ACTIVATIONS] = "ringkeeper_activations_total",
-    [RK_COUNT_DB_ERRORS] = "ringkeeper_database_errors_total",
+    [RKD_COUNT_PUBLISHES] = "ringkeeper_publishes_total",
+    [RKD_COUNT_ACTIVATIONS] = "ringkeeper_activations_total",
+    [RKD_COUNT_DB_ERRORS] = "ringkeeper_database_errors_total",
 };
 static const char *const counter_help[] = {
-    [RK_COUNT_PUBLISHES] = "Topology versions published.",
-    [RK_COUNT_ACTIVATIONS] = "Topology versions activated.",
-    [RK_COUNT_DB_ERRORS] = "Store calls that failed because of the database.",
+    [RKD_COUNT_PUBLISHES] = "Topology versions published.",
+    [RKD_COUNT_ACTIVATIONS] = "Topology versions activated.",
+    [RKD_COUNT_DB_ERRORS] = "Store calls that failed because of the database.",
 };
 #define N_COUNTERS (sizeof counter_names / sizeof counter_names[0])
 
@@ -68,19 +68,19 @@ typedef struct cluster_gauge {
     int64_t version; /* active version */
 } cluster_gauge;
 
-struct rk_metrics {
+struct rkd_metrics {
     pthread_mutex_t req_lock;                 /* guards req */
     request_tables req;                       /* HTTP requests */
     pthread_mutex_t cluster_lock;             /* guards clusters, n_clusters */
     size_t n_clusters;                        /* used entries of clusters */
     cluster_gauge clusters[MAX_CLUSTERS];     /* active version per cluster */
-    atomic_uint_fast64_t counter[N_COUNTERS]; /* rk_counter values */
+    atomic_uint_fast64_t counter[N_COUNTERS]; /* rkd_counter values */
     atomic_int waiting;                       /* long polls held now */
 };
 
-rk_metrics *rk_metrics_new(void)
+rkd_metrics *rkd_metrics_new(void)
 {
-    rk_metrics *m = calloc(1, sizeof *m);
+    rkd_metrics *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
     pthread_mutex_init(&m->req_lock, NULL);
@@ -91,7 +91,7 @@ rk_metrics *rk_metrics_new(void)
     return m;
 }
 
-void rk_metrics_free(rk_metrics *m)
+void rkd_metrics_free(rkd_metrics *m)
 {
     if (!m)
         return;
@@ -162,8 +162,8 @@ static void hist_add(histogram *h, double seconds)
     h->sum += seconds;
 }
 
-void rk_metrics_request(rk_metrics *m, const char *method, const char *route, int status,
-                        double seconds)
+void rkd_metrics_request(rkd_metrics *m, const char *method, const char *route, int status,
+                         double seconds)
 {
     if (!m)
         return;
@@ -182,14 +182,14 @@ void rk_metrics_request(rk_metrics *m, const char *method, const char *route, in
     pthread_mutex_unlock(&m->req_lock);
 }
 
-void rk_metrics_count(rk_metrics *m, rk_counter which)
+void rkd_metrics_count(rkd_metrics *m, rkd_counter which)
 {
     if (!m || (unsigned)which >= N_COUNTERS)
         return;
     atomic_fetch_add_explicit(&m->counter[which], 1, memory_order_relaxed);
 }
 
-static int set_version(rk_metrics *m, const char *cluster, int64_t version)
+static int set_version(rkd_metrics *m, const char *cluster, int64_t version)
 {
     for (size_t i = 0; i < m->n_clusters; i++) {
         if (strcmp(m->clusters[i].name, cluster) == 0) {
@@ -208,7 +208,7 @@ static int set_version(rk_metrics *m, const char *cluster, int64_t version)
 
 /* Activations are rare, so a linear scan is fine; past MAX_CLUSTERS new clusters go unreported
  * (a gauge can't be summed into "other"). */
-void rk_metrics_active_version(rk_metrics *m, const char *cluster, int64_t version)
+void rkd_metrics_active_version(rkd_metrics *m, const char *cluster, int64_t version)
 {
     if (!m || !cluster)
         return;
@@ -217,7 +217,7 @@ void rk_metrics_active_version(rk_metrics *m, const char *cluster, int64_t versi
     pthread_mutex_unlock(&m->cluster_lock);
 }
 
-void rk_metrics_waiting(rk_metrics *m, int delta)
+void rkd_metrics_waiting(rkd_metrics *m, int delta)
 {
     if (!m)
         return;
@@ -287,7 +287,7 @@ static void render_latency(FILE *f, const request_tables *t)
         render_histogram(f, name, &t->hist[i]);
 }
 
-static void render_counters(FILE *f, rk_metrics *m)
+static void render_counters(FILE *f, rkd_metrics *m)
 {
     for (size_t i = 0; i < N_COUNTERS; i++) {
         uint64_t v = atomic_load_explicit(&m->counter[i], memory_order_relaxed);
@@ -296,7 +296,7 @@ static void render_counters(FILE *f, rk_metrics *m)
     }
 }
 
-static void render_clusters(FILE *f, rk_metrics *m)
+static void render_clusters(FILE *f, rkd_metrics *m)
 {
     static const char name[] = "ringkeeper_active_version";
     put_header(f, name, "gauge", "Active topology version, by cluster.");
@@ -309,14 +309,14 @@ static void render_clusters(FILE *f, rk_metrics *m)
     pthread_mutex_unlock(&m->cluster_lock);
 }
 
-static void render_waiting(FILE *f, rk_metrics *m)
+static void render_waiting(FILE *f, rkd_metrics *m)
 {
     static const char name[] = "ringkeeper_long_polls_waiting";
     put_header(f, name, "gauge", "Long-poll requests held waiting for an activation.");
     fprintf(f, "%s %d\n", name, atomic_load_explicit(&m->waiting, memory_order_relaxed));
 }
 
-char *rk_metrics_render(rk_metrics *m)
+char *rkd_metrics_render(rkd_metrics *m)
 {
     /* A snapshot keeps the request lock for a memcpy, not for the whole formatting. */
     request_tables *snap = malloc(sizeof *snap);

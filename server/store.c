@@ -6,31 +6,31 @@
 
 static const char *const state_names[] = {"staged", "active", "retired", "superseded"};
 
-const char *rk_store_strerror(int code)
+const char *rkd_store_strerror(int code)
 {
     switch (code) {
-#define RK_STORE_TEXT_(name, value, text)                                                          \
-    case RK_STORE_##name:                                                                          \
+#define RKD_STORE_TEXT_(name, value, text)                                                         \
+    case RKD_STORE_##name:                                                                         \
         return text;
-        RK_STORE_ERRNO_MAP(RK_STORE_TEXT_)
-#undef RK_STORE_TEXT_
+        RKD_STORE_ERRNO_MAP(RKD_STORE_TEXT_)
+#undef RKD_STORE_TEXT_
     }
     return rk_strerror(code);
 }
 
-const char *rk_store_errname(int code)
+const char *rkd_store_errname(int code)
 {
     switch (code) {
-#define RK_STORE_NAME_(name, value, text)                                                          \
-    case RK_STORE_##name:                                                                          \
-        return "RK_STORE_" #name;
-        RK_STORE_ERRNO_MAP(RK_STORE_NAME_)
-#undef RK_STORE_NAME_
+#define RKD_STORE_NAME_(name, value, text)                                                         \
+    case RKD_STORE_##name:                                                                         \
+        return "RKD_STORE_" #name;
+        RKD_STORE_ERRNO_MAP(RKD_STORE_NAME_)
+#undef RKD_STORE_NAME_
     }
     return rk_errname(code);
 }
 
-const char *rk_store_state_name(rk_store_state state)
+const char *rkd_store_state_name(rkd_store_state state)
 {
     if ((unsigned)state >= sizeof state_names / sizeof state_names[0])
         return NULL;
@@ -38,7 +38,7 @@ const char *rk_store_state_name(rk_store_state state)
 }
 
 /* Frees what a record owns, not the record itself (list items live in one array). */
-static void version_deinit(rk_store_version *v)
+static void version_deinit(rkd_store_version *v)
 {
     free(v->cluster);
     free(v->author);
@@ -46,7 +46,7 @@ static void version_deinit(rk_store_version *v)
     rk_topology_free(v->topology);
 }
 
-void rk_store_version_free(rk_store_version *v)
+void rkd_store_version_free(rkd_store_version *v)
 {
     if (!v)
         return;
@@ -54,7 +54,7 @@ void rk_store_version_free(rk_store_version *v)
     free(v);
 }
 
-void rk_store_version_list_free(rk_store_version_list *list)
+void rkd_store_version_list_free(rkd_store_version_list *list)
 {
     if (!list)
         return;
@@ -65,7 +65,7 @@ void rk_store_version_list_free(rk_store_version_list *list)
     list->count = 0;
 }
 
-void rk_store_cluster_list_free(rk_store_cluster_list *list)
+void rkd_store_cluster_list_free(rkd_store_cluster_list *list)
 {
     if (!list)
         return;

@@ -8,18 +8,18 @@
  * store computes points and the fingerprint with libringkeeper too. Cluster names are the caller's
  * to check (SPEC section 1); the store only refuses NULL or empty ones.
  *
- * Thread safety: every rk_store_* call on one rk_store may be made from any number of threads at
- * once, except rk_store_close() and rk_store_set_watch() (call those while no other thread uses the
- * store). Several rk_store handles, in one process or several, may open the same database: version
- * numbers stay gap-free across all of them. Records and lists returned are owned by the caller and
- * not shared.
+ * Thread safety: every rkd_store_* call on one rkd_store may be made from any number of threads at
+ * once, except rkd_store_close() and rkd_store_set_watch() (call those while no other thread uses
+ * the store). Several rkd_store handles, in one process or several, may open the same database:
+ * version numbers stay gap-free across all of them. Records and lists returned are owned by the
+ * caller and not shared.
  *
  * Errors: every fallible call returns RK_OK (0) or a negative code, either an rk_status from
- * ringkeeper.h (RK_EINVAL, RK_ENOMEM, RK_ETOPOLOGY ...) or one of RK_STORE_* below, and fills the
+ * ringkeeper.h (RK_EINVAL, RK_ENOMEM, RK_ETOPOLOGY ...) or one of RKD_STORE_* below, and fills the
  * optional rk_error with a sentence a person can act on.
  */
-#ifndef RK_STORE_H
-#define RK_STORE_H
+#ifndef RKD_STORE_H
+#define RKD_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@
 /* Store codes; the HTTP layer maps them: ENOCLUSTER, ENOVERSION, ENOACTIVE -> 404; ECONFLICT ->
  * 409; EPRECONDITION -> 412; EUNAVAILABLE -> 503; the rest stop the server at startup. Values do
  * not overlap rk_status. */
-#define RK_STORE_ERRNO_MAP(X)                                                                      \
+#define RKD_STORE_ERRNO_MAP(X)                                                                     \
     X(ENOCLUSTER, -100, "unknown cluster")                                                         \
     X(ENOVERSION, -101, "unknown version")                                                         \
     X(ENOACTIVE, -102, "the cluster has no active version")                                        \
@@ -40,151 +40,152 @@
     X(ETOONEW, -107, "database schema newer than this program knows")                              \
     X(EMIGRATION, -108, "schema migration failed")
 
-typedef enum rk_store_status {
-#define RK_STORE_ENUM_(name, value, text) RK_STORE_##name = value,
-    RK_STORE_ERRNO_MAP(RK_STORE_ENUM_)
-#undef RK_STORE_ENUM_
-} rk_store_status;
+typedef enum rkd_store_status {
+#define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,
+    RKD_STORE_ERRNO_MAP(RKD_STORE_ENUM_)
+#undef RKD_STORE_ENUM_
+} rkd_store_status;
 
-/* Static strings for RK_STORE_* codes and for rk_status codes alike ("RK_STORE_ECONFLICT"). */
-const char *rk_store_strerror(int code);
-const char *rk_store_errname(int code);
+/* Static strings for RKD_STORE_* codes and for rk_status codes alike ("RKD_STORE_ECONFLICT"). */
+const char *rkd_store_strerror(int code);
+const char *rkd_store_errname(int code);
 
-#define RK_STORE_ANY      (-1) /* if-match argument: no precondition */
-#define RK_STORE_LIST_MAX 1000 /* largest `limit` of rk_store_list */
-#define RK_STORE_TIME_LEN 21   /* "2026-11-29T17:41:10Z" and its NUL */
-#define RK_STORE_FP_LEN   17   /* 16 hex digits and a NUL */
+#define RKD_STORE_ANY      (-1) /* if-match argument: no precondition */
+#define RKD_STORE_LIST_MAX 1000 /* largest `limit` of rkd_store_list */
+#define RKD_STORE_TIME_LEN 21   /* "2026-11-29T17:41:10Z" and its NUL */
+#define RKD_STORE_FP_LEN   17   /* 16 hex digits and a NUL */
 
-typedef enum rk_store_state {
-    RK_STATE_STAGED = 0,     /* published, not yet active */
-    RK_STATE_ACTIVE = 1,     /* the one version clients get */
-    RK_STATE_RETIRED = 2,    /* was active, replaced by a newer one */
-    RK_STATE_SUPERSEDED = 3, /* staged, but a newer version was activated first */
-} rk_store_state;
+typedef enum rkd_store_state {
+    RKD_STATE_STAGED = 0,     /* published, not yet active */
+    RKD_STATE_ACTIVE = 1,     /* the one version clients get */
+    RKD_STATE_RETIRED = 2,    /* was active, replaced by a newer one */
+    RKD_STATE_SUPERSEDED = 3, /* staged, but a newer version was activated first */
+} rkd_store_state;
 
 /* "staged", "active", "retired", "superseded"; NULL for an unknown value. */
-const char *rk_store_state_name(rk_store_state state);
+const char *rkd_store_state_name(rkd_store_state state);
 
 /* One version of a cluster. Every pointer field is owned by the record; free it whole with
- * rk_store_version_free() (records inside an rk_store_version_list belong to the list). */
-typedef struct rk_store_version {
-    char *cluster;                        /* cluster name */
-    int64_t version;                      /* 1, 2, 3 ... */
-    rk_store_state state;                 /* at the time it was read */
-    char created_at[RK_STORE_TIME_LEN];   /* RFC 3339 UTC */
-    char activated_at[RK_STORE_TIME_LEN]; /* "" when never activated */
-    char *author;                         /* NULL when none */
-    char *comment;                        /* NULL when none */
-    rk_hash_alg hash;                     /* the topology's hash */
-    uint32_t vnode_factor;                /* the topology's vnode_factor */
-    uint64_t points;                      /* sum of vnode_factor * weight */
-    char fingerprint[RK_STORE_FP_LEN];    /* SPEC section 2, lowercase hex */
-    rk_topology *topology;                /* one reference; NULL in lists (no node lists there) */
-} rk_store_version;
+ * rkd_store_version_free() (records inside an rkd_store_version_list belong to the list). */
+typedef struct rkd_store_version {
+    char *cluster;                         /* cluster name */
+    int64_t version;                       /* 1, 2, 3 ... */
+    rkd_store_state state;                 /* at the time it was read */
+    char created_at[RKD_STORE_TIME_LEN];   /* RFC 3339 UTC */
+    char activated_at[RKD_STORE_TIME_LEN]; /* "" when never activated */
+    char *author;                          /* NULL when none */
+    char *comment;                         /* NULL when none */
+    rk_hash_alg hash;                      /* the topology's hash */
+    uint32_t vnode_factor;                 /* the topology's vnode_factor */
+    uint64_t points;                       /* sum of vnode_factor * weight */
+    char fingerprint[RKD_STORE_FP_LEN];    /* SPEC section 2, lowercase hex */
+    rk_topology *topology;                 /* one reference; NULL in lists (no node lists there) */
+} rkd_store_version;
 
-void rk_store_version_free(rk_store_version *v);
+void rkd_store_version_free(rkd_store_version *v);
 
 /* A page of versions, newest first. */
-typedef struct rk_store_version_list {
-    rk_store_version *items; /* count records, topology NULL in each */
-    size_t count;            /* how many */
-    int64_t next_before;     /* pass as `before` for the next page; 0 when this is the last */
-} rk_store_version_list;
+typedef struct rkd_store_version_list {
+    rkd_store_version *items; /* count records, topology NULL in each */
+    size_t count;             /* how many */
+    int64_t next_before;      /* pass as `before` for the next page; 0 when this is the last */
+} rkd_store_version_list;
 
-void rk_store_version_list_free(rk_store_version_list *list);
+void rkd_store_version_list_free(rkd_store_version_list *list);
 
-typedef struct rk_store_cluster {
+typedef struct rkd_store_cluster {
     char *name;             /* owned by the list */
     int64_t active_version; /* 0 when none is active */
     int64_t latest_version; /* highest version number */
-} rk_store_cluster;
+} rkd_store_cluster;
 
-typedef struct rk_store_cluster_list {
-    rk_store_cluster *items; /* sorted by name */
-    size_t count;            /* how many */
-} rk_store_cluster_list;
+typedef struct rkd_store_cluster_list {
+    rkd_store_cluster *items; /* sorted by name */
+    size_t count;             /* how many */
+} rkd_store_cluster_list;
 
-void rk_store_cluster_list_free(rk_store_cluster_list *list);
+void rkd_store_cluster_list_free(rkd_store_cluster_list *list);
 
-typedef struct rk_store rk_store;
+typedef struct rkd_store rkd_store;
 
 /* Opens (creating when absent) the database at `path` and brings its schema up to date with the
  * SQL files NNNN_*.sql in `migrations_dir`: in numeric order, each once, each in its own
  * transaction. Refuses, without changing the file, one that is not a ringkeeper database
- * (RK_STORE_ENOTRK) or whose schema is newer than the highest migration (RK_STORE_ETOONEW).
- * Returns a new store (free with rk_store_close) or NULL with `err` set. */
-rk_store *rk_store_open(const char *path, const char *migrations_dir, rk_error *err) RK_MUST_CHECK;
+ * (RKD_STORE_ENOTRK) or whose schema is newer than the highest migration (RKD_STORE_ETOONEW).
+ * Returns a new store (free with rkd_store_close) or NULL with `err` set. */
+rkd_store *rkd_store_open(const char *path, const char *migrations_dir,
+                          rk_error *err) RK_MUST_CHECK;
 /* Closes the database and frees the store; NULL is fine. */
-void rk_store_close(rk_store *s);
+void rkd_store_close(rkd_store *s);
 
-/* RK_OK when the database answers (for /readyz); RK_STORE_EUNAVAILABLE otherwise. */
-int rk_store_ping(rk_store *s, rk_error *err);
+/* RK_OK when the database answers (for /readyz); RKD_STORE_EUNAVAILABLE otherwise. */
+int rkd_store_ping(rkd_store *s, rk_error *err);
 
 /* Non-zero while the database can only be read (its file is not writable): reads work, and every
- * write fails with RK_STORE_EUNAVAILABLE, changing nothing, until the file is writable again;
+ * write fails with RKD_STORE_EUNAVAILABLE, changing nothing, until the file is writable again;
  * the next write after that succeeds without reopening the store. */
-int rk_store_read_only(rk_store *s);
+int rkd_store_read_only(rkd_store *s);
 
 /* Copies the ringkeeper database at `db_path` to the file `to_path`: a consistent snapshot of one
  * moment, safe while a server (in this process or another) reads and writes the database, which
  * it does not block. The copy is written to a temporary file next to `to_path`, checked with
  * PRAGMA integrity_check, synced, and only then given its name, so `to_path` never holds half a
- * copy. Refuses a source that is not a ringkeeper database (RK_STORE_ENOTRK, nothing written) and,
- * unless `replace` is non-zero, an existing `to_path` (RK_STORE_ECONFLICT). Other failures:
- * RK_STORE_EUNAVAILABLE or RK_ENOMEM, with no file left behind. Restoring: stop the server, copy
+ * copy. Refuses a source that is not a ringkeeper database (RKD_STORE_ENOTRK, nothing written) and,
+ * unless `replace` is non-zero, an existing `to_path` (RKD_STORE_ECONFLICT). Other failures:
+ * RKD_STORE_EUNAVAILABLE or RK_ENOMEM, with no file left behind. Restoring: stop the server, copy
  * the file over the database, remove the database's -wal and -shm files, start the server. */
-int rk_store_backup(const char *db_path, const char *to_path, int replace,
-                    rk_error *err) RK_MUST_CHECK;
+int rkd_store_backup(const char *db_path, const char *to_path, int replace,
+                     rk_error *err) RK_MUST_CHECK;
 
-typedef struct rk_store_publish_opts {
+typedef struct rkd_store_publish_opts {
     const char *author;      /* recorded as the version's author; NULL for none; borrowed */
-    int64_t if_match_latest; /* RK_STORE_ANY, or the latest version there must be (0: none yet) */
+    int64_t if_match_latest; /* RKD_STORE_ANY, or the latest version there must be (0: none yet) */
     int activate;            /* non-zero: stage and activate in one transaction */
-} rk_store_publish_opts;
+} rkd_store_publish_opts;
 
 /* Stores `t` (borrowed; the caller keeps its reference) as the next version of `cluster`, creating
  * the cluster on its first publish. With opt->if_match_latest set and another latest version:
- * RK_STORE_EPRECONDITION and nothing changes. On success *out is a new record (with a topology
+ * RKD_STORE_EPRECONDITION and nothing changes. On success *out is a new record (with a topology
  * reference) of the version as committed. `opt` may be NULL (no author, no precondition, staged).
  */
-int rk_store_publish(rk_store *s, const char *cluster, rk_topology *t,
-                     const rk_store_publish_opts *opt, rk_store_version **out,
-                     rk_error *err) RK_MUST_CHECK;
+int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
+                      const rkd_store_publish_opts *opt, rkd_store_version **out,
+                      rk_error *err) RK_MUST_CHECK;
 
 /* Makes version `v` of `cluster` active; the active one before it becomes retired and staged
- * versions older than v superseded. `if_match_active` is RK_STORE_ANY or the version that must be
- * active now (0: none); otherwise RK_STORE_EPRECONDITION. v not newer than the active version:
- * RK_STORE_ECONFLICT (roll back by reverting). Nothing changes on failure. *out: new record. */
-int rk_store_activate(rk_store *s, const char *cluster, int64_t v, int64_t if_match_active,
-                      rk_store_version **out, rk_error *err) RK_MUST_CHECK;
+ * versions older than v superseded. `if_match_active` is RKD_STORE_ANY or the version that must be
+ * active now (0: none); otherwise RKD_STORE_EPRECONDITION. v not newer than the active version:
+ * RKD_STORE_ECONFLICT (roll back by reverting). Nothing changes on failure. *out: new record. */
+int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match_active,
+                       rkd_store_version **out, rk_error *err) RK_MUST_CHECK;
 
-/* Version v, the active version (RK_STORE_ENOACTIVE before any activation) or the latest version of
- * `cluster`, as a new record with its topology. */
-int rk_store_get(rk_store *s, const char *cluster, int64_t v, rk_store_version **out,
-                 rk_error *err) RK_MUST_CHECK;
-int rk_store_get_active(rk_store *s, const char *cluster, rk_store_version **out,
-                        rk_error *err) RK_MUST_CHECK;
-int rk_store_latest(rk_store *s, const char *cluster, rk_store_version **out,
-                    rk_error *err) RK_MUST_CHECK;
+/* Version v, the active version (RKD_STORE_ENOACTIVE before any activation) or the latest version
+ * of `cluster`, as a new record with its topology. */
+int rkd_store_get(rkd_store *s, const char *cluster, int64_t v, rkd_store_version **out,
+                  rk_error *err) RK_MUST_CHECK;
+int rkd_store_get_active(rkd_store *s, const char *cluster, rkd_store_version **out,
+                         rk_error *err) RK_MUST_CHECK;
+int rkd_store_latest(rkd_store *s, const char *cluster, rkd_store_version **out,
+                     rk_error *err) RK_MUST_CHECK;
 
-/* Up to `limit` (1..RK_STORE_LIST_MAX) versions of `cluster` older than `before` (0: no bound),
+/* Up to `limit` (1..RKD_STORE_LIST_MAX) versions of `cluster` older than `before` (0: no bound),
  * newest first, without topologies, into *out (caller's storage; free with
- * rk_store_version_list_free). */
-int rk_store_list(rk_store *s, const char *cluster, size_t limit, int64_t before,
-                  rk_store_version_list *out, rk_error *err) RK_MUST_CHECK;
+ * rkd_store_version_list_free). */
+int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t before,
+                   rkd_store_version_list *out, rk_error *err) RK_MUST_CHECK;
 
 /* Every cluster with its active and latest versions, into *out (free with
- * rk_store_cluster_list_free). */
-int rk_store_list_clusters(rk_store *s, rk_store_cluster_list *out, rk_error *err) RK_MUST_CHECK;
+ * rkd_store_cluster_list_free). */
+int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error *err) RK_MUST_CHECK;
 
 /* Watching activations (for long polls on the ring). The sequence starts at 0 when the store opens
  * and grows by one with every activation this handle commits (publish with activate included).
  * The callback, when set, runs after each such commit, on the committing thread, with no store
  * lock held; it must be quick (signal a condition variable) and `cluster` is borrowed for the
  * call. Activations committed through other handles or processes are not seen. */
-typedef void (*rk_store_watch_fn)(void *arg, const char *cluster, int64_t version, uint64_t seq);
+typedef void (*rkd_store_watch_fn)(void *arg, const char *cluster, int64_t version, uint64_t seq);
 
-uint64_t rk_store_watch_seq(rk_store *s);
-void rk_store_set_watch(rk_store *s, rk_store_watch_fn fn, void *arg);
+uint64_t rkd_store_watch_seq(rkd_store *s);
+void rkd_store_set_watch(rkd_store *s, rkd_store_watch_fn fn, void *arg);
 
-#endif /* RK_STORE_H */
+#endif /* RKD_STORE_H */

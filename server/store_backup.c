@@ -1,4 +1,4 @@
-/* store_backup.c — the SQLite backend's online backup (rk_store_backup): a consistent copy of a
+/* store_backup.c — the SQLite backend's online backup (rkd_store_backup): a consistent copy of a
  * live database through SQLite's backup API, checked and synced under a temporary name next to the
  * destination before it takes its final one.
  *
@@ -28,15 +28,15 @@ typedef struct backup_job {
     const char *from; /* the database; borrowed */
     const char *to;   /* the final name of the copy; borrowed */
     char *tmp;        /* the copy's temporary name; owned; NULL until created */
-    rk_store src;     /* connection to the database; only .db is used */
-    rk_store dst;     /* connection to the temporary copy; only .db is used */
+    rkd_store src;    /* connection to the database; only .db is used */
+    rkd_store dst;    /* connection to the temporary copy; only .db is used */
 } backup_job;
 
-static int open_db(rk_store *c, const char *path, int flags, rk_error *err)
+static int open_db(rkd_store *c, const char *path, int flags, rk_error *err)
 {
     int rc = sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK)
-        return rks_set_err(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RK_STORE_EUNAVAILABLE,
+        return rks_set_err(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
                            "cannot open %s: %s", path,
                            c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
     sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
@@ -54,7 +54,7 @@ static int make_temp(backup_job *j, rk_error *err)
     snprintf(tmp, len, "%s%s", j->to, TEMP_SUFFIX);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        rks_set_err(err, RK_STORE_EUNAVAILABLE, "cannot create a file next to %s: %s", j->to,
+        rks_set_err(err, RKD_STORE_EUNAVAILABLE, "cannot create a file next to %s: %s", j->to,
                     strerror(errno));
         free(tmp);
         return err->code;
@@ -81,7 +81,7 @@ static int copy_pages(backup_job *j, rk_error *err)
     if (rc == SQLITE_DONE && fin == SQLITE_OK)
         return RK_OK;
     rc = rc == SQLITE_DONE ? fin : rc;
-    return rks_set_err(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RK_STORE_EUNAVAILABLE,
+    return rks_set_err(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
                        "backup of %s failed: %s", j->from, sqlite3_errstr(rc));
 }
 
@@ -96,7 +96,7 @@ static int check_copy(backup_job *j, rk_error *err)
     if (step != SQLITE_ROW)
         rc = rks_db_err(&j->dst, err, step, "checking the copy");
     else if (!answer || strcmp(answer, "ok") != 0)
-        rc = rks_set_err(err, RK_STORE_EUNAVAILABLE,
+        rc = rks_set_err(err, RKD_STORE_EUNAVAILABLE,
                          "the copy of %s fails PRAGMA integrity_check: %s", j->from,
                          answer ? answer : "(no answer)");
     sqlite3_finalize(st);
@@ -107,13 +107,14 @@ static int sync_path(const char *path, int flags, rk_error *err)
 {
     int fd = open(path, flags);
     if (fd < 0)
-        return rks_set_err(err, RK_STORE_EUNAVAILABLE, "cannot open %s to sync it: %s", path,
+        return rks_set_err(err, RKD_STORE_EUNAVAILABLE, "cannot open %s to sync it: %s", path,
                            strerror(errno));
     int rc = fsync(fd);
     int saved = errno;
     close(fd);
     if (rc != 0)
-        return rks_set_err(err, RK_STORE_EUNAVAILABLE, "cannot sync %s: %s", path, strerror(saved));
+        return rks_set_err(err, RKD_STORE_EUNAVAILABLE, "cannot sync %s: %s", path,
+                           strerror(saved));
     return RK_OK;
 }
 
@@ -123,9 +124,10 @@ static int give_name(backup_job *j, int replace, rk_error *err)
 {
     int rc = replace ? rename(j->tmp, j->to) : link(j->tmp, j->to);
     if (rc != 0 && errno == EEXIST)
-        return rks_set_err(err, RK_STORE_ECONFLICT, "%s exists; pass --force to replace it", j->to);
+        return rks_set_err(err, RKD_STORE_ECONFLICT, "%s exists; pass --force to replace it",
+                           j->to);
     if (rc != 0)
-        return rks_set_err(err, RK_STORE_EUNAVAILABLE, "cannot name the copy %s: %s", j->to,
+        return rks_set_err(err, RKD_STORE_EUNAVAILABLE, "cannot name the copy %s: %s", j->to,
                            strerror(errno));
     if (!replace)
         unlink(j->tmp); /* the copy lives on under its final name */
@@ -152,7 +154,7 @@ static int refuse_existing(const char *to, int replace, rk_error *err)
 {
     if (replace || access(to, F_OK) != 0)
         return RK_OK;
-    return rks_set_err(err, RK_STORE_ECONFLICT, "%s exists; pass --force to replace it", to);
+    return rks_set_err(err, RKD_STORE_ECONFLICT, "%s exists; pass --force to replace it", to);
 }
 
 static int run_backup(backup_job *j, int replace, rk_error *err)
@@ -171,7 +173,7 @@ static int run_backup(backup_job *j, int replace, rk_error *err)
     return rc;
 }
 
-int rk_store_backup(const char *db_path, const char *to_path, int replace, rk_error *err)
+int rkd_store_backup(const char *db_path, const char *to_path, int replace, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;

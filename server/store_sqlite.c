@@ -2,7 +2,7 @@
  * then the schema through store_migrate.c), closing, pinging, and the statement and transaction
  * helpers that store_versions.c and store_migrate.c run their SQL with.
  *
- * One connection per rk_store, used under a mutex. SQLite admits one writer at a time anyway, so a
+ * One connection per rkd_store, used under a mutex. SQLite admits one writer at a time anyway, so a
  * pool would only help readers, and reads here are short indexed lookups: the expensive parts
  * (building the ring for the fingerprint, serialising and parsing topologies) run outside the lock.
  * Writes still use BEGIN IMMEDIATE, which takes the database's write lock before reading the latest
@@ -41,9 +41,9 @@ int rks_map_rc(int rc)
     case SQLITE_NOMEM:
         return RK_ENOMEM;
     case SQLITE_NOTADB:
-        return RK_STORE_ENOTRK;
+        return RKD_STORE_ENOTRK;
     default:
-        return RK_STORE_EUNAVAILABLE;
+        return RKD_STORE_EUNAVAILABLE;
     }
 }
 
@@ -56,7 +56,7 @@ static int storage_failure(int rc)
            primary == SQLITE_CANTOPEN;
 }
 
-int rks_db_err(rk_store *s, rk_error *err, int rc, const char *what)
+int rks_db_err(rkd_store *s, rk_error *err, int rc, const char *what)
 {
     return rks_set_err(err, rks_map_rc(rc), "database error while %s: %s%s", what,
                        sqlite3_errmsg(s->db),
@@ -65,7 +65,7 @@ int rks_db_err(rk_store *s, rk_error *err, int rc, const char *what)
                                            : "");
 }
 
-int rks_exec(rk_store *s, const char *sql, const char *what, rk_error *err)
+int rks_exec(rkd_store *s, const char *sql, const char *what, rk_error *err)
 {
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK)
@@ -73,7 +73,7 @@ int rks_exec(rk_store *s, const char *sql, const char *what, rk_error *err)
     return RK_OK;
 }
 
-static int prepare(rk_store *s, const char *sql, sqlite3_stmt **st, rk_error *err)
+static int prepare(rkd_store *s, const char *sql, sqlite3_stmt **st, rk_error *err)
 {
     int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
     if (rc != SQLITE_OK)
@@ -100,7 +100,7 @@ int rks_bind_int(sqlite3_stmt *st, const char *name, int64_t val)
     return sqlite3_bind_int64(st, i, val);
 }
 
-static int bind_params(rk_store *s, sqlite3_stmt *st, const rks_params *p, rk_error *err)
+static int bind_params(rkd_store *s, sqlite3_stmt *st, const rks_params *p, rk_error *err)
 {
     int rc = rks_bind_text(st, ":cluster", p->cluster);
     rc = rc ? rc : rks_bind_int(st, ":cid", p->cid);
@@ -113,7 +113,7 @@ static int bind_params(rk_store *s, sqlite3_stmt *st, const rks_params *p, rk_er
 }
 
 /* Prepares `sql` and binds `p`; the caller finalizes *st (also on failure: it may be NULL). */
-int rks_statement(rk_store *s, const char *sql, const rks_params *p, sqlite3_stmt **st,
+int rks_statement(rkd_store *s, const char *sql, const rks_params *p, sqlite3_stmt **st,
                   rk_error *err)
 {
     int rc = prepare(s, sql, st, err);
@@ -123,7 +123,7 @@ int rks_statement(rk_store *s, const char *sql, const rks_params *p, sqlite3_stm
 }
 
 /* Runs a statement that returns no rows. */
-int rks_exec_params(rk_store *s, const char *sql, const rks_params *p, const char *what,
+int rks_exec_params(rkd_store *s, const char *sql, const rks_params *p, const char *what,
                     rk_error *err)
 {
     sqlite3_stmt *st = NULL;
@@ -139,7 +139,7 @@ done:
 }
 
 /* The first column of the first row, or 0 when there is no row or it is NULL. */
-int rks_int_query(rk_store *s, const char *sql, const rks_params *p, int64_t *out, rk_error *err)
+int rks_int_query(rkd_store *s, const char *sql, const rks_params *p, int64_t *out, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     *out = 0;
@@ -158,7 +158,7 @@ done:
 
 /* ---- The connection ---- */
 
-int rk_store_ping(rk_store *s, rk_error *err)
+int rkd_store_ping(rkd_store *s, rk_error *err)
 {
     rk_error scratch;
     int64_t n = 0;
@@ -168,11 +168,11 @@ int rk_store_ping(rk_store *s, rk_error *err)
     int rc = rks_int_query(s, "SELECT COUNT(*) FROM sqlite_master", &p, &n, err);
     pthread_mutex_unlock(&s->lock);
     if (rc != RK_OK)
-        err->code = RK_STORE_EUNAVAILABLE; /* any failure here means not ready */
-    return rc == RK_OK ? RK_OK : RK_STORE_EUNAVAILABLE;
+        err->code = RKD_STORE_EUNAVAILABLE; /* any failure here means not ready */
+    return rc == RK_OK ? RK_OK : RKD_STORE_EUNAVAILABLE;
 }
 
-int rk_store_read_only(rk_store *s)
+int rkd_store_read_only(rkd_store *s)
 {
     pthread_mutex_lock(&s->lock);
     int ro = sqlite3_db_readonly(s->db, "main") == 1;
@@ -181,7 +181,7 @@ int rk_store_read_only(rk_store *s)
 }
 
 /* Durability settings (SPEC section 7): WAL must really be on, or refuse to run. */
-static int configure(rk_store *s, rk_error *err)
+static int configure(rkd_store *s, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = prepare(s, "PRAGMA journal_mode = WAL", &st, err);
@@ -192,7 +192,7 @@ static int configure(rk_store *s, rk_error *err)
     if (step != SQLITE_ROW)
         rc = rks_db_err(s, err, step, "turning on WAL");
     else if (!mode || strcmp(mode, "wal") != 0)
-        rc = rks_set_err(err, RK_STORE_EUNAVAILABLE,
+        rc = rks_set_err(err, RKD_STORE_EUNAVAILABLE,
                          "the database refused WAL mode (it is in %s "
                          "mode); put it on a local file system",
                          mode ? mode : "an unknown");
@@ -203,12 +203,12 @@ done:
     return rc;
 }
 
-static int connect_db(rk_store *s, const char *path, rk_error *err)
+static int connect_db(rkd_store *s, const char *path, rk_error *err)
 {
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
     if (rc != SQLITE_OK)
-        return rks_set_err(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RK_STORE_EUNAVAILABLE,
+        return rks_set_err(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
                            "cannot open the database %s: %s", path,
                            s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
@@ -220,14 +220,14 @@ static int connect_db(rk_store *s, const char *path, rk_error *err)
 /* SQLite opens a file it may not write read-only, and the connection stays so; once the file is
  * writable again only a new connection can write, and making it here lets writes recover without
  * a restart. While the file stays read-only, each write attempt costs one open(). */
-static int writable(rk_store *s, rk_error *err)
+static int writable(rkd_store *s, rk_error *err)
 {
     if (sqlite3_db_readonly(s->db, "main") != 1)
         return RK_OK;
     sqlite3 *old = s->db;
     int rc = connect_db(s, s->path, err);
     if (rc == RK_OK && sqlite3_db_readonly(s->db, "main") != 0)
-        rc = rks_set_err(err, RK_STORE_EUNAVAILABLE,
+        rc = rks_set_err(err, RKD_STORE_EUNAVAILABLE,
                          "the database file %s is read-only: nothing was changed; writes work "
                          "again once it is writable, reads go on meanwhile",
                          s->path);
@@ -238,14 +238,14 @@ static int writable(rk_store *s, rk_error *err)
     return rc;
 }
 
-int rks_begin(rk_store *s, rk_error *err)
+int rks_begin(rkd_store *s, rk_error *err)
 {
     int rc = writable(s, err);
     return rc ? rc : rks_exec(s, "BEGIN IMMEDIATE", "starting a write transaction", err);
 }
 
 /* Commits when rc is RK_OK, rolls back otherwise; returns the outcome. */
-int rks_finish(rk_store *s, int rc, rk_error *err)
+int rks_finish(rkd_store *s, int rc, rk_error *err)
 {
     if (rc == RK_OK)
         rc = rks_exec(s, "COMMIT", "committing", err);
@@ -254,7 +254,7 @@ int rks_finish(rk_store *s, int rc, rk_error *err)
     return rc;
 }
 
-static int open_store(rk_store *s, const char *path, const char *dir, rk_error *err)
+static int open_store(rkd_store *s, const char *path, const char *dir, rk_error *err)
 {
     rks_migration_set set = {0};
     int rc = rks_migrations_load(dir, &set, err);
@@ -266,7 +266,7 @@ static int open_store(rk_store *s, const char *path, const char *dir, rk_error *
     return rc;
 }
 
-rk_store *rk_store_open(const char *path, const char *migrations_dir, rk_error *err)
+rkd_store *rkd_store_open(const char *path, const char *migrations_dir, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;
@@ -274,7 +274,7 @@ rk_store *rk_store_open(const char *path, const char *migrations_dir, rk_error *
         rks_set_err(err, RK_EINVAL, "a database path and a migrations directory are required");
         return NULL;
     }
-    rk_store *s = calloc(1, sizeof *s);
+    rkd_store *s = calloc(1, sizeof *s);
     if (!s) {
         rks_set_err(err, RK_ENOMEM, "out of memory");
         return NULL;
@@ -290,11 +290,11 @@ rk_store *rk_store_open(const char *path, const char *migrations_dir, rk_error *
         rks_set_err(err, RK_ENOMEM, "out of memory");
     else if (open_store(s, path, migrations_dir, err) == RK_OK)
         return s;
-    rk_store_close(s);
+    rkd_store_close(s);
     return NULL;
 }
 
-void rk_store_close(rk_store *s)
+void rkd_store_close(rkd_store *s)
 {
     if (!s)
         return;

@@ -45,12 +45,12 @@ static const char sql_insert_version[] =
     "vnode_factor, points, fingerprint, topology) VALUES (:cid, :v, 'staged', :now, :author, "
     ":comment, :hash, :vnode_factor, :points, :fingerprint, :topology)";
 
-static void now_rfc3339(char out[RK_STORE_TIME_LEN])
+static void now_rfc3339(char out[RKD_STORE_TIME_LEN])
 {
     time_t t = time(NULL);
     struct tm tm;
-    if (!gmtime_r(&t, &tm) || !strftime(out, RK_STORE_TIME_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        snprintf(out, RK_STORE_TIME_LEN, "1970-01-01T00:00:00Z");
+    if (!gmtime_r(&t, &tm) || !strftime(out, RKD_STORE_TIME_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, RKD_STORE_TIME_LEN, "1970-01-01T00:00:00Z");
 }
 
 static int dup_str(const char *src, char **dst, rk_error *err)
@@ -84,11 +84,11 @@ static int dup_col(sqlite3_stmt *st, int col, char **dst, rk_error *err)
     return dup_str((const char *)sqlite3_column_text(st, col), dst, err);
 }
 
-static int parse_state(const char *name, rk_store_state *out)
+static int parse_state(const char *name, rkd_store_state *out)
 {
-    for (int i = RK_STATE_STAGED; i <= RK_STATE_SUPERSEDED; i++) {
-        if (name && strcmp(name, rk_store_state_name((rk_store_state)i)) == 0) {
-            *out = (rk_store_state)i;
+    for (int i = RKD_STATE_STAGED; i <= RKD_STATE_SUPERSEDED; i++) {
+        if (name && strcmp(name, rkd_store_state_name((rkd_store_state)i)) == 0) {
+            *out = (rkd_store_state)i;
             return RK_OK;
         }
     }
@@ -96,7 +96,7 @@ static int parse_state(const char *name, rk_store_state *out)
 }
 
 /* Fills `rec` from a row of VERSION_COLS. */
-static int row_to_version(sqlite3_stmt *st, rk_store_version *rec, rk_error *err)
+static int row_to_version(sqlite3_stmt *st, rkd_store_version *rec, rk_error *err)
 {
     rec->version = sqlite3_column_int64(st, 1);
     copy_col(rec->created_at, sizeof rec->created_at, st, 3);
@@ -111,7 +111,7 @@ static int row_to_version(sqlite3_stmt *st, rk_store_version *rec, rk_error *err
         return rc;
     if (parse_state((const char *)sqlite3_column_text(st, 2), &rec->state) != RK_OK ||
         rk_hash_from_name((const char *)sqlite3_column_text(st, 7), &rec->hash) != RK_OK)
-        return rks_set_err(err, RK_STORE_EUNAVAILABLE,
+        return rks_set_err(err, RKD_STORE_EUNAVAILABLE,
                            "cluster %s version %lld is damaged in the "
                            "database: unknown state or hash",
                            rec->cluster, (long long)rec->version);
@@ -120,13 +120,13 @@ static int row_to_version(sqlite3_stmt *st, rk_store_version *rec, rk_error *err
 
 static int missing_err(const rks_params *p, int missing, rk_error *err)
 {
-    if (missing == RK_STORE_ENOACTIVE)
+    if (missing == RKD_STORE_ENOACTIVE)
         return rks_set_err(err, missing, "cluster %s has no active version yet; activate one first",
                            p->cluster);
-    if (missing == RK_STORE_ENOVERSION)
+    if (missing == RKD_STORE_ENOVERSION)
         return rks_set_err(err, missing, "cluster %s has no version %lld", p->cluster,
                            (long long)p->v);
-    return rks_set_err(err, RK_STORE_ENOCLUSTER,
+    return rks_set_err(err, RKD_STORE_ENOCLUSTER,
                        "there is no cluster named %s; publishing a version "
                        "creates it",
                        p->cluster);
@@ -134,17 +134,17 @@ static int missing_err(const rks_params *p, int missing, rk_error *err)
 
 /* One version by one of sql_get/sql_active/sql_latest: a new record (without its topology) and
  * a copy of the topology text, so that parsing happens after the lock is released. */
-static int fetch_locked(rk_store *s, const char *sql, const rks_params *p, int missing,
-                        rk_store_version **out, char **doc, rk_error *err)
+static int fetch_locked(rkd_store *s, const char *sql, const rks_params *p, int missing,
+                        rkd_store_version **out, char **doc, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
-    rk_store_version *rec = NULL;
+    rkd_store_version *rec = NULL;
     int rc = rks_statement(s, sql, p, &st, err);
     if (rc != RK_OK)
         goto done;
     int step = sqlite3_step(st);
     if (step == SQLITE_DONE)
-        rc = missing_err(p, RK_STORE_ENOCLUSTER, err);
+        rc = missing_err(p, RKD_STORE_ENOCLUSTER, err);
     else if (step != SQLITE_ROW)
         rc = rks_db_err(s, err, step, "reading a version");
     else if (sqlite3_column_type(st, 1) == SQLITE_NULL)
@@ -159,13 +159,13 @@ done:
     if (rc == RK_OK)
         *out = rec;
     else
-        rk_store_version_free(rec);
+        rkd_store_version_free(rec);
     return rc;
 }
 
 /* Parses the stored topology into rec; libringkeeper validates it again, so a damaged row is
  * reported instead of served. */
-static int attach_topology(rk_store_version *rec, const char *doc, rk_error *err)
+static int attach_topology(rkd_store_version *rec, const char *doc, rk_error *err)
 {
     rk_error perr = {0};
     rec->topology = rk_topology_parse(doc ? doc : "", doc ? strlen(doc) : 0, &perr);
@@ -173,17 +173,17 @@ static int attach_topology(rk_store_version *rec, const char *doc, rk_error *err
         return RK_OK;
     if (perr.code == RK_ENOMEM)
         return rks_set_err(err, RK_ENOMEM, "out of memory parsing a topology");
-    return rks_set_err(err, RK_STORE_EUNAVAILABLE,
+    return rks_set_err(err, RKD_STORE_EUNAVAILABLE,
                        "cluster %s version %lld is damaged in the database: "
                        "%s",
                        rec->cluster, (long long)rec->version, perr.message);
 }
 
-static int get_one(rk_store *s, const char *sql, const rks_params *p, int missing,
-                   rk_store_version **out, rk_error *err)
+static int get_one(rkd_store *s, const char *sql, const rks_params *p, int missing,
+                   rkd_store_version **out, rk_error *err)
 {
     rk_error scratch;
-    rk_store_version *rec = NULL;
+    rkd_store_version *rec = NULL;
     char *doc = NULL;
     err = err ? err : &scratch;
     *out = NULL;
@@ -200,32 +200,34 @@ static int get_one(rk_store *s, const char *sql, const rks_params *p, int missin
         rec = NULL;
     }
     free(doc);
-    rk_store_version_free(rec);
+    rkd_store_version_free(rec);
     return rc;
 }
 
-int rk_store_get(rk_store *s, const char *cluster, int64_t v, rk_store_version **out, rk_error *err)
+int rkd_store_get(rkd_store *s, const char *cluster, int64_t v, rkd_store_version **out,
+                  rk_error *err)
 {
     rks_params p = {.cluster = cluster, .v = v};
-    return get_one(s, sql_get, &p, RK_STORE_ENOVERSION, out, err);
+    return get_one(s, sql_get, &p, RKD_STORE_ENOVERSION, out, err);
 }
 
-int rk_store_get_active(rk_store *s, const char *cluster, rk_store_version **out, rk_error *err)
+int rkd_store_get_active(rkd_store *s, const char *cluster, rkd_store_version **out, rk_error *err)
 {
     rks_params p = {.cluster = cluster};
-    return get_one(s, sql_active, &p, RK_STORE_ENOACTIVE, out, err);
+    return get_one(s, sql_active, &p, RKD_STORE_ENOACTIVE, out, err);
 }
 
-int rk_store_latest(rk_store *s, const char *cluster, rk_store_version **out, rk_error *err)
+int rkd_store_latest(rkd_store *s, const char *cluster, rkd_store_version **out, rk_error *err)
 {
     rks_params p = {.cluster = cluster};
-    return get_one(s, sql_latest, &p, RK_STORE_ENOVERSION, out, err);
+    return get_one(s, sql_latest, &p, RKD_STORE_ENOVERSION, out, err);
 }
 
 /* ---- Lists ---- */
 
 /* Reads up to p->limit - 1 rows into out; one more row means there is another page. */
-static int list_locked(rk_store *s, const rks_params *p, rk_store_version_list *out, rk_error *err)
+static int list_locked(rkd_store *s, const rks_params *p, rkd_store_version_list *out,
+                       rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     size_t want = (size_t)p->limit - 1;
@@ -252,8 +254,8 @@ done:
     return rc;
 }
 
-int rk_store_list(rk_store *s, const char *cluster, size_t limit, int64_t before,
-                  rk_store_version_list *out, rk_error *err)
+int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t before,
+                   rkd_store_version_list *out, rk_error *err)
 {
     rk_error scratch;
     rks_params p = {
@@ -263,32 +265,32 @@ int rk_store_list(rk_store *s, const char *cluster, size_t limit, int64_t before
     int rc = check_cluster_arg(cluster, err);
     if (rc != RK_OK)
         return rc;
-    if (limit < 1 || limit > RK_STORE_LIST_MAX || before < 0)
+    if (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0)
         return rks_set_err(err, RK_EINVAL, "limit must be 1..%d and before a version number",
-                           RK_STORE_LIST_MAX);
+                           RKD_STORE_LIST_MAX);
     pthread_mutex_lock(&s->lock);
     rc = rks_int_query(s, sql_cluster_id, &p, &p.cid, err);
     if (rc == RK_OK && p.cid == 0)
-        rc = missing_err(&p, RK_STORE_ENOCLUSTER, err);
+        rc = missing_err(&p, RKD_STORE_ENOCLUSTER, err);
     if (rc == RK_OK)
         rc = list_locked(s, &p, out, err);
     pthread_mutex_unlock(&s->lock);
     if (rc != RK_OK)
-        rk_store_version_list_free(out);
+        rkd_store_version_list_free(out);
     return rc;
 }
 
-static int append_cluster(sqlite3_stmt *st, rk_store_cluster_list *out, size_t *cap, rk_error *err)
+static int append_cluster(sqlite3_stmt *st, rkd_store_cluster_list *out, size_t *cap, rk_error *err)
 {
     if (out->count == *cap) {
         size_t n = *cap ? *cap * 2 : 16;
-        rk_store_cluster *items = realloc(out->items, n * sizeof *items);
+        rkd_store_cluster *items = realloc(out->items, n * sizeof *items);
         if (!items)
             return rks_set_err(err, RK_ENOMEM, "out of memory listing clusters");
         out->items = items;
         *cap = n;
     }
-    rk_store_cluster *c = &out->items[out->count];
+    rkd_store_cluster *c = &out->items[out->count];
     c->active_version = sqlite3_column_int64(st, 1);
     c->latest_version = sqlite3_column_int64(st, 2);
     int rc = dup_col(st, 0, &c->name, err);
@@ -297,7 +299,7 @@ static int append_cluster(sqlite3_stmt *st, rk_store_cluster_list *out, size_t *
     return rc;
 }
 
-int rk_store_list_clusters(rk_store *s, rk_store_cluster_list *out, rk_error *err)
+int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error *err)
 {
     rk_error scratch;
     sqlite3_stmt *st = NULL;
@@ -319,13 +321,13 @@ int rk_store_list_clusters(rk_store *s, rk_store_cluster_list *out, rk_error *er
     sqlite3_finalize(st);
     pthread_mutex_unlock(&s->lock);
     if (rc != RK_OK)
-        rk_store_cluster_list_free(out);
+        rkd_store_cluster_list_free(out);
     return rc;
 }
 
 /* ---- Publishing and activating ---- */
 
-static void notify(rk_store *s, const char *cluster, int64_t version)
+static void notify(rkd_store *s, const char *cluster, int64_t version)
 {
     uint64_t seq = atomic_fetch_add(&s->seq, 1) + 1;
     if (s->watch)
@@ -334,7 +336,7 @@ static void notify(rk_store *s, const char *cluster, int64_t version)
 
 /* The state changes of an activation, inside the caller's transaction. Retiring first keeps the
  * one-active-version index satisfied at every statement. */
-static int apply_activation(rk_store *s, int64_t cid, int64_t v, const char *now, rk_error *err)
+static int apply_activation(rkd_store *s, int64_t cid, int64_t v, const char *now, rk_error *err)
 {
     static const char *const steps[] = {
         "UPDATE versions SET state = 'retired' WHERE cluster_id = :cid AND state = 'active'",
@@ -355,9 +357,9 @@ static int apply_activation(rk_store *s, int64_t cid, int64_t v, const char *now
 /* A record for `t` with everything but the version number, and its JSON text in *doc. The ring
  * is built here, before any lock, for the fingerprint. */
 static int new_record(const char *cluster, rk_topology *t, const char *author,
-                      rk_store_version **out, char **doc, rk_error *err)
+                      rkd_store_version **out, char **doc, rk_error *err)
 {
-    rk_store_version *rec = calloc(1, sizeof *rec);
+    rkd_store_version *rec = calloc(1, sizeof *rec);
     rk_ring *ring = NULL;
     json_t *json = NULL;
     int rc = rec ? RK_OK : rks_set_err(err, RK_ENOMEM, "out of memory");
@@ -387,11 +389,11 @@ done:
     if (rc == RK_OK)
         *out = rec;
     else
-        rk_store_version_free(rec);
+        rkd_store_version_free(rec);
     return rc;
 }
 
-static int insert_version(rk_store *s, int64_t cid, const rk_store_version *rec, const char *doc,
+static int insert_version(rkd_store *s, int64_t cid, const rkd_store_version *rec, const char *doc,
                           rk_error *err)
 {
     sqlite3_stmt *st = NULL;
@@ -416,8 +418,8 @@ done:
 
 /* Numbers the version after the latest one inside the caller's BEGIN IMMEDIATE transaction:
  * holding the write lock from this read to the insert is what keeps numbers gap-free. */
-static int publish_locked(rk_store *s, rk_store_version *rec, const char *doc,
-                          const rk_store_publish_opts *opt, rk_error *err)
+static int publish_locked(rkd_store *s, rkd_store_version *rec, const char *doc,
+                          const rkd_store_publish_opts *opt, rk_error *err)
 {
     rks_params p = {.cluster = rec->cluster, .now = rec->created_at};
     int64_t latest = 0;
@@ -429,8 +431,8 @@ static int publish_locked(rk_store *s, rk_store_version *rec, const char *doc,
     rc = rc ? rc : rks_int_query(s, sql_max_version, &p, &latest, err);
     if (rc != RK_OK)
         return rc;
-    if (opt->if_match_latest != RK_STORE_ANY && opt->if_match_latest != latest)
-        return rks_set_err(err, RK_STORE_EPRECONDITION,
+    if (opt->if_match_latest != RKD_STORE_ANY && opt->if_match_latest != latest)
+        return rks_set_err(err, RKD_STORE_EPRECONDITION,
                            "cluster %s: the latest version is %lld, not "
                            "%lld; fetch it, review, and publish again",
                            rec->cluster, (long long)latest, (long long)opt->if_match_latest);
@@ -439,17 +441,17 @@ static int publish_locked(rk_store *s, rk_store_version *rec, const char *doc,
     if (rc != RK_OK || !opt->activate)
         return rc;
     rc = apply_activation(s, p.cid, rec->version, rec->created_at, err);
-    rec->state = RK_STATE_ACTIVE;
+    rec->state = RKD_STATE_ACTIVE;
     memcpy(rec->activated_at, rec->created_at, sizeof rec->activated_at);
     return rc;
 }
 
-int rk_store_publish(rk_store *s, const char *cluster, rk_topology *t,
-                     const rk_store_publish_opts *opt, rk_store_version **out, rk_error *err)
+int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
+                      const rkd_store_publish_opts *opt, rkd_store_version **out, rk_error *err)
 {
-    static const rk_store_publish_opts defaults = {NULL, RK_STORE_ANY, 0};
+    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0};
     rk_error scratch;
-    rk_store_version *rec = NULL;
+    rkd_store_version *rec = NULL;
     char *doc = NULL;
     err = err ? err : &scratch;
     opt = opt ? opt : &defaults;
@@ -472,42 +474,42 @@ int rk_store_publish(rk_store *s, const char *cluster, rk_topology *t,
         rec = NULL;
     }
     free(doc);
-    rk_store_version_free(rec);
+    rkd_store_version_free(rec);
     return rc;
 }
 
 /* Checks in HTTP's order: existence (404), then the precondition (412), then the state (409). */
-static int activate_locked(rk_store *s, rks_params *p, int64_t if_match, rk_error *err)
+static int activate_locked(rkd_store *s, rks_params *p, int64_t if_match, rk_error *err)
 {
     int64_t exists = 0, active = 0;
     int rc = rks_int_query(s, sql_cluster_id, p, &p->cid, err);
     if (rc == RK_OK && p->cid == 0)
-        rc = missing_err(p, RK_STORE_ENOCLUSTER, err);
+        rc = missing_err(p, RKD_STORE_ENOCLUSTER, err);
     rc = rc ? rc : rks_int_query(s, sql_max_version, p, &exists, err);
     rc = rc ? rc : rks_int_query(s, sql_active_version, p, &active, err);
     if (rc == RK_OK && (p->v < 1 || p->v > exists))
-        rc = missing_err(p, RK_STORE_ENOVERSION, err);
+        rc = missing_err(p, RKD_STORE_ENOVERSION, err);
     if (rc != RK_OK)
         return rc;
-    if (if_match != RK_STORE_ANY && if_match != active)
-        return rks_set_err(err, RK_STORE_EPRECONDITION,
+    if (if_match != RKD_STORE_ANY && if_match != active)
+        return rks_set_err(err, RKD_STORE_EPRECONDITION,
                            "cluster %s: the active version is %lld, not "
                            "%lld",
                            p->cluster, (long long)active, (long long)if_match);
     if (p->v <= active)
-        return rks_set_err(err, RK_STORE_ECONFLICT,
+        return rks_set_err(err, RKD_STORE_ECONFLICT,
                            "cluster %s: version %lld is not newer than the "
                            "active version %lld; to roll back, revert to it and activate the copy",
                            p->cluster, (long long)p->v, (long long)active);
     return apply_activation(s, p->cid, p->v, p->now, err);
 }
 
-int rk_store_activate(rk_store *s, const char *cluster, int64_t v, int64_t if_match_active,
-                      rk_store_version **out, rk_error *err)
+int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match_active,
+                       rkd_store_version **out, rk_error *err)
 {
     rk_error scratch;
-    char now[RK_STORE_TIME_LEN];
-    rk_store_version *rec = NULL;
+    char now[RKD_STORE_TIME_LEN];
+    rkd_store_version *rec = NULL;
     char *doc = NULL;
     err = err ? err : &scratch;
     *out = NULL;
@@ -519,7 +521,7 @@ int rk_store_activate(rk_store *s, const char *cluster, int64_t v, int64_t if_ma
     pthread_mutex_lock(&s->lock);
     rc = rks_begin(s, err);
     rc = rc ? rc : activate_locked(s, &p, if_match_active, err);
-    rc = rc ? rc : fetch_locked(s, sql_get, &p, RK_STORE_ENOVERSION, &rec, &doc, err);
+    rc = rc ? rc : fetch_locked(s, sql_get, &p, RKD_STORE_ENOVERSION, &rec, &doc, err);
     rc = rks_finish(s, rc, err);
     pthread_mutex_unlock(&s->lock);
     if (rc == RK_OK)
@@ -530,18 +532,18 @@ int rk_store_activate(rk_store *s, const char *cluster, int64_t v, int64_t if_ma
         rec = NULL;
     }
     free(doc);
-    rk_store_version_free(rec);
+    rkd_store_version_free(rec);
     return rc;
 }
 
 /* ---- Watching ---- */
 
-uint64_t rk_store_watch_seq(rk_store *s)
+uint64_t rkd_store_watch_seq(rkd_store *s)
 {
     return atomic_load(&s->seq);
 }
 
-void rk_store_set_watch(rk_store *s, rk_store_watch_fn fn, void *arg)
+void rkd_store_set_watch(rkd_store *s, rkd_store_watch_fn fn, void *arg)
 {
     s->watch = fn;
     s->watch_arg = arg;

@@ -29,7 +29,7 @@ static const char *or_null(const char *s)
     return s && s[0] ? s : NULL;
 }
 
-json_t *rki_version_json(const rk_store_version *v, int with_nodes)
+json_t *rkd_version_json(const rkd_store_version *v, int with_nodes)
 {
     json_t *nodes = NULL;
     if (with_nodes) {
@@ -40,7 +40,7 @@ json_t *rki_version_json(const rk_store_version *v, int with_nodes)
     /* "o*" leaves "nodes" out when NULL; json_pack steals `nodes` even when it fails. */
     return json_pack("{s:s, s:I, s:s, s:s, s:s?, s:s?, s:s?, s:s, s:I, s:o*, s:I, s:s}", "cluster",
                      v->cluster, "version", (json_int_t)v->version, "state",
-                     rk_store_state_name(v->state), "created_at", v->created_at, "activated_at",
+                     rkd_store_state_name(v->state), "created_at", v->created_at, "activated_at",
                      or_null(v->activated_at), "author", v->author, "comment", v->comment, "hash",
                      rk_hash_name(v->hash), "vnode_factor", (json_int_t)v->vnode_factor, "nodes",
                      nodes, "points", (json_int_t)v->points, "fingerprint", v->fingerprint);
@@ -52,11 +52,11 @@ static json_t *version_or_null(int64_t v)
     return v > 0 ? json_integer(v) : json_null();
 }
 
-json_t *rki_clusters_json(const rk_store_cluster_list *list)
+json_t *rkd_clusters_json(const rkd_store_cluster_list *list)
 {
     json_t *a = json_array();
     for (size_t i = 0; a && i < list->count; i++) {
-        const rk_store_cluster *c = &list->items[i];
+        const rkd_store_cluster *c = &list->items[i];
         json_t *o = json_pack("{s:s, s:o, s:I}", "cluster", c->name, "active_version",
                               version_or_null(c->active_version), "latest_version",
                               (json_int_t)c->latest_version);
@@ -68,11 +68,11 @@ json_t *rki_clusters_json(const rk_store_cluster_list *list)
     return a ? json_pack("{s:o}", "clusters", a) : NULL;
 }
 
-json_t *rki_versions_json(const rk_store_version_list *list)
+json_t *rkd_versions_json(const rkd_store_version_list *list)
 {
     json_t *a = json_array();
     for (size_t i = 0; a && i < list->count; i++) {
-        json_t *o = rki_version_json(&list->items[i], 0);
+        json_t *o = rkd_version_json(&list->items[i], 0);
         if (!o || json_array_append_new(a, o) != 0) {
             json_decref(a);
             return NULL;
@@ -83,9 +83,9 @@ json_t *rki_versions_json(const rk_store_version_list *list)
              : NULL;
 }
 
-int rki_json_dump(json_t *doc, char **body, size_t *len)
+int rkd_json_dump(json_t *doc, char **body, size_t *len)
 {
-    char *s = doc ? json_dumps(doc, RK_JSON_FLAGS) : NULL;
+    char *s = doc ? json_dumps(doc, RKD_JSON_FLAGS) : NULL;
     json_decref(doc);
     size_t n = s ? strlen(s) : 0;
     char *line = s ? realloc(s, n + 2) : NULL; /* ends with a newline, as curl users expect */

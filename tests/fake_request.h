@@ -1,5 +1,5 @@
 /* fake_request.h — query and header lookups for requests built in-process, without HTTP (the API
- * unit test and the API fuzzer hand such requests to rk_api_handle). */
+ * unit test and the API fuzzer hand such requests to rkd_api_handle). */
 #ifndef RK_TEST_FAKE_REQUEST_H
 #define RK_TEST_FAKE_REQUEST_H
 
@@ -10,7 +10,7 @@
 
 #define RK_FAKE_PAIRS 8
 
-/* Name/value pairs of a request; an rk_request's ctx points to one. Unused slots are NULL. */
+/* Name/value pairs of a request; an rkd_request's ctx points to one. Unused slots are NULL. */
 typedef struct rk_fake_pairs {
     const char *q[RK_FAKE_PAIRS][2]; /* query arguments */
     const char *h[RK_FAKE_PAIRS][2]; /* headers (names matched without case) */
@@ -25,12 +25,12 @@ static const char *fake_lookup(const char *const (*pairs)[2], const char *name, 
     return NULL;
 }
 
-static const char *fake_query(const rk_request *req, const char *name)
+static const char *fake_query(const rkd_request *req, const char *name)
 {
     return fake_lookup(((const rk_fake_pairs *)req->ctx)->q, name, 0);
 }
 
-static const char *fake_header(const rk_request *req, const char *name)
+static const char *fake_header(const rkd_request *req, const char *name)
 {
     return fake_lookup(((const rk_fake_pairs *)req->ctx)->h, name, 1);
 }

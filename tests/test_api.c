@@ -27,7 +27,7 @@
 /* ---- A fake request: query and headers as "a=1&b=2" and "Name: value\nName: value" ---- */
 
 typedef struct fake {
-    rk_request req;
+    rkd_request req;
     char buf[2048];  /* copies of names and values */
     rk_fake_pairs p; /* the request's ctx */
 } fake;
@@ -44,57 +44,57 @@ static void parse_pairs(fake *f, size_t *used, const char *text, const char *sep
     assert_true(fake_split(s, sep, sep2, pairs) <= RK_FAKE_PAIRS);
 }
 
-static rk_app *app_open(const char *name, rk_store **store, rk_metrics *metrics)
+static rkd_app *app_open(const char *name, rkd_store **store, rkd_metrics *metrics)
 {
     char path[512];
     rk_error err = {0};
     snprintf(path, sizeof path, "%s/%s.db", tmpdir, name);
-    *store = rk_store_open(path, RK_MIGRATIONS_DIR, &err);
+    *store = rkd_store_open(path, RK_MIGRATIONS_DIR, &err);
     if (!*store)
-        fail_msg("rk_store_open: %s", err.message);
-    rk_app *app = rk_app_new(*store, metrics, &err);
+        fail_msg("rkd_store_open: %s", err.message);
+    rkd_app *app = rkd_app_new(*store, metrics, &err);
     if (!app)
-        fail_msg("rk_app_new: %s", err.message);
+        fail_msg("rkd_app_new: %s", err.message);
     return app;
 }
 
-static void app_close(rk_app *app, rk_store *store)
+static void app_close(rkd_app *app, rkd_store *store)
 {
-    rk_app_free(app);
-    rk_store_close(store);
+    rkd_app_free(app);
+    rkd_store_close(store);
 }
 
-/* One request through rk_api_handle. */
-static rk_response run(rk_app *app, const char *method, const char *path, const char *query,
-                       const char *headers, const char *body, int resumed)
+/* One request through rkd_api_handle. */
+static rkd_response run(rkd_app *app, const char *method, const char *path, const char *query,
+                        const char *headers, const char *body, int resumed)
 {
     fake f;
     size_t used = 0;
     memset(&f, 0, sizeof f);
     parse_pairs(&f, &used, query, "&", "=", f.p.q);
     parse_pairs(&f, &used, headers, "\n", ": ", f.p.h);
-    f.req = (rk_request){.method = method,
-                         .path = path,
-                         .query = fake_query,
-                         .header = fake_header,
-                         .ctx = &f.p,
-                         .body = body,
-                         .body_len = body ? strlen(body) : 0,
-                         .author = "ops",
-                         .resumed = resumed};
-    rk_response resp;
+    f.req = (rkd_request){.method = method,
+                          .path = path,
+                          .query = fake_query,
+                          .header = fake_header,
+                          .ctx = &f.p,
+                          .body = body,
+                          .body_len = body ? strlen(body) : 0,
+                          .author = "ops",
+                          .resumed = resumed};
+    rkd_response resp;
     memset(&resp, 0, sizeof resp);
-    rk_api_handle(app, &f.req, &resp);
+    rkd_api_handle(app, &f.req, &resp);
     return resp;
 }
 
-static rk_response get(rk_app *app, const char *path, const char *query, const char *headers)
+static rkd_response get(rkd_app *app, const char *path, const char *query, const char *headers)
 {
     return run(app, "GET", path, query, headers, NULL, 0);
 }
 
 /* The JSON body of `r` (new reference); fails the test when it is not JSON. */
-static json_t *body_json(const rk_response *r)
+static json_t *body_json(const rkd_response *r)
 {
     json_error_t jerr;
     assert_non_null(r->body);
@@ -106,7 +106,7 @@ static json_t *body_json(const rk_response *r)
 }
 
 /* Checks an error response's status, code and field (NULL: no field), and frees it. */
-static void expect_error(rk_response r, int status, const char *code, const char *field)
+static void expect_error(rkd_response r, int status, const char *code, const char *field)
 {
     if (r.status != status)
         fail_msg("status %d, want %d: %.*s", r.status, status, (int)r.body_len, r.body);
@@ -122,16 +122,16 @@ static void expect_error(rk_response r, int status, const char *code, const char
     else if (f)
         fail_msg("unexpected field: %.*s", (int)r.body_len, r.body);
     json_decref(doc);
-    rk_response_clear(&r);
+    rkd_response_clear(&r);
 }
 
 /* Checks `r`'s status and returns its JSON body, freeing the response. */
-static json_t *expect_json(rk_response r, int status)
+static json_t *expect_json(rkd_response r, int status)
 {
     if (r.status != status)
         fail_msg("status %d, want %d: %.*s", r.status, status, (int)r.body_len, r.body);
     json_t *doc = body_json(&r);
-    rk_response_clear(&r);
+    rkd_response_clear(&r);
     return doc;
 }
 
@@ -170,7 +170,7 @@ static char *topology(size_t n, const char *hash, const char *comment)
 }
 
 /* Publishes and returns the new version's number; `query` may ask to activate. */
-static int64_t publish(rk_app *app, const char *cluster, size_t n, const char *query)
+static int64_t publish(rkd_app *app, const char *cluster, size_t n, const char *query)
 {
     char path[128];
     char *body = topology(n, "fnv1a_32", "test");
@@ -182,16 +182,16 @@ static int64_t publish(rk_app *app, const char *cluster, size_t n, const char *q
     return v;
 }
 
-static json_t *activate(rk_app *app, const char *cluster, int64_t v, const char *headers,
+static json_t *activate(rkd_app *app, const char *cluster, int64_t v, const char *headers,
                         int status)
 {
     char path[128];
     snprintf(path, sizeof path, "/v1/clusters/%s/versions/%lld/activate", cluster, (long long)v);
-    rk_response r = run(app, "POST", path, NULL, headers, NULL, 0);
+    rkd_response r = run(app, "POST", path, NULL, headers, NULL, 0);
     return status == 200 ? expect_json(r, 200) : (expect_error(r, status, "conflict", NULL), NULL);
 }
 
-static const char *state_of(rk_app *app, const char *cluster, int64_t v, char *out, size_t cap)
+static const char *state_of(rkd_app *app, const char *cluster, int64_t v, char *out, size_t cap)
 {
     char path[128];
     snprintf(path, sizeof path, "/v1/clusters/%s/versions/%lld", cluster, (long long)v);
@@ -206,18 +206,18 @@ static const char *state_of(rk_app *app, const char *cluster, int64_t v, char *o
 static void test_routes(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("routes", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("routes", &store, NULL);
     json_t *doc = expect_json(get(app, "/healthz", NULL, NULL), 200);
     assert_string_equal(str_at(doc, "status"), "ok");
     json_decref(doc);
     json_decref(expect_json(get(app, "/readyz", NULL, NULL), 200));
     json_decref(expect_json(run(app, "HEAD", "/healthz", NULL, NULL, NULL, 0), 200));
 
-    rk_response r = get(app, "/metrics", NULL, NULL);
+    rkd_response r = get(app, "/metrics", NULL, NULL);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
-    rk_response_clear(&r);
+    rkd_response_clear(&r);
 
     r = get(app, "/nope", NULL, NULL);
     assert_string_equal(r.route, "other");
@@ -257,10 +257,10 @@ static void test_routes(void **state)
 static void test_publish_document(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("publish", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("publish", &store, NULL);
     char *body = topology(3, "fnv1a_32", "three nodes");
-    rk_response r = run(app, "POST", "/v1/clusters/cache/versions", NULL, NULL, body, 0);
+    rkd_response r = run(app, "POST", "/v1/clusters/cache/versions", NULL, NULL, body, 0);
     assert_string_equal(r.location, "/v1/clusters/cache/versions/1");
     assert_string_equal(r.route, "/v1/clusters/{c}/versions");
     json_t *doc = expect_json(r, 201);
@@ -314,8 +314,8 @@ static void test_publish_document(void **state)
 static void test_publish_errors(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("publish_errors", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("publish_errors", &store, NULL);
     const char *path = "/v1/clusters/c/versions";
     expect_error(run(app, "POST", path, NULL, NULL, "{\"hash\": ", 0), 400, "malformed_json", NULL);
     expect_error(run(app, "POST", path, NULL, NULL, NULL, 0), 400, "malformed_json", NULL);
@@ -351,8 +351,8 @@ static void test_publish_errors(void **state)
 static void test_state_machine(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("states", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("states", &store, NULL);
     char s[32];
     for (size_t n = 1; n <= 3; n++)
         assert_int_equal(publish(app, "c", n + 1, NULL), (int64_t)n);
@@ -395,7 +395,8 @@ static void test_state_machine(void **state)
 }
 
 /* Lists a page and checks its versions (newest first) and next_before (0: null). */
-static void expect_page(rk_app *app, const char *query, const int64_t *want, size_t n, int64_t next)
+static void expect_page(rkd_app *app, const char *query, const int64_t *want, size_t n,
+                        int64_t next)
 {
     json_t *doc = expect_json(get(app, "/v1/clusters/p/versions", query, NULL), 200);
     json_t *list = json_object_get(doc, "versions");
@@ -416,8 +417,8 @@ static void expect_page(rk_app *app, const char *query, const int64_t *want, siz
 static void test_list_paging(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("paging", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("paging", &store, NULL);
     json_t *doc = expect_json(get(app, "/v1/clusters", NULL, NULL), 200);
     assert_int_equal(json_array_size(json_object_get(doc, "clusters")), 0);
     json_decref(doc);
@@ -454,7 +455,7 @@ static void test_list_paging(void **state)
 }
 
 static int64_t hooked_version;
-static char hooked_cluster[RK_CLUSTER_MAX];
+static char hooked_cluster[RKD_CLUSTER_MAX];
 
 static void on_activation(void *arg, const char *cluster, int64_t version)
 {
@@ -464,16 +465,16 @@ static void on_activation(void *arg, const char *cluster, int64_t version)
 }
 
 /* GET /ring with headers; checks status and ETag; returns the body's version (0 for none). */
-static int64_t ring(rk_app *app, const char *query, const char *headers, int resumed, int status,
+static int64_t ring(rkd_app *app, const char *query, const char *headers, int resumed, int status,
                     const char *etag)
 {
-    rk_response r = run(app, "GET", "/v1/clusters/r/ring", query, headers, NULL, resumed);
+    rkd_response r = run(app, "GET", "/v1/clusters/r/ring", query, headers, NULL, resumed);
     assert_int_equal(r.status, status);
     assert_string_equal(r.etag, etag);
     assert_string_equal(r.route, "/v1/clusters/{c}/ring");
     if (status != 200) {
         assert_null(r.body);
-        rk_response_clear(&r);
+        rkd_response_clear(&r);
         return 0;
     }
     json_t *doc = expect_json(r, 200);
@@ -487,10 +488,10 @@ static int64_t ring(rk_app *app, const char *query, const char *headers, int res
 static void test_ring_etag_wait(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("ring", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("ring", &store, NULL);
     int hooks = 0;
-    rk_app_set_activation_hook(app, on_activation, &hooks);
+    rkd_app_set_activation_hook(app, on_activation, &hooks);
     expect_error(get(app, "/v1/clusters/r/ring", NULL, NULL), 404, "unknown_cluster", NULL);
     publish(app, "r", 2, NULL);
     publish(app, "r", 3, NULL);
@@ -512,12 +513,12 @@ static void test_ring_etag_wait(void **state)
     ring(app, NULL, inm, 0, 304, "\"v1\"");
     ring(app, "wait=0", inm, 0, 304, "\"v1\"");
     assert_int_equal(ring(app, "wait=30", NULL, 0, 200, "\"v1\""), 1); /* no INM: at once */
-    rk_response r = run(app, "GET", "/v1/clusters/r/ring", "wait=30", inm, NULL, 0);
+    rkd_response r = run(app, "GET", "/v1/clusters/r/ring", "wait=30", inm, NULL, 0);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.wait_seconds, 30);
     assert_string_equal(r.wait_cluster, "r");
     assert_null(r.body);
-    rk_response_clear(&r);
+    rkd_response_clear(&r);
     ring(app, "wait=30", inm, 1, 304, "\"v1\""); /* resumed: answer now */
     expect_error(get(app, "/v1/clusters/r/ring", "wait=61", inm), 400, "invalid_parameter", "wait");
     expect_error(get(app, "/v1/clusters/r/ring", "wait=soon", inm), 400, "invalid_parameter",
@@ -532,17 +533,17 @@ static void test_ring_etag_wait(void **state)
     ring(app, NULL, "If-None-Match: \"v2\"", 0, 304, "\"v2\"");
 
     /* Activations made beside the API (same store handle) reach the cache and the hook too. */
-    rk_store_version *v = NULL;
+    rkd_store_version *v = NULL;
     publish(app, "r", 4, NULL);
-    assert_int_equal(rk_store_activate(store, "r", 3, RK_STORE_ANY, &v, NULL), RK_OK);
-    rk_store_version_free(v);
+    assert_int_equal(rkd_store_activate(store, "r", 3, RKD_STORE_ANY, &v, NULL), RK_OK);
+    rkd_store_version_free(v);
     assert_int_equal(hooks, 3);
     assert_int_equal(ring(app, NULL, "If-None-Match: \"v2\"", 0, 200, "\"v3\""), 3);
     app_close(app, store);
 }
 
 /* The version GET /ring answers for `cluster`. */
-static int64_t ring_version(rk_app *app, const char *cluster)
+static int64_t ring_version(rkd_app *app, const char *cluster)
 {
     char path[128];
     snprintf(path, sizeof path, "/v1/clusters/%s/ring", cluster);
@@ -553,30 +554,30 @@ static int64_t ring_version(rk_app *app, const char *cluster)
 }
 
 /* GET /plan; returns the JSON body after checking the status. */
-static json_t *plan(rk_app *app, const char *cluster, const char *query)
+static json_t *plan(rkd_app *app, const char *cluster, const char *query)
 {
     char path[128];
     snprintf(path, sizeof path, "/v1/clusters/%s/plan", cluster);
-    rk_response r = get(app, path, query, NULL);
+    rkd_response r = get(app, path, query, NULL);
     assert_string_equal(r.route, "/v1/clusters/{c}/plan");
     return expect_json(r, 200);
 }
 
-static void expect_text_plan(rk_response r)
+static void expect_text_plan(rkd_response r)
 {
     assert_int_equal(r.status, 200);
     assert_string_equal(r.content_type, "text/plain; charset=utf-8");
     assert_non_null(r.body);
     assert_int_equal(strlen(r.body), r.body_len);
     assert_non_null(strstr(r.body, "pl"));
-    rk_response_clear(&r);
+    rkd_response_clear(&r);
 }
 
 static void test_plan(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("plan", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("plan", &store, NULL);
     expect_error(get(app, "/v1/clusters/pl/plan", NULL, NULL), 404, "unknown_cluster", NULL);
     publish(app, "pl", 3, NULL);
     publish(app, "pl", 4, NULL);
@@ -643,11 +644,11 @@ static void test_plan(void **state)
 }
 
 /* Reverts version v of cluster "rv" and returns the new version document. */
-static json_t *revert(rk_app *app, int64_t v, const char *query)
+static json_t *revert(rkd_app *app, int64_t v, const char *query)
 {
     char path[128];
     snprintf(path, sizeof path, "/v1/clusters/rv/versions/%lld/revert", (long long)v);
-    rk_response r = run(app, "POST", path, query, NULL, NULL, 0);
+    rkd_response r = run(app, "POST", path, query, NULL, NULL, 0);
     char location[sizeof r.location];
     assert_string_equal(r.route, "/v1/clusters/{c}/versions/{v}/revert");
     memcpy(location, r.location, sizeof location);
@@ -661,8 +662,8 @@ static json_t *revert(rk_app *app, int64_t v, const char *query)
 static void test_revert(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("revert", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("revert", &store, NULL);
     char long_comment[RK_MAX_COMMENT + 1]; /* "x" and 2-byte characters: 1023 bytes */
     long_comment[0] = 'x';
     for (size_t i = 1; i + 1 < RK_MAX_COMMENT; i += 2)
@@ -710,29 +711,29 @@ static void test_revert(void **state)
 static void test_metrics_counted(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_metrics *m = rk_metrics_new();
+    rkd_store *store;
+    rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
-    rk_app *app = app_open("metrics", &store, m);
+    rkd_app *app = app_open("metrics", &store, m);
     publish(app, "m", 2, "activate=true");
     publish(app, "m", 3, NULL);
-    rk_response r = get(app, "/metrics", NULL, NULL);
+    rkd_response r = get(app, "/metrics", NULL, NULL);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "ringkeeper_publishes_total 2"));
     assert_non_null(strstr(r.body, "ringkeeper_activations_total 1"));
     assert_non_null(strstr(r.body, "ringkeeper_active_version{cluster=\"m\"} 1"));
-    rk_response_clear(&r);
+    rkd_response_clear(&r);
     app_close(app, store);
 
     /* A new app over the same database reports the active versions it finds. */
-    rk_metrics *m2 = rk_metrics_new();
+    rkd_metrics *m2 = rkd_metrics_new();
     app = app_open("metrics", &store, m2);
     r = get(app, "/metrics", NULL, NULL);
     assert_non_null(strstr(r.body, "ringkeeper_active_version{cluster=\"m\"} 1"));
-    rk_response_clear(&r);
+    rkd_response_clear(&r);
     app_close(app, store);
-    rk_metrics_free(m2);
-    rk_metrics_free(m);
+    rkd_metrics_free(m2);
+    rkd_metrics_free(m);
 }
 
 static int freed_values;
@@ -744,15 +745,15 @@ static void free_value(void *v)
 }
 
 /* Puts a 1-byte value of `size` counted bytes; returns 1 when the cache kept it. */
-static int put(rki_cache *c, const char *cluster, int64_t key, int64_t tag, size_t size,
+static int put(rkd_cache *c, const char *cluster, int64_t key, int64_t tag, size_t size,
                uint64_t gen)
 {
-    rki_entry *e = rki_cache_put(c, cluster, key, tag, malloc(1), size, gen);
+    rkd_entry *e = rkd_cache_put(c, cluster, key, tag, malloc(1), size, gen);
     assert_non_null(e);
-    rki_cache_release(c, e);
-    e = rki_cache_get(c, cluster, key);
+    rkd_cache_release(c, e);
+    e = rkd_cache_get(c, cluster, key);
     int kept = e && e->tag == tag;
-    rki_cache_release(c, e);
+    rkd_cache_release(c, e);
     return kept;
 }
 
@@ -760,44 +761,44 @@ static int put(rki_cache *c, const char *cluster, int64_t key, int64_t tag, size
 static void test_cache(void **state)
 {
     (void)state;
-    rki_cache *c = rki_cache_new(2, 100, free_value);
+    rkd_cache *c = rkd_cache_new(2, 100, free_value);
     assert_non_null(c);
     freed_values = 0;
-    uint64_t gen = rki_cache_gen(c);
-    rki_entry *held = rki_cache_put(c, "a", 1, 0, malloc(1), 10, gen);
+    uint64_t gen = rkd_cache_gen(c);
+    rkd_entry *held = rkd_cache_put(c, "a", 1, 0, malloc(1), 10, gen);
     assert_true(put(c, "a", 2, 0, 10, gen));
     assert_true(put(c, "b", 1, 0, 10, gen)); /* evicts a/1, the least recently used */
-    assert_null(rki_cache_get(c, "a", 1));
+    assert_null(rkd_cache_get(c, "a", 1));
     assert_int_equal(freed_values, 0); /* still held */
     assert_int_equal(held->key, 1);
-    rki_cache_release(c, held);
+    rkd_cache_release(c, held);
     assert_int_equal(freed_values, 1);
     assert_false(put(c, "z", 1, 0, 10, gen)); /* new key, but something was evicted meanwhile */
     assert_int_equal(freed_values, 2);
 
-    gen = rki_cache_gen(c);
+    gen = rkd_cache_gen(c);
     assert_true(put(c, "c", 1, 0, 95, gen)); /* over the byte budget: evicts both others */
-    assert_null(rki_cache_get(c, "a", 2));
-    assert_null(rki_cache_get(c, "b", 1));
+    assert_null(rkd_cache_get(c, "a", 2));
+    assert_null(rkd_cache_get(c, "b", 1));
     assert_int_equal(freed_values, 4);
-    assert_false(put(c, "d", 1, 0, 101, rki_cache_gen(c))); /* larger than the whole budget */
+    assert_false(put(c, "d", 1, 0, 101, rkd_cache_gen(c))); /* larger than the whole budget */
     assert_int_equal(freed_values, 5);
 
     /* Tags: a value only moves forward. */
-    gen = rki_cache_gen(c);
+    gen = rkd_cache_gen(c);
     assert_true(put(c, "v", 0, 4, 1, gen));
     assert_true(put(c, "v", 0, 5, 1, gen));
     assert_false(put(c, "v", 0, 4, 1, gen)); /* a reader that loaded v4 late */
-    rki_cache_raise(c, "v", 0, 6);           /* v6 activated: forget v5 */
-    assert_null(rki_cache_get(c, "v", 0));
+    rkd_cache_raise(c, "v", 0, 6);           /* v6 activated: forget v5 */
+    assert_null(rkd_cache_get(c, "v", 0));
     assert_false(put(c, "v", 0, 5, 1, gen)); /* loaded before the raise */
-    assert_true(put(c, "v", 0, 6, 1, rki_cache_gen(c)));
-    rki_cache_raise(c, "v", 0, 6); /* already there: kept */
-    rki_entry *e = rki_cache_get(c, "v", 0);
+    assert_true(put(c, "v", 0, 6, 1, rkd_cache_gen(c)));
+    rkd_cache_raise(c, "v", 0, 6); /* already there: kept */
+    rkd_entry *e = rkd_cache_get(c, "v", 0);
     assert_non_null(e);
     assert_int_equal(e->tag, 6);
-    rki_cache_release(c, e);
-    rki_cache_free(c);
+    rkd_cache_release(c, e);
+    rkd_cache_free(c);
     assert_int_equal(freed_values, 11);
 }
 
@@ -805,8 +806,8 @@ static void test_cache(void **state)
 static void test_plan_many_versions(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("plan_many", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("plan_many", &store, NULL);
     for (size_t i = 0; i < 12; i++)
         publish(app, "pl", 2 + i % 5, i == 0 ? "activate=true" : NULL);
     for (int round = 0; round < 2; round++) {
@@ -822,7 +823,7 @@ static void test_plan_many_versions(void **state)
 }
 
 typedef struct reader {
-    rk_app *app;
+    rkd_app *app;
     int stop;      /* set (atomically) by the main thread */
     int backwards; /* a ring older than one already seen */
     int failures;  /* any answer but 200 */
@@ -834,7 +835,7 @@ static void *read_rings(void *arg)
     reader *r = arg;
     int64_t seen = 0;
     while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-        rk_response resp = get(r->app, "/v1/clusters/cc/ring", NULL, NULL);
+        rkd_response resp = get(r->app, "/v1/clusters/cc/ring", NULL, NULL);
         json_t *doc = resp.status == 200 ? json_loadb(resp.body, resp.body_len, 0, NULL) : NULL;
         int64_t v = json_integer_value(json_object_get(doc, "version"));
         if (!doc && r->failures++ == 0)
@@ -842,11 +843,11 @@ static void *read_rings(void *arg)
         r->backwards += v < seen;
         seen = v > seen ? v : seen;
         json_decref(doc);
-        rk_response_clear(&resp);
+        rkd_response_clear(&resp);
         resp = get(r->app, "/v1/clusters/cc/plan", "from=1&to=2&arcs=false", NULL);
         if (resp.status != 200 && r->failures++ == 0)
             fprintf(stderr, "plan: %d %.*s\n", resp.status, (int)resp.body_len, resp.body);
-        rk_response_clear(&resp);
+        rkd_response_clear(&resp);
     }
     return NULL;
 }
@@ -855,8 +856,8 @@ static void *read_rings(void *arg)
 static void test_concurrent(void **state)
 {
     (void)state;
-    rk_store *store;
-    rk_app *app = app_open("concurrent", &store, NULL);
+    rkd_store *store;
+    rkd_app *app = app_open("concurrent", &store, NULL);
     publish(app, "cc", 2, "activate=true");
     publish(app, "cc", 3, NULL);
     reader readers[4];

@@ -36,20 +36,20 @@ static void write_file(char *path, size_t cap, const char *name, const char *tex
     assert_int_equal(rename(tmp, path), 0);
 }
 
-static rk_auth *auth_ok(const char *path)
+static rkd_auth *auth_ok(const char *path)
 {
     rk_error err = {0};
-    rk_auth *a = rk_auth_new(path, &err);
+    rkd_auth *a = rkd_auth_new(path, &err);
     if (!a)
-        fail_msg("rk_auth_new(%s): %s", path ? path : "NULL", err.message);
+        fail_msg("rkd_auth_new(%s): %s", path ? path : "NULL", err.message);
     return a;
 }
 
-/* Checks `header` and expects `outcome`, and the name when that is RK_AUTH_OK. */
-static void expect(rk_auth *a, const char *header, int outcome, const char *name)
+/* Checks `header` and expects `outcome`, and the name when that is RKD_AUTH_OK. */
+static void expect(rkd_auth *a, const char *header, int outcome, const char *name)
 {
     char got[80] = "untouched";
-    int rc = rk_auth_check(a, header, got, sizeof got);
+    int rc = rkd_auth_check(a, header, got, sizeof got);
     if (rc != outcome)
         fail_msg("check(%s): %d, expected %d", header ? header : "NULL", rc, outcome);
     if (name && strcmp(got, name) != 0)
@@ -64,12 +64,12 @@ static void test_valid_file(void **state)
                "# ringkeeper tokens\n\n   \nops:" TOK_OPS "\r\n"
                "ci:" TOK_CI "\n#deploy:" TOK_DEPLOY "\n"
                "a.b_c-D9:" TOK_DEPLOY); /* no final newline */
-    rk_auth *a = auth_ok(path);
-    assert_true(rk_auth_enabled(a));
-    expect(a, "Bearer " TOK_OPS, RK_AUTH_OK, "ops");
-    expect(a, "Bearer " TOK_CI, RK_AUTH_OK, "ci");
-    expect(a, "Bearer " TOK_DEPLOY, RK_AUTH_OK, "a.b_c-D9");
-    rk_auth_free(a);
+    rkd_auth *a = auth_ok(path);
+    assert_true(rkd_auth_enabled(a));
+    expect(a, "Bearer " TOK_OPS, RKD_AUTH_OK, "ops");
+    expect(a, "Bearer " TOK_CI, RKD_AUTH_OK, "ci");
+    expect(a, "Bearer " TOK_DEPLOY, RKD_AUTH_OK, "a.b_c-D9");
+    rkd_auth_free(a);
 }
 
 static void test_outcomes(void **state)
@@ -77,40 +77,40 @@ static void test_outcomes(void **state)
     (void)state;
     char path[256];
     write_file(path, sizeof path, "outcomes.txt", "ops:" TOK_OPS "\nci:" TOK_CI "\n");
-    rk_auth *a = auth_ok(path);
-    expect(a, NULL, RK_AUTH_MISSING, NULL);
-    expect(a, "", RK_AUTH_MISSING, NULL);
-    expect(a, "Basic b3BzOnNlY3JldA==", RK_AUTH_MISSING, NULL);
-    expect(a, TOK_OPS, RK_AUTH_MISSING, NULL);
-    expect(a, "Bearer", RK_AUTH_MISSING, NULL);
-    expect(a, "Bearer ", RK_AUTH_MISSING, NULL);
-    expect(a, "Bearer    ", RK_AUTH_MISSING, NULL);
-    expect(a, "Bearer" TOK_OPS, RK_AUTH_MISSING, NULL);
-    expect(a, "Bearer x", RK_AUTH_WRONG, NULL);
-    expect(a, "Bearer " TOK_OPS "x", RK_AUTH_WRONG, NULL);
-    expect(a, "Bearer ops-0123456789abcdeF", RK_AUTH_WRONG, NULL);
-    expect(a, "Bearer " TOK_OPS, RK_AUTH_OK, "ops");
-    expect(a, "bEARER   " TOK_OPS "  ", RK_AUTH_OK, "ops");
-    expect(a, "Bearer " TOK_CI, RK_AUTH_OK, "ci");
+    rkd_auth *a = auth_ok(path);
+    expect(a, NULL, RKD_AUTH_MISSING, NULL);
+    expect(a, "", RKD_AUTH_MISSING, NULL);
+    expect(a, "Basic b3BzOnNlY3JldA==", RKD_AUTH_MISSING, NULL);
+    expect(a, TOK_OPS, RKD_AUTH_MISSING, NULL);
+    expect(a, "Bearer", RKD_AUTH_MISSING, NULL);
+    expect(a, "Bearer ", RKD_AUTH_MISSING, NULL);
+    expect(a, "Bearer    ", RKD_AUTH_MISSING, NULL);
+    expect(a, "Bearer" TOK_OPS, RKD_AUTH_MISSING, NULL);
+    expect(a, "Bearer x", RKD_AUTH_WRONG, NULL);
+    expect(a, "Bearer " TOK_OPS "x", RKD_AUTH_WRONG, NULL);
+    expect(a, "Bearer ops-0123456789abcdeF", RKD_AUTH_WRONG, NULL);
+    expect(a, "Bearer " TOK_OPS, RKD_AUTH_OK, "ops");
+    expect(a, "bEARER   " TOK_OPS "  ", RKD_AUTH_OK, "ops");
+    expect(a, "Bearer " TOK_CI, RKD_AUTH_OK, "ci");
     /* A short buffer gets a truncated, terminated name; NULL is allowed. */
     char two[2];
-    assert_int_equal(rk_auth_check(a, "Bearer " TOK_OPS, two, sizeof two), RK_AUTH_OK);
+    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_OPS, two, sizeof two), RKD_AUTH_OK);
     assert_string_equal(two, "o");
-    assert_int_equal(rk_auth_check(a, "Bearer " TOK_OPS, NULL, 0), RK_AUTH_OK);
-    rk_auth_free(a);
+    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_OPS, NULL, 0), RKD_AUTH_OK);
+    rkd_auth_free(a);
 }
 
 static void test_no_tokens(void **state)
 {
     (void)state;
-    rk_auth *a = auth_ok(NULL);
-    assert_false(rk_auth_enabled(a));
-    expect(a, NULL, RK_AUTH_OK, "anonymous");
-    expect(a, "Bearer whatever-at-all-here", RK_AUTH_OK, "anonymous");
+    rkd_auth *a = auth_ok(NULL);
+    assert_false(rkd_auth_enabled(a));
+    expect(a, NULL, RKD_AUTH_OK, "anonymous");
+    expect(a, "Bearer whatever-at-all-here", RKD_AUTH_OK, "anonymous");
     rk_error err = {0};
-    assert_int_equal(rk_auth_reload(a, &err), RK_OK);
-    expect(a, NULL, RK_AUTH_OK, "anonymous");
-    rk_auth_free(a);
+    assert_int_equal(rkd_auth_reload(a, &err), RK_OK);
+    expect(a, NULL, RKD_AUTH_OK, "anonymous");
+    rkd_auth_free(a);
 }
 
 typedef struct bad_case {
@@ -142,7 +142,7 @@ static const bad_case bad_cases[] = {
 static void check_bad(const char *path, const bad_case *c)
 {
     rk_error err = {0};
-    rk_auth *a = rk_auth_new(path, &err);
+    rkd_auth *a = rkd_auth_new(path, &err);
     if (a)
         fail_msg("accepted: %s", c->text);
     assert_int_equal(err.code, RK_EINVAL);
@@ -172,7 +172,7 @@ static void test_bad_files(void **state)
     check_bad(path, &(bad_case){text, 1, "longer than 256 bytes", "kkkkkkkkkkkkkkkk"});
     rk_error err = {0};
     snprintf(path, sizeof path, "%s/missing.txt", tmpdir);
-    assert_null(rk_auth_new(path, &err));
+    assert_null(rkd_auth_new(path, &err));
     assert_int_equal(err.code, RK_EIO);
     assert_non_null(strstr(err.message, "missing.txt"));
 }
@@ -183,32 +183,32 @@ static void test_reload(void **state)
     char path[256];
     rk_error err = {0};
     write_file(path, sizeof path, "reload.txt", "ops:" TOK_OPS "\n");
-    rk_auth *a = auth_ok(path);
-    expect(a, "Bearer " TOK_OPS, RK_AUTH_OK, "ops");
-    expect(a, "Bearer " TOK_CI, RK_AUTH_WRONG, NULL);
+    rkd_auth *a = auth_ok(path);
+    expect(a, "Bearer " TOK_OPS, RKD_AUTH_OK, "ops");
+    expect(a, "Bearer " TOK_CI, RKD_AUTH_WRONG, NULL);
 
     write_file(path, sizeof path, "reload.txt", "ci:" TOK_CI "\n");
-    assert_int_equal(rk_auth_reload(a, &err), RK_OK);
-    expect(a, "Bearer " TOK_OPS, RK_AUTH_WRONG, NULL);
-    expect(a, "Bearer " TOK_CI, RK_AUTH_OK, "ci");
+    assert_int_equal(rkd_auth_reload(a, &err), RK_OK);
+    expect(a, "Bearer " TOK_OPS, RKD_AUTH_WRONG, NULL);
+    expect(a, "Bearer " TOK_CI, RKD_AUTH_OK, "ci");
 
     write_file(path, sizeof path, "reload.txt", "ci:" TOK_CI "\nops:short\n");
-    assert_int_equal(rk_auth_reload(a, &err), RK_EINVAL);
+    assert_int_equal(rkd_auth_reload(a, &err), RK_EINVAL);
     assert_non_null(strstr(err.message, "reload.txt:2:"));
-    expect(a, "Bearer " TOK_CI, RK_AUTH_OK, "ci");
-    expect(a, "Bearer " TOK_OPS, RK_AUTH_WRONG, NULL);
+    expect(a, "Bearer " TOK_CI, RKD_AUTH_OK, "ci");
+    expect(a, "Bearer " TOK_OPS, RKD_AUTH_WRONG, NULL);
 
     assert_int_equal(unlink(path), 0);
-    assert_int_equal(rk_auth_reload(a, &err), RK_EIO);
-    expect(a, "Bearer " TOK_CI, RK_AUTH_OK, "ci");
-    assert_true(rk_auth_enabled(a));
-    rk_auth_free(a);
+    assert_int_equal(rkd_auth_reload(a, &err), RK_EIO);
+    expect(a, "Bearer " TOK_CI, RKD_AUTH_OK, "ci");
+    assert_true(rkd_auth_enabled(a));
+    rkd_auth_free(a);
 }
 
 /* ---- Checks racing reloads ---- */
 
 typedef struct race {
-    rk_auth *auth;        /* under test */
+    rkd_auth *auth;       /* under test */
     char path[256];       /* the file reloaded */
     int bad;              /* checks that saw an impossible outcome */
     pthread_mutex_t lock; /* guards bad */
@@ -222,12 +222,12 @@ static void *checker(void *arg)
     int bad = 0;
     char name[80];
     for (int i = 0; i < CHECKS; i++) {
-        bad += rk_auth_check(r->auth, "Bearer " TOK_OPS, name, sizeof name) != RK_AUTH_OK ||
+        bad += rkd_auth_check(r->auth, "Bearer " TOK_OPS, name, sizeof name) != RKD_AUTH_OK ||
                strcmp(name, "ops") != 0;
-        int rc = rk_auth_check(r->auth, "Bearer " TOK_CI, name, sizeof name);
-        bad += rc == RK_AUTH_MISSING || (rc == RK_AUTH_OK && strcmp(name, "ci") != 0);
-        rc = rk_auth_check(r->auth, "Bearer " TOK_DEPLOY, name, sizeof name);
-        bad += rc == RK_AUTH_MISSING || (rc == RK_AUTH_OK && strcmp(name, "deploy") != 0);
+        int rc = rkd_auth_check(r->auth, "Bearer " TOK_CI, name, sizeof name);
+        bad += rc == RKD_AUTH_MISSING || (rc == RKD_AUTH_OK && strcmp(name, "ci") != 0);
+        rc = rkd_auth_check(r->auth, "Bearer " TOK_DEPLOY, name, sizeof name);
+        bad += rc == RKD_AUTH_MISSING || (rc == RKD_AUTH_OK && strcmp(name, "deploy") != 0);
     }
     pthread_mutex_lock(&r->lock);
     r->bad += bad;
@@ -251,12 +251,12 @@ static void test_checks_during_reloads(void **state)
     for (int i = 0; i < RELOADS; i++) {
         rk_error err = {0};
         write_file(r.path, sizeof r.path, "race.txt", files[i % 3]);
-        assert_int_equal(rk_auth_reload(r.auth, &err), i % 3 == 2 ? RK_EINVAL : RK_OK);
+        assert_int_equal(rkd_auth_reload(r.auth, &err), i % 3 == 2 ? RK_EINVAL : RK_OK);
     }
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
     assert_int_equal(r.bad, 0);
-    rk_auth_free(r.auth);
+    rkd_auth_free(r.auth);
 }
 
 int main(void)

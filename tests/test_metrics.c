@@ -21,9 +21,9 @@ static const char *const all_buckets[] = {"0.0005", "0.001", "0.0025", "0.005", 
                                           "5",      "10",    "30",     "60",    "+Inf"};
 #define N_LE (sizeof all_buckets / sizeof all_buckets[0])
 
-static char *render_ok(rk_metrics *m)
+static char *render_ok(rkd_metrics *m)
 {
-    char *text = rk_metrics_render(m);
+    char *text = rkd_metrics_render(m);
     assert_non_null(text);
     return text;
 }
@@ -61,19 +61,19 @@ static void assert_header(const char *text, const char *name, const char *type)
 static void test_every_metric(void **state)
 {
     (void)state;
-    rk_metrics *m = rk_metrics_new();
+    rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
-    rk_metrics_request(m, "GET", "/healthz", 200, 0.001);
-    rk_metrics_count(m, RK_COUNT_PUBLISHES);
-    rk_metrics_count(m, RK_COUNT_ACTIVATIONS);
-    rk_metrics_count(m, RK_COUNT_ACTIVATIONS);
-    rk_metrics_count(m, RK_COUNT_DB_ERRORS);
-    rk_metrics_active_version(m, "cache", 3);
-    rk_metrics_active_version(m, "cache", 4);
-    rk_metrics_active_version(m, "db", 1);
-    rk_metrics_waiting(m, +1);
-    rk_metrics_waiting(m, +1);
-    rk_metrics_waiting(m, -1);
+    rkd_metrics_request(m, "GET", "/healthz", 200, 0.001);
+    rkd_metrics_count(m, RKD_COUNT_PUBLISHES);
+    rkd_metrics_count(m, RKD_COUNT_ACTIVATIONS);
+    rkd_metrics_count(m, RKD_COUNT_ACTIVATIONS);
+    rkd_metrics_count(m, RKD_COUNT_DB_ERRORS);
+    rkd_metrics_active_version(m, "cache", 3);
+    rkd_metrics_active_version(m, "cache", 4);
+    rkd_metrics_active_version(m, "db", 1);
+    rkd_metrics_waiting(m, +1);
+    rkd_metrics_waiting(m, +1);
+    rkd_metrics_waiting(m, -1);
     char *text = render_ok(m);
     assert_header(text, "ringkeeper_http_requests_total", "counter");
     assert_header(text, "ringkeeper_http_request_duration_seconds", "histogram");
@@ -95,35 +95,35 @@ static void test_every_metric(void **state)
     assert_true(sample(text, "ringkeeper_long_polls_waiting") == 1);
     assert_int_equal(text[strlen(text) - 1], '\n');
     free(text);
-    rk_metrics_free(m);
+    rkd_metrics_free(m);
 }
 
 static void test_empty_render(void **state)
 {
     (void)state;
-    rk_metrics *m = rk_metrics_new();
+    rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
     char *text = render_ok(m);
     assert_header(text, "ringkeeper_http_requests_total", "counter");
     assert_int_equal(count_lines(text, "ringkeeper_http_requests_total{"), 0);
     assert_true(sample(text, "ringkeeper_long_polls_waiting") == 0);
     free(text);
-    rk_metrics_free(m);
+    rkd_metrics_free(m);
 }
 
 /* Each thread records PER_THREAD requests over two series and bumps a counter and the gauge. */
 static void *record_many(void *arg)
 {
-    rk_metrics *m = arg;
+    rkd_metrics *m = arg;
     for (int i = 0; i < PER_THREAD; i++) {
         if (i % 2)
-            rk_metrics_request(m, "POST", "/v1/clusters/{c}/versions", 201, 0.003);
+            rkd_metrics_request(m, "POST", "/v1/clusters/{c}/versions", 201, 0.003);
         else
-            rk_metrics_request(m, "GET", "/v1/clusters/{c}/ring", 304, 0.0002);
+            rkd_metrics_request(m, "GET", "/v1/clusters/{c}/ring", 304, 0.0002);
         if (i % 100 == 0)
-            rk_metrics_count(m, RK_COUNT_PUBLISHES);
-        rk_metrics_waiting(m, +1);
-        rk_metrics_waiting(m, -1);
+            rkd_metrics_count(m, RKD_COUNT_PUBLISHES);
+        rkd_metrics_waiting(m, +1);
+        rkd_metrics_waiting(m, -1);
     }
     return NULL;
 }
@@ -138,7 +138,7 @@ static void *render_many(void *arg)
 static void test_counts_from_threads(void **state)
 {
     (void)state;
-    rk_metrics *m = rk_metrics_new();
+    rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
     pthread_t t[THREADS + 1];
     for (int i = 0; i < THREADS; i++)
@@ -157,7 +157,7 @@ static void test_counts_from_threads(void **state)
     assert_true(sample(text, "ringkeeper_publishes_total") == THREADS * PER_THREAD / 100);
     assert_true(sample(text, "ringkeeper_long_polls_waiting") == 0);
     free(text);
-    rk_metrics_free(m);
+    rkd_metrics_free(m);
 }
 
 static void test_histogram_cumulative(void **state)
@@ -166,11 +166,11 @@ static void test_histogram_cumulative(void **state)
     static const double seconds[] = {0.0001, 0.0005, 0.003, 0.003, 0.2, 7, 100, -1};
     static const double expect[N_LE] = {3, 3, 3, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 7, 7, 7, 8};
     size_t n = sizeof seconds / sizeof seconds[0];
-    rk_metrics *m = rk_metrics_new();
+    rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
     for (size_t i = 0; i < n; i++)
-        rk_metrics_request(m, "GET", "/v1/clusters", 200, seconds[i]);
-    rk_metrics_request(m, "GET", "/healthz", 200, 0.02);
+        rkd_metrics_request(m, "GET", "/v1/clusters", 200, seconds[i]);
+    rkd_metrics_request(m, "GET", "/healthz", 200, 0.02);
     char *text = render_ok(m);
     char series[160];
     for (size_t b = 0; b < N_LE; b++) {
@@ -190,16 +190,16 @@ static void test_histogram_cumulative(void **state)
     assert_true(sample(text, "ringkeeper_http_request_duration_seconds_bucket{route=\"/healthz\","
                              "le=\"0.025\"}") == 1);
     free(text);
-    rk_metrics_free(m);
+    rkd_metrics_free(m);
 }
 
 static void test_label_escaping(void **state)
 {
     (void)state;
-    rk_metrics *m = rk_metrics_new();
+    rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
-    rk_metrics_request(m, "GET", "/a\"b\\c\nd", 404, 0.001);
-    rk_metrics_active_version(m, "x\"y\\z\n", 2);
+    rkd_metrics_request(m, "GET", "/a\"b\\c\nd", 404, 0.001);
+    rkd_metrics_active_version(m, "x\"y\\z\n", 2);
     char *text = render_ok(m);
     assert_true(sample(text,
                        "ringkeeper_http_requests_total{method=\"GET\",route=\"/a\\\"b\\\\c\\nd"
@@ -209,20 +209,20 @@ static void test_label_escaping(void **state)
     for (const char *p = text; *p; p = strchr(p, '\n') + 1)
         assert_true(*p == '#' || strncmp(p, "ringkeeper_", 11) == 0);
     free(text);
-    rk_metrics_free(m);
+    rkd_metrics_free(m);
 }
 
 static void test_unknown_method_and_long_route(void **state)
 {
     (void)state;
-    rk_metrics *m = rk_metrics_new();
+    rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
     char route[300];
     memset(route, 'r', sizeof route - 1);
     route[sizeof route - 1] = '\0';
-    rk_metrics_request(m, "BREW", "/pot", 405, 0.001);
-    rk_metrics_request(m, NULL, NULL, 400, 0.001);
-    rk_metrics_request(m, "GET", route, 404, 0.001);
+    rkd_metrics_request(m, "BREW", "/pot", 405, 0.001);
+    rkd_metrics_request(m, NULL, NULL, 400, 0.001);
+    rkd_metrics_request(m, "GET", route, 404, 0.001);
     char *text = render_ok(m);
     assert_true(sample(text, "ringkeeper_http_requests_total{method=\"other\",route=\"/pot\","
                              "code=\"405\"}") == 1);
@@ -232,7 +232,7 @@ static void test_unknown_method_and_long_route(void **state)
                              "code=\"404\"}") == 1);
     assert_null(strstr(text, "rrrrrrrr"));
     free(text);
-    rk_metrics_free(m);
+    rkd_metrics_free(m);
 }
 
 /* 600 distinct routes: 512 request series, the rest in the "other" series; histograms keep 63
@@ -240,18 +240,18 @@ static void test_unknown_method_and_long_route(void **state)
 static void test_series_cap(void **state)
 {
     (void)state;
-    rk_metrics *m = rk_metrics_new();
+    rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
     char route[32];
     for (int round = 0; round < 2; round++) {
         for (int i = 0; i < 600; i++) {
             snprintf(route, sizeof route, "/r/%d", i);
-            rk_metrics_request(m, "GET", route, 200, 0.001);
+            rkd_metrics_request(m, "GET", route, 200, 0.001);
         }
     }
     for (int i = 0; i < 5000; i++) {
         snprintf(route, sizeof route, "c%d", i);
-        rk_metrics_active_version(m, route, i);
+        rkd_metrics_active_version(m, route, i);
     }
     char *text = render_ok(m);
     assert_int_equal(count_lines(text, "ringkeeper_http_requests_total{"), 513);
@@ -264,17 +264,17 @@ static void test_series_cap(void **state)
                 2 * (600 - 63));
     assert_int_equal(count_lines(text, "ringkeeper_active_version{"), 4096);
     free(text);
-    rk_metrics_free(m);
+    rkd_metrics_free(m);
 }
 
 static void test_null_metrics(void **state)
 {
     (void)state;
-    rk_metrics_request(NULL, "GET", "/", 200, 0.1);
-    rk_metrics_count(NULL, RK_COUNT_PUBLISHES);
-    rk_metrics_active_version(NULL, "c", 1);
-    rk_metrics_waiting(NULL, 1);
-    rk_metrics_free(NULL);
+    rkd_metrics_request(NULL, "GET", "/", 200, 0.1);
+    rkd_metrics_count(NULL, RKD_COUNT_PUBLISHES);
+    rkd_metrics_active_version(NULL, "c", 1);
+    rkd_metrics_waiting(NULL, 1);
+    rkd_metrics_free(NULL);
 }
 
 int main(void)

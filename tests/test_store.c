@@ -29,12 +29,12 @@ static void db_path(char *out, size_t cap, const char *name)
     snprintf(out, cap, "%s/%s.db", tmpdir, name);
 }
 
-static rk_store *open_ok(const char *path)
+static rkd_store *open_ok(const char *path)
 {
     rk_error err = {0};
-    rk_store *s = rk_store_open(path, RK_MIGRATIONS_DIR, &err);
+    rkd_store *s = rkd_store_open(path, RK_MIGRATIONS_DIR, &err);
     if (!s)
-        fail_msg("rk_store_open(%s): %s %s", path, rk_store_errname(err.code), err.message);
+        fail_msg("rkd_store_open(%s): %s %s", path, rkd_store_errname(err.code), err.message);
     return s;
 }
 
@@ -55,65 +55,65 @@ static rk_topology *topo(size_t n)
 }
 
 /* Publishes topo(n) and returns the new version number; expects `want` as the status. */
-static int64_t publish(rk_store *s, const char *cluster, size_t n, int64_t if_match, int activate,
+static int64_t publish(rkd_store *s, const char *cluster, size_t n, int64_t if_match, int activate,
                        int want)
 {
-    rk_store_publish_opts opt = {"ops", if_match, activate};
-    rk_store_version *v = NULL;
+    rkd_store_publish_opts opt = {"ops", if_match, activate};
+    rkd_store_version *v = NULL;
     rk_error err = {0};
     rk_topology *t = topo(n);
-    int rc = rk_store_publish(s, cluster, t, &opt, &v, &err);
+    int rc = rkd_store_publish(s, cluster, t, &opt, &v, &err);
     rk_topology_free(t);
     if (rc != want)
-        fail_msg("publish %s: got %s (%s), want %s", cluster, rk_store_errname(rc), err.message,
-                 rk_store_errname(want));
+        fail_msg("publish %s: got %s (%s), want %s", cluster, rkd_store_errname(rc), err.message,
+                 rkd_store_errname(want));
     int64_t num = v ? v->version : 0;
-    rk_store_version_free(v);
+    rkd_store_version_free(v);
     return num;
 }
 
-static int activate(rk_store *s, const char *cluster, int64_t v, int64_t if_match)
+static int activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match)
 {
-    rk_store_version *rec = NULL;
-    int rc = rk_store_activate(s, cluster, v, if_match, &rec, NULL);
+    rkd_store_version *rec = NULL;
+    int rc = rkd_store_activate(s, cluster, v, if_match, &rec, NULL);
     if (rc == RK_OK) {
         assert_int_equal(rec->version, v);
-        assert_int_equal(rec->state, RK_STATE_ACTIVE);
+        assert_int_equal(rec->state, RKD_STATE_ACTIVE);
         assert_non_null(rec->topology);
     } else {
         assert_null(rec);
     }
-    rk_store_version_free(rec);
+    rkd_store_version_free(rec);
     return rc;
 }
 
-static rk_store_state state_of(rk_store *s, const char *cluster, int64_t v)
+static rkd_store_state state_of(rkd_store *s, const char *cluster, int64_t v)
 {
-    rk_store_version *rec = NULL;
-    assert_int_equal(rk_store_get(s, cluster, v, &rec, NULL), RK_OK);
-    rk_store_state st = rec->state;
-    rk_store_version_free(rec);
+    rkd_store_version *rec = NULL;
+    assert_int_equal(rkd_store_get(s, cluster, v, &rec, NULL), RK_OK);
+    rkd_store_state st = rec->state;
+    rkd_store_version_free(rec);
     return st;
 }
 
-static int64_t latest(rk_store *s, const char *cluster)
+static int64_t latest(rkd_store *s, const char *cluster)
 {
-    rk_store_version *rec = NULL;
-    assert_int_equal(rk_store_latest(s, cluster, &rec, NULL), RK_OK);
+    rkd_store_version *rec = NULL;
+    assert_int_equal(rkd_store_latest(s, cluster, &rec, NULL), RK_OK);
     int64_t v = rec->version;
-    rk_store_version_free(rec);
+    rkd_store_version_free(rec);
     return v;
 }
 
-static int64_t active(rk_store *s, const char *cluster)
+static int64_t active(rkd_store *s, const char *cluster)
 {
-    rk_store_version *rec = NULL;
-    int rc = rk_store_get_active(s, cluster, &rec, NULL);
-    if (rc == RK_STORE_ENOACTIVE)
+    rkd_store_version *rec = NULL;
+    int rc = rkd_store_get_active(s, cluster, &rec, NULL);
+    if (rc == RKD_STORE_ENOACTIVE)
         return 0;
     assert_int_equal(rc, RK_OK);
     int64_t v = rec->version;
-    rk_store_version_free(rec);
+    rkd_store_version_free(rec);
     return v;
 }
 
@@ -128,14 +128,14 @@ static void test_publish_get(void **state)
     (void)state;
     char path[256];
     db_path(path, sizeof path, "publish");
-    rk_store *s = open_ok(path);
+    rkd_store *s = open_ok(path);
     for (int64_t i = 1; i <= 3; i++)
-        assert_int_equal(publish(s, "cache", (size_t)i, RK_STORE_ANY, 0, RK_OK), i);
+        assert_int_equal(publish(s, "cache", (size_t)i, RKD_STORE_ANY, 0, RK_OK), i);
 
-    rk_store_version *v = NULL;
-    assert_int_equal(rk_store_get(s, "cache", 2, &v, NULL), RK_OK);
+    rkd_store_version *v = NULL;
+    assert_int_equal(rkd_store_get(s, "cache", 2, &v, NULL), RK_OK);
     assert_string_equal(v->cluster, "cache");
-    assert_int_equal(v->state, RK_STATE_STAGED);
+    assert_int_equal(v->state, RKD_STATE_STAGED);
     assert_string_equal(v->author, "ops");
     assert_string_equal(v->comment, "test");
     assert_int_equal(v->hash, RK_HASH_FNV1A_32);
@@ -149,18 +149,18 @@ static void test_publish_get(void **state)
     assert_non_null(ring);
     assert_string_equal(v->fingerprint, rk_ring_fingerprint_hex(ring));
     rk_ring_free(ring);
-    rk_store_version_free(v);
+    rkd_store_version_free(v);
 
     assert_int_equal(latest(s, "cache"), 3);
     assert_int_equal(active(s, "cache"), 0);
-    rk_store_close(s);
+    rkd_store_close(s);
 }
 
-static void expect_page(rk_store *s, size_t limit, int64_t before, const int64_t *want, size_t n,
+static void expect_page(rkd_store *s, size_t limit, int64_t before, const int64_t *want, size_t n,
                         int64_t next)
 {
-    rk_store_version_list list;
-    assert_int_equal(rk_store_list(s, "pages", limit, before, &list, NULL), RK_OK);
+    rkd_store_version_list list;
+    assert_int_equal(rkd_store_list(s, "pages", limit, before, &list, NULL), RK_OK);
     assert_int_equal(list.count, n);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(list.items[i].version, want[i]);
@@ -168,7 +168,7 @@ static void expect_page(rk_store *s, size_t limit, int64_t before, const int64_t
         assert_non_null(list.items[i].fingerprint[0] ? list.items[i].cluster : NULL);
     }
     assert_int_equal(list.next_before, next);
-    rk_store_version_list_free(&list);
+    rkd_store_version_list_free(&list);
 }
 
 static void test_list_paging(void **state)
@@ -176,20 +176,20 @@ static void test_list_paging(void **state)
     (void)state;
     char path[256];
     db_path(path, sizeof path, "paging");
-    rk_store *s = open_ok(path);
+    rkd_store *s = open_ok(path);
     for (int i = 0; i < 5; i++)
-        publish(s, "pages", 1, RK_STORE_ANY, 0, RK_OK);
+        publish(s, "pages", 1, RKD_STORE_ANY, 0, RK_OK);
     expect_page(s, 2, 0, (int64_t[]){5, 4}, 2, 4);
     expect_page(s, 2, 4, (int64_t[]){3, 2}, 2, 2);
     expect_page(s, 2, 2, (int64_t[]){1}, 1, 0);
     expect_page(s, 5, 0, (int64_t[]){5, 4, 3, 2, 1}, 5, 0);
     expect_page(s, 1000, 1, NULL, 0, 0);
 
-    rk_store_version_list list;
-    assert_int_equal(rk_store_list(s, "pages", 0, 0, &list, NULL), RK_EINVAL);
-    assert_int_equal(rk_store_list(s, "pages", 1001, 0, &list, NULL), RK_EINVAL);
-    assert_int_equal(rk_store_list(s, "nope", 10, 0, &list, NULL), RK_STORE_ENOCLUSTER);
-    rk_store_close(s);
+    rkd_store_version_list list;
+    assert_int_equal(rkd_store_list(s, "pages", 0, 0, &list, NULL), RK_EINVAL);
+    assert_int_equal(rkd_store_list(s, "pages", 1001, 0, &list, NULL), RK_EINVAL);
+    assert_int_equal(rkd_store_list(s, "nope", 10, 0, &list, NULL), RKD_STORE_ENOCLUSTER);
+    rkd_store_close(s);
 }
 
 static void test_activate_states(void **state)
@@ -197,33 +197,33 @@ static void test_activate_states(void **state)
     (void)state;
     char path[256];
     db_path(path, sizeof path, "states");
-    rk_store *s = open_ok(path);
+    rkd_store *s = open_ok(path);
     for (int i = 0; i < 5; i++)
-        publish(s, "c", 1, RK_STORE_ANY, 0, RK_OK);
-    uint64_t seq = rk_store_watch_seq(s);
+        publish(s, "c", 1, RKD_STORE_ANY, 0, RK_OK);
+    uint64_t seq = rkd_store_watch_seq(s);
 
-    assert_int_equal(activate(s, "c", 2, RK_STORE_ANY), RK_OK);
-    assert_int_equal(state_of(s, "c", 1), RK_STATE_SUPERSEDED);
-    assert_int_equal(state_of(s, "c", 2), RK_STATE_ACTIVE);
-    assert_int_equal(state_of(s, "c", 3), RK_STATE_STAGED);
+    assert_int_equal(activate(s, "c", 2, RKD_STORE_ANY), RK_OK);
+    assert_int_equal(state_of(s, "c", 1), RKD_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "c", 2), RKD_STATE_ACTIVE);
+    assert_int_equal(state_of(s, "c", 3), RKD_STATE_STAGED);
 
-    assert_int_equal(activate(s, "c", 1, RK_STORE_ANY), RK_STORE_ECONFLICT); /* backward */
-    assert_int_equal(activate(s, "c", 2, RK_STORE_ANY), RK_STORE_ECONFLICT); /* same */
+    assert_int_equal(activate(s, "c", 1, RKD_STORE_ANY), RKD_STORE_ECONFLICT); /* backward */
+    assert_int_equal(activate(s, "c", 2, RKD_STORE_ANY), RKD_STORE_ECONFLICT); /* same */
     assert_int_equal(active(s, "c"), 2);
 
-    assert_int_equal(activate(s, "c", 4, RK_STORE_ANY), RK_OK);
-    assert_int_equal(state_of(s, "c", 1), RK_STATE_SUPERSEDED);
-    assert_int_equal(state_of(s, "c", 2), RK_STATE_RETIRED);
-    assert_int_equal(state_of(s, "c", 3), RK_STATE_SUPERSEDED);
-    assert_int_equal(state_of(s, "c", 4), RK_STATE_ACTIVE);
-    assert_int_equal(state_of(s, "c", 5), RK_STATE_STAGED);
-    assert_int_equal(rk_store_watch_seq(s), seq + 2);
+    assert_int_equal(activate(s, "c", 4, RKD_STORE_ANY), RK_OK);
+    assert_int_equal(state_of(s, "c", 1), RKD_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "c", 2), RKD_STATE_RETIRED);
+    assert_int_equal(state_of(s, "c", 3), RKD_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "c", 4), RKD_STATE_ACTIVE);
+    assert_int_equal(state_of(s, "c", 5), RKD_STATE_STAGED);
+    assert_int_equal(rkd_store_watch_seq(s), seq + 2);
 
-    rk_store_version *v = NULL;
-    assert_int_equal(rk_store_get(s, "c", 2, &v, NULL), RK_OK);
+    rkd_store_version *v = NULL;
+    assert_int_equal(rkd_store_get(s, "c", 2, &v, NULL), RK_OK);
     check_time(v->activated_at); /* a retired version keeps its activation time */
-    rk_store_version_free(v);
-    rk_store_close(s);
+    rkd_store_version_free(v);
+    rkd_store_close(s);
 }
 
 static void test_if_match(void **state)
@@ -231,25 +231,25 @@ static void test_if_match(void **state)
     (void)state;
     char path[256];
     db_path(path, sizeof path, "ifmatch");
-    rk_store *s = open_ok(path);
+    rkd_store *s = open_ok(path);
     assert_int_equal(publish(s, "m", 1, 0, 0, RK_OK), 1); /* 0: only if the cluster is new */
-    publish(s, "m", 1, 0, 0, RK_STORE_EPRECONDITION);
-    publish(s, "m", 1, 5, 1, RK_STORE_EPRECONDITION);
+    publish(s, "m", 1, 0, 0, RKD_STORE_EPRECONDITION);
+    publish(s, "m", 1, 5, 1, RKD_STORE_EPRECONDITION);
     assert_int_equal(latest(s, "m"), 1); /* nothing changed */
     assert_int_equal(active(s, "m"), 0);
     assert_int_equal(publish(s, "m", 2, 1, 0, RK_OK), 2);
 
-    uint64_t seq = rk_store_watch_seq(s);
-    assert_int_equal(activate(s, "m", 2, 1), RK_STORE_EPRECONDITION); /* none is active */
-    assert_int_equal(state_of(s, "m", 2), RK_STATE_STAGED);
-    assert_int_equal(state_of(s, "m", 1), RK_STATE_STAGED);
-    assert_int_equal(rk_store_watch_seq(s), seq);
+    uint64_t seq = rkd_store_watch_seq(s);
+    assert_int_equal(activate(s, "m", 2, 1), RKD_STORE_EPRECONDITION); /* none is active */
+    assert_int_equal(state_of(s, "m", 2), RKD_STATE_STAGED);
+    assert_int_equal(state_of(s, "m", 1), RKD_STATE_STAGED);
+    assert_int_equal(rkd_store_watch_seq(s), seq);
     assert_int_equal(activate(s, "m", 1, 0), RK_OK);
-    assert_int_equal(activate(s, "m", 2, 2), RK_STORE_EPRECONDITION);
+    assert_int_equal(activate(s, "m", 2, 2), RKD_STORE_EPRECONDITION);
     assert_int_equal(active(s, "m"), 1);
     assert_int_equal(activate(s, "m", 2, 1), RK_OK);
-    assert_int_equal(state_of(s, "m", 1), RK_STATE_RETIRED);
-    rk_store_close(s);
+    assert_int_equal(state_of(s, "m", 1), RKD_STATE_RETIRED);
+    rkd_store_close(s);
 }
 
 struct watch_log {
@@ -274,75 +274,75 @@ static void test_publish_activate(void **state)
     char path[256];
     struct watch_log log = {0};
     db_path(path, sizeof path, "pubact");
-    rk_store *s = open_ok(path);
-    rk_store_set_watch(s, on_activate, &log);
+    rkd_store *s = open_ok(path);
+    rkd_store_set_watch(s, on_activate, &log);
 
-    rk_store_publish_opts opt = {"ops", RK_STORE_ANY, 1};
-    rk_store_version *v = NULL;
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1};
+    rkd_store_version *v = NULL;
     rk_topology *t = topo(3);
-    assert_int_equal(rk_store_publish(s, "pa", t, &opt, &v, NULL), RK_OK);
+    assert_int_equal(rkd_store_publish(s, "pa", t, &opt, &v, NULL), RK_OK);
     rk_topology_free(t);
-    assert_int_equal(v->state, RK_STATE_ACTIVE);
+    assert_int_equal(v->state, RKD_STATE_ACTIVE);
     assert_string_equal(v->activated_at, v->created_at);
-    rk_store_version_free(v);
+    rkd_store_version_free(v);
     assert_int_equal(log.calls, 1);
     assert_string_equal(log.cluster, "pa");
     assert_int_equal(log.version, 1);
     assert_int_equal(log.seq, 1);
 
-    publish(s, "pa", 1, RK_STORE_ANY, 0, RK_OK);       /* 2 staged */
-    publish(s, "pa", 2, RK_STORE_ANY, 1, RK_OK);       /* 3 active */
-    publish(s, "pa", 2, 1, 1, RK_STORE_EPRECONDITION); /* nothing */
-    assert_int_equal(state_of(s, "pa", 1), RK_STATE_RETIRED);
-    assert_int_equal(state_of(s, "pa", 2), RK_STATE_SUPERSEDED);
-    assert_int_equal(state_of(s, "pa", 3), RK_STATE_ACTIVE);
+    publish(s, "pa", 1, RKD_STORE_ANY, 0, RK_OK);       /* 2 staged */
+    publish(s, "pa", 2, RKD_STORE_ANY, 1, RK_OK);       /* 3 active */
+    publish(s, "pa", 2, 1, 1, RKD_STORE_EPRECONDITION); /* nothing */
+    assert_int_equal(state_of(s, "pa", 1), RKD_STATE_RETIRED);
+    assert_int_equal(state_of(s, "pa", 2), RKD_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "pa", 3), RKD_STATE_ACTIVE);
     assert_int_equal(latest(s, "pa"), 3);
     assert_int_equal(log.calls, 2);
-    assert_int_equal(rk_store_watch_seq(s), 2);
-    rk_store_close(s);
+    assert_int_equal(rkd_store_watch_seq(s), 2);
+    rkd_store_close(s);
 }
 
 static void test_unknown(void **state)
 {
     (void)state;
     char path[256];
-    rk_store_version *v = NULL;
+    rkd_store_version *v = NULL;
     rk_error err = {0};
     db_path(path, sizeof path, "unknown");
-    rk_store *s = open_ok(path);
-    publish(s, "u", 1, RK_STORE_ANY, 0, RK_OK);
-    assert_int_equal(rk_store_get(s, "nope", 1, &v, &err), RK_STORE_ENOCLUSTER);
-    assert_int_equal(err.code, RK_STORE_ENOCLUSTER);
+    rkd_store *s = open_ok(path);
+    publish(s, "u", 1, RKD_STORE_ANY, 0, RK_OK);
+    assert_int_equal(rkd_store_get(s, "nope", 1, &v, &err), RKD_STORE_ENOCLUSTER);
+    assert_int_equal(err.code, RKD_STORE_ENOCLUSTER);
     assert_non_null(strstr(err.message, "nope"));
-    assert_int_equal(rk_store_get(s, "u", 2, &v, &err), RK_STORE_ENOVERSION);
-    assert_int_equal(rk_store_get(s, "u", 0, &v, &err), RK_STORE_ENOVERSION);
-    assert_int_equal(rk_store_get_active(s, "u", &v, &err), RK_STORE_ENOACTIVE);
-    assert_int_equal(rk_store_get_active(s, "nope", &v, &err), RK_STORE_ENOCLUSTER);
-    assert_int_equal(rk_store_latest(s, "nope", &v, &err), RK_STORE_ENOCLUSTER);
-    assert_int_equal(activate(s, "nope", 1, RK_STORE_ANY), RK_STORE_ENOCLUSTER);
-    assert_int_equal(activate(s, "u", 7, RK_STORE_ANY), RK_STORE_ENOVERSION);
-    assert_int_equal(rk_store_get(s, "", 1, &v, &err), RK_EINVAL);
+    assert_int_equal(rkd_store_get(s, "u", 2, &v, &err), RKD_STORE_ENOVERSION);
+    assert_int_equal(rkd_store_get(s, "u", 0, &v, &err), RKD_STORE_ENOVERSION);
+    assert_int_equal(rkd_store_get_active(s, "u", &v, &err), RKD_STORE_ENOACTIVE);
+    assert_int_equal(rkd_store_get_active(s, "nope", &v, &err), RKD_STORE_ENOCLUSTER);
+    assert_int_equal(rkd_store_latest(s, "nope", &v, &err), RKD_STORE_ENOCLUSTER);
+    assert_int_equal(activate(s, "nope", 1, RKD_STORE_ANY), RKD_STORE_ENOCLUSTER);
+    assert_int_equal(activate(s, "u", 7, RKD_STORE_ANY), RKD_STORE_ENOVERSION);
+    assert_int_equal(rkd_store_get(s, "", 1, &v, &err), RK_EINVAL);
     assert_null(v);
-    assert_string_equal(rk_store_errname(RK_STORE_EPRECONDITION), "RK_STORE_EPRECONDITION");
-    assert_string_equal(rk_store_errname(RK_EINVAL), "RK_EINVAL");
-    assert_int_equal(rk_store_ping(s, NULL), RK_OK);
-    rk_store_close(s);
+    assert_string_equal(rkd_store_errname(RKD_STORE_EPRECONDITION), "RKD_STORE_EPRECONDITION");
+    assert_string_equal(rkd_store_errname(RK_EINVAL), "RK_EINVAL");
+    assert_int_equal(rkd_store_ping(s, NULL), RK_OK);
+    rkd_store_close(s);
 }
 
 static void test_list_clusters(void **state)
 {
     (void)state;
     char path[256];
-    rk_store_cluster_list list;
+    rkd_store_cluster_list list;
     db_path(path, sizeof path, "clusters");
-    rk_store *s = open_ok(path);
-    assert_int_equal(rk_store_list_clusters(s, &list, NULL), RK_OK);
+    rkd_store *s = open_ok(path);
+    assert_int_equal(rkd_store_list_clusters(s, &list, NULL), RK_OK);
     assert_int_equal(list.count, 0);
-    rk_store_cluster_list_free(&list);
-    publish(s, "zeta", 1, RK_STORE_ANY, 0, RK_OK);
-    publish(s, "alpha", 1, RK_STORE_ANY, 1, RK_OK);
-    publish(s, "alpha", 1, RK_STORE_ANY, 0, RK_OK);
-    assert_int_equal(rk_store_list_clusters(s, &list, NULL), RK_OK);
+    rkd_store_cluster_list_free(&list);
+    publish(s, "zeta", 1, RKD_STORE_ANY, 0, RK_OK);
+    publish(s, "alpha", 1, RKD_STORE_ANY, 1, RK_OK);
+    publish(s, "alpha", 1, RKD_STORE_ANY, 0, RK_OK);
+    assert_int_equal(rkd_store_list_clusters(s, &list, NULL), RK_OK);
     assert_int_equal(list.count, 2);
     assert_string_equal(list.items[0].name, "alpha");
     assert_int_equal(list.items[0].active_version, 1);
@@ -350,12 +350,12 @@ static void test_list_clusters(void **state)
     assert_string_equal(list.items[1].name, "zeta");
     assert_int_equal(list.items[1].active_version, 0);
     assert_int_equal(list.items[1].latest_version, 1);
-    rk_store_cluster_list_free(&list);
-    rk_store_close(s);
+    rkd_store_cluster_list_free(&list);
+    rkd_store_close(s);
 }
 
 struct publisher {
-    rk_store *store;
+    rkd_store *store;
     int64_t got[PUBLISH_PER_THREAD];
     int failures;
 };
@@ -365,15 +365,15 @@ static void *publish_many(void *arg)
     struct publisher *p = arg;
     rk_topology *t = topo(2);
     for (int i = 0; i < PUBLISH_PER_THREAD; i++) {
-        rk_store_version *v = NULL;
+        rkd_store_version *v = NULL;
         rk_error err = {0};
-        if (rk_store_publish(p->store, "busy", t, NULL, &v, &err) != RK_OK) {
+        if (rkd_store_publish(p->store, "busy", t, NULL, &v, &err) != RK_OK) {
             fprintf(stderr, "publish: %s\n", err.message);
             p->failures++;
             continue;
         }
         p->got[i] = v->version;
-        rk_store_version_free(v);
+        rkd_store_version_free(v);
     }
     rk_topology_free(t);
     return NULL;
@@ -389,7 +389,7 @@ static void test_concurrent_publish(void **state)
     pthread_t threads[THREADS];
     static char seen[THREADS * PUBLISH_PER_THREAD + 1];
     db_path(path, sizeof path, "concurrent");
-    rk_store *stores[2] = {open_ok(path), open_ok(path)};
+    rkd_store *stores[2] = {open_ok(path), open_ok(path)};
     for (int i = 0; i < THREADS; i++) {
         pubs[i] = (struct publisher){.store = stores[i % 2]};
         assert_int_equal(pthread_create(&threads[i], NULL, publish_many, &pubs[i]), 0);
@@ -405,14 +405,14 @@ static void test_concurrent_publish(void **state)
             seen[v] = 1;
         }
     }
-    rk_store_version_list list;
-    assert_int_equal(rk_store_list(stores[0], "busy", 1000, 0, &list, NULL), RK_OK);
+    rkd_store_version_list list;
+    assert_int_equal(rkd_store_list(stores[0], "busy", 1000, 0, &list, NULL), RK_OK);
     assert_int_equal(list.count, THREADS * PUBLISH_PER_THREAD);
     for (size_t i = 0; i < list.count; i++) /* exactly 400..1: no gap */
         assert_int_equal(list.items[i].version, (int64_t)(list.count - i));
-    rk_store_version_list_free(&list);
-    rk_store_close(stores[0]);
-    rk_store_close(stores[1]);
+    rkd_store_version_list_free(&list);
+    rkd_store_close(stores[0]);
+    rkd_store_close(stores[1]);
 }
 
 /* Runs `sql` on the file at `path` directly, as another program would. */
@@ -474,10 +474,10 @@ static void test_reopen(void **state)
     (void)state;
     char path[256], buf[16];
     db_path(path, sizeof path, "reopen");
-    rk_store *s = open_ok(path);
-    publish(s, "r", 2, RK_STORE_ANY, 1, RK_OK);
-    publish(s, "r", 3, RK_STORE_ANY, 0, RK_OK);
-    rk_store_close(s);
+    rkd_store *s = open_ok(path);
+    publish(s, "r", 2, RKD_STORE_ANY, 1, RK_OK);
+    publish(s, "r", 3, RKD_STORE_ANY, 0, RK_OK);
+    rkd_store_close(s);
     int64_t schema = latest_migration(RK_MIGRATIONS_DIR);
     assert_int_equal(raw_int(path, "PRAGMA user_version"), schema);
 
@@ -485,7 +485,7 @@ static void test_reopen(void **state)
     assert_int_equal(active(s, "r"), 1);
     assert_int_equal(latest(s, "r"), 2);
     assert_int_equal(publish(s, "r", 1, 2, 0, RK_OK), 3);
-    rk_store_close(s);
+    rkd_store_close(s);
     assert_int_equal(raw_int(path, "PRAGMA user_version"), schema);
     assert_string_equal(raw_text(path, "PRAGMA journal_mode", buf, sizeof buf), "wal");
     /* Versions are immutable below the store too. */
@@ -500,9 +500,9 @@ static void test_reopen(void **state)
 static void expect_refused(const char *path, int want, const char *migrations)
 {
     rk_error err = {0};
-    rk_store *s = rk_store_open(path, migrations, &err);
+    rkd_store *s = rkd_store_open(path, migrations, &err);
     if (s)
-        fail_msg("%s opened, want %s", path, rk_store_errname(want));
+        fail_msg("%s opened, want %s", path, rkd_store_errname(want));
     assert_int_equal(err.code, want);
     assert_true(strlen(err.message) > 10);
 }
@@ -521,12 +521,12 @@ static void test_upgrade(void **state)
     assert_int_equal(symlink(from, link_to), 0);
 
     rk_error err = {0};
-    rk_store *s = rk_store_open(path, first, &err);
+    rkd_store *s = rkd_store_open(path, first, &err);
     assert_non_null(s);
-    publish(s, "u", 2, RK_STORE_ANY, 1, RK_OK);
-    publish(s, "u", 3, RK_STORE_ANY, 0, RK_OK);
-    publish(s, "u", 4, RK_STORE_ANY, 0, RK_OK);
-    rk_store_close(s);
+    publish(s, "u", 2, RKD_STORE_ANY, 1, RK_OK);
+    publish(s, "u", 3, RKD_STORE_ANY, 0, RK_OK);
+    publish(s, "u", 4, RKD_STORE_ANY, 0, RK_OK);
+    rkd_store_close(s);
     assert_int_equal(raw_int(path, "PRAGMA user_version"), 1);
 
     s = open_ok(path);
@@ -534,10 +534,10 @@ static void test_upgrade(void **state)
     assert_int_equal(active(s, "u"), 1);
     assert_int_equal(latest(s, "u"), 3);
     assert_int_equal(activate(s, "u", 3, 1), RK_OK);
-    assert_int_equal(state_of(s, "u", 1), RK_STATE_RETIRED);
-    assert_int_equal(state_of(s, "u", 2), RK_STATE_SUPERSEDED);
-    assert_int_equal(state_of(s, "u", 3), RK_STATE_ACTIVE);
-    rk_store_close(s);
+    assert_int_equal(state_of(s, "u", 1), RKD_STATE_RETIRED);
+    assert_int_equal(state_of(s, "u", 2), RKD_STATE_SUPERSEDED);
+    assert_int_equal(state_of(s, "u", 3), RKD_STATE_ACTIVE);
+    rkd_store_close(s);
     /* EXPLAIN QUERY PLAN's first row: (id, parent, notused, detail). */
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -559,9 +559,9 @@ static void test_refuse_too_new(void **state)
     (void)state;
     char path[256];
     db_path(path, sizeof path, "toonew");
-    rk_store_close(open_ok(path));
+    rkd_store_close(open_ok(path));
     raw_sql(path, "PRAGMA user_version = 99");
-    expect_refused(path, RK_STORE_ETOONEW, RK_MIGRATIONS_DIR);
+    expect_refused(path, RKD_STORE_ETOONEW, RK_MIGRATIONS_DIR);
     assert_int_equal(raw_int(path, "PRAGMA user_version"), 99);
 }
 
@@ -571,12 +571,12 @@ static void test_refuse_foreign(void **state)
     char path[256];
     db_path(path, sizeof path, "foreign");
     raw_sql(path, "CREATE TABLE other (x INTEGER)");
-    expect_refused(path, RK_STORE_ENOTRK, RK_MIGRATIONS_DIR);
+    expect_refused(path, RKD_STORE_ENOTRK, RK_MIGRATIONS_DIR);
     assert_int_equal(raw_int(path, "SELECT COUNT(*) FROM sqlite_master"), 1); /* untouched */
 
     db_path(path, sizeof path, "foreign_app");
     raw_sql(path, "PRAGMA application_id = 42");
-    expect_refused(path, RK_STORE_ENOTRK, RK_MIGRATIONS_DIR);
+    expect_refused(path, RKD_STORE_ENOTRK, RK_MIGRATIONS_DIR);
 }
 
 static void test_refuse_garbage(void **state)
@@ -589,7 +589,7 @@ static void test_refuse_garbage(void **state)
     memset(buf, 'x', sizeof buf);
     assert_int_equal(fwrite(buf, 1, sizeof buf, f), sizeof buf);
     fclose(f);
-    expect_refused(path, RK_STORE_ENOTRK, RK_MIGRATIONS_DIR);
+    expect_refused(path, RKD_STORE_ENOTRK, RK_MIGRATIONS_DIR);
 }
 
 static void test_bad_migrations(void **state)
@@ -597,8 +597,8 @@ static void test_bad_migrations(void **state)
     (void)state;
     char path[256];
     db_path(path, sizeof path, "nomigrations");
-    expect_refused(path, RK_STORE_EMIGRATION, "/nonexistent/migrations");
-    expect_refused(path, RK_STORE_EMIGRATION, tmpdir); /* a directory without NNNN_*.sql */
+    expect_refused(path, RKD_STORE_EMIGRATION, "/nonexistent/migrations");
+    expect_refused(path, RKD_STORE_EMIGRATION, tmpdir); /* a directory without NNNN_*.sql */
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* fuzz_api.c — libFuzzer harness: ringkeeperd's request handling in-process (rk_api_handle through
+/* fuzz_api.c — libFuzzer harness: ringkeeperd's request handling in-process (rkd_api_handle through
  * the real route table) against a temporary database. Input: method, path, query ("a=1&b=2") and
  * headers ("Name: value|Name: value") on one line each, then the body. */
 #include <stdint.h>
@@ -26,8 +26,8 @@ typedef struct fake {
 
 static char dir[] = "/tmp/rk_fuzz_api.XXXXXX";
 static char db[sizeof dir + 16];
-static rk_store *store;
-static rk_app *app;
+static rkd_store *store;
+static rkd_app *app;
 static unsigned runs;
 
 static void db_remove(void)
@@ -42,8 +42,8 @@ static void db_remove(void)
 
 static void db_close(void)
 {
-    rk_app_free(app);
-    rk_store_close(store);
+    rkd_app_free(app);
+    rkd_store_close(store);
     app = NULL, store = NULL;
     db_remove();
 }
@@ -52,8 +52,8 @@ static void db_open(void)
 {
     rk_error err = {0};
     db_remove();
-    store = rk_store_open(db, RK_MIGRATIONS_DIR, &err);
-    app = store ? rk_app_new(store, NULL, &err) : NULL;
+    store = rkd_store_open(db, RK_MIGRATIONS_DIR, &err);
+    app = store ? rkd_app_new(store, NULL, &err) : NULL;
     if (!app) {
         fprintf(stderr, "fuzz_api: cannot open %s: %s\n", db, err.message);
         abort();
@@ -102,24 +102,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *method = line(&at), *path = line(&at);
     fake_split(line(&at), "&", "=", f.p.q);
     fake_split(line(&at), "|", ": ", f.p.h);
-    rk_request req = {.method = method,
-                      .path = path,
-                      .query = fake_query,
-                      .header = fake_header,
-                      .ctx = &f.p,
-                      .body = size > head ? (const char *)data + head : NULL,
-                      .body_len = size - head,
-                      .author = "fuzz"};
-    rk_response resp = {0};
-    rk_api_handle(app, &req, &resp);
+    rkd_request req = {.method = method,
+                       .path = path,
+                       .query = fake_query,
+                       .header = fake_header,
+                       .ctx = &f.p,
+                       .body = size > head ? (const char *)data + head : NULL,
+                       .body_len = size - head,
+                       .author = "fuzz"};
+    rkd_response resp = {0};
+    rkd_api_handle(app, &req, &resp);
     if (resp.wait_seconds > 0) { /* a long poll held (no status yet): answer as if it timed out */
-        rk_response_clear(&resp);
+        rkd_response_clear(&resp);
         req.resumed = 1;
-        rk_api_handle(app, &req, &resp);
+        rkd_api_handle(app, &req, &resp);
     }
     if (resp.status < 100 || resp.status > 599 || !resp.route || resp.wait_seconds > 0)
         abort();
-    rk_response_clear(&resp);
+    rkd_response_clear(&resp);
     if (++runs % RUNS_MAX == 0) {
         db_close();
         db_open();
