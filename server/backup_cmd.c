@@ -1,12 +1,12 @@
 /* backup_cmd.c — `ringkeeperd backup --db FILE --to FILE [--force]`: flags, then one call to
- * rkd_store_backup(), which copies a live database safely; this file only maps outcomes to exit
+ * rkd_sqlite_backup(), which copies a live database safely; this file only maps outcomes to exit
  * codes and explains restoring in --help. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "backup_cmd.h"
-#include "store.h"
+#include "store_sqlite.h"
 
 enum { EXIT_USAGE = 2, EXIT_REFUSED = 3 };
 
@@ -75,7 +75,7 @@ int rkd_backup_main(int argc, char **argv)
     if (rc)
         return rc;
     rk_error err = {0};
-    rc = rkd_store_backup(o.db, o.to, o.force, &err);
+    rc = rkd_sqlite_backup(o.db, o.to, o.force, &err);
     if (rc != RK_OK) {
         fprintf(stderr, "ringkeeperd backup: %s\n", err.message);
         return rc == RKD_STORE_ENOTRK ? EXIT_REFUSED : EXIT_FAILURE;

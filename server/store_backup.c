@@ -1,4 +1,4 @@
-/* store_backup.c — the SQLite backend's online backup (rkd_store_backup): a consistent copy of a
+/* store_backup.c — the SQLite backend's online backup (rkd_sqlite_backup): a consistent copy of a
  * live database through SQLite's backup API, checked and synced under a temporary name next to the
  * destination before it takes its final one.
  *
@@ -173,7 +173,7 @@ static int run_backup(backup_job *j, int replace, rk_error *err)
     return rc;
 }
 
-int rkd_store_backup(const char *db_path, const char *to_path, int replace, rk_error *err)
+int rkd_sqlite_backup(const char *db_path, const char *to_path, int replace, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;

@@ -11,7 +11,7 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "store_sqlite.h"
 
 struct rkd_store {
     sqlite3 *db;              /* the connection; used only under lock */
