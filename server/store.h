@@ -1,8 +1,12 @@
 /* store.h — the storage layer of ringkeeperd: clusters and their numbered, immutable topology
- * versions (SPEC sections 4 and 7), behind one interface that names no database.
+ * versions (SPEC sections 4 and 7), behind one interface that names no database. This is all
+ * api.c and http.c see.
  *
- * The first backend is SQLite (store_sqlite.c, store_versions.c, store_migrate.c); nothing here
- * depends on it, so another backend (etcd) can implement the same calls.
+ * Layout: store_domain.c implements these calls once for every backend (checks, ring and
+ * fingerprint, timestamps, the activation watch) over a backend's table of operations,
+ * store_backend.h, which is where a newcomer starts to add a store. rkd_store_open() in
+ * store_open.c picks the backend. The first backend is SQLite (store_sqlite.h: store_sqlite.c,
+ * store_versions.c, store_migrate.c, store_backup.c); an etcd one can follow without changes here.
  *
  * Validation: the caller hands in an rk_topology, which libringkeeper has already validated; the
  * store computes points and the fingerprint with libringkeeper too. Cluster names are the caller's
@@ -108,22 +112,22 @@ void rkd_store_cluster_list_free(rkd_store_cluster_list *list);
 
 typedef struct rkd_store rkd_store;
 
-/* Opens (creating when absent) the database at `path` and brings its schema up to date with the
- * SQL files NNNN_*.sql in `migrations_dir`: in numeric order, each once, each in its own
- * transaction. Refuses, without changing the file, one that is not a ringkeeper database
- * (RKD_STORE_ENOTRK) or whose schema is newer than the highest migration (RKD_STORE_ETOONEW).
- * Returns a new store (free with rkd_store_close) or NULL with `err` set. */
-rkd_store *rkd_store_open(const char *path, const char *migrations_dir,
+/* Opens the store at `location` (the --db option) with the backend it names; today every location
+ * is an SQLite database file (rkd_store_open_sqlite in store_sqlite.h: created when absent, its
+ * schema brought up to date from the NNNN_*.sql files in `migrations_dir`). Returns a new store
+ * (free with rkd_store_close) or NULL with `err` set. */
+rkd_store *rkd_store_open(const char *location, const char *migrations_dir,
                           rk_error *err) RK_MUST_CHECK;
-/* Closes the database and frees the store; NULL is fine. */
+/* Closes the backend and frees the store; NULL is fine. */
 void rkd_store_close(rkd_store *s);
 
 /* RK_OK when the database answers (for /readyz); RKD_STORE_EUNAVAILABLE otherwise. */
 int rkd_store_ping(rkd_store *s, rk_error *err);
 
-/* Non-zero while the database can only be read (its file is not writable): reads work, and every
- * write fails with RKD_STORE_EUNAVAILABLE, changing nothing, until the file is writable again;
- * the next write after that succeeds without reopening the store. */
+/* Non-zero while the backend can only be read (for SQLite: its file is not writable): reads work,
+ * and every write fails with RKD_STORE_EUNAVAILABLE, changing nothing, until writes are possible
+ * again; the next write after that succeeds without reopening the store. Always 0 for a backend
+ * without such a mode. */
 int rkd_store_read_only(rkd_store *s);
 
 typedef struct rkd_store_publish_opts {

@@ -52,12 +52,12 @@ static int add_migration(rks_migration_set *set, const char *dir, const char *na
                          rk_error *err)
 {
     if (set->count == MAX_MIGRATIONS)
-        return rks_set_err(err, RKD_STORE_EMIGRATION, "more than %d migrations in %s",
-                           MAX_MIGRATIONS, dir);
+        return rkd_store_set_err(err, RKD_STORE_EMIGRATION, "more than %d migrations in %s",
+                                 MAX_MIGRATIONS, dir);
     size_t len = strlen(dir) + strlen(name) + 2;
     char *path = malloc(len);
     if (!path)
-        return rks_set_err(err, RK_ENOMEM, "out of memory reading migrations");
+        return rkd_store_set_err(err, RK_ENOMEM, "out of memory reading migrations");
     snprintf(path, len, "%s/%s", dir, name);
     set->items[set->count].number = number;
     set->items[set->count].path = path;
@@ -69,13 +69,14 @@ static int add_migration(rks_migration_set *set, const char *dir, const char *na
 static int check_numbering(const rks_migration_set *set, const char *dir, rk_error *err)
 {
     if (set->count == 0)
-        return rks_set_err(err, RKD_STORE_EMIGRATION, "no migrations (NNNN_name.sql) in %s", dir);
+        return rkd_store_set_err(err, RKD_STORE_EMIGRATION, "no migrations (NNNN_name.sql) in %s",
+                                 dir);
     for (size_t i = 0; i < set->count; i++) {
         if (set->items[i].number != (int)i + 1)
-            return rks_set_err(err, RKD_STORE_EMIGRATION,
-                               "migrations in %s must be numbered 0001, "
-                               "0002 ... without gaps or repeats; %s breaks that",
-                               dir, set->items[i].path);
+            return rkd_store_set_err(err, RKD_STORE_EMIGRATION,
+                                     "migrations in %s must be numbered 0001, "
+                                     "0002 ... without gaps or repeats; %s breaks that",
+                                     dir, set->items[i].path);
     }
     return RK_OK;
 }
@@ -84,12 +85,13 @@ int rks_migrations_load(const char *dir, rks_migration_set *set, rk_error *err)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return rks_set_err(err, RKD_STORE_EMIGRATION, "cannot read the migrations directory %s: %s",
-                           dir, strerror(errno));
+        return rkd_store_set_err(err, RKD_STORE_EMIGRATION,
+                                 "cannot read the migrations directory %s: %s", dir,
+                                 strerror(errno));
     int rc = RK_OK;
     set->items = calloc(MAX_MIGRATIONS, sizeof *set->items);
     if (!set->items)
-        rc = rks_set_err(err, RK_ENOMEM, "out of memory reading migrations");
+        rc = rkd_store_set_err(err, RK_ENOMEM, "out of memory reading migrations");
     while (rc == RK_OK) {
         struct dirent *e = readdir(d);
         if (!e)
@@ -111,16 +113,17 @@ static int read_file(const char *path, char **out, rk_error *err)
     char *buf = NULL;
     int rc = RK_OK;
     if (!f)
-        return rks_set_err(err, RKD_STORE_EMIGRATION, "cannot open %s: %s", path, strerror(errno));
+        return rkd_store_set_err(err, RKD_STORE_EMIGRATION, "cannot open %s: %s", path,
+                                 strerror(errno));
     buf = malloc(MAX_MIGRATION_BYTES + 1);
     if (!buf) {
-        rc = rks_set_err(err, RK_ENOMEM, "out of memory reading %s", path);
+        rc = rkd_store_set_err(err, RK_ENOMEM, "out of memory reading %s", path);
         goto done;
     }
     size_t n = fread(buf, 1, MAX_MIGRATION_BYTES + 1, f);
     if (ferror(f) || n > MAX_MIGRATION_BYTES)
-        rc = rks_set_err(err, RKD_STORE_EMIGRATION, "cannot read %s, or it is over %d bytes", path,
-                         MAX_MIGRATION_BYTES);
+        rc = rkd_store_set_err(err, RKD_STORE_EMIGRATION, "cannot read %s, or it is over %d bytes",
+                               path, MAX_MIGRATION_BYTES);
     buf[n > MAX_MIGRATION_BYTES ? MAX_MIGRATION_BYTES : n] = '\0';
 done:
     fclose(f);
@@ -132,13 +135,13 @@ done:
 }
 
 /* Runs one migration's SQL and records it, inside the caller's transaction. */
-static int run_migration(rkd_store *s, const rks_migration *m, const char *sql, rk_error *err)
+static int run_migration(rks_store *s, const rks_migration *m, const char *sql, rk_error *err)
 {
     char *msg = NULL;
     char pragmas[96];
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-        rks_set_err(
+        rkd_store_set_err(
             err, rks_map_rc(rc) == RKD_STORE_EUNAVAILABLE ? RKD_STORE_EMIGRATION : rks_map_rc(rc),
             "migration %s failed: %s", m->path, msg ? msg : sqlite3_errstr(rc));
         sqlite3_free(msg);
@@ -152,7 +155,7 @@ static int run_migration(rkd_store *s, const rks_migration *m, const char *sql, 
 
 /* Applies `m` unless the database has it already (another process may have got there first:
  * the version is read again under the write lock). */
-static int apply_migration(rkd_store *s, const rks_migration *m, rk_error *err)
+static int apply_migration(rks_store *s, const rks_migration *m, rk_error *err)
 {
     char *sql = NULL;
     int64_t current = 0;
@@ -171,7 +174,7 @@ static int apply_migration(rkd_store *s, const rks_migration *m, rk_error *err)
 
 /* Reads what marks a file as ours: application_id, user_version and the count of schema objects.
  * A file that is not SQLite at all comes back as RKD_STORE_ENOTRK with a message saying so. */
-static int read_marks(rkd_store *s, const char *path, int64_t *app, int64_t *user, int64_t *objects,
+static int read_marks(rks_store *s, const char *path, int64_t *app, int64_t *user, int64_t *objects,
                       rk_error *err)
 {
     rks_params p = {0};
@@ -179,16 +182,16 @@ static int read_marks(rkd_store *s, const char *path, int64_t *app, int64_t *use
     rc = rc ? rc : rks_int_query(s, "PRAGMA user_version", &p, user, err);
     rc = rc ? rc : rks_int_query(s, "SELECT COUNT(*) FROM sqlite_master", &p, objects, err);
     if (rc == RKD_STORE_ENOTRK)
-        return rks_set_err(err, rc,
-                           "%s is not a ringkeeper database (not an SQLite file at all); "
-                           "point --db at a ringkeeper database or a new path",
-                           path);
+        return rkd_store_set_err(err, rc,
+                                 "%s is not a ringkeeper database (not an SQLite file at all); "
+                                 "point --db at a ringkeeper database or a new path",
+                                 path);
     return rc;
 }
 
 /* Decides, before anything is written, whether the file at `path` may be used: a ringkeeper
  * database no newer than the last migration of `set`, or an empty file. */
-int rks_check_identity(rkd_store *s, const char *path, const rks_migration_set *set, rk_error *err)
+int rks_check_identity(rks_store *s, const char *path, const rks_migration_set *set, rk_error *err)
 {
     int known = set->items[set->count - 1].number; /* rks_migrations_load refuses an empty set */
     int64_t app = 0, user = 0, objects = 0;
@@ -196,35 +199,36 @@ int rks_check_identity(rkd_store *s, const char *path, const rks_migration_set *
     if (rc != RK_OK)
         return rc;
     if (app == RK_APPLICATION_ID && user > known)
-        return rks_set_err(err, RKD_STORE_ETOONEW,
-                           "%s has schema version %lld but this ringkeeperd "
-                           "knows up to %d; run a newer ringkeeperd",
-                           path, (long long)user, known);
+        return rkd_store_set_err(err, RKD_STORE_ETOONEW,
+                                 "%s has schema version %lld but this ringkeeperd "
+                                 "knows up to %d; run a newer ringkeeperd",
+                                 path, (long long)user, known);
     if (app == RK_APPLICATION_ID || (app == 0 && user == 0 && objects == 0))
         return RK_OK;
-    return rks_set_err(err, RKD_STORE_ENOTRK,
-                       "%s is an SQLite database of another application "
-                       "(application_id %lld, %lld schema objects); point --db at a ringkeeper "
-                       "database or a new path",
-                       path, (long long)app, (long long)objects);
+    return rkd_store_set_err(
+        err, RKD_STORE_ENOTRK,
+        "%s is an SQLite database of another application "
+        "(application_id %lld, %lld schema objects); point --db at a ringkeeper "
+        "database or a new path",
+        path, (long long)app, (long long)objects);
 }
 
 /* Stricter than rks_check_identity: an empty file is not (yet) a ringkeeper database either. */
-int rks_check_ours(rkd_store *s, const char *path, rk_error *err)
+int rks_check_ours(rks_store *s, const char *path, rk_error *err)
 {
     int64_t app = 0, user = 0, objects = 0;
     int rc = read_marks(s, path, &app, &user, &objects, err);
     if (rc != RK_OK || (app == RK_APPLICATION_ID && user >= 1))
         return rc;
-    return rks_set_err(err, RKD_STORE_ENOTRK,
-                       "%s is not a ringkeeper database (application_id %lld, schema version "
-                       "%lld, %lld schema objects)",
-                       path, (long long)app, (long long)user, (long long)objects);
+    return rkd_store_set_err(err, RKD_STORE_ENOTRK,
+                             "%s is not a ringkeeper database (application_id %lld, schema version "
+                             "%lld, %lld schema objects)",
+                             path, (long long)app, (long long)user, (long long)objects);
 }
 
 /* Stops at the first migration that fails; those before it stay applied. An up-to-date schema
  * needs no write transaction, so a database file that is read-only can still be served. */
-int rks_migrate(rkd_store *s, const rks_migration_set *set, rk_error *err)
+int rks_migrate(rks_store *s, const rks_migration_set *set, rk_error *err)
 {
     int64_t current = 0;
     rks_params p = {0};

@@ -1,15 +1,14 @@
 /* store_sqlite.c — the SQLite backend of store.h, its connection: opening (durability settings,
- * then the schema through store_migrate.c), closing, pinging, and the statement and transaction
- * helpers that store_versions.c and store_migrate.c run their SQL with.
+ * then the schema through store_migrate.c) into an rkd_store with this backend's rkd_store_ops,
+ * closing, pinging, read-only detection, and the statement and transaction helpers that
+ * store_versions.c and store_migrate.c run their SQL with.
  *
- * One connection per rkd_store, used under a mutex. SQLite admits one writer at a time anyway, so a
+ * One connection per store, used under a mutex. SQLite admits one writer at a time anyway, so a
  * pool would only help readers, and reads here are short indexed lookups: the expensive parts
  * (building the ring for the fingerprint, serialising and parsing topologies) run outside the lock.
  * Writes still use BEGIN IMMEDIATE, which takes the database's write lock before reading the latest
  * version number, so numbering has no gaps or duplicates across handles and processes too; the
  * busy timeout makes a second writer wait for the first instead of failing. */
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +20,6 @@
 #define BUSY_TIMEOUT_MS 5000 /* a writer waits this long for another before giving up */
 
 /* ---- Errors, statements and transactions ---- */
-
-int rks_set_err(rk_error *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    err->code = code;
-    err->field[0] = '\0';
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return code;
-}
 
 /* A file that is not a database is not ours; anything else SQLite reports (busy, locked, I/O,
  * full disk, read-only) leaves the database unavailable for now. */
@@ -56,16 +44,16 @@ static int storage_failure(int rc)
            primary == SQLITE_CANTOPEN;
 }
 
-int rks_db_err(rkd_store *s, rk_error *err, int rc, const char *what)
+int rks_db_err(rks_store *s, rk_error *err, int rc, const char *what)
 {
-    return rks_set_err(err, rks_map_rc(rc), "database error while %s: %s%s", what,
-                       sqlite3_errmsg(s->db),
-                       storage_failure(rc) ? "; nothing was changed, retry once the storage "
-                                             "is fixed"
-                                           : "");
+    return rkd_store_set_err(err, rks_map_rc(rc), "database error while %s: %s%s", what,
+                             sqlite3_errmsg(s->db),
+                             storage_failure(rc) ? "; nothing was changed, retry once the storage "
+                                                   "is fixed"
+                                                 : "");
 }
 
-int rks_exec(rkd_store *s, const char *sql, const char *what, rk_error *err)
+int rks_exec(rks_store *s, const char *sql, const char *what, rk_error *err)
 {
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK)
@@ -73,7 +61,7 @@ int rks_exec(rkd_store *s, const char *sql, const char *what, rk_error *err)
     return RK_OK;
 }
 
-static int prepare(rkd_store *s, const char *sql, sqlite3_stmt **st, rk_error *err)
+static int prepare(rks_store *s, const char *sql, sqlite3_stmt **st, rk_error *err)
 {
     int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
     if (rc != SQLITE_OK)
@@ -100,7 +88,7 @@ int rks_bind_int(sqlite3_stmt *st, const char *name, int64_t val)
     return sqlite3_bind_int64(st, i, val);
 }
 
-static int bind_params(rkd_store *s, sqlite3_stmt *st, const rks_params *p, rk_error *err)
+static int bind_params(rks_store *s, sqlite3_stmt *st, const rks_params *p, rk_error *err)
 {
     int rc = rks_bind_text(st, ":cluster", p->cluster);
     rc = rc ? rc : rks_bind_int(st, ":cid", p->cid);
@@ -113,7 +101,7 @@ static int bind_params(rkd_store *s, sqlite3_stmt *st, const rks_params *p, rk_e
 }
 
 /* Prepares `sql` and binds `p`; the caller finalizes *st (also on failure: it may be NULL). */
-int rks_statement(rkd_store *s, const char *sql, const rks_params *p, sqlite3_stmt **st,
+int rks_statement(rks_store *s, const char *sql, const rks_params *p, sqlite3_stmt **st,
                   rk_error *err)
 {
     int rc = prepare(s, sql, st, err);
@@ -123,7 +111,7 @@ int rks_statement(rkd_store *s, const char *sql, const rks_params *p, sqlite3_st
 }
 
 /* Runs a statement that returns no rows. */
-int rks_exec_params(rkd_store *s, const char *sql, const rks_params *p, const char *what,
+int rks_exec_params(rks_store *s, const char *sql, const rks_params *p, const char *what,
                     rk_error *err)
 {
     sqlite3_stmt *st = NULL;
@@ -139,7 +127,7 @@ done:
 }
 
 /* The first column of the first row, or 0 when there is no row or it is NULL. */
-int rks_int_query(rkd_store *s, const char *sql, const rks_params *p, int64_t *out, rk_error *err)
+int rks_int_query(rks_store *s, const char *sql, const rks_params *p, int64_t *out, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     *out = 0;
@@ -158,22 +146,21 @@ done:
 
 /* ---- The connection ---- */
 
-int rkd_store_ping(rkd_store *s, rk_error *err)
+static int ping(void *b, rk_error *err)
 {
-    rk_error scratch;
+    rks_store *s = b;
     int64_t n = 0;
     rks_params p = {0};
-    err = err ? err : &scratch;
     pthread_mutex_lock(&s->lock);
     int rc = rks_int_query(s, "SELECT COUNT(*) FROM sqlite_master", &p, &n, err);
     pthread_mutex_unlock(&s->lock);
-    if (rc != RK_OK)
-        err->code = RKD_STORE_EUNAVAILABLE; /* any failure here means not ready */
-    return rc == RK_OK ? RK_OK : RKD_STORE_EUNAVAILABLE;
+    return rc;
 }
 
-int rkd_store_read_only(rkd_store *s)
+/* SQLite opens a file it may not write read-only; writable() below recovers from that. */
+static int read_only(void *b)
 {
+    rks_store *s = b;
     pthread_mutex_lock(&s->lock);
     int ro = sqlite3_db_readonly(s->db, "main") == 1;
     pthread_mutex_unlock(&s->lock);
@@ -181,7 +168,7 @@ int rkd_store_read_only(rkd_store *s)
 }
 
 /* Durability settings (SPEC section 7): WAL must really be on, or refuse to run. */
-static int configure(rkd_store *s, rk_error *err)
+static int configure(rks_store *s, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = prepare(s, "PRAGMA journal_mode = WAL", &st, err);
@@ -192,10 +179,10 @@ static int configure(rkd_store *s, rk_error *err)
     if (step != SQLITE_ROW)
         rc = rks_db_err(s, err, step, "turning on WAL");
     else if (!mode || strcmp(mode, "wal") != 0)
-        rc = rks_set_err(err, RKD_STORE_EUNAVAILABLE,
-                         "the database refused WAL mode (it is in %s "
-                         "mode); put it on a local file system",
-                         mode ? mode : "an unknown");
+        rc = rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
+                               "the database refused WAL mode (it is in %s "
+                               "mode); put it on a local file system",
+                               mode ? mode : "an unknown");
     rc = rc ? rc : rks_exec(s, "PRAGMA synchronous = FULL", "setting synchronous=FULL", err);
     rc = rc ? rc : rks_exec(s, "PRAGMA foreign_keys = ON", "turning on foreign keys", err);
 done:
@@ -203,14 +190,15 @@ done:
     return rc;
 }
 
-static int connect_db(rkd_store *s, const char *path, rk_error *err)
+static int connect_db(rks_store *s, const char *path, rk_error *err)
 {
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
     if (rc != SQLITE_OK)
-        return rks_set_err(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
-                           "cannot open the database %s: %s", path,
-                           s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        return rkd_store_set_err(err,
+                                 rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
+                                 "cannot open the database %s: %s", path,
+                                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     return RK_OK;
 }
@@ -220,17 +208,18 @@ static int connect_db(rkd_store *s, const char *path, rk_error *err)
 /* SQLite opens a file it may not write read-only, and the connection stays so; once the file is
  * writable again only a new connection can write, and making it here lets writes recover without
  * a restart. While the file stays read-only, each write attempt costs one open(). */
-static int writable(rkd_store *s, rk_error *err)
+static int writable(rks_store *s, rk_error *err)
 {
     if (sqlite3_db_readonly(s->db, "main") != 1)
         return RK_OK;
     sqlite3 *old = s->db;
     int rc = connect_db(s, s->path, err);
     if (rc == RK_OK && sqlite3_db_readonly(s->db, "main") != 0)
-        rc = rks_set_err(err, RKD_STORE_EUNAVAILABLE,
-                         "the database file %s is read-only: nothing was changed; writes work "
-                         "again once it is writable, reads go on meanwhile",
-                         s->path);
+        rc =
+            rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
+                              "the database file %s is read-only: nothing was changed; writes work "
+                              "again once it is writable, reads go on meanwhile",
+                              s->path);
     rc = rc ? rc : configure(s, err);
     sqlite3_close(rc == RK_OK ? old : s->db);
     if (rc != RK_OK)
@@ -238,14 +227,14 @@ static int writable(rkd_store *s, rk_error *err)
     return rc;
 }
 
-int rks_begin(rkd_store *s, rk_error *err)
+int rks_begin(rks_store *s, rk_error *err)
 {
     int rc = writable(s, err);
     return rc ? rc : rks_exec(s, "BEGIN IMMEDIATE", "starting a write transaction", err);
 }
 
 /* Commits when rc is RK_OK, rolls back otherwise; returns the outcome. */
-int rks_finish(rkd_store *s, int rc, rk_error *err)
+int rks_finish(rks_store *s, int rc, rk_error *err)
 {
     if (rc == RK_OK)
         rc = rks_exec(s, "COMMIT", "committing", err);
@@ -254,7 +243,7 @@ int rks_finish(rkd_store *s, int rc, rk_error *err)
     return rc;
 }
 
-static int open_store(rkd_store *s, const char *path, const char *dir, rk_error *err)
+static int open_store(rks_store *s, const char *path, const char *dir, rk_error *err)
 {
     rks_migration_set set = {0};
     int rc = rks_migrations_load(dir, &set, err);
@@ -266,40 +255,60 @@ static int open_store(rkd_store *s, const char *path, const char *dir, rk_error 
     return rc;
 }
 
-rkd_store *rkd_store_open(const char *path, const char *migrations_dir, rk_error *err)
+static void close_db(void *b)
 {
-    rk_error scratch;
-    err = err ? err : &scratch;
-    if (!path || !migrations_dir) {
-        rks_set_err(err, RK_EINVAL, "a database path and a migrations directory are required");
-        return NULL;
-    }
-    rkd_store *s = calloc(1, sizeof *s);
-    if (!s) {
-        rks_set_err(err, RK_ENOMEM, "out of memory");
-        return NULL;
-    }
-    atomic_init(&s->seq, 0);
-    if (pthread_mutex_init(&s->lock, NULL) != 0) {
-        free(s);
-        rks_set_err(err, RK_ENOMEM, "cannot create a mutex");
-        return NULL;
-    }
-    s->path = strdup(path);
-    if (!s->path)
-        rks_set_err(err, RK_ENOMEM, "out of memory");
-    else if (open_store(s, path, migrations_dir, err) == RK_OK)
-        return s;
-    rkd_store_close(s);
-    return NULL;
-}
-
-void rkd_store_close(rkd_store *s)
-{
-    if (!s)
-        return;
+    rks_store *s = b;
     sqlite3_close(s->db); /* every statement is finalized where it is used */
     pthread_mutex_destroy(&s->lock);
     free(s->path);
     free(s);
+}
+
+static const rkd_store_ops sqlite_ops = {
+    .close = close_db,
+    .ping = ping,
+    .read_only = read_only,
+    .publish = rks_publish,
+    .activate = rks_activate,
+    .get = rks_get,
+    .list = rks_list,
+    .list_clusters = rks_list_clusters,
+};
+
+static rks_store *new_db(const char *path, rk_error *err)
+{
+    rks_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
+        free(s);
+        rkd_store_set_err(err, RK_ENOMEM, "cannot create a mutex");
+        return NULL;
+    }
+    s->path = strdup(path);
+    if (s->path)
+        return s;
+    rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+    close_db(s);
+    return NULL;
+}
+
+rkd_store *rkd_store_open_sqlite(const char *path, const char *migrations_dir, rk_error *err)
+{
+    rk_error scratch;
+    err = err ? err : &scratch;
+    if (!path || !migrations_dir) {
+        rkd_store_set_err(err, RK_EINVAL,
+                          "a database path and a migrations directory are required");
+        return NULL;
+    }
+    rks_store *s = new_db(path, err);
+    if (!s)
+        return NULL;
+    if (open_store(s, path, migrations_dir, err) == RK_OK)
+        return rkd_store_new(&sqlite_ops, s, err);
+    close_db(s);
+    return NULL;
 }

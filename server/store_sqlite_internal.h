@@ -1,26 +1,25 @@
-/* store_sqlite_internal.h — what the files of the SQLite store share and store.h does not show:
- * the rkd_store struct, statement parameters, the error, statement and transaction helpers of
- * store_sqlite.c and the migration steps of store_migrate.c. Only store_*.c include it. */
+/* store_sqlite_internal.h — what the files of the SQLite store share and no other file sees: its
+ * state (rks_store), statement parameters, the error, statement and transaction helpers of
+ * store_sqlite.c, the data operations of store_versions.c and the migration steps of
+ * store_migrate.c. Only the SQLite backend's store_*.c files include it. */
 #ifndef RKD_STORE_SQLITE_INTERNAL_H
 #define RKD_STORE_SQLITE_INTERNAL_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
 
+#include "store_backend.h"
 #include "store_sqlite.h"
 
-struct rkd_store {
-    sqlite3 *db;              /* the connection; used only under lock */
-    char *path;               /* the database file, for reopening the connection */
-    pthread_mutex_t lock;     /* serialises use of db */
-    atomic_uint_fast64_t seq; /* activations committed through this handle */
-    rkd_store_watch_fn watch; /* called after each activation, or NULL */
-    void *watch_arg;          /* its argument */
-};
+/* The backend's state behind rkd_store_ops' `void *b`. */
+typedef struct rks_store {
+    sqlite3 *db;          /* the connection; used only under lock */
+    char *path;           /* the database file, for reopening the connection */
+    pthread_mutex_t lock; /* serialises use of db */
+} rks_store;
 
 /* Named parameters a statement may use; rks_statement binds those it has. */
 typedef struct rks_params {
@@ -39,21 +38,33 @@ int rks_set_err(rk_error *err, int code, const char *fmt, ...)
 /* The store code for an SQLite result code. */
 int rks_map_rc(int rc);
 /* Sets err from the connection's last error while doing `what`; returns the code. */
-int rks_db_err(rkd_store *s, rk_error *err, int rc, const char *what);
+int rks_db_err(rks_store *s, rk_error *err, int rc, const char *what);
 /* Runs SQL without parameters or rows. */
-int rks_exec(rkd_store *s, const char *sql, const char *what, rk_error *err);
+int rks_exec(rks_store *s, const char *sql, const char *what, rk_error *err);
 /* Bind a named parameter if the statement has it; SQLite result codes. */
 int rks_bind_text(sqlite3_stmt *st, const char *name, const char *val);
 int rks_bind_int(sqlite3_stmt *st, const char *name, int64_t val);
-int rks_statement(rkd_store *s, const char *sql, const rks_params *p, sqlite3_stmt **st,
+int rks_statement(rks_store *s, const char *sql, const rks_params *p, sqlite3_stmt **st,
                   rk_error *err);
-int rks_exec_params(rkd_store *s, const char *sql, const rks_params *p, const char *what,
+int rks_exec_params(rks_store *s, const char *sql, const rks_params *p, const char *what,
                     rk_error *err);
-int rks_int_query(rkd_store *s, const char *sql, const rks_params *p, int64_t *out, rk_error *err);
+int rks_int_query(rks_store *s, const char *sql, const rks_params *p, int64_t *out, rk_error *err);
 /* BEGIN IMMEDIATE, on a new connection first when this one was opened read-only (the file may be
  * writable again); rks_finish commits when rc is RK_OK and rolls back otherwise. */
-int rks_begin(rkd_store *s, rk_error *err);
-int rks_finish(rkd_store *s, int rc, rk_error *err);
+int rks_begin(rks_store *s, rk_error *err);
+int rks_finish(rks_store *s, int rc, rk_error *err);
+
+/* ---- store_versions.c: the data operations of rkd_store_ops (store_backend.h), `b` an
+ * rks_store; each takes the lock itself ---- */
+
+int rks_get(void *b, const char *cluster, rkd_store_pick pick, int64_t v, rkd_store_version **out,
+            char **doc, rk_error *err);
+int rks_list(void *b, const char *cluster, size_t limit, int64_t before,
+             rkd_store_version_list *out, rk_error *err);
+int rks_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
+int rks_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
+int rks_activate(void *b, const char *cluster, int64_t v, int64_t if_match_active, const char *now,
+                 rkd_store_version **out, char **doc, rk_error *err);
 
 /* ---- store_migrate.c: the schema ---- */
 
@@ -68,10 +79,10 @@ typedef struct rks_migration_set {
 int rks_migrations_load(const char *dir, rks_migration_set *set, rk_error *err);
 void rks_migrations_free(rks_migration_set *set);
 /* Refuses a database that is not ours or newer than `set`, before anything is written. */
-int rks_check_identity(rkd_store *s, const char *path, const rks_migration_set *set, rk_error *err);
+int rks_check_identity(rks_store *s, const char *path, const rks_migration_set *set, rk_error *err);
 /* Refuses (RKD_STORE_ENOTRK) anything but a ringkeeper database with a schema: for reading one. */
-int rks_check_ours(rkd_store *s, const char *path, rk_error *err);
+int rks_check_ours(rks_store *s, const char *path, rk_error *err);
 /* Applies the migrations the database lacks, in order, each in its own transaction. */
-int rks_migrate(rkd_store *s, const rks_migration_set *set, rk_error *err);
+int rks_migrate(rks_store *s, const rks_migration_set *set, rk_error *err);
 
 #endif /* RKD_STORE_SQLITE_INTERNAL_H */

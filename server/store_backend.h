@@ -1,0 +1,107 @@
+/* store_backend.h — the seam between the store-neutral layer (store_domain.c) and a storage
+ * backend, in the manner of SQLite's sqlite3_vfs: a backend is a table of operations over its own
+ * opaque state, taking and returning plain data.
+ *
+ * Who does what: store_domain.c implements every rkd_store_* call of store.h once. It checks the
+ * arguments, builds what a publish stores (the ring for the fingerprint, points, the timestamp,
+ * the serialised topology), parses stored topologies back (so a damaged one is refused the same
+ * way everywhere), and runs the activation watch. A backend only stores and reads: it numbers
+ * versions without gaps, applies the state changes of an activation atomically, and decides the
+ * preconditions inside that same atomic step with rkd_store_check_* below, so every backend gives
+ * the same codes and messages (and so the same HTTP answers).
+ *
+ * Adding a store: write store_<name>.c with a constructor returning its state and an
+ * rkd_store_ops, give it a header for its own extras (like store_sqlite.h), and let
+ * rkd_store_open() in store_open.c pick it by the location it is given. Nothing in store.h,
+ * store_domain.c, api.c or http.c changes.
+ *
+ * Not here on purpose: what only SQLite has (migrations, backup) lives in store_sqlite.h. Events
+ * (SPEC section 9) do not exist yet; when they do, the publish and activate arguments grow the
+ * event to record in the same atomic step, and a `list_events` slot (paged like `list`) joins the
+ * table, next to a per-cluster policy get/put pair.
+ *
+ * Thread safety: the operations of one backend state may be called from any number of threads at
+ * once, except `close`.
+ */
+#ifndef RKD_STORE_BACKEND_H
+#define RKD_STORE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* Which version `get` reads. */
+typedef enum rkd_store_pick {
+    RKD_PICK_VERSION = 0, /* the one numbered v */
+    RKD_PICK_ACTIVE = 1,  /* the active one; RKD_STORE_ENOACTIVE when none */
+    RKD_PICK_LATEST = 2,  /* the highest number */
+} rkd_store_pick;
+
+/* A version to publish, everything but its number; every pointer is borrowed for the call. */
+typedef struct rkd_store_draft {
+    const char *cluster;     /* created on its first publish */
+    const char *topology;    /* the topology as compact JSON, stored as is */
+    const char *hash;        /* rk_hash_name() of its hash */
+    uint32_t vnode_factor;   /* the topology's vnode_factor */
+    uint64_t points;         /* sum of vnode_factor * weight */
+    const char *fingerprint; /* SPEC section 2, 16 lowercase hex digits */
+    const char *created_at;  /* RFC 3339 UTC; also activated_at when `activate` is set */
+    const char *author;      /* NULL for none */
+    const char *comment;     /* NULL for none */
+    int64_t if_match_latest; /* RKD_STORE_ANY, or the latest version there must be */
+    int activate;            /* non-zero: activate it in the same atomic step */
+} rkd_store_draft;
+
+/* The operations of a backend. `b` is the state its constructor returned. Every fallible one
+ * returns RK_OK or a negative code with `err` (never NULL here) filled, and changes nothing on
+ * failure. Records are new and carry no topology: reads hand the stored text back in *doc for
+ * store_domain.c to parse. Whatever *out and *doc hold afterwards is the caller's to free, also on
+ * failure (a commit may fail after the read). */
+typedef struct rkd_store_ops {
+    /* Releases the state; NULL is never passed. */
+    void (*close)(void *b);
+    /* RK_OK when the storage answers. */
+    int (*ping)(void *b, rk_error *err);
+    /* Optional (NULL: never read-only): non-zero while writes fail with RKD_STORE_EUNAVAILABLE. */
+    int (*read_only)(void *b);
+    /* Stores `d` as the cluster's next version and sets *version to its number. */
+    int (*publish)(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
+    /* Activates version v as of `now` (checked with rkd_store_check_activation) and reads it back
+     * within the same atomic step. */
+    int (*activate)(void *b, const char *cluster, int64_t v, int64_t if_match_active,
+                    const char *now, rkd_store_version **out, char **doc, rk_error *err);
+    /* Reads one version (v only for RKD_PICK_VERSION); a missing one is reported with
+     * rkd_store_missing. */
+    int (*get)(void *b, const char *cluster, rkd_store_pick pick, int64_t v,
+               rkd_store_version **out, char **doc, rk_error *err);
+    /* Up to `limit` versions older than `before` (both already checked; before 0: no bound),
+     * newest first, into *out (zeroed by the caller; emptied by the caller on failure). */
+    int (*list)(void *b, const char *cluster, size_t limit, int64_t before,
+                rkd_store_version_list *out, rk_error *err);
+    /* Every cluster, sorted by name, into *out (zeroed and, on failure, emptied by the caller). */
+    int (*list_clusters)(void *b, rkd_store_cluster_list *out, rk_error *err);
+} rkd_store_ops;
+
+/* Wraps a backend's state into a store (closing the state when that fails: NULL with err set).
+ * `ops` is borrowed for the store's life (a static table); the store owns `b`. */
+rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err) RK_MUST_CHECK;
+
+/* ---- Shared by backends, so that codes and messages agree whichever store answers ---- */
+
+/* Fills err (code, message from fmt) and returns code. */
+int rkd_store_set_err(rk_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* *dst = a new copy of src, or NULL for a NULL src; RK_ENOMEM with err set. */
+int rkd_store_strdup(const char *src, char **dst, rk_error *err);
+/* Reports a missing cluster (RKD_STORE_ENOCLUSTER), version v (RKD_STORE_ENOVERSION) or active
+ * version (RKD_STORE_ENOACTIVE) of `cluster`; returns `code`. */
+int rkd_store_missing(rk_error *err, int code, const char *cluster, int64_t v);
+/* A publish's precondition against the cluster's latest version (0: none yet). */
+int rkd_store_check_publish(const rkd_store_draft *d, int64_t latest, rk_error *err);
+/* An activation of v, in HTTP's order: existence (v up to `latest`; 404), the precondition on
+ * the `active` version (0: none; 412), then moving forward only (409). */
+int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, int64_t active,
+                               int64_t if_match_active, rk_error *err);
+
+#endif /* RKD_STORE_BACKEND_H */

@@ -1,0 +1,369 @@
+/* store_domain.c — the store-neutral layer: every rkd_store_* call of store.h, implemented once
+ * over a backend's rkd_store_ops (store_backend.h). It checks arguments, builds what a publish
+ * stores, parses what reads return, counts activations for watchers, and holds the rules backends
+ * share (missing versions, preconditions), so no backend can answer differently. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "store_backend.h"
+
+struct rkd_store {
+    const rkd_store_ops *ops; /* the backend's table; borrowed */
+    void *b;                  /* the backend's state; owned, released by ops->close */
+    atomic_uint_fast64_t seq; /* activations committed through this handle */
+    rkd_store_watch_fn watch; /* called after each activation, or NULL */
+    void *watch_arg;          /* its argument */
+};
+
+/* ---- Helpers shared with backends ---- */
+
+int rkd_store_set_err(rk_error *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    err->code = code;
+    err->field[0] = '\0';
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int rkd_store_strdup(const char *src, char **dst, rk_error *err)
+{
+    *dst = NULL;
+    if (!src)
+        return RK_OK;
+    *dst = strdup(src);
+    if (!*dst)
+        return rkd_store_set_err(err, RK_ENOMEM, "out of memory copying a string");
+    return RK_OK;
+}
+
+int rkd_store_missing(rk_error *err, int code, const char *cluster, int64_t v)
+{
+    if (code == RKD_STORE_ENOACTIVE)
+        return rkd_store_set_err(
+            err, code, "cluster %s has no active version yet; activate one first", cluster);
+    if (code == RKD_STORE_ENOVERSION)
+        return rkd_store_set_err(err, code, "cluster %s has no version %lld", cluster,
+                                 (long long)v);
+    return rkd_store_set_err(err, RKD_STORE_ENOCLUSTER,
+                             "there is no cluster named %s; publishing a version "
+                             "creates it",
+                             cluster);
+}
+
+int rkd_store_check_publish(const rkd_store_draft *d, int64_t latest, rk_error *err)
+{
+    if (d->if_match_latest == RKD_STORE_ANY || d->if_match_latest == latest)
+        return RK_OK;
+    return rkd_store_set_err(err, RKD_STORE_EPRECONDITION,
+                             "cluster %s: the latest version is %lld, not "
+                             "%lld; fetch it, review, and publish again",
+                             d->cluster, (long long)latest, (long long)d->if_match_latest);
+}
+
+int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, int64_t active,
+                               int64_t if_match_active, rk_error *err)
+{
+    if (v < 1 || v > latest)
+        return rkd_store_missing(err, RKD_STORE_ENOVERSION, cluster, v);
+    if (if_match_active != RKD_STORE_ANY && if_match_active != active)
+        return rkd_store_set_err(err, RKD_STORE_EPRECONDITION,
+                                 "cluster %s: the active version is %lld, not "
+                                 "%lld",
+                                 cluster, (long long)active, (long long)if_match_active);
+    if (v <= active)
+        return rkd_store_set_err(err, RKD_STORE_ECONFLICT,
+                                 "cluster %s: version %lld is not newer than the "
+                                 "active version %lld; to roll back, revert to it and activate "
+                                 "the copy",
+                                 cluster, (long long)v, (long long)active);
+    return RK_OK;
+}
+
+/* ---- The handle ---- */
+
+rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
+{
+    rk_error scratch;
+    err = err ? err : &scratch;
+    rkd_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        ops->close(b);
+        rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    s->ops = ops;
+    s->b = b;
+    atomic_init(&s->seq, 0);
+    return s;
+}
+
+void rkd_store_close(rkd_store *s)
+{
+    if (!s)
+        return;
+    s->ops->close(s->b);
+    free(s);
+}
+
+int rkd_store_ping(rkd_store *s, rk_error *err)
+{
+    rk_error scratch;
+    err = err ? err : &scratch;
+    if (s->ops->ping(s->b, err) == RK_OK)
+        return RK_OK;
+    err->code = RKD_STORE_EUNAVAILABLE; /* any failure here means not ready */
+    return RKD_STORE_EUNAVAILABLE;
+}
+
+int rkd_store_read_only(rkd_store *s)
+{
+    return s->ops->read_only ? s->ops->read_only(s->b) : 0;
+}
+
+static int check_cluster_arg(const char *cluster, rk_error *err)
+{
+    if (!cluster || !cluster[0])
+        return rkd_store_set_err(err, RK_EINVAL, "a cluster name is required");
+    return RK_OK;
+}
+
+static void now_rfc3339(char out[RKD_STORE_TIME_LEN])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || !strftime(out, RKD_STORE_TIME_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, RKD_STORE_TIME_LEN, "1970-01-01T00:00:00Z");
+}
+
+/* ---- Reading versions ---- */
+
+/* Parses the stored topology into rec; libringkeeper validates it again, so a damaged one is
+ * reported instead of served. */
+static int attach_topology(rkd_store_version *rec, const char *doc, rk_error *err)
+{
+    rk_error perr = {0};
+    rec->topology = rk_topology_parse(doc ? doc : "", doc ? strlen(doc) : 0, &perr);
+    if (rec->topology)
+        return RK_OK;
+    if (perr.code == RK_ENOMEM)
+        return rkd_store_set_err(err, RK_ENOMEM, "out of memory parsing a topology");
+    return rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
+                             "cluster %s version %lld is damaged in the database: "
+                             "%s",
+                             rec->cluster, (long long)rec->version, perr.message);
+}
+
+/* Hands out rec with its topology parsed from doc when rc is RK_OK; frees what is left. */
+static int finish_read(int rc, rkd_store_version *rec, char *doc, rkd_store_version **out,
+                       rk_error *err)
+{
+    rc = rc ? rc : attach_topology(rec, doc, err);
+    if (rc == RK_OK) {
+        *out = rec;
+        rec = NULL;
+    }
+    free(doc);
+    rkd_store_version_free(rec);
+    return rc;
+}
+
+static int get_one(rkd_store *s, const char *cluster, rkd_store_pick pick, int64_t v,
+                   rkd_store_version **out, rk_error *err)
+{
+    rk_error scratch;
+    rkd_store_version *rec = NULL;
+    char *doc = NULL;
+    err = err ? err : &scratch;
+    *out = NULL;
+    int rc = check_cluster_arg(cluster, err);
+    if (rc != RK_OK)
+        return rc;
+    rc = s->ops->get(s->b, cluster, pick, v, &rec, &doc, err);
+    return finish_read(rc, rec, doc, out, err);
+}
+
+int rkd_store_get(rkd_store *s, const char *cluster, int64_t v, rkd_store_version **out,
+                  rk_error *err)
+{
+    return get_one(s, cluster, RKD_PICK_VERSION, v, out, err);
+}
+
+int rkd_store_get_active(rkd_store *s, const char *cluster, rkd_store_version **out, rk_error *err)
+{
+    return get_one(s, cluster, RKD_PICK_ACTIVE, 0, out, err);
+}
+
+int rkd_store_latest(rkd_store *s, const char *cluster, rkd_store_version **out, rk_error *err)
+{
+    return get_one(s, cluster, RKD_PICK_LATEST, 0, out, err);
+}
+
+int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t before,
+                   rkd_store_version_list *out, rk_error *err)
+{
+    rk_error scratch;
+    err = err ? err : &scratch;
+    memset(out, 0, sizeof *out);
+    int rc = check_cluster_arg(cluster, err);
+    if (rc != RK_OK)
+        return rc;
+    if (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0)
+        return rkd_store_set_err(err, RK_EINVAL, "limit must be 1..%d and before a version number",
+                                 RKD_STORE_LIST_MAX);
+    rc = s->ops->list(s->b, cluster, limit, before, out, err);
+    if (rc != RK_OK)
+        rkd_store_version_list_free(out);
+    return rc;
+}
+
+int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error *err)
+{
+    rk_error scratch;
+    err = err ? err : &scratch;
+    memset(out, 0, sizeof *out);
+    int rc = s->ops->list_clusters(s->b, out, err);
+    if (rc != RK_OK)
+        rkd_store_cluster_list_free(out);
+    return rc;
+}
+
+/* ---- Publishing and activating ---- */
+
+static void notify(rkd_store *s, const char *cluster, int64_t version)
+{
+    uint64_t seq = atomic_fetch_add(&s->seq, 1) + 1;
+    if (s->watch)
+        s->watch(s->watch_arg, cluster, version, seq);
+}
+
+/* A record for `t` with everything but the version number, and its JSON text in *doc. The ring
+ * is built here, before the backend is involved, for the fingerprint. */
+static int new_record(const char *cluster, rk_topology *t, const char *author,
+                      rkd_store_version **out, char **doc, rk_error *err)
+{
+    rkd_store_version *rec = calloc(1, sizeof *rec);
+    rk_ring *ring = NULL;
+    json_t *json = NULL;
+    int rc = rec ? RK_OK : rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+    if (rc != RK_OK)
+        goto done;
+    rec->topology = rk_topology_ref(t);
+    rec->hash = rk_topology_hash(t);
+    rec->vnode_factor = rk_topology_vnode_factor(t);
+    rec->points = rk_topology_points(t);
+    now_rfc3339(rec->created_at);
+    rc = rkd_store_strdup(cluster, &rec->cluster, err);
+    rc = rc ? rc : rkd_store_strdup(author, &rec->author, err);
+    rc = rc ? rc : rkd_store_strdup(rk_topology_comment(t), &rec->comment, err);
+    ring = rc ? NULL : rk_ring_build(t, err);
+    if (rc == RK_OK && !ring)
+        rc = err->code;
+    if (rc != RK_OK)
+        goto done;
+    snprintf(rec->fingerprint, sizeof rec->fingerprint, "%s", rk_ring_fingerprint_hex(ring));
+    json = rk_topology_to_json(t);
+    *doc = json ? json_dumps(json, JSON_COMPACT) : NULL;
+    if (!*doc)
+        rc = rkd_store_set_err(err, RK_ENOMEM, "out of memory serialising the topology");
+done:
+    json_decref(json);
+    rk_ring_free(ring);
+    if (rc == RK_OK)
+        *out = rec;
+    else
+        rkd_store_version_free(rec);
+    return rc;
+}
+
+/* Stores rec (numbered on success) through the backend. */
+static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
+                        const rkd_store_publish_opts *opt, rk_error *err)
+{
+    rkd_store_draft d = {
+        .cluster = rec->cluster,
+        .topology = doc,
+        .hash = rk_hash_name(rec->hash),
+        .vnode_factor = rec->vnode_factor,
+        .points = rec->points,
+        .fingerprint = rec->fingerprint,
+        .created_at = rec->created_at,
+        .author = rec->author,
+        .comment = rec->comment,
+        .if_match_latest = opt->if_match_latest,
+        .activate = opt->activate,
+    };
+    int rc = s->ops->publish(s->b, &d, &rec->version, err);
+    if (rc != RK_OK || !opt->activate)
+        return rc;
+    rec->state = RKD_STATE_ACTIVE;
+    memcpy(rec->activated_at, rec->created_at, sizeof rec->activated_at);
+    notify(s, rec->cluster, rec->version);
+    return RK_OK;
+}
+
+int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
+                      const rkd_store_publish_opts *opt, rkd_store_version **out, rk_error *err)
+{
+    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0};
+    rk_error scratch;
+    rkd_store_version *rec = NULL;
+    char *doc = NULL;
+    err = err ? err : &scratch;
+    opt = opt ? opt : &defaults;
+    *out = NULL;
+    int rc = check_cluster_arg(cluster, err);
+    if (rc == RK_OK && !t)
+        rc = rkd_store_set_err(err, RK_EINVAL, "a topology is required");
+    rc = rc ? rc : new_record(cluster, t, opt->author, &rec, &doc, err);
+    if (rc != RK_OK)
+        return rc;
+    rc = store_record(s, rec, doc, opt, err);
+    if (rc == RK_OK) {
+        *out = rec;
+        rec = NULL;
+    }
+    free(doc);
+    rkd_store_version_free(rec);
+    return rc;
+}
+
+int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match_active,
+                       rkd_store_version **out, rk_error *err)
+{
+    rk_error scratch;
+    char now[RKD_STORE_TIME_LEN];
+    rkd_store_version *rec = NULL;
+    char *doc = NULL;
+    err = err ? err : &scratch;
+    *out = NULL;
+    now_rfc3339(now);
+    int rc = check_cluster_arg(cluster, err);
+    if (rc != RK_OK)
+        return rc;
+    rc = s->ops->activate(s->b, cluster, v, if_match_active, now, &rec, &doc, err);
+    if (rc == RK_OK)
+        notify(s, cluster, v);
+    return finish_read(rc, rec, doc, out, err);
+}
+
+/* ---- Watching ---- */
+
+uint64_t rkd_store_watch_seq(rkd_store *s)
+{
+    return atomic_load(&s->seq);
+}
+
+void rkd_store_set_watch(rkd_store *s, rkd_store_watch_fn fn, void *arg)
+{
+    s->watch = fn;
+    s->watch_arg = arg;
+}
