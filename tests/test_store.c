@@ -1,5 +1,6 @@
 /* test_store.c — ringkeeperd's storage layer (server/store.h) on SQLite: numbering, states,
- * preconditions, paging, concurrent publishers, reopening, and databases it must refuse. */
+ * preconditions, paging, concurrent publishers, reopening, and databases it must refuse; and the
+ * store-neutral layer over a backend that is not SQLite (store_backend.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +19,7 @@
 #include <unistd.h>
 
 #include "ringkeeper.h"
-#include "store.h"
+#include "store_backend.h"
 
 #define THREADS            8
 #define PUBLISH_PER_THREAD 50
@@ -601,6 +602,113 @@ static void test_bad_migrations(void **state)
     expect_refused(path, RKD_STORE_EMIGRATION, tmpdir); /* a directory without NNNN_*.sql */
 }
 
+/* ---- The seam: the store-neutral layer over a backend that is not SQLite ---- */
+
+/* An in-memory backend of one cluster, enough to see what store_domain.c hands a backend. */
+typedef struct fake_backend {
+    int64_t latest;                     /* versions published */
+    char *topology;                     /* the last draft's topology text */
+    char fingerprint[RKD_STORE_FP_LEN]; /* the last draft's fingerprint */
+    uint64_t points;                    /* the last draft's points */
+    int calls;                          /* data operations reached */
+    int closed;                         /* close calls */
+} fake_backend;
+
+static void fake_close(void *b)
+{
+    ((fake_backend *)b)->closed++;
+}
+
+static int fake_ping(void *b, rk_error *err)
+{
+    (void)b;
+    return rkd_store_set_err(err, RK_ENOMEM, "the fake never answers");
+}
+
+static int fake_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err)
+{
+    fake_backend *f = b;
+    f->calls++;
+    int rc = rkd_store_check_publish(d, f->latest, err);
+    if (rc != RK_OK)
+        return rc;
+    free(f->topology);
+    f->topology = strdup(d->topology);
+    snprintf(f->fingerprint, sizeof f->fingerprint, "%s", d->fingerprint);
+    f->points = d->points;
+    *version = ++f->latest;
+    return RK_OK;
+}
+
+/* Knows only the latest version, which it reports active. */
+static int fake_get(void *b, const char *cluster, rkd_store_pick pick, int64_t v,
+                    rkd_store_version **out, char **doc, rk_error *err)
+{
+    fake_backend *f = b;
+    f->calls++;
+    if (pick != RKD_PICK_LATEST || f->latest == 0)
+        return rkd_store_missing(err, RKD_STORE_ENOVERSION, cluster, v);
+    rkd_store_version *rec = calloc(1, sizeof *rec);
+    assert_non_null(rec);
+    *out = rec;
+    *doc = strdup(f->topology);
+    rec->version = f->latest;
+    rec->state = RKD_STATE_ACTIVE;
+    return rkd_store_strdup(cluster, &rec->cluster, err);
+}
+
+static int fake_activate(void *b, const char *cluster, int64_t v, int64_t if_match_active,
+                         const char *now, rkd_store_version **out, char **doc, rk_error *err)
+{
+    (void)now;
+    fake_backend *f = b;
+    int rc = rkd_store_check_activation(cluster, v, f->latest, 0, if_match_active, err);
+    return rc ? rc : fake_get(b, cluster, RKD_PICK_LATEST, v, out, doc, err);
+}
+
+static void test_other_backend(void **state)
+{
+    (void)state;
+    /* no read_only: never read-only; no lists: this test does not reach them */
+    static const rkd_store_ops ops = {.close = fake_close,
+                                      .ping = fake_ping,
+                                      .publish = fake_publish,
+                                      .activate = fake_activate,
+                                      .get = fake_get};
+    fake_backend f = {0};
+    rk_error err = {0};
+    rkd_store *s = rkd_store_new(&ops, &f, &err);
+    assert_non_null(s);
+    assert_int_equal(rkd_store_read_only(s), 0);
+    assert_int_equal(rkd_store_ping(s, &err), RKD_STORE_EUNAVAILABLE);
+    assert_int_equal(err.code, RKD_STORE_EUNAVAILABLE);
+    publish(s, "", 3, RKD_STORE_ANY, 0, RK_EINVAL);
+    assert_int_equal(f.calls, 0); /* refused before the backend */
+
+    assert_int_equal(publish(s, "c", 3, RKD_STORE_ANY, 0, RK_OK), 1);
+    publish(s, "c", 3, 5, 0, RKD_STORE_EPRECONDITION);
+    rk_topology *t = topo(3);
+    rk_ring *ring = rk_ring_build(t, &err);
+    assert_non_null(ring);
+    assert_string_equal(f.fingerprint, rk_ring_fingerprint_hex(ring));
+    assert_int_equal(f.points, rk_topology_points(t));
+
+    assert_int_equal(activate(s, "c", 2, RKD_STORE_ANY), RKD_STORE_ENOVERSION);
+    assert_int_equal(rkd_store_watch_seq(s), 0);
+    assert_int_equal(activate(s, "c", 1, 0), RK_OK);
+    assert_int_equal(rkd_store_watch_seq(s), 1);
+    rkd_store_version *rec = NULL;
+    assert_int_equal(rkd_store_latest(s, "c", &rec, NULL), RK_OK);
+    assert_int_equal(rk_topology_points(rec->topology), rk_topology_points(t)); /* parsed back */
+
+    rkd_store_version_free(rec);
+    rk_ring_free(ring);
+    rk_topology_free(t);
+    rkd_store_close(s);
+    assert_int_equal(f.closed, 1);
+    free(f.topology);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -611,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_reopen),           cmocka_unit_test(test_upgrade),
         cmocka_unit_test(test_refuse_too_new),   cmocka_unit_test(test_refuse_foreign),
         cmocka_unit_test(test_refuse_garbage),   cmocka_unit_test(test_bad_migrations),
+        cmocka_unit_test(test_other_backend),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
