@@ -1,10 +1,13 @@
-/* api_internal.h — what api.c shares with version_doc.c and api_cache.c: JSON documents of the API
- * and the small caches behind GET /ring and GET /plan. Not installed, not used outside server/.
+/* api_internal.h — what the files of the HTTP API share: the app and the request being answered
+ * (api.c routes to the handlers of api_admin.c, api_versions.c, api_ring.c and api_plan.c), the
+ * response and query helpers of api_common.c, the JSON documents of version_doc.c and the small
+ * caches of api_cache.c. Not installed, not used outside server/ and its tests.
  */
 #ifndef RKD_API_INTERNAL_H
 #define RKD_API_INTERNAL_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -78,5 +81,90 @@ void rkd_cache_release(rkd_cache *c, rkd_entry *e);
 /* Declares that (cluster, key) is now at least `tag`: forgets an older value there, and moves the
  * generation on so that values loaded before this call are not kept in its place. */
 void rkd_cache_raise(rkd_cache *c, const char *cluster, int64_t key, int64_t tag);
+
+/* ---- The app and its handlers ---- */
+
+#define RKD_CT_JSON    "application/json; charset=utf-8"
+#define RKD_CT_TEXT    "text/plain; charset=utf-8"
+#define RKD_CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
+
+struct rkd_app {
+    rkd_store *store;        /* borrowed */
+    rkd_metrics *metrics;    /* borrowed, may be NULL */
+    rkd_cache *docs;         /* (cluster, 0) -> rkd_active_doc of the active version */
+    rkd_cache *rings;        /* (cluster, version) -> rk_ring */
+    pthread_mutex_t hook_mu; /* guards hook and hook_arg */
+    rkd_activation_fn hook;  /* called after each activation, or NULL */
+    void *hook_arg;          /* its argument */
+};
+
+/* One request being answered: the parsed path parameters with the request and response. */
+typedef struct rkd_call {
+    rkd_app *app;
+    const rkd_request *req;
+    rkd_response *resp;
+    char cluster[RKD_CLUSTER_MAX]; /* {c}, validated */
+    int64_t version;               /* {v}, validated; 0 when the route has none */
+} rkd_call;
+
+/* ---- The handlers of api.c's route table: each answers c->resp, errors included ---- */
+
+void rkd_h_healthz(rkd_call *c);       /* api_admin.c */
+void rkd_h_readyz(rkd_call *c);        /* api_admin.c */
+void rkd_h_metrics(rkd_call *c);       /* api_admin.c */
+void rkd_h_clusters(rkd_call *c);      /* api_admin.c */
+void rkd_h_publish(rkd_call *c);       /* api_versions.c */
+void rkd_h_list_versions(rkd_call *c); /* api_versions.c */
+void rkd_h_get_version(rkd_call *c);   /* api_versions.c */
+void rkd_h_activate(rkd_call *c);      /* api_versions.c */
+void rkd_h_revert(rkd_call *c);        /* api_versions.c */
+void rkd_h_ring(rkd_call *c);          /* api_ring.c */
+void rkd_h_plan(rkd_call *c);          /* api_plan.c */
+
+/* ---- api_common.c ---- */
+
+/* Makes `resp` a `status` answer of `ctype` (static) with `body` (stolen, `len` bytes). */
+void rkd_set_body(rkd_response *resp, int status, const char *ctype, char *body, size_t len);
+/* The fixed 500 body, for when even an error body cannot be built. */
+void rkd_out_of_memory(rkd_response *resp);
+/* Answers `doc` (stolen) as JSON with `status`. */
+void rkd_answer_json(rkd_response *resp, int status, json_t *doc);
+/* Answers the failure `rc` (RK_* or RKD_STORE_*) as its HTTP error, with the message of `err`
+ * (may be NULL for out of memory); database failures count as RKD_COUNT_DB_ERRORS. */
+void rkd_fail(rkd_call *c, int rc, const rk_error *err);
+/* Counts `which` when the app has metrics. */
+void rkd_count(rkd_app *app, rkd_counter which);
+
+/* A decimal integer 0..INT64_MAX: digits only, no sign, no spaces. 0, or -1. */
+int rkd_parse_int(const char *s, int64_t *out);
+/* An ETag or If-Match value of the form "v<N>" (quotes included) into *version: 0, or -1. */
+int rkd_parse_etag(const char *s, int64_t *version);
+void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version);
+
+/* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
+ * answering 400. */
+int rkd_query_int(rkd_call *c, const char *name, int64_t min, int64_t max, int64_t *out);
+/* Query boolean `name` ("true" or "false"; *out keeps its default when absent): 0, or -1 after
+ * answering 400. */
+int rkd_query_bool(rkd_call *c, const char *name, int *out);
+/* If-Match as a version (RKD_STORE_ANY when absent): 0, or -1 after answering 400. */
+int rkd_if_match(rkd_call *c, int64_t *version);
+
+/* ---- api_ring.c: the active document cache ---- */
+
+/* The serialized active version document of a cluster, as cached. */
+typedef struct rkd_active_doc {
+    int64_t version; /* which version it is */
+    size_t len;      /* bytes in body */
+    char body[];     /* the JSON, NUL-terminated */
+} rkd_active_doc;
+
+/* The active document of `cluster`, held (rkd_cache_release on app->docs): from the cache, else
+ * from the store; NULL with *rc and err set. */
+rkd_entry *rkd_active_entry(rkd_app *app, const char *cluster, int *rc, rk_error *err);
+
+/* The store's watch callback (`arg` is the app): refreshes the cache and the metrics after an
+ * activation, then calls the activation hook. */
+void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t seq);
 
 #endif

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,48 +17,71 @@
 #include "backup_cmd.h"
 #include "http.h"
 
-#define DEFAULT_LISTEN          "127.0.0.1:7070"
-#define DEFAULT_DB              "./ringkeeper.db"
-#define DEFAULT_THREADS         4
-#define DEFAULT_MAX_BODY        (8u << 20)
-#define STOP_GRACE_MS           10000
-#define DEFAULT_MAX_CONNECTIONS 1024
-#define DEFAULT_IDLE_TIMEOUT    30
-#define MAX_PEM_BYTES           (1u << 20)
+#define STOP_GRACE_MS  10000
+#define MAX_PEM_BYTES  (1u << 20)
+#define FLAG_BASE      256 /* getopt_long's value of flags[0]; those below are short options */
+#define SYNOPSIS_WIDTH 90  /* columns of the usage's first lines */
 
 enum { EXIT_USAGE = 2, EXIT_DATABASE = 3 };
 
 typedef struct options {
     const char *listen, *db, *token_file, *migrations;
-    unsigned threads;
-    size_t max_body;
+    unsigned threads, max_body;
     const char *tls_cert, *tls_key; /* file names */
     unsigned max_connections, idle_timeout;
 } options;
 
-static const char usage[] =
-    "usage: ringkeeperd [--listen HOST:PORT] [--db FILE] [--token-file FILE] [--threads N]\n"
-    "                   [--max-body BYTES] [--migrations DIR] [--tls-cert FILE --tls-key FILE]\n"
-    "                   [--max-connections N] [--idle-timeout SECONDS]\n"
+static const char *default_migrations(void);
+
+/* One flag of ringkeeperd: its usage line, parsing, range check and error message all come from
+ * here. A flag with max == 0 is a string kept as given; any other is a number in min..max. */
+typedef struct flag {
+    const char *name;            /* without the leading "--" */
+    const char *arg;             /* the argument's name in the usage */
+    const char *def;             /* the default, as it would be given; NULL for none */
+    const char *(*def_fn)(void); /* ... or the function that finds it at run time */
+    unsigned min, max;           /* a number's range */
+    const char *unit;            /* after the range in an error: " bytes", " seconds" or "" */
+    size_t at;                   /* offset in `options`: a const char * or, a number, an unsigned */
+    const char *help;            /* "{range}", "{default}" are replaced; "\n" continues the text */
+} flag;
+
+#define STRING(field) 0, 0, "", offsetof(options, field)
+
+static const flag flags[] = {
+    {"listen", "HOST:PORT", "127.0.0.1:7070", NULL, STRING(listen),
+     "address to serve on (default {default}; port 0: any free port)"},
+    {"db", "FILE", "./ringkeeper.db", NULL, STRING(db),
+     "SQLite database, created when absent (default {default})"},
+    {"token-file", "FILE", NULL, NULL, STRING(token_file),
+     "\"name:token\" lines; writes then need Authorization: Bearer <token>\n"
+     "(reloaded on SIGHUP); without it every write is \"anonymous\""},
+    {"threads", "N", "4", NULL, 1, 256, "", offsetof(options, threads),
+     "worker threads, {range} (default {default})"},
+    {"max-body", "BYTES", "8388608", NULL, 1024, 1u << 30, " bytes", offsetof(options, max_body),
+     "largest request body, answered 413 beyond (default {default})"},
+    {"tls-cert", "FILE", NULL, NULL, STRING(tls_cert),
+     "PEM certificate (chain): serve HTTPS instead of HTTP; needs --tls-key"},
+    {"tls-key", "FILE", NULL, NULL, STRING(tls_key), "PEM private key of --tls-cert"},
+    {"max-connections", "N", "1024", NULL, 1, 100000, "", offsetof(options, max_connections),
+     "open connections at most, {range} (default {default}); more are closed"},
+    {"idle-timeout", "S", "30", NULL, 1, 3600, " seconds", offsetof(options, idle_timeout),
+     "close a connection silent for S seconds, {range} (default {default});\n"
+     "held long polls (?wait=) are not cut"},
+    {"migrations", "DIR", NULL, default_migrations, STRING(migrations),
+     "the SQL migrations; default: the installed ones next to this binary\n"
+     "(BIN/" RK_MIGRATIONS_FROM_BIN "), else the source tree's;\n"
+     "here that is {default}"},
+};
+#define N_FLAGS (sizeof flags / sizeof flags[0])
+
+static const char about[] =
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
     "\n"
     "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
-    "\n"
-    "  --listen HOST:PORT   address to serve on (default " DEFAULT_LISTEN
-    "; port 0: any free port)\n"
-    "  --db FILE            SQLite database, created when absent (default " DEFAULT_DB ")\n"
-    "  --token-file FILE    \"name:token\" lines; writes then need Authorization: Bearer <token>\n"
-    "                       (reloaded on SIGHUP); without it every write is \"anonymous\"\n"
-    "  --threads N          worker threads, 1..256 (default 4)\n"
-    "  --max-body BYTES     largest request body, answered 413 beyond (default 8388608)\n"
-    "  --tls-cert FILE      PEM certificate (chain): serve HTTPS instead of HTTP; needs --tls-key\n"
-    "  --tls-key FILE       PEM private key of --tls-cert\n"
-    "  --max-connections N  open connections at most, 1..100000 (default 1024); more are closed\n"
-    "  --idle-timeout S     close a connection silent for S seconds, 1..3600 (default 30);\n"
-    "                       held long polls (?wait=) are not cut\n"
-    "  --migrations DIR     the SQL migrations; default: the installed ones next to this binary\n"
-    "                       (BIN/" RK_MIGRATIONS_FROM_BIN "), else the source tree's;\n"
-    "                       here that is %s\n"
+    "\n";
+
+static const char exit_codes[] =
     "\n"
     "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 2 bad flags, 3 database refused\n"
     "(not a ringkeeper database, schema newer than this program, or a failed migration).\n";
@@ -78,9 +102,68 @@ static const char *default_migrations(void)
     return path;
 }
 
+static const char *default_of(const flag *f)
+{
+    return f->def_fn ? f->def_fn() : f->def;
+}
+
+/* "--name ARG" of `f` into out. */
+static int flag_head(char out[40], const flag *f)
+{
+    return snprintf(out, 40, "--%s %s", f->name, f->arg);
+}
+
+/* The synopsis: "[--name ARG]" of every flag, wrapped at SYNOPSIS_WIDTH under the first. */
+static void print_synopsis(FILE *out)
+{
+    static const char start[] = "usage: ringkeeperd";
+    char item[48];
+    int col = fprintf(out, "%s", start);
+    for (size_t i = 0; i < N_FLAGS; i++) {
+        int len = snprintf(item, sizeof item, "[--%s %s]", flags[i].name, flags[i].arg);
+        if (col + 1 + len > SYNOPSIS_WIDTH)
+            col = fprintf(out, "\n%*s", (int)sizeof start - 1, "") - 1;
+        col += fprintf(out, " %s", item);
+    }
+    fputc('\n', out);
+}
+
+/* One flag's line(s) of the usage: "  --name ARG", its help text in a column after `width`. */
+static void print_flag(FILE *out, const flag *f, int width)
+{
+    static const char range[] = "{range}", def[] = "{default}";
+    char head[40];
+    flag_head(head, f);
+    fprintf(out, "  %-*s  ", width, head);
+    for (const char *p = f->help; *p; p++) {
+        if (*p == '\n') {
+            fprintf(out, "\n%*s", width + 4, "");
+        } else if (strncmp(p, range, sizeof range - 1) == 0) {
+            fprintf(out, "%u..%u", f->min, f->max);
+            p += sizeof range - 2;
+        } else if (strncmp(p, def, sizeof def - 1) == 0) {
+            fputs(default_of(f), out);
+            p += sizeof def - 2;
+        } else {
+            fputc(*p, out);
+        }
+    }
+    fputc('\n', out);
+}
+
 static void print_usage(FILE *out)
 {
-    fprintf(out, usage, default_migrations());
+    char head[40];
+    int width = 0;
+    for (size_t i = 0; i < N_FLAGS; i++) {
+        int len = flag_head(head, &flags[i]);
+        width = len > width ? len : width;
+    }
+    print_synopsis(out);
+    fputs(about, out);
+    for (size_t i = 0; i < N_FLAGS; i++)
+        print_flag(out, &flags[i], width);
+    fputs(exit_codes, out);
 }
 
 static int parse_number(const char *s, unsigned long long lo, unsigned long long hi,
@@ -94,94 +177,58 @@ static int parse_number(const char *s, unsigned long long lo, unsigned long long
     return 0;
 }
 
+/* Stores `value` as flag f's: 0, or EXIT_USAGE after saying why. */
+static int set_flag(options *o, const flag *f, const char *value)
+{
+    unsigned long long v;
+    char *field = (char *)o + f->at;
+    if (f->max == 0) {
+        *(const char **)field = value;
+        return 0;
+    }
+    if (parse_number(value, f->min, f->max, &v) != 0) {
+        fprintf(stderr, "ringkeeperd: --%s: must be %u..%u%s, got \"%s\"\n", f->name, f->min,
+                f->max, f->unit, value);
+        return EXIT_USAGE;
+    }
+    *(unsigned *)field = (unsigned)v;
+    return 0;
+}
+
+/* The defaults, then the command line, into `o`: 0, or EXIT_USAGE after saying why. Exits 0 after
+ * printing the usage for --help. */
 static int parse_options(int argc, char **argv, options *o)
 {
-    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
-                                         {"db", required_argument, NULL, 'd'},
-                                         {"token-file", required_argument, NULL, 't'},
-                                         {"threads", required_argument, NULL, 'n'},
-                                         {"max-body", required_argument, NULL, 'b'},
-                                         {"migrations", required_argument, NULL, 'm'},
-                                         {"tls-cert", required_argument, NULL, 'c'},
-                                         {"tls-key", required_argument, NULL, 'k'},
-                                         {"max-connections", required_argument, NULL, 'C'},
-                                         {"idle-timeout", required_argument, NULL, 'i'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    unsigned long long v;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'l':
-            o->listen = optarg;
-            break;
-        case 'd':
-            o->db = optarg;
-            break;
-        case 't':
-            o->token_file = optarg;
-            break;
-        case 'm':
-            o->migrations = optarg;
-            break;
-        case 'n':
-            if (parse_number(optarg, 1, 256, &v))
-                return fprintf(stderr, "ringkeeperd: --threads: must be 1..256, got \"%s\"\n",
-                               optarg),
-                       EXIT_USAGE;
-            o->threads = (unsigned)v;
-            break;
-        case 'b':
-            if (parse_number(optarg, 1024, 1ull << 30, &v))
-                return fprintf(
-                           stderr,
-                           "ringkeeperd: --max-body: must be 1024..1073741824 bytes, got \"%s\"\n",
-                           optarg),
-                       EXIT_USAGE;
-            o->max_body = (size_t)v;
-            break;
-        case 'c':
-            o->tls_cert = optarg;
-            break;
-        case 'k':
-            o->tls_key = optarg;
-            break;
-        case 'C':
-            if (parse_number(optarg, 1, 100000, &v))
-                return fprintf(stderr,
-                               "ringkeeperd: --max-connections: must be 1..100000, got \"%s\"\n",
-                               optarg),
-                       EXIT_USAGE;
-            o->max_connections = (unsigned)v;
-            break;
-        case 'i':
-            if (parse_number(optarg, 1, 3600, &v))
-                return fprintf(stderr,
-                               "ringkeeperd: --idle-timeout: must be 1..3600 seconds, got \"%s\"\n",
-                               optarg),
-                       EXIT_USAGE;
-            o->idle_timeout = (unsigned)v;
-            break;
-        case 'h':
+    struct option opts[N_FLAGS + 2] = {{"help", no_argument, NULL, 'h'}};
+    int c, rc = 0;
+    for (size_t i = 0; i < N_FLAGS; i++) {
+        opts[i + 1] = (struct option){flags[i].name, required_argument, NULL, FLAG_BASE + (int)i};
+        if (default_of(&flags[i]))
+            rc = rc ? rc : set_flag(o, &flags[i], default_of(&flags[i]));
+    }
+    while (rc == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
             print_usage(stdout);
             exit(0);
-        default:
+        }
+        if (c < FLAG_BASE) {
             print_usage(stderr);
             return EXIT_USAGE;
         }
+        rc = set_flag(o, &flags[c - FLAG_BASE], optarg);
     }
-    if (optind != argc) {
+    if (rc == 0 && optind != argc) {
         print_usage(stderr);
         return EXIT_USAGE;
     }
-    if (!o->tls_cert != !o->tls_key)
+    if (rc == 0 && !o->tls_cert != !o->tls_key)
         return fprintf(stderr,
                        "ringkeeperd: %s needs %s as well: HTTPS takes both a certificate "
                        "and its private key\n",
                        o->tls_cert ? "--tls-cert" : "--tls-key",
                        o->tls_cert ? "--tls-key" : "--tls-cert"),
                EXIT_USAGE;
-    return 0;
+    return rc;
 }
 
 /* The whole of a PEM file (at most 1 MiB), NUL-terminated; NULL with the reason printed. */
@@ -286,15 +333,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "backup") == 0)
         return rkd_backup_main(argc - 1, argv + 1);
-    options o = {.listen = DEFAULT_LISTEN,
-                 .db = DEFAULT_DB,
-                 .threads = DEFAULT_THREADS,
-                 .max_body = DEFAULT_MAX_BODY,
-                 .max_connections = DEFAULT_MAX_CONNECTIONS,
-                 .idle_timeout = DEFAULT_IDLE_TIMEOUT};
+    options o = {0};
     int rc = parse_options(argc, argv, &o);
-    if (!o.migrations)
-        o.migrations = default_migrations();
     if (rc)
         return rc;
     char *pem[2] = {NULL, NULL};

@@ -191,14 +191,21 @@ static json_t *activate(rkd_app *app, const char *cluster, int64_t v, const char
     return status == 200 ? expect_json(r, 200) : (expect_error(r, status, "conflict", NULL), NULL);
 }
 
-static const char *state_of(rkd_app *app, const char *cluster, int64_t v, char *out, size_t cap)
+/* The string `key` of version v's document, copied to `out`. */
+static const char *version_str(rkd_app *app, const char *cluster, int64_t v, const char *key,
+                               char *out, size_t cap)
 {
     char path[128];
     snprintf(path, sizeof path, "/v1/clusters/%s/versions/%lld", cluster, (long long)v);
     json_t *doc = expect_json(get(app, path, NULL, NULL), 200);
-    snprintf(out, cap, "%s", str_at(doc, "state"));
+    snprintf(out, cap, "%s", str_at(doc, key));
     json_decref(doc);
     return out;
+}
+
+static const char *state_of(rkd_app *app, const char *cluster, int64_t v, char *out, size_t cap)
+{
+    return version_str(app, cluster, v, "state", out, cap);
 }
 
 /* ---- Tests ---- */
@@ -802,20 +809,34 @@ static void test_cache(void **state)
     assert_int_equal(freed_values, 11);
 }
 
-/* More versions than the ring cache keeps: plans stay right while rings are evicted. */
+/* Checks that side `side` ("from" or "to") of plan `doc` is version v, built from v's topology. */
+static void expect_plan_side(json_t *doc, const char *side, int64_t v, const char *fingerprint)
+{
+    json_t *o = json_object_get(doc, side);
+    assert_int_equal(int_at(o, "version"), v);
+    assert_string_equal(str_at(o, "fingerprint"), fingerprint);
+}
+
+/* More versions than the ring cache keeps: plans stay right while rings are evicted. Both sides of
+ * every plan are the versions asked for, with their own rings (the fingerprints of their version
+ * documents), whether the ring was cached or rebuilt. */
 static void test_plan_many_versions(void **state)
 {
     (void)state;
     rkd_store *store;
     rkd_app *app = app_open("plan_many", &store, NULL);
+    char fingerprint[13][24];
     for (size_t i = 0; i < 12; i++)
         publish(app, "pl", 2 + i % 5, i == 0 ? "activate=true" : NULL);
+    for (int v = 1; v <= 12; v++)
+        version_str(app, "pl", v, "fingerprint", fingerprint[v], sizeof fingerprint[v]);
     for (int round = 0; round < 2; round++) {
         for (int v = 2; v <= 12; v++) {
             char query[64];
             snprintf(query, sizeof query, "from=%d&to=%d&arcs=false", v - 1, v);
             json_t *doc = plan(app, "pl", query);
-            assert_int_equal(int_at(json_object_get(doc, "to"), "version"), v);
+            expect_plan_side(doc, "from", v - 1, fingerprint[v - 1]);
+            expect_plan_side(doc, "to", v, fingerprint[v]);
             json_decref(doc);
         }
     }

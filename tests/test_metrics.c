@@ -267,14 +267,27 @@ static void test_series_cap(void **state)
     rkd_metrics_free(m);
 }
 
+/* NULL stands for "no metrics" (the API runs without them): every call takes it and records
+ * nothing anywhere, so a live set of metrics renders the same before and after. */
 static void test_null_metrics(void **state)
 {
     (void)state;
-    rkd_metrics_request(NULL, "GET", "/", 200, 0.1);
+    rkd_metrics *m = rkd_metrics_new();
+    assert_non_null(m);
+    rkd_metrics_request(m, "GET", "/healthz", 200, 0.1);
+    rkd_metrics_active_version(m, "c", 1);
+    char *before = render_ok(m);
+    rkd_metrics_request(NULL, "GET", "/healthz", 200, 0.1);
     rkd_metrics_count(NULL, RKD_COUNT_PUBLISHES);
-    rkd_metrics_active_version(NULL, "c", 1);
+    rkd_metrics_active_version(NULL, "c", 2);
     rkd_metrics_waiting(NULL, 1);
     rkd_metrics_free(NULL);
+    char *after = render_ok(m);
+    assert_string_equal(after, before);
+    assert_true(sample(after, "ringkeeper_long_polls_waiting") == 0);
+    free(after);
+    free(before);
+    rkd_metrics_free(m);
 }
 
 int main(void)

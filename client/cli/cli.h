@@ -18,10 +18,13 @@ enum {
 
 #define RK_CLI_MAX_FILE (64u << 20) /* largest topology or key file read into memory */
 
+typedef struct rk_cli_remote rk_cli_remote;
+
 typedef struct rk_cli_cmd {
     const char *name;
-    int (*run)(int argc, char **argv);
-    const char *usage; /* printed by --help and after a usage error */
+    int (*run)(const struct rk_cli_cmd *cmd, int argc, char **argv); /* cmd: this command */
+    const char *usage;           /* printed by --help and after a usage error */
+    const rk_cli_remote *remote; /* a one-request server command's request (remote_cmds.c) */
 } rk_cli_cmd;
 
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,

@@ -134,8 +134,9 @@ static int lookup_server(lookup_args *a)
     return rc;
 }
 
-static int run(int argc, char **argv)
+static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
+    (void)cmd;
     lookup_args a = {.replicas = 1};
     int rc = parse_args(argc, argv, &a);
     if (rc != RK_EXIT_OK)
@@ -171,4 +172,5 @@ const rk_cli_cmd rk_cli_lookup = {
     "\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input, 3 ring refused, 4 server unreachable (and no "
     "usable\n"
-    "--cache file).\n"};
+    "--cache file).\n",
+    NULL};

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
             fputs(commands[i]->usage, stdout);
             return RK_EXIT_OK;
         }
-        return commands[i]->run(argc - 1, argv + 1);
+        return commands[i]->run(commands[i], argc - 1, argv + 1);
     }
     fprintf(stderr, "ringkeeper: unknown command \"%s\"\n", argv[1]);
     return usage(stderr, RK_EXIT_USAGE);

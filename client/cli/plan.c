@@ -127,8 +127,9 @@ static int plan_remote(plan_args *a)
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }
 
-static int run(int argc, char **argv)
+static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
+    (void)cmd;
     plan_args a = {0};
     if (parse_args(argc, argv, &a))
         return RK_EXIT_USAGE;
@@ -171,4 +172,5 @@ const rk_cli_cmd rk_cli_plan = {
     "  --cluster C              the cluster\n"
     "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --ca-file FILE           CA certificates for an https server (default "
-    "$RINGKEEPER_CA_FILE)\n"};
+    "$RINGKEEPER_CA_FILE)\n",
+    NULL};

@@ -187,8 +187,9 @@ static int load_rings(simulate_args *a, rk_ring *r[2])
     return rc;
 }
 
-static int run(int argc, char **argv)
+static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
+    (void)cmd;
     simulate_args a = {0};
     if (parse_args(argc, argv, &a))
         return RK_EXIT_USAGE;
@@ -219,4 +220,5 @@ const rk_cli_cmd rk_cli_simulate = {
     "  --cluster C              the cluster\n"
     "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --ca-file FILE           CA certificates for an https server (default "
-    "$RINGKEEPER_CA_FILE)\n"};
+    "$RINGKEEPER_CA_FILE)\n",
+    NULL};

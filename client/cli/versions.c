@@ -45,8 +45,9 @@ static int print_table(const rk_cli_body *body)
                           : RK_EXIT_OK;
 }
 
-static int run(int argc, char **argv)
+static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
+    (void)cmd;
     rk_cli_remote_args a = {.flag = "limit", .flag_has_arg = required_argument};
     int rc = rk_cli_remote_parse(&rk_cli_versions, argc, argv, 0, &a);
     if (rc != RK_EXIT_OK)
@@ -74,4 +75,5 @@ const rk_cli_cmd rk_cli_versions = {
     "  --server URL   the server (default $RINGKEEPER_SERVER)\n"
     "  --cluster C    the cluster\n"
     "  --token T      bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
-    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"};
+    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n",
+    NULL};

@@ -26,7 +26,17 @@ check() { # check NAME WANT GOT
     if [ "$2" = "$3" ]; then ok; else bad "$1: want [$2], got [$3]"; fi
 }
 has() { # has NAME FILE TEXT
-    if grep -qF -- "$3" "$2"; then ok; else bad "$1: no [$3] in: $(head -c 600 "$2")"; fi
+    if contains "$2" "$3"; then ok; else bad "$1: no [$3] in: $(head -c 600 "$2")"; fi
+}
+# contains FILE TEXT: FILE has TEXT on one line. A TEXT that ends in a digit must end a whole number
+# there, so that '"version":1' does not match '"version":10' (nor ".../versions/1" ".../versions/12").
+contains() {
+    T=$2 awk 'BEGIN { t = ENVIRON["T"]; whole = t ~ /[0-9]$/ }
+        {
+            for (s = $0; (i = index(s, t)) > 0; s = substr(s, i + 1))
+                if (!whole || substr(s, i + length(t), 1) !~ /[0-9.]/) { found = 1; exit }
+        }
+        END { exit !found }' "$1"
 }
 finish() {
     echo "$PASSED passed, $FAILED failed"

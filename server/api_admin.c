@@ -1,0 +1,47 @@
+/* api_admin.c — the operational routes of SPEC section 4: liveness, readiness, metrics and the
+ * cluster list. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api_internal.h"
+
+void rkd_h_healthz(rkd_call *c)
+{
+    rkd_answer_json(c->resp, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+void rkd_h_readyz(rkd_call *c)
+{
+    rk_error err = {0};
+    int rc = rkd_store_ping(c->app->store, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    rkd_answer_json(c->resp, 200, json_pack("{s:s}", "status", "ready"));
+}
+
+void rkd_h_metrics(rkd_call *c)
+{
+    char *text = c->app->metrics ? rkd_metrics_render(c->app->metrics) : strdup("");
+    if (!text) {
+        rkd_out_of_memory(c->resp);
+        return;
+    }
+    rkd_set_body(c->resp, 200, RKD_CT_METRICS, text, strlen(text));
+}
+
+void rkd_h_clusters(rkd_call *c)
+{
+    rkd_store_cluster_list list = {0};
+    rk_error err = {0};
+    int rc = rkd_store_list_clusters(c->app->store, &list, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    rkd_answer_json(c->resp, 200, rkd_clusters_json(&list));
+    rkd_store_cluster_list_free(&list);
+}

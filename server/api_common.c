@@ -1,0 +1,194 @@
+/* api_common.c — what every handler of the API shares: building responses and error bodies,
+ * mapping store and library failures to HTTP errors, reading query parameters, If-Match and ETags.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api_internal.h"
+
+/* ---- Responses ---- */
+
+void rkd_response_clear(rkd_response *resp)
+{
+    free(resp->body);
+    memset(resp, 0, sizeof *resp);
+}
+
+void rkd_set_body(rkd_response *resp, int status, const char *ctype, char *body, size_t len)
+{
+    free(resp->body);
+    resp->status = status;
+    resp->content_type = ctype;
+    resp->body = body;
+    resp->body_len = len;
+}
+
+/* Last resort when even an error body cannot be built. */
+void rkd_out_of_memory(rkd_response *resp)
+{
+    static const char msg[] = "{\"error\":{\"code\":\"internal\",\"message\":\"the server is out "
+                              "of memory; retry later\"}}";
+    char *body = strdup(msg);
+    rkd_set_body(resp, 500, RKD_CT_JSON, body, body ? strlen(body) : 0);
+}
+
+void rkd_response_error(rkd_response *resp, int status, const char *code, const char *field,
+                        const char *fmt, ...)
+{
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    field = field && field[0] ? field : NULL;
+    json_t *doc = json_pack("{s:{s:s, s:s, s:s*}}", "error", "code", code, "message", message,
+                            "field", field);
+    rkd_answer_json(resp, status, doc);
+}
+
+void rkd_answer_json(rkd_response *resp, int status, json_t *doc)
+{
+    char *body = NULL;
+    size_t len = 0;
+    if (rkd_json_dump(doc, &body, &len) != RK_OK) {
+        rkd_out_of_memory(resp);
+        return;
+    }
+    rkd_set_body(resp, status, RKD_CT_JSON, body, len);
+}
+
+/* How a failure code from the store or the library becomes an HTTP error. */
+typedef struct failure {
+    int rc;           /* RK_* or RKD_STORE_* */
+    int status;       /* HTTP status */
+    const char *code; /* machine code */
+    int db_error;     /* counts as RKD_COUNT_DB_ERRORS */
+} failure;
+
+static const failure failures[] = {
+    {RK_EJSON, 400, "malformed_json", 0},
+    {RK_ETOPOLOGY, 400, "invalid_topology", 0},
+    {RK_ETOOBIG, 422, "too_many_points", 0},
+    {RK_EHASHMISMATCH, 422, "hash_mismatch", 0},
+    {RKD_STORE_ENOCLUSTER, 404, "unknown_cluster", 0},
+    {RKD_STORE_ENOVERSION, 404, "unknown_version", 0},
+    {RKD_STORE_ENOACTIVE, 404, "no_active_version", 0},
+    {RKD_STORE_ECONFLICT, 409, "conflict", 0},
+    {RKD_STORE_EPRECONDITION, 412, "precondition_failed", 0},
+    {RKD_STORE_EUNAVAILABLE, 503, "unavailable", 1},
+    {RK_EIO, 503, "unavailable", 1},
+    {RKD_STORE_ENOTRK, 500, "internal", 1},
+    {RKD_STORE_ETOONEW, 500, "internal", 1},
+    {RKD_STORE_EMIGRATION, 500, "internal", 1},
+};
+
+void rkd_count(rkd_app *app, rkd_counter which)
+{
+    if (app->metrics)
+        rkd_metrics_count(app->metrics, which);
+}
+
+/* Answers the failure `rc` with its message from `err` (may be NULL for out of memory). */
+void rkd_fail(rkd_call *c, int rc, const rk_error *err)
+{
+    const failure *f = NULL;
+    for (size_t i = 0; i < sizeof failures / sizeof failures[0]; i++) {
+        if (failures[i].rc == rc)
+            f = &failures[i];
+    }
+    if (f && f->db_error)
+        rkd_count(c->app, RKD_COUNT_DB_ERRORS);
+    if (!f || !err || !err->message[0]) {
+        rkd_response_error(c->resp, f ? f->status : 500, f ? f->code : "internal", NULL,
+                           "the server failed (%s); retry, and report it if it persists",
+                           rkd_store_strerror(rc));
+        return;
+    }
+    rkd_response_error(c->resp, f->status, f->code, err->field, "%s", err->message);
+}
+
+/* ---- Parsing request values ---- */
+
+/* A decimal integer 0..INT64_MAX: digits only, no sign, no spaces. */
+int rkd_parse_int(const char *s, int64_t *out)
+{
+    if (!s || s[0] < '0' || s[0] > '9')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* An ETag or If-Match value of the form "v<N>" (quotes included) into *version. */
+int rkd_parse_etag(const char *s, int64_t *version)
+{
+    char digits[24];
+    size_t len = s ? strlen(s) : 0;
+    if (len < 4 || len - 3 >= sizeof digits || s[0] != '"' || s[1] != 'v' || s[len - 1] != '"')
+        return -1;
+    memcpy(digits, s + 2, len - 3);
+    digits[len - 3] = '\0';
+    return rkd_parse_int(digits, version);
+}
+
+void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version)
+{
+    snprintf(out, RKD_ETAG_MAX, "\"v%lld\"", (long long)version);
+}
+
+/* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
+ * answering 400. */
+int rkd_query_int(rkd_call *c, const char *name, int64_t min, int64_t max, int64_t *out)
+{
+    const char *s = c->req->query(c->req, name);
+    if (!s)
+        return 0;
+    if (rkd_parse_int(s, out) == 0 && *out >= min && *out <= max)
+        return 1;
+    if (max == INT64_MAX)
+        rkd_response_error(c->resp, 400, "invalid_parameter", name,
+                           "query parameter %s must be an integer of at least %lld", name,
+                           (long long)min);
+    else
+        rkd_response_error(c->resp, 400, "invalid_parameter", name,
+                           "query parameter %s must be an integer from %lld to %lld", name,
+                           (long long)min, (long long)max);
+    return -1;
+}
+
+/* Query boolean `name` ("true" or "false"; *out keeps its default when absent): 0, or -1 after
+ * answering 400. */
+int rkd_query_bool(rkd_call *c, const char *name, int *out)
+{
+    const char *s = c->req->query(c->req, name);
+    if (!s)
+        return 0;
+    if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
+        *out = s[0] == 't';
+        return 0;
+    }
+    rkd_response_error(c->resp, 400, "invalid_parameter", name,
+                       "query parameter %s must be true or false", name);
+    return -1;
+}
+
+/* If-Match as a version (RKD_STORE_ANY when absent): 0, or -1 after answering 400. */
+int rkd_if_match(rkd_call *c, int64_t *version)
+{
+    const char *s = c->req->header(c->req, "If-Match");
+    *version = RKD_STORE_ANY;
+    if (!s || rkd_parse_etag(s, version) == 0)
+        return 0;
+    rkd_response_error(c->resp, 400, "invalid_header", "If-Match",
+                       "If-Match must be a version ETag such as \"v4\" (with the quotes)");
+    return -1;
+}

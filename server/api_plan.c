@@ -1,0 +1,131 @@
+/* api_plan.c — GET /plan: the plan between two versions of a cluster, from a cache of built rings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api_internal.h"
+
+/* A decimal number in (0, 1]: digits and a point (strtod's exponents allowed), no sign, no
+ * spaces, no "nan". */
+static int parse_fraction(const char *s, double *out)
+{
+    char *end = NULL;
+    if ((s[0] < '0' || s[0] > '9') && s[0] != '.')
+        return -1;
+    *out = strtod(s, &end);
+    return *end == '\0' && *out > 0 && *out <= 1 ? 0 : -1;
+}
+
+/* Version `v` of the cluster as a built ring, held: from the cache, else built and cached. */
+static rkd_entry *ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
+{
+    rkd_entry *e = rkd_cache_get(c->app->rings, c->cluster, v);
+    rkd_store_version *rec = NULL;
+    *rc = RK_OK;
+    if (e)
+        return e;
+    *rc = rkd_store_get(c->app->store, c->cluster, v, &rec, err);
+    rk_ring *ring = *rc == RK_OK ? rk_ring_build(rec->topology, err) : NULL;
+    rkd_store_version_free(rec);
+    if (!ring) {
+        *rc = *rc != RK_OK ? *rc : err->code;
+        return NULL;
+    }
+    e = rkd_cache_put(c->app->rings, c->cluster, v, 0, ring, rk_ring_memory(ring),
+                      rkd_cache_gen(c->app->rings));
+    *rc = e ? RK_OK : RK_ENOMEM;
+    return e;
+}
+
+/* from and to of a plan: the query's, else the active and the latest versions. 0, or -1 after
+ * answering. */
+static int plan_versions(rkd_call *c, int64_t *from, int64_t *to)
+{
+    rk_error err = {0};
+    int rc = RK_OK;
+    int has_from = rkd_query_int(c, "from", 1, INT64_MAX, from);
+    int has_to = has_from < 0 ? -1 : rkd_query_int(c, "to", 1, INT64_MAX, to);
+    if (has_to < 0)
+        return -1;
+    if (!has_from) {
+        rkd_entry *e = rkd_active_entry(c->app, c->cluster, &rc, &err);
+        *from = e ? ((const rkd_active_doc *)e->value)->version : 0;
+        rkd_cache_release(c->app->docs, e);
+    }
+    if (rc == RK_OK && !has_to) {
+        rkd_store_version_list list = {0};
+        rc = rkd_store_list(c->app->store, c->cluster, 1, 0, &list, &err);
+        *to = rc == RK_OK && list.count > 0 ? list.items[0].version : 0;
+        rkd_store_version_list_free(&list);
+    }
+    if (rc != RK_OK)
+        rkd_fail(c, rc, &err);
+    return rc == RK_OK ? 0 : -1;
+}
+
+/* The plan's options and rendering from the query: 0, or -1 after answering 400. */
+static int plan_query(rkd_call *c, rk_plan_options *opt, int *text, int *arcs)
+{
+    const char *step = c->req->query(c->req, "max_step");
+    const char *format = c->req->query(c->req, "format");
+    const char *accept = c->req->header(c->req, "Accept");
+    int64_t keys = 0;
+    if (step && parse_fraction(step, &opt->max_step) != 0) {
+        rkd_response_error(c->resp, 400, "invalid_parameter", "max_step",
+                           "query parameter max_step must be a number above 0 and at most 1");
+        return -1;
+    }
+    if (rkd_query_int(c, "keys", 1, INT64_MAX, &keys) < 0 || rkd_query_bool(c, "arcs", arcs) != 0)
+        return -1;
+    opt->keys = (uint64_t)keys;
+    if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0) {
+        rkd_response_error(c->resp, 400, "invalid_parameter", "format",
+                           "query parameter format must be json or text");
+        return -1;
+    }
+    *text = format ? strcmp(format, "text") == 0 : accept && strstr(accept, "text/plain") != NULL;
+    return 0;
+}
+
+/* Renders plan `p` as the query asked. */
+static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta, int text, int arcs)
+{
+    if (!text) {
+        rkd_answer_json(c->resp, 200, rk_plan_to_json(p, meta, arcs ? 0 : RK_PLAN_NO_ARCS));
+        return;
+    }
+    char *body = rk_plan_to_text(p, meta);
+    if (!body) {
+        rkd_out_of_memory(c->resp);
+        return;
+    }
+    rkd_set_body(c->resp, 200, RKD_CT_TEXT, body, strlen(body));
+}
+
+void rkd_h_plan(rkd_call *c)
+{
+    rk_plan_options opt = {0};
+    rk_plan_meta meta = {.cluster = c->cluster};
+    rkd_entry *from = NULL, *to = NULL;
+    rk_plan *plan = NULL;
+    rk_error err = {0};
+    int text = 0, arcs = 1, rc = RK_OK;
+    if (plan_query(c, &opt, &text, &arcs) != 0 ||
+        plan_versions(c, &meta.from_version, &meta.to_version) != 0)
+        goto done;
+    from = ring_entry(c, meta.from_version, &rc, &err);
+    to = from ? ring_entry(c, meta.to_version, &rc, &err) : NULL;
+    plan = to ? rk_plan_new(from->value, to->value, &opt, &err) : NULL;
+    rc = to && !plan ? err.code : rc;
+    if (!plan) {
+        rkd_fail(c, rc, &err);
+        goto done;
+    }
+    answer_plan(c, plan, &meta, text, arcs);
+done:
+    rk_plan_free(plan);
+    rkd_cache_release(c->app->rings, to);
+    rkd_cache_release(c->app->rings, from);
+}

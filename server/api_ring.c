@@ -1,0 +1,114 @@
+/* api_ring.c — GET /ring with its long poll, answered from a cache of each cluster's serialized
+ * active version document that every activation refreshes. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+
+#define WAIT_MAX_SECONDS 60
+
+/* Loads the active version of `cluster` from the store, serializes it and caches it; held entry
+ * or NULL with rc and err set. */
+static rkd_entry *load_active(rkd_app *app, const char *cluster, int *rc, rk_error *err)
+{
+    rkd_store_version *v = NULL;
+    uint64_t gen = rkd_cache_gen(app->docs);
+    char *body = NULL;
+    size_t len = 0;
+    *rc = rkd_store_get_active(app->store, cluster, &v, err);
+    if (*rc != RK_OK)
+        return NULL;
+    int64_t version = v->version;
+    *rc = rkd_json_dump(rkd_version_json(v, 1), &body, &len);
+    rkd_store_version_free(v);
+    rkd_active_doc *doc = *rc == RK_OK ? malloc(sizeof *doc + len + 1) : NULL;
+    if (!doc) {
+        free(body);
+        *rc = RK_ENOMEM;
+        return NULL;
+    }
+    doc->version = version;
+    doc->len = len;
+    memcpy(doc->body, body, len + 1);
+    free(body);
+    rkd_entry *e = rkd_cache_put(app->docs, cluster, 0, version, doc, sizeof *doc + len, gen);
+    *rc = e ? RK_OK : RK_ENOMEM;
+    return e;
+}
+
+/* The active document of `cluster`, held: from the cache, else from the store. */
+rkd_entry *rkd_active_entry(rkd_app *app, const char *cluster, int *rc, rk_error *err)
+{
+    rkd_entry *e = rkd_cache_get(app->docs, cluster, 0);
+    *rc = RK_OK;
+    return e ? e : load_active(app, cluster, rc, err);
+}
+
+/* The store's watch callback: runs after every activation this store handle commits. Forgets
+ * the older document (and any load of it still in flight), then loads the new one before the hook
+ * wakes long polls, so that they find it cached instead of all reading the database at once. */
+void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t seq)
+{
+    rkd_app *app = arg;
+    int rc = RK_OK;
+    (void)seq;
+    rkd_count(app, RKD_COUNT_ACTIVATIONS);
+    if (app->metrics)
+        rkd_metrics_active_version(app->metrics, cluster, version);
+    rkd_cache_raise(app->docs, cluster, 0, version);
+    rkd_cache_release(app->docs, load_active(app, cluster, &rc, NULL));
+    pthread_mutex_lock(&app->hook_mu);
+    rkd_activation_fn hook = app->hook;
+    void *hook_arg = app->hook_arg;
+    pthread_mutex_unlock(&app->hook_mu);
+    if (hook)
+        hook(hook_arg, cluster, version);
+}
+
+/* The version If-None-Match names, or -1 when absent or not one of ours. */
+static int64_t if_none_match(rkd_call *c)
+{
+    int64_t v = -1;
+    const char *s = c->req->header(c->req, "If-None-Match");
+    return s && rkd_parse_etag(s, &v) == 0 ? v : -1;
+}
+
+/* Answers 200 with a copy of a cached document (the cache keeps its own). */
+static void answer_copy(rkd_response *resp, const rkd_active_doc *doc)
+{
+    char *body = malloc(doc->len + 1);
+    if (!body) {
+        rkd_out_of_memory(resp);
+        return;
+    }
+    memcpy(body, doc->body, doc->len + 1);
+    rkd_set_body(resp, 200, RKD_CT_JSON, body, doc->len);
+}
+
+void rkd_h_ring(rkd_call *c)
+{
+    int64_t wait = 0;
+    rk_error err = {0};
+    int rc = RK_OK;
+    if (rkd_query_int(c, "wait", 0, WAIT_MAX_SECONDS, &wait) < 0)
+        return;
+    rkd_entry *e = rkd_active_entry(c->app, c->cluster, &rc, &err);
+    if (!e) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    const rkd_active_doc *doc = e->value;
+    int fresh = if_none_match(c) == doc->version; /* the client has this version already */
+    rkd_format_etag(c->resp->etag, doc->version);
+    if (fresh && wait > 0 && !c->req->resumed) {
+        c->resp->wait_seconds = (unsigned)wait;
+        snprintf(c->resp->wait_cluster, sizeof c->resp->wait_cluster, "%s", c->cluster);
+    } else if (fresh) {
+        c->resp->status = 304;
+    } else {
+        answer_copy(c->resp, doc);
+    }
+    rkd_cache_release(c->app->docs, e);
+}

@@ -1,0 +1,165 @@
+/* api_versions.c — the version routes of SPEC section 4: publish, list, get, activate, revert. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "api_internal.h"
+
+#define LIST_LIMIT_DEFAULT 100
+
+/* Answers a committed version `v` with `status` and its document; 201 adds Location. */
+static void answer_version(rkd_call *c, int status, const rkd_store_version *v)
+{
+    if (status == 201)
+        snprintf(c->resp->location, sizeof c->resp->location, "/v1/clusters/%s/versions/%lld",
+                 v->cluster, (long long)v->version);
+    rkd_answer_json(c->resp, status, rkd_version_json(v, 1));
+}
+
+/* The publish options of the request: its author, ?activate and If-Match. 0, or -1 after
+ * answering 400. Read before any expensive work, so that a bad parameter costs little. */
+static int publish_opts(rkd_call *c, rkd_store_publish_opts *opt)
+{
+    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0};
+    if (rkd_query_bool(c, "activate", &opt->activate) != 0)
+        return -1;
+    return rkd_if_match(c, &opt->if_match_latest);
+}
+
+/* Publishes `t` (borrowed) and answers 201. Shared by publish and revert. */
+static void publish(rkd_call *c, rk_topology *t, const rkd_store_publish_opts *opt)
+{
+    rkd_store_version *v = NULL;
+    rk_error err = {0};
+    int rc = rkd_store_publish(c->app->store, c->cluster, t, opt, &v, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    rkd_count(c->app, RKD_COUNT_PUBLISHES);
+    answer_version(c, 201, v);
+    rkd_store_version_free(v);
+}
+
+void rkd_h_publish(rkd_call *c)
+{
+    rkd_store_publish_opts opt;
+    rk_error err = {0};
+    if (publish_opts(c, &opt) != 0)
+        return;
+    rk_topology *t = rk_topology_parse(c->req->body ? c->req->body : "", c->req->body_len, &err);
+    if (!t) {
+        rkd_fail(c, err.code, &err);
+        return;
+    }
+    publish(c, t, &opt);
+    rk_topology_free(t);
+}
+
+void rkd_h_list_versions(rkd_call *c)
+{
+    int64_t limit = LIST_LIMIT_DEFAULT, before = 0;
+    rkd_store_version_list list = {0};
+    rk_error err = {0};
+    if (rkd_query_int(c, "limit", 1, RKD_STORE_LIST_MAX, &limit) < 0 ||
+        rkd_query_int(c, "before", 1, INT64_MAX, &before) < 0)
+        return;
+    int rc = rkd_store_list(c->app->store, c->cluster, (size_t)limit, before, &list, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    rkd_answer_json(c->resp, 200, rkd_versions_json(&list));
+    rkd_store_version_list_free(&list);
+}
+
+void rkd_h_get_version(rkd_call *c)
+{
+    rkd_store_version *v = NULL;
+    rk_error err = {0};
+    int rc = rkd_store_get(c->app->store, c->cluster, c->version, &v, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    answer_version(c, 200, v);
+    rkd_store_version_free(v);
+}
+
+void rkd_h_activate(rkd_call *c)
+{
+    rkd_store_version *v = NULL;
+    rk_error err = {0};
+    int64_t expect = RKD_STORE_ANY;
+    if (rkd_if_match(c, &expect) != 0)
+        return;
+    int rc = rkd_store_activate(c->app->store, c->cluster, c->version, expect, &v, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    answer_version(c, 200, v);
+    rkd_store_version_free(v);
+}
+
+/* Room for "revert to v<N>: " before a comment of RK_MAX_COMMENT bytes. */
+#define REVERT_COMMENT_CAP (RK_MAX_COMMENT + 40)
+
+/* "revert to v<N>" or "revert to v<N>: <comment>", cut to RK_MAX_COMMENT bytes on a UTF-8
+ * character boundary (the comment must stay valid UTF-8). */
+static void revert_comment(char out[REVERT_COMMENT_CAP], int64_t version, const char *original)
+{
+    int n = snprintf(out, REVERT_COMMENT_CAP, "revert to v%lld%s%s", (long long)version,
+                     original ? ": " : "", original ? original : "");
+    size_t len = n < 0 ? 0 : (size_t)n;
+    if (len <= RK_MAX_COMMENT)
+        return;
+    len = RK_MAX_COMMENT; /* out[len] is the first byte cut off: back up to a character start */
+    while (len > 0 && ((unsigned char)out[len] & 0xC0) == 0x80)
+        len--;
+    out[len] = '\0';
+}
+
+/* A copy of `t` with another comment. */
+static rk_topology *with_comment(const rk_topology *t, const char *comment, rk_error *err)
+{
+    size_t n = rk_topology_node_count(t);
+    rk_node *nodes = malloc(n * sizeof *nodes);
+    if (!nodes) {
+        err->code = RK_ENOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        nodes[i] = *rk_topology_node(t, i);
+    rk_topology *copy =
+        rk_topology_new(rk_topology_hash(t), rk_topology_vnode_factor(t), nodes, n, comment, err);
+    free(nodes);
+    return copy;
+}
+
+void rkd_h_revert(rkd_call *c)
+{
+    rkd_store_publish_opts opt;
+    rkd_store_version *v = NULL;
+    rk_topology *copy = NULL;
+    rk_error err = {0};
+    char comment[REVERT_COMMENT_CAP];
+    if (publish_opts(c, &opt) != 0)
+        return;
+    int rc = rkd_store_get(c->app->store, c->cluster, c->version, &v, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        goto done;
+    }
+    revert_comment(comment, v->version, v->comment);
+    copy = with_comment(v->topology, comment, &err);
+    if (!copy) {
+        rkd_fail(c, err.code, &err);
+        goto done;
+    }
+    publish(c, copy, &opt);
+done:
+    rk_topology_free(copy);
+    rkd_store_version_free(v);
+}
