@@ -305,6 +305,37 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return answer(h, c, st);
 }
 
+/* Copies `in` to `out` with every byte a reader could mistake escaped as \xNN: controls (a CR or LF
+ * would forge a second line), DEL, bytes over 0x7f (C1 controls, bytes that are not UTF-8), the
+ * backslash itself (so an escape in the input stays unambiguous) and, in a field, the space that
+ * separates fields. Cut to fit; `out` has room for 4 bytes per input byte plus the NUL. */
+static void log_escape(char *out, size_t size, const char *in, int field)
+{
+    size_t n = 0;
+    for (; *in && n + 5 <= size; in++) {
+        unsigned char b = (unsigned char)*in;
+        if (b < 0x20 || b >= 0x7f || b == '\\' || (field && b == ' '))
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", b);
+        else
+            out[n++] = (char)b;
+    }
+    out[n] = '\0';
+}
+
+/* One line per request, whatever the client sent: its path, method and the error body are escaped.
+ */
+static void log_request(const req_state *st, double secs, const char *how)
+{
+    char method[4 * sizeof st->method], path[4 * sizeof st->path], author[4 * sizeof st->author],
+        why[4 * sizeof st->why];
+    log_escape(method, sizeof method, st->method, 1);
+    log_escape(path, sizeof path, st->path, 1);
+    log_escape(author, sizeof author, st->author, 1);
+    log_escape(why, sizeof why, st->why, 0);
+    fprintf(stderr, "%s %s %d %zu %.3fms %s%s%s\n", method, path, st->status, st->bytes, secs * 1e3,
+            author, how, why);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -314,9 +345,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     if (!st)
         return;
     double secs = elapsed(&st->start);
-    const char *how = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)";
-    fprintf(stderr, "%s %s %d %zu %.3fms %s%s%s\n", st->method, st->path, st->status, st->bytes,
-            secs * 1e3, st->author, how, st->why);
+    log_request(st, secs, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
     rkd_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
                         secs);
     free(st->body);
