@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <microhttpd.h>
@@ -156,7 +157,9 @@ static const char *query_of(const rkd_request *req, const char *name)
     return MHD_lookup_connection_value(req->ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rkd_response *r)
+/* `close`: the connection is closed after this answer (its framing cannot be trusted). */
+static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rkd_response *r,
+                                     int close)
 {
     if (r->status >= 500 && r->body) { /* JSON bodies end in a newline; the log line does too */
         size_t len = r->body_len;
@@ -180,6 +183,8 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
         MHD_add_response_header(m, MHD_HTTP_HEADER_LOCATION, r->location);
     if (r->allow)
         MHD_add_response_header(m, MHD_HTTP_HEADER_ALLOW, r->allow);
+    if (close)
+        MHD_add_response_header(m, MHD_HTTP_HEADER_CONNECTION, "close");
     st->status = r->status;
     st->bytes = r->body_len;
     st->route = r->route;
@@ -195,7 +200,73 @@ static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int s
     rkd_response r = {0};
     rkd_response_error(&r, status, code, NULL, "%s", message);
     r.route = "other";
-    return send_response(c, st, &r);
+    return send_response(c, st, &r, 0);
+}
+
+/* ---- framing: what every header line says, duplicates included, before any body is read ---- */
+
+typedef struct framing {
+    int content_length, transfer_encoding, authorization, host; /* lines of each */
+    const char *field;                                          /* the header to blame, or NULL */
+    const char *why;                                            /* and why */
+} framing;
+
+static int all_digits(const char *s)
+{
+    if (!*s)
+        return 0;
+    while (*s >= '0' && *s <= '9')
+        s++;
+    return *s == '\0';
+}
+
+static void blame(framing *f, const char *field, const char *why)
+{
+    if (!f->field)
+        f->field = field, f->why = why;
+}
+
+static enum MHD_Result see_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  size_t key_size, const char *value, size_t value_size)
+{
+    framing *f = cls;
+    (void)kind, (void)key_size, (void)value_size;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (f->content_length++ || !all_digits(value))
+            blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "must be given once, as a number of bytes");
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        if (f->transfer_encoding++ || strcasecmp(value, "chunked") != 0)
+            blame(f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "must be given once, as \"chunked\"");
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0) {
+        if (f->authorization++)
+            blame(f, MHD_HTTP_HEADER_AUTHORIZATION, "must be given once");
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0 && f->host++) {
+        blame(f, MHD_HTTP_HEADER_HOST, "must be given once");
+    }
+    return MHD_YES;
+}
+
+/* Finds what a proxy and this server could read as different requests (request smuggling): two
+ * lengths, a length and chunks, a coding libmicrohttpd would not decode, a second Authorization
+ * that something in front may have checked instead of the first. */
+static framing check_framing(struct MHD_Connection *c, const char *version)
+{
+    framing f = {0};
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, see_header, &f);
+    if (f.content_length && f.transfer_encoding)
+        blame(&f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "must not come with Content-Length");
+    if (!f.host && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
+        blame(&f, MHD_HTTP_HEADER_HOST, "is required in HTTP/1.1");
+    return f;
+}
+
+/* 400, and the connection closed: where this request's body ends is unknown. */
+static enum MHD_Result send_bad_framing(struct MHD_Connection *c, req_state *st, const framing *f)
+{
+    rkd_response r = {0};
+    rkd_response_error(&r, 400, "invalid_header", f->field, "the %s header %s", f->field, f->why);
+    r.route = "other";
+    return send_response(c, st, &r, 1);
 }
 
 /* Also the call after a held long poll is resumed: its time is up (answer as the handler sees fit),
@@ -227,12 +298,12 @@ static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *
             return MHD_YES;
         req.resumed = held < 0; /* stopping, or activations keep coming: answer now */
     }
-    return send_response(c, st, &r);
+    return send_response(c, st, &r, 0);
 }
 
 /* First call of a request: state, authentication of writes, the declared body size. */
 static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *url,
-                             const char *method, void **req_cls)
+                             const char *method, const char *version, void **req_cls)
 {
     req_state *st = calloc(1, sizeof *st);
     if (!st)
@@ -243,6 +314,9 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     snprintf(st->author, sizeof st->author, "-");
     *req_cls = st;
     atomic_fetch_add(&h->inflight, 1);
+    framing f = check_framing(c, version);
+    if (f.field)
+        return send_bad_framing(c, st, &f);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         int rc = rkd_auth_check(h->cfg.auth, authz, st->author, sizeof st->author);
@@ -289,9 +363,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     rkd_http *h = cls;
     req_state *st = *req_cls;
-    (void)version;
     if (!st)
-        return begin(h, c, url, method, req_cls);
+        return begin(h, c, url, method, version, req_cls);
     if (st->status) /* already answered on an earlier call (401, 403, 413) */
         return MHD_YES;
     if (*upload_size) {
