@@ -260,6 +260,20 @@ static framing check_framing(struct MHD_Connection *c, const char *version)
     return f;
 }
 
+/* Only a POST is read: a body on any other method would be buffered (up to --max-body) for a route
+ * that ignores it, so 8 MiB on a GET /healthz on each of many connections would cost as many times
+ * 8 MiB before any token is asked for. Refused by its headers, before a byte of it is read. */
+static void refuse_body(framing *f, struct MHD_Connection *c, const char *method)
+{
+    if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+        return;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (f->transfer_encoding)
+        blame(f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "announces a body: only POST takes one");
+    else if (cl && strtoull(cl, NULL, 10) > 0)
+        blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "announces a body: only POST takes one");
+}
+
 /* 400, and the connection closed: where this request's body ends is unknown. */
 static enum MHD_Result send_bad_framing(struct MHD_Connection *c, req_state *st, const framing *f)
 {
@@ -315,6 +329,7 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     *req_cls = st;
     atomic_fetch_add(&h->inflight, 1);
     framing f = check_framing(c, version);
+    refuse_body(&f, c, method);
     if (f.field)
         return send_bad_framing(c, st, &f);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
