@@ -44,6 +44,7 @@ struct rkd_http {
     rkd_http_config cfg;          /* as started */
     unsigned port;                /* bound port */
     atomic_long inflight;         /* requests started and not completed */
+    atomic_long connections;      /* connections open now, for the --max-connections check */
     _Atomic uint64_t activations; /* counted under mu, so a hold sees any it missed */
     pthread_mutex_t mu;           /* guards waiters and stopping */
     pthread_cond_t cv;            /* wakes the timer thread */
@@ -444,6 +445,24 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 
 /* ---- the daemon ---- */
 
+/* libmicrohttpd's own limit, when reached, stops accepting: a new connection then waits unanswered
+ * in the listen backlog until its client gives up. So MHD's limit is set above ours (by the pool
+ * threads that may each be between this check and the count), and ours closes at once. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    rkd_http *h = cls;
+    (void)addr, (void)addrlen;
+    return atomic_load(&h->connections) < (long)h->cfg.max_connections ? MHD_YES : MHD_NO;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode what)
+{
+    rkd_http *h = cls;
+    (void)c, (void)socket_context;
+    atomic_fetch_add(&h->connections, what == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+}
+
 static int listen_error(rk_error *err, const char *listen)
 {
     if (err) {
@@ -487,8 +506,11 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
     const rkd_http_config *c = &h->cfg;
     struct MHD_OptionItem opts[8];
     size_t n = 0;
-    if (c->max_connections)
-        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, c->max_connections, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
+                                        (intptr_t)(c->max_connections + c->threads), NULL};
+    if (c->max_per_address)
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                            (intptr_t)c->max_per_address, NULL};
     if (c->tls_cert && c->tls_key) {
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)c->tls_key};
@@ -497,10 +519,11 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     unsigned timeout = c->idle_timeout ? c->idle_timeout : 30;
     return MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)RKD_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+        flags, 0, on_accept, h, on_request, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RKD_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts,
+        MHD_OPTION_END);
 }
 
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
@@ -514,7 +537,10 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
         return NULL;
     }
     h->cfg = *cfg;
+    if (!h->cfg.max_connections)
+        h->cfg.max_connections = RKD_HTTP_MAX_CONNECTIONS;
     atomic_init(&h->inflight, 0);
+    atomic_init(&h->connections, 0);
     atomic_init(&h->activations, 0);
     pthread_mutex_init(&h->mu, NULL);
     pthread_condattr_t ca;

@@ -22,6 +22,7 @@
 #define DEFAULT_MAX_BODY        (8u << 20)
 #define STOP_GRACE_MS           10000
 #define DEFAULT_MAX_CONNECTIONS 1024
+#define DEFAULT_MAX_PER_ADDRESS 256
 #define DEFAULT_IDLE_TIMEOUT    30
 #define MAX_PEM_BYTES           (1u << 20)
 
@@ -32,13 +33,14 @@ typedef struct options {
     unsigned threads;
     size_t max_body;
     const char *tls_cert, *tls_key; /* file names */
-    unsigned max_connections, idle_timeout;
+    unsigned max_connections, max_per_address, idle_timeout;
 } options;
 
 static const char usage[] =
     "usage: ringkeeperd [--listen HOST:PORT] [--db FILE] [--token-file FILE] [--threads N]\n"
     "                   [--max-body BYTES] [--migrations DIR] [--tls-cert FILE --tls-key FILE]\n"
-    "                   [--max-connections N] [--idle-timeout SECONDS]\n"
+    "                   [--max-connections N] [--max-connections-per-address N]\n"
+    "                   [--idle-timeout SECONDS]\n"
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
     "\n"
     "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
@@ -53,6 +55,9 @@ static const char usage[] =
     "  --tls-cert FILE      PEM certificate (chain): serve HTTPS instead of HTTP; needs --tls-key\n"
     "  --tls-key FILE       PEM private key of --tls-cert\n"
     "  --max-connections N  open connections at most, 1..100000 (default 1024); more are closed\n"
+    "  --max-connections-per-address N\n"
+    "                       open connections from one client address at most, 1..100000\n"
+    "                       (default 256); more are closed\n"
     "  --idle-timeout S     close a connection silent for S seconds, 1..3600 (default 30);\n"
     "                       held long polls (?wait=) are not cut\n"
     "  --migrations DIR     the SQL migrations; default: the installed ones next to this binary\n"
@@ -96,18 +101,20 @@ static int parse_number(const char *s, unsigned long long lo, unsigned long long
 
 static int parse_options(int argc, char **argv, options *o)
 {
-    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
-                                         {"db", required_argument, NULL, 'd'},
-                                         {"token-file", required_argument, NULL, 't'},
-                                         {"threads", required_argument, NULL, 'n'},
-                                         {"max-body", required_argument, NULL, 'b'},
-                                         {"migrations", required_argument, NULL, 'm'},
-                                         {"tls-cert", required_argument, NULL, 'c'},
-                                         {"tls-key", required_argument, NULL, 'k'},
-                                         {"max-connections", required_argument, NULL, 'C'},
-                                         {"idle-timeout", required_argument, NULL, 'i'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"db", required_argument, NULL, 'd'},
+        {"token-file", required_argument, NULL, 't'},
+        {"threads", required_argument, NULL, 'n'},
+        {"max-body", required_argument, NULL, 'b'},
+        {"migrations", required_argument, NULL, 'm'},
+        {"tls-cert", required_argument, NULL, 'c'},
+        {"tls-key", required_argument, NULL, 'k'},
+        {"max-connections", required_argument, NULL, 'C'},
+        {"max-connections-per-address", required_argument, NULL, 'A'},
+        {"idle-timeout", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     unsigned long long v;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -153,6 +160,15 @@ static int parse_options(int argc, char **argv, options *o)
                                optarg),
                        EXIT_USAGE;
             o->max_connections = (unsigned)v;
+            break;
+        case 'A':
+            if (parse_number(optarg, 1, 100000, &v))
+                return fprintf(stderr,
+                               "ringkeeperd: --max-connections-per-address: must be 1..100000, "
+                               "got \"%s\"\n",
+                               optarg),
+                       EXIT_USAGE;
+            o->max_per_address = (unsigned)v;
             break;
         case 'i':
             if (parse_number(optarg, 1, 3600, &v))
@@ -260,6 +276,7 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .tls_cert = pem[0],
                            .tls_key = pem[1],
                            .max_connections = o->max_connections,
+                           .max_per_address = o->max_per_address,
                            .idle_timeout = o->idle_timeout};
     rkd_http *http = app ? rkd_http_start(&cfg, &err) : NULL;
     if (!http) {
@@ -291,6 +308,7 @@ int main(int argc, char **argv)
                  .threads = DEFAULT_THREADS,
                  .max_body = DEFAULT_MAX_BODY,
                  .max_connections = DEFAULT_MAX_CONNECTIONS,
+                 .max_per_address = DEFAULT_MAX_PER_ADDRESS,
                  .idle_timeout = DEFAULT_IDLE_TIMEOUT};
     int rc = parse_options(argc, argv, &o);
     if (!o.migrations)
