@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <nettle/sha2.h>
 
@@ -243,6 +244,22 @@ static int parse_file(parser *p, FILE *f, rk_error *err)
     return rc;
 }
 
+/* Refuses a file others may read or its group may change, as ssh refuses such a key: anyone on the
+ * machine could publish with its tokens, or add their own. Group read stays allowed, for a service
+ * that gets the file through a group (docs/OPERATIONS.md). */
+static int check_mode(const char *path, FILE *f, rk_error *err)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0)
+        return set_err(err, RK_EIO, "cannot stat the token file %s: %s", path, strerror(errno));
+    if (st.st_mode & (S_IWGRP | S_IRWXO))
+        return set_err(err, RK_EINVAL,
+                       "the token file %s has mode 0%03o: others can read it or its group can "
+                       "change it; refused (chmod 600 %s, or 640 for a group that only reads)",
+                       path, (unsigned)(st.st_mode & 0777), path);
+    return RK_OK;
+}
+
 /* Reads and validates the whole file into a new table; nothing is kept on error. */
 static int load(const char *path, table **out, rk_error *err)
 {
@@ -255,7 +272,9 @@ static int load(const char *path, table **out, rk_error *err)
         table_free(p.tab);
         return set_err(err, RK_EIO, "cannot open the token file %s: %s", path, strerror(e));
     }
-    int rc = parse_file(&p, f, err);
+    int rc = check_mode(path, f, err);
+    if (rc == RK_OK)
+        rc = parse_file(&p, f, err);
     fclose(f);
     if (rc != RK_OK) {
         table_free(p.tab);

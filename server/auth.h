@@ -17,7 +17,8 @@ enum {
 /* Loads the token file at `path` (NULL: no tokens, every write allowed as "anonymous"). Format:
  * one "name:token" a line; blank lines and lines starting with '#' are ignored; names are
  * 1..64 bytes of [A-Za-z0-9._-], tokens 16..256 printable ASCII bytes without spaces; names and
- * tokens unique. A bad file is refused with the line number in `err`. Free with rkd_auth_free. */
+ * tokens unique. A bad file is refused with the line number in `err`, and so is a file others can
+ * read or its group can write (mode & 0027). Free with rkd_auth_free. */
 rkd_auth *rkd_auth_new(const char *path, rk_error *err) RK_MUST_CHECK;
 void rkd_auth_free(rkd_auth *a);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <microhttpd.h>
@@ -43,6 +44,7 @@ struct rkd_http {
     rkd_http_config cfg;          /* as started */
     unsigned port;                /* bound port */
     atomic_long inflight;         /* requests started and not completed */
+    atomic_long connections;      /* connections open now, for the --max-connections check */
     _Atomic uint64_t activations; /* counted under mu, so a hold sees any it missed */
     pthread_mutex_t mu;           /* guards waiters and stopping */
     pthread_cond_t cv;            /* wakes the timer thread */
@@ -156,7 +158,9 @@ static const char *query_of(const rkd_request *req, const char *name)
     return MHD_lookup_connection_value(req->ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rkd_response *r)
+/* `close`: the connection is closed after this answer (its framing cannot be trusted). */
+static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rkd_response *r,
+                                     int close)
 {
     if (r->status >= 500 && r->body) { /* JSON bodies end in a newline; the log line does too */
         size_t len = r->body_len;
@@ -180,6 +184,8 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
         MHD_add_response_header(m, MHD_HTTP_HEADER_LOCATION, r->location);
     if (r->allow)
         MHD_add_response_header(m, MHD_HTTP_HEADER_ALLOW, r->allow);
+    if (close)
+        MHD_add_response_header(m, MHD_HTTP_HEADER_CONNECTION, "close");
     st->status = r->status;
     st->bytes = r->body_len;
     st->route = r->route;
@@ -195,7 +201,87 @@ static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int s
     rkd_response r = {0};
     rkd_response_error(&r, status, code, NULL, "%s", message);
     r.route = "other";
-    return send_response(c, st, &r);
+    return send_response(c, st, &r, 0);
+}
+
+/* ---- framing: what every header line says, duplicates included, before any body is read ---- */
+
+typedef struct framing {
+    int content_length, transfer_encoding, authorization, host; /* lines of each */
+    const char *field;                                          /* the header to blame, or NULL */
+    const char *why;                                            /* and why */
+} framing;
+
+static int all_digits(const char *s)
+{
+    if (!*s)
+        return 0;
+    while (*s >= '0' && *s <= '9')
+        s++;
+    return *s == '\0';
+}
+
+static void blame(framing *f, const char *field, const char *why)
+{
+    if (!f->field)
+        f->field = field, f->why = why;
+}
+
+static enum MHD_Result see_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  size_t key_size, const char *value, size_t value_size)
+{
+    framing *f = cls;
+    (void)kind, (void)key_size, (void)value_size;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (f->content_length++ || !all_digits(value))
+            blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "must be given once, as a number of bytes");
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        if (f->transfer_encoding++ || strcasecmp(value, "chunked") != 0)
+            blame(f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "must be given once, as \"chunked\"");
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0) {
+        if (f->authorization++)
+            blame(f, MHD_HTTP_HEADER_AUTHORIZATION, "must be given once");
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0 && f->host++) {
+        blame(f, MHD_HTTP_HEADER_HOST, "must be given once");
+    }
+    return MHD_YES;
+}
+
+/* Finds what a proxy and this server could read as different requests (request smuggling): two
+ * lengths, a length and chunks, a coding libmicrohttpd would not decode, a second Authorization
+ * that something in front may have checked instead of the first. */
+static framing check_framing(struct MHD_Connection *c, const char *version)
+{
+    framing f = {0};
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, see_header, &f);
+    if (f.content_length && f.transfer_encoding)
+        blame(&f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "must not come with Content-Length");
+    if (!f.host && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
+        blame(&f, MHD_HTTP_HEADER_HOST, "is required in HTTP/1.1");
+    return f;
+}
+
+/* Only a POST is read: a body on any other method would be buffered (up to --max-body) for a route
+ * that ignores it, so 8 MiB on a GET /healthz on each of many connections would cost as many times
+ * 8 MiB before any token is asked for. Refused by its headers, before a byte of it is read. */
+static void refuse_body(framing *f, struct MHD_Connection *c, const char *method)
+{
+    if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+        return;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (f->transfer_encoding)
+        blame(f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "announces a body: only POST takes one");
+    else if (cl && strtoull(cl, NULL, 10) > 0)
+        blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "announces a body: only POST takes one");
+}
+
+/* 400, and the connection closed: where this request's body ends is unknown. */
+static enum MHD_Result send_bad_framing(struct MHD_Connection *c, req_state *st, const framing *f)
+{
+    rkd_response r = {0};
+    rkd_response_error(&r, 400, "invalid_header", f->field, "the %s header %s", f->field, f->why);
+    r.route = "other";
+    return send_response(c, st, &r, 1);
 }
 
 /* Also the call after a held long poll is resumed: its time is up (answer as the handler sees fit),
@@ -227,12 +313,12 @@ static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *
             return MHD_YES;
         req.resumed = held < 0; /* stopping, or activations keep coming: answer now */
     }
-    return send_response(c, st, &r);
+    return send_response(c, st, &r, 0);
 }
 
 /* First call of a request: state, authentication of writes, the declared body size. */
 static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *url,
-                             const char *method, void **req_cls)
+                             const char *method, const char *version, void **req_cls)
 {
     req_state *st = calloc(1, sizeof *st);
     if (!st)
@@ -243,6 +329,10 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     snprintf(st->author, sizeof st->author, "-");
     *req_cls = st;
     atomic_fetch_add(&h->inflight, 1);
+    framing f = check_framing(c, version);
+    refuse_body(&f, c, method);
+    if (f.field)
+        return send_bad_framing(c, st, &f);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         int rc = rkd_auth_check(h->cfg.auth, authz, st->author, sizeof st->author);
@@ -289,9 +379,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     rkd_http *h = cls;
     req_state *st = *req_cls;
-    (void)version;
     if (!st)
-        return begin(h, c, url, method, req_cls);
+        return begin(h, c, url, method, version, req_cls);
     if (st->status) /* already answered on an earlier call (401, 403, 413) */
         return MHD_YES;
     if (*upload_size) {
@@ -305,6 +394,37 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return answer(h, c, st);
 }
 
+/* Copies `in` to `out` with every byte a reader could mistake escaped as \xNN: controls (a CR or LF
+ * would forge a second line), DEL, bytes over 0x7f (C1 controls, bytes that are not UTF-8), the
+ * backslash itself (so an escape in the input stays unambiguous) and, in a field, the space that
+ * separates fields. Cut to fit; `out` has room for 4 bytes per input byte plus the NUL. */
+static void log_escape(char *out, size_t size, const char *in, int field)
+{
+    size_t n = 0;
+    for (; *in && n + 5 <= size; in++) {
+        unsigned char b = (unsigned char)*in;
+        if (b < 0x20 || b >= 0x7f || b == '\\' || (field && b == ' '))
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", b);
+        else
+            out[n++] = (char)b;
+    }
+    out[n] = '\0';
+}
+
+/* One line per request, whatever the client sent: its path, method and the error body are escaped.
+ */
+static void log_request(const req_state *st, double secs, const char *how)
+{
+    char method[4 * sizeof st->method], path[4 * sizeof st->path], author[4 * sizeof st->author],
+        why[4 * sizeof st->why];
+    log_escape(method, sizeof method, st->method, 1);
+    log_escape(path, sizeof path, st->path, 1);
+    log_escape(author, sizeof author, st->author, 1);
+    log_escape(why, sizeof why, st->why, 0);
+    fprintf(stderr, "%s %s %d %zu %.3fms %s%s%s\n", method, path, st->status, st->bytes, secs * 1e3,
+            author, how, why);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -314,9 +434,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     if (!st)
         return;
     double secs = elapsed(&st->start);
-    const char *how = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)";
-    fprintf(stderr, "%s %s %d %zu %.3fms %s%s%s\n", st->method, st->path, st->status, st->bytes,
-            secs * 1e3, st->author, how, st->why);
+    log_request(st, secs, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
     rkd_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
                         secs);
     free(st->body);
@@ -326,6 +444,24 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 }
 
 /* ---- the daemon ---- */
+
+/* libmicrohttpd's own limit, when reached, stops accepting: a new connection then waits unanswered
+ * in the listen backlog until its client gives up. So MHD's limit is set above ours (by the pool
+ * threads that may each be between this check and the count), and ours closes at once. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    rkd_http *h = cls;
+    (void)addr, (void)addrlen;
+    return atomic_load(&h->connections) < (long)h->cfg.max_connections ? MHD_YES : MHD_NO;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode what)
+{
+    rkd_http *h = cls;
+    (void)c, (void)socket_context;
+    atomic_fetch_add(&h->connections, what == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+}
 
 static int listen_error(rk_error *err, const char *listen)
 {
@@ -370,8 +506,11 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
     const rkd_http_config *c = &h->cfg;
     struct MHD_OptionItem opts[8];
     size_t n = 0;
-    if (c->max_connections)
-        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, c->max_connections, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
+                                        (intptr_t)(c->max_connections + c->threads), NULL};
+    if (c->max_per_address)
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                            (intptr_t)c->max_per_address, NULL};
     if (c->tls_cert && c->tls_key) {
         flags |= MHD_USE_TLS;
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)c->tls_key};
@@ -380,10 +519,11 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     unsigned timeout = c->idle_timeout ? c->idle_timeout : 30;
     return MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)RKD_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+        flags, 0, on_accept, h, on_request, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RKD_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts,
+        MHD_OPTION_END);
 }
 
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
@@ -397,7 +537,10 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
         return NULL;
     }
     h->cfg = *cfg;
+    if (!h->cfg.max_connections)
+        h->cfg.max_connections = RKD_HTTP_MAX_CONNECTIONS;
     atomic_init(&h->inflight, 0);
+    atomic_init(&h->connections, 0);
     atomic_init(&h->activations, 0);
     pthread_mutex_init(&h->mu, NULL);
     pthread_condattr_t ca;

@@ -23,12 +23,17 @@ typedef struct rkd_http_config {
     const char *tls_cert;     /* PEM text of the certificate (chain): serve HTTPS; NULL: HTTP */
     const char *tls_key;      /* PEM text of its private key; given with tls_cert */
     unsigned max_connections; /* open connections at most (more are closed at once); 0: default */
+    unsigned max_per_address; /* open connections from one address at most (more are closed at
+                                 once); 0: no limit */
     unsigned idle_timeout;    /* seconds a connection may stay silent (held long polls excepted) */
 } rkd_http_config;
 
 /* Request line plus headers must fit in MHD's per-connection memory pool of this size; past it
  * the client gets 431 (or 414 for the request line) or is closed. */
 #define RKD_HTTP_CONN_MEMORY (32u * 1024u)
+
+/* max_connections when 0 is given. */
+#define RKD_HTTP_MAX_CONNECTIONS 1024u
 
 /* Starts serving; returns the server (stop with rkd_http_stop) or NULL with `err` set. */
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err) RK_MUST_CHECK;

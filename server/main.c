@@ -28,7 +28,7 @@ typedef struct options {
     const char *listen, *db, *token_file, *migrations;
     unsigned threads, max_body;
     const char *tls_cert, *tls_key; /* file names */
-    unsigned max_connections, idle_timeout;
+    unsigned max_connections, max_per_address, idle_timeout;
 } options;
 
 static const char *default_migrations(void);
@@ -65,6 +65,10 @@ static const flag flags[] = {
     {"tls-key", "FILE", NULL, NULL, STRING(tls_key), "PEM private key of --tls-cert"},
     {"max-connections", "N", "1024", NULL, 1, 100000, "", offsetof(options, max_connections),
      "open connections at most, {range} (default {default}); more are closed"},
+    {"max-connections-per-address", "N", "256", NULL, 1, 100000, "",
+     offsetof(options, max_per_address),
+     "open connections from one client address at most, {range}\n"
+     "(default {default}); more are closed"},
     {"idle-timeout", "S", "30", NULL, 1, 3600, " seconds", offsetof(options, idle_timeout),
      "close a connection silent for S seconds, {range} (default {default});\n"
      "held long polls (?wait=) are not cut"},
@@ -307,6 +311,7 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .tls_cert = pem[0],
                            .tls_key = pem[1],
                            .max_connections = o->max_connections,
+                           .max_per_address = o->max_per_address,
                            .idle_timeout = o->idle_timeout};
     rkd_http *http = app ? rkd_http_start(&cfg, &err) : NULL;
     if (!http) {

@@ -12,6 +12,7 @@
 
 #include "tmpdir.h"
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -33,6 +34,7 @@ static void write_file(char *path, size_t cap, const char *name, const char *tex
     assert_non_null(f);
     assert_int_equal(fputs(text, f) >= 0, 1);
     assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(tmp, 0600), 0); /* others may not read a token file */
     assert_int_equal(rename(tmp, path), 0);
 }
 

@@ -62,6 +62,7 @@ has "ExecStart: the env file's flags" <(echo "$exec_start") '$RINGKEEPERD_FLAGS'
 # ---- the ExecStart= command line, as systemd runs it ----
 mkdir -p "$TMP/state" && chmod 0700 "$TMP/state"
 printf '# ops tokens\nalice:%s\n' "$(printf 'a%.0s' $(seq 1 24))" >"$TMP/tokens"
+chmod 600 "$TMP/tokens"
 flags="--listen 127.0.0.1:0 --token-file $TMP/tokens"
 if [ ! -d "$P/share/ringkeeper/migrations" ]; then # not yet installed: tests/deploy/test_deploy.sh fails on that
     echo "note: $P/share/ringkeeper/migrations not installed: passing --migrations $src/migrations"

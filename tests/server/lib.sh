@@ -2,6 +2,7 @@
 # temporary database, speak HTTP with curl, count checks, and stop every process started.
 # Source it, then call rk_start; the EXIT trap stops the server and removes the temp folder.
 set -u
+umask 077 # token files written by the tests must not be readable by others (the server refuses them)
 RKD=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # the ringkeeperd binary, first argument
 TMP=$(mktemp -d)
 PASSED=0

@@ -9,7 +9,7 @@
 J='Content-Type: application/json'
 topo 3 >"$TMP/t3"
 IDLE=4
-rk_start --idle-timeout $IDLE --threads 2
+rk_start --idle-timeout $IDLE --threads 2 --max-connections-per-address 1000 # 500 idle ones from 127.0.0.1
 
 # timed NAME WANT METHOD PATH [curl args...]: the status is WANT and it came within a second
 timed() {
