@@ -1,12 +1,20 @@
 /* ringkeeper.h — the one public header of libringkeeper: topologies, rings, lookups and migration
- * plans.
+ * plans, and the client that fetches verified rings from ringkeeperd.
  *
- * Everything here follows SPEC sections 1-3. The library has no global mutable state.
+ * It has two parts, which the build keeps apart (docs/RING.md, "Layout"):
+ *   Part 1, ring math (SPEC sections 1-3): errors, hashes, topologies, rings, plans. Pure functions
+ *     over plain values: no network, no threads. ringkeeperd links only this part.
+ *   Part 2, client (SPEC section 5): the ring client over HTTP (libcurl, a refresher thread), built
+ *     on part 1.
+ * Applications get both from one library (libringkeeper.so or libringkeeper.a) and this one header.
+ *
+ * The library has no global mutable state.
  * Thread safety: an rk_topology, rk_ring or rk_plan is immutable once returned; any number of
  * threads may read it at once (lookups included). Creating and freeing are not synchronised with
  * readers: free an object only when no thread uses it. Topologies are reference counted
  * (atomically), so a ring keeps the topology it was built from alive; rk_topology_free() drops one
- * reference.
+ * reference. Snapshots of the client are reference counted too: rk_client_acquire() takes one,
+ * rk_snapshot_release() drops it.
  *
  * Errors: every fallible call returns a status (RK_OK == 0, negative on failure) or NULL, and fills
  * the optional rk_error with a message a person can act on.
@@ -28,6 +36,10 @@ extern "C" {
 #define RK_API
 #define RK_MUST_CHECK
 #endif
+
+/* ==============================================================================================
+ * Part 1 — ring math (SPEC sections 1-3): no network, no threads
+ * ============================================================================================== */
 
 /* Error codes: name, value, short description. */
 #define RK_ERRNO_MAP(X)                                                                            \
@@ -71,10 +83,21 @@ RK_API const char *rk_errname(int code);
 
 /* ---- Hashes (SPEC section 2) ---- */
 
+/* The hashes a topology may name, one row each: enum suffix, name (a C identifier: it is the name
+ * as a string, and client/src/hash.c names the hash's functions after it), value, bits (the hash
+ * space is 2^bits). Everything about a hash derives from this list: rk_hash_alg, rk_hash_name,
+ * rk_hash_from_name, rk_hash_bits, the messages that list the allowed names, and rk_hash and the
+ * ring points, which call key_<name> and points_<name> of hash.c. A new hash is one row here and
+ * those two functions. */
+#define RK_HASH_MAP(H)                                                                             \
+    H(FNV1A_32, fnv1a_32, 0, 32) /* FNV-1a 32-bit */                                               \
+    H(MD5_32, md5_32, 1, 32)     /* first 4 bytes of MD5, big-endian */                            \
+    H(XXH3_64, xxh3_64, 2, 64)   /* XXH3 64-bit, seed 0 */
+
 typedef enum rk_hash_alg {
-    RK_HASH_FNV1A_32 = 0, /* FNV-1a 32-bit; hash space 2^32 */
-    RK_HASH_MD5_32 = 1,   /* first 4 bytes of MD5, big-endian; hash space 2^32 */
-    RK_HASH_XXH3_64 = 2,  /* XXH3 64-bit, seed 0; hash space 2^64 */
+#define RK_HASH_ENUM_(suffix, name, value, bits) RK_HASH_##suffix = value,
+    RK_HASH_MAP(RK_HASH_ENUM_)
+#undef RK_HASH_ENUM_
 } rk_hash_alg;
 
 /* Hash `len` bytes of `data` with `alg`; values of 32-bit algorithms are < 2^32. */
@@ -246,7 +269,9 @@ RK_API struct json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta
 /* A table for people; new NUL-terminated string, free() it; NULL when out of memory. */
 RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST_CHECK;
 
-/* ---- Client (SPEC section 5) ----
+/* ==============================================================================================
+ * Part 2 — client (SPEC section 5): libcurl and a refresher thread, on top of part 1
+ * ==============================================================================================
  *
  * Fetches the active ring of one cluster from ringkeeperd, verifies it, and serves lookups from an
  * immutable, reference-counted snapshot. A ring is accepted only when every check passes: HTTP

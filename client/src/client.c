@@ -51,7 +51,9 @@ struct rk_client {
     rk_ring *file_ring; /* owned; the ring verified from it */
 };
 
-/* ---- snapshots ---- */
+/* ---- snapshots ----
+ * Reference counts speak as the header does for snapshots: acquire takes a reference, release drops
+ * one and frees at the last. */
 
 static void box_release(ring_box *b)
 {
@@ -61,7 +63,7 @@ static void box_release(ring_box *b)
     free(b);
 }
 
-static ring_box *box_ref(ring_box *b)
+static ring_box *box_acquire(ring_box *b)
 {
     if (b)
         atomic_fetch_add(&b->refs, 1);
@@ -150,7 +152,7 @@ static int install(rk_client *c, rk_ring *ring, int64_t version, int from_cache,
     b->version = version;
     s->cur = b;
     pthread_mutex_lock(&c->mu);
-    s->prev = c->current ? box_ref(c->current->cur) : NULL;
+    s->prev = c->current ? box_acquire(c->current->cur) : NULL;
     rk_snapshot *old = swap_locked(c, s);
     c->st.from_cache = from_cache;
     c->st.accepted++;
@@ -167,7 +169,7 @@ void rk_client_drop_previous(rk_client *c)
     pthread_mutex_lock(&c->mu);
     rk_snapshot *old = NULL;
     if (c->current && c->current->prev) {
-        s->cur = box_ref(c->current->cur);
+        s->cur = box_acquire(c->current->cur);
         old = swap_locked(c, s);
         s = NULL;
     }
@@ -480,10 +482,10 @@ static int check_config(const rk_client_config *cfg, rk_error *err)
                              "\"%.64s\" is not a cluster name: 1..63 of a-z 0-9 . _ -, starting "
                              "with a letter or digit",
                              cfg->cluster);
+    char names[RKI_HASH_NAMES_MAX];
     if (cfg->expect_hash && rk_hash_from_name(cfg->expect_hash, &alg) != RK_OK)
-        return rki_error_set(err, RK_EINVAL, "expect_hash",
-                             "must be fnv1a_32, md5_32 or xxh3_64, got \"%.32s\"",
-                             cfg->expect_hash);
+        return rki_error_set(err, RK_EINVAL, "expect_hash", "must be %s, got \"%.32s\"",
+                             rki_hash_names(names, sizeof names, "", " or "), cfg->expect_hash);
     if (cfg->connect_timeout_ms < 0 || cfg->timeout_ms < 0)
         return rki_error_set(err, RK_EINVAL, "timeout_ms", "timeouts must not be negative");
     return RK_OK;

@@ -61,12 +61,12 @@ static int check_hash(const rk_client_config *cfg, const json_t *doc, rk_error *
         return rki_error_set(err, RK_EDOCUMENT, "hash",
                              "missing or not a string: the response is not a version document");
     const char *name = json_string_value(v);
+    char names[RKI_HASH_NAMES_MAX];
     if (rk_hash_from_name(name, &alg) != RK_OK)
         return rki_error_set(err, RK_EUNKNOWNHASH, "hash",
                              "the ring hashes with \"%.32s\", which this library does not know: "
-                             "upgrade libringkeeper or publish a topology with fnv1a_32, md5_32 or "
-                             "xxh3_64",
-                             name);
+                             "upgrade libringkeeper or publish a topology with %s",
+                             name, rki_hash_names(names, sizeof names, "", " or "));
     if (cfg->expect_hash && strcmp(name, cfg->expect_hash) != 0)
         return rki_error_set(err, RK_EEXPECT, "hash",
                              "the server's ring hashes with %s but this application expects %s: "

@@ -1,4 +1,12 @@
-/* hash.c — the three hash functions of SPEC section 2, for keys and for ring points. */
+/* hash.c — the hashes of SPEC section 2 (the rows of RK_HASH_MAP in ringkeeper.h), for keys and for
+ * ring points.
+ *
+ * Each hash `name` of RK_HASH_MAP has two functions here, which everything else reaches through the
+ * switches and the table that RK_HASH_MAP generates below:
+ *   uint64_t key_<name>(const void *data, size_t len): H(data), for keys (rk_hash);
+ *   void points_<name>(const char *id, size_t id_len, uint32_t count, uint64_t *out): the positions
+ *     H("<id>#<i>") of a node's points 0..count-1 (the ringkeeper scheme, scheme_ringkeeper.c). */
+#include <stdio.h>
 #include <string.h>
 
 #include <nettle/md5.h>
@@ -16,7 +24,17 @@
 #define FNV_OFFSET 2166136261u
 #define FNV_PRIME  16777619u
 
-static const char *const hash_names[] = {"fnv1a_32", "md5_32", "xxh3_64"};
+/* Name and bits of every hash, indexed by rk_hash_alg. */
+static const struct {
+    const char *name; /* as in topologies; NULL for a value no hash has */
+    unsigned bits;    /* the hash space is 2^bits */
+} hashes[] = {
+#define HASH_ROW_(suffix, name, value, bits) [value] = {#name, bits},
+    RK_HASH_MAP(HASH_ROW_)
+#undef HASH_ROW_
+};
+
+#define N_HASHES (sizeof hashes / sizeof hashes[0])
 
 /* Unrolled by four: the multiplications are one chain either way, but a loop a byte at a time
  * spends nearly as many instructions counting as hashing, which leaves the CPU less room to overlap
@@ -42,8 +60,15 @@ static inline uint64_t md5_finish(struct md5_ctx *ctx)
     return (uint64_t)d[0] << 24 | (uint64_t)d[1] << 16 | (uint64_t)d[2] << 8 | d[3];
 }
 
+/* ---- key hashes ---- */
+
+static inline uint64_t key_fnv1a_32(const void *data, size_t len)
+{
+    return fnv1a_update(FNV_OFFSET, data, len);
+}
+
 /* Out of line, so the other hashes of rk_hash() do not set up its stack frame. */
-static NOINLINE uint64_t md5_32(const void *data, size_t len)
+static NOINLINE uint64_t key_md5_32(const void *data, size_t len)
 {
     struct md5_ctx ctx;
     md5_init(&ctx);
@@ -51,30 +76,34 @@ static NOINLINE uint64_t md5_32(const void *data, size_t len)
     return md5_finish(&ctx);
 }
 
+static inline uint64_t key_xxh3_64(const void *data, size_t len)
+{
+    return XXH3_64bits(data, len);
+}
+
 uint64_t rk_hash(rk_hash_alg alg, const void *data, size_t len)
 {
     switch (alg) {
-    case RK_HASH_FNV1A_32:
-        return fnv1a_update(FNV_OFFSET, data, len);
-    case RK_HASH_MD5_32:
-        return md5_32(data, len);
-    case RK_HASH_XXH3_64:
-        return XXH3_64bits(data, len);
+#define HASH_CASE_(suffix, name, value, bits)                                                      \
+    case RK_HASH_##suffix:                                                                         \
+        return key_##name(data, len);
+        RK_HASH_MAP(HASH_CASE_)
+#undef HASH_CASE_
     }
     return 0;
 }
 
 const char *rk_hash_name(rk_hash_alg alg)
 {
-    if ((unsigned)alg >= sizeof hash_names / sizeof hash_names[0])
+    if ((unsigned)alg >= N_HASHES)
         return NULL;
-    return hash_names[alg];
+    return hashes[alg].name;
 }
 
 int rk_hash_from_name(const char *name, rk_hash_alg *out)
 {
-    for (unsigned i = 0; i < sizeof hash_names / sizeof hash_names[0]; i++) {
-        if (name && strcmp(name, hash_names[i]) == 0) {
+    for (unsigned i = 0; i < N_HASHES; i++) {
+        if (name && hashes[i].name && strcmp(name, hashes[i].name) == 0) {
             *out = (rk_hash_alg)i;
             return RK_OK;
         }
@@ -84,8 +113,26 @@ int rk_hash_from_name(const char *name, rk_hash_alg *out)
 
 unsigned rk_hash_bits(rk_hash_alg alg)
 {
-    return alg == RK_HASH_XXH3_64 ? 64 : 32;
+    return rk_hash_name(alg) ? hashes[alg].bits : 32; /* 32 for an unknown value, as ever */
 }
+
+const char *rki_hash_names(char *buf, size_t size, const char *quote, const char *last_sep)
+{
+    size_t at = 0, left = 0; /* names still to write after the current one */
+    for (unsigned i = 0; i < N_HASHES; i++)
+        left += hashes[i].name != NULL;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < N_HASHES && at < size; i++) {
+        if (!hashes[i].name)
+            continue;
+        left--;
+        const char *sep = left > 1 ? ", " : left == 1 ? last_sep : "";
+        at += (size_t)snprintf(buf + at, size - at, "%s%s%s%s", quote, hashes[i].name, quote, sep);
+    }
+    return buf;
+}
+
+/* ---- ring points ---- */
 
 /* A point index as decimal ASCII held in a register, its first digit in the low byte: one store
  * writes it and no read of it waits for byte stores to land. Eight digits are enough: indexes stay
@@ -120,7 +167,7 @@ static inline void decimal_put(const decimal *c, char *p)
 
 #define BATCH 16 /* xxh3 names written ahead of hashing, so reads never wait for the writes */
 
-static void xxh3_points(const char *id, size_t id_len, uint32_t count, uint64_t *out)
+static void points_xxh3_64(const char *id, size_t id_len, uint32_t count, uint64_t *out)
 {
     char name[BATCH][RK_MAX_ID_BYTES + 1 + 8];
     size_t len[BATCH];
@@ -140,31 +187,43 @@ static void xxh3_points(const char *id, size_t id_len, uint32_t count, uint64_t 
     }
 }
 
-void rki_hash_points(rk_hash_alg alg, const char *id, size_t id_len, uint32_t count, uint64_t *out)
+static void points_fnv1a_32(const char *id, size_t id_len, uint32_t count, uint64_t *out)
 {
     decimal c = {'0', 1};
-    if (alg == RK_HASH_FNV1A_32) {
-        uint32_t base = fnv1a_update(FNV_OFFSET, (const unsigned char *)id, id_len);
-        base = fnv1a_update(base, (const unsigned char *)"#", 1);
-        for (uint32_t i = 0; i < count; i++, decimal_inc(&c)) {
-            uint32_t h = base;
-            for (unsigned k = 0; k < c.n; k++)
-                h = (h ^ digit_at(&c, k)) * FNV_PRIME;
-            out[i] = h;
-        }
-    } else if (alg == RK_HASH_MD5_32) {
-        struct md5_ctx base, ctx;
-        char digits[8];
-        md5_init(&base);
-        md5_update(&base, id_len, (const uint8_t *)id);
-        md5_update(&base, 1, (const uint8_t *)"#");
-        for (uint32_t i = 0; i < count; i++, decimal_inc(&c)) {
-            ctx = base;
-            decimal_put(&c, digits);
-            md5_update(&ctx, c.n, (const uint8_t *)digits);
-            out[i] = md5_finish(&ctx);
-        }
-    } else {
-        xxh3_points(id, id_len, count, out);
+    uint32_t base = fnv1a_update(FNV_OFFSET, (const unsigned char *)id, id_len);
+    base = fnv1a_update(base, (const unsigned char *)"#", 1);
+    for (uint32_t i = 0; i < count; i++, decimal_inc(&c)) {
+        uint32_t h = base;
+        for (unsigned k = 0; k < c.n; k++)
+            h = (h ^ digit_at(&c, k)) * FNV_PRIME;
+        out[i] = h;
+    }
+}
+
+static void points_md5_32(const char *id, size_t id_len, uint32_t count, uint64_t *out)
+{
+    decimal c = {'0', 1};
+    struct md5_ctx base, ctx;
+    char digits[8];
+    md5_init(&base);
+    md5_update(&base, id_len, (const uint8_t *)id);
+    md5_update(&base, 1, (const uint8_t *)"#");
+    for (uint32_t i = 0; i < count; i++, decimal_inc(&c)) {
+        ctx = base;
+        decimal_put(&c, digits);
+        md5_update(&ctx, c.n, (const uint8_t *)digits);
+        out[i] = md5_finish(&ctx);
+    }
+}
+
+void rki_hash_points(rk_hash_alg alg, const char *id, size_t id_len, uint32_t count, uint64_t *out)
+{
+    switch (alg) {
+#define POINTS_CASE_(suffix, name, value, bits)                                                    \
+    case RK_HASH_##suffix:                                                                         \
+        points_##name(id, id_len, count, out);                                                     \
+        break;
+        RK_HASH_MAP(POINTS_CASE_)
+#undef POINTS_CASE_
     }
 }

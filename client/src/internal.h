@@ -15,18 +15,64 @@
 int rki_error_set(rk_error *err, int code, const char *field, const char *fmt, ...)
     RKI_PRINTF(4, 5);
 
+/* ---- hash.c ---- */
+
 /* Positions of points 0..count-1 of node `id`: out[i] = H("<id>#<i>"). Forms the names without
  * printf and, where the hash allows, continues from the state after "<id>#" so each point costs its
  * digits. */
 void rki_hash_points(rk_hash_alg alg, const char *id, size_t id_len, uint32_t count, uint64_t *out);
 
+/* The names of RK_HASH_MAP for a message, in its order: each between two `quote`s, separated by
+ * ", ", the last two by `last_sep` ("fnv1a_32, md5_32 or xxh3_64"). Written into buf; returns
+ * buf. */
+#define RKI_HASH_NAMES_MAX 256 /* a buffer for rki_hash_names, as long as a message */
+const char *rki_hash_names(char *buf, size_t size, const char *quote, const char *last_sep);
+
+/* ---- topology.c ---- */
+
 /* Node indexes sorted by id in ascending byte order (SPEC section 2); borrowed, node_count entries.
  */
 const uint32_t *rki_topology_order(const rk_topology *t);
 
+/* ---- ring schemes: which points a ring has ----
+ *
+ * A scheme decides how many points each node gets, where they are, the size of the hash space and
+ * which of two points at one position comes first. Everything after that is the same for every
+ * scheme: the sort and the lookup index (ring.c), lookups and replicas, arcs and shares, the
+ * fingerprint (always ranks nodes in id byte order, SPEC section 2), and the plan (plan.c).
+ *
+ * The ringkeeper scheme of SPEC section 2 is scheme_ringkeeper.c. The ketama scheme of SPEC
+ * section 8 plugs in as one more rki_scheme in a file of its own (scheme_ketama.c): point_counts
+ * with twemproxy's single-precision formula, positions from MD5("<id>-<j>") four to a digest,
+ * tie_order by id length then id bytes, bits 32. Outside this seam it also needs: the topology to
+ * read and keep "scheme" and return that scheme from rki_topology_scheme (topology.c,
+ * topology_json.c, with its own point total for RK_MAX_POINTS), twemproxy's key hashes (and
+ * hash_tag) for lookups (key_hash in ring.c; hash.c), and rk_plan_new to refuse two schemes. */
+typedef struct rki_scheme {
+    const char *name; /* the topology's "scheme" (SPEC section 8) */
+    /* The hash space of rings of `t` is 2^bits: 32 or 64 (the sizes ring.c, plan.c and steps.c
+     * know). */
+    unsigned (*bits)(const rk_topology *t);
+    /* Points of every node of `t` into count[0 .. node_count - 1]; 0 for a node of weight 0. */
+    void (*point_counts)(const rk_topology *t, uint32_t *count);
+    /* Every node index of `t` into order[0 .. node_count - 1], in the order that breaks ties: of
+     * two points at one position, the one whose node comes first here comes first in the ring. */
+    void (*tie_order)(const rk_topology *t, uint32_t *order);
+    /* The positions of node `node`'s `count` points (count as point_counts gave) into out. */
+    void (*positions)(const rk_topology *t, size_t node, uint32_t count, uint64_t *out);
+} rki_scheme;
+
+extern const rki_scheme rki_scheme_ringkeeper;
+
+/* The scheme of `t`'s rings; static storage. */
+const rki_scheme *rki_topology_scheme(const rk_topology *t);
+
+/* ---- ring.c ---- */
+
 /* A built ring; immutable. Shared with plan.c, which walks two rings' points side by side. */
 struct rk_ring {
     rk_topology *topo;    /* reference held */
+    rk_hash_alg hash;     /* hash of the keys: the topology's */
     unsigned bits;        /* hash space is 2^bits */
     size_t n;             /* number of points */
     uint64_t *pos;        /* n positions ascending, then 16 sentinels of UINT64_MAX */
@@ -47,6 +93,13 @@ static inline uint32_t rki_node_at(const rk_ring *r, size_t i)
     return r->node16 ? r->node16[i] : r->node32[i];
 }
 
+/* rk_ring_balance, and the nodes with the largest and the smallest share / ideal; of nodes tied
+ * there, the first in id byte order (so a plan names the same node whatever the document order). */
+void rki_ring_balance(const rk_ring *r, double *max, double *min, uint32_t *max_node,
+                      uint32_t *min_node);
+
+/* ---- sort.c, steps.c, plan.c ---- */
+
 /* Stable sort of n (key, val) pairs by key; may swap *key and *val for other buffers of the same
  * size (the caller frees whatever they point to afterwards). Input order breaks ties. Used by the
  * plan (grouping arcs by node pair and by source); the ring has its own in-place sort. */
@@ -60,7 +113,6 @@ int rki_plan_steps(const rk_arc *arcs, size_t n, unsigned bits, double max_step,
 
 /* Accessors for plan_format.c. */
 const rk_plan_options *rki_plan_options(const rk_plan *p);
-unsigned rki_plan_bits(const rk_plan *p);
 const rk_topology *rki_plan_topology(const rk_plan *p, int after);
 const char *rki_plan_fingerprint(const rk_plan *p, int after);
 

@@ -12,14 +12,23 @@
 #define UNDERLOAD 0.75 /* and below this */
 #define LOW_VNODE 100  /* vnode factors under this make shares vary widely */
 
+/* One side of a plan: the version it moves from (before) or the one it moves to (after). */
+typedef struct plan_side {
+    rk_topology *topo;    /* reference held; plan nodes' ids point into it */
+    char fingerprint[17]; /* of its ring, 16 hex digits */
+    double balance_max;   /* largest share / ideal over its nodes with weight > 0 */
+    double balance_min;   /* and the smallest */
+    uint32_t *map;        /* while planning: its topology's node index -> plan node index */
+} plan_side;
+
 struct rk_plan {
-    rk_topology *ta, *tb; /* references held; the nodes' ids point into them */
-    unsigned bits;        /* hash space 2^bits */
-    rk_plan_options opt;  /* as asked */
-    rk_plan_node *nodes;  /* union of both topologies' nodes, by id */
+    plan_side before;    /* the ring the plan moves from */
+    plan_side after;     /* the ring it moves to */
+    unsigned bits;       /* hash space 2^bits */
+    rk_plan_options opt; /* as asked */
+    rk_plan_node *nodes; /* union of both topologies' nodes, by id */
     size_t n_nodes;
-    uint32_t *map_a, *map_b; /* topology node index -> plan node index */
-    rk_arc *arcs;            /* moving arcs, by first */
+    rk_arc *arcs; /* moving arcs, by first */
     size_t n_arcs, cap_arcs;
     rk_transfer *transfers; /* per (from, to) */
     size_t n_transfers;
@@ -28,8 +37,6 @@ struct rk_plan {
     rk_arc *step_arcs; /* the steps' arcs, split to fit */
     size_t n_step_arcs;
     double moved, minimal; /* fractions of the hash space */
-    double bal[4];         /* before max, before min, after max, after min */
-    char fp[2][17];        /* fingerprints of the two rings */
     char *warnings[8];     /* sentences for people */
     size_t n_warnings;
 };
@@ -47,27 +54,28 @@ static double arc_fraction(const rk_arc *a, unsigned bits)
 /* Merges the two id orders into the plan's node list and the two index maps. */
 static int join_nodes(rk_plan *p)
 {
-    size_t na = rk_topology_node_count(p->ta), nb = rk_topology_node_count(p->tb);
-    const uint32_t *oa = rki_topology_order(p->ta), *ob = rki_topology_order(p->tb);
+    const rk_topology *before = p->before.topo, *after = p->after.topo;
+    size_t na = rk_topology_node_count(before), nb = rk_topology_node_count(after);
+    const uint32_t *oa = rki_topology_order(before), *ob = rki_topology_order(after);
     p->nodes = calloc(na + nb, sizeof *p->nodes);
-    p->map_a = malloc(na * sizeof *p->map_a);
-    p->map_b = malloc(nb * sizeof *p->map_b);
-    if (!p->nodes || !p->map_a || !p->map_b)
+    p->before.map = malloc(na * sizeof *p->before.map);
+    p->after.map = malloc(nb * sizeof *p->after.map);
+    if (!p->nodes || !p->before.map || !p->after.map)
         return RK_ENOMEM;
     size_t i = 0, j = 0;
     while (i < na || j < nb) {
-        const rk_node *a = i < na ? rk_topology_node(p->ta, oa[i]) : NULL;
-        const rk_node *b = j < nb ? rk_topology_node(p->tb, ob[j]) : NULL;
+        const rk_node *a = i < na ? rk_topology_node(before, oa[i]) : NULL;
+        const rk_node *b = j < nb ? rk_topology_node(after, ob[j]) : NULL;
         int c = !a ? 1 : !b ? -1 : strcmp(a->id, b->id);
         rk_plan_node *pn = &p->nodes[p->n_nodes];
         pn->id = c <= 0 ? a->id : b->id;
         if (c <= 0) {
             pn->weight_before = a->weight;
-            p->map_a[oa[i++]] = (uint32_t)p->n_nodes;
+            p->before.map[oa[i++]] = (uint32_t)p->n_nodes;
         }
         if (c >= 0) {
             pn->weight_after = b->weight;
-            p->map_b[ob[j++]] = (uint32_t)p->n_nodes;
+            p->after.map[ob[j++]] = (uint32_t)p->n_nodes;
         }
         p->n_nodes++;
     }
@@ -101,8 +109,8 @@ static int overlay(rk_plan *p, const rk_ring *a, const rk_ring *b)
     int rc = RK_OK;
     while (rc == RK_OK && (ia < a->n || ib < b->n)) {
         cut = ib == b->n || (ia < a->n && a->pos[ia] < b->pos[ib]) ? a->pos[ia] : b->pos[ib];
-        uint32_t from = p->map_a[rki_node_at(a, ia < a->n ? ia : 0)];
-        uint32_t to = p->map_b[rki_node_at(b, ib < b->n ? ib : 0)];
+        uint32_t from = p->before.map[rki_node_at(a, ia < a->n ? ia : 0)];
+        uint32_t to = p->after.map[rki_node_at(b, ib < b->n ? ib : 0)];
         if (from != to)
             rc = add_arc(p, start, cut, from, to);
         while (ia < a->n && a->pos[ia] == cut)
@@ -112,7 +120,7 @@ static int overlay(rk_plan *p, const rk_ring *a, const rk_ring *b)
         start = cut + 1;
     }
     uint64_t max = p->bits == 64 ? UINT64_MAX : 0xFFFFFFFFu;
-    uint32_t from = p->map_a[rki_node_at(a, 0)], to = p->map_b[rki_node_at(b, 0)];
+    uint32_t from = p->before.map[rki_node_at(a, 0)], to = p->after.map[rki_node_at(b, 0)];
     if (rc == RK_OK && cut < max && from != to) /* the stretch past the last cut, up to the top */
         rc = add_arc(p, start, max, from, to);
     for (size_t k = 0; k < p->n_arcs; k++) {
@@ -156,13 +164,13 @@ static int group_transfers(rk_plan *p)
 /* Shares, ideals and the minimal fraction, per plan node. */
 static void node_figures(rk_plan *p, const rk_ring *a, const rk_ring *b)
 {
-    for (size_t k = 0; k < rk_topology_node_count(p->ta); k++) {
-        rk_plan_node *pn = &p->nodes[p->map_a[k]];
+    for (size_t k = 0; k < rk_topology_node_count(a->topo); k++) {
+        rk_plan_node *pn = &p->nodes[p->before.map[k]];
         pn->share_before = a->share[k];
         pn->ideal_before = a->ideal[k];
     }
-    for (size_t k = 0; k < rk_topology_node_count(p->tb); k++) {
-        rk_plan_node *pn = &p->nodes[p->map_b[k]];
+    for (size_t k = 0; k < rk_topology_node_count(b->topo); k++) {
+        rk_plan_node *pn = &p->nodes[p->after.map[k]];
         pn->share_after = b->share[k];
         pn->ideal_after = b->ideal[k];
     }
@@ -185,42 +193,34 @@ static int warn(rk_plan *p, const char *fmt, ...)
     return p->warnings[p->n_warnings++] ? RK_OK : RK_ENOMEM;
 }
 
-/* Balance of one side (after != 0: the new ring), with warnings when it is off. */
-static int balance(rk_plan *p, int after)
+/* Balance of one side, ring `r`, named `name` in warnings, with warnings when it is off. */
+static int balance(rk_plan *p, plan_side *side, const rk_ring *r, const char *name)
 {
-    const char *side = after ? "after" : "before", *hi = NULL, *lo = NULL;
-    double *mx = &p->bal[2 * after], *mn = &p->bal[2 * after + 1];
-    for (size_t k = 0; k < p->n_nodes; k++) {
-        const rk_plan_node *pn = &p->nodes[k];
-        double ideal = after ? pn->ideal_after : pn->ideal_before;
-        if (ideal <= 0)
-            continue;
-        double ratio = (after ? pn->share_after : pn->share_before) / ideal;
-        if (!hi || ratio > *mx)
-            *mx = ratio, hi = pn->id;
-        if (!lo || ratio < *mn)
-            *mn = ratio, lo = pn->id;
-    }
+    uint32_t hi, lo;
+    rki_ring_balance(r, &side->balance_max, &side->balance_min, &hi, &lo);
+    const char *hi_id = rk_topology_node(r->topo, hi)->id;
+    const char *lo_id = rk_topology_node(r->topo, lo)->id;
     int rc = RK_OK;
-    if (*mx > OVERLOAD)
-        rc = warn(p, "%s: the most loaded node holds %.2fx its ideal share (%.64s)", side, *mx, hi);
-    if (rc == RK_OK && *mn < UNDERLOAD)
-        rc =
-            warn(p, "%s: the least loaded node holds %.2fx its ideal share (%.64s)", side, *mn, lo);
+    if (side->balance_max > OVERLOAD)
+        rc = warn(p, "%s: the most loaded node holds %.2fx its ideal share (%.64s)", name,
+                  side->balance_max, hi_id);
+    if (rc == RK_OK && side->balance_min < UNDERLOAD)
+        rc = warn(p, "%s: the least loaded node holds %.2fx its ideal share (%.64s)", name,
+                  side->balance_min, lo_id);
     return rc;
 }
 
-static int warnings(rk_plan *p)
+static int warnings(rk_plan *p, const rk_ring *a, const rk_ring *b)
 {
-    int rc = balance(p, 0);
-    rc = rc ? rc : balance(p, 1);
-    int unbalanced = p->bal[2] > OVERLOAD || p->bal[3] < UNDERLOAD;
+    int rc = balance(p, &p->before, a, "before");
+    rc = rc ? rc : balance(p, &p->after, b, "after");
+    int unbalanced = p->after.balance_max > OVERLOAD || p->after.balance_min < UNDERLOAD;
     if (rc == RK_OK && unbalanced && p->moved < UNDERLOAD * p->minimal)
         rc = warn(p,
                   "moved_fraction %.4f is far below the minimal %.4f: the new ring moves little "
                   "because it is unbalanced, not because the change is cheap",
                   p->moved, p->minimal);
-    uint32_t vf = rk_topology_vnode_factor(p->tb);
+    uint32_t vf = rk_topology_vnode_factor(p->after.topo);
     if (rc == RK_OK && vf < LOW_VNODE)
         rc = warn(p, "after: vnode_factor %u is under %d, so shares vary widely; use %d..%d", vf,
                   LOW_VNODE, LOW_VNODE, RK_MAX_VNODE_FACTOR);
@@ -237,7 +237,10 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
             rk_hash_name(rk_topology_hash(a->topo)), rk_hash_name(rk_topology_hash(b->topo)));
         return NULL;
     }
-    if (opt && (!(opt->max_step >= 0 && opt->max_step <= 1))) {
+    /* max_step: a step limit in (0, 1], or 0 for no steps (rk_plan_options zeroed: the server and
+     * the CLI pass 0 when their user gave no limit, and refuse a 0 that the user gave, SPEC section
+     * 4). NaN is refused too. */
+    if (opt && !(opt->max_step == 0 || (opt->max_step > 0 && opt->max_step <= 1))) {
         rki_error_set(err, RK_EINVAL, "max_step", "must be a fraction in (0, 1], got %g",
                       opt->max_step);
         return NULL;
@@ -247,11 +250,11 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
         rki_error_set(err, RK_ENOMEM, NULL, "out of memory planning");
         return NULL;
     }
-    p->ta = rk_topology_ref(a->topo);
-    p->tb = rk_topology_ref(b->topo);
+    p->before.topo = rk_topology_ref(a->topo);
+    p->after.topo = rk_topology_ref(b->topo);
     p->bits = a->bits;
-    memcpy(p->fp[0], a->fp_hex, sizeof p->fp[0]);
-    memcpy(p->fp[1], b->fp_hex, sizeof p->fp[1]);
+    memcpy(p->before.fingerprint, a->fp_hex, sizeof p->before.fingerprint);
+    memcpy(p->after.fingerprint, b->fp_hex, sizeof p->after.fingerprint);
     if (opt)
         p->opt = *opt;
     int rc = join_nodes(p);
@@ -259,13 +262,13 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
     rc = rc ? rc : group_transfers(p);
     if (rc == RK_OK) {
         node_figures(p, a, b);
-        rc = warnings(p);
+        rc = warnings(p, a, b);
     }
     if (rc == RK_OK && p->opt.max_step > 0)
         rc = rki_plan_steps(p->arcs, p->n_arcs, p->bits, p->opt.max_step, &p->steps, &p->n_steps,
                             &p->step_arcs, &p->n_step_arcs);
-    free(p->map_a), free(p->map_b);
-    p->map_a = p->map_b = NULL;
+    free(p->before.map), free(p->after.map);
+    p->before.map = p->after.map = NULL;
     if (rc == RK_EINVAL)
         rki_error_set(
             err, rc, "max_step",
@@ -284,8 +287,8 @@ void rk_plan_free(rk_plan *p)
 {
     if (!p)
         return;
-    rk_topology_free(p->ta), rk_topology_free(p->tb);
-    free(p->nodes), free(p->map_a), free(p->map_b), free(p->arcs), free(p->transfers);
+    rk_topology_free(p->before.topo), rk_topology_free(p->after.topo);
+    free(p->nodes), free(p->before.map), free(p->after.map), free(p->arcs), free(p->transfers);
     free(p->steps), free(p->step_arcs);
     for (size_t k = 0; k < p->n_warnings; k++)
         free(p->warnings[k]);
@@ -335,8 +338,8 @@ const rk_arc *rk_plan_step_arcs(const rk_plan *p, size_t *n)
 void rk_plan_balance(const rk_plan *p, double *before_max, double *before_min, double *after_max,
                      double *after_min)
 {
-    *before_max = p->bal[0], *before_min = p->bal[1];
-    *after_max = p->bal[2], *after_min = p->bal[3];
+    *before_max = p->before.balance_max, *before_min = p->before.balance_min;
+    *after_max = p->after.balance_max, *after_min = p->after.balance_min;
 }
 
 const char *const *rk_plan_warnings(const rk_plan *p, size_t *n)
@@ -350,17 +353,12 @@ const rk_plan_options *rki_plan_options(const rk_plan *p)
     return &p->opt;
 }
 
-unsigned rki_plan_bits(const rk_plan *p)
-{
-    return p->bits;
-}
-
 const rk_topology *rki_plan_topology(const rk_plan *p, int after)
 {
-    return after ? p->tb : p->ta;
+    return after ? p->after.topo : p->before.topo;
 }
 
 const char *rki_plan_fingerprint(const rk_plan *p, int after)
 {
-    return p->fp[after != 0];
+    return after ? p->after.fingerprint : p->before.fingerprint;
 }

@@ -91,8 +91,8 @@ json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta, int flags)
     const rk_plan_node *nodes = rk_plan_nodes(p, &nn);
     const rk_arc *arcs = rk_plan_arcs(p, &na);
     const char *const *w = rk_plan_warnings(p, &nw);
-    double b[4];
-    rk_plan_balance(p, &b[0], &b[1], &b[2], &b[3]);
+    double before_max, before_min, after_max, after_min;
+    rk_plan_balance(p, &before_max, &before_min, &after_max, &after_min);
     json_t *warnings = json_array();
     for (size_t k = 0; warnings && k < nw; k++)
         json_array_append_new(warnings, json_string(w[k]));
@@ -103,8 +103,8 @@ json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta, int flags)
                          side_json(p, 0, meta), "to", side_json(p, 1, meta), "moved_fraction",
                          rk_plan_moved_fraction(p), "minimal_fraction", rk_plan_minimal_fraction(p),
                          "transfers", transfers_json(p, nodes), "nodes", nodes_json(nodes, nn),
-                         "balance", "before", "max", b[0], "min", b[1], "after", "max", b[2], "min",
-                         b[3], "warnings", warnings);
+                         "balance", "before", "max", before_max, "min", before_min, "after", "max",
+                         after_max, "min", after_min, "warnings", warnings);
     if (doc && meta && meta->cluster)
         json_object_set_new(doc, "cluster", json_string(meta->cluster));
     if (!doc || !rest || json_object_update(doc, rest)) {
@@ -145,9 +145,9 @@ static void side_text(FILE *f, const rk_plan *p, int after, const rk_plan_meta *
 static void header_text(FILE *f, const rk_plan *p, const rk_plan_meta *meta)
 {
     size_t na;
-    double b[4];
+    double before_max, before_min, after_max, after_min;
     rk_plan_arcs(p, &na);
-    rk_plan_balance(p, &b[0], &b[1], &b[2], &b[3]);
+    rk_plan_balance(p, &before_max, &before_min, &after_max, &after_min);
     fprintf(f, "plan");
     if (meta && meta->cluster)
         fprintf(f, " %s", meta->cluster);
@@ -158,7 +158,7 @@ static void header_text(FILE *f, const rk_plan *p, const rk_plan_meta *meta)
     fprintf(f, "\nmoved    %8.4f%% of the hash space in %zu arcs (minimal %.4f%%)\n",
             100 * rk_plan_moved_fraction(p), na, 100 * rk_plan_minimal_fraction(p));
     fprintf(f, "balance  before max %.3fx min %.3fx, after max %.3fx min %.3fx (share / ideal)\n",
-            b[0], b[1], b[2], b[3]);
+            before_max, before_min, after_max, after_min);
 }
 
 static void nodes_text(FILE *f, const rk_plan_node *nodes, size_t n)

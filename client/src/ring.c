@@ -23,16 +23,18 @@
 #define WINDOW     16 /* a lookup searches this many positions from its bucket's first point */
 
 /* Building a ring:
- *   1. hash every point into the ring's arrays in (node id, index) order, counting the top digit
- *      (DIGIT_BITS) of the positions;
+ *   0. the ring's scheme (internal.h, "ring schemes"; SPEC section 2 is scheme_ringkeeper.c) says
+ *      how many points each node gets and in which order nodes break ties;
+ *   1. the scheme places every point into the ring's arrays, node by node in tie order, while the
+ *      top digit (DIGIT_BITS) of the positions is counted;
  *   2. move every point, in place, into the part of the arrays for its top digit (an American flag
  *      sort);
  *   3. sort each part, which fits in the cache, by radix passes over the next digits, through a
  *      scratch copy of the largest part, until points sharing all the sorted bits are rare (a
  *      part of a few points, as in small rings, by insertion instead);
- *   4. an insertion sort finishes the order: by position, then by node id (SPEC section 2; two
- *      points of one node at one position are interchangeable). Should it have more to do than
- *      that (positions made to collide), qsort orders the whole ring instead;
+ *   4. an insertion sort finishes the order: by position, then by the nodes' tie order (node id for
+ *      SPEC section 2; two points of one node at one position are interchangeable). Should it have
+ *      more to do than that (positions made to collide), qsort orders the whole ring instead;
  *   5. the lookup index, counted over the sorted positions.
  * Each pass keeps its 256 counters and write streams in the L1 cache (at 11 bits a pass costs three
  * times as much), and the only memory besides the ring's own is the scratch copy: fresh memory
@@ -84,17 +86,14 @@ static unsigned digits_to_sort(const rk_ring *r)
     return d;
 }
 
-/* Step 1. */
-static void hash_points(rk_ring *r, uint32_t *count)
+/* Step 1: node order[k] gets points[order[k]] points; `count` counts their top digits. */
+static void place_nodes(rk_ring *r, const rki_scheme *scheme, const uint32_t *order,
+                        const uint32_t *points, uint32_t *count)
 {
-    const rk_topology *t = r->topo;
-    const uint32_t *order = rki_topology_order(t);
-    uint32_t vf = rk_topology_vnode_factor(t);
     size_t at = 0;
-    for (size_t k = 0; k < rk_topology_node_count(t); k++) {
-        const rk_node *nd = rk_topology_node(t, order[k]);
-        uint32_t m = vf * nd->weight;
-        rki_hash_points(rk_topology_hash(t), nd->id, strlen(nd->id), m, r->pos + at);
+    for (size_t k = 0; k < rk_topology_node_count(r->topo); k++) {
+        uint32_t m = points[order[k]];
+        scheme->positions(r->topo, order[k], m, r->pos + at);
         for (size_t i = at; i < at + m; i++) {
             set_node(r, i, order[k]);
             count[digit(r->pos[i], r->bits - DIGIT_BITS)]++;
@@ -205,7 +204,7 @@ static int sort_parts(rk_ring *r, const uint32_t *start, unsigned passes)
     return rc;
 }
 
-/* Whether point i goes after a point (p, node): ring order is by position, then node id. */
+/* Whether point i goes after a point (p, node): ring order is by position, then tie rank. */
 static inline int goes_after(const rk_ring *r, const uint32_t *rank, size_t i, uint64_t p,
                              uint32_t node)
 {
@@ -261,9 +260,9 @@ static int sort_all(rk_ring *r, const uint32_t *rank)
     return RK_OK;
 }
 
-static int finish_sort(rk_ring *r)
+/* Step 4; `order` is the scheme's tie order. */
+static int finish_sort(rk_ring *r, const uint32_t *order)
 {
-    const uint32_t *order = rki_topology_order(r->topo);
     size_t nn = rk_topology_node_count(r->topo);
     uint32_t *rank = malloc(nn * sizeof *rank);
     if (!rank)
@@ -286,20 +285,40 @@ static void index_buckets(rk_ring *r)
         r->pos[i] = UINT64_MAX; /* sentinels above every hash: a lookup never passes them */
 }
 
-static int place_points(rk_ring *r)
+/* Steps 1 to 5, with the arrays for `n` points; `points` and `order` as the scheme gave them. */
+static int sort_points(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
+                       const uint32_t *order)
 {
     uint32_t count[DIGITS] = {0}, start[DIGITS + 1];
     size_index(r);
     r->bucket = calloc(r->nbuckets + 1, sizeof *r->bucket);
     int rc = r->bucket ? alloc_points(r, r->n, WINDOW, rk_topology_node_count(r->topo)) : RK_ENOMEM;
     if (rc == RK_OK) {
-        hash_points(r, count);
+        place_nodes(r, scheme, order, points, count);
         partition(r, count, start);
         rc = sort_parts(r, start, digits_to_sort(r) - 1);
     }
-    rc = rc ? rc : finish_sort(r);
+    rc = rc ? rc : finish_sort(r, order);
     if (rc == RK_OK)
         index_buckets(r);
+    return rc;
+}
+
+/* Step 0, then the rest: the ring of `scheme`'s points. */
+static int place_points(rk_ring *r, const rki_scheme *scheme)
+{
+    size_t nn = rk_topology_node_count(r->topo);
+    uint32_t *points = malloc(nn * sizeof *points), *order = malloc(nn * sizeof *order);
+    int rc = points && order ? RK_OK : RK_ENOMEM;
+    if (rc == RK_OK) {
+        scheme->point_counts(r->topo, points);
+        scheme->tie_order(r->topo, order);
+        r->n = 0;
+        for (size_t k = 0; k < nn; k++)
+            r->n += points[k];
+        rc = sort_points(r, scheme, points, order);
+    }
+    free(points), free(order);
     return rc;
 }
 
@@ -382,10 +401,11 @@ rk_ring *rk_ring_build(rk_topology *t, rk_error *err)
         rki_error_set(err, RK_ENOMEM, NULL, "out of memory building a ring");
         return NULL;
     }
+    const rki_scheme *scheme = rki_topology_scheme(t);
     r->topo = rk_topology_ref(t);
-    r->bits = rk_hash_bits(rk_topology_hash(t));
-    r->n = (size_t)rk_topology_points(t);
-    int rc = place_points(r);
+    r->hash = rk_topology_hash(t);
+    r->bits = scheme->bits(t);
+    int rc = place_points(r, scheme);
     rc = rc ? rc : compute_shares(r);
     rc = rc ? rc : compute_fingerprint(r);
     if (rc) {
@@ -468,12 +488,14 @@ uint32_t rk_ring_lookup_hash(const rk_ring *r, uint64_t hash)
     return rki_node_at(r, find_point(r, hash));
 }
 
-/* H(key): XXH3, the only 64-bit hash, inlined here (one call less per lookup), else rk_hash. */
+/* H(key): XXH3 inlined here (one call less per lookup on the fastest hash), any other through
+ * rk_hash. A scheme with keys hashed otherwise (SPEC section 8: twemproxy's hashes, hash_tag) plugs
+ * in here. */
 static inline uint64_t key_hash(const rk_ring *r, const void *key, size_t len)
 {
-    if (r->bits == 64)
+    if (r->hash == RK_HASH_XXH3_64)
         return XXH3_64bits(key, len);
-    return rk_hash(rk_topology_hash(r->topo), key, len);
+    return rk_hash(r->hash, key, len);
 }
 
 uint32_t rk_ring_lookup(const rk_ring *r, const void *key, size_t len)
@@ -508,20 +530,29 @@ double rk_ring_ideal_share(const rk_ring *r, size_t node)
     return r->ideal[node];
 }
 
-void rk_ring_balance(const rk_ring *r, double *max, double *min)
+void rki_ring_balance(const rk_ring *r, double *max, double *min, uint32_t *max_node,
+                      uint32_t *min_node)
 {
-    *max = 0, *min = 0;
+    const uint32_t *order = rki_topology_order(r->topo);
     int first = 1;
+    *max = 0, *min = 0, *max_node = 0, *min_node = 0;
     for (size_t k = 0; k < rk_topology_node_count(r->topo); k++) {
-        if (r->ideal[k] <= 0)
+        uint32_t node = order[k];
+        if (r->ideal[node] <= 0)
             continue;
-        double ratio = r->share[k] / r->ideal[k];
+        double ratio = r->share[node] / r->ideal[node];
         if (first || ratio > *max)
-            *max = ratio;
+            *max = ratio, *max_node = node;
         if (first || ratio < *min)
-            *min = ratio;
+            *min = ratio, *min_node = node;
         first = 0;
     }
+}
+
+void rk_ring_balance(const rk_ring *r, double *max, double *min)
+{
+    uint32_t max_node, min_node;
+    rki_ring_balance(r, max, min, &max_node, &min_node);
 }
 
 size_t rk_ring_memory(const rk_ring *r)

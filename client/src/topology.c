@@ -147,10 +147,10 @@ static int check_comment(const char *comment, rk_error *err)
 static int check_values(rk_hash_alg hash, uint32_t vf, const rk_node *nodes, size_t n,
                         const char *comment, rk_error *err)
 {
+    char names[RKI_HASH_NAMES_MAX];
     if (!rk_hash_name(hash))
-        return rki_error_set(err, RK_ETOPOLOGY, "hash",
-                             "must be one of fnv1a_32, md5_32, xxh3_64, got rk_hash_alg %d",
-                             (int)hash);
+        return rki_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, got rk_hash_alg %d",
+                             rki_hash_names(names, sizeof names, "", ", "), (int)hash);
     if (vf < 1 || vf > RK_MAX_VNODE_FACTOR)
         return rki_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
                              RK_MAX_VNODE_FACTOR, vf);
@@ -297,6 +297,13 @@ uint64_t rk_topology_points(const rk_topology *t)
 const uint32_t *rki_topology_order(const rk_topology *t)
 {
     return t->order;
+}
+
+/* Every topology is of the ringkeeper scheme until one can say "scheme" (SPEC section 8). */
+const rki_scheme *rki_topology_scheme(const rk_topology *t)
+{
+    (void)t;
+    return &rki_scheme_ringkeeper;
 }
 
 json_t *rk_topology_to_json(const rk_topology *t)

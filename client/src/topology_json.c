@@ -112,11 +112,11 @@ static int check_fields(const json_t *doc, rk_error *err)
 static int get_header(const json_t *doc, rk_hash_alg *hash, uint32_t *vf, const char **comment,
                       rk_error *err)
 {
-    char buf[48];
+    char buf[48], names[RKI_HASH_NAMES_MAX];
     const json_t *h = json_object_get(doc, "hash");
     if (!json_is_string(h) || rk_hash_from_name(json_string_value(h), hash))
-        return rki_error_set(err, RK_ETOPOLOGY, "hash",
-                             "must be one of \"fnv1a_32\", \"md5_32\", \"xxh3_64\", %s",
+        return rki_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
+                             rki_hash_names(names, sizeof names, "\"", ", "),
                              shown(h, buf, sizeof buf));
     if (get_int(json_object_get(doc, "vnode_factor"), 1, RK_MAX_VNODE_FACTOR, "vnode_factor", vf,
                 err))
