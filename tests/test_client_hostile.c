@@ -825,13 +825,16 @@ static void lkg_prime(int64_t version)
     cfg.cache_file = lkg_path;
     rk_error err;
     serve_good(version);
+    mode_t mask = umask(022);
     rk_client *c = rk_client_new(&cfg, &err);
     assert_non_null(c);
     assert_int_equal(rk_client_fetch(c, &err), RK_OK);
     rk_client_free(c);
+    umask(mask);
     struct stat sb;
     assert_int_equal(stat(lkg_path, &sb), 0);
     assert_true(sb.st_size > 0);
+    assert_int_equal(sb.st_mode & 0777, 0600); /* its owner's alone, whatever the umask */
 }
 
 static void test_server_gone_no_file(void **state)
@@ -879,6 +882,27 @@ static void test_server_gone_file_served(void **state)
         rk_topology_node(rk_ring_topology(ring), rk_ring_lookup(ring, "user:42", 7))->id);
     rk_snapshot_release(s);
     rk_client_free(c);
+    lkg_remove_dir();
+}
+
+/* A file its owner opened to others (say, for a sidecar) keeps that mode when it is replaced. */
+static void test_file_mode_kept(void **state)
+{
+    (void)state;
+    lkg_prime(GOOD_VERSION);
+    assert_int_equal(chmod(lkg_path, 0640), 0);
+    serve_good(BAD_VERSION);
+    rk_client_config cfg;
+    config_for(NULL, &cfg);
+    cfg.cache_file = lkg_path;
+    rk_error err;
+    rk_client *c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    rk_client_free(c);
+    struct stat sb;
+    assert_int_equal(stat(lkg_path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0640);
     lkg_remove_dir();
 }
 
@@ -1111,6 +1135,7 @@ int main(void)
         TEST(test_good_document),
         TEST(test_server_gone_no_file),
         TEST(test_server_gone_file_served),
+        TEST(test_file_mode_kept),
         TEST(test_file_blocks_rollback),
         TEST(test_file_truncated),
         TEST(test_file_empty),
