@@ -44,7 +44,9 @@ static int open_db(rks_store *c, const char *path, int flags, rk_error *err)
 }
 
 /* Creates the empty temporary file; SQLite opens it by name afterwards. The descriptor is closed
- * at once: closing a second descriptor later would drop SQLite's POSIX locks on the file. */
+ * at once: closing a second descriptor later would drop SQLite's POSIX locks on the file. mkstemp
+ * creates it 0600 (POSIX), whatever the umask, and the copy keeps that mode under its final name.
+ */
 static int make_temp(backup_job *j, rk_error *err)
 {
     size_t len = strlen(j->to) + TEMP_EXTRA_BYTES;

@@ -9,9 +9,12 @@
  * Writes still use BEGIN IMMEDIATE, which takes the database's write lock before reading the latest
  * version number, so numbering has no gaps or duplicates across handles and processes too; the
  * busy timeout makes a second writer wait for the first instead of failing. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -243,10 +246,29 @@ int rks_finish(rks_store *s, int rc, rk_error *err)
     return rc;
 }
 
+/* Creates a missing database file 0600, whatever the umask: SQLite gives the -wal and -shm files
+ * the database file's mode, so all three stay the owner's. (Setting the umask around the open
+ * instead would change it for every thread of the process.) The umask can only narrow 0600. An
+ * existing file keeps its mode: docs/OPERATIONS.md says how to tighten it. */
+static int create_private(const char *path, rk_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST)
+        return RK_OK;
+    if (fd < 0)
+        return rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
+                                 "cannot create the database %s: %s; check the folder's owner and "
+                                 "permissions",
+                                 path, strerror(errno));
+    close(fd);
+    return RK_OK;
+}
+
 static int open_store(rks_store *s, const char *path, const char *dir, rk_error *err)
 {
     rks_migration_set set = {0};
     int rc = rks_migrations_load(dir, &set, err);
+    rc = rc ? rc : create_private(path, err);
     rc = rc ? rc : connect_db(s, path, err);
     rc = rc ? rc : rks_check_identity(s, path, &set, err);
     rc = rc ? rc : configure(s, err);

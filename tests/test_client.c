@@ -447,8 +447,8 @@ static char *document(const char *cluster, const char *hash, const char *fp)
     rk_ring *ring = rk_ring_build(topo, &err);
     assert_non_null(ring);
     char *doc = malloc(strlen(t) + 256);
-    sprintf(doc, "{\"cluster\":\"%s\",\"version\":3,\"fingerprint\":\"%s\",%s", cluster,
-            fp ? fp : rk_ring_fingerprint_hex(ring), t + 1);
+    sprintf(doc, "{\"cluster\":\"%s\",\"version\":3,\"state\":\"active\",\"fingerprint\":\"%s\",%s",
+            cluster, fp ? fp : rk_ring_fingerprint_hex(ring), t + 1);
     rk_ring_free(ring);
     rk_topology_free(topo);
     free(t);
@@ -487,6 +487,10 @@ static void test_verify(void **state)
     d = document("v", "fnv1a_32", NULL);
     memcpy(strstr(d, "fnv1a_32"), "sha1x_32", 8); /* a hash this library does not know */
     assert_int_equal(verify(d, 0), RK_EUNKNOWNHASH);
+    free(d);
+    d = document("v", "fnv1a_32", NULL);
+    memcpy(strstr(d, "\"active\""), "\"staged\"", 8); /* published, not the ring */
+    assert_int_equal(verify(d, 0), RK_EDOCUMENT);
     free(d);
     d = document("v", "fnv1a_32", "0123456789abcdef");
     assert_int_equal(verify(d, 0), RK_EFINGERPRINT);

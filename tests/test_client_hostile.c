@@ -351,6 +351,23 @@ static void ed_version_negative(json_t *d)
     json_object_set_new(d, "version", json_integer(-6));
 }
 
+/* A version no server reaches; saved, it would refuse every real ring as older. */
+static void ed_version_huge(json_t *d)
+{
+    json_object_set_new(d, "version", json_integer(INT64_MAX));
+}
+
+/* A published version that is not (or not yet) the ring. */
+static void ed_staged(json_t *d)
+{
+    json_object_set_new(d, "state", json_string("staged"));
+}
+
+static void ed_no_state(json_t *d)
+{
+    json_object_del(d, "state");
+}
+
 static void ed_no_fingerprint(json_t *d)
 {
     json_object_del(d, "fingerprint");
@@ -514,6 +531,9 @@ static const hostile CASES[] = {
     {.name = "version_string", .edit = ed_version_string, .code = RK_EDOCUMENT},
     {.name = "version_real", .edit = ed_version_real, .code = RK_EDOCUMENT},
     {.name = "version_negative", .edit = ed_version_negative, .code = RK_EDOCUMENT},
+    {.name = "version_huge", .edit = ed_version_huge, .code = RK_EDOCUMENT},
+    {.name = "state_staged", .edit = ed_staged, .code = RK_EDOCUMENT},
+    {.name = "state_missing", .edit = ed_no_state, .code = RK_EDOCUMENT},
     {.name = "no_fingerprint", .edit = ed_no_fingerprint, .code = RK_EDOCUMENT},
     {.name = "older_version", .edit = ed_older, .code = RK_EOLDVERSION, .flags = ONLY_NOT_FETCH},
     {.name = "truncated_json", .text = tx_truncated, .code = RK_EDOCUMENT},
@@ -825,13 +845,16 @@ static void lkg_prime(int64_t version)
     cfg.cache_file = lkg_path;
     rk_error err;
     serve_good(version);
+    mode_t mask = umask(022);
     rk_client *c = rk_client_new(&cfg, &err);
     assert_non_null(c);
     assert_int_equal(rk_client_fetch(c, &err), RK_OK);
     rk_client_free(c);
+    umask(mask);
     struct stat sb;
     assert_int_equal(stat(lkg_path, &sb), 0);
     assert_true(sb.st_size > 0);
+    assert_int_equal(sb.st_mode & 0777, 0600); /* its owner's alone, whatever the umask */
 }
 
 static void test_server_gone_no_file(void **state)
@@ -882,6 +905,39 @@ static void test_server_gone_file_served(void **state)
     lkg_remove_dir();
 }
 
+/* A new client with the last-known-good file (and reset_cache as given) fetches once; returns
+ * what the fetch returned, with the client's status in *st. */
+static int fetch_with_file(int reset_cache, rk_client_status *st)
+{
+    rk_client_config cfg;
+    config_for(NULL, &cfg);
+    cfg.cache_file = lkg_path;
+    cfg.reset_cache = reset_cache;
+    rk_error err;
+    rk_client *c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    int rc = rk_client_fetch(c, &err);
+    rk_client_status_get(c, st);
+    rk_client_free(c);
+    return rc;
+}
+
+/* A file its owner opened to others (say, for a sidecar) keeps that mode when it is replaced. */
+static void test_file_mode_kept(void **state)
+{
+    (void)state;
+    lkg_prime(GOOD_VERSION);
+    assert_int_equal(chmod(lkg_path, 0640), 0);
+    serve_good(BAD_VERSION);
+    rk_client_status st;
+    assert_int_equal(fetch_with_file(0, &st), RK_OK);
+    assert_int_equal(st.version, BAD_VERSION);
+    struct stat sb;
+    assert_int_equal(stat(lkg_path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0640);
+    lkg_remove_dir();
+}
+
 /* The file's version counts as accepted: a server offering an older ring cannot roll a restart
  * back; the client starts from the file instead. */
 static void test_file_blocks_rollback(void **state)
@@ -903,6 +959,47 @@ static void test_file_blocks_rollback(void **state)
     assert_int_equal(st.from_cache, 1);
     assert_int_equal(st.refused, 1);
     rk_client_free(c);
+    lkg_remove_dir();
+}
+
+/* A file that holds a version far ahead of the server's (saved from a hostile server, or from
+ * another one) blocks the server's ring, with a message that names the file, both versions and the
+ * way out; reset_cache takes the server's ring, rewrites the file, and serves no file meanwhile. */
+static void test_file_ahead_reset(void **state)
+{
+    (void)state;
+    const int64_t ahead = 1000000;
+    lkg_prime(ahead);
+    serve_good(GOOD_VERSION);
+    rk_client_status st;
+    assert_int_equal(fetch_with_file(0, &st), RK_OK);
+    assert_int_equal(st.version, ahead);
+    assert_int_equal(st.last_error, RK_EOLDVERSION);
+    assert_non_null(strstr(st.last_message, "v5 is older than v1000000"));
+    assert_non_null(strstr(st.last_message, lkg_path));
+    assert_non_null(strstr(st.last_message, "reset_cache"));
+
+    rk_client_config cfg;
+    config_for(NULL, &cfg);
+    cfg.cache_file = lkg_path;
+    cfg.reset_cache = 1;
+    rk_error err;
+    rk_client *c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.version, GOOD_VERSION);
+    assert_int_equal(st.from_cache, 0);
+    serve_good(GOOD_VERSION - 1); /* the rollback guard holds again after the one ring taken */
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EOLDVERSION);
+    rk_client_free(c);
+
+    server_stop();
+    /* reset_cache never serves the file it distrusts; the file holds the server's ring now */
+    assert_int_equal(fetch_with_file(1, &st), RK_EUNREACHABLE);
+    assert_int_equal(fetch_with_file(0, &st), RK_OK);
+    assert_int_equal(st.version, GOOD_VERSION);
+    assert_int_equal(st.from_cache, 1);
     lkg_remove_dir();
 }
 
@@ -1044,17 +1141,8 @@ static void test_file_version_raised(void **state)
     lkg_prime(GOOD_VERSION);
     corrupt(&VERSION_RAISED);
     serve_good(BAD_VERSION);
-
-    rk_client_config cfg;
-    config_for(NULL, &cfg);
-    cfg.cache_file = lkg_path;
-    rk_error err;
-    rk_client *c = rk_client_new(&cfg, &err);
-    assert_non_null(c);
-    int rc = rk_client_fetch(c, &err);
     rk_client_status st;
-    rk_client_status_get(c, &st);
-    rk_client_free(c);
+    int rc = fetch_with_file(0, &st);
     lkg_remove_dir();
     assert_int_equal(rc, RK_OK);
     if (st.version != BAD_VERSION || st.from_cache)
@@ -1111,7 +1199,9 @@ int main(void)
         TEST(test_good_document),
         TEST(test_server_gone_no_file),
         TEST(test_server_gone_file_served),
+        TEST(test_file_mode_kept),
         TEST(test_file_blocks_rollback),
+        TEST(test_file_ahead_reset),
         TEST(test_file_truncated),
         TEST(test_file_empty),
         TEST(test_file_fingerprint_flipped),

@@ -1,5 +1,6 @@
 /* test_store.c — ringkeeperd's storage layer (server/store.h) on SQLite: numbering, states,
- * preconditions, paging, concurrent publishers, reopening, and databases it must refuse; and the
+ * preconditions, paging, concurrent publishers, reopening, databases it must refuse, the modes of
+ * the files it creates (and of backups); and the
  * store-neutral layer over a backend that is not SQLite (store_backend.h). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 
 #include "ringkeeper.h"
 #include "store_backend.h"
+#include "store_sqlite.h"
 
 #define THREADS            8
 #define PUBLISH_PER_THREAD 50
@@ -498,6 +500,45 @@ static void test_reopen(void **state)
     sqlite3_close(db);
 }
 
+static unsigned mode_of(const char *path, const char *suffix)
+{
+    char name[300];
+    struct stat st;
+    snprintf(name, sizeof name, "%s%s", path, suffix);
+    if (stat(name, &st) != 0)
+        fail_msg("stat(%s) failed", name);
+    return (unsigned)(st.st_mode & 07777);
+}
+
+/* Under the usual umask 022, the database, its -wal and -shm, and a backup are the owner's alone;
+ * an existing database keeps the mode the operator gave it. */
+static void test_file_modes(void **state)
+{
+    (void)state;
+    char path[256], copy[300], old[256];
+    mode_t saved = umask(022);
+    db_path(path, sizeof path, "modes");
+    rkd_store *s = open_ok(path);
+    publish(s, "m", 2, RKD_STORE_ANY, 1, RK_OK);
+    assert_int_equal(mode_of(path, ""), 0600);
+    assert_int_equal(mode_of(path, "-wal"), 0600);
+    assert_int_equal(mode_of(path, "-shm"), 0600);
+    snprintf(copy, sizeof copy, "%s.backup", path);
+    rk_error err = {0};
+    if (rkd_sqlite_backup(path, copy, 0, &err) != RK_OK)
+        fail_msg("rkd_sqlite_backup: %s", err.message);
+    assert_int_equal(mode_of(copy, ""), 0600);
+    rkd_store_close(s);
+
+    db_path(old, sizeof old, "modes-existing");
+    assert_int_equal(rename(copy, old), 0);
+    assert_int_equal(chmod(old, 0640), 0);
+    s = open_ok(old);
+    assert_int_equal(mode_of(old, ""), 0640);
+    rkd_store_close(s);
+    umask(saved);
+}
+
 static void expect_refused(const char *path, int want, const char *migrations)
 {
     rk_error err = {0};
@@ -719,7 +760,7 @@ int main(void)
         cmocka_unit_test(test_reopen),           cmocka_unit_test(test_upgrade),
         cmocka_unit_test(test_refuse_too_new),   cmocka_unit_test(test_refuse_foreign),
         cmocka_unit_test(test_refuse_garbage),   cmocka_unit_test(test_bad_migrations),
-        cmocka_unit_test(test_other_backend),
+        cmocka_unit_test(test_other_backend),    cmocka_unit_test(test_file_modes),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -132,6 +132,7 @@ int rk_cli_version_arg(const char *cmd, const char *flag, const char *v);
 typedef struct rk_cli_lookup_server {
     rk_cli_server server;
     const char *cache_file;       /* --cache, or NULL */
+    int reset_cache;              /* --reset-cache */
     const char *expect_hash;      /* --expect-hash, or NULL */
     uint32_t expect_vnode_factor; /* --expect-vnode-factor, or 0 */
 } rk_cli_lookup_server;

@@ -61,6 +61,9 @@ static int parse_option(lookup_args *a, int c, const char *arg)
     case 'c':
         a->remote.cache_file = arg;
         return RK_EXIT_OK;
+    case 'R':
+        a->remote.reset_cache = 1;
+        return RK_EXIT_OK;
     case 'r':
         if (rk_cli_number(arg, 1, MAX_REPLICAS, &a->replicas))
             return rk_cli_fail("lookup", RK_EXIT_USAGE, "--replicas: must be 1..%d, got \"%s\"",
@@ -93,6 +96,7 @@ static int parse_args(int argc, char **argv, lookup_args *a)
                                          {"expect-hash", required_argument, NULL, 'H'},
                                          {"expect-vnode-factor", required_argument, NULL, 'v'},
                                          {"cache", required_argument, NULL, 'c'},
+                                         {"reset-cache", no_argument, NULL, 'R'},
                                          RK_CLI_SERVER_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     int c;
@@ -104,7 +108,8 @@ static int parse_args(int argc, char **argv, lookup_args *a)
     const rk_cli_lookup_server *r = &a->remote;
     int online =
         r->server.url || r->server.cluster || r->server.token || r->server.ca_file || r->cache_file;
-    if (optind != argc || (a->file && online) || (!a->file && !online))
+    if (optind != argc || (a->file && online) || (!a->file && !online) ||
+        (r->reset_cache && !r->cache_file))
         return rk_cli_usage(&rk_cli_lookup);
     return RK_EXIT_OK;
 }
@@ -148,8 +153,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "lookup", run,
     "usage: ringkeeper lookup --topology FILE [--replicas R] [--expect-hash H]\n"
     "                         [--expect-vnode-factor N] < keys\n"
-    "       ringkeeper lookup --server URL --cluster C [--cache FILE] [--token T] [--replicas R]\n"
-    "                         [--expect-hash H] [--expect-vnode-factor N] < keys\n"
+    "       ringkeeper lookup --server URL --cluster C [--cache FILE [--reset-cache]] [--token T]\n"
+    "                         [--replicas R] [--expect-hash H] [--expect-vnode-factor N] < keys\n"
     "\n"
     "Reads keys from stdin, one a line (the bytes before \\n; an empty line is the empty key), "
     "and\n"
@@ -163,6 +168,10 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --cluster C               the cluster\n"
     "  --cache FILE              last-known-good file: rewritten after each accepted fetch, used\n"
     "                            (with a note on stderr) when the server cannot be reached\n"
+    "                            or offers an older ring than the file's\n"
+    "  --reset-cache             distrust the --cache file (damaged, or saved from a hostile\n"
+    "                            server): take the server's active ring, even an older one, after\n"
+    "                            every other check, and rewrite the file\n"
     "  --token T                 bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --ca-file FILE            CA certificates for an https server (default "
     "$RINGKEEPER_CA_FILE)\n"

@@ -63,6 +63,12 @@ static void cache_note(rk_client *c, const char *cache)
                 st.version, cache);
     else
         fprintf(stderr, "ringkeeper lookup: %s\n", st.last_message);
+    if (st.last_error == RK_EOLDVERSION)
+        fprintf(stderr,
+                "ringkeeper lookup: routed with v%" PRId64 " from %s; if that file is bad "
+                "(damaged, or saved from a hostile server), run once with --reset-cache: it "
+                "takes the server's active ring and rewrites the file\n",
+                st.version, cache);
 }
 
 int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
@@ -73,6 +79,7 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
                             .expect_vnode_factor = ls->expect_vnode_factor,
                             .token = ls->server.token,
                             .cache_file = ls->cache_file,
+                            .reset_cache = ls->reset_cache,
                             .ca_file = ls->server.ca_file};
     rk_error err = {0};
     rk_client *c = rk_client_new(&cfg, &err);

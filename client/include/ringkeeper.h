@@ -275,10 +275,11 @@ RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST
  *
  * Fetches the active ring of one cluster from ringkeeperd, verifies it, and serves lookups from an
  * immutable, reference-counted snapshot. A ring is accepted only when every check passes: HTTP
- * status, size cap, a valid version document, the cluster name, the expected hash and vnode_factor,
- * a known hash, the fingerprint recomputed from the nodes, and a version not older than one already
- * accepted (the last-known-good file's version counts). A refused ring is never used: the last good
- * snapshot stays in service, and the refusal is counted in rk_client_status.
+ * status, size cap, a valid version document (version 1..2^53-1, state "active"), the cluster name,
+ * the expected hash and vnode_factor, a known hash, the fingerprint recomputed from the nodes, and
+ * a version not older than one already accepted (the last-known-good file's version counts; see
+ * reset_cache for the way out of a bad file). A refused ring is never used: the last good snapshot
+ * stays in service, and the refusal is counted in rk_client_status.
  *
  * Thread safety: rk_client_acquire, rk_client_status and the rk_snapshot calls may run on any
  * number of threads at once, also while another thread fetches or refreshes: readers never wait for
@@ -297,6 +298,9 @@ typedef struct rk_client_config {
     const char *cache_file;       /* last-known-good file, or NULL for none */
     const char *ca_file;          /* CA bundle for https, or NULL for the system's */
     size_t max_body;              /* largest response accepted; 0: 64 MiB */
+    int reset_cache;              /* operator's way out of a bad cache_file, for one start: the
+                                     file is neither read nor served; the server's active ring is
+                                     taken after every other check, even when older, and saved */
 } rk_client_config;
 
 typedef struct rk_client rk_client;
@@ -364,7 +368,7 @@ RK_API void rk_client_status_get(rk_client *c, rk_client_status *out);
 
 /* Verifies a version document (JSON text) as the client would and returns a new topology with its
  * version, for the CLI and tests: same checks, same codes, cheap checks first (size, JSON object,
- * cluster, version, hash, vnode_factor, age, fingerprint's form, topology, recomputed
+ * cluster, version, state, hash, vnode_factor, age, fingerprint's form, topology, recomputed
  * fingerprint). Only cfg->cluster, expect_hash, expect_vnode_factor and max_body are used.
  * `expect_version_min`: the oldest version acceptable (0: any). `version` may be NULL. */
 RK_API rk_topology *rk_client_verify(const rk_client_config *cfg, const char *text, size_t len,

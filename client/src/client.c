@@ -275,12 +275,25 @@ static rk_ring *take_file_ring(rk_client *c, const char *body, size_t len, int64
     return ring;
 }
 
+/* A server ring older than the last-known-good file's: a restored server, or a file that must not
+ * be trusted (damaged, or saved from a hostile server). The operator tells which; say how. */
+static int older_than_file(rk_client *c, int64_t v, rk_error *e)
+{
+    return rki_error_set(e, RK_EOLDVERSION, "version",
+                         "the server's ring v%" PRId64 " is older than v%" PRId64
+                         " in the last-known-good file %.60s: after a restore, activate a newer "
+                         "version; if the file is bad, start once with reset_cache",
+                         v, c->saved, c->cfg.cache_file);
+}
+
 /* Verifies a 200's body and puts it in service when it is newer than the ring in service. */
 static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_error *e)
 {
     int64_t v = 0;
     rk_ring *ring = take_file_ring(c, r->body, r->len, &v);
     int rc = ring ? RK_OK : rki_verify_doc(&c->cfg, r->body, r->len, c->floor, &v, &ring, e);
+    if (rc == RK_EOLDVERSION && c->saved == c->floor)
+        return older_than_file(c, v, e);
     if (rc != RK_OK)
         return rc;
     if (v == current_version(c)) { /* versions are immutable: the same ring */
@@ -358,10 +371,13 @@ static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
         c->floor = v;
     if (v > c->saved)
         c->saved = v;
-    rki_error_set(out, RK_OK, NULL,
-                  "running from the last-known-good file %.60s (version %" PRId64
-                  ") because the server failed: %s",
-                  path, v, server->message);
+    if (server->code == RK_EOLDVERSION) /* the message names the file and both versions */
+        rki_error_set(out, RK_OK, NULL, "%s", server->message);
+    else
+        rki_error_set(out, RK_OK, NULL,
+                      "running from the last-known-good file %.60s (version %" PRId64
+                      ") because the server failed: %s",
+                      path, v, server->message);
     set_last(c, server->code, out->message);
     return RK_OK;
 }
@@ -378,8 +394,8 @@ int rk_client_fetch(rk_client *c, rk_error *err)
     int changed;
     int rc = fetch_round(c, 0, 0, &changed, &e);
     record(c, rc, &e);
-    if (rc != RK_OK && rc != RK_EINVAL && c->cfg.cache_file && current_version(c) == 0 &&
-        load_cache(c, &e, &fe) == RK_OK) {
+    if (rc != RK_OK && rc != RK_EINVAL && c->cfg.cache_file && !c->cfg.reset_cache &&
+        current_version(c) == 0 && load_cache(c, &e, &fe) == RK_OK) {
         copy_error(err, &fe);
         return RK_OK;
     }
@@ -521,7 +537,8 @@ static int copy_config(rk_client *c, const rk_client_config *cfg)
     return 0;
 }
 
-/* Learns the version of the last-known-good file, if any; a bad file is reported in st. */
+/* Learns the version of the last-known-good file, if any; a bad file is reported in st. With
+ * reset_cache the operator distrusts the file: it is neither read nor served, only rewritten. */
 static void read_floor(rk_client *c)
 {
     char *buf = NULL;
@@ -529,7 +546,7 @@ static void read_floor(rk_client *c)
     int missing = 0;
     rk_ring *ring = NULL;
     rk_error e = {0};
-    if (!c->cfg.cache_file)
+    if (!c->cfg.cache_file || c->cfg.reset_cache)
         return;
     int rc = rki_cache_read(c->cfg.cache_file, rki_max_body(&c->cfg), &buf, &len, &missing, &e);
     if (rc == RK_OK)

@@ -53,6 +53,15 @@ static int sync_folder(const char *path)
     return rc;
 }
 
+/* The mode of the file written over `path`: the one the file there has (its owner chose it; the
+ * library does not change it behind their back), or 0600 for a new file: it tells which nodes
+ * hold which keys, and no one but its owner writes it. */
+static mode_t mode_for(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_mode & 0777 : 0600;
+}
+
 #define HEADER_FORMAT "RK-LKG/1 bytes=%zu xxh3_64=%016" PRIx64 "\n"
 #define HEADER_MAX    96
 
@@ -73,7 +82,7 @@ int rki_cache_write(const char *path, const char *data, size_t len, rk_error *er
     if (fd < 0)
         goto out;
     step = "write";
-    if (fchmod(fd, 0644) != 0 || write_all(fd, header, (size_t)hlen) != 0 ||
+    if (fchmod(fd, mode_for(path)) != 0 || write_all(fd, header, (size_t)hlen) != 0 ||
         write_all(fd, data, len) != 0)
         goto out;
     step = "fsync";

@@ -13,6 +13,11 @@
 #define RKI_DEFAULT_TIMEOUT_MS         10000L
 #define RKI_DEFAULT_MAX_BODY           ((size_t)64 << 20)
 #define RKI_MAX_WAIT_S                 60u
+/* The largest version accepted: 2^53-1, the largest integer every JSON reader holds exactly (RFC
+ * 7493); ringkeeperd numbers 1, 2, 3 ..., so anything near it comes from a hostile or broken
+ * server.
+ */
+#define RKI_MAX_VERSION ((int64_t)9007199254740991)
 
 /* The configured cap on a body, with the default applied. */
 size_t rki_max_body(const rk_client_config *cfg);
@@ -20,7 +25,8 @@ size_t rki_max_body(const rk_client_config *cfg);
 /* ---- client_verify.c ---- */
 
 /* Every check of rk_client_verify on `text`; on success a new ring (free with rk_ring_free; it
- * holds its topology) goes to *ring and the document's version to *version. */
+ * holds its topology) goes to *ring. *version gets the document's version once it passed its own
+ * check, also when a later check fails (RK_EOLDVERSION says by how much); 0 otherwise. */
 int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
                    int64_t expect_version_min, int64_t *version, rk_ring **ring, rk_error *err);
 

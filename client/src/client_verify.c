@@ -45,12 +45,24 @@ static int check_cluster(const rk_client_config *cfg, const json_t *doc, rk_erro
 static int check_version(const json_t *doc, int64_t *version, rk_error *err)
 {
     const json_t *v = json_object_get(doc, "version");
-    if (!json_is_integer(v) || json_integer_value(v) < 1)
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > RKI_MAX_VERSION)
         return rki_error_set(err, RK_EDOCUMENT, "version",
-                             "missing or not an integer >= 1: the response is not a version "
-                             "document; check the server URL");
+                             "missing or not an integer from 1 to 2^53-1: the response is not a "
+                             "version document; check the server URL");
     *version = json_integer_value(v);
     return RK_OK;
+}
+
+/* Only the active version is the ring: a staged one may never be activated. */
+static int check_state(const json_t *doc, int64_t version, rk_error *err)
+{
+    const char *state = json_string_value(json_object_get(doc, "state"));
+    if (state && strcmp(state, "active") == 0)
+        return RK_OK;
+    return rki_error_set(err, RK_EDOCUMENT, "state",
+                         "version %" PRId64 " is in state \"%.16s\", not \"active\": only the "
+                         "active version is the ring; check the server URL",
+                         version, state ? state : "(none)");
 }
 
 static int check_hash(const rk_client_config *cfg, const json_t *doc, rk_error *err)
@@ -151,6 +163,8 @@ static int verify_json(const rk_client_config *cfg, const json_t *doc, int64_t m
     if (rc == RK_OK)
         rc = check_version(doc, version, err);
     if (rc == RK_OK)
+        rc = check_state(doc, *version, err);
+    if (rc == RK_OK)
         rc = check_hash(cfg, doc, err);
     if (rc == RK_OK)
         rc = check_vnode_factor(cfg, doc, err);
@@ -170,6 +184,7 @@ int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
     int64_t v = 0;
     int rc;
     *ring = NULL;
+    *version = 0;
     if (!cfg || !cfg->cluster || !text)
         return rki_error_set(err, RK_EINVAL, NULL,
                              "a configuration with a cluster and a text "
@@ -183,8 +198,7 @@ int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
     rc = load(text, len, &doc, err);
     if (rc == RK_OK)
         rc = verify_json(cfg, doc, expect_version_min, &v, ring, err);
-    if (rc == RK_OK && version)
-        *version = v;
+    *version = v;
 out:
     json_decref(doc);
     return rc;
@@ -194,8 +208,11 @@ rk_topology *rk_client_verify(const rk_client_config *cfg, const char *text, siz
                               int64_t expect_version_min, int64_t *version, rk_error *err)
 {
     rk_ring *ring = NULL;
-    if (rki_verify_doc(cfg, text, len, expect_version_min, version, &ring, err) != RK_OK)
+    int64_t v = 0;
+    if (rki_verify_doc(cfg, text, len, expect_version_min, &v, &ring, err) != RK_OK)
         return NULL;
+    if (version)
+        *version = v;
     rk_topology *t = rk_topology_ref((rk_topology *)rk_ring_topology(ring));
     rk_ring_free(ring);
     return t;

@@ -146,6 +146,27 @@ has "v3 active" "$TMP/out" '"state": "active"'
 cli 0 "activate 4 with --activate publish" env RINGKEEPER_TOKEN=0123456789abcdef0123 "$RK" publish "$five" --activate "${S[@]}"
 has "publish --activate" "$TMP/out" '"state": "active"'
 
+# a --cache file holding a newer version than the server's (saved from another server, a hostile
+# one, or before a restore): the server's ring is refused as older and the file serves, with a note
+# naming the file, both versions and the way out; --reset-cache takes the server's ring and
+# rewrites the file, after which lookups agree with the server and say nothing
+rk_stop
+rk_start --db "$TMP/other.db"
+for _ in 1 2 3 4 5; do cli 0 "other server: publish" "$RK" publish "$four" --activate "${S[@]}" --server "$BASE"; done
+cp "$TMP/keys" "$TMP/in"
+cli 0 "lookup saves v5 of the other server" "$RK" lookup "${S[@]}" --server "$BASE" --cache "$TMP/ahead.json"
+rk_stop
+rk_start --token-file "$TMP/tokens"
+export RINGKEEPER_SERVER=$BASE
+cli 0 "the newer file serves" "$RK" lookup "${S[@]}" --replicas 2 --cache "$TMP/ahead.json"
+has "the note names both versions and the file" "$TMP/err" "ring v4 is older than v5 in the last-known-good file $TMP/ahead.json"
+has "the note names the way out" "$TMP/err" "run once with --reset-cache"
+cli 2 "--reset-cache needs --cache" "$RK" lookup "${S[@]}" --reset-cache
+cli 0 "--reset-cache takes the server's ring" "$RK" lookup "${S[@]}" --replicas 2 --cache "$TMP/ahead.json" --reset-cache
+same "reset lookup = lookup --topology" "$TMP/lookup-offline" "$TMP/out"
+cli 0 "after the reset" "$RK" lookup "${S[@]}" --replicas 2 --cache "$TMP/ahead.json"
+check "no note after the reset" 0 "$(wc -c <"$TMP/err")"
+
 # the server is gone: lookup falls back to the last-known-good file (exit 0 and a note on stderr),
 # without one it exits 4, and so do the other commands
 cp "$TMP/keys" "$TMP/in"
