@@ -200,8 +200,7 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
     rkd_app *app = calloc(1, sizeof *app);
     if (!app || pthread_mutex_init(&app->hook_mu, NULL) != 0) {
         free(app);
-        if (err)
-            *err = (rk_error){.code = RK_ENOMEM, .message = "out of memory creating the API"};
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory creating the API");
         return NULL;
     }
     app->store = store;
@@ -210,8 +209,8 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
     app->rings = rkd_cache_new(RING_CACHE_ENTRIES, RING_CACHE_BYTES, free_ring);
     int rc = app->docs && app->rings ? seed_metrics(app, err) : RK_ENOMEM;
     if (rc != RK_OK) {
-        if (rc == RK_ENOMEM && err)
-            *err = (rk_error){.code = RK_ENOMEM, .message = "out of memory creating the API"};
+        if (rc == RK_ENOMEM)
+            rk_error_set(err, RK_ENOMEM, NULL, "out of memory creating the API");
         rkd_app_free(app);
         return NULL;
     }

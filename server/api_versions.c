@@ -127,7 +127,7 @@ static rk_topology *with_comment(const rk_topology *t, const char *comment, rk_e
     size_t n = rk_topology_node_count(t);
     rk_node *nodes = malloc(n * sizeof *nodes);
     if (!nodes) {
-        err->code = RK_ENOMEM;
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory copying the nodes to revert");
         return NULL;
     }
     for (size_t i = 0; i < n; i++)

@@ -56,32 +56,17 @@ static void wipe(void *p, size_t n)
         *v++ = 0;
 }
 
-static int set_err(rk_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int set_err(rk_error *err, int code, const char *fmt, ...)
-{
-    if (!err)
-        return code;
-    err->code = code;
-    err->field[0] = '\0';
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 /* A refusal of the current line: "tokens.txt:3: ...". */
 static int line_err(const parser *p, rk_error *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int line_err(const parser *p, rk_error *err, const char *fmt, ...)
 {
-    char what[sizeof err->message];
+    char what[RK_ERROR_MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return set_err(err, RK_EINVAL, "%s:%zu: %s", p->path, p->line, what);
+    return rk_error_set(err, RK_EINVAL, NULL, "%s:%zu: %s", p->path, p->line, what);
 }
 
 static void table_free(table *t)
@@ -175,7 +160,7 @@ static int append(parser *p, const token *t, rk_error *err)
     if (tab->n == MAX_TOKENS)
         return line_err(p, err, "more than %d tokens", MAX_TOKENS);
     if (tab->n == tab->cap && grow(tab) != 0)
-        return set_err(err, RK_ENOMEM, "out of memory reading %s", p->path);
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading %s", p->path);
     tab->tokens[tab->n++] = *t;
     return RK_OK;
 }
@@ -233,12 +218,12 @@ static int parse_file(parser *p, FILE *f, rk_error *err)
             break;
     }
     if (rc == RK_OK && ferror(f))
-        rc = set_err(err, RK_EIO, "cannot read %s: %s", p->path, strerror(errno));
+        rc = rk_error_set(err, RK_EIO, NULL, "cannot read %s: %s", p->path, strerror(errno));
     /* An empty file would silently open every write to anyone: refuse it. */
     if (rc == RK_OK && p->tab->n == 0)
-        rc = set_err(err, RK_EINVAL,
-                     "%s has no tokens; add \"name:token\" lines or run without --token-file",
-                     p->path);
+        rc = rk_error_set(err, RK_EINVAL, NULL,
+                          "%s has no tokens; add \"name:token\" lines or run without --token-file",
+                          p->path);
     wipe(line, cap);
     free(line);
     return rc;
@@ -251,12 +236,13 @@ static int check_mode(const char *path, FILE *f, rk_error *err)
 {
     struct stat st;
     if (fstat(fileno(f), &st) != 0)
-        return set_err(err, RK_EIO, "cannot stat the token file %s: %s", path, strerror(errno));
+        return rk_error_set(err, RK_EIO, NULL, "cannot stat the token file %s: %s", path,
+                            strerror(errno));
     if (st.st_mode & (S_IWGRP | S_IRWXO))
-        return set_err(err, RK_EINVAL,
-                       "the token file %s has mode 0%03o: others can read it or its group can "
-                       "change it; refused (chmod 600 %s, or 640 for a group that only reads)",
-                       path, (unsigned)(st.st_mode & 0777), path);
+        return rk_error_set(err, RK_EINVAL, NULL,
+                            "the token file %s has mode 0%03o: others can read it or its group can "
+                            "change it; refused (chmod 600 %s, or 640 for a group that only reads)",
+                            path, (unsigned)(st.st_mode & 0777), path);
     return RK_OK;
 }
 
@@ -265,12 +251,13 @@ static int load(const char *path, table **out, rk_error *err)
 {
     parser p = {.path = path, .tab = calloc(1, sizeof(table))};
     if (!p.tab)
-        return set_err(err, RK_ENOMEM, "out of memory reading %s", path);
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading %s", path);
     FILE *f = fopen(path, "r");
     if (!f) {
         int e = errno;
         table_free(p.tab);
-        return set_err(err, RK_EIO, "cannot open the token file %s: %s", path, strerror(e));
+        return rk_error_set(err, RK_EIO, NULL, "cannot open the token file %s: %s", path,
+                            strerror(e));
     }
     int rc = check_mode(path, f, err);
     if (rc == RK_OK)
@@ -288,14 +275,15 @@ rkd_auth *rkd_auth_new(const char *path, rk_error *err)
 {
     rkd_auth *a = calloc(1, sizeof *a);
     if (!a) {
-        set_err(err, RK_ENOMEM, "out of memory");
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
     pthread_rwlock_init(&a->lock, NULL);
     if (!path)
         return a;
     a->path = strdup(path);
-    int rc = a->path ? load(path, &a->tab, err) : set_err(err, RK_ENOMEM, "out of memory");
+    int rc =
+        a->path ? load(path, &a->tab, err) : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     if (rc != RK_OK) {
         rkd_auth_free(a);
         return NULL;

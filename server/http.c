@@ -465,15 +465,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 
 static int listen_error(rk_error *err, const char *listen)
 {
-    if (err) {
-        *err = (rk_error){.code = RK_EINVAL};
-        snprintf(err->field, sizeof err->field, "--listen");
-        snprintf(err->message, sizeof err->message,
-                 "--listen: \"%.100s\" is not HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070) of "
-                 "this machine",
-                 listen);
-    }
-    return RK_EINVAL;
+    return rk_error_set(err, RK_EINVAL, "--listen",
+                        "\"%.100s\" is not HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070) of this "
+                        "machine",
+                        listen);
 }
 
 /* Resolves "host:port" or "[v6]:port" into *out. */
@@ -551,16 +546,12 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
     h->d = start_daemon(h, ai);
     freeaddrinfo(ai);
     if (!h->d || pthread_create(&h->timer, NULL, timer_main, h)) {
-        if (err) {
-            *err = (rk_error){.code = RK_EIO};
-            snprintf(err->message, sizeof err->message,
-                     cfg->tls_cert
-                         ? "cannot serve HTTPS on %.100s: the address is in use or not "
-                           "of this machine, or the certificate and key do not match"
-                         : "cannot listen on %.100s: the address is in use or not of this "
-                           "machine",
+        rk_error_set(err, RK_EIO, NULL,
+                     cfg->tls_cert ? "cannot serve HTTPS on %.100s: the address is in use or not "
+                                     "of this machine, or the certificate and key do not match"
+                                   : "cannot listen on %.100s: the address is in use or not of "
+                                     "this machine",
                      cfg->listen);
-        }
         if (h->d)
             MHD_stop_daemon(h->d);
         pthread_mutex_destroy(&h->mu);

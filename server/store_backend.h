@@ -89,9 +89,6 @@ rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err) RK_MU
 
 /* ---- Shared by backends, so that codes and messages agree whichever store answers ---- */
 
-/* Fills err (code, message from fmt) and returns code. */
-int rkd_store_set_err(rk_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* *dst = a new copy of src, or NULL for a NULL src; RK_ENOMEM with err set. */
 int rkd_store_strdup(const char *src, char **dst, rk_error *err);
 /* Reports a missing cluster (RKD_STORE_ENOCLUSTER), version v (RKD_STORE_ENOVERSION) or active

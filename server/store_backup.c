@@ -36,9 +36,9 @@ static int open_db(rks_store *c, const char *path, int flags, rk_error *err)
 {
     int rc = sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK)
-        return rkd_store_set_err(
-            err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
-            "cannot open %s: %s", path, c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        return rk_error_set(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
+                            NULL, "cannot open %s: %s", path,
+                            c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
     sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
     return RK_OK;
 }
@@ -52,12 +52,12 @@ static int make_temp(backup_job *j, rk_error *err)
     size_t len = strlen(j->to) + TEMP_EXTRA_BYTES;
     char *tmp = malloc(len);
     if (!tmp)
-        return rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     snprintf(tmp, len, "%s%s", j->to, TEMP_SUFFIX);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE, "cannot create a file next to %s: %s", j->to,
-                          strerror(errno));
+        rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "cannot create a file next to %s: %s",
+                     j->to, strerror(errno));
         free(tmp);
         return err->code;
     }
@@ -83,8 +83,8 @@ static int copy_pages(backup_job *j, rk_error *err)
     if (rc == SQLITE_DONE && fin == SQLITE_OK)
         return RK_OK;
     rc = rc == SQLITE_DONE ? fin : rc;
-    return rkd_store_set_err(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
-                             "backup of %s failed: %s", j->from, sqlite3_errstr(rc));
+    return rk_error_set(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE, NULL,
+                        "backup of %s failed: %s", j->from, sqlite3_errstr(rc));
 }
 
 /* PRAGMA integrity_check on the copy must answer exactly "ok". */
@@ -98,9 +98,9 @@ static int check_copy(backup_job *j, rk_error *err)
     if (step != SQLITE_ROW)
         rc = rks_db_err(&j->dst, err, step, "checking the copy");
     else if (!answer || strcmp(answer, "ok") != 0)
-        rc = rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
-                               "the copy of %s fails PRAGMA integrity_check: %s", j->from,
-                               answer ? answer : "(no answer)");
+        rc = rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                          "the copy of %s fails PRAGMA integrity_check: %s", j->from,
+                          answer ? answer : "(no answer)");
     sqlite3_finalize(st);
     return rc;
 }
@@ -109,14 +109,14 @@ static int sync_path(const char *path, int flags, rk_error *err)
 {
     int fd = open(path, flags);
     if (fd < 0)
-        return rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE, "cannot open %s to sync it: %s", path,
-                                 strerror(errno));
+        return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "cannot open %s to sync it: %s",
+                            path, strerror(errno));
     int rc = fsync(fd);
     int saved = errno;
     close(fd);
     if (rc != 0)
-        return rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE, "cannot sync %s: %s", path,
-                                 strerror(saved));
+        return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "cannot sync %s: %s", path,
+                            strerror(saved));
     return RK_OK;
 }
 
@@ -126,16 +126,16 @@ static int give_name(backup_job *j, int replace, rk_error *err)
 {
     int rc = replace ? rename(j->tmp, j->to) : link(j->tmp, j->to);
     if (rc != 0 && errno == EEXIST)
-        return rkd_store_set_err(err, RKD_STORE_ECONFLICT, "%s exists; pass --force to replace it",
-                                 j->to);
+        return rk_error_set(err, RKD_STORE_ECONFLICT, NULL, "%s exists; pass --force to replace it",
+                            j->to);
     if (rc != 0)
-        return rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE, "cannot name the copy %s: %s", j->to,
-                                 strerror(errno));
+        return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "cannot name the copy %s: %s", j->to,
+                            strerror(errno));
     if (!replace)
         unlink(j->tmp); /* the copy lives on under its final name */
     char *dir = strdup(j->to);
     if (!dir)
-        return rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     rc = sync_path(dirname(dir), O_RDONLY, err);
     free(dir);
     return rc;
@@ -156,7 +156,8 @@ static int refuse_existing(const char *to, int replace, rk_error *err)
 {
     if (replace || access(to, F_OK) != 0)
         return RK_OK;
-    return rkd_store_set_err(err, RKD_STORE_ECONFLICT, "%s exists; pass --force to replace it", to);
+    return rk_error_set(err, RKD_STORE_ECONFLICT, NULL, "%s exists; pass --force to replace it",
+                        to);
 }
 
 static int run_backup(backup_job *j, int replace, rk_error *err)
@@ -180,7 +181,7 @@ int rkd_sqlite_backup(const char *db_path, const char *to_path, int replace, rk_
     rk_error scratch;
     err = err ? err : &scratch;
     if (!db_path || !to_path)
-        return rkd_store_set_err(err, RK_EINVAL, "a database path and a destination are required");
+        return rk_error_set(err, RK_EINVAL, NULL, "a database path and a destination are required");
     backup_job j = {db_path, to_path, NULL, {0}, {0}};
     int rc = run_backup(&j, replace, err);
     sqlite3_close(j.src.db);

@@ -23,17 +23,6 @@ struct rkd_store {
 
 /* ---- Helpers shared with backends ---- */
 
-int rkd_store_set_err(rk_error *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    err->code = code;
-    err->field[0] = '\0';
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 int rkd_store_strdup(const char *src, char **dst, rk_error *err)
 {
     *dst = NULL;
@@ -41,32 +30,32 @@ int rkd_store_strdup(const char *src, char **dst, rk_error *err)
         return RK_OK;
     *dst = strdup(src);
     if (!*dst)
-        return rkd_store_set_err(err, RK_ENOMEM, "out of memory copying a string");
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory copying a string");
     return RK_OK;
 }
 
 int rkd_store_missing(rk_error *err, int code, const char *cluster, int64_t v)
 {
     if (code == RKD_STORE_ENOACTIVE)
-        return rkd_store_set_err(
-            err, code, "cluster %s has no active version yet; activate one first", cluster);
+        return rk_error_set(err, code, NULL,
+                            "cluster %s has no active version yet; activate one first", cluster);
     if (code == RKD_STORE_ENOVERSION)
-        return rkd_store_set_err(err, code, "cluster %s has no version %lld", cluster,
-                                 (long long)v);
-    return rkd_store_set_err(err, RKD_STORE_ENOCLUSTER,
-                             "there is no cluster named %s; publishing a version "
-                             "creates it",
-                             cluster);
+        return rk_error_set(err, code, NULL, "cluster %s has no version %lld", cluster,
+                            (long long)v);
+    return rk_error_set(err, RKD_STORE_ENOCLUSTER, NULL,
+                        "there is no cluster named %s; publishing a version "
+                        "creates it",
+                        cluster);
 }
 
 int rkd_store_check_publish(const rkd_store_draft *d, int64_t latest, rk_error *err)
 {
     if (d->if_match_latest == RKD_STORE_ANY || d->if_match_latest == latest)
         return RK_OK;
-    return rkd_store_set_err(err, RKD_STORE_EPRECONDITION,
-                             "cluster %s: the latest version is %lld, not "
-                             "%lld; fetch it, review, and publish again",
-                             d->cluster, (long long)latest, (long long)d->if_match_latest);
+    return rk_error_set(err, RKD_STORE_EPRECONDITION, NULL,
+                        "cluster %s: the latest version is %lld, not "
+                        "%lld; fetch it, review, and publish again",
+                        d->cluster, (long long)latest, (long long)d->if_match_latest);
 }
 
 int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, int64_t active,
@@ -75,16 +64,16 @@ int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, i
     if (v < 1 || v > latest)
         return rkd_store_missing(err, RKD_STORE_ENOVERSION, cluster, v);
     if (if_match_active != RKD_STORE_ANY && if_match_active != active)
-        return rkd_store_set_err(err, RKD_STORE_EPRECONDITION,
-                                 "cluster %s: the active version is %lld, not "
-                                 "%lld",
-                                 cluster, (long long)active, (long long)if_match_active);
+        return rk_error_set(err, RKD_STORE_EPRECONDITION, NULL,
+                            "cluster %s: the active version is %lld, not "
+                            "%lld",
+                            cluster, (long long)active, (long long)if_match_active);
     if (v <= active)
-        return rkd_store_set_err(err, RKD_STORE_ECONFLICT,
-                                 "cluster %s: version %lld is not newer than the "
-                                 "active version %lld; to roll back, revert to it and activate "
-                                 "the copy",
-                                 cluster, (long long)v, (long long)active);
+        return rk_error_set(err, RKD_STORE_ECONFLICT, NULL,
+                            "cluster %s: version %lld is not newer than the "
+                            "active version %lld; to roll back, revert to it and activate "
+                            "the copy",
+                            cluster, (long long)v, (long long)active);
     return RK_OK;
 }
 
@@ -97,7 +86,7 @@ rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
     rkd_store *s = calloc(1, sizeof *s);
     if (!s) {
         ops->close(b);
-        rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
     s->ops = ops;
@@ -132,7 +121,7 @@ int rkd_store_read_only(rkd_store *s)
 static int check_cluster_arg(const char *cluster, rk_error *err)
 {
     if (!cluster || !cluster[0])
-        return rkd_store_set_err(err, RK_EINVAL, "a cluster name is required");
+        return rk_error_set(err, RK_EINVAL, NULL, "a cluster name is required");
     return RK_OK;
 }
 
@@ -155,11 +144,11 @@ static int attach_topology(rkd_store_version *rec, const char *doc, rk_error *er
     if (rec->topology)
         return RK_OK;
     if (perr.code == RK_ENOMEM)
-        return rkd_store_set_err(err, RK_ENOMEM, "out of memory parsing a topology");
-    return rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
-                             "cluster %s version %lld is damaged in the database: "
-                             "%s",
-                             rec->cluster, (long long)rec->version, perr.message);
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory parsing a topology");
+    return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                        "cluster %s version %lld is damaged in the database: "
+                        "%s",
+                        rec->cluster, (long long)rec->version, perr.message);
 }
 
 /* Hands out rec with its topology parsed from doc when rc is RK_OK; frees what is left. */
@@ -217,8 +206,8 @@ int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t befo
     if (rc != RK_OK)
         return rc;
     if (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0)
-        return rkd_store_set_err(err, RK_EINVAL, "limit must be 1..%d and before a version number",
-                                 RKD_STORE_LIST_MAX);
+        return rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before a version number",
+                            RKD_STORE_LIST_MAX);
     rc = s->ops->list(s->b, cluster, limit, before, out, err);
     if (rc != RK_OK)
         rkd_store_version_list_free(out);
@@ -253,7 +242,7 @@ static int new_record(const char *cluster, rk_topology *t, const char *author,
     rkd_store_version *rec = calloc(1, sizeof *rec);
     rk_ring *ring = NULL;
     json_t *json = NULL;
-    int rc = rec ? RK_OK : rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+    int rc = rec ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     if (rc != RK_OK)
         goto done;
     rec->topology = rk_topology_ref(t);
@@ -273,7 +262,7 @@ static int new_record(const char *cluster, rk_topology *t, const char *author,
     json = rk_topology_to_json(t);
     *doc = json ? json_dumps(json, JSON_COMPACT) : NULL;
     if (!*doc)
-        rc = rkd_store_set_err(err, RK_ENOMEM, "out of memory serialising the topology");
+        rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory serialising the topology");
 done:
     json_decref(json);
     rk_ring_free(ring);
@@ -322,7 +311,7 @@ int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
     *out = NULL;
     int rc = check_cluster_arg(cluster, err);
     if (rc == RK_OK && !t)
-        rc = rkd_store_set_err(err, RK_EINVAL, "a topology is required");
+        rc = rk_error_set(err, RK_EINVAL, NULL, "a topology is required");
     rc = rc ? rc : new_record(cluster, t, opt->author, &rec, &doc, err);
     if (rc != RK_OK)
         return rc;

@@ -52,12 +52,12 @@ static int add_migration(rks_migration_set *set, const char *dir, const char *na
                          rk_error *err)
 {
     if (set->count == MAX_MIGRATIONS)
-        return rkd_store_set_err(err, RKD_STORE_EMIGRATION, "more than %d migrations in %s",
-                                 MAX_MIGRATIONS, dir);
+        return rk_error_set(err, RKD_STORE_EMIGRATION, NULL, "more than %d migrations in %s",
+                            MAX_MIGRATIONS, dir);
     size_t len = strlen(dir) + strlen(name) + 2;
     char *path = malloc(len);
     if (!path)
-        return rkd_store_set_err(err, RK_ENOMEM, "out of memory reading migrations");
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading migrations");
     snprintf(path, len, "%s/%s", dir, name);
     set->items[set->count].number = number;
     set->items[set->count].path = path;
@@ -69,14 +69,14 @@ static int add_migration(rks_migration_set *set, const char *dir, const char *na
 static int check_numbering(const rks_migration_set *set, const char *dir, rk_error *err)
 {
     if (set->count == 0)
-        return rkd_store_set_err(err, RKD_STORE_EMIGRATION, "no migrations (NNNN_name.sql) in %s",
-                                 dir);
+        return rk_error_set(err, RKD_STORE_EMIGRATION, NULL, "no migrations (NNNN_name.sql) in %s",
+                            dir);
     for (size_t i = 0; i < set->count; i++) {
         if (set->items[i].number != (int)i + 1)
-            return rkd_store_set_err(err, RKD_STORE_EMIGRATION,
-                                     "migrations in %s must be numbered 0001, "
-                                     "0002 ... without gaps or repeats; %s breaks that",
-                                     dir, set->items[i].path);
+            return rk_error_set(err, RKD_STORE_EMIGRATION, NULL,
+                                "migrations in %s must be numbered 0001, "
+                                "0002 ... without gaps or repeats; %s breaks that",
+                                dir, set->items[i].path);
     }
     return RK_OK;
 }
@@ -85,13 +85,12 @@ int rks_migrations_load(const char *dir, rks_migration_set *set, rk_error *err)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return rkd_store_set_err(err, RKD_STORE_EMIGRATION,
-                                 "cannot read the migrations directory %s: %s", dir,
-                                 strerror(errno));
+        return rk_error_set(err, RKD_STORE_EMIGRATION, NULL,
+                            "cannot read the migrations directory %s: %s", dir, strerror(errno));
     int rc = RK_OK;
     set->items = calloc(MAX_MIGRATIONS, sizeof *set->items);
     if (!set->items)
-        rc = rkd_store_set_err(err, RK_ENOMEM, "out of memory reading migrations");
+        rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading migrations");
     while (rc == RK_OK) {
         struct dirent *e = readdir(d);
         if (!e)
@@ -113,17 +112,17 @@ static int read_file(const char *path, char **out, rk_error *err)
     char *buf = NULL;
     int rc = RK_OK;
     if (!f)
-        return rkd_store_set_err(err, RKD_STORE_EMIGRATION, "cannot open %s: %s", path,
-                                 strerror(errno));
+        return rk_error_set(err, RKD_STORE_EMIGRATION, NULL, "cannot open %s: %s", path,
+                            strerror(errno));
     buf = malloc(MAX_MIGRATION_BYTES + 1);
     if (!buf) {
-        rc = rkd_store_set_err(err, RK_ENOMEM, "out of memory reading %s", path);
+        rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading %s", path);
         goto done;
     }
     size_t n = fread(buf, 1, MAX_MIGRATION_BYTES + 1, f);
     if (ferror(f) || n > MAX_MIGRATION_BYTES)
-        rc = rkd_store_set_err(err, RKD_STORE_EMIGRATION, "cannot read %s, or it is over %d bytes",
-                               path, MAX_MIGRATION_BYTES);
+        rc = rk_error_set(err, RKD_STORE_EMIGRATION, NULL, "cannot read %s, or it is over %d bytes",
+                          path, MAX_MIGRATION_BYTES);
     buf[n > MAX_MIGRATION_BYTES ? MAX_MIGRATION_BYTES : n] = '\0';
 done:
     fclose(f);
@@ -141,9 +140,9 @@ static int run_migration(rks_store *s, const rks_migration *m, const char *sql, 
     char pragmas[96];
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-        rkd_store_set_err(
+        rk_error_set(
             err, rks_map_rc(rc) == RKD_STORE_EUNAVAILABLE ? RKD_STORE_EMIGRATION : rks_map_rc(rc),
-            "migration %s failed: %s", m->path, msg ? msg : sqlite3_errstr(rc));
+            NULL, "migration %s failed: %s", m->path, msg ? msg : sqlite3_errstr(rc));
         sqlite3_free(msg);
         return err->code;
     }
@@ -182,10 +181,10 @@ static int read_marks(rks_store *s, const char *path, int64_t *app, int64_t *use
     rc = rc ? rc : rks_int_query(s, "PRAGMA user_version", &p, user, err);
     rc = rc ? rc : rks_int_query(s, "SELECT COUNT(*) FROM sqlite_master", &p, objects, err);
     if (rc == RKD_STORE_ENOTRK)
-        return rkd_store_set_err(err, rc,
-                                 "%s is not a ringkeeper database (not an SQLite file at all); "
-                                 "point --db at a ringkeeper database or a new path",
-                                 path);
+        return rk_error_set(err, rc, NULL,
+                            "%s is not a ringkeeper database (not an SQLite file at all); "
+                            "point --db at a ringkeeper database or a new path",
+                            path);
     return rc;
 }
 
@@ -199,18 +198,17 @@ int rks_check_identity(rks_store *s, const char *path, const rks_migration_set *
     if (rc != RK_OK)
         return rc;
     if (app == RK_APPLICATION_ID && user > known)
-        return rkd_store_set_err(err, RKD_STORE_ETOONEW,
-                                 "%s has schema version %lld but this ringkeeperd "
-                                 "knows up to %d; run a newer ringkeeperd",
-                                 path, (long long)user, known);
+        return rk_error_set(err, RKD_STORE_ETOONEW, NULL,
+                            "%s has schema version %lld but this ringkeeperd "
+                            "knows up to %d; run a newer ringkeeperd",
+                            path, (long long)user, known);
     if (app == RK_APPLICATION_ID || (app == 0 && user == 0 && objects == 0))
         return RK_OK;
-    return rkd_store_set_err(
-        err, RKD_STORE_ENOTRK,
-        "%s is an SQLite database of another application "
-        "(application_id %lld, %lld schema objects); point --db at a ringkeeper "
-        "database or a new path",
-        path, (long long)app, (long long)objects);
+    return rk_error_set(err, RKD_STORE_ENOTRK, NULL,
+                        "%s is an SQLite database of another application "
+                        "(application_id %lld, %lld schema objects); point --db at a ringkeeper "
+                        "database or a new path",
+                        path, (long long)app, (long long)objects);
 }
 
 /* Stricter than rks_check_identity: an empty file is not (yet) a ringkeeper database either. */
@@ -220,10 +218,10 @@ int rks_check_ours(rks_store *s, const char *path, rk_error *err)
     int rc = read_marks(s, path, &app, &user, &objects, err);
     if (rc != RK_OK || (app == RK_APPLICATION_ID && user >= 1))
         return rc;
-    return rkd_store_set_err(err, RKD_STORE_ENOTRK,
-                             "%s is not a ringkeeper database (application_id %lld, schema version "
-                             "%lld, %lld schema objects)",
-                             path, (long long)app, (long long)user, (long long)objects);
+    return rk_error_set(err, RKD_STORE_ENOTRK, NULL,
+                        "%s is not a ringkeeper database (application_id %lld, schema version "
+                        "%lld, %lld schema objects)",
+                        path, (long long)app, (long long)user, (long long)objects);
 }
 
 /* Stops at the first migration that fails; those before it stay applied. An up-to-date schema

@@ -49,11 +49,11 @@ static int storage_failure(int rc)
 
 int rks_db_err(rks_store *s, rk_error *err, int rc, const char *what)
 {
-    return rkd_store_set_err(err, rks_map_rc(rc), "database error while %s: %s%s", what,
-                             sqlite3_errmsg(s->db),
-                             storage_failure(rc) ? "; nothing was changed, retry once the storage "
-                                                   "is fixed"
-                                                 : "");
+    return rk_error_set(err, rks_map_rc(rc), NULL, "database error while %s: %s%s", what,
+                        sqlite3_errmsg(s->db),
+                        storage_failure(rc) ? "; nothing was changed, retry once the storage "
+                                              "is fixed"
+                                            : "");
 }
 
 int rks_exec(rks_store *s, const char *sql, const char *what, rk_error *err)
@@ -182,10 +182,10 @@ static int configure(rks_store *s, rk_error *err)
     if (step != SQLITE_ROW)
         rc = rks_db_err(s, err, step, "turning on WAL");
     else if (!mode || strcmp(mode, "wal") != 0)
-        rc = rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
-                               "the database refused WAL mode (it is in %s "
-                               "mode); put it on a local file system",
-                               mode ? mode : "an unknown");
+        rc = rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                          "the database refused WAL mode (it is in %s "
+                          "mode); put it on a local file system",
+                          mode ? mode : "an unknown");
     rc = rc ? rc : rks_exec(s, "PRAGMA synchronous = FULL", "setting synchronous=FULL", err);
     rc = rc ? rc : rks_exec(s, "PRAGMA foreign_keys = ON", "turning on foreign keys", err);
 done:
@@ -198,10 +198,9 @@ static int connect_db(rks_store *s, const char *path, rk_error *err)
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
     if (rc != SQLITE_OK)
-        return rkd_store_set_err(err,
-                                 rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
-                                 "cannot open the database %s: %s", path,
-                                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        return rk_error_set(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
+                            NULL, "cannot open the database %s: %s", path,
+                            s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     return RK_OK;
 }
@@ -218,11 +217,10 @@ static int writable(rks_store *s, rk_error *err)
     sqlite3 *old = s->db;
     int rc = connect_db(s, s->path, err);
     if (rc == RK_OK && sqlite3_db_readonly(s->db, "main") != 0)
-        rc =
-            rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
-                              "the database file %s is read-only: nothing was changed; writes work "
-                              "again once it is writable, reads go on meanwhile",
-                              s->path);
+        rc = rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                          "the database file %s is read-only: nothing was changed; writes work "
+                          "again once it is writable, reads go on meanwhile",
+                          s->path);
     rc = rc ? rc : configure(s, err);
     sqlite3_close(rc == RK_OK ? old : s->db);
     if (rc != RK_OK)
@@ -256,10 +254,10 @@ static int create_private(const char *path, rk_error *err)
     if (fd < 0 && errno == EEXIST)
         return RK_OK;
     if (fd < 0)
-        return rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
-                                 "cannot create the database %s: %s; check the folder's owner and "
-                                 "permissions",
-                                 path, strerror(errno));
+        return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                            "cannot create the database %s: %s; check the folder's owner and "
+                            "permissions",
+                            path, strerror(errno));
     close(fd);
     return RK_OK;
 }
@@ -301,18 +299,18 @@ static rks_store *new_db(const char *path, rk_error *err)
 {
     rks_store *s = calloc(1, sizeof *s);
     if (!s) {
-        rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
         free(s);
-        rkd_store_set_err(err, RK_ENOMEM, "cannot create a mutex");
+        rk_error_set(err, RK_ENOMEM, NULL, "cannot create a mutex");
         return NULL;
     }
     s->path = strdup(path);
     if (s->path)
         return s;
-    rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+    rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     close_db(s);
     return NULL;
 }
@@ -322,8 +320,8 @@ rkd_store *rkd_store_open_sqlite(const char *path, const char *migrations_dir, r
     rk_error scratch;
     err = err ? err : &scratch;
     if (!path || !migrations_dir) {
-        rkd_store_set_err(err, RK_EINVAL,
-                          "a database path and a migrations directory are required");
+        rk_error_set(err, RK_EINVAL, NULL,
+                     "a database path and a migrations directory are required");
         return NULL;
     }
     rks_store *s = new_db(path, err);

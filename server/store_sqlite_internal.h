@@ -32,9 +32,6 @@ typedef struct rks_params {
 
 /* ---- store_sqlite.c: errors, statements, transactions (call with s->lock held) ---- */
 
-/* Fills err (code, message from fmt) and returns code. */
-int rks_set_err(rk_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* The store code for an SQLite result code. */
 int rks_map_rc(int rc);
 /* Sets err from the connection's last error while doing `what`; returns the code. */

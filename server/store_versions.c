@@ -83,10 +83,10 @@ static int row_to_version(sqlite3_stmt *st, rkd_store_version *rec, rk_error *er
         return rc;
     if (parse_state((const char *)sqlite3_column_text(st, 2), &rec->state) != RK_OK ||
         rk_hash_from_name((const char *)sqlite3_column_text(st, 7), &rec->hash) != RK_OK)
-        return rkd_store_set_err(err, RKD_STORE_EUNAVAILABLE,
-                                 "cluster %s version %lld is damaged in the "
-                                 "database: unknown state or hash",
-                                 rec->cluster, (long long)rec->version);
+        return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                            "cluster %s version %lld is damaged in the "
+                            "database: unknown state or hash",
+                            rec->cluster, (long long)rec->version);
     return RK_OK;
 }
 
@@ -112,7 +112,7 @@ static int fetch_locked(rks_store *s, rkd_store_pick pick, const rks_params *p,
     if (rc != RK_OK)
         goto done;
     rec = calloc(1, sizeof *rec);
-    rc = rec ? row_to_version(st, rec, err) : rkd_store_set_err(err, RK_ENOMEM, "out of memory");
+    rc = rec ? row_to_version(st, rec, err) : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     rc = rc ? rc : dup_col(st, COL_TOPOLOGY, doc, err);
 done:
     sqlite3_finalize(st);
@@ -145,7 +145,7 @@ static int list_locked(rks_store *s, const rks_params *p, rkd_store_version_list
     int rc = RK_ENOMEM;
     out->items = calloc(want, sizeof *out->items);
     if (!out->items) {
-        rkd_store_set_err(err, rc, "out of memory listing versions");
+        rk_error_set(err, rc, NULL, "out of memory listing versions");
         goto done;
     }
     rc = rks_statement(s, sql_list, p, &st, err);
@@ -187,7 +187,7 @@ static int append_cluster(sqlite3_stmt *st, rkd_store_cluster_list *out, size_t 
         size_t n = *cap ? *cap * 2 : 16;
         rkd_store_cluster *items = realloc(out->items, n * sizeof *items);
         if (!items)
-            return rkd_store_set_err(err, RK_ENOMEM, "out of memory listing clusters");
+            return rk_error_set(err, RK_ENOMEM, NULL, "out of memory listing clusters");
         out->items = items;
         *cap = n;
     }

@@ -663,7 +663,7 @@ static void fake_close(void *b)
 static int fake_ping(void *b, rk_error *err)
 {
     (void)b;
-    return rkd_store_set_err(err, RK_ENOMEM, "the fake never answers");
+    return rk_error_set(err, RK_ENOMEM, NULL, "the fake never answers");
 }
 
 static int fake_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err)

@@ -323,6 +323,34 @@ static void test_cluster_names(void **state)
     assert_false(rk_cluster_name_valid(NULL));
 }
 
+/* The one filler of rk_error (ringkeeperd's included) cuts long texts to fit without splitting a
+ * UTF-8 sequence: a split one made json_pack fail and a request answer 500 "out of memory". */
+static void test_error_set_cuts_utf8(void **state)
+{
+    (void)state;
+    char text[3 * RK_ERROR_MESSAGE_MAX];
+    for (size_t i = 0; i + 2 < sizeof text; i += 2)
+        memcpy(text + i, "\xc3\xa9", 2); /* é */
+    text[sizeof text - 2] = '\0';
+    for (size_t cut = 0; cut < 4; cut++) { /* every alignment of a cut against the sequences */
+        rk_error err;
+        char field[RK_ERROR_FIELD_MAX + 8];
+        memcpy(field, "abc", cut);
+        memcpy(field + cut, text, sizeof field - cut - 1);
+        field[sizeof field - 1] = '\0';
+        assert_int_equal(rk_error_set(&err, RK_EINVAL, field, "%.*s%s", (int)cut, "xyz", text),
+                         RK_EINVAL);
+        assert_int_equal(err.code, RK_EINVAL);
+        assert_true(strlen(err.field) < RK_ERROR_FIELD_MAX);
+        assert_true(strlen(err.message) < RK_ERROR_MESSAGE_MAX);
+        assert_memory_equal(err.message, err.field, strlen(err.field));
+        json_t *doc = json_pack("{s:s, s:s}", "field", err.field, "message", err.message);
+        assert_non_null(doc); /* jansson refuses invalid UTF-8 */
+        json_decref(doc);
+    }
+    assert_int_equal(rk_error_set(NULL, RK_ENOMEM, NULL, "no room"), RK_ENOMEM);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_new_rules),
         cmocka_unit_test(test_refcount),
         cmocka_unit_test(test_error_names),
+        cmocka_unit_test(test_error_set_cuts_utf8),
         cmocka_unit_test(test_cluster_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,13 +69,27 @@ typedef enum rk_status {
 #undef RK_ENUM_
 } rk_status;
 
+#define RK_ERROR_FIELD_MAX   64  /* bytes of rk_error.field, its NUL included */
+#define RK_ERROR_MESSAGE_MAX 256 /* bytes of rk_error.message, its NUL included */
+
 /* A failure's details. `field` is the JSON path to blame ("nodes[3].weight"), or "" when none is;
- * `message` is one sentence that starts with that path when there is one. */
+ * `message` is one sentence that starts with that path when there is one. Both are always valid
+ * UTF-8 (a server puts them into JSON), also when they were cut to fit. */
 typedef struct rk_error {
-    int code;          /* an rk_status */
-    char field[64];    /* JSON path of the offending field, or "" */
-    char message[256]; /* what is wrong and what is allowed */
+    int code;                           /* an rk_status */
+    char field[RK_ERROR_FIELD_MAX];     /* JSON path of the offending field, or "" */
+    char message[RK_ERROR_MESSAGE_MAX]; /* what is wrong and what is allowed */
 } rk_error;
+
+/* The one way to fill an rk_error, for the library and for code built on it (ringkeeperd): sets
+ * `code`, the blamed `field` (NULL or "" for none) and a message from `fmt` that starts with
+ * "field: " when there is a field; cuts both to fit without splitting a UTF-8 sequence. `err` may
+ * be NULL. Returns `code`. */
+RK_API int rk_error_set(rk_error *err, int code, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 
 /* Static strings: "invalid topology", and "RK_ETOPOLOGY"; "unknown error" for unknown codes. */
 RK_API const char *rk_strerror(int code);

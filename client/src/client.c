@@ -144,8 +144,8 @@ static int install(rk_client *c, rk_ring *ring, int64_t version, int from_cache,
         free(b);
         free(s);
         rk_ring_free(ring);
-        return rki_error_set(e, RK_ENOMEM, NULL, "out of memory installing version %" PRId64,
-                             version);
+        return rk_error_set(e, RK_ENOMEM, NULL, "out of memory installing version %" PRId64,
+                            version);
     }
     atomic_init(&b->refs, 1);
     b->ring = ring;
@@ -236,7 +236,7 @@ static int http_error(rk_client *c, const rki_response *r, rk_error *e)
 {
     char msg[160];
     server_message(r, msg, sizeof msg);
-    return rki_error_set(e, RK_EHTTP, NULL, "HTTP %ld from %.80s: %s", r->status, c->url, msg);
+    return rk_error_set(e, RK_EHTTP, NULL, "HTTP %ld from %.80s: %s", r->status, c->url, msg);
 }
 
 /* Writes an accepted body to the last-known-good file; a failure replaces the note in `e` with an
@@ -250,8 +250,8 @@ static void save(rk_client *c, const char *body, size_t len, int64_t version, rk
         c->saved = version;
         return;
     }
-    rki_error_set(e, RK_ECACHE, NULL, "version %" PRId64 " is in service but was not saved: %s",
-                  version, we.message);
+    rk_error_set(e, RK_ECACHE, NULL, "version %" PRId64 " is in service but was not saved: %s",
+                 version, we.message);
 }
 
 static void drop_file(rk_client *c)
@@ -279,11 +279,11 @@ static rk_ring *take_file_ring(rk_client *c, const char *body, size_t len, int64
  * be trusted (damaged, or saved from a hostile server). The operator tells which; say how. */
 static int older_than_file(rk_client *c, int64_t v, rk_error *e)
 {
-    return rki_error_set(e, RK_EOLDVERSION, "version",
-                         "the server's ring v%" PRId64 " is older than v%" PRId64
-                         " in the last-known-good file %.60s: after a restore, activate a newer "
-                         "version; if the file is bad, start once with reset_cache",
-                         v, c->saved, c->cfg.cache_file);
+    return rk_error_set(e, RK_EOLDVERSION, "version",
+                        "the server's ring v%" PRId64 " is older than v%" PRId64
+                        " in the last-known-good file %.60s: after a restore, activate a newer "
+                        "version; if the file is bad, start once with reset_cache",
+                        v, c->saved, c->cfg.cache_file);
 }
 
 /* Verifies a 200's body and puts it in service when it is newer than the ring in service. */
@@ -308,7 +308,7 @@ static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_err
     pthread_mutex_lock(&c->mu);
     c->st.from_cache = 0;
     pthread_mutex_unlock(&c->mu);
-    rki_error_set(e, RK_OK, NULL, "version %" PRId64 " from %.100s is in service", v, c->url);
+    rk_error_set(e, RK_OK, NULL, "version %" PRId64 " from %.100s is in service", v, c->url);
     save(c, r->body, r->len, v, e);
     return RK_OK;
 }
@@ -329,7 +329,7 @@ static int fetch_round(rk_client *c, int64_t etag, unsigned wait, int *changed, 
         pthread_mutex_lock(&c->mu);
         c->st.from_cache = 0; /* the server confirmed the version in service */
         pthread_mutex_unlock(&c->mu);
-        return rki_error_set(e, RK_OK, NULL, "version %" PRId64 " is still the active one", etag);
+        return rk_error_set(e, RK_OK, NULL, "version %" PRId64 " is still the active one", etag);
     }
     if (r.status != 200)
         return http_error(c, &r, e);
@@ -360,10 +360,10 @@ static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
         return rc;
     if (rc != RK_OK) {
         rk_error fe = {0};
-        rki_error_set(&fe, RK_ECACHE, NULL,
-                      "%.150s (the last-known-good file %.60s cannot be used: fix the server's "
-                      "problem, or delete the file)",
-                      ce.message, path);
+        rk_error_set(&fe, RK_ECACHE, NULL,
+                     "%.150s (the last-known-good file %.60s cannot be used: fix the server's "
+                     "problem, or delete the file)",
+                     ce.message, path);
         set_last(c, RK_ECACHE, fe.message);
         return rc;
     }
@@ -372,12 +372,12 @@ static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
     if (v > c->saved)
         c->saved = v;
     if (server->code == RK_EOLDVERSION) /* the message names the file and both versions */
-        rki_error_set(out, RK_OK, NULL, "%s", server->message);
+        rk_error_set(out, RK_OK, NULL, "%s", server->message);
     else
-        rki_error_set(out, RK_OK, NULL,
-                      "running from the last-known-good file %.60s (version %" PRId64
-                      ") because the server failed: %s",
-                      path, v, server->message);
+        rk_error_set(out, RK_OK, NULL,
+                     "running from the last-known-good file %.60s (version %" PRId64
+                     ") because the server failed: %s",
+                     path, v, server->message);
     set_last(c, server->code, out->message);
     return RK_OK;
 }
@@ -409,8 +409,8 @@ int rk_client_refresh(rk_client *c, unsigned wait_s, int *changed, rk_error *err
     rk_error e = {0};
     int dummy;
     if (wait_s > RKI_MAX_WAIT_S)
-        return rki_error_set(err, RK_EINVAL, NULL, "wait_s is %u, over the server's limit of %u",
-                             wait_s, RKI_MAX_WAIT_S);
+        return rk_error_set(err, RK_EINVAL, NULL, "wait_s is %u, over the server's limit of %u",
+                            wait_s, RKI_MAX_WAIT_S);
     int rc = fetch_round(c, current_version(c), wait_s, changed ? changed : &dummy, &e);
     if (rc == RK_OK || !atomic_load(&c->stop)) /* a transfer aborted by a stop is no failure */
         record(c, rc, &e);
@@ -452,17 +452,17 @@ static void *refresher_main(void *arg)
 int rk_client_start_refresher(rk_client *c, unsigned wait_s, unsigned retry_ms, rk_error *err)
 {
     if (c->running)
-        return rki_error_set(err, RK_EINVAL, NULL, "the refresher is already running");
+        return rk_error_set(err, RK_EINVAL, NULL, "the refresher is already running");
     if (wait_s > RKI_MAX_WAIT_S)
-        return rki_error_set(err, RK_EINVAL, NULL, "wait_s is %u, over the server's limit of %u",
-                             wait_s, RKI_MAX_WAIT_S);
+        return rk_error_set(err, RK_EINVAL, NULL, "wait_s is %u, over the server's limit of %u",
+                            wait_s, RKI_MAX_WAIT_S);
     c->wait_s = wait_s;
     c->retry_ms = retry_ms ? retry_ms : 1000;
     atomic_store(&c->stop, 0);
     int rc = pthread_create(&c->thread, NULL, refresher_main, c);
     if (rc != 0)
-        return rki_error_set(err, RK_ENOMEM, NULL, "cannot start the refresher thread: %s",
-                             strerror(rc));
+        return rk_error_set(err, RK_ENOMEM, NULL, "cannot start the refresher thread: %s",
+                            strerror(rc));
     c->running = 1;
     return RK_OK;
 }
@@ -487,23 +487,23 @@ static int check_config(const rk_client_config *cfg, rk_error *err)
 {
     rk_hash_alg alg;
     if (!cfg || !cfg->server || !cfg->cluster)
-        return rki_error_set(err, RK_EINVAL, NULL,
-                             "a configuration with server and cluster is "
-                             "needed");
+        return rk_error_set(err, RK_EINVAL, NULL,
+                            "a configuration with server and cluster is "
+                            "needed");
     if (strncmp(cfg->server, "http://", 7) != 0 && strncmp(cfg->server, "https://", 8) != 0)
-        return rki_error_set(err, RK_EINVAL, "server",
-                             "must start with http:// or https://, got \"%.80s\"", cfg->server);
+        return rk_error_set(err, RK_EINVAL, "server",
+                            "must start with http:// or https://, got \"%.80s\"", cfg->server);
     if (!rk_cluster_name_valid(cfg->cluster))
-        return rki_error_set(err, RK_EINVAL, "cluster",
-                             "\"%.64s\" is not a cluster name: 1..63 of a-z 0-9 . _ -, starting "
-                             "with a letter or digit",
-                             cfg->cluster);
+        return rk_error_set(err, RK_EINVAL, "cluster",
+                            "\"%.64s\" is not a cluster name: 1..63 of a-z 0-9 . _ -, starting "
+                            "with a letter or digit",
+                            cfg->cluster);
     char names[RKI_HASH_NAMES_MAX];
     if (cfg->expect_hash && rk_hash_from_name(cfg->expect_hash, &alg) != RK_OK)
-        return rki_error_set(err, RK_EINVAL, "expect_hash", "must be %s, got \"%.32s\"",
-                             rki_hash_names(names, sizeof names, "", " or "), cfg->expect_hash);
+        return rk_error_set(err, RK_EINVAL, "expect_hash", "must be %s, got \"%.32s\"",
+                            rki_hash_names(names, sizeof names, "", " or "), cfg->expect_hash);
     if (cfg->connect_timeout_ms < 0 || cfg->timeout_ms < 0)
-        return rki_error_set(err, RK_EINVAL, "timeout_ms", "timeouts must not be negative");
+        return rk_error_set(err, RK_EINVAL, "timeout_ms", "timeouts must not be negative");
     return RK_OK;
 }
 
@@ -576,14 +576,14 @@ rk_client *rk_client_new(const rk_client_config *cfg, rk_error *err)
         return NULL;
     rk_client *c = calloc(1, sizeof *c);
     if (!c) {
-        rki_error_set(err, RK_ENOMEM, NULL, "out of memory creating a client");
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory creating a client");
         return NULL;
     }
     atomic_init(&c->stop, 0);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     if (copy_config(c, cfg) != 0) {
-        rki_error_set(err, RK_ENOMEM, NULL, "out of memory copying the configuration");
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory copying the configuration");
         goto fail;
     }
     c->fetch = rki_fetch_new(&c->cfg, &c->stop, err);

@@ -75,7 +75,7 @@ int rki_cache_write(const char *path, const char *data, size_t len, rk_error *er
     int fd = -1, rc = RK_EIO;
     const char *step = "create a temporary file next to";
     if (!tmp)
-        return rki_error_set(err, RK_ENOMEM, NULL, "out of memory saving %s", path);
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory saving %s", path);
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
     fd = mkstemp(tmp);
@@ -100,10 +100,10 @@ int rki_cache_write(const char *path, const char *data, size_t len, rk_error *er
     rc = sync_folder(path) == 0 ? RK_OK : RK_EIO;
 out:
     if (rc != RK_OK)
-        rki_error_set(err, RK_EIO, NULL,
-                      "could not %s the last-known-good file %.100s: %s; check the folder's "
-                      "permissions and free space",
-                      step, path, strerror(errno));
+        rk_error_set(err, RK_EIO, NULL,
+                     "could not %s the last-known-good file %.100s: %s; check the folder's "
+                     "permissions and free space",
+                     step, path, strerror(errno));
     if (fd >= 0)
         close(fd);
     if (rc != RK_OK)
@@ -149,10 +149,10 @@ static int check_header(const char *path, char *buf, size_t *len, rk_error *err)
         snprintf(expect, sizeof expect, HEADER_FORMAT, body,
                  rk_hash(RK_HASH_XXH3_64, nl + 1, body));
     if (!nl || strlen(expect) != hlen || memcmp(expect, buf, hlen) != 0)
-        return rki_error_set(err, RK_ECACHE, NULL,
-                             "the last-known-good file %.100s is damaged (its length or checksum "
-                             "does not match, or it was not written by libringkeeper)",
-                             path);
+        return rk_error_set(err, RK_ECACHE, NULL,
+                            "the last-known-good file %.100s is damaged (its length or checksum "
+                            "does not match, or it was not written by libringkeeper)",
+                            path);
     memmove(buf, buf + hlen, body);
     buf[body] = '\0';
     *len = body;
@@ -169,24 +169,24 @@ int rki_cache_read(const char *path, size_t max, char **out, size_t *len, int *m
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         *missing = errno == ENOENT;
-        return rki_error_set(err, RK_EIO, NULL, "cannot open the last-known-good file %.100s: %s",
-                             path, strerror(errno));
+        return rk_error_set(err, RK_EIO, NULL, "cannot open the last-known-good file %.100s: %s",
+                            path, strerror(errno));
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rki_error_set(err, RK_EIO, NULL, "the last-known-good file %.100s is not a regular file",
-                      path);
+        rk_error_set(err, RK_EIO, NULL, "the last-known-good file %.100s is not a regular file",
+                     path);
         goto out;
     }
     if ((unsigned long long)st.st_size > max + HEADER_MAX) {
-        rc = rki_error_set(err, RK_ETOOLARGE, NULL,
-                           "the last-known-good file %.100s is over the cap of %zu bytes", path,
-                           max);
+        rc =
+            rk_error_set(err, RK_ETOOLARGE, NULL,
+                         "the last-known-good file %.100s is over the cap of %zu bytes", path, max);
         goto out;
     }
     rc = read_whole(fd, (size_t)st.st_size, out, len);
     if (rc != RK_OK)
-        rki_error_set(err, rc, NULL, "cannot read the last-known-good file %.100s: %s", path,
-                      rc == RK_ENOMEM ? "out of memory" : strerror(errno));
+        rk_error_set(err, rc, NULL, "cannot read the last-known-good file %.100s: %s", path,
+                     rc == RK_ENOMEM ? "out of memory" : strerror(errno));
     if (rc == RK_OK)
         rc = check_header(path, *out, len, err);
     if (rc != RK_OK) {

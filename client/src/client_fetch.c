@@ -95,8 +95,8 @@ rki_fetch *rki_fetch_new(const rk_client_config *cfg, const atomic_int *stop, rk
 {
     pthread_once(&curl_once, curl_init_once);
     if (curl_global_rc != CURLE_OK) {
-        rki_error_set(err, RK_ENOMEM, NULL, "libcurl could not start: %s",
-                      curl_easy_strerror(curl_global_rc));
+        rk_error_set(err, RK_ENOMEM, NULL, "libcurl could not start: %s",
+                     curl_easy_strerror(curl_global_rc));
         return NULL;
     }
     rki_fetch *f = calloc(1, sizeof *f);
@@ -111,7 +111,7 @@ rki_fetch *rki_fetch_new(const rk_client_config *cfg, const atomic_int *stop, rk
         return f;
 fail:
     rki_fetch_free(f);
-    rki_error_set(err, RK_ENOMEM, NULL, "out of memory setting up libcurl");
+    rk_error_set(err, RK_ENOMEM, NULL, "out of memory setting up libcurl");
     return NULL;
 }
 
@@ -177,16 +177,16 @@ static struct curl_slist *headers_for(const rk_client_config *cfg, int64_t etag_
 static int transfer_error(rki_fetch *f, CURLcode rc, const char *url, rk_error *err)
 {
     if (f->too_large || rc == CURLE_FILESIZE_EXCEEDED)
-        return rki_error_set(err, RK_ETOOLARGE, NULL,
-                             "the response from %.80s is over the cap of %zu bytes: raise "
-                             "max_body or check the server URL",
-                             url, f->max);
+        return rk_error_set(err, RK_ETOOLARGE, NULL,
+                            "the response from %.80s is over the cap of %zu bytes: raise "
+                            "max_body or check the server URL",
+                            url, f->max);
     if (rc == CURLE_ABORTED_BY_CALLBACK)
-        return rki_error_set(err, RK_EUNREACHABLE, NULL, "the request to %.80s was stopped", url);
-    return rki_error_set(err, RK_EUNREACHABLE, NULL,
-                         "cannot get %.100s: %s: check the server URL, that ringkeeperd runs, "
-                         "and the network",
-                         url, f->errbuf[0] ? f->errbuf : curl_easy_strerror(rc));
+        return rk_error_set(err, RK_EUNREACHABLE, NULL, "the request to %.80s was stopped", url);
+    return rk_error_set(err, RK_EUNREACHABLE, NULL,
+                        "cannot get %.100s: %s: check the server URL, that ringkeeperd runs, "
+                        "and the network",
+                        url, f->errbuf[0] ? f->errbuf : curl_easy_strerror(rc));
 }
 
 int rki_fetch_get(rki_fetch *f, const char *url, int64_t etag_version, unsigned wait_s,
@@ -196,7 +196,7 @@ int rki_fetch_get(rki_fetch *f, const char *url, int64_t etag_version, unsigned 
     struct curl_slist *h = headers_for(f->cfg, etag_version);
     int rc = RK_ENOMEM;
     if (!h)
-        return rki_error_set(err, RK_ENOMEM, NULL, "out of memory building a request");
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building a request");
     f->len = 0;
     f->too_large = 0;
     f->errbuf[0] = '\0';
@@ -204,7 +204,7 @@ int rki_fetch_get(rki_fetch *f, const char *url, int64_t etag_version, unsigned 
     curl_easy_setopt(f->easy, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(f->easy, CURLOPT_TIMEOUT_MS, total + 1000L * (long)wait_s);
     if (curl_multi_add_handle(f->multi, f->easy) != CURLM_OK) {
-        rki_error_set(err, RK_ENOMEM, NULL, "libcurl could not start a request");
+        rk_error_set(err, RK_ENOMEM, NULL, "libcurl could not start a request");
         goto out;
     }
     CURLcode res = run(f);

@@ -16,14 +16,14 @@ static int load(const char *text, size_t len, json_t **doc, rk_error *err)
     json_error_t jerr;
     *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!*doc)
-        return rki_error_set(err, RK_EDOCUMENT, NULL,
-                             "the response is not JSON (line %d, column %d: %s): check that the "
-                             "server URL points at ringkeeperd",
-                             jerr.line, jerr.column, jerr.text);
+        return rk_error_set(err, RK_EDOCUMENT, NULL,
+                            "the response is not JSON (line %d, column %d: %s): check that the "
+                            "server URL points at ringkeeperd",
+                            jerr.line, jerr.column, jerr.text);
     if (!json_is_object(*doc))
-        return rki_error_set(err, RK_EDOCUMENT, NULL,
-                             "the response is not a JSON object: check that the server URL points "
-                             "at ringkeeperd");
+        return rk_error_set(err, RK_EDOCUMENT, NULL,
+                            "the response is not a JSON object: check that the server URL points "
+                            "at ringkeeperd");
     return RK_OK;
 }
 
@@ -31,14 +31,14 @@ static int check_cluster(const rk_client_config *cfg, const json_t *doc, rk_erro
 {
     const json_t *v = json_object_get(doc, "cluster");
     if (!json_is_string(v))
-        return rki_error_set(err, RK_EDOCUMENT, "cluster",
-                             "missing or not a string: the response is not a version document; "
-                             "check the server URL");
+        return rk_error_set(err, RK_EDOCUMENT, "cluster",
+                            "missing or not a string: the response is not a version document; "
+                            "check the server URL");
     if (strcmp(json_string_value(v), cfg->cluster) != 0)
-        return rki_error_set(err, RK_ECLUSTER, "cluster",
-                             "the ring is of cluster \"%.64s\" but this client is for \"%.64s\": "
-                             "check the server URL and the cluster name",
-                             json_string_value(v), cfg->cluster);
+        return rk_error_set(err, RK_ECLUSTER, "cluster",
+                            "the ring is of cluster \"%.64s\" but this client is for \"%.64s\": "
+                            "check the server URL and the cluster name",
+                            json_string_value(v), cfg->cluster);
     return RK_OK;
 }
 
@@ -46,9 +46,9 @@ static int check_version(const json_t *doc, int64_t *version, rk_error *err)
 {
     const json_t *v = json_object_get(doc, "version");
     if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > RKI_MAX_VERSION)
-        return rki_error_set(err, RK_EDOCUMENT, "version",
-                             "missing or not an integer from 1 to 2^53-1: the response is not a "
-                             "version document; check the server URL");
+        return rk_error_set(err, RK_EDOCUMENT, "version",
+                            "missing or not an integer from 1 to 2^53-1: the response is not a "
+                            "version document; check the server URL");
     *version = json_integer_value(v);
     return RK_OK;
 }
@@ -59,10 +59,10 @@ static int check_state(const json_t *doc, int64_t version, rk_error *err)
     const char *state = json_string_value(json_object_get(doc, "state"));
     if (state && strcmp(state, "active") == 0)
         return RK_OK;
-    return rki_error_set(err, RK_EDOCUMENT, "state",
-                         "version %" PRId64 " is in state \"%.16s\", not \"active\": only the "
-                         "active version is the ring; check the server URL",
-                         version, state ? state : "(none)");
+    return rk_error_set(err, RK_EDOCUMENT, "state",
+                        "version %" PRId64 " is in state \"%.16s\", not \"active\": only the "
+                        "active version is the ring; check the server URL",
+                        version, state ? state : "(none)");
 }
 
 static int check_hash(const rk_client_config *cfg, const json_t *doc, rk_error *err)
@@ -70,20 +70,20 @@ static int check_hash(const rk_client_config *cfg, const json_t *doc, rk_error *
     const json_t *v = json_object_get(doc, "hash");
     rk_hash_alg alg;
     if (!json_is_string(v))
-        return rki_error_set(err, RK_EDOCUMENT, "hash",
-                             "missing or not a string: the response is not a version document");
+        return rk_error_set(err, RK_EDOCUMENT, "hash",
+                            "missing or not a string: the response is not a version document");
     const char *name = json_string_value(v);
     char names[RKI_HASH_NAMES_MAX];
     if (rk_hash_from_name(name, &alg) != RK_OK)
-        return rki_error_set(err, RK_EUNKNOWNHASH, "hash",
-                             "the ring hashes with \"%.32s\", which this library does not know: "
-                             "upgrade libringkeeper or publish a topology with %s",
-                             name, rki_hash_names(names, sizeof names, "", " or "));
+        return rk_error_set(err, RK_EUNKNOWNHASH, "hash",
+                            "the ring hashes with \"%.32s\", which this library does not know: "
+                            "upgrade libringkeeper or publish a topology with %s",
+                            name, rki_hash_names(names, sizeof names, "", " or "));
     if (cfg->expect_hash && strcmp(name, cfg->expect_hash) != 0)
-        return rki_error_set(err, RK_EEXPECT, "hash",
-                             "the server's ring hashes with %s but this application expects %s: "
-                             "fix the application's configuration or publish a topology with %s",
-                             name, cfg->expect_hash, cfg->expect_hash);
+        return rk_error_set(err, RK_EEXPECT, "hash",
+                            "the server's ring hashes with %s but this application expects %s: "
+                            "fix the application's configuration or publish a topology with %s",
+                            name, cfg->expect_hash, cfg->expect_hash);
     return RK_OK;
 }
 
@@ -91,16 +91,16 @@ static int check_vnode_factor(const rk_client_config *cfg, const json_t *doc, rk
 {
     const json_t *v = json_object_get(doc, "vnode_factor");
     if (!json_is_integer(v))
-        return rki_error_set(err, RK_EDOCUMENT, "vnode_factor",
-                             "missing or not an integer: the response is not a version document");
+        return rk_error_set(err, RK_EDOCUMENT, "vnode_factor",
+                            "missing or not an integer: the response is not a version document");
     json_int_t vf = json_integer_value(v);
     if (cfg->expect_vnode_factor && vf != (json_int_t)cfg->expect_vnode_factor)
-        return rki_error_set(err, RK_EEXPECT, "vnode_factor",
-                             "the server's ring has vnode_factor %" JSON_INTEGER_FORMAT
-                             " but this application expects %" PRIu32
-                             ": fix the application's configuration or publish a topology with "
-                             "vnode_factor %" PRIu32,
-                             vf, cfg->expect_vnode_factor, cfg->expect_vnode_factor);
+        return rk_error_set(err, RK_EEXPECT, "vnode_factor",
+                            "the server's ring has vnode_factor %" JSON_INTEGER_FORMAT
+                            " but this application expects %" PRIu32
+                            ": fix the application's configuration or publish a topology with "
+                            "vnode_factor %" PRIu32,
+                            vf, cfg->expect_vnode_factor, cfg->expect_vnode_factor);
     return RK_OK;
 }
 
@@ -108,12 +108,12 @@ static int check_not_older(int64_t version, int64_t min, rk_error *err)
 {
     if (version >= min)
         return RK_OK;
-    return rki_error_set(err, RK_EOLDVERSION, "version",
-                         "the ring is version %" PRId64 ", older than version %" PRId64
-                         " already accepted (by this process or in the last-known-good file): "
-                         "activate a newer version on the server (a restored backup rolls it "
-                         "back), or delete the last-known-good file if the rollback is wanted",
-                         version, min);
+    return rk_error_set(err, RK_EOLDVERSION, "version",
+                        "the ring is version %" PRId64 ", older than version %" PRId64
+                        " already accepted (by this process or in the last-known-good file): "
+                        "activate a newer version on the server (a restored backup rolls it "
+                        "back), or delete the last-known-good file if the rollback is wanted",
+                        version, min);
 }
 
 static int get_fingerprint(const json_t *doc, const char **out, rk_error *err)
@@ -121,9 +121,9 @@ static int get_fingerprint(const json_t *doc, const char **out, rk_error *err)
     const json_t *v = json_object_get(doc, "fingerprint");
     const char *s = json_string_value(v);
     if (!s || strlen(s) != 16 || strspn(s, "0123456789abcdef") != 16)
-        return rki_error_set(err, RK_EDOCUMENT, "fingerprint",
-                             "missing or not 16 lowercase hex digits: the server must send the "
-                             "ring fingerprint; upgrade ringkeeperd");
+        return rk_error_set(err, RK_EDOCUMENT, "fingerprint",
+                            "missing or not 16 lowercase hex digits: the server must send the "
+                            "ring fingerprint; upgrade ringkeeperd");
     *out = s;
     return RK_OK;
 }
@@ -136,8 +136,8 @@ static int check_ring(const json_t *doc, const char *fingerprint, int64_t versio
     rk_topology *t = rk_topology_from_json(doc, &terr);
     if (!t) {
         int code = terr.code == RK_ENOMEM ? RK_ENOMEM : RK_EDOCUMENT;
-        return rki_error_set(err, code, terr.field, "%s (in the server's version %" PRId64 ")",
-                             terr.message + (terr.field[0] ? strlen(terr.field) + 2 : 0), version);
+        return rk_error_set(err, code, terr.field, "%s (in the server's version %" PRId64 ")",
+                            terr.message + (terr.field[0] ? strlen(terr.field) + 2 : 0), version);
     }
     *ring = rk_ring_build(t, err);
     rk_topology_free(t); /* the ring holds its own reference */
@@ -145,11 +145,11 @@ static int check_ring(const json_t *doc, const char *fingerprint, int64_t versio
         return err ? err->code : RK_ENOMEM;
     if (strcmp(rk_ring_fingerprint_hex(*ring), fingerprint) == 0)
         return RK_OK;
-    rki_error_set(err, RK_EFINGERPRINT, "fingerprint",
-                  "version %" PRId64 " recomputed gives ring fingerprint %s but the server says "
-                  "%s: server and library disagree on the ring; do not route by it, report both "
-                  "versions of ringkeeper",
-                  version, rk_ring_fingerprint_hex(*ring), fingerprint);
+    rk_error_set(err, RK_EFINGERPRINT, "fingerprint",
+                 "version %" PRId64 " recomputed gives ring fingerprint %s but the server says "
+                 "%s: server and library disagree on the ring; do not route by it, report both "
+                 "versions of ringkeeper",
+                 version, rk_ring_fingerprint_hex(*ring), fingerprint);
     rk_ring_free(*ring);
     *ring = NULL;
     return RK_EFINGERPRINT;
@@ -186,13 +186,13 @@ int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
     *ring = NULL;
     *version = 0;
     if (!cfg || !cfg->cluster || !text)
-        return rki_error_set(err, RK_EINVAL, NULL,
-                             "a configuration with a cluster and a text "
-                             "are needed");
+        return rk_error_set(err, RK_EINVAL, NULL,
+                            "a configuration with a cluster and a text "
+                            "are needed");
     if (len > rki_max_body(cfg)) {
-        rc = rki_error_set(err, RK_ETOOLARGE, NULL,
-                           "the document is %zu bytes, over the cap of %zu: raise max_body", len,
-                           rki_max_body(cfg));
+        rc = rk_error_set(err, RK_ETOOLARGE, NULL,
+                          "the document is %zu bytes, over the cap of %zu: raise max_body", len,
+                          rki_max_body(cfg));
         goto out;
     }
     rc = load(text, len, &doc, err);

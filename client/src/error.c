@@ -49,7 +49,7 @@ static void drop_cut_utf8(char *s)
     *out = '\0';
 }
 
-int rki_error_set(rk_error *err, int code, const char *field, const char *fmt, ...)
+int rk_error_set(rk_error *err, int code, const char *field, const char *fmt, ...)
 {
     if (!err)
         return code;

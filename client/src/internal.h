@@ -10,11 +10,6 @@
 #define RKI_PRINTF(f, a)
 #endif
 
-/* Fills `err` (may be NULL) with `code`, the blamed `field` ("" or NULL for none) and a message
- * that starts with "field: " when there is a field. Returns `code`. */
-int rki_error_set(rk_error *err, int code, const char *field, const char *fmt, ...)
-    RKI_PRINTF(4, 5);
-
 /* ---- hash.c ---- */
 
 /* Positions of points 0..count-1 of node `id`: out[i] = H("<id>#<i>"). Forms the names without

@@ -230,7 +230,7 @@ static int warnings(rk_plan *p, const rk_ring *a, const rk_ring *b)
 rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt, rk_error *err)
 {
     if (rk_topology_hash(a->topo) != rk_topology_hash(b->topo)) {
-        rki_error_set(
+        rk_error_set(
             err, RK_EHASHMISMATCH, "hash",
             "the versions hash with %s and %s: every key would be rehashed, so there is no "
             "plan; publish the new topology with the same hash",
@@ -241,13 +241,13 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
      * the CLI pass 0 when their user gave no limit, and refuse a 0 that the user gave, SPEC section
      * 4). NaN is refused too. */
     if (opt && !(opt->max_step == 0 || (opt->max_step > 0 && opt->max_step <= 1))) {
-        rki_error_set(err, RK_EINVAL, "max_step", "must be a fraction in (0, 1], got %g",
-                      opt->max_step);
+        rk_error_set(err, RK_EINVAL, "max_step", "must be a fraction in (0, 1], got %g",
+                     opt->max_step);
         return NULL;
     }
     rk_plan *p = calloc(1, sizeof *p);
     if (!p) {
-        rki_error_set(err, RK_ENOMEM, NULL, "out of memory planning");
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory planning");
         return NULL;
     }
     p->before.topo = rk_topology_ref(a->topo);
@@ -270,12 +270,11 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
     free(p->before.map), free(p->after.map);
     p->before.map = p->after.map = NULL;
     if (rc == RK_EINVAL)
-        rki_error_set(
-            err, rc, "max_step",
-            "%g would split the plan into too many steps to review; use a larger max_step",
-            p->opt.max_step);
+        rk_error_set(err, rc, "max_step",
+                     "%g would split the plan into too many steps to review; use a larger max_step",
+                     p->opt.max_step);
     else if (rc)
-        rki_error_set(err, rc, NULL, "out of memory planning");
+        rk_error_set(err, rc, NULL, "out of memory planning");
     if (rc) {
         rk_plan_free(p);
         return NULL;

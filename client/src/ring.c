@@ -398,7 +398,7 @@ rk_ring *rk_ring_build(rk_topology *t, rk_error *err)
 {
     rk_ring *r = calloc(1, sizeof *r);
     if (!r) {
-        rki_error_set(err, RK_ENOMEM, NULL, "out of memory building a ring");
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory building a ring");
         return NULL;
     }
     const rki_scheme *scheme = rki_topology_scheme(t);
@@ -410,8 +410,8 @@ rk_ring *rk_ring_build(rk_topology *t, rk_error *err)
     rc = rc ? rc : compute_fingerprint(r);
     if (rc) {
         rk_ring_free(r);
-        rki_error_set(err, rc, NULL, "out of memory building a ring of %llu points",
-                      (unsigned long long)rk_topology_points(t));
+        rk_error_set(err, rc, NULL, "out of memory building a ring of %llu points",
+                     (unsigned long long)rk_topology_points(t));
         return NULL;
     }
     return r;

@@ -79,16 +79,16 @@ static size_t text_bad_at(const char *s, size_t len, int controls_ok)
 static int check_text(const char *s, size_t max, const char *path, rk_error *err)
 {
     if (!s)
-        return rki_error_set(err, RK_ETOPOLOGY, path, "must be a string, got NULL");
+        return rk_error_set(err, RK_ETOPOLOGY, path, "must be a string, got NULL");
     size_t len = strlen(s);
     if (len < 1 || len > max)
-        return rki_error_set(err, RK_ETOPOLOGY, path, "must be 1..%zu bytes, got %zu", max, len);
+        return rk_error_set(err, RK_ETOPOLOGY, path, "must be 1..%zu bytes, got %zu", max, len);
     size_t bad = text_bad_at(s, len, 0);
     if (bad < len)
-        return rki_error_set(err, RK_ETOPOLOGY, path,
-                             "must be valid UTF-8 without control characters (U+0000..U+001F, "
-                             "U+007F..U+009F); byte offset %zu breaks this rule",
-                             bad);
+        return rk_error_set(err, RK_ETOPOLOGY, path,
+                            "must be valid UTF-8 without control characters (U+0000..U+001F, "
+                            "U+007F..U+009F); byte offset %zu breaks this rule",
+                            bad);
     return RK_OK;
 }
 
@@ -100,9 +100,9 @@ static int check_unique(named *v, size_t n, const char *what, rk_error *err)
         if (strcmp(v[k - 1].s, v[k].s) == 0) {
             char path[64];
             snprintf(path, sizeof path, "nodes[%u].%s", v[k].i, what);
-            return rki_error_set(err, RK_ETOPOLOGY, path,
-                                 "\"%.64s%s\" is already the %s of nodes[%u]; %ss must be unique",
-                                 v[k].s, strlen(v[k].s) > 64 ? "..." : "", what, v[k - 1].i, what);
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "\"%.64s%s\" is already the %s of nodes[%u]; %ss must be unique",
+                                v[k].s, strlen(v[k].s) > 64 ? "..." : "", what, v[k - 1].i, what);
         }
     }
     return RK_OK;
@@ -121,13 +121,13 @@ static int check_nodes(const rk_node *nodes, size_t n, rk_error *err)
             return RK_ETOPOLOGY;
         snprintf(path, sizeof path, "nodes[%zu].weight", i);
         if (nodes[i].weight > RK_MAX_WEIGHT)
-            return rki_error_set(err, RK_ETOPOLOGY, path, "must be an integer 0..%d, got %u",
-                                 RK_MAX_WEIGHT, nodes[i].weight);
+            return rk_error_set(err, RK_ETOPOLOGY, path, "must be an integer 0..%d, got %u",
+                                RK_MAX_WEIGHT, nodes[i].weight);
         any_weight |= nodes[i].weight > 0;
     }
     if (!any_weight)
-        return rki_error_set(err, RK_ETOPOLOGY, "nodes",
-                             "at least one node needs a weight above 0; all are draining");
+        return rk_error_set(err, RK_ETOPOLOGY, "nodes",
+                            "at least one node needs a weight above 0; all are draining");
     return RK_OK;
 }
 
@@ -136,11 +136,11 @@ static int check_comment(const char *comment, rk_error *err)
 {
     size_t len = strlen(comment), bad = text_bad_at(comment, len, 1);
     if (len > RK_MAX_COMMENT)
-        return rki_error_set(err, RK_ETOPOLOGY, "comment", "must be at most %d bytes, got %zu",
-                             RK_MAX_COMMENT, len);
+        return rk_error_set(err, RK_ETOPOLOGY, "comment", "must be at most %d bytes, got %zu",
+                            RK_MAX_COMMENT, len);
     if (bad < len)
-        return rki_error_set(err, RK_ETOPOLOGY, "comment",
-                             "must be valid UTF-8; byte offset %zu breaks this rule", bad);
+        return rk_error_set(err, RK_ETOPOLOGY, "comment",
+                            "must be valid UTF-8; byte offset %zu breaks this rule", bad);
     return RK_OK;
 }
 
@@ -149,14 +149,14 @@ static int check_values(rk_hash_alg hash, uint32_t vf, const rk_node *nodes, siz
 {
     char names[RKI_HASH_NAMES_MAX];
     if (!rk_hash_name(hash))
-        return rki_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, got rk_hash_alg %d",
-                             rki_hash_names(names, sizeof names, "", ", "), (int)hash);
+        return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, got rk_hash_alg %d",
+                            rki_hash_names(names, sizeof names, "", ", "), (int)hash);
     if (vf < 1 || vf > RK_MAX_VNODE_FACTOR)
-        return rki_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
-                             RK_MAX_VNODE_FACTOR, vf);
+        return rk_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
+                            RK_MAX_VNODE_FACTOR, vf);
     if (n < 1 || n > RK_MAX_NODES)
-        return rki_error_set(err, RK_ETOPOLOGY, "nodes", "must hold 1..%d nodes, got %zu",
-                             RK_MAX_NODES, n);
+        return rk_error_set(err, RK_ETOPOLOGY, "nodes", "must hold 1..%d nodes, got %zu",
+                            RK_MAX_NODES, n);
     if (comment && check_comment(comment, err))
         return RK_ETOPOLOGY;
     return check_nodes(nodes, n, err);
@@ -197,7 +197,7 @@ static int index_nodes(rk_topology *t, rk_error *err)
     t->order = malloc(t->n * sizeof *t->order);
     if (!v || !t->order) {
         free(v);
-        return rki_error_set(err, RK_ENOMEM, NULL, "out of memory indexing %zu nodes", t->n);
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory indexing %zu nodes", t->n);
     }
     for (size_t i = 0; i < t->n; i++)
         v[i] = (named){t->nodes[i].addr, (uint32_t)i};
@@ -219,7 +219,7 @@ rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_n
         return NULL;
     uint64_t points = total_points(vnode_factor, nodes, n_nodes);
     if (points > RK_MAX_POINTS) {
-        rki_error_set(
+        rk_error_set(
             err, RK_ETOOBIG, "nodes",
             "the ring would have %llu points (vnode_factor x total weight), at most %u are "
             "allowed; lower vnode_factor or the weights",
@@ -228,7 +228,7 @@ rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_n
     }
     rk_topology *t = calloc(1, sizeof *t);
     if (!t) {
-        rki_error_set(err, RK_ENOMEM, NULL, "out of memory");
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
     *t = (rk_topology){.hash = hash, .vnode_factor = vnode_factor, .n = n_nodes, .points = points};
@@ -237,7 +237,7 @@ rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_n
     if (rc == RK_OK && comment && !(t->comment = strdup(comment)))
         rc = RK_ENOMEM;
     if (rc != RK_OK)
-        rki_error_set(err, rc, NULL, "out of memory copying %zu nodes", n_nodes);
+        rk_error_set(err, rc, NULL, "out of memory copying %zu nodes", n_nodes);
     else
         rc = index_nodes(t, err);
     if (rc != RK_OK) {

@@ -43,8 +43,8 @@ static int get_int(const json_t *v, long lo, long hi, const char *path, uint32_t
 {
     char buf[48];
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-        return rki_error_set(err, RK_ETOPOLOGY, path, "must be an integer %ld..%ld, %s", lo, hi,
-                             shown(v, buf, sizeof buf));
+        return rk_error_set(err, RK_ETOPOLOGY, path, "must be an integer %ld..%ld, %s", lo, hi,
+                            shown(v, buf, sizeof buf));
     *out = (uint32_t)json_integer_value(v);
     return RK_OK;
 }
@@ -54,10 +54,10 @@ static int get_string(const json_t *v, const char *path, const char *what, const
 {
     char buf[48];
     if (!json_is_string(v))
-        return rki_error_set(err, RK_ETOPOLOGY, path, "must be a string (%s), %s", what,
-                             shown(v, buf, sizeof buf));
+        return rk_error_set(err, RK_ETOPOLOGY, path, "must be a string (%s), %s", what,
+                            shown(v, buf, sizeof buf));
     if (strlen(json_string_value(v)) != json_string_length(v))
-        return rki_error_set(err, RK_ETOPOLOGY, path, "must not contain NUL characters");
+        return rk_error_set(err, RK_ETOPOLOGY, path, "must not contain NUL characters");
     *out = json_string_value(v);
     return RK_OK;
 }
@@ -69,15 +69,15 @@ static int get_node(const json_t *v, size_t i, rk_node *out, rk_error *err)
     const json_t *val;
     snprintf(path, sizeof path, "nodes[%zu]", i);
     if (!json_is_object(v))
-        return rki_error_set(err, RK_ETOPOLOGY, path,
-                             "must be an object with id, addr and weight, %s",
-                             shown(v, buf, sizeof buf));
+        return rk_error_set(err, RK_ETOPOLOGY, path,
+                            "must be an object with id, addr and weight, %s",
+                            shown(v, buf, sizeof buf));
     json_object_foreach((json_t *)v, key, val)
     {
         if (strcmp(key, "id") && strcmp(key, "addr") && strcmp(key, "weight")) {
             snprintf(path, sizeof path, "nodes[%zu].%.32s", i, key);
-            return rki_error_set(err, RK_ETOPOLOGY, path,
-                                 "unknown field; a node has only id, addr and weight");
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "unknown field; a node has only id, addr and weight");
         }
     }
     snprintf(path, sizeof path, "nodes[%zu].id", i);
@@ -101,9 +101,9 @@ static int check_fields(const json_t *doc, rk_error *err)
             strcmp(key, "comment") && !is_assigned(key)) {
             char path[64];
             snprintf(path, sizeof path, "%.48s", key);
-            return rki_error_set(err, RK_ETOPOLOGY, path,
-                                 "unknown field; a topology has hash, vnode_factor, nodes and "
-                                 "comment");
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "unknown field; a topology has hash, vnode_factor, nodes and "
+                                "comment");
         }
     }
     return RK_OK;
@@ -115,9 +115,9 @@ static int get_header(const json_t *doc, rk_hash_alg *hash, uint32_t *vf, const 
     char buf[48], names[RKI_HASH_NAMES_MAX];
     const json_t *h = json_object_get(doc, "hash");
     if (!json_is_string(h) || rk_hash_from_name(json_string_value(h), hash))
-        return rki_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
-                             rki_hash_names(names, sizeof names, "\"", ", "),
-                             shown(h, buf, sizeof buf));
+        return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
+                            rki_hash_names(names, sizeof names, "\"", ", "),
+                            shown(h, buf, sizeof buf));
     if (get_int(json_object_get(doc, "vnode_factor"), 1, RK_MAX_VNODE_FACTOR, "vnode_factor", vf,
                 err))
         return RK_ETOPOLOGY;
@@ -135,9 +135,9 @@ rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
     uint32_t vf = 0;
     const char *comment;
     if (!json_is_object(doc)) {
-        rki_error_set(err, RK_ETOPOLOGY, NULL,
-                      "a topology must be a JSON object with hash, vnode_factor and nodes, %s",
-                      shown(doc, buf, sizeof buf));
+        rk_error_set(err, RK_ETOPOLOGY, NULL,
+                     "a topology must be a JSON object with hash, vnode_factor and nodes, %s",
+                     shown(doc, buf, sizeof buf));
         return NULL;
     }
     if (check_fields(doc, err) || get_header(doc, &hash, &vf, &comment, err))
@@ -147,13 +147,13 @@ rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
     if (!json_is_array(arr) || n < 1 || n > RK_MAX_NODES) {
         if (json_is_array(arr)) /* the count says more than the start of a long array */
             snprintf(buf, sizeof buf, "got %zu", n);
-        rki_error_set(err, RK_ETOPOLOGY, "nodes", "must be an array of 1..%d nodes, %s",
-                      RK_MAX_NODES, json_is_array(arr) ? buf : shown(arr, buf, sizeof buf));
+        rk_error_set(err, RK_ETOPOLOGY, "nodes", "must be an array of 1..%d nodes, %s",
+                     RK_MAX_NODES, json_is_array(arr) ? buf : shown(arr, buf, sizeof buf));
         return NULL;
     }
     rk_node *nodes = malloc(n * sizeof *nodes);
     if (!nodes) {
-        rki_error_set(err, RK_ENOMEM, NULL, "out of memory reading %zu nodes", n);
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading %zu nodes", n);
         return NULL;
     }
     rk_topology *t = NULL;
@@ -171,8 +171,8 @@ rk_topology *rk_topology_parse(const char *text, size_t len, rk_error *err)
     json_error_t jerr;
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!doc) {
-        rki_error_set(err, RK_EJSON, NULL, "malformed JSON at line %d, column %d: %s", jerr.line,
-                      jerr.column, jerr.text);
+        rk_error_set(err, RK_EJSON, NULL, "malformed JSON at line %d, column %d: %s", jerr.line,
+                     jerr.column, jerr.text);
         return NULL;
     }
     rk_topology *t = rk_topology_from_json(doc, err);
