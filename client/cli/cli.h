@@ -30,7 +30,23 @@ typedef struct rk_cli_cmd {
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
     rk_cli_activate, rk_cli_versions, rk_cli_show;
 
-/* Prints "ringkeeper <cmd>: <message>" to stderr and returns `code`. */
+/* How rk_cli_write_safe writes what a terminal would obey. */
+typedef enum {
+    RK_CLI_SAFE_LINE,  /* one line or table cell: every control escaped, \n too */
+    RK_CLI_SAFE_LINES, /* a text of lines: \n kept */
+    RK_CLI_SAFE_JSON,  /* a JSON document: \n kept, the rest as \u00XX, so it stays JSON */
+} rk_cli_safe_mode;
+
+/* Writes len bytes of s to f with C0 controls, DEL and C1 controls escaped visibly (\x1b, \r, \n,
+ * \x7f, \u0085) and invalid UTF-8 bytes as \xNN: text from a server or a file may otherwise
+ * recolour or clear the terminal and forge table rows or error lines. Returns EOF on error. */
+int rk_cli_write_safe(FILE *f, const char *s, size_t len, rk_cli_safe_mode mode);
+/* printf to f through rk_cli_write_safe; for any line holding a server's or a file's text. */
+int rk_cli_print_safe(FILE *f, rk_cli_safe_mode mode, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prints "ringkeeper <cmd>: <message>" to stderr, the message escaped (it may quote a server or a
+ * file), and returns `code`. */
 int rk_cli_fail(const char *cmd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prints the usage of `cmd` to stderr and returns RK_EXIT_USAGE. */

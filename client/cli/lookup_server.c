@@ -57,12 +57,11 @@ static void cache_note(rk_client *c, const char *cache)
     if (!st.from_cache)
         return;
     if (st.last_error == RK_EUNREACHABLE)
-        fprintf(stderr,
-                "ringkeeper lookup: server unreachable: using the last-known-good ring "
-                "v%" PRId64 " from %s\n",
-                st.version, cache);
+        rk_cli_fail("lookup", RK_EXIT_OK,
+                    "server unreachable: using the last-known-good ring v%" PRId64 " from %s",
+                    st.version, cache);
     else
-        fprintf(stderr, "ringkeeper lookup: %s\n", st.last_message);
+        rk_cli_fail("lookup", RK_EXIT_OK, "%s", st.last_message);
 }
 
 int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)

@@ -98,7 +98,8 @@ static int print_plan(const rk_plan *p, const plan_args *a)
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }
 
-/* GET .../plan with the same options; the server's table or JSON is printed as it comes. */
+/* GET .../plan with the same options; the server's table or JSON is printed as it comes, escaped.
+ */
 static int plan_remote(plan_args *a)
 {
     int rc = rk_cli_server_check("plan", &a->server);
@@ -122,7 +123,8 @@ static int plan_remote(plan_args *a)
                      a->json ? "json" : "text", from, to, step, keys);
     if (rc != RK_EXIT_OK)
         return rc;
-    int bad = fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout);
+    rk_cli_safe_mode mode = a->json ? RK_CLI_SAFE_JSON : RK_CLI_SAFE_LINES;
+    int bad = rk_cli_write_safe(stdout, out.data, out.len, mode) || fflush(stdout);
     free(out.data);
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }

@@ -15,13 +15,15 @@ static const char *text(const json_t *v, const char *key)
     return s ? s : "-";
 }
 
+/* The server's text is escaped: a comment with CR/LF or ESC must not forge rows. */
 static void print_row(const json_t *v)
 {
-    printf("%7lld  %-10s  %-20s  %-16s  %8lld  %-16s  %s\n",
-           (long long)json_integer_value(json_object_get(v, "version")), text(v, "state"),
-           text(v, "created_at"), text(v, "author"),
-           (long long)json_integer_value(json_object_get(v, "points")), text(v, "fingerprint"),
-           text(v, "comment"));
+    rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "%7lld  %-10s  %-20s  %-16s  %8lld  %-16s  %s",
+                      (long long)json_integer_value(json_object_get(v, "version")),
+                      text(v, "state"), text(v, "created_at"), text(v, "author"),
+                      (long long)json_integer_value(json_object_get(v, "points")),
+                      text(v, "fingerprint"), text(v, "comment"));
+    putchar('\n');
 }
 
 static int print_table(const rk_cli_body *body)
