@@ -30,7 +30,23 @@ typedef struct rk_cli_cmd {
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
     rk_cli_activate, rk_cli_versions, rk_cli_show;
 
-/* Prints "ringkeeper <cmd>: <message>" to stderr and returns `code`. */
+/* How rk_cli_write_safe writes what a terminal would obey. */
+typedef enum {
+    RK_CLI_SAFE_LINE,  /* one line or table cell: every control escaped, \n too */
+    RK_CLI_SAFE_LINES, /* a text of lines: \n kept */
+    RK_CLI_SAFE_JSON,  /* a JSON document: \n kept, the rest as \u00XX, so it stays JSON */
+} rk_cli_safe_mode;
+
+/* Writes len bytes of s to f with C0 controls, DEL and C1 controls escaped visibly (\x1b, \r, \n,
+ * \x7f, \u0085) and invalid UTF-8 bytes as \xNN: text from a server or a file may otherwise
+ * recolour or clear the terminal and forge table rows or error lines. Returns EOF on error. */
+int rk_cli_write_safe(FILE *f, const char *s, size_t len, rk_cli_safe_mode mode);
+/* printf to f through rk_cli_write_safe; for any line holding a server's or a file's text. */
+int rk_cli_print_safe(FILE *f, rk_cli_safe_mode mode, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prints "ringkeeper <cmd>: <message>" to stderr, the message escaped (it may quote a server or a
+ * file), and returns `code`. */
 int rk_cli_fail(const char *cmd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prints the usage of `cmd` to stderr and returns RK_EXIT_USAGE. */
@@ -67,31 +83,51 @@ typedef struct rk_cli_server {
     const char *ca_file; /* --ca-file, else $RINGKEEPER_CA_FILE: CA bundle for https, or NULL */
 } rk_cli_server;
 
-/* getopt_long entries of the four server options; rk_cli_server_option takes their values. */
-#define RK_CLI_SERVER_OPTIONS                                                                      \
-    {"server", required_argument, NULL, 'S'}, {"cluster", required_argument, NULL, 'C'},           \
-        {"token", required_argument, NULL, 'T'},                                                   \
-    {                                                                                              \
-        "ca-file", required_argument, NULL, 'A'                                                    \
-    }
-
-/* Stores the value of server option `c` in s; returns 0 when `c` is not one of them. */
-int rk_cli_server_option(rk_cli_server *s, int c, const char *arg);
 /* Fills the environment defaults and checks server and cluster; returns an exit code. */
 int rk_cli_server_check(const char *cmd, rk_cli_server *s);
 
-typedef struct rk_cli_remote_args {
-    rk_cli_server server;
-    const char *flag;       /* in: the command's one extra option ("limit"), or NULL */
-    int flag_has_arg;       /* in: no_argument or required_argument */
-    const char *flag_value; /* out: its argument ("" without one), NULL when not given */
-    const char *operand;    /* out: the positional argument (FILE, V), when the command takes one */
-} rk_cli_remote_args;
+/* ---- Options (options.c) ---- */
 
-/* Parses the server options, the extra option and exactly `operands` (0 or 1) positional
- * arguments, then checks them with rk_cli_server_check; returns an exit code. */
-int rk_cli_remote_parse(const rk_cli_cmd *cmd, int argc, char **argv, int operands,
-                        rk_cli_remote_args *a);
+typedef enum {
+    RK_CLI_TEXT,     /* const char *: the value as given */
+    RK_CLI_CHOICE,   /* const char *: one of `choices` */
+    RK_CLI_VERSION,  /* const char *: a version number, kept as text for the URL */
+    RK_CLI_NUMBER,   /* unsigned long long: a whole number in lo..hi */
+    RK_CLI_FRACTION, /* double: in (0, 1] */
+    RK_CLI_FLAG,     /* int: 1 when given; takes no value */
+} rk_cli_kind;
+
+/* One --option of a command; a table of them ends with {0}. */
+typedef struct rk_cli_option {
+    const char *name; /* without the "--" */
+    rk_cli_kind kind;
+    void *value;                /* where the value goes, of the kind's type */
+    int required;               /* missing: the usage, exit 2 */
+    unsigned long long lo, hi;  /* RK_CLI_NUMBER's range */
+    const char *const *choices; /* RK_CLI_CHOICE's values, NULL-terminated */
+    const char *must;           /* for a bad value's message, when "lo..hi" does not say it */
+} rk_cli_option;
+
+/* A table row: RK_CLI_OPT("replicas", RK_CLI_NUMBER, &replicas, .lo = 1, .hi = 64). */
+#define RK_CLI_OPT(option, type, where, ...)                                                       \
+    {                                                                                              \
+        .name = (option), .kind = (type), .value = (where), __VA_ARGS__                            \
+    }
+
+/* Parses argv by the table `opts`, plus the server options into *server when it is not NULL, and
+ * exactly one operand into *operand when it is not NULL (else none). An unknown option, a missing
+ * value or operand prints the usage, a bad value "--name: must be ..., got ..."; returns an exit
+ * code. */
+int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_option *opts,
+                 rk_cli_server *server, const char **operand);
+/* plan's and simulate's two sides: --from-file and --to-file, or else the server's versions
+ * (--from,
+ * --to, both optional); the usage when they are mixed or a file is missing. Returns an exit code.
+ */
+int rk_cli_two_sides(const rk_cli_cmd *cmd, const char *const file[2], const char *const version[2],
+                     const rk_cli_server *s);
+/* Checks that the V operand is a version number; returns an exit code. */
+int rk_cli_version_arg(const char *cmd, const char *v);
 
 typedef struct rk_cli_body {
     char *data; /* NUL-terminated when received; free() it */
@@ -126,15 +162,13 @@ typedef enum { RK_CLI_ACTIVE, RK_CLI_LATEST } rk_cli_default_version;
  * active or the latest version; NULL with *rc set (and the reason printed) on failure. */
 rk_ring *rk_cli_fetch_ring(const char *cmd, const rk_cli_server *s, const char *version,
                            rk_cli_default_version dflt, int *rc);
-/* Checks that a --from / --to / V argument is a version number; returns an exit code. */
-int rk_cli_version_arg(const char *cmd, const char *flag, const char *v);
 
 typedef struct rk_cli_lookup_server {
     rk_cli_server server;
-    const char *cache_file;       /* --cache, or NULL */
-    int reset_cache;              /* --reset-cache */
-    const char *expect_hash;      /* --expect-hash, or NULL */
-    uint32_t expect_vnode_factor; /* --expect-vnode-factor, or 0 */
+    const char *cache_file;                 /* --cache, or NULL */
+    int reset_cache;                        /* --reset-cache */
+    const char *expect_hash;                /* --expect-hash, or NULL */
+    unsigned long long expect_vnode_factor; /* --expect-vnode-factor, or 0 */
 } rk_cli_lookup_server;
 
 /* The active ring of the cluster, verified by the client library (or its last-known-good file,

@@ -6,12 +6,93 @@
 
 #include "cli.h"
 
+/* Length of the UTF-8 character at p (left > 0 bytes): 0 when invalid or a C1 control. */
+static size_t utf8_len(const unsigned char *p, size_t left)
+{
+    unsigned c = p[0];
+    size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
+    if (len == 0 || len > left || (c == 0xC2 && p[1] <= 0x9F))
+        return 0;
+    for (size_t k = 1; k < len; k++)
+        if ((p[k] & 0xC0) != 0x80)
+            return 0;
+    int overlong_or_surrogate = (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
+                                (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F);
+    return overlong_or_surrogate ? 0 : len;
+}
+
+/* The visible form of the control or invalid byte at p (a C1 control takes two bytes: *used). */
+static int write_escape(FILE *f, const unsigned char *p, size_t left, rk_cli_safe_mode mode,
+                        size_t *used)
+{
+    static const char named[] = {['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
+    int c1 = p[0] == 0xC2 && left > 1 && p[1] >= 0x80 && p[1] <= 0x9F;
+    *used = c1 ? 2 : 1;
+    unsigned code = c1 ? p[1] : p[0];
+    if (c1 || (mode == RK_CLI_SAFE_JSON && (code < 0x20 || code == 0x7F)))
+        return fprintf(f, "\\u%04X", code);
+    if (code < sizeof named && named[code])
+        return fprintf(f, "\\%c", named[code]);
+    return fprintf(f, "\\x%02x", code);
+}
+
+int rk_cli_write_safe(FILE *f, const char *s, size_t len, rk_cli_safe_mode mode)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t at = 0;
+    while (at < len) {
+        size_t run = at; /* printable ASCII, kept newlines and valid UTF-8 go out as they are */
+        for (size_t k; run < len; run += k) {
+            unsigned c = p[run];
+            int kept = (c >= 0x20 && c < 0x7F) || (c == '\n' && mode != RK_CLI_SAFE_LINE);
+            k = kept ? 1 : c >= 0x80 ? utf8_len(p + run, len - run) : 0;
+            if (!k)
+                break;
+        }
+        if (fwrite(p + at, 1, run - at, f) != run - at)
+            return EOF;
+        at = run;
+        size_t used = 0;
+        if (at < len && write_escape(f, p + at, len - at, mode, &used) < 0)
+            return EOF;
+        at += used;
+    }
+    return 0;
+}
+
+/* The formatted text through rk_cli_write_safe; out of memory, what can be said safely. */
+static int vprint_safe(FILE *f, rk_cli_safe_mode mode, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text)
+        vsnprintf(text, (size_t)n + 1, fmt, again);
+    va_end(again);
+    int rc = text ? rk_cli_write_safe(f, text, (size_t)n, mode) : fputs("(out of memory)", f);
+    free(text);
+    return rc < 0 ? EOF : 0;
+}
+
+int rk_cli_print_safe(FILE *f, rk_cli_safe_mode mode, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vprint_safe(f, mode, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 int rk_cli_fail(const char *cmd, int code, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "ringkeeper %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vprint_safe(stderr, RK_CLI_SAFE_LINE, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
     return code;

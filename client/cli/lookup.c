@@ -1,6 +1,5 @@
 /* lookup.c — `ringkeeper lookup`: the owner (and replicas) of each key read from stdin, with a
  * topology file or the server's active ring. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +7,7 @@
 
 #define MAX_REPLICAS 64
 
-static int check_expected(const rk_ring *r, const char *hash, uint32_t vf)
+static int check_expected(const rk_ring *r, const char *hash, unsigned long long vf)
 {
     const rk_topology *t = rk_ring_topology(r);
     const char *has = rk_hash_name(rk_topology_hash(t));
@@ -19,7 +18,7 @@ static int check_expected(const rk_ring *r, const char *hash, uint32_t vf)
                            has, hash);
     if (vf && vf != rk_topology_vnode_factor(t))
         return rk_cli_fail("lookup", RK_EXIT_REFUSED,
-                           "ring refused: its vnode_factor is %u, this application expects %u",
+                           "ring refused: its vnode_factor is %u, this application expects %llu",
                            rk_topology_vnode_factor(t), vf);
     return RK_EXIT_OK;
 }
@@ -50,67 +49,27 @@ typedef struct {
     rk_cli_lookup_server remote; /* --server, --cluster, --token, --cache and the expectations */
 } lookup_args;
 
-static int parse_option(lookup_args *a, int c, const char *arg)
+static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args *a)
 {
-    unsigned long long vf;
-    rk_hash_alg alg;
-    switch (c) {
-    case 't':
-        a->file = arg;
-        return RK_EXIT_OK;
-    case 'c':
-        a->remote.cache_file = arg;
-        return RK_EXIT_OK;
-    case 'R':
-        a->remote.reset_cache = 1;
-        return RK_EXIT_OK;
-    case 'r':
-        if (rk_cli_number(arg, 1, MAX_REPLICAS, &a->replicas))
-            return rk_cli_fail("lookup", RK_EXIT_USAGE, "--replicas: must be 1..%d, got \"%s\"",
-                               MAX_REPLICAS, arg);
-        return RK_EXIT_OK;
-    case 'H':
-        a->remote.expect_hash = arg;
-        if (rk_hash_from_name(arg, &alg))
-            return rk_cli_fail("lookup", RK_EXIT_USAGE,
-                               "--expect-hash: must be fnv1a_32, md5_32 or xxh3_64, got \"%s\"",
-                               arg);
-        return RK_EXIT_OK;
-    case 'v':
-        if (rk_cli_number(arg, 1, RK_MAX_VNODE_FACTOR, &vf))
-            return rk_cli_fail("lookup", RK_EXIT_USAGE,
-                               "--expect-vnode-factor: must be 1..%d, got \"%s\"",
-                               RK_MAX_VNODE_FACTOR, arg);
-        a->remote.expect_vnode_factor = (uint32_t)vf;
-        return RK_EXIT_OK;
-    default:
-        return rk_cli_server_option(&a->remote.server, c, arg) ? RK_EXIT_OK
-                                                               : rk_cli_usage(&rk_cli_lookup);
-    }
-}
-
-static int parse_args(int argc, char **argv, lookup_args *a)
-{
-    static const struct option opts[] = {{"topology", required_argument, NULL, 't'},
-                                         {"replicas", required_argument, NULL, 'r'},
-                                         {"expect-hash", required_argument, NULL, 'H'},
-                                         {"expect-vnode-factor", required_argument, NULL, 'v'},
-                                         {"cache", required_argument, NULL, 'c'},
-                                         {"reset-cache", no_argument, NULL, 'R'},
-                                         RK_CLI_SERVER_OPTIONS,
-                                         {NULL, 0, NULL, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int rc = parse_option(a, c, optarg);
-        if (rc != RK_EXIT_OK)
-            return rc;
-    }
-    const rk_cli_lookup_server *r = &a->remote;
+    static const char *const hashes[] = {"fnv1a_32", "md5_32", "xxh3_64", NULL};
+    rk_cli_lookup_server *r = &a->remote;
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("topology", RK_CLI_TEXT, &a->file),
+        RK_CLI_OPT("replicas", RK_CLI_NUMBER, &a->replicas, .lo = 1, .hi = MAX_REPLICAS),
+        RK_CLI_OPT("expect-hash", RK_CLI_CHOICE, &r->expect_hash, .choices = hashes),
+        RK_CLI_OPT("expect-vnode-factor", RK_CLI_NUMBER, &r->expect_vnode_factor, .lo = 1,
+                   .hi = RK_MAX_VNODE_FACTOR),
+        RK_CLI_OPT("cache", RK_CLI_TEXT, &r->cache_file),
+        RK_CLI_OPT("reset-cache", RK_CLI_FLAG, &r->reset_cache),
+        {0},
+    };
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &r->server, NULL);
+    if (rc != RK_EXIT_OK)
+        return rc;
     int online =
         r->server.url || r->server.cluster || r->server.token || r->server.ca_file || r->cache_file;
-    if (optind != argc || (a->file && online) || (!a->file && !online) ||
-        (r->reset_cache && !r->cache_file))
-        return rk_cli_usage(&rk_cli_lookup);
+    if ((a->file && online) || (!a->file && !online) || (r->reset_cache && !r->cache_file))
+        return rk_cli_usage(cmd);
     return RK_EXIT_OK;
 }
 
@@ -141,9 +100,8 @@ static int lookup_server(lookup_args *a)
 
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    (void)cmd;
     lookup_args a = {.replicas = 1};
-    int rc = parse_args(argc, argv, &a);
+    int rc = parse_args(cmd, argc, argv, &a);
     if (rc != RK_EXIT_OK)
         return rc;
     return a.file ? lookup_file(&a) : lookup_server(&a);

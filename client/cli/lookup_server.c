@@ -57,18 +57,17 @@ static void cache_note(rk_client *c, const char *cache)
     if (!st.from_cache)
         return;
     if (st.last_error == RK_EUNREACHABLE)
-        fprintf(stderr,
-                "ringkeeper lookup: server unreachable: using the last-known-good ring "
-                "v%" PRId64 " from %s\n",
-                st.version, cache);
+        rk_cli_fail("lookup", RK_EXIT_OK,
+                    "server unreachable: using the last-known-good ring v%" PRId64 " from %s",
+                    st.version, cache);
     else
-        fprintf(stderr, "ringkeeper lookup: %s\n", st.last_message);
+        rk_cli_fail("lookup", RK_EXIT_OK, "%s", st.last_message);
     if (st.last_error == RK_EOLDVERSION)
-        fprintf(stderr,
-                "ringkeeper lookup: routed with v%" PRId64 " from %s; if that file is bad "
-                "(damaged, or saved from a hostile server), run once with --reset-cache: it "
-                "takes the server's active ring and rewrites the file\n",
-                st.version, cache);
+        rk_cli_fail("lookup", RK_EXIT_OK,
+                    "routed with v%" PRId64 " from %s; if that file is bad (damaged, or saved "
+                    "from a hostile server), run once with --reset-cache: it takes the server's "
+                    "active ring and rewrites the file",
+                    st.version, cache);
 }
 
 int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
@@ -76,7 +75,7 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
     rk_client_config cfg = {.server = ls->server.url,
                             .cluster = ls->server.cluster,
                             .expect_hash = ls->expect_hash,
-                            .expect_vnode_factor = ls->expect_vnode_factor,
+                            .expect_vnode_factor = (uint32_t)ls->expect_vnode_factor,
                             .token = ls->server.token,
                             .cache_file = ls->cache_file,
                             .reset_cache = ls->reset_cache,

@@ -1,6 +1,5 @@
 /* plan.c — `ringkeeper plan`: the migration plan between two topology files (computed here) or two
  * versions on the server (computed there), as a table or JSON. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,81 +8,39 @@
 #include "cli.h"
 
 typedef struct {
-    const char *from, *to;  /* --from-file, --to-file */
+    const char *file[2];    /* --from-file, --to-file */
     const char *version[2]; /* --from, --to (server) */
-    int json;
+    const char *format;     /* --format: "text" or "json" */
+    unsigned long long keys;
     rk_plan_options opt;
     rk_cli_server server;
+    int json;
 } plan_args;
 
-static int parse_step(const char *s, double *out)
+static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, plan_args *a)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v > 0 && v <= 1))
-        return rk_cli_fail("plan", RK_EXIT_USAGE,
-                           "--max-step: must be a fraction in (0, 1], got \"%s\"", s);
-    *out = v;
-    return RK_EXIT_OK;
-}
-
-static int parse_args(int argc, char **argv, plan_args *a)
-{
-    static const struct option opts[] = {{"from-file", required_argument, NULL, 'f'},
-                                         {"to-file", required_argument, NULL, 't'},
-                                         {"max-step", required_argument, NULL, 's'},
-                                         {"keys", required_argument, NULL, 'k'},
-                                         {"format", required_argument, NULL, 'F'},
-                                         {"from", required_argument, NULL, 'a'},
-                                         {"to", required_argument, NULL, 'b'},
-                                         RK_CLI_SERVER_OPTIONS,
-                                         {NULL, 0, NULL, 0}};
-    unsigned long long keys;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            a->from = optarg;
-            break;
-        case 't':
-            a->to = optarg;
-            break;
-        case 's':
-            if (parse_step(optarg, &a->opt.max_step))
-                return RK_EXIT_USAGE;
-            break;
-        case 'k':
-            if (rk_cli_number(optarg, 1, UINT64_MAX, &keys))
-                return rk_cli_fail("plan", RK_EXIT_USAGE,
-                                   "--keys: must be a whole number above 0, got \"%s\"", optarg);
-            a->opt.keys = keys;
-            break;
-        case 'F':
-            if (strcmp(optarg, "json") && strcmp(optarg, "text"))
-                return rk_cli_fail("plan", RK_EXIT_USAGE,
-                                   "--format: must be json or text, got \"%s\"", optarg);
-            a->json = strcmp(optarg, "json") == 0;
-            break;
-        case 'a':
-        case 'b':
-            a->version[c == 'b'] = optarg;
-            break;
-        default:
-            if (!rk_cli_server_option(&a->server, c, optarg))
-                return rk_cli_usage(&rk_cli_plan);
-        }
-    }
-    int offline = a->from || a->to;
-    int online = a->version[0] || a->version[1] || a->server.url || a->server.cluster;
-    if (optind != argc || (offline && online) || (offline && !(a->from && a->to)))
-        return rk_cli_usage(&rk_cli_plan);
-    return RK_EXIT_OK;
+    static const char *const formats[] = {"json", "text", NULL};
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("from-file", RK_CLI_TEXT, &a->file[0]),
+        RK_CLI_OPT("to-file", RK_CLI_TEXT, &a->file[1]),
+        RK_CLI_OPT("max-step", RK_CLI_FRACTION, &a->opt.max_step),
+        RK_CLI_OPT("keys", RK_CLI_NUMBER, &a->keys, .lo = 1, .hi = UINT64_MAX,
+                   .must = "a whole number above 0"),
+        RK_CLI_OPT("format", RK_CLI_CHOICE, &a->format, .choices = formats),
+        RK_CLI_OPT("from", RK_CLI_VERSION, &a->version[0]),
+        RK_CLI_OPT("to", RK_CLI_VERSION, &a->version[1]),
+        {0},
+    };
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &a->server, NULL);
+    a->opt.keys = a->keys;
+    a->json = a->format && strcmp(a->format, "json") == 0;
+    return rc == RK_EXIT_OK ? rk_cli_two_sides(cmd, a->file, a->version, &a->server) : rc;
 }
 
 static int print_plan(const rk_plan *p, const plan_args *a)
 {
     char *out = NULL;
-    rk_plan_meta meta = {.from_label = a->from, .to_label = a->to};
+    rk_plan_meta meta = {.from_label = a->file[0], .to_label = a->file[1]};
     if (a->json) {
         json_t *doc = rk_plan_to_json(p, NULL, 0);
         out = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) : NULL;
@@ -98,14 +55,11 @@ static int print_plan(const rk_plan *p, const plan_args *a)
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }
 
-/* GET .../plan with the same options; the server's table or JSON is printed as it comes. */
+/* GET .../plan with the same options; the server's table or JSON is printed as it comes, escaped.
+ */
 static int plan_remote(plan_args *a)
 {
     int rc = rk_cli_server_check("plan", &a->server);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_version_arg("plan", "--from", a->version[0]);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_version_arg("plan", "--to", a->version[1]);
     if (rc != RK_EXIT_OK)
         return rc;
     char from[32] = "", to[32] = "", step[48] = "", keys[40] = "";
@@ -122,21 +76,21 @@ static int plan_remote(plan_args *a)
                      a->json ? "json" : "text", from, to, step, keys);
     if (rc != RK_EXIT_OK)
         return rc;
-    int bad = fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout);
+    rk_cli_safe_mode mode = a->json ? RK_CLI_SAFE_JSON : RK_CLI_SAFE_LINES;
+    int bad = rk_cli_write_safe(stdout, out.data, out.len, mode) || fflush(stdout);
     free(out.data);
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }
 
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    (void)cmd;
     plan_args a = {0};
-    if (parse_args(argc, argv, &a))
+    if (parse_args(cmd, argc, argv, &a))
         return RK_EXIT_USAGE;
-    if (!a.from)
+    if (!a.file[0])
         return plan_remote(&a);
-    rk_ring *from = rk_cli_load_ring("plan", a.from);
-    rk_ring *to = from ? rk_cli_load_ring("plan", a.to) : NULL;
+    rk_ring *from = rk_cli_load_ring("plan", a.file[0]);
+    rk_ring *to = from ? rk_cli_load_ring("plan", a.file[1]) : NULL;
     rk_error err = {0};
     rk_plan *p = to ? rk_plan_new(from, to, &a.opt, &err) : NULL;
     int rc = !to  ? RK_EXIT_USAGE

@@ -91,7 +91,9 @@ int rk_cli_print_json(const char *cmd, const rk_cli_body *doc)
     json_decref(j);
     if (!text)
         return rk_cli_fail(cmd, RK_EXIT_FAIL, "%s", j ? "out of memory" : "the answer is not JSON");
-    int bad = puts(text) == EOF || fflush(stdout);
+    /* jansson escapes C0 controls in strings, not DEL or C1 */
+    int bad = rk_cli_write_safe(stdout, text, strlen(text), RK_CLI_SAFE_JSON) ||
+              putchar('\n') == EOF || fflush(stdout);
     free(text);
     return bad ? rk_cli_fail(cmd, RK_EXIT_FAIL, "writing the answer failed") : RK_EXIT_OK;
 }

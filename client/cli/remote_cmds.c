@@ -1,6 +1,5 @@
 /* remote_cmds.c — the one-request server commands (publish, activate, show): a row each says what
  * to send; one runner parses, sends and prints the answer as indented JSON. */
-#include <getopt.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -17,19 +16,24 @@ struct rk_cli_remote {
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     const rk_cli_remote *r = cmd->remote;
-    rk_cli_remote_args a = {.flag = r->flag, .flag_has_arg = no_argument};
-    int rc = rk_cli_remote_parse(cmd, argc, argv, 1, &a);
+    rk_cli_server server = {0};
+    const char *operand = NULL;
+    int flag = 0;
+    const rk_cli_option opts[] = {RK_CLI_OPT(r->flag, RK_CLI_FLAG, &flag), {0}};
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &server, &operand);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_server_check(cmd->name, &server);
     if (rc == RK_EXIT_OK && !r->operand_is_file)
-        rc = rk_cli_version_arg(cmd->name, "V", a.operand);
+        rc = rk_cli_version_arg(cmd->name, operand);
     if (rc != RK_EXIT_OK)
         return rc;
     rk_cli_body in = {0}, out = {0};
-    if (r->operand_is_file && !(in.data = rk_cli_read_file(cmd->name, a.operand, &in.len)))
+    if (r->operand_is_file && !(in.data = rk_cli_read_file(cmd->name, operand, &in.len)))
         return RK_EXIT_USAGE;
-    const char *version = r->operand_is_file ? NULL : a.operand;
-    rc = rk_cli_call(cmd->name, &a.server, in.data ? &in : NULL, &out, r->method,
-                     "/versions%s%s%s%s", version ? "/" : "", version ? version : "", r->action,
-                     a.flag_value ? r->flag_query : "");
+    const char *version = r->operand_is_file ? NULL : operand;
+    rc = rk_cli_call(cmd->name, &server, in.data ? &in : NULL, &out, r->method, "/versions%s%s%s%s",
+                     version ? "/" : "", version ? version : "", r->action,
+                     flag ? r->flag_query : "");
     free(in.data);
     if (rc == RK_EXIT_OK)
         rc = rk_cli_print_json(cmd->name, &out);

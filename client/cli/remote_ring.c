@@ -7,15 +7,6 @@
 
 #include "cli.h"
 
-int rk_cli_version_arg(const char *cmd, const char *flag, const char *v)
-{
-    unsigned long long n;
-    if (v && rk_cli_number(v, 1, INT64_MAX, &n))
-        return rk_cli_fail(cmd, RK_EXIT_USAGE,
-                           "%s: must be a version number (1, 2, ...), got \"%s\"", flag, v);
-    return RK_EXIT_OK;
-}
-
 /* The number of the newest version of the cluster, or 0 with *rc set. */
 static long long latest_version(const char *cmd, const rk_cli_server *s, int *rc)
 {

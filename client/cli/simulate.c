@@ -1,6 +1,5 @@
 /* simulate.c — `ringkeeper simulate`: how real keys move and spread between two topologies, read
  * from files or fetched from the server. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,34 +137,18 @@ typedef struct {
     rk_cli_server server;
 } simulate_args;
 
-static int parse_args(int argc, char **argv, simulate_args *a)
+static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, simulate_args *a)
 {
-    static const struct option opts[] = {{"keys", required_argument, NULL, 'k'},
-                                         {"from-file", required_argument, NULL, 'f'},
-                                         {"to-file", required_argument, NULL, 't'},
-                                         {"from", required_argument, NULL, 'a'},
-                                         {"to", required_argument, NULL, 'b'},
-                                         RK_CLI_SERVER_OPTIONS,
-                                         {NULL, 0, NULL, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        const char **slot = c == 'k'   ? &a->keys
-                            : c == 'f' ? &a->file[0]
-                            : c == 't' ? &a->file[1]
-                            : c == 'a' ? &a->version[0]
-                            : c == 'b' ? &a->version[1]
-                                       : NULL;
-        if (slot)
-            *slot = optarg;
-        else if (!rk_cli_server_option(&a->server, c, optarg))
-            return rk_cli_usage(&rk_cli_simulate);
-    }
-    int offline = a->file[0] || a->file[1];
-    int online = a->version[0] || a->version[1] || a->server.url || a->server.cluster;
-    if (!a->keys || optind != argc || (offline && online) ||
-        (offline && !(a->file[0] && a->file[1])))
-        return rk_cli_usage(&rk_cli_simulate);
-    return RK_EXIT_OK;
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("keys", RK_CLI_TEXT, &a->keys, .required = 1),
+        RK_CLI_OPT("from-file", RK_CLI_TEXT, &a->file[0]),
+        RK_CLI_OPT("to-file", RK_CLI_TEXT, &a->file[1]),
+        RK_CLI_OPT("from", RK_CLI_VERSION, &a->version[0]),
+        RK_CLI_OPT("to", RK_CLI_VERSION, &a->version[1]),
+        {0},
+    };
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &a->server, NULL);
+    return rc == RK_EXIT_OK ? rk_cli_two_sides(cmd, a->file, a->version, &a->server) : rc;
 }
 
 /* Both rings from the files, or from the server (from: the active version, to: the latest). */
@@ -178,10 +161,6 @@ static int load_rings(simulate_args *a, rk_ring *r[2])
         return r[1] ? RK_EXIT_OK : RK_EXIT_USAGE;
     }
     int rc = rk_cli_server_check("simulate", &a->server);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_version_arg("simulate", "--from", a->version[0]);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_version_arg("simulate", "--to", a->version[1]);
     for (int s = 0; s < 2 && rc == RK_EXIT_OK; s++)
         r[s] = rk_cli_fetch_ring("simulate", &a->server, a->version[s], dflt[s], &rc);
     return rc;
@@ -189,9 +168,8 @@ static int load_rings(simulate_args *a, rk_ring *r[2])
 
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    (void)cmd;
     simulate_args a = {0};
-    if (parse_args(argc, argv, &a))
+    if (parse_args(cmd, argc, argv, &a))
         return RK_EXIT_USAGE;
     rk_ring *r[2] = {NULL, NULL};
     int rc = load_rings(&a, r);

@@ -1,5 +1,4 @@
 /* versions.c — `ringkeeper versions`: the versions of a cluster, newest first, as a table. */
-#include <getopt.h>
 #include <stdlib.h>
 
 #include <jansson.h>
@@ -15,13 +14,15 @@ static const char *text(const json_t *v, const char *key)
     return s ? s : "-";
 }
 
+/* The server's text is escaped: a comment with CR/LF or ESC must not forge rows. */
 static void print_row(const json_t *v)
 {
-    printf("%7lld  %-10s  %-20s  %-16s  %8lld  %-16s  %s\n",
-           (long long)json_integer_value(json_object_get(v, "version")), text(v, "state"),
-           text(v, "created_at"), text(v, "author"),
-           (long long)json_integer_value(json_object_get(v, "points")), text(v, "fingerprint"),
-           text(v, "comment"));
+    rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "%7lld  %-10s  %-20s  %-16s  %8lld  %-16s  %s",
+                      (long long)json_integer_value(json_object_get(v, "version")),
+                      text(v, "state"), text(v, "created_at"), text(v, "author"),
+                      (long long)json_integer_value(json_object_get(v, "points")),
+                      text(v, "fingerprint"), text(v, "comment"));
+    putchar('\n');
 }
 
 static int print_table(const rk_cli_body *body)
@@ -47,17 +48,19 @@ static int print_table(const rk_cli_body *body)
 
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    (void)cmd;
-    rk_cli_remote_args a = {.flag = "limit", .flag_has_arg = required_argument};
-    int rc = rk_cli_remote_parse(&rk_cli_versions, argc, argv, 0, &a);
+    unsigned long long limit = 100;
+    rk_cli_server server = {0};
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("limit", RK_CLI_NUMBER, &limit, .lo = 1, .hi = MAX_LIMIT),
+        {0},
+    };
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &server, NULL);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_server_check(cmd->name, &server);
     if (rc != RK_EXIT_OK)
         return rc;
-    unsigned long long limit = 100;
-    if (a.flag_value && rk_cli_number(a.flag_value, 1, MAX_LIMIT, &limit))
-        return rk_cli_fail("versions", RK_EXIT_USAGE, "--limit: must be 1..%d, got \"%s\"",
-                           MAX_LIMIT, a.flag_value);
     rk_cli_body out = {0};
-    rc = rk_cli_call("versions", &a.server, NULL, &out, "GET", "/versions?limit=%llu", limit);
+    rc = rk_cli_call("versions", &server, NULL, &out, "GET", "/versions?limit=%llu", limit);
     if (rc == RK_EXIT_OK)
         rc = print_table(&out);
     free(out.data);

@@ -127,6 +127,29 @@ cli 3 "lookup --expect-vnode-factor mismatch" "$RK" lookup "${S[@]}" --expect-vn
 cli 2 "lookup of a cluster without a ring" "$RK" lookup --cluster nosuch
 : >"$TMP/in"
 
+# text the server stores as given (a comment) or echoes (an unknown field's name) reaches the
+# terminal escaped: raw, ESC sequences and CR/LF recolour it and forge table rows or error lines
+clean() { # clean NAME FILE: nothing but printable ASCII and newlines
+    local rest
+    rest=$(LC_ALL=C tr -d '\n -~' <"$2" | od -An -c)
+    if [ -z "$rest" ]; then ok; else bad "$1: raw control bytes: $rest"; fi
+}
+evil='\u001b[31mred\r\n      9  active  2026-01-01T00:00:00Z  forged\u007f\u0085'
+code=$(req POST /v1/clusters/evil/versions -H 'Content-Type: application/json' \
+    --data "{\"hash\":\"fnv1a_32\",\"vnode_factor\":160,\"comment\":\"$evil\",\"nodes\":[{\"id\":\"a\",\"addr\":\"h:1\",\"weight\":1}]}")
+check "publish a comment with controls (curl)" 201 "$code"
+cli 0 "versions of a hostile comment" "$RK" versions --cluster evil
+clean "versions: no raw control bytes" "$TMP/out"
+check "versions: header and one row" 2 "$(wc -l <"$TMP/out")"
+has "versions: the comment escaped" "$TMP/out" '\x1b[31mred\r\n      9  active  2026-01-01T00:00:00Z  forged\x7f\u0085'
+cli 0 "show a hostile comment" "$RK" show 1 --cluster evil
+clean "show: no raw control bytes" "$TMP/out"
+has "show: the comment as JSON escapes" "$TMP/out" 'forged\u007F\u0085'
+printf '{"hash":"fnv1a_32","vnode_factor":160,"\\u001b[2J\\r\\n":1,"nodes":[]}' >"$TMP/evil.json"
+cli 2 "publish an unknown field with controls" "$RK" publish "$TMP/evil.json" --cluster evil
+clean "the echoed field: no raw control bytes" "$TMP/err"
+has "the echoed field escaped" "$TMP/err" '(field: \x1b[2J\r\n; HTTP 400)'
+
 # tokens: the server now wants one for writes; RINGKEEPER_TOKEN or --token, never printed
 rk_stop
 printf 'ops:0123456789abcdef0123\n' >"$TMP/tokens"

@@ -1,0 +1,176 @@
+/* options.c — the one command-line parser of the CLI: a command lists its options in a table (name,
+ * kind, where the value goes), getopt_long reads the syntax, and this file checks the values and
+ * prints the usage or "--name: must be ..., got ..." when they are wrong. Also the server options
+ * every server command shares, with their environment defaults. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_OPTIONS 16  /* a command's options and the four server options */
+#define FIRST_VAL   256 /* getopt_long values of the options: above any option character */
+
+/* What a bad value must be, for its message: the option's words, its choices or its range. */
+static const char *must_be(const rk_cli_option *o, char *buf, size_t size)
+{
+    if (o->must)
+        return o->must;
+    if (o->kind == RK_CLI_VERSION)
+        return "a version number (1, 2, ...)";
+    if (o->kind == RK_CLI_FRACTION)
+        return "a fraction in (0, 1]";
+    if (o->kind == RK_CLI_NUMBER) {
+        snprintf(buf, size, "%llu..%llu", o->lo, o->hi);
+        return buf;
+    }
+    size_t n = 0, len = 0; /* RK_CLI_CHOICE: "a, b or c" */
+    while (o->choices[n])
+        n++;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s",
+                                i == 0      ? ""
+                                : i + 1 < n ? ", "
+                                            : " or ",
+                                o->choices[i]);
+    return buf;
+}
+
+static int is_choice(const char *const *choices, const char *s)
+{
+    while (*choices && strcmp(*choices, s) != 0)
+        choices++;
+    return *choices != NULL;
+}
+
+static int is_fraction(const char *s, double *out)
+{
+    char *end;
+    *out = strtod(s, &end);
+    return end != s && !*end && *out > 0 && *out <= 1;
+}
+
+static int is_version(const char *s)
+{
+    unsigned long long n;
+    return rk_cli_number(s, 1, INT64_MAX, &n) == 0;
+}
+
+/* "<dashes><name>: must be ..., got "<got>"": every bad value's message. */
+static int bad_value(const char *cmd, const char *dashes, const rk_cli_option *o, const char *got)
+{
+    char buf[128];
+    return rk_cli_fail(cmd, RK_EXIT_USAGE, "%s%s: must be %s, got \"%s\"", dashes, o->name,
+                       must_be(o, buf, sizeof buf), got);
+}
+
+/* Stores the value of option o, or prints why it is not one; returns an exit code. */
+static int take(const char *cmd, const rk_cli_option *o, const char *arg)
+{
+    int ok = 1;
+    switch (o->kind) {
+    case RK_CLI_FLAG:
+        *(int *)o->value = 1;
+        break;
+    case RK_CLI_NUMBER:
+        ok = rk_cli_number(arg, o->lo, o->hi, o->value) == 0;
+        break;
+    case RK_CLI_FRACTION:
+        ok = is_fraction(arg, o->value);
+        break;
+    default: /* the text as given, once it is a version or one of the choices */
+        ok = o->kind == RK_CLI_VERSION  ? is_version(arg)
+             : o->kind == RK_CLI_CHOICE ? is_choice(o->choices, arg)
+                                        : 1;
+        if (ok)
+            *(const char **)o->value = arg;
+    }
+    return ok ? RK_EXIT_OK : bad_value(cmd, "--", o, arg);
+}
+
+int rk_cli_version_arg(const char *cmd, const char *v)
+{
+    static const rk_cli_option operand = RK_CLI_OPT("V", RK_CLI_VERSION, NULL);
+    return is_version(v) ? RK_EXIT_OK : bad_value(cmd, "", &operand, v);
+}
+
+/* The command's options followed, when it talks to a server, by the four server options. */
+static size_t all_options(const rk_cli_option *opts, rk_cli_server *s, rk_cli_option *all)
+{
+    size_t n = 0;
+    while (opts[n].name)
+        n++;
+    memcpy(all, opts, n * sizeof *all);
+    if (!s)
+        return n;
+    const rk_cli_option server[] = {RK_CLI_OPT("server", RK_CLI_TEXT, &s->url),
+                                    RK_CLI_OPT("cluster", RK_CLI_TEXT, &s->cluster),
+                                    RK_CLI_OPT("token", RK_CLI_TEXT, &s->token),
+                                    RK_CLI_OPT("ca-file", RK_CLI_TEXT, &s->ca_file)};
+    memcpy(all + n, server, sizeof server);
+    return n + sizeof server / sizeof server[0];
+}
+
+int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_option *opts,
+                 rk_cli_server *server, const char **operand)
+{
+    rk_cli_option all[MAX_OPTIONS];
+    struct option longopts[MAX_OPTIONS + 1] = {{NULL, 0, NULL, 0}};
+    size_t n = all_options(opts, server, all);
+    int given[MAX_OPTIONS] = {0};
+    for (size_t i = 0; i < n; i++)
+        longopts[i] = (struct option){all[i].name,
+                                      all[i].kind == RK_CLI_FLAG ? no_argument : required_argument,
+                                      NULL, FIRST_VAL + (int)i};
+    int c, rc;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (c < FIRST_VAL) /* getopt_long said what was wrong */
+            return rk_cli_usage(cmd);
+        if ((rc = take(cmd->name, &all[c - FIRST_VAL], optarg)) != RK_EXIT_OK)
+            return rc;
+        given[c - FIRST_VAL] = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (all[i].required && !given[i])
+            return rk_cli_usage(cmd);
+    if (argc - optind != (operand != NULL))
+        return rk_cli_usage(cmd);
+    if (operand)
+        *operand = argv[optind];
+    return RK_EXIT_OK;
+}
+
+int rk_cli_two_sides(const rk_cli_cmd *cmd, const char *const file[2], const char *const version[2],
+                     const rk_cli_server *s)
+{
+    int offline = file[0] || file[1];
+    int online = version[0] || version[1] || s->url || s->cluster;
+    if ((offline && online) || (offline && !(file[0] && file[1])))
+        return rk_cli_usage(cmd);
+    return RK_EXIT_OK;
+}
+
+int rk_cli_server_check(const char *cmd, rk_cli_server *s)
+{
+    if (!s->url)
+        s->url = getenv("RINGKEEPER_SERVER");
+    if (!s->token)
+        s->token = getenv("RINGKEEPER_TOKEN");
+    if (!s->ca_file)
+        s->ca_file = getenv("RINGKEEPER_CA_FILE");
+    if (s->ca_file && !*s->ca_file)
+        s->ca_file = NULL;
+    if (!s->url || !*s->url)
+        return rk_cli_fail(cmd, RK_EXIT_USAGE,
+                           "no server: give --server URL or set RINGKEEPER_SERVER "
+                           "(e.g. http://127.0.0.1:7070)");
+    if (!s->cluster)
+        return rk_cli_fail(cmd, RK_EXIT_USAGE, "--cluster C is required with a server");
+    if (!rk_cluster_name_valid(s->cluster))
+        return rk_cli_fail(cmd, RK_EXIT_USAGE,
+                           "--cluster: \"%s\" is not a cluster name (a-z, 0-9, '.', '_', '-'; "
+                           "1..63 bytes, starting with a letter or digit)",
+                           s->cluster);
+    return RK_EXIT_OK;
+}
