@@ -8,13 +8,16 @@ fi
 packages=(
     build-essential cmake pkg-config git clang-format
     libjansson-dev libxxhash-dev nettle-dev # ring library: JSON, XXH3, MD5
+    zlib1g-dev                              # ring library: the ketama scheme's crc32 hashes
+    libyaml-dev                             # CLI: import/export of twemproxy pools
     libcurl4-openssl-dev                    # the library's client: HTTP(S) to ringkeeperd
     libsqlite3-dev libmicrohttpd-dev        # ringkeeperd: its store and its HTTP server
     curl sqlite3 openssl                    # integration tests (TLS certificates made at test time)
     valgrind                                # leak checks of the CLI and a server run (.ci)
     libcmocka-dev                           # unit tests
     clang-14 libclang-rt-14-dev             # fuzzing (.ci/fuzz.sh: libFuzzer)
-    libmemcached-dev                        # the benchmark's ketama peer only
+    libmemcached-dev                        # ketama peer: its test and the benchmark
+    nutcracker memcached python3            # ketama oracle test: a real twemproxy and memcached
     wrk                                     # server benchmark (tests/bench/bench_server.sh)
 )
 export DEBIAN_FRONTEND=noninteractive

@@ -1,4 +1,4 @@
-/* test_vectors.c — the golden vectors of SPEC sections 1-3 (tests/vectors, a copy of
+/* test_vectors.c — the golden vectors of SPEC sections 1-3 and 8 (tests/vectors, a copy of
  * shared/vectors). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -167,12 +167,78 @@ static void test_plans(void **state)
     json_decref(cases);
 }
 
+/* The bytes of a hex string into buf (at most cap); returns their count. */
+static size_t unhex(const char *hex, char *buf, size_t cap)
+{
+    size_t n = strlen(hex) / 2;
+    assert_true(n <= cap);
+    for (size_t i = 0; i < n; i++) {
+        unsigned byte;
+        assert_int_equal(sscanf(hex + 2 * i, "%2x", &byte), 1);
+        buf[i] = (char)byte;
+    }
+    return n;
+}
+
+/* SPEC section 8: every node's point count and every key's owner. */
+static void check_ketama_case(const json_t *c)
+{
+    const char *name = json_string_value(json_object_get(c, "name"));
+    rk_ring *r = ring_of(json_object_get(c, "topology"));
+    const rk_topology *t = rk_ring_topology(r);
+    assert_int_equal(rk_topology_scheme(t), RK_SCHEME_KETAMA);
+    size_t counted = 0, i;
+    uint32_t *count = calloc(rk_topology_node_count(t), sizeof *count);
+    assert_non_null(count);
+    for (i = 0; i < rk_ring_point_count(r); i++) {
+        uint64_t pos;
+        uint32_t node;
+        rk_ring_point(r, i, &pos, &node);
+        count[node]++;
+    }
+    const char *id;
+    json_t *v;
+    json_object_foreach(json_object_get(c, "points"), id, v)
+    {
+        uint32_t got = count[node_index(r, id)];
+        if (got != json_integer_value(v))
+            fail_msg("%s: %s has %u points, want %lld", name, id, got,
+                     (long long)json_integer_value(v));
+        counted += got;
+    }
+    assert_int_equal(counted, rk_ring_point_count(r));
+    json_array_foreach(json_object_get(c, "lookups"), i, v)
+    {
+        char key[1024];
+        size_t len = unhex(json_string_value(json_array_get(v, 0)), key, sizeof key);
+        const char *got = rk_topology_node(t, rk_ring_lookup(r, key, len))->id;
+        const char *want = json_string_value(json_array_get(v, 1));
+        if (strcmp(got, want) != 0)
+            fail_msg("%s: key %s goes to %s, want %s", name,
+                     json_string_value(json_array_get(v, 0)), got, want);
+    }
+    free(count);
+    rk_ring_free(r);
+}
+
+static void test_ketama(void **state)
+{
+    (void)state;
+    json_t *doc = load("ketama.json");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(doc, "cases"), i, c) check_ketama_case(c);
+    assert_true(json_array_size(json_object_get(doc, "cases")) >= 10);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hashes),
         cmocka_unit_test(test_rings),
         cmocka_unit_test(test_plans),
+        cmocka_unit_test(test_ketama),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,31 +95,74 @@ RK_API int rk_error_set(rk_error *err, int code, const char *field, const char *
 RK_API const char *rk_strerror(int code);
 RK_API const char *rk_errname(int code);
 
-/* ---- Hashes (SPEC section 2) ---- */
+/* ---- Ring schemes (SPEC sections 2 and 8) ---- */
 
-/* The hashes a topology may name, one row each: enum suffix, name (a C identifier: it is the name
- * as a string, and client/src/hash.c names the hash's functions after it), value, bits (the hash
- * space is 2^bits). Everything about a hash derives from this list: rk_hash_alg, rk_hash_name,
- * rk_hash_from_name, rk_hash_bits, the messages that list the allowed names, and rk_hash and the
- * ring points, which call key_<name> and points_<name> of hash.c. A new hash is one row here and
- * those two functions. */
+/* How a ring's points are made: RK_SCHEME_RINGKEEPER (SPEC section 2: vnode_factor * weight
+ * points at H("<id>#<i>")) or RK_SCHEME_KETAMA (SPEC section 8: twemproxy's and libmemcached's
+ * ring, point for point, so a fleet routed by them adopts ringkeeper without moving a key). */
+typedef enum rk_scheme {
+    RK_SCHEME_RINGKEEPER = 0,
+    RK_SCHEME_KETAMA = 1,
+} rk_scheme;
+
+/* "ringkeeper", "ketama"; NULL for an unknown value. */
+RK_API const char *rk_scheme_name(rk_scheme scheme);
+/* RK_OK and *out set when `name` names a scheme; RK_EINVAL otherwise. */
+RK_API int rk_scheme_from_name(const char *name, rk_scheme *out);
+
+/* ---- Hashes (SPEC sections 2 and 8) ---- */
+
+/* The hashes of the ringkeeper scheme, one row each: enum suffix, name (a C identifier: it is the
+ * name as a string, and client/src/hash.c names the hash's functions after it), value, bits (the
+ * hash space is 2^bits). Everything about a hash derives from this list and the next: rk_hash_alg,
+ * rk_hash_name, rk_hash_from_name, rk_hash_bits, the messages that list the allowed names, and
+ * rk_hash and the ring points, which call key_<name> and points_<name> of hash.c. A new hash is
+ * one row here and those two functions. */
 #define RK_HASH_MAP(H)                                                                             \
     H(FNV1A_32, fnv1a_32, 0, 32) /* FNV-1a 32-bit */                                               \
     H(MD5_32, md5_32, 1, 32)     /* first 4 bytes of MD5, big-endian */                            \
     H(XXH3_64, xxh3_64, 2, 64)   /* XXH3 64-bit, seed 0 */
 
+/* The key hashes of the ketama scheme: twemproxy 0.5's twelve, under its names and exactly as it
+ * computes them (signed-char quirks included; client/src/ketama_hash.c). Their hash space is 2^32
+ * and their ring points are always MD5's; two share a name with a ringkeeper hash but not its
+ * value (fnv1a_32 widens bytes >= 0x80 as signed there), so a name means a hash only together with
+ * a scheme. Their values start at 16, above every ringkeeper hash, and stay so. */
+#define RK_KETAMA_HASH_MAP(H)                                                                      \
+    H(KETAMA_ONE_AT_A_TIME, one_at_a_time, 16)                                                     \
+    H(KETAMA_MD5, md5, 17)                                                                         \
+    H(KETAMA_CRC16, crc16, 18)                                                                     \
+    H(KETAMA_CRC32, crc32, 19)                                                                     \
+    H(KETAMA_CRC32A, crc32a, 20)                                                                   \
+    H(KETAMA_FNV1_64, fnv1_64, 21)                                                                 \
+    H(KETAMA_FNV1A_64, fnv1a_64, 22)                                                               \
+    H(KETAMA_FNV1_32, fnv1_32, 23)                                                                 \
+    H(KETAMA_FNV1A_32, fnv1a_32, 24)                                                               \
+    H(KETAMA_HSIEH, hsieh, 25)                                                                     \
+    H(KETAMA_MURMUR, murmur, 26)                                                                   \
+    H(KETAMA_JENKINS, jenkins, 27)
+
 typedef enum rk_hash_alg {
 #define RK_HASH_ENUM_(suffix, name, value, bits) RK_HASH_##suffix = value,
     RK_HASH_MAP(RK_HASH_ENUM_)
 #undef RK_HASH_ENUM_
+#define RK_KETAMA_HASH_ENUM_(suffix, name, value) RK_HASH_##suffix = value,
+        RK_KETAMA_HASH_MAP(RK_KETAMA_HASH_ENUM_)
+#undef RK_KETAMA_HASH_ENUM_
 } rk_hash_alg;
 
-/* Hash `len` bytes of `data` with `alg`; values of 32-bit algorithms are < 2^32. */
+/* Hash `len` bytes of `data` with `alg`; values of 32-bit algorithms are < 2^32. (A ketama ring's
+ * lookup also applies the hash tag and hashes the empty key to 0, as twemproxy does; rk_hash is
+ * the bare function.) */
 RK_API uint64_t rk_hash(rk_hash_alg alg, const void *data, size_t len);
-/* "fnv1a_32", "md5_32", "xxh3_64"; NULL for an unknown value. */
+/* "fnv1a_32", "md5_32", "xxh3_64", or a ketama hash's twemproxy name; NULL for an unknown value. */
 RK_API const char *rk_hash_name(rk_hash_alg alg);
-/* RK_OK and *out set when `name` is one of the names above; RK_EINVAL otherwise. */
+/* RK_OK and *out set when `name` is a hash of the ringkeeper scheme; RK_EINVAL otherwise. */
 RK_API int rk_hash_from_name(const char *name, rk_hash_alg *out);
+/* The same for the hashes of `scheme`. */
+RK_API int rk_hash_from_scheme_name(rk_scheme scheme, const char *name, rk_hash_alg *out);
+/* The scheme whose hash `alg` is. */
+RK_API rk_scheme rk_hash_scheme(rk_hash_alg alg);
 /* 32 or 64: the hash space is 2^bits. */
 RK_API unsigned rk_hash_bits(rk_hash_alg alg);
 
@@ -148,26 +191,36 @@ struct json_t; /* jansson's value type; include <jansson.h> to use these calls *
 RK_API rk_topology *rk_topology_from_json(const struct json_t *doc, rk_error *err) RK_MUST_CHECK;
 /* The same from JSON text of `len` bytes; malformed JSON gives RK_EJSON. */
 RK_API rk_topology *rk_topology_parse(const char *text, size_t len, rk_error *err) RK_MUST_CHECK;
-/* Builds and validates a topology from plain values (copied; the caller keeps its own). `comment`
- * may be NULL. */
+/* Builds and validates a topology of the ringkeeper scheme from plain values (copied; the caller
+ * keeps its own). `comment` may be NULL. */
 RK_API rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
                                     size_t n_nodes, const char *comment,
                                     rk_error *err) RK_MUST_CHECK;
+/* The same for the ketama scheme (SPEC section 8): `hash` one of RK_KETAMA_HASH_MAP, `hash_tag`
+ * two characters or NULL, node ids named as twemproxy names its servers. */
+RK_API rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag,
+                                           const rk_node *nodes, size_t n_nodes,
+                                           const char *comment, rk_error *err) RK_MUST_CHECK;
 /* Drops one reference; frees at the last. NULL is fine. */
 RK_API void rk_topology_free(rk_topology *t);
 /* Adds a reference and returns `t`. */
 RK_API rk_topology *rk_topology_ref(rk_topology *t);
 
+RK_API rk_scheme rk_topology_scheme(const rk_topology *t);
 RK_API rk_hash_alg rk_topology_hash(const rk_topology *t);
+/* The ringkeeper scheme's vnode_factor; 0 for the ketama scheme, which fixes its point counts. */
 RK_API uint32_t rk_topology_vnode_factor(const rk_topology *t);
+/* The ketama scheme's hash tag (two characters), or NULL; borrowed. */
+RK_API const char *rk_topology_hash_tag(const rk_topology *t);
 RK_API size_t rk_topology_node_count(const rk_topology *t);
 /* Node i (0 <= i < node_count) in the order of the document; borrowed, valid while `t` lives. */
 RK_API const rk_node *rk_topology_node(const rk_topology *t, size_t i);
 /* The comment, or NULL; borrowed. */
 RK_API const char *rk_topology_comment(const rk_topology *t);
-/* Sum of vnode_factor * weight. */
+/* The ring's point count: the sum of vnode_factor * weight, or of the ketama point counts. */
 RK_API uint64_t rk_topology_points(const rk_topology *t);
-/* New JSON object {"hash", "vnode_factor", "nodes", "comment"?}; the caller owns the reference
+/* New JSON object {"hash", "vnode_factor", "nodes", "comment"?}, or for the ketama scheme
+ * {"scheme", "hash", "hash_tag"?, "nodes", "comment"?}; the caller owns the reference
  * (json_decref). NULL when out of memory. */
 RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
 

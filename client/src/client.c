@@ -501,7 +501,8 @@ static int check_config(const rk_client_config *cfg, rk_error *err)
     char names[RKI_HASH_NAMES_MAX];
     if (cfg->expect_hash && rk_hash_from_name(cfg->expect_hash, &alg) != RK_OK)
         return rk_error_set(err, RK_EINVAL, "expect_hash", "must be %s, got \"%.32s\"",
-                            rki_hash_names(names, sizeof names, "", " or "), cfg->expect_hash);
+                            rki_hash_names(RK_SCHEME_RINGKEEPER, names, sizeof names, "", " or "),
+                            cfg->expect_hash);
     if (cfg->connect_timeout_ms < 0 || cfg->timeout_ms < 0)
         return rk_error_set(err, RK_EINVAL, "timeout_ms", "timeouts must not be negative");
     return RK_OK;

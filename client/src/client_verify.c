@@ -78,7 +78,8 @@ static int check_hash(const rk_client_config *cfg, const json_t *doc, rk_error *
         return rk_error_set(err, RK_EUNKNOWNHASH, "hash",
                             "the ring hashes with \"%.32s\", which this library does not know: "
                             "upgrade libringkeeper or publish a topology with %s",
-                            name, rki_hash_names(names, sizeof names, "", " or "));
+                            name,
+                            rki_hash_names(RK_SCHEME_RINGKEEPER, names, sizeof names, "", " or "));
     if (cfg->expect_hash && strcmp(name, cfg->expect_hash) != 0)
         return rk_error_set(err, RK_EEXPECT, "hash",
                             "the server's ring hashes with %s but this application expects %s: "

@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "internal.h"
+#include "ketama_hash.h"
 
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))
@@ -24,14 +25,18 @@
 #define FNV_OFFSET 2166136261u
 #define FNV_PRIME  16777619u
 
-/* Name and bits of every hash, indexed by rk_hash_alg. */
+/* Name, bits and scheme of every hash, indexed by rk_hash_alg. */
 static const struct {
     const char *name; /* as in topologies; NULL for a value no hash has */
     unsigned bits;    /* the hash space is 2^bits */
+    rk_scheme scheme; /* the scheme whose topologies may name it */
 } hashes[] = {
-#define HASH_ROW_(suffix, name, value, bits) [value] = {#name, bits},
+#define HASH_ROW_(suffix, name, value, bits) [value] = {#name, bits, RK_SCHEME_RINGKEEPER},
     RK_HASH_MAP(HASH_ROW_)
 #undef HASH_ROW_
+#define KETAMA_ROW_(suffix, name, value) [value] = {#name, 32, RK_SCHEME_KETAMA},
+        RK_KETAMA_HASH_MAP(KETAMA_ROW_)
+#undef KETAMA_ROW_
 };
 
 #define N_HASHES (sizeof hashes / sizeof hashes[0])
@@ -89,6 +94,11 @@ uint64_t rk_hash(rk_hash_alg alg, const void *data, size_t len)
         return key_##name(data, len);
         RK_HASH_MAP(HASH_CASE_)
 #undef HASH_CASE_
+#define KETAMA_CASE_(suffix, name, value)                                                          \
+    case RK_HASH_##suffix:                                                                         \
+        return rki_kh_##name(data, len);
+        RK_KETAMA_HASH_MAP(KETAMA_CASE_)
+#undef KETAMA_CASE_
     }
     return 0;
 }
@@ -102,8 +112,14 @@ const char *rk_hash_name(rk_hash_alg alg)
 
 int rk_hash_from_name(const char *name, rk_hash_alg *out)
 {
+    return rk_hash_from_scheme_name(RK_SCHEME_RINGKEEPER, name, out);
+}
+
+int rk_hash_from_scheme_name(rk_scheme scheme, const char *name, rk_hash_alg *out)
+{
     for (unsigned i = 0; i < N_HASHES; i++) {
-        if (name && hashes[i].name && strcmp(name, hashes[i].name) == 0) {
+        if (name && hashes[i].name && hashes[i].scheme == scheme &&
+            strcmp(name, hashes[i].name) == 0) {
             *out = (rk_hash_alg)i;
             return RK_OK;
         }
@@ -111,19 +127,25 @@ int rk_hash_from_name(const char *name, rk_hash_alg *out)
     return RK_EINVAL;
 }
 
+rk_scheme rk_hash_scheme(rk_hash_alg alg)
+{
+    return rk_hash_name(alg) ? hashes[alg].scheme : RK_SCHEME_RINGKEEPER;
+}
+
 unsigned rk_hash_bits(rk_hash_alg alg)
 {
     return rk_hash_name(alg) ? hashes[alg].bits : 32; /* 32 for an unknown value, as ever */
 }
 
-const char *rki_hash_names(char *buf, size_t size, const char *quote, const char *last_sep)
+const char *rki_hash_names(rk_scheme scheme, char *buf, size_t size, const char *quote,
+                           const char *last_sep)
 {
     size_t at = 0, left = 0; /* names still to write after the current one */
     for (unsigned i = 0; i < N_HASHES; i++)
-        left += hashes[i].name != NULL;
+        left += hashes[i].name != NULL && hashes[i].scheme == scheme;
     buf[0] = '\0';
     for (unsigned i = 0; i < N_HASHES && at < size; i++) {
-        if (!hashes[i].name)
+        if (!hashes[i].name || hashes[i].scheme != scheme)
             continue;
         left--;
         const char *sep = left > 1 ? ", " : left == 1 ? last_sep : "";
@@ -225,5 +247,7 @@ void rki_hash_points(rk_hash_alg alg, const char *id, size_t id_len, uint32_t co
         break;
         RK_HASH_MAP(POINTS_CASE_)
 #undef POINTS_CASE_
+    default: /* the ketama hashes hash keys only: that scheme's points are MD5's */
+        break;
     }
 }

@@ -17,11 +17,13 @@
  * digits. */
 void rki_hash_points(rk_hash_alg alg, const char *id, size_t id_len, uint32_t count, uint64_t *out);
 
-/* The names of RK_HASH_MAP for a message, in its order: each between two `quote`s, separated by
+/* The names of `scheme`'s hashes (RK_HASH_MAP or RK_KETAMA_HASH_MAP) for a message, in order: each
+ * between two `quote`s, separated by
  * ", ", the last two by `last_sep` ("fnv1a_32, md5_32 or xxh3_64"). Written into buf; returns
  * buf. */
 #define RKI_HASH_NAMES_MAX 256 /* a buffer for rki_hash_names, as long as a message */
-const char *rki_hash_names(char *buf, size_t size, const char *quote, const char *last_sep);
+const char *rki_hash_names(rk_scheme scheme, char *buf, size_t size, const char *quote,
+                           const char *last_sep);
 
 /* ---- topology.c ---- */
 
@@ -36,13 +38,10 @@ const uint32_t *rki_topology_order(const rk_topology *t);
  * scheme: the sort and the lookup index (ring.c), lookups and replicas, arcs and shares, the
  * fingerprint (always ranks nodes in id byte order, SPEC section 2), and the plan (plan.c).
  *
- * The ringkeeper scheme of SPEC section 2 is scheme_ringkeeper.c. The ketama scheme of SPEC
- * section 8 plugs in as one more rki_scheme in a file of its own (scheme_ketama.c): point_counts
- * with twemproxy's single-precision formula, positions from MD5("<id>-<j>") four to a digest,
- * tie_order by id length then id bytes, bits 32. Outside this seam it also needs: the topology to
- * read and keep "scheme" and return that scheme from rki_topology_scheme (topology.c,
- * topology_json.c, with its own point total for RK_MAX_POINTS), twemproxy's key hashes (and
- * hash_tag) for lookups (key_hash in ring.c; hash.c), and rk_plan_new to refuse two schemes. */
+ * The ringkeeper scheme of SPEC section 2 is scheme_ringkeeper.c, the ketama scheme of SPEC section
+ * 8 scheme_ketama.c. A further scheme is one more rki_scheme in a file of its own, plus: its value
+ * in rk_scheme and rki_topology_scheme (topology.c), its fields in topology_json.c, its key hashes
+ * (hash.c; key_hash in ring.c when keys are hashed otherwise), and a constructor for its rules. */
 typedef struct rki_scheme {
     const char *name; /* the topology's "scheme" (SPEC section 8) */
     /* The hash space of rings of `t` is 2^bits: 32 or 64 (the sizes ring.c, plan.c and steps.c
@@ -58,6 +57,21 @@ typedef struct rki_scheme {
 } rki_scheme;
 
 extern const rki_scheme rki_scheme_ringkeeper;
+extern const rki_scheme rki_scheme_ketama;
+
+/* ---- scheme_ketama.c ---- */
+
+/* twemproxy writes a point's name "<id>-<j>" into 86 bytes (KETAMA_MAX_HOSTLEN): longer ones are
+ * refused rather than hashed differently. */
+#define RKI_KETAMA_NAME_MAX 85
+/* Points of a node of `weight` among `live` nodes with weight > 0 weighing `total_weight`. */
+uint32_t rki_ketama_point_count(uint32_t weight, uint32_t total_weight, uint32_t live);
+/* The ring's point count for these nodes into *points; RK_ETOPOLOGY (naming the node) when a
+ * point name would not fit RKI_KETAMA_NAME_MAX. */
+int rki_ketama_points(const rk_node *nodes, size_t n, uint64_t *points, rk_error *err);
+/* A key's position as twemproxy computes it: the part inside the hash tag `tag` (two characters,
+ * or NULL) when non-empty, the empty key at 0, else rk_hash(hash). */
+uint64_t rki_ketama_key_hash(rk_hash_alg hash, const char *tag, const void *key, size_t len);
 
 /* The scheme of `t`'s rings; static storage. */
 const rki_scheme *rki_topology_scheme(const rk_topology *t);
@@ -68,6 +82,7 @@ const rki_scheme *rki_topology_scheme(const rk_topology *t);
 struct rk_ring {
     rk_topology *topo;    /* reference held */
     rk_hash_alg hash;     /* hash of the keys: the topology's */
+    const char *hash_tag; /* the ketama scheme's hash tag, or NULL; the topology's */
     unsigned bits;        /* hash space is 2^bits */
     size_t n;             /* number of points */
     uint64_t *pos;        /* n positions ascending, then 16 sentinels of UINT64_MAX */

@@ -220,23 +220,42 @@ static int warnings(rk_plan *p, const rk_ring *a, const rk_ring *b)
                   "moved_fraction %.4f is far below the minimal %.4f: the new ring moves little "
                   "because it is unbalanced, not because the change is cheap",
                   p->moved, p->minimal);
-    uint32_t vf = rk_topology_vnode_factor(p->after.topo);
-    if (rc == RK_OK && vf < LOW_VNODE)
+    uint32_t vf = rk_topology_vnode_factor(p->after.topo); /* 0: ketama, which fixes its points */
+    if (rc == RK_OK && vf && vf < LOW_VNODE)
         rc = warn(p, "after: vnode_factor %u is under %d, so shares vary widely; use %d..%d", vf,
                   LOW_VNODE, LOW_VNODE, RK_MAX_VNODE_FACTOR);
     return rc;
 }
 
-rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt, rk_error *err)
+/* A plan compares positions, so both rings must put a key at the same position: same scheme,
+ * hash and hash tag (SPEC sections 3 and 8). */
+static int check_comparable(const rk_topology *a, const rk_topology *b, rk_error *err)
 {
-    if (rk_topology_hash(a->topo) != rk_topology_hash(b->topo)) {
-        rk_error_set(
+    rk_scheme sa = rk_topology_scheme(a), sb = rk_topology_scheme(b);
+    const char *ta = rk_topology_hash_tag(a), *tb = rk_topology_hash_tag(b);
+    if (sa != sb)
+        return rk_error_set(err, RK_EHASHMISMATCH, "scheme",
+                            "the versions use the %s and the %s scheme: every key would move, so "
+                            "there is no plan; publish the new topology in the same scheme",
+                            rk_scheme_name(sa), rk_scheme_name(sb));
+    if (rk_topology_hash(a) != rk_topology_hash(b))
+        return rk_error_set(
             err, RK_EHASHMISMATCH, "hash",
             "the versions hash with %s and %s: every key would be rehashed, so there is no "
             "plan; publish the new topology with the same hash",
-            rk_hash_name(rk_topology_hash(a->topo)), rk_hash_name(rk_topology_hash(b->topo)));
+            rk_hash_name(rk_topology_hash(a)), rk_hash_name(rk_topology_hash(b)));
+    if ((ta || tb) && !(ta && tb && strcmp(ta, tb) == 0))
+        return rk_error_set(err, RK_EHASHMISMATCH, "hash_tag",
+                            "the versions use hash tags \"%s\" and \"%s\": tagged keys would "
+                            "move without a plan; publish the new topology with the same tag",
+                            ta ? ta : "", tb ? tb : "");
+    return RK_OK;
+}
+
+rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt, rk_error *err)
+{
+    if (check_comparable(a->topo, b->topo, err))
         return NULL;
-    }
     /* max_step: a step limit in (0, 1], or 0 for no steps (rk_plan_options zeroed: the server and
      * the CLI pass 0 when their user gave no limit, and refuse a 0 that the user gave, SPEC section
      * 4). NaN is refused too. */

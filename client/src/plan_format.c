@@ -107,6 +107,10 @@ json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta, int flags)
                          after_max, "min", after_min, "warnings", warnings);
     if (doc && meta && meta->cluster)
         json_object_set_new(doc, "cluster", json_string(meta->cluster));
+    rk_scheme scheme = rk_topology_scheme(rki_plan_topology(p, 0));
+    if (doc &&
+        scheme != RK_SCHEME_RINGKEEPER) /* the ringkeeper scheme's documents stay as they were */
+        json_object_set_new(doc, "scheme", json_string(rk_scheme_name(scheme)));
     if (!doc || !rest || json_object_update(doc, rest)) {
         json_decref(doc), json_decref(rest);
         return NULL;

@@ -404,6 +404,7 @@ rk_ring *rk_ring_build(rk_topology *t, rk_error *err)
     const rki_scheme *scheme = rki_topology_scheme(t);
     r->topo = rk_topology_ref(t);
     r->hash = rk_topology_hash(t);
+    r->hash_tag = rk_topology_hash_tag(t);
     r->bits = scheme->bits(t);
     int rc = place_points(r, scheme);
     rc = rc ? rc : compute_shares(r);
@@ -488,13 +489,14 @@ uint32_t rk_ring_lookup_hash(const rk_ring *r, uint64_t hash)
     return rki_node_at(r, find_point(r, hash));
 }
 
-/* H(key): XXH3 inlined here (one call less per lookup on the fastest hash), any other through
- * rk_hash. A scheme with keys hashed otherwise (SPEC section 8: twemproxy's hashes, hash_tag) plugs
- * in here. */
+/* H(key): XXH3 inlined here (one call less per lookup on the fastest hash), the ketama scheme's
+ * keys as twemproxy hashes them (hash tag, empty key), any other through rk_hash. */
 static inline uint64_t key_hash(const rk_ring *r, const void *key, size_t len)
 {
     if (r->hash == RK_HASH_XXH3_64)
         return XXH3_64bits(key, len);
+    if (r->hash >= RK_HASH_KETAMA_ONE_AT_A_TIME) /* the ketama hashes are numbered from it */
+        return rki_ketama_key_hash(r->hash, r->hash_tag, key, len);
     return rk_hash(r->hash, key, len);
 }
 

@@ -11,13 +11,15 @@
 
 struct rk_topology {
     atomic_uint refs;      /* references; freed at zero */
-    rk_hash_alg hash;      /* hash algorithm */
-    uint32_t vnode_factor; /* ring points per unit of weight */
+    rk_scheme scheme;      /* how the ring's points are made */
+    rk_hash_alg hash;      /* hash algorithm, one of `scheme`'s */
+    uint32_t vnode_factor; /* ring points per unit of weight; 0 in the ketama scheme */
+    char hash_tag[3];      /* the ketama scheme's two characters, or "" */
     size_t n;              /* number of nodes */
     rk_node *nodes;        /* nodes in document order; strings point into `strings` */
     uint32_t *order;       /* node indexes in ascending id byte order */
     char *comment;         /* NULL when absent */
-    uint64_t points;       /* sum of vnode_factor * weight */
+    uint64_t points;       /* the ring's point count */
     char *strings;         /* private: one block holding every id and addr */
 };
 
@@ -144,22 +146,46 @@ static int check_comment(const char *comment, rk_error *err)
     return RK_OK;
 }
 
-static int check_values(rk_hash_alg hash, uint32_t vf, const rk_node *nodes, size_t n,
-                        const char *comment, rk_error *err)
+/* The rules every scheme shares: node count, comment and nodes. */
+static int check_common(const rk_node *nodes, size_t n, const char *comment, rk_error *err)
 {
-    char names[RKI_HASH_NAMES_MAX];
-    if (!rk_hash_name(hash))
-        return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, got rk_hash_alg %d",
-                            rki_hash_names(names, sizeof names, "", ", "), (int)hash);
-    if (vf < 1 || vf > RK_MAX_VNODE_FACTOR)
-        return rk_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
-                            RK_MAX_VNODE_FACTOR, vf);
     if (n < 1 || n > RK_MAX_NODES)
         return rk_error_set(err, RK_ETOPOLOGY, "nodes", "must hold 1..%d nodes, got %zu",
                             RK_MAX_NODES, n);
     if (comment && check_comment(comment, err))
         return RK_ETOPOLOGY;
     return check_nodes(nodes, n, err);
+}
+
+static int check_hash(rk_scheme scheme, rk_hash_alg hash, rk_error *err)
+{
+    char names[RKI_HASH_NAMES_MAX];
+    if (!rk_hash_name(hash) || rk_hash_scheme(hash) != scheme)
+        return rk_error_set(err, RK_ETOPOLOGY, "hash",
+                            "must be one of %s in the %s scheme, got rk_hash_alg %d",
+                            rki_hash_names(scheme, names, sizeof names, "", ", "),
+                            rk_scheme_name(scheme), (int)hash);
+    return RK_OK;
+}
+
+static int check_values(rk_hash_alg hash, uint32_t vf, const rk_node *nodes, size_t n,
+                        const char *comment, rk_error *err)
+{
+    if (check_hash(RK_SCHEME_RINGKEEPER, hash, err))
+        return RK_ETOPOLOGY;
+    if (vf < 1 || vf > RK_MAX_VNODE_FACTOR)
+        return rk_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
+                            RK_MAX_VNODE_FACTOR, vf);
+    return check_common(nodes, n, comment, err);
+}
+
+/* twemproxy takes a hash tag of exactly two characters; printable ASCII keeps it typeable. */
+static int check_hash_tag(const char *tag, rk_error *err)
+{
+    if (tag && (strlen(tag) != 2 || tag[0] <= ' ' || tag[0] > '~' || tag[1] <= ' ' || tag[1] > '~'))
+        return rk_error_set(err, RK_ETOPOLOGY, "hash_tag",
+                            "must be two printable ASCII characters, such as \"{}\"");
+    return RK_OK;
 }
 
 static uint64_t total_points(uint32_t vf, const rk_node *nodes, size_t n)
@@ -212,32 +238,34 @@ static int index_nodes(rk_topology *t, rk_error *err)
     return rc;
 }
 
-rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
-                             size_t n_nodes, const char *comment, rk_error *err)
+static rk_topology *points_error(const char *how, uint64_t points, rk_error *err)
 {
-    if (check_values(hash, vnode_factor, nodes, n_nodes, comment, err))
-        return NULL;
-    uint64_t points = total_points(vnode_factor, nodes, n_nodes);
-    if (points > RK_MAX_POINTS) {
-        rk_error_set(
-            err, RK_ETOOBIG, "nodes",
-            "the ring would have %llu points (vnode_factor x total weight), at most %u are "
-            "allowed; lower vnode_factor or the weights",
-            (unsigned long long)points, RK_MAX_POINTS);
-        return NULL;
-    }
+    rk_error_set(err, RK_ETOOBIG, "nodes",
+                 "the ring would have %llu points (%s), at most %u are allowed; %s",
+                 (unsigned long long)points, how, RK_MAX_POINTS,
+                 strcmp(how, "ketama") == 0 ? "ketama gives each node about 160 points: use fewer"
+                                              " nodes"
+                                            : "lower vnode_factor or the weights");
+    return NULL;
+}
+
+/* A new topology with `head`'s scheme, hash, vnode_factor, tag and points, and copies of the nodes
+ * and the comment. */
+static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, const char *comment,
+                             rk_error *err)
+{
     rk_topology *t = calloc(1, sizeof *t);
     if (!t) {
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
-    *t = (rk_topology){.hash = hash, .vnode_factor = vnode_factor, .n = n_nodes, .points = points};
+    *t = *head;
     atomic_init(&t->refs, 1);
     int rc = copy_nodes(t, nodes);
     if (rc == RK_OK && comment && !(t->comment = strdup(comment)))
         rc = RK_ENOMEM;
     if (rc != RK_OK)
-        rk_error_set(err, rc, NULL, "out of memory copying %zu nodes", n_nodes);
+        rk_error_set(err, rc, NULL, "out of memory copying %zu nodes", t->n);
     else
         rc = index_nodes(t, err);
     if (rc != RK_OK) {
@@ -245,6 +273,38 @@ rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_n
         return NULL;
     }
     return t;
+}
+
+rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
+                             size_t n_nodes, const char *comment, rk_error *err)
+{
+    if (check_values(hash, vnode_factor, nodes, n_nodes, comment, err))
+        return NULL;
+    uint64_t points = total_points(vnode_factor, nodes, n_nodes);
+    if (points > RK_MAX_POINTS)
+        return points_error("vnode_factor x total weight", points, err);
+    rk_topology head = {.scheme = RK_SCHEME_RINGKEEPER,
+                        .hash = hash,
+                        .vnode_factor = vnode_factor,
+                        .n = n_nodes,
+                        .points = points};
+    return assemble(&head, nodes, comment, err);
+}
+
+rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, const rk_node *nodes,
+                                    size_t n_nodes, const char *comment, rk_error *err)
+{
+    uint64_t points;
+    if (check_hash(RK_SCHEME_KETAMA, hash, err) || check_hash_tag(hash_tag, err) ||
+        check_common(nodes, n_nodes, comment, err) ||
+        rki_ketama_points(nodes, n_nodes, &points, err))
+        return NULL;
+    if (points > RK_MAX_POINTS)
+        return points_error("ketama", points, err);
+    rk_topology head = {.scheme = RK_SCHEME_KETAMA, .hash = hash, .n = n_nodes, .points = points};
+    if (hash_tag)
+        memcpy(head.hash_tag, hash_tag, 3);
+    return assemble(&head, nodes, comment, err);
 }
 
 void rk_topology_free(rk_topology *t)
@@ -299,11 +359,41 @@ const uint32_t *rki_topology_order(const rk_topology *t)
     return t->order;
 }
 
-/* Every topology is of the ringkeeper scheme until one can say "scheme" (SPEC section 8). */
+rk_scheme rk_topology_scheme(const rk_topology *t)
+{
+    return t->scheme;
+}
+
+const char *rk_topology_hash_tag(const rk_topology *t)
+{
+    return t->hash_tag[0] ? t->hash_tag : NULL;
+}
+
 const rki_scheme *rki_topology_scheme(const rk_topology *t)
 {
-    (void)t;
-    return &rki_scheme_ringkeeper;
+    return t->scheme == RK_SCHEME_KETAMA ? &rki_scheme_ketama : &rki_scheme_ringkeeper;
+}
+
+const char *rk_scheme_name(rk_scheme scheme)
+{
+    switch (scheme) {
+    case RK_SCHEME_RINGKEEPER:
+        return rki_scheme_ringkeeper.name;
+    case RK_SCHEME_KETAMA:
+        return rki_scheme_ketama.name;
+    }
+    return NULL;
+}
+
+int rk_scheme_from_name(const char *name, rk_scheme *out)
+{
+    for (rk_scheme s = RK_SCHEME_RINGKEEPER; s <= RK_SCHEME_KETAMA; s++) {
+        if (name && strcmp(name, rk_scheme_name(s)) == 0) {
+            *out = s;
+            return RK_OK;
+        }
+    }
+    return RK_EINVAL;
 }
 
 json_t *rk_topology_to_json(const rk_topology *t)
@@ -317,8 +407,17 @@ json_t *rk_topology_to_json(const rk_topology *t)
             return NULL;
         }
     }
-    json_t *doc = json_pack("{s:s, s:I, s:o}", "hash", rk_hash_name(t->hash), "vnode_factor",
-                            (json_int_t)t->vnode_factor, "nodes", nodes);
+    json_t *doc = t->scheme == RK_SCHEME_KETAMA
+                      ? json_pack("{s:s, s:s}", "scheme", rk_scheme_name(t->scheme), "hash",
+                                  rk_hash_name(t->hash))
+                      : json_pack("{s:s, s:I}", "hash", rk_hash_name(t->hash), "vnode_factor",
+                                  (json_int_t)t->vnode_factor);
+    if (doc && t->hash_tag[0] && json_object_set_new(doc, "hash_tag", json_string(t->hash_tag)))
+        json_decref(doc), doc = NULL;
+    if (doc && json_object_set_new(doc, "nodes", nodes))
+        json_decref(doc), doc = NULL;
+    else if (!doc)
+        json_decref(nodes);
     if (doc && t->comment && json_object_set_new(doc, "comment", json_string(t->comment))) {
         json_decref(doc);
         return NULL;

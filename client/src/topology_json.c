@@ -91,56 +91,108 @@ static int get_node(const json_t *v, size_t i, rk_node *out, rk_error *err)
     return get_int(json_object_get(v, "weight"), 0, RK_MAX_WEIGHT, path, &out->weight, err);
 }
 
-static int check_fields(const json_t *doc, rk_error *err)
+/* What a topology document says besides its nodes. */
+typedef struct header {
+    rk_scheme scheme;
+    rk_hash_alg hash;
+    uint32_t vnode_factor; /* the ringkeeper scheme's */
+    const char *hash_tag;  /* the ketama scheme's, or NULL; borrowed from the document */
+    const char *comment;   /* or NULL; borrowed from the document */
+} header;
+
+static int is_field(rk_scheme scheme, const char *key)
+{
+    static const char *const common[] = {"scheme", "hash", "nodes", "comment"};
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        if (strcmp(key, common[i]) == 0)
+            return 1;
+    return strcmp(key, scheme == RK_SCHEME_KETAMA ? "hash_tag" : "vnode_factor") == 0 ||
+           is_assigned(key);
+}
+
+/* The other scheme's fields get a message that says which scheme has them. */
+static int check_fields(const json_t *doc, rk_scheme scheme, rk_error *err)
 {
     const char *key;
     const json_t *val;
     json_object_foreach((json_t *)doc, key, val)
     {
-        if (strcmp(key, "hash") && strcmp(key, "vnode_factor") && strcmp(key, "nodes") &&
-            strcmp(key, "comment") && !is_assigned(key)) {
-            char path[64];
-            snprintf(path, sizeof path, "%.48s", key);
+        if (is_field(scheme, key))
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "%.48s", key);
+        if (scheme == RK_SCHEME_KETAMA && strcmp(key, "vnode_factor") == 0)
             return rk_error_set(err, RK_ETOPOLOGY, path,
-                                "unknown field; a topology has hash, vnode_factor, nodes and "
-                                "comment");
-        }
+                                "the ketama scheme fixes each node's points (160 per server "
+                                "on average); leave vnode_factor out");
+        if (strcmp(key, "hash_tag") == 0)
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "only the ketama scheme (\"scheme\": \"ketama\") has hash tags");
+        return rk_error_set(err, RK_ETOPOLOGY, path,
+                            scheme == RK_SCHEME_KETAMA
+                                ? "unknown field; a ketama topology has scheme, hash, hash_tag, "
+                                  "nodes and comment"
+                                : "unknown field; a topology has hash, vnode_factor, nodes and "
+                                  "comment");
     }
     return RK_OK;
 }
 
-static int get_header(const json_t *doc, rk_hash_alg *hash, uint32_t *vf, const char **comment,
-                      rk_error *err)
+static int get_scheme(const json_t *doc, rk_scheme *scheme, rk_error *err)
+{
+    char buf[48];
+    const json_t *v = json_object_get(doc, "scheme");
+    *scheme = RK_SCHEME_RINGKEEPER;
+    if (v && (!json_is_string(v) || rk_scheme_from_name(json_string_value(v), scheme)))
+        return rk_error_set(err, RK_ETOPOLOGY, "scheme",
+                            "must be \"ringkeeper\" (the default) or \"ketama\", %s",
+                            shown(v, buf, sizeof buf));
+    return RK_OK;
+}
+
+static int get_header(const json_t *doc, header *h, rk_error *err)
 {
     char buf[48], names[RKI_HASH_NAMES_MAX];
-    const json_t *h = json_object_get(doc, "hash");
-    if (!json_is_string(h) || rk_hash_from_name(json_string_value(h), hash))
-        return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
-                            rki_hash_names(names, sizeof names, "\"", ", "),
-                            shown(h, buf, sizeof buf));
-    if (get_int(json_object_get(doc, "vnode_factor"), 1, RK_MAX_VNODE_FACTOR, "vnode_factor", vf,
-                err))
+    if (get_scheme(doc, &h->scheme, err) || check_fields(doc, h->scheme, err))
         return RK_ETOPOLOGY;
-    const json_t *c = json_object_get(doc, "comment");
-    *comment = NULL;
-    if (c && !json_is_null(c))
-        return get_string(c, "comment", "a note for people, at most 1024 bytes", comment, err);
+    const json_t *v = json_object_get(doc, "hash");
+    if (!json_is_string(v) || rk_hash_from_scheme_name(h->scheme, json_string_value(v), &h->hash))
+        return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
+                            rki_hash_names(h->scheme, names, sizeof names, "\"", ", "),
+                            shown(v, buf, sizeof buf));
+    if (h->scheme == RK_SCHEME_RINGKEEPER &&
+        get_int(json_object_get(doc, "vnode_factor"), 1, RK_MAX_VNODE_FACTOR, "vnode_factor",
+                &h->vnode_factor, err))
+        return RK_ETOPOLOGY;
+    v = json_object_get(doc, "hash_tag");
+    h->hash_tag = NULL;
+    if (v && get_string(v, "hash_tag", "two characters, such as \"{}\"", &h->hash_tag, err))
+        return RK_ETOPOLOGY;
+    v = json_object_get(doc, "comment");
+    h->comment = NULL;
+    if (v && !json_is_null(v))
+        return get_string(v, "comment", "a note for people, at most 1024 bytes", &h->comment, err);
     return RK_OK;
+}
+
+static rk_topology *new_topology(const header *h, const rk_node *nodes, size_t n, rk_error *err)
+{
+    if (h->scheme == RK_SCHEME_KETAMA)
+        return rk_topology_new_ketama(h->hash, h->hash_tag, nodes, n, h->comment, err);
+    return rk_topology_new(h->hash, h->vnode_factor, nodes, n, h->comment, err);
 }
 
 rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
 {
     char buf[48];
-    rk_hash_alg hash = RK_HASH_FNV1A_32; /* set by get_header; GCC -O3 cannot see it */
-    uint32_t vf = 0;
-    const char *comment;
+    header h = {0};
     if (!json_is_object(doc)) {
         rk_error_set(err, RK_ETOPOLOGY, NULL,
                      "a topology must be a JSON object with hash, vnode_factor and nodes, %s",
                      shown(doc, buf, sizeof buf));
         return NULL;
     }
-    if (check_fields(doc, err) || get_header(doc, &hash, &vf, &comment, err))
+    if (get_header(doc, &h, err))
         return NULL;
     const json_t *arr = json_object_get(doc, "nodes");
     size_t n = json_array_size(arr);
@@ -161,7 +213,7 @@ rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
     while (i < n && get_node(json_array_get(arr, i), i, &nodes[i], err) == RK_OK)
         i++;
     if (i == n)
-        t = rk_topology_new(hash, vf, nodes, n, comment, err);
+        t = new_topology(&h, nodes, n, err);
     free(nodes);
     return t;
 }
