@@ -121,23 +121,6 @@ static void revert_comment(char out[REVERT_COMMENT_CAP], int64_t version, const 
     out[len] = '\0';
 }
 
-/* A copy of `t` with another comment. */
-static rk_topology *with_comment(const rk_topology *t, const char *comment, rk_error *err)
-{
-    size_t n = rk_topology_node_count(t);
-    rk_node *nodes = malloc(n * sizeof *nodes);
-    if (!nodes) {
-        rk_error_set(err, RK_ENOMEM, NULL, "out of memory copying the nodes to revert");
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        nodes[i] = *rk_topology_node(t, i);
-    rk_topology *copy =
-        rk_topology_new(rk_topology_hash(t), rk_topology_vnode_factor(t), nodes, n, comment, err);
-    free(nodes);
-    return copy;
-}
-
 void rkd_h_revert(rkd_call *c)
 {
     rkd_store_publish_opts opt;
@@ -153,7 +136,7 @@ void rkd_h_revert(rkd_call *c)
         goto done;
     }
     revert_comment(comment, v->version, v->comment);
-    copy = with_comment(v->topology, comment, &err);
+    copy = rk_topology_with_comment(v->topology, comment, &err);
     if (!copy) {
         rkd_fail(c, err.code, &err);
         goto done;

@@ -42,9 +42,10 @@ typedef enum rkd_store_pick {
 typedef struct rkd_store_draft {
     const char *cluster;     /* created on its first publish */
     const char *topology;    /* the topology as compact JSON, stored as is */
+    const char *scheme;      /* rk_scheme_name() of its scheme */
     const char *hash;        /* rk_hash_name() of its hash */
-    uint32_t vnode_factor;   /* the topology's vnode_factor */
-    uint64_t points;         /* sum of vnode_factor * weight */
+    uint32_t vnode_factor;   /* the topology's vnode_factor; 0 in the ketama scheme */
+    uint64_t points;         /* the ring's point count */
     const char *fingerprint; /* SPEC section 2, 16 lowercase hex digits */
     const char *created_at;  /* RFC 3339 UTC; also activated_at when `activate` is set */
     const char *author;      /* NULL for none */

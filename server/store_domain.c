@@ -280,6 +280,7 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
     rkd_store_draft d = {
         .cluster = rec->cluster,
         .topology = doc,
+        .scheme = rk_scheme_name(rk_hash_scheme(rec->hash)),
         .hash = rk_hash_name(rec->hash),
         .vnode_factor = rec->vnode_factor,
         .points = rec->points,

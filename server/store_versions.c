@@ -12,8 +12,8 @@
 
 #define VERSION_COLS                                                                               \
     "c.name, v.version, v.state, v.created_at, v.activated_at, v.author, v.comment, v.hash, "      \
-    "v.vnode_factor, v.points, v.fingerprint"
-#define COL_TOPOLOGY 11 /* after VERSION_COLS in the single-version queries */
+    "v.vnode_factor, v.points, v.fingerprint, v.scheme"
+#define COL_TOPOLOGY 12 /* after VERSION_COLS in the single-version queries */
 
 /* The LEFT JOIN tells an unknown cluster (no row) from a missing version (NULL version). */
 static const char sql_get[] = "SELECT " VERSION_COLS ", v.topology FROM clusters c LEFT JOIN "
@@ -40,8 +40,8 @@ static const char sql_active_version[] =
     "SELECT COALESCE(MAX(version), 0) FROM versions WHERE cluster_id = :cid AND state = 'active'";
 static const char sql_insert_version[] =
     "INSERT INTO versions (cluster_id, version, state, created_at, author, comment, hash, "
-    "vnode_factor, points, fingerprint, topology) VALUES (:cid, :v, 'staged', :now, :author, "
-    ":comment, :hash, :vnode_factor, :points, :fingerprint, :topology)";
+    "vnode_factor, points, fingerprint, topology, scheme) VALUES (:cid, :v, 'staged', :now, "
+    ":author, :comment, :hash, :vnode_factor, :points, :fingerprint, :topology, :scheme)";
 
 /* ---- Reading versions ---- */
 
@@ -81,11 +81,14 @@ static int row_to_version(sqlite3_stmt *st, rkd_store_version *rec, rk_error *er
     rc = rc ? rc : dup_col(st, 6, &rec->comment, err);
     if (rc != RK_OK)
         return rc;
+    rk_scheme scheme;
     if (parse_state((const char *)sqlite3_column_text(st, 2), &rec->state) != RK_OK ||
-        rk_hash_from_name((const char *)sqlite3_column_text(st, 7), &rec->hash) != RK_OK)
+        rk_scheme_from_name((const char *)sqlite3_column_text(st, 11), &scheme) != RK_OK ||
+        rk_hash_from_scheme_name(scheme, (const char *)sqlite3_column_text(st, 7), &rec->hash) !=
+            RK_OK)
         return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
                             "cluster %s version %lld is damaged in the "
-                            "database: unknown state or hash",
+                            "database: unknown state, scheme or hash",
                             rec->cluster, (long long)rec->version);
     return RK_OK;
 }
@@ -256,6 +259,7 @@ static int insert_version(rks_store *s, int64_t cid, int64_t v, const rkd_store_
     b = b ? b : rks_bind_text(st, ":comment", d->comment);
     b = b ? b : rks_bind_text(st, ":hash", d->hash);
     b = b ? b : rks_bind_int(st, ":vnode_factor", d->vnode_factor);
+    b = b ? b : rks_bind_text(st, ":scheme", d->scheme);
     b = b ? b : rks_bind_int(st, ":points", (int64_t)d->points);
     b = b ? b : rks_bind_text(st, ":fingerprint", d->fingerprint);
     b = b ? b : rks_bind_text(st, ":topology", d->topology);

@@ -29,21 +29,37 @@ static const char *or_null(const char *s)
     return s && s[0] ? s : NULL;
 }
 
+/* What says how the ring is made: hash and vnode_factor, or for the ketama scheme (SPEC section 8)
+ * scheme, hash and the hash tag when the topology is at hand and has one. */
+static int add_scheme_fields(json_t *doc, const rkd_store_version *v)
+{
+    rk_scheme scheme = rk_hash_scheme(v->hash);
+    if (scheme == RK_SCHEME_RINGKEEPER)
+        return json_object_set_new(doc, "hash", json_string(rk_hash_name(v->hash))) ||
+               json_object_set_new(doc, "vnode_factor", json_integer(v->vnode_factor));
+    const char *tag = v->topology ? rk_topology_hash_tag(v->topology) : NULL;
+    return json_object_set_new(doc, "scheme", json_string(rk_scheme_name(scheme))) ||
+           json_object_set_new(doc, "hash", json_string(rk_hash_name(v->hash))) ||
+           (tag && json_object_set_new(doc, "hash_tag", json_string(tag)));
+}
+
 json_t *rkd_version_json(const rkd_store_version *v, int with_nodes)
 {
-    json_t *nodes = NULL;
-    if (with_nodes) {
-        nodes = nodes_json(v->topology);
-        if (!nodes)
-            return NULL;
+    json_t *doc =
+        json_pack("{s:s, s:I, s:s, s:s, s:s?, s:s?, s:s?}", "cluster", v->cluster, "version",
+                  (json_int_t)v->version, "state", rkd_store_state_name(v->state), "created_at",
+                  v->created_at, "activated_at", or_null(v->activated_at), "author", v->author,
+                  "comment", v->comment);
+    int bad = !doc || add_scheme_fields(doc, v);
+    if (!bad && with_nodes)
+        bad = json_object_set_new(doc, "nodes", nodes_json(v->topology));
+    bad = bad || json_object_set_new(doc, "points", json_integer((json_int_t)v->points)) ||
+          json_object_set_new(doc, "fingerprint", json_string(v->fingerprint));
+    if (bad) {
+        json_decref(doc);
+        return NULL;
     }
-    /* "o*" leaves "nodes" out when NULL; json_pack steals `nodes` even when it fails. */
-    return json_pack("{s:s, s:I, s:s, s:s, s:s?, s:s?, s:s?, s:s, s:I, s:o*, s:I, s:s}", "cluster",
-                     v->cluster, "version", (json_int_t)v->version, "state",
-                     rkd_store_state_name(v->state), "created_at", v->created_at, "activated_at",
-                     or_null(v->activated_at), "author", v->author, "comment", v->comment, "hash",
-                     rk_hash_name(v->hash), "vnode_factor", (json_int_t)v->vnode_factor, "nodes",
-                     nodes, "points", (json_int_t)v->points, "fingerprint", v->fingerprint);
+    return doc;
 }
 
 /* A version number, or null for 0 ("none"). */

@@ -168,6 +168,7 @@ typedef struct rk_cli_lookup_server {
     const char *cache_file;                 /* --cache, or NULL */
     int reset_cache;                        /* --reset-cache */
     const char *expect_hash;                /* --expect-hash, or NULL */
+    const char *expect_scheme;              /* --expect-scheme, or NULL */
     unsigned long long expect_vnode_factor; /* --expect-vnode-factor, or 0 */
 } rk_cli_lookup_server;
 

@@ -7,15 +7,25 @@
 
 #define MAX_REPLICAS 64
 
-static int check_expected(const rk_ring *r, const char *hash, unsigned long long vf)
+static int check_expected(const rk_ring *r, const rk_cli_lookup_server *want)
 {
     const rk_topology *t = rk_ring_topology(r);
+    const char *scheme = rk_scheme_name(rk_topology_scheme(t));
     const char *has = rk_hash_name(rk_topology_hash(t));
-    if (hash && strcmp(hash, has) != 0)
+    const char *want_scheme = want->expect_scheme ? want->expect_scheme
+                              : want->expect_hash ? "ringkeeper"
+                                                  : NULL;
+    if (want_scheme && strcmp(want_scheme, scheme) != 0)
+        return rk_cli_fail("lookup", RK_EXIT_REFUSED,
+                           "ring refused: it is of the %s scheme, this application expects the %s "
+                           "scheme; routing with it would send keys to the wrong nodes",
+                           scheme, want_scheme);
+    if (want->expect_hash && strcmp(want->expect_hash, has) != 0)
         return rk_cli_fail("lookup", RK_EXIT_REFUSED,
                            "ring refused: it hashes with %s, this application expects %s; routing "
                            "with it would send keys to the wrong nodes",
-                           has, hash);
+                           has, want->expect_hash);
+    unsigned long long vf = want->expect_vnode_factor;
     if (vf && vf != rk_topology_vnode_factor(t))
         return rk_cli_fail("lookup", RK_EXIT_REFUSED,
                            "ring refused: its vnode_factor is %u, this application expects %llu",
@@ -49,14 +59,33 @@ typedef struct {
     rk_cli_lookup_server remote; /* --server, --cluster, --token, --cache and the expectations */
 } lookup_args;
 
+/* --expect-hash names a hash of --expect-scheme (ringkeeper by default). */
+static int check_hash_name(const rk_cli_lookup_server *r)
+{
+    rk_scheme scheme = RK_SCHEME_RINGKEEPER;
+    rk_hash_alg alg;
+    if (r->expect_scheme)
+        rk_scheme_from_name(r->expect_scheme, &scheme); /* a choice of the option table */
+    if (!r->expect_hash || rk_hash_from_scheme_name(scheme, r->expect_hash, &alg) == RK_OK)
+        return RK_EXIT_OK;
+    return rk_cli_fail("lookup", RK_EXIT_USAGE,
+                       "--expect-hash: \"%s\" is no hash of the %s scheme%s", r->expect_hash,
+                       rk_scheme_name(scheme),
+                       scheme == RK_SCHEME_RINGKEEPER
+                           ? " (fnv1a_32, md5_32 or xxh3_64; for a ketama ring add --expect-scheme "
+                             "ketama)"
+                           : " (twemproxy's names: fnv1a_64, md5, murmur ...)");
+}
+
 static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args *a)
 {
-    static const char *const hashes[] = {"fnv1a_32", "md5_32", "xxh3_64", NULL};
+    static const char *const schemes[] = {"ringkeeper", "ketama", NULL};
     rk_cli_lookup_server *r = &a->remote;
     const rk_cli_option opts[] = {
         RK_CLI_OPT("topology", RK_CLI_TEXT, &a->file),
         RK_CLI_OPT("replicas", RK_CLI_NUMBER, &a->replicas, .lo = 1, .hi = MAX_REPLICAS),
-        RK_CLI_OPT("expect-hash", RK_CLI_CHOICE, &r->expect_hash, .choices = hashes),
+        RK_CLI_OPT("expect-hash", RK_CLI_TEXT, &r->expect_hash),
+        RK_CLI_OPT("expect-scheme", RK_CLI_CHOICE, &r->expect_scheme, .choices = schemes),
         RK_CLI_OPT("expect-vnode-factor", RK_CLI_NUMBER, &r->expect_vnode_factor, .lo = 1,
                    .hi = RK_MAX_VNODE_FACTOR),
         RK_CLI_OPT("cache", RK_CLI_TEXT, &r->cache_file),
@@ -70,7 +99,7 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args 
         r->server.url || r->server.cluster || r->server.token || r->server.ca_file || r->cache_file;
     if ((a->file && online) || (!a->file && !online) || (r->reset_cache && !r->cache_file))
         return rk_cli_usage(cmd);
-    return RK_EXIT_OK;
+    return check_hash_name(r);
 }
 
 static int lookup_file(const lookup_args *a)
@@ -78,7 +107,7 @@ static int lookup_file(const lookup_args *a)
     rk_ring *r = rk_cli_load_ring("lookup", a->file);
     if (!r)
         return RK_EXIT_USAGE;
-    int rc = check_expected(r, a->remote.expect_hash, a->remote.expect_vnode_factor);
+    int rc = check_expected(r, &a->remote);
     if (rc == RK_EXIT_OK)
         rc = route_keys(r, (size_t)a->replicas);
     rk_ring_free(r);
@@ -109,7 +138,8 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 
 const rk_cli_cmd rk_cli_lookup = {
     "lookup", run,
-    "usage: ringkeeper lookup --topology FILE [--replicas R] [--expect-hash H]\n"
+    "usage: ringkeeper lookup --topology FILE [--replicas R] [--expect-scheme S] [--expect-hash "
+    "H]\n"
     "                         [--expect-vnode-factor N] < keys\n"
     "       ringkeeper lookup --server URL --cluster C [--cache FILE [--reset-cache]] [--token T]\n"
     "                         [--replicas R] [--expect-hash H] [--expect-vnode-factor N] < keys\n"
@@ -134,7 +164,10 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --ca-file FILE            CA certificates for an https server (default "
     "$RINGKEEPER_CA_FILE)\n"
     "  --replicas R              1..64 nodes per key (default 1)\n"
-    "  --expect-hash H           refuse the ring (exit 3) unless it hashes with H\n"
+    "  --expect-scheme S         refuse the ring (exit 3) unless it is of scheme S: ringkeeper\n"
+    "                            (the default with --expect-hash) or ketama (twemproxy's ring)\n"
+    "  --expect-hash H           refuse the ring (exit 3) unless it hashes with H, a hash of the\n"
+    "                            expected scheme\n"
     "  --expect-vnode-factor N   refuse the ring (exit 3) unless its vnode_factor is N\n"
     "\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input, 3 ring refused, 4 server unreachable (and no "

@@ -75,6 +75,7 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
     rk_client_config cfg = {.server = ls->server.url,
                             .cluster = ls->server.cluster,
                             .expect_hash = ls->expect_hash,
+                            .expect_scheme = ls->expect_scheme,
                             .expect_vnode_factor = (uint32_t)ls->expect_vnode_factor,
                             .token = ls->server.token,
                             .cache_file = ls->cache_file,

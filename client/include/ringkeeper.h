@@ -201,6 +201,9 @@ RK_API rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, con
 RK_API rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag,
                                            const rk_node *nodes, size_t n_nodes,
                                            const char *comment, rk_error *err) RK_MUST_CHECK;
+/* A copy of `t` (any scheme) with another comment (NULL: none), as a revert publishes it. */
+RK_API rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment,
+                                             rk_error *err) RK_MUST_CHECK;
 /* Drops one reference; frees at the last. NULL is fine. */
 RK_API void rk_topology_free(rk_topology *t);
 /* Adds a reference and returns `t`. */
@@ -357,8 +360,8 @@ RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST
 typedef struct rk_client_config {
     const char *server;           /* base URL, e.g. "http://127.0.0.1:7070" */
     const char *cluster;          /* cluster name */
-    const char *expect_hash;      /* "xxh3_64" ...; NULL: accept any known hash */
-    uint32_t expect_vnode_factor; /* 0: accept any */
+    const char *expect_hash;      /* "xxh3_64" ... of expect_scheme; NULL: accept any known hash */
+    uint32_t expect_vnode_factor; /* 0: accept any; a ketama ring has none, so refuses any other */
     const char *token;            /* bearer token, or NULL (reads need none) */
     long connect_timeout_ms;      /* 0: 2000 */
     long timeout_ms;              /* whole request, 0: 10000; a long poll adds its wait */
@@ -368,6 +371,9 @@ typedef struct rk_client_config {
     int reset_cache;              /* operator's way out of a bad cache_file, for one start: the
                                      file is neither read nor served; the server's active ring is
                                      taken after every other check, even when older, and saved */
+    const char *expect_scheme;    /* "ringkeeper" or "ketama" (SPEC section 8): the ring's scheme,
+                                     which also says which scheme expect_hash names; NULL:
+                                     "ringkeeper" when expect_hash is set, else any scheme */
 } rk_client_config;
 
 typedef struct rk_client rk_client;

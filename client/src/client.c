@@ -28,7 +28,7 @@ struct rk_snapshot {
 
 struct rk_client {
     rk_client_config cfg; /* its strings point to the copies below */
-    char *copies[6];      /* owned copies of cfg's strings */
+    char *copies[7];      /* owned copies of cfg's strings */
     char *url;            /* {server}/v1/clusters/{cluster}/ring; owned */
     char *url_buf;        /* url plus "?wait=S"; owned, fetching thread only */
     size_t url_size;      /* bytes allocated for url and for url_buf */
@@ -499,9 +499,13 @@ static int check_config(const rk_client_config *cfg, rk_error *err)
                             "with a letter or digit",
                             cfg->cluster);
     char names[RKI_HASH_NAMES_MAX];
-    if (cfg->expect_hash && rk_hash_from_name(cfg->expect_hash, &alg) != RK_OK)
+    rk_scheme scheme = RK_SCHEME_RINGKEEPER;
+    if (cfg->expect_scheme && rk_scheme_from_name(cfg->expect_scheme, &scheme) != RK_OK)
+        return rk_error_set(err, RK_EINVAL, "expect_scheme",
+                            "must be ringkeeper or ketama, got \"%.32s\"", cfg->expect_scheme);
+    if (cfg->expect_hash && rk_hash_from_scheme_name(scheme, cfg->expect_hash, &alg) != RK_OK)
         return rk_error_set(err, RK_EINVAL, "expect_hash", "must be %s, got \"%.32s\"",
-                            rki_hash_names(RK_SCHEME_RINGKEEPER, names, sizeof names, "", " or "),
+                            rki_hash_names(scheme, names, sizeof names, "", " or "),
                             cfg->expect_hash);
     if (cfg->connect_timeout_ms < 0 || cfg->timeout_ms < 0)
         return rk_error_set(err, RK_EINVAL, "timeout_ms", "timeouts must not be negative");
@@ -523,7 +527,8 @@ static int copy_config(rk_client *c, const rk_client_config *cfg)
     c->cfg = *cfg;
     if (keep(c, 0, &c->cfg.server) || keep(c, 1, &c->cfg.cluster) ||
         keep(c, 2, &c->cfg.expect_hash) || keep(c, 3, &c->cfg.token) ||
-        keep(c, 4, &c->cfg.cache_file) || keep(c, 5, &c->cfg.ca_file))
+        keep(c, 4, &c->cfg.cache_file) || keep(c, 5, &c->cfg.ca_file) ||
+        keep(c, 6, &c->cfg.expect_scheme))
         return -1;
     size_t n = strlen(cfg->server);
     while (n > 0 && cfg->server[n - 1] == '/')

@@ -65,21 +65,42 @@ static int check_state(const json_t *doc, int64_t version, rk_error *err)
                         version, state ? state : "(none)");
 }
 
+/* The scheme the configuration expects, or -1 for any. */
+static int expected_scheme(const rk_client_config *cfg)
+{
+    rk_scheme s = RK_SCHEME_RINGKEEPER;
+    if (cfg->expect_scheme)
+        rk_scheme_from_name(cfg->expect_scheme, &s); /* checked by rk_client_new */
+    return cfg->expect_scheme || cfg->expect_hash ? (int)s : -1;
+}
+
 static int check_hash(const rk_client_config *cfg, const json_t *doc, rk_error *err)
 {
     const json_t *v = json_object_get(doc, "hash");
+    const char *scheme_name = json_string_value(json_object_get(doc, "scheme"));
+    rk_scheme scheme = RK_SCHEME_RINGKEEPER;
     rk_hash_alg alg;
     if (!json_is_string(v))
         return rk_error_set(err, RK_EDOCUMENT, "hash",
                             "missing or not a string: the response is not a version document");
     const char *name = json_string_value(v);
     char names[RKI_HASH_NAMES_MAX];
-    if (rk_hash_from_name(name, &alg) != RK_OK)
+    if ((scheme_name && rk_scheme_from_name(scheme_name, &scheme) != RK_OK) ||
+        rk_hash_from_scheme_name(scheme, name, &alg) != RK_OK)
         return rk_error_set(err, RK_EUNKNOWNHASH, "hash",
-                            "the ring hashes with \"%.32s\", which this library does not know: "
-                            "upgrade libringkeeper or publish a topology with %s",
-                            name,
+                            "the ring hashes with \"%.32s\" in the \"%.16s\" scheme, which this "
+                            "library does not know: upgrade libringkeeper or publish a topology "
+                            "with %s",
+                            name, scheme_name ? scheme_name : "ringkeeper",
                             rki_hash_names(RK_SCHEME_RINGKEEPER, names, sizeof names, "", " or "));
+    int want = expected_scheme(cfg);
+    if (want >= 0 && (int)scheme != want)
+        return rk_error_set(err, RK_EEXPECT, "scheme",
+                            "the server's ring is of the %s scheme but this application expects "
+                            "the %s scheme: fix the application's configuration or publish a "
+                            "topology of the %s scheme",
+                            rk_scheme_name(scheme), rk_scheme_name((rk_scheme)want),
+                            rk_scheme_name((rk_scheme)want));
     if (cfg->expect_hash && strcmp(name, cfg->expect_hash) != 0)
         return rk_error_set(err, RK_EEXPECT, "hash",
                             "the server's ring hashes with %s but this application expects %s: "
@@ -91,6 +112,16 @@ static int check_hash(const rk_client_config *cfg, const json_t *doc, rk_error *
 static int check_vnode_factor(const rk_client_config *cfg, const json_t *doc, rk_error *err)
 {
     const json_t *v = json_object_get(doc, "vnode_factor");
+    const char *scheme = json_string_value(json_object_get(doc, "scheme"));
+    if (scheme && strcmp(scheme, "ketama") == 0 && !v) {
+        if (cfg->expect_vnode_factor)
+            return rk_error_set(err, RK_EEXPECT, "vnode_factor",
+                                "the server's ring is of the ketama scheme, which has no "
+                                "vnode_factor, but this application expects vnode_factor %" PRIu32
+                                ": fix the application's configuration",
+                                cfg->expect_vnode_factor);
+        return RK_OK;
+    }
     if (!json_is_integer(v))
         return rk_error_set(err, RK_EDOCUMENT, "vnode_factor",
                             "missing or not an integer: the response is not a version document");

@@ -307,6 +307,19 @@ rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, cons
     return assemble(&head, nodes, comment, err);
 }
 
+rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment, rk_error *err)
+{
+    if (comment && check_comment(comment, err))
+        return NULL;
+    rk_topology head = {.scheme = t->scheme,
+                        .hash = t->hash,
+                        .vnode_factor = t->vnode_factor,
+                        .n = t->n,
+                        .points = t->points};
+    memcpy(head.hash_tag, t->hash_tag, sizeof head.hash_tag);
+    return assemble(&head, t->nodes, comment, err);
+}
+
 void rk_topology_free(rk_topology *t)
 {
     if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
