@@ -5,7 +5,7 @@
 
 static const rk_cli_cmd *const commands[] = {&rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate,
                                              &rk_cli_publish, &rk_cli_activate, &rk_cli_versions,
-                                             &rk_cli_show};
+                                             &rk_cli_show,    &rk_cli_import,   &rk_cli_export};
 
 static int usage(FILE *to, int code)
 {
@@ -17,6 +17,8 @@ static int usage(FILE *to, int code)
         "  lookup    print the node of each key read from stdin (--topology FILE or --server)\n"
         "  plan      the migration plan between two topologies or two versions\n"
         "  simulate  count how real keys move and spread between two topologies or versions\n"
+        "  import    a twemproxy (nutcracker) pool as a ketama topology\n"
+        "  export    a ketama topology or version as a twemproxy pool\n"
         "commands on the server (--server URL --cluster C):\n"
         "  publish   publish a topology file as the next version (--activate: and cut over)\n"
         "  activate  cut the cluster over to a version\n"

@@ -96,6 +96,36 @@ same "simulate output" "$tmp/out" "$here/expected/simulate-four-five.txt"
 expect 2 "simulate missing keys" -- "$rk" simulate --keys "$tmp/none" --from-file "$here/four.json" --to-file "$here/five.json"
 
 # the README's CLI example, run literally: every "$ " line inside the block marked cli-example
+# import / export of twemproxy pools (SPEC section 8): twemproxy's names, refusals that say why
+expect 0 "import a pool" -- "$rk" import --nutcracker "$here/nutcracker.yml" --pool cache
+tr -d ' \n' <"$tmp/out" >"$tmp/flat"
+has "import: scheme and hash" "$tmp/flat" '"scheme":"ketama","hash":"fnv1a_64","hash_tag":"{}"'
+has "import: port 11211 is left out of the name" "$tmp/flat" '{"id":"10.0.0.1","addr":"10.0.0.1:11211","weight":1}'
+has "import: other ports stay in it" "$tmp/flat" '{"id":"10.0.0.2:11212","addr":"10.0.0.2:11212","weight":2}'
+has "import: a configured name wins" "$tmp/flat" '{"id":"cache-c","addr":"10.0.0.3:11211","weight":1}'
+has "import: a unix socket" "$tmp/flat" '{"id":"local","addr":"/var/run/memcached.sock","weight":1}'
+cp "$tmp/out" "$tmp/cache.json"
+expect 0 "the imported pool routes" -- "$rk" lookup --topology "$tmp/cache.json" --expect-scheme ketama --expect-hash fnv1a_64
+expect 2 "import modula" -- "$rk" import --nutcracker "$here/nutcracker.yml" --pool sessions
+has "modula refused with why" "$tmp/err" 'pool "sessions" uses distribution modula'
+expect 2 "import auto_eject_hosts" -- "$rk" import --nutcracker "$here/nutcracker.yml" --pool ejecting
+has "ejection refused with what to do" "$tmp/err" 'drain a server by publishing it with weight 0'
+expect 2 "import a bad hash tag" -- "$rk" import --nutcracker "$here/nutcracker.yml" --pool badtag
+has "tag refused" "$tmp/err" 'hash_tag "{" must be two characters'
+expect 2 "import a missing pool" -- "$rk" import --nutcracker "$here/nutcracker.yml" --pool nope
+has "missing pool named" "$tmp/err" 'no pool "nope"'
+expect 2 "import without --pool" -- "$rk" import --nutcracker "$here/nutcracker.yml"
+expect 0 "export the imported pool" -- "$rk" export --format nutcracker --pool cache --file "$tmp/cache.json"
+has "export: default name, no name written" "$tmp/out" '- "10.0.0.1:11211:1"'
+has "export: a name where the id differs" "$tmp/out" '- "10.0.0.3:11211:1 cache-c"'
+has "export: the tag" "$tmp/out" 'hash_tag: "{}"'
+sed 's/"weight": 2/"weight": 0/' "$tmp/cache.json" >"$tmp/drained.json"
+expect 0 "export a drained node" -- "$rk" export --format nutcracker --pool cache --file "$tmp/drained.json"
+if grep -q 10.0.0.2 "$tmp/out"; then bad "a drained node was exported"; else ok; fi
+expect 2 "export a ringkeeper-scheme topology" -- "$rk" export --format nutcracker --pool p --file "$here/four.json"
+has "export refusal says why" "$tmp/err" 'only a ketama topology'
+expect 2 "export in another format" -- "$rk" export --format haproxy --pool p --file "$tmp/cache.json"
+
 awk '/<!-- cli-example -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
     "$src/README.md" >"$tmp/readme"
 if [ -s "$tmp/readme" ]; then ok; else bad "README has no cli-example block"; fi

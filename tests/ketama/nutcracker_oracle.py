@@ -4,7 +4,8 @@
 For each pool case: start memcached servers and a nutcracker in front of them on free loopback
 ports, write the same pool as a ringkeeper topology (ids named as twemproxy names servers), set
 every key through nutcracker, ask each memcached which keys it holds, and compare with
-`ringkeeper lookup --topology`. Every process started here is stopped here; every wait is bounded.
+`ringkeeper lookup --topology`. Round-trip cases take the topology from `ringkeeper import` of the
+pool and run nutcracker on the pool `ringkeeper export` writes back. Every process started here is stopped here; every wait is bounded.
 
 usage: nutcracker_oracle.py RINGKEEPER_CLI [--keys N]
 prints one line per case and 'N passed, N failed'; exits non-zero on any mismatch.
@@ -111,6 +112,28 @@ def make_keys(n, tagged, rng):
     return sorted(keys)
 
 
+def roundtrip(cli, conf_path, topo_path, listen, want, tmp):
+    """`ringkeeper import` of the pool into topo_path (it must name the servers as built here),
+    then `ringkeeper export` of that topology: the pool nutcracker is started with instead."""
+    out = subprocess.run([cli, "import", "--nutcracker", conf_path, "--pool", "pool"],
+                         capture_output=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(f"ringkeeper import exited {out.returncode}: {out.stderr!r}")
+    got = json.loads(out.stdout)
+    if got != want:
+        raise RuntimeError(f"ringkeeper import gave {got}, want {want}")
+    with open(topo_path, "wb") as f:
+        f.write(out.stdout)
+    out = subprocess.run([cli, "export", "--format", "nutcracker", "--pool", "pool", "--listen",
+                          f"127.0.0.1:{listen}", "--file", topo_path], capture_output=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(f"ringkeeper export exited {out.returncode}: {out.stderr!r}")
+    exported = os.path.join(tmp, "exported.yml")
+    with open(exported, "wb") as f:
+        f.write(out.stdout)
+    return exported
+
+
 def run_case(cli, case, nkeys, rng, tmp):
     """Returns (keys whose owners differ, keys tried): (0, N) when the two agree."""
     procs = []
@@ -122,7 +145,7 @@ def run_case(cli, case, nkeys, rng, tmp):
                                     stderr=subprocess.DEVNULL)
             procs.append(proc)
             wait_listening(p, proc, "memcached")
-        names = case.get("names") or [None] * len(ports)
+        names = case.get("names") or [None] * len(ports)  # None: twemproxy's default name
         servers, nodes = [], []
         for p, w, name in zip(ports, case["weights"], names):
             servers.append(f"   - 127.0.0.1:{p}:{w}" + (f" {name}" if name else ""))
@@ -136,18 +159,20 @@ def run_case(cli, case, nkeys, rng, tmp):
         conf_path = os.path.join(tmp, "nutcracker.yml")
         with open(conf_path, "w") as f:
             f.write("\n".join(conf) + "\n")
+        topo = {"scheme": "ketama", "hash": case["hash"], "nodes": nodes}
+        if case.get("hash_tag"):
+            topo["hash_tag"] = case["hash_tag"]
+        topo_path = os.path.join(tmp, "topology.json")
+        if case.get("roundtrip"):
+            conf_path = roundtrip(cli, conf_path, topo_path, listen, topo, tmp)
+        else:
+            with open(topo_path, "w") as f:
+                json.dump(topo, f)
         proc = subprocess.Popen(["nutcracker", "-c", conf_path, "-s", str(stats), "-a",
                                  "127.0.0.1", "-o", os.path.join(tmp, "nutcracker.log")],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(proc)
         wait_listening(listen, proc, "nutcracker")
-
-        topo = {"scheme": "ketama", "hash": case["hash"], "nodes": nodes}
-        if case.get("hash_tag"):
-            topo["hash_tag"] = case["hash_tag"]
-        topo_path = os.path.join(tmp, "topology.json")
-        with open(topo_path, "w") as f:
-            json.dump(topo, f)
 
         keys = make_keys(nkeys, bool(case.get("hash_tag")), rng)
         proxy = Conn(listen)
@@ -183,6 +208,9 @@ def cases():
         yield {"name": f"{h}-named-tagged", "hash": h, "weights": [10, 10, 20, 5, 1],
                "names": named, "hash_tag": "{}"}
     yield {"name": "fnv1a_64-many", "hash": "fnv1a_64", "weights": [1] * 23}
+    for h in ("fnv1a_64", "murmur"):  # import -> export -> the exported pool in nutcracker
+        yield {"name": f"{h}-import-export", "hash": h, "weights": [3, 1, 2, 5, 1],
+               "names": [None, "beta", None, "delta", None], "hash_tag": "{}", "roundtrip": True}
 
 
 def main():
