@@ -91,9 +91,9 @@ static void report(const tally *t, const rk_plan *p)
     side_summary(t, 0, &max[0], &avg[0], &cold[0]);
     side_summary(t, 1, &max[1], &avg[1], &cold[1]);
     printf("keys     %llu\n", (unsigned long long)t->keys);
-    printf("moved    %llu (%.4f%%); the plan moves %.4f%% of the hash space\n\n",
+    printf("moved    %llu (%.4f%%); the plan moves %.4f%% of the hash space (minimal %.4f%%)\n\n",
            (unsigned long long)t->moved, t->keys ? 100.0 * (double)t->moved / (double)t->keys : 0.0,
-           100 * rk_plan_moved_fraction(p));
+           100 * rk_plan_moved_fraction(p), 100 * rk_plan_minimal_fraction(p));
     printf("%-8s %16s %16s\n", "", "before", "after");
     printf("%-8s %16llu %16llu\n", "max", (unsigned long long)max[0], (unsigned long long)max[1]);
     printf("%-8s %16.1f %16.1f\n", "avg", avg[0], avg[1]);

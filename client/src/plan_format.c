@@ -155,7 +155,12 @@ static void header_text(FILE *f, const rk_plan *p, const rk_plan_meta *meta)
     fprintf(f, "plan");
     if (meta && meta->cluster)
         fprintf(f, " %s", meta->cluster);
-    fprintf(f, " (%s): ", rk_hash_name(rk_topology_hash(rki_plan_topology(p, 0))));
+    const rk_topology *t = rki_plan_topology(p, 0);
+    if (rk_topology_scheme(t) != RK_SCHEME_RINGKEEPER) /* the ringkeeper scheme's text as it was */
+        fprintf(f, " (%s %s): ", rk_scheme_name(rk_topology_scheme(t)),
+                rk_hash_name(rk_topology_hash(t)));
+    else
+        fprintf(f, " (%s): ", rk_hash_name(rk_topology_hash(t)));
     side_text(f, p, 0, meta);
     fprintf(f, " -> ");
     side_text(f, p, 1, meta);

@@ -95,7 +95,9 @@ static rk_topology *make_topology(rk_hash_alg alg, size_t nodes, uint32_t vf)
         nd[i] = (rk_node){id[i], addr[i], 1};
     }
     rk_error err = {0};
-    rk_topology *t = rk_topology_new(alg, vf, nd, nodes, NULL, &err);
+    rk_topology *t = rk_hash_scheme(alg) == RK_SCHEME_KETAMA /* vf: ketama fixes its points */
+                         ? rk_topology_new_ketama(alg, NULL, nd, nodes, NULL, &err)
+                         : rk_topology_new(alg, vf, nd, nodes, NULL, &err);
     if (!t)
         die("rk_topology_new", &err);
     free(nd), free(id), free(addr);
@@ -302,6 +304,36 @@ static void peer(const char *keys, const double *small)
     report("ratio ketama(fnv1a_32) / ours fnv1a_32", fnv / small[1], "x", 0, 0);
 }
 
+/* The ketama scheme (SPEC section 8) on 100 equal servers (160 points each) against the
+ * ringkeeper scheme's 100 x 160 with the same key hash (target: at most 2x its time), and
+ * libmemcached's own weighted ketama on as many servers with the same key hash. */
+static void ketama(const char *keys, const double *small)
+{
+    static const struct {
+        rk_hash_alg ours, same;
+        memcached_hash_t theirs;
+        size_t small_at;
+    } pairs[] = {{RK_HASH_KETAMA_FNV1A_32, RK_HASH_FNV1A_32, MEMCACHED_HASH_FNV1A_32, 1},
+                 {RK_HASH_KETAMA_MD5, RK_HASH_MD5_32, MEMCACHED_HASH_MD5, 2}};
+    char name[80];
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        rk_ring *r = make_ring(pairs[i].ours, 100, 0);
+        double ns = time_lookup(r, keys);
+        snprintf(name, sizeof name, "lookup ketama %s, 100 servers (%zu points)",
+                 rk_hash_name(pairs[i].ours), rk_ring_point_count(r));
+        report(name, ns, "ns/key", 0, 0);
+        snprintf(name, sizeof name, "ratio ketama %s / ringkeeper %s", rk_hash_name(pairs[i].ours),
+                 rk_hash_name(pairs[i].same));
+        report(name, ns / small[pairs[i].small_at], "x", 2, 0);
+        snprintf(name, sizeof name, "libketama-compatible, %s keys", rk_hash_name(pairs[i].ours));
+        double lib = time_peer(name, 1, pairs[i].theirs, keys);
+        snprintf(name, sizeof name, "ratio libmemcached / ours, ketama %s",
+                 rk_hash_name(pairs[i].ours));
+        report(name, lib / ns, "x", 0, 0);
+        rk_ring_free(r);
+    }
+}
+
 int main(void)
 {
     char *keys = make_keys();
@@ -313,6 +345,7 @@ int main(void)
     plan();
     memory();
     peer(keys, small);
+    ketama(keys, small);
     printf("%d of %d targets met\n", checks - misses, checks);
     free(keys);
     return 0;
