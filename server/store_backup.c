@@ -17,9 +17,8 @@
 
 #include "store_sqlite_internal.h"
 
-#define BUSY_TIMEOUT_MS  5000 /* each wait for a lock the server holds */
-#define BACKUP_RETRIES   100  /* SQLITE_BUSY or SQLITE_LOCKED answers tolerated... */
-#define RETRY_SLEEP_MS   50   /* ...this far apart */
+#define BACKUP_RETRIES   100 /* SQLITE_BUSY or SQLITE_LOCKED answers tolerated... */
+#define RETRY_SLEEP_MS   50  /* ...this far apart */
 #define TEMP_SUFFIX      ".tmp-XXXXXX"
 #define JOURNAL_SUFFIX   "-journal"
 #define TEMP_EXTRA_BYTES (sizeof TEMP_SUFFIX + sizeof JOURNAL_SUFFIX)
@@ -31,17 +30,6 @@ typedef struct backup_job {
     rks_store src;    /* connection to the database; only .db is used */
     rks_store dst;    /* connection to the temporary copy; only .db is used */
 } backup_job;
-
-static int open_db(rks_store *c, const char *path, int flags, rk_error *err)
-{
-    int rc = sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK)
-        return rk_error_set(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
-                            NULL, "cannot open %s: %s", path,
-                            c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
-    sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
-    return RK_OK;
-}
 
 /* Creates the empty temporary file; SQLite opens it by name afterwards. The descriptor is closed
  * at once: closing a second descriptor later would drop SQLite's POSIX locks on the file. mkstemp
@@ -162,11 +150,11 @@ static int refuse_existing(const char *to, int replace, rk_error *err)
 
 static int run_backup(backup_job *j, int replace, rk_error *err)
 {
-    int rc = open_db(&j->src, j->from, SQLITE_OPEN_READWRITE, err);
+    int rc = rks_open_db(&j->src, j->from, SQLITE_OPEN_READWRITE, err);
     rc = rc ? rc : rks_check_ours(&j->src, j->from, err);
     rc = rc ? rc : refuse_existing(j->to, replace, err);
     rc = rc ? rc : make_temp(j, err);
-    rc = rc ? rc : open_db(&j->dst, j->tmp, SQLITE_OPEN_READWRITE, err);
+    rc = rc ? rc : rks_open_db(&j->dst, j->tmp, SQLITE_OPEN_READWRITE, err);
     rc = rc ? rc : copy_pages(j, err);
     rc = rc ? rc : check_copy(j, err);
     sqlite3_close(j->dst.db); /* before the sync: it may still write the file */

@@ -193,16 +193,20 @@ done:
     return rc;
 }
 
-static int connect_db(rks_store *s, const char *path, rk_error *err)
+int rks_open_db(rks_store *s, const char *path, int flags, rk_error *err)
 {
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
+    int rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK)
         return rk_error_set(err, rks_map_rc(rc) == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EUNAVAILABLE,
                             NULL, "cannot open the database %s: %s", path,
                             s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     return RK_OK;
+}
+
+static int connect_db(rks_store *s, const char *path, rk_error *err)
+{
+    return rks_open_db(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
 }
 
 /* ---- Write transactions ---- */

@@ -32,6 +32,8 @@ typedef struct rks_params {
 
 /* ---- store_sqlite.c: errors, statements, transactions (call with s->lock held) ---- */
 
+/* Opens a connection to `path` with `flags` (SQLITE_OPEN_NOMUTEX added) and the busy timeout. */
+int rks_open_db(rks_store *s, const char *path, int flags, rk_error *err);
 /* The store code for an SQLite result code. */
 int rks_map_rc(int rc);
 /* Sets err from the connection's last error while doing `what`; returns the code. */
