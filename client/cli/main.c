@@ -23,8 +23,9 @@ static int usage(FILE *to, int code)
         "  versions  list the versions, newest first\n"
         "  show      print one version document\n"
         "\n"
-        "environment: RINGKEEPER_SERVER is the default --server, RINGKEEPER_TOKEN the default\n"
-        "--token (a bearer token for writes; never printed), RINGKEEPER_CA_FILE the default\n"
+        "environment: RINGKEEPER_SERVER is the default --server (http:// or https://),\n"
+        "RINGKEEPER_TOKEN the default --token (a bearer token for writes; never printed),\n"
+        "RINGKEEPER_CA_FILE the default "
         "--ca-file (CA certificates to verify an https server with; else the system's).\n"
         "\n"
         "exit codes:\n"
@@ -36,7 +37,8 @@ static int usage(FILE *to, int code)
         "     token); the server's message is printed\n"
         "  3  ring refused: its cluster, hash, vnode_factor, fingerprint or version is not what\n"
         "     was expected (lookup)\n"
-        "  4  server unreachable (for lookup: and no usable --cache file)\n");
+        "  4  server unreachable or no answer within --timeout (for lookup: and no usable --cache\n"
+        "     file)\n");
     return code;
 }
 
@@ -55,6 +57,8 @@ int main(int argc, char **argv)
         }
         return commands[i]->run(commands[i], argc - 1, argv + 1);
     }
-    fprintf(stderr, "ringkeeper: unknown command \"%s\"\n", argv[1]);
-    return usage(stderr, RK_EXIT_USAGE);
+    fprintf(stderr,
+            "ringkeeper: unknown command \"%s\"\nTry 'ringkeeper --help' for the commands.\n",
+            argv[1]);
+    return RK_EXIT_USAGE;
 }
