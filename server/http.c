@@ -1,6 +1,7 @@
 /* http.c — ringkeeperd on libmicrohttpd: request state, auth, body cap, long polls, logging. */
 #include <netdb.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ struct rkd_http {
     waiter *waiters;              /* held long polls */
     int stopping;                 /* the timer thread exits */
     pthread_t timer;              /* resumes long polls whose deadline passed */
+    atomic_int started;           /* MHD's own messages are printed from then on (mhd_log) */
 };
 
 static double elapsed(const struct timespec *since)
@@ -491,6 +493,22 @@ static int resolve(const char *listen, struct addrinfo **out, rk_error *err)
     return RK_OK;
 }
 
+/* libmicrohttpd's messages. While the daemon starts they are dropped: its bind error reads
+ * "Failed to bind to port 0" (the port is in MHD_OPTION_SOCK_ADDR, not the argument it names), and
+ * rkd_http_start's own error says what failed. Later ones are printed, escaped, as ringkeeperd's.
+ */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    rkd_http *h = cls;
+    char text[256], line[4 * sizeof text];
+    if (!atomic_load(&h->started))
+        return;
+    vsnprintf(text, sizeof text, fmt, ap);
+    text[strcspn(text, "\n")] = '\0';
+    log_escape(line, sizeof line, text, 0);
+    fprintf(stderr, "ringkeeperd: libmicrohttpd: %s\n", line);
+}
+
 static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
 {
     /* AUTO picks epoll on Linux: each pool thread watches its share of the connections. Suspended
@@ -517,8 +535,8 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
         flags, 0, on_accept, h, on_request, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RKD_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts,
-        MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RKD_HTTP_CONN_MEMORY,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
 
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
@@ -537,6 +555,7 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
     atomic_init(&h->inflight, 0);
     atomic_init(&h->connections, 0);
     atomic_init(&h->activations, 0);
+    atomic_init(&h->started, 0);
     pthread_mutex_init(&h->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -559,6 +578,7 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
         free(h);
         return NULL;
     }
+    atomic_store(&h->started, 1);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : 0;
     rkd_app_set_activation_hook(cfg->app, on_activation, h);
