@@ -80,6 +80,7 @@ static const flag flags[] = {
 #define N_FLAGS (sizeof flags / sizeof flags[0])
 
 static const char about[] =
+    "       ringkeeperd --version\n"
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
     "\n"
     "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
@@ -228,16 +229,20 @@ static int check_listen(const char *listen)
  * printing the usage for --help. */
 static int parse_options(int argc, char **argv, options *o)
 {
-    struct option opts[N_FLAGS + 2] = {{"help", no_argument, NULL, 'h'}};
+    struct option opts[N_FLAGS + 3] = {{"help", no_argument, NULL, 'h'},
+                                       {"version", no_argument, NULL, 'V'}};
     int c, rc = 0;
     for (size_t i = 0; i < N_FLAGS; i++) {
-        opts[i + 1] = (struct option){flags[i].name, required_argument, NULL, FLAG_BASE + (int)i};
+        opts[i + 2] = (struct option){flags[i].name, required_argument, NULL, FLAG_BASE + (int)i};
         if (default_of(&flags[i]))
             rc = rc ? rc : set_flag(o, &flags[i], default_of(&flags[i]));
     }
     while (rc == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            print_usage(stdout);
+        if (c == 'h' || c == 'V') {
+            if (c == 'h')
+                print_usage(stdout);
+            else
+                printf("ringkeeperd %s\n", rk_version());
             exit(0);
         }
         if (c < FLAG_BASE) {

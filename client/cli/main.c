@@ -12,6 +12,7 @@ static int usage(FILE *to, int code)
     fprintf(
         to,
         "usage: ringkeeper COMMAND [OPTIONS]   (ringkeeper COMMAND --help for its options)\n"
+        "       ringkeeper --version\n"
         "\n"
         "commands, offline or with a server:\n"
         "  lookup    print the node of each key read from stdin (--topology FILE or --server)\n"
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
         return usage(stderr, RK_EXIT_USAGE);
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
         return usage(stdout, RK_EXIT_OK);
+    if (strcmp(argv[1], "--version") == 0)
+        return printf("ringkeeper %s\n", rk_version()) < 0 ? RK_EXIT_FAIL : RK_EXIT_OK;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(argv[1], commands[i]->name) != 0)
             continue;

@@ -3,8 +3,11 @@
 # is not HOST:PORT of 0..65535 is refused with exit 2 and the reason (not wrapped to another port,
 # not exit 1), and a port in use is one line of ours, without libmicrohttpd's "Failed to bind to
 # port 0". The messages are compared whole.
-# usage: test_ringkeeperd_flags.sh RINGKEEPERD
+# Also --version: the project's version.
+# usage: test_ringkeeperd_flags.sh RINGKEEPERD SOURCE_DIR
 . "$(dirname "$0")/../server/lib.sh" "$1"
+version=$(sed -n 's/^project(ringkeeper VERSION \([0-9.]*\).*/\1/p' "$2/CMakeLists.txt")
+check "--version" "ringkeeperd $version" "$("$RKD" --version)"
 
 # refused NAME CODE STDERR FLAGS...: ringkeeperd FLAGS exits CODE with exactly STDERR, at once
 refused() {
