@@ -413,18 +413,46 @@ static void log_escape(char *out, size_t size, const char *in, int field)
     out[n] = '\0';
 }
 
+/* "2026-01-02T03:04:05.678Z": now, RFC 3339 in UTC with milliseconds. */
+static void log_time(char out[32])
+{
+    struct timespec now;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03ldZ", now.tv_nsec / 1000000);
+}
+
+#define LOG_ADDR_BYTES 64 /* a numeric IPv6 address with its scope fits */
+
+/* The client's numeric address, or "-". */
+static void log_client(struct MHD_Connection *c, char out[LOG_ADDR_BYTES])
+{
+    const union MHD_ConnectionInfo *ci =
+        c ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    socklen_t len =
+        sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (!sa || getnameinfo(sa, len, out, LOG_ADDR_BYTES, NULL, 0, NI_NUMERICHOST) != 0)
+        snprintf(out, LOG_ADDR_BYTES, "-");
+}
+
 /* One line per request, whatever the client sent: its path, method and the error body are escaped.
- */
-static void log_request(const req_state *st, double secs, const char *how)
+ * It starts with the time and the client's address, so lines from several clients can be told
+ * apart and matched with theirs. */
+static void log_request(struct MHD_Connection *c, const req_state *st, double secs, const char *how)
 {
     char method[4 * sizeof st->method], path[4 * sizeof st->path], author[4 * sizeof st->author],
-        why[4 * sizeof st->why];
+        why[4 * sizeof st->why], when[32], client[LOG_ADDR_BYTES];
+    log_time(when);
+    log_client(c, client);
     log_escape(method, sizeof method, st->method, 1);
     log_escape(path, sizeof path, st->path, 1);
     log_escape(author, sizeof author, st->author, 1);
     log_escape(why, sizeof why, st->why, 0);
-    fprintf(stderr, "%s %s %d %zu %.3fms %s%s%s\n", method, path, st->status, st->bytes, secs * 1e3,
-            author, how, why);
+    fprintf(stderr, "%s %s %s %s %d %zu %.3fms %s%s%s\n", when, client, method, path, st->status,
+            st->bytes, secs * 1e3, author, how, why);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
@@ -432,11 +460,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 {
     rkd_http *h = cls;
     req_state *st = *req_cls;
-    (void)c;
     if (!st)
         return;
     double secs = elapsed(&st->start);
-    log_request(st, secs, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
+    log_request(c, st, secs,
+                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
     rkd_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
                         secs);
     free(st->body);

@@ -2,7 +2,7 @@
 # test_ringkeeperd_flags.sh — ringkeeperd's command line as an operator meets it: a --listen that
 # is not HOST:PORT of 0..65535 is refused with exit 2 and the reason (not wrapped to another port,
 # not exit 1), and a port in use is one line of ours, without libmicrohttpd's "Failed to bind to
-# port 0". The messages are compared whole.
+# port 0". The messages are compared whole. Also the request log line's time and client address.
 # Also --version: the project's version.
 # usage: test_ringkeeperd_flags.sh RINGKEEPERD SOURCE_DIR
 . "$(dirname "$0")/../server/lib.sh" "$1"
@@ -34,6 +34,10 @@ refused "host that does not resolve" 2 \
     --listen nosuch.invalid:7070
 
 rk_start
+check "healthz" 200 "$(req GET /healthz)"
+for _ in $(seq 1 50); do grep -q ' GET /healthz ' "$TMP/server.log" && break; sleep 0.1; done
+check "request log line: RFC 3339 UTC time with ms, then the client address" 1 \
+    "$(grep -Ec '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z 127\.0\.0\.1 GET /healthz 200 ' "$TMP/server.log")"
 refused "port in use" 1 "ringkeeperd: cannot listen on 127.0.0.1:$PORT: the address is in use or not of this machine" \
     --listen "127.0.0.1:$PORT"
 rk_stop
