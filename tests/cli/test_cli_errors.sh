@@ -5,29 +5,11 @@
 # 403 with where the token comes from, a server that never answers (--timeout), and a --cache file
 # that cannot be written. The messages are compared whole.
 # usage: test_cli_errors.sh RINGKEEPER FAKE_SERVER RINGKEEPERD SOURCE_DIR
-set -u
+. "$(dirname "$0")/../server/lib.sh" "$3" # ringkeeperd on a free port; stops what we start
 RK=$1
 FAKE=$2
-RKD=$3
 src=$(cd "$4" && pwd)
-TMP=$(mktemp -d)
-PIDS=()
-PASSED=0
-FAILED=0
 unset RINGKEEPER_SERVER RINGKEEPER_TOKEN RINGKEEPER_CA_FILE
-cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-ok() { PASSED=$((PASSED + 1)); }
-bad() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
-check() { # check NAME WANT GOT
-    if [ "$2" = "$3" ]; then ok; else bad "$1: want [$2], got [$3]"; fi
-}
 
 # fails CODE NAME STDERR ARGS...: ringkeeper ARGS exits CODE, prints STDERR exactly and no stdout
 fails() {
@@ -46,13 +28,12 @@ usage_error() {
 Try 'ringkeeper $cmd --help' for the options." "$cmd" "$@"
 }
 
-# start_port LOG CMD...: starts CMD in the background, waits (at most 10 s) for "listening on port
-# N" in LOG and sets PORT
+# start_port LOG CMD...: starts CMD in the background (lib.sh's trap stops it), waits (at most
+# 10 s) for "listening on port N" in LOG and sets PORT
 start_port() {
     local log=$1
     shift
     "$@" >"$log" 2>&1 &
-    PIDS+=($!)
     PORT=
     for _ in $(seq 1 100); do
         PORT=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$log" | head -1)
@@ -128,8 +109,7 @@ check "stalled server, lookup: says so" 1 "$(grep -c '^ringkeeper lookup: server
 
 # a --cache file that cannot be written: the ring was fetched, but the fallback asked for is not
 # there; refused (exit 2) before any key is routed
-start_port "$TMP/rkd" "$RKD" --listen 127.0.0.1:0 --db "$TMP/ringkeeper.db"
-BASE=http://127.0.0.1:$PORT
+rk_start
 timeout 60 "$RK" publish "$four" --server "$BASE" --cluster c --activate >/dev/null 2>&1 </dev/null
 echo user:1 >"$TMP/in"
 fails 2 "unwritable --cache" "ringkeeper lookup: --cache: version 1 is in service but was not saved: \
@@ -140,5 +120,4 @@ timeout 60 "$RK" lookup --server "$BASE" --cluster c --cache "$TMP/ring.json" <"
 check "writable --cache: exit code" 0 "$?"
 check "writable --cache: routed" "user:1" "$(cut -f1 "$TMP/out")"
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+finish
