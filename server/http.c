@@ -1,6 +1,7 @@
 /* http.c — ringkeeperd on libmicrohttpd: request state, auth, body cap, long polls, logging. */
 #include <netdb.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ struct rkd_http {
     waiter *waiters;              /* held long polls */
     int stopping;                 /* the timer thread exits */
     pthread_t timer;              /* resumes long polls whose deadline passed */
+    atomic_int started;           /* MHD's own messages are printed from then on (mhd_log) */
 };
 
 static double elapsed(const struct timespec *since)
@@ -411,18 +413,46 @@ static void log_escape(char *out, size_t size, const char *in, int field)
     out[n] = '\0';
 }
 
+/* "2026-01-02T03:04:05.678Z": now, RFC 3339 in UTC with milliseconds. */
+static void log_time(char out[32])
+{
+    struct timespec now;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03ldZ", now.tv_nsec / 1000000);
+}
+
+#define LOG_ADDR_BYTES 64 /* a numeric IPv6 address with its scope fits */
+
+/* The client's numeric address, or "-". */
+static void log_client(struct MHD_Connection *c, char out[LOG_ADDR_BYTES])
+{
+    const union MHD_ConnectionInfo *ci =
+        c ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    socklen_t len =
+        sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (!sa || getnameinfo(sa, len, out, LOG_ADDR_BYTES, NULL, 0, NI_NUMERICHOST) != 0)
+        snprintf(out, LOG_ADDR_BYTES, "-");
+}
+
 /* One line per request, whatever the client sent: its path, method and the error body are escaped.
- */
-static void log_request(const req_state *st, double secs, const char *how)
+ * It starts with the time and the client's address, so lines from several clients can be told
+ * apart and matched with theirs. */
+static void log_request(struct MHD_Connection *c, const req_state *st, double secs, const char *how)
 {
     char method[4 * sizeof st->method], path[4 * sizeof st->path], author[4 * sizeof st->author],
-        why[4 * sizeof st->why];
+        why[4 * sizeof st->why], when[32], client[LOG_ADDR_BYTES];
+    log_time(when);
+    log_client(c, client);
     log_escape(method, sizeof method, st->method, 1);
     log_escape(path, sizeof path, st->path, 1);
     log_escape(author, sizeof author, st->author, 1);
     log_escape(why, sizeof why, st->why, 0);
-    fprintf(stderr, "%s %s %d %zu %.3fms %s%s%s\n", method, path, st->status, st->bytes, secs * 1e3,
-            author, how, why);
+    fprintf(stderr, "%s %s %s %s %d %zu %.3fms %s%s%s\n", when, client, method, path, st->status,
+            st->bytes, secs * 1e3, author, how, why);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
@@ -430,11 +460,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 {
     rkd_http *h = cls;
     req_state *st = *req_cls;
-    (void)c;
     if (!st)
         return;
     double secs = elapsed(&st->start);
-    log_request(st, secs, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
+    log_request(c, st, secs,
+                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
     rkd_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
                         secs);
     free(st->body);
@@ -491,6 +521,22 @@ static int resolve(const char *listen, struct addrinfo **out, rk_error *err)
     return RK_OK;
 }
 
+/* libmicrohttpd's messages. While the daemon starts they are dropped: its bind error reads
+ * "Failed to bind to port 0" (the port is in MHD_OPTION_SOCK_ADDR, not the argument it names), and
+ * rkd_http_start's own error says what failed. Later ones are printed, escaped, as ringkeeperd's.
+ */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    rkd_http *h = cls;
+    char text[256], line[4 * sizeof text];
+    if (!atomic_load(&h->started))
+        return;
+    vsnprintf(text, sizeof text, fmt, ap);
+    text[strcspn(text, "\n")] = '\0';
+    log_escape(line, sizeof line, text, 0);
+    fprintf(stderr, "ringkeeperd: libmicrohttpd: %s\n", line);
+}
+
 static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
 {
     /* AUTO picks epoll on Linux: each pool thread watches its share of the connections. Suspended
@@ -517,8 +563,8 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
         flags, 0, on_accept, h, on_request, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RKD_HTTP_CONN_MEMORY, MHD_OPTION_ARRAY, opts,
-        MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RKD_HTTP_CONN_MEMORY,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
 
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
@@ -537,6 +583,7 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
     atomic_init(&h->inflight, 0);
     atomic_init(&h->connections, 0);
     atomic_init(&h->activations, 0);
+    atomic_init(&h->started, 0);
     pthread_mutex_init(&h->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -559,6 +606,7 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
         free(h);
         return NULL;
     }
+    atomic_store(&h->started, 1);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : 0;
     rkd_app_set_activation_hook(cfg->app, on_activation, h);

@@ -80,6 +80,7 @@ static const flag flags[] = {
 #define N_FLAGS (sizeof flags / sizeof flags[0])
 
 static const char about[] =
+    "       ringkeeperd --version\n"
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
     "\n"
     "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
@@ -87,8 +88,9 @@ static const char about[] =
 
 static const char exit_codes[] =
     "\n"
-    "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure, 2 bad flags, 3 database refused\n"
-    "(not a ringkeeper database, schema newer than this program, or a failed migration).\n";
+    "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failure (also: the address is in use), 2 bad\n"
+    "flags, 3 database refused (not a ringkeeper database, schema newer than this program, or a\n"
+    "failed migration).\n";
 
 /* The migrations installed with this binary (found through /proc/self/exe, so from any working
  * directory), else those of the source tree it was built from (a build tree keeps working). */
@@ -199,20 +201,48 @@ static int set_flag(options *o, const flag *f, const char *value)
     return 0;
 }
 
+/* --listen before anything starts: "HOST:PORT" with a host and a port in 0..65535, else exit 2
+ * and why (getaddrinfo would take port 70000 as 4464, and an empty host has no address). */
+static int check_listen(const char *listen)
+{
+    unsigned long long port;
+    const char *colon = strrchr(listen, ':');
+    if (!colon)
+        fprintf(stderr,
+                "ringkeeperd: --listen: must be HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070), "
+                "got \"%s\"\n",
+                listen);
+    else if (colon == listen)
+        fprintf(stderr,
+                "ringkeeperd: --listen: \"%s\" has no host: give 127.0.0.1%s (this machine only) "
+                "or 0.0.0.0%s (every interface)\n",
+                listen, colon, colon);
+    else if (parse_number(colon + 1, 0, 65535, &port) != 0)
+        fprintf(stderr, "ringkeeperd: --listen: the port must be 0..65535, got \"%s\"\n",
+                colon + 1);
+    else
+        return 0;
+    return EXIT_USAGE;
+}
+
 /* The defaults, then the command line, into `o`: 0, or EXIT_USAGE after saying why. Exits 0 after
  * printing the usage for --help. */
 static int parse_options(int argc, char **argv, options *o)
 {
-    struct option opts[N_FLAGS + 2] = {{"help", no_argument, NULL, 'h'}};
+    struct option opts[N_FLAGS + 3] = {{"help", no_argument, NULL, 'h'},
+                                       {"version", no_argument, NULL, 'V'}};
     int c, rc = 0;
     for (size_t i = 0; i < N_FLAGS; i++) {
-        opts[i + 1] = (struct option){flags[i].name, required_argument, NULL, FLAG_BASE + (int)i};
+        opts[i + 2] = (struct option){flags[i].name, required_argument, NULL, FLAG_BASE + (int)i};
         if (default_of(&flags[i]))
             rc = rc ? rc : set_flag(o, &flags[i], default_of(&flags[i]));
     }
     while (rc == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            print_usage(stdout);
+        if (c == 'h' || c == 'V') {
+            if (c == 'h')
+                print_usage(stdout);
+            else
+                printf("ringkeeperd %s\n", rk_version());
             exit(0);
         }
         if (c < FLAG_BASE) {
@@ -225,6 +255,8 @@ static int parse_options(int argc, char **argv, options *o)
         print_usage(stderr);
         return EXIT_USAGE;
     }
+    if (rc == 0)
+        rc = check_listen(o->listen);
     if (rc == 0 && !o->tls_cert != !o->tls_key)
         return fprintf(stderr,
                        "ringkeeperd: %s needs %s as well: HTTPS takes both a certificate "
@@ -317,7 +349,7 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
     if (!http) {
         fprintf(stderr, "ringkeeperd: %s\n", err.message);
         rkd_app_free(app);
-        return 1;
+        return err.code == RK_EINVAL ? EXIT_USAGE : 1; /* a --listen host that does not resolve */
     }
     fprintf(stderr, "ringkeeperd: listening on port %u (%s%s, db %s, %u threads%s)\n",
             rkd_http_port(http), o->listen, pem[0] ? ", https" : "", o->db, o->threads,

@@ -1,14 +1,17 @@
 /* metrics.c — ringkeeperd's counters, gauges and latency histograms, and their Prometheus text
  * exposition. Request recording takes one mutex and scans small fixed tables: no allocation on the
  * request path, and memory stays bounded whatever methods and routes clients make us see. */
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "metrics.h"
+#include "ringkeeper.h"
 
 #define MAX_SERIES   512  /* distinct (method, route, code) request series */
 #define MAX_ROUTES   64   /* distinct routes with a latency histogram */
@@ -316,6 +319,72 @@ static void render_waiting(FILE *f, rkd_metrics *m)
     fprintf(f, "%s %d\n", name, atomic_load_explicit(&m->waiting, memory_order_relaxed));
 }
 
+static void render_build_info(FILE *f)
+{
+    static const char name[] = "ringkeeper_build_info";
+    put_header(f, name, "gauge", "Always 1; the version of ringkeeperd in its label.");
+    fprintf(f, "%s{version=\"%s\"} 1\n", name, rk_version());
+}
+
+/* The one number after `skip` whitespace-separated fields of `path`'s first line matching
+ * `prefix` (any line when ""); -1 when unreadable. */
+static double proc_field(const char *path, const char *prefix, int skip)
+{
+    char line[1024];
+    double v = -1;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, prefix, strlen(prefix)) != 0)
+            continue;
+        char *p = strrchr(line, ')'); /* /proc/self/stat: the command name may hold spaces */
+        p = p ? p + 1 : line + strlen(prefix);
+        for (int i = 0; i < skip && p; i++)
+            p = strchr(p + strspn(p, " "), ' ');
+        if (!p || sscanf(p, "%lf", &v) != 1)
+            v = -1;
+        break;
+    }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static double open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    double n = -1; /* the listing's own descriptor is not one of ours */
+    for (struct dirent *e = readdir(d); e; e = readdir(d))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* The standard process metrics of Prometheus clients, from /proc (omitted where unreadable). */
+static void render_process(FILE *f)
+{
+    /* /proc/self/stat after the ")": field 22, starttime in clock ticks after boot, is the 20th */
+    double ticks = proc_field("/proc/self/stat", "", 19),
+           boot = proc_field("/proc/stat", "btime", 0);
+    const struct {
+        const char *name, *type, *help;
+        double value;
+    } rows[] = {
+        {"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+         proc_field("/proc/self/statm", "", 1) * (double)sysconf(_SC_PAGESIZE)},
+        {"process_open_fds", "gauge", "Number of open file descriptors.", open_fds()},
+        {"process_start_time_seconds", "gauge", "Start time of the process since the epoch.",
+         ticks < 0 || boot < 0 ? -1 : boot + ticks / (double)sysconf(_SC_CLK_TCK)},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (rows[i].value < 0)
+            continue;
+        put_header(f, rows[i].name, rows[i].type, rows[i].help);
+        fprintf(f, "%s %.17g\n", rows[i].name, rows[i].value);
+    }
+}
+
 char *rkd_metrics_render(rkd_metrics *m)
 {
     /* A snapshot keeps the request lock for a memcpy, not for the whole formatting. */
@@ -335,6 +404,8 @@ char *rkd_metrics_render(rkd_metrics *m)
     render_counters(f, m);
     render_clusters(f, m);
     render_waiting(f, m);
+    render_build_info(f);
+    render_process(f);
     int failed = ferror(f);
     free(snap);
     if (fclose(f) != 0 || failed) {

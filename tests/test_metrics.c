@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <pthread.h>
 
 #include "metrics.h"
+#include "ringkeeper.h"
 
 #define THREADS    4
 #define PER_THREAD 20000
@@ -207,7 +210,8 @@ static void test_label_escaping(void **state)
     assert_true(sample(text, "ringkeeper_active_version{cluster=\"x\\\"y\\\\z\\n\"}") == 2);
     /* No raw newline inside a sample: every line starts with '#' or a metric name. */
     for (const char *p = text; *p; p = strchr(p, '\n') + 1)
-        assert_true(*p == '#' || strncmp(p, "ringkeeper_", 11) == 0);
+        assert_true(*p == '#' || strncmp(p, "ringkeeper_", 11) == 0 ||
+                    strncmp(p, "process_", 8) == 0);
     free(text);
     rkd_metrics_free(m);
 }
@@ -290,6 +294,31 @@ static void test_null_metrics(void **state)
     rkd_metrics_free(m);
 }
 
+/* build_info carries the library's version; the process metrics are this process's, from /proc. */
+static void test_build_and_process(void **state)
+{
+    (void)state;
+    rkd_metrics *m = rkd_metrics_new();
+    assert_non_null(m);
+    char *text = render_ok(m);
+    char build[64];
+    snprintf(build, sizeof build, "ringkeeper_build_info{version=\"%s\"}", rk_version());
+    assert_true(sample(text, build) == 1);
+    assert_header(text, "ringkeeper_build_info", "gauge");
+    double rss = sample(text, "process_resident_memory_bytes");
+    assert_true(rss > 1e5 && rss < 1e10);
+    int fd = dup(1); /* one more open descriptor shows in the next render */
+    double fds = sample(text, "process_open_fds");
+    char *again = render_ok(m);
+    assert_true(fds >= 3 && sample(again, "process_open_fds") == fds + 1);
+    close(fd);
+    double start = sample(text, "process_start_time_seconds"), now = (double)time(NULL);
+    assert_true(start > now - 600 && start <= now + 1);
+    free(again);
+    free(text);
+    rkd_metrics_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_unknown_method_and_long_route),
         cmocka_unit_test(test_series_cap),
         cmocka_unit_test(test_null_metrics),
+        cmocka_unit_test(test_build_and_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,11 @@ enum {
     RK_EXIT_UNREACHABLE = 4, /* the server could not be reached (and no usable cache) */
 };
 
-#define RK_CLI_MAX_FILE (64u << 20) /* largest topology or key file read into memory */
+#define RK_CLI_MAX_FILE    (64u << 20) /* largest topology or key file read into memory */
+#define RK_CLI_TIMEOUT     30          /* default --timeout: seconds a server request may take */
+#define RK_CLI_MAX_TIMEOUT 3600        /* largest --timeout */
+/* The --timeout line of every server command's --help, after the option's column. */
+#define RK_CLI_TIMEOUT_HELP "give up on the server after S seconds, 1..3600 (default 30)\n"
 
 typedef struct rk_cli_remote rk_cli_remote;
 
@@ -25,6 +29,7 @@ typedef struct rk_cli_cmd {
     int (*run)(const struct rk_cli_cmd *cmd, int argc, char **argv); /* cmd: this command */
     const char *usage;           /* printed by --help and after a usage error */
     const rk_cli_remote *remote; /* a one-request server command's request (remote_cmds.c) */
+    const char *operand;         /* the name of its one operand ("FILE", "V"), NULL for none */
 } rk_cli_cmd;
 
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
@@ -49,8 +54,10 @@ int rk_cli_print_safe(FILE *f, rk_cli_safe_mode mode, const char *fmt, ...)
  * file), and returns `code`. */
 int rk_cli_fail(const char *cmd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Prints the usage of `cmd` to stderr and returns RK_EXIT_USAGE. */
-int rk_cli_usage(const rk_cli_cmd *cmd);
+/* A usage error: "ringkeeper <cmd>: <why>" and a pointer to --help on stderr; returns
+ * RK_EXIT_USAGE. */
+int rk_cli_usage_error(const rk_cli_cmd *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* True when argv holds -h or --help. */
 int rk_cli_wants_help(int argc, char **argv);
 
@@ -81,9 +88,11 @@ typedef struct rk_cli_server {
     const char *cluster; /* --cluster */
     const char *token;   /* --token, else $RINGKEEPER_TOKEN; never printed */
     const char *ca_file; /* --ca-file, else $RINGKEEPER_CA_FILE: CA bundle for https, or NULL */
+    unsigned long long timeout; /* --timeout: seconds per request, else RK_CLI_TIMEOUT */
 } rk_cli_server;
 
-/* Fills the environment defaults and checks server and cluster; returns an exit code. */
+/* Fills the environment and --timeout defaults and checks server (http:// or https://, as the
+ * client library wants it) and cluster; returns an exit code. */
 int rk_cli_server_check(const char *cmd, rk_cli_server *s);
 
 /* ---- Options (options.c) ---- */
@@ -141,6 +150,7 @@ typedef struct rk_cli_request {
     const char *body;  /* NULL: none */
     size_t body_len;
     const char *ca_file; /* CA bundle to verify an https server with, or NULL: the system's */
+    long timeout_s;      /* the whole exchange at most, seconds */
 } rk_cli_request;
 
 /* One HTTP exchange with timeouts and a size cap (RK_CLI_MAX_FILE). RK_EXIT_OK when the server

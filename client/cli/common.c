@@ -87,20 +87,30 @@ int rk_cli_print_safe(FILE *f, rk_cli_safe_mode mode, const char *fmt, ...)
     return rc;
 }
 
+/* "ringkeeper <cmd>: <message>\n" on stderr, the message escaped. */
+static void vfail(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "ringkeeper %s: ", cmd);
+    vprint_safe(stderr, RK_CLI_SAFE_LINE, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int rk_cli_fail(const char *cmd, int code, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "ringkeeper %s: ", cmd);
     va_start(ap, fmt);
-    vprint_safe(stderr, RK_CLI_SAFE_LINE, fmt, ap);
+    vfail(cmd, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return code;
 }
 
-int rk_cli_usage(const rk_cli_cmd *cmd)
+int rk_cli_usage_error(const rk_cli_cmd *cmd, const char *fmt, ...)
 {
-    fprintf(stderr, "%s", cmd->usage);
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(cmd->name, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Try 'ringkeeper %s --help' for the options.\n", cmd->name);
     return RK_EXIT_USAGE;
 }
 

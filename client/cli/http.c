@@ -7,8 +7,7 @@
 
 #include "cli.h"
 
-#define CONNECT_TIMEOUT_MS 5000L
-#define TOTAL_TIMEOUT_MS   30000L
+#define CONNECT_TIMEOUT_MS 5000L /* at most; never more than the whole --timeout */
 
 typedef struct {
     char *data; /* NUL-terminated response body */
@@ -92,21 +91,23 @@ static struct curl_slist *headers(const char *token, const char *body, int *oom)
     return h;
 }
 
-static CURLcode perform(CURL *curl, const char *method, const char *url, const char *body,
-                        size_t len, body_buf *b)
+static CURLcode perform(CURL *curl, const rk_cli_request *rq, body_buf *b)
 {
-    curl_easy_setopt(curl, CURLOPT_URL, url);
+    const char *method = rq->method, *body = rq->body;
+    long total_ms = rq->timeout_s * 1000L;
+    curl_easy_setopt(curl, CURLOPT_URL, rq->url);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, TOTAL_TIMEOUT_MS);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     total_ms < CONNECT_TIMEOUT_MS ? total_ms : CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, total_ms);
     curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)RK_CLI_MAX_FILE);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, b);
     if (body) {
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
     } else if (strcmp(method, "POST") == 0) {
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
@@ -115,12 +116,17 @@ static CURLcode perform(CURL *curl, const char *method, const char *url, const c
 }
 
 /* Why a request failed, for people; the URL is given, never the token. */
-static int transfer_failed(const char *cmd, const char *url, CURLcode code, const body_buf *b)
+static int transfer_failed(const char *cmd, const rk_cli_request *rq, CURLcode code,
+                           const body_buf *b)
 {
+    const char *url = rq->url;
     int over_cap = b->over_cap || code == CURLE_FILESIZE_EXCEEDED;
     int rc = over_cap ? RK_EXIT_FAIL : curl_exit(code);
     if (over_cap)
         return rk_cli_fail(cmd, rc, "%s: the response is over %u MiB", url, RK_CLI_MAX_FILE >> 20);
+    if (code == CURLE_OPERATION_TIMEDOUT)
+        return rk_cli_fail(cmd, rc, "server unreachable: %s: no answer within %ld s (--timeout)",
+                           url, rq->timeout_s);
     if (rc == RK_EXIT_UNREACHABLE)
         return rk_cli_fail(cmd, rc, "server unreachable: %s: %s", url, curl_easy_strerror(code));
     return rk_cli_fail(cmd, rc, "%s: %s", url, curl_easy_strerror(code));
@@ -140,7 +146,7 @@ int rk_cli_http(const char *cmd, const rk_cli_request *rq, long *status, char **
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
     if (rq->ca_file)
         curl_easy_setopt(curl, CURLOPT_CAINFO, rq->ca_file);
-    CURLcode code = perform(curl, rq->method, rq->url, rq->body, rq->body_len, &b);
+    CURLcode code = perform(curl, rq, &b);
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
     curl_easy_cleanup(curl);
     curl_slist_free_all(h);
@@ -148,7 +154,7 @@ int rk_cli_http(const char *cmd, const rk_cli_request *rq, long *status, char **
         b.data = calloc(1, 1);
     if (code != CURLE_OK || !b.data) {
         int rc = code == CURLE_OK ? rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory")
-                                  : transfer_failed(cmd, rq->url, code, &b);
+                                  : transfer_failed(cmd, rq, code, &b);
         free(b.data);
         return rc;
     }

@@ -92,7 +92,8 @@ static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
         return rc;
     int online = server.url || server.cluster || version;
     if (file && online)
-        return rk_cli_usage(cmd);
+        return rk_cli_usage_error(cmd, "--file and the server options (--server, --cluster, "
+                                       "--version) do not mix");
     if (!file && (rc = rk_cli_server_check(cmd->name, &server)) != RK_EXIT_OK)
         return rc;
     json_t *doc = load_doc(cmd->name, file, &server, version, &rc);
@@ -115,7 +116,7 @@ const rk_cli_cmd rk_cli_import = {
     "name, else host for port 11211, else host:port), so the ring is the pool's, point for point.\n"
     "Publish it as it is: no key moves. Refused: distribution modula or random (not a ring), and\n"
     "auto_eject_hosts: true (the ring changes whenever a server fails; drain with weight 0).\n",
-    NULL};
+    NULL, NULL};
 
 const rk_cli_cmd rk_cli_export = {
     "export", run_export,
@@ -130,4 +131,4 @@ const rk_cli_cmd rk_cli_export = {
     "name for its addr. Other pool options (timeouts, redis: true ...) are yours to add.\n"
     "\n"
     "  --listen ADDR   the pool's listen address (default 127.0.0.1:22121)\n",
-    NULL};
+    NULL, NULL};

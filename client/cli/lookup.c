@@ -95,10 +95,17 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args 
     int rc = rk_cli_parse(cmd, argc, argv, opts, &r->server, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
-    int online =
-        r->server.url || r->server.cluster || r->server.token || r->server.ca_file || r->cache_file;
-    if ((a->file && online) || (!a->file && !online) || (r->reset_cache && !r->cache_file))
-        return rk_cli_usage(cmd);
+    int online = r->server.url || r->server.cluster || r->server.token || r->server.ca_file ||
+                 r->server.timeout || r->cache_file;
+    if (a->file && online)
+        return rk_cli_usage_error(cmd, "--topology (a file) and the server options (--server, "
+                                       "--cluster, --token, --ca-file, --timeout, --cache) do "
+                                       "not mix");
+    if (!a->file && !online)
+        return rk_cli_usage_error(cmd, "--topology FILE or --cluster C (with --server URL or "
+                                       "RINGKEEPER_SERVER) is required");
+    if (r->reset_cache && !r->cache_file)
+        return rk_cli_usage_error(cmd, "--reset-cache needs --cache FILE");
     return check_hash_name(r);
 }
 
@@ -142,7 +149,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "H]\n"
     "                         [--expect-vnode-factor N] < keys\n"
     "       ringkeeper lookup --server URL --cluster C [--cache FILE [--reset-cache]] [--token T]\n"
-    "                         [--replicas R] [--expect-hash H] [--expect-vnode-factor N] < keys\n"
+    "                         [--timeout S] [--replicas R] [--expect-hash H]\n"
+    "                         [--expect-vnode-factor N] < keys\n"
     "\n"
     "Reads keys from stdin, one a line (the bytes before \\n; an empty line is the empty key), "
     "and\n"
@@ -163,6 +171,7 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --token T                 bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --ca-file FILE            CA certificates for an https server (default "
     "$RINGKEEPER_CA_FILE)\n"
+    "  --timeout S               " RK_CLI_TIMEOUT_HELP
     "  --replicas R              1..64 nodes per key (default 1)\n"
     "  --expect-scheme S         refuse the ring (exit 3) unless it is of scheme S: ringkeeper\n"
     "                            (the default with --expect-hash) or ketama (twemproxy's ring)\n"
@@ -170,7 +179,7 @@ const rk_cli_cmd rk_cli_lookup = {
     "                            expected scheme\n"
     "  --expect-vnode-factor N   refuse the ring (exit 3) unless its vnode_factor is N\n"
     "\n"
-    "Exit codes: 0 ok, 1 failure, 2 bad input, 3 ring refused, 4 server unreachable (and no "
-    "usable\n"
-    "--cache file).\n",
-    NULL};
+    "Exit codes: 0 ok, 1 failure, 2 bad input (also a --cache FILE that cannot be written: "
+    "nothing\n"
+    "is routed then), 3 ring refused, 4 server unreachable (and no usable --cache file).\n",
+    NULL, NULL};

@@ -80,12 +80,16 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
                             .token = ls->server.token,
                             .cache_file = ls->cache_file,
                             .reset_cache = ls->reset_cache,
-                            .ca_file = ls->server.ca_file};
+                            .ca_file = ls->server.ca_file,
+                            .timeout_ms = (long)ls->server.timeout * 1000};
     rk_error err = {0};
     rk_client *c = rk_client_new(&cfg, &err);
     if (!c)
         return failed(NULL, &err);
     int rc = rk_client_fetch(c, &err) == RK_OK ? RK_EXIT_OK : failed(c, &err);
+    /* the ring is good but the fallback the user asked for is not there: refuse, route nothing */
+    if (rc == RK_EXIT_OK && err.code == RK_ECACHE)
+        rc = rk_cli_fail("lookup", RK_EXIT_USAGE, "--cache: %s", err.message);
     *out = rc == RK_EXIT_OK ? rk_client_acquire(c) : NULL;
     if (rc == RK_EXIT_OK && !*out)
         rc = rk_cli_fail("lookup", RK_EXIT_FAIL, "no ring was accepted");

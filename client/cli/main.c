@@ -12,6 +12,7 @@ static int usage(FILE *to, int code)
     fprintf(
         to,
         "usage: ringkeeper COMMAND [OPTIONS]   (ringkeeper COMMAND --help for its options)\n"
+        "       ringkeeper --version\n"
         "\n"
         "commands, offline or with a server:\n"
         "  lookup    print the node of each key read from stdin (--topology FILE or --server)\n"
@@ -25,8 +26,9 @@ static int usage(FILE *to, int code)
         "  versions  list the versions, newest first\n"
         "  show      print one version document\n"
         "\n"
-        "environment: RINGKEEPER_SERVER is the default --server, RINGKEEPER_TOKEN the default\n"
-        "--token (a bearer token for writes; never printed), RINGKEEPER_CA_FILE the default\n"
+        "environment: RINGKEEPER_SERVER is the default --server (http:// or https://),\n"
+        "RINGKEEPER_TOKEN the default --token (a bearer token for writes; never printed),\n"
+        "RINGKEEPER_CA_FILE the default "
         "--ca-file (CA certificates to verify an https server with; else the system's).\n"
         "\n"
         "exit codes:\n"
@@ -38,7 +40,8 @@ static int usage(FILE *to, int code)
         "     token); the server's message is printed\n"
         "  3  ring refused: its cluster, hash, vnode_factor, fingerprint or version is not what\n"
         "     was expected (lookup)\n"
-        "  4  server unreachable (for lookup: and no usable --cache file)\n");
+        "  4  server unreachable or no answer within --timeout (for lookup: and no usable --cache\n"
+        "     file)\n");
     return code;
 }
 
@@ -48,6 +51,8 @@ int main(int argc, char **argv)
         return usage(stderr, RK_EXIT_USAGE);
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
         return usage(stdout, RK_EXIT_OK);
+    if (strcmp(argv[1], "--version") == 0)
+        return printf("ringkeeper %s\n", rk_version()) < 0 ? RK_EXIT_FAIL : RK_EXIT_OK;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(argv[1], commands[i]->name) != 0)
             continue;
@@ -57,6 +62,8 @@ int main(int argc, char **argv)
         }
         return commands[i]->run(commands[i], argc - 1, argv + 1);
     }
-    fprintf(stderr, "ringkeeper: unknown command \"%s\"\n", argv[1]);
-    return usage(stderr, RK_EXIT_USAGE);
+    fprintf(stderr,
+            "ringkeeper: unknown command \"%s\"\nTry 'ringkeeper --help' for the commands.\n",
+            argv[1]);
+    return RK_EXIT_USAGE;
 }

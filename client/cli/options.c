@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-#define MAX_OPTIONS 16  /* a command's options and the four server options */
+#define MAX_OPTIONS 16  /* a command's options and the five server options */
 #define FIRST_VAL   256 /* getopt_long values of the options: above any option character */
 
 /* What a bad value must be, for its message: the option's words, its choices or its range. */
@@ -95,7 +95,7 @@ int rk_cli_version_arg(const char *cmd, const char *v)
     return is_version(v) ? RK_EXIT_OK : bad_value(cmd, "", &operand, v);
 }
 
-/* The command's options followed, when it talks to a server, by the four server options. */
+/* The command's options followed, when it talks to a server, by the five server options. */
 static size_t all_options(const rk_cli_option *opts, rk_cli_server *s, rk_cli_option *all)
 {
     size_t n = 0;
@@ -104,12 +104,37 @@ static size_t all_options(const rk_cli_option *opts, rk_cli_server *s, rk_cli_op
     memcpy(all, opts, n * sizeof *all);
     if (!s)
         return n;
-    const rk_cli_option server[] = {RK_CLI_OPT("server", RK_CLI_TEXT, &s->url),
-                                    RK_CLI_OPT("cluster", RK_CLI_TEXT, &s->cluster),
-                                    RK_CLI_OPT("token", RK_CLI_TEXT, &s->token),
-                                    RK_CLI_OPT("ca-file", RK_CLI_TEXT, &s->ca_file)};
+    const rk_cli_option server[] = {
+        RK_CLI_OPT("server", RK_CLI_TEXT, &s->url), RK_CLI_OPT("cluster", RK_CLI_TEXT, &s->cluster),
+        RK_CLI_OPT("token", RK_CLI_TEXT, &s->token),
+        RK_CLI_OPT("ca-file", RK_CLI_TEXT, &s->ca_file),
+        RK_CLI_OPT("timeout", RK_CLI_NUMBER, &s->timeout, .lo = 1, .hi = RK_CLI_MAX_TIMEOUT)};
     memcpy(all + n, server, sizeof server);
     return n + sizeof server / sizeof server[0];
+}
+
+/* getopt_long's complaint, in our words: the option it stopped at (argv[optind - 1]). */
+static int getopt_error(const rk_cli_cmd *cmd, int c, char **argv, const rk_cli_option *all)
+{
+    if (c == ':')
+        return rk_cli_usage_error(cmd, "--%s needs a value", all[optopt - FIRST_VAL].name);
+    if (optopt > 0 && optopt < FIRST_VAL) /* a short option: none exist */
+        return rk_cli_usage_error(cmd, "unknown option -%c", optopt);
+    return rk_cli_usage_error(cmd, "unknown option %s", argv[optind - 1]);
+}
+
+/* The required options given and the operand count right; else why not. */
+static int check_given(const rk_cli_cmd *cmd, const rk_cli_option *all, size_t n, const int *given,
+                       int operands, char **operand)
+{
+    for (size_t i = 0; i < n; i++)
+        if (all[i].required && !given[i])
+            return rk_cli_usage_error(cmd, "--%s is required", all[i].name);
+    if (operands == 0 && cmd->operand)
+        return rk_cli_usage_error(cmd, "the %s operand is missing", cmd->operand);
+    if (operands > (cmd->operand != NULL))
+        return rk_cli_usage_error(cmd, "unexpected operand \"%s\"", operand[cmd->operand != NULL]);
+    return RK_EXIT_OK;
 }
 
 int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_option *opts,
@@ -124,18 +149,16 @@ int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_opti
                                       all[i].kind == RK_CLI_FLAG ? no_argument : required_argument,
                                       NULL, FIRST_VAL + (int)i};
     int c, rc;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        if (c < FIRST_VAL) /* getopt_long said what was wrong */
-            return rk_cli_usage(cmd);
+    opterr = 0; /* its messages start with argv[0], the command's bare name: ours say why */
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        if (c < FIRST_VAL)
+            return getopt_error(cmd, c, argv, all);
         if ((rc = take(cmd->name, &all[c - FIRST_VAL], optarg)) != RK_EXIT_OK)
             return rc;
         given[c - FIRST_VAL] = 1;
     }
-    for (size_t i = 0; i < n; i++)
-        if (all[i].required && !given[i])
-            return rk_cli_usage(cmd);
-    if (argc - optind != (operand != NULL))
-        return rk_cli_usage(cmd);
+    if ((rc = check_given(cmd, all, n, given, argc - optind, argv + optind)) != RK_EXIT_OK)
+        return rc;
     if (operand)
         *operand = argv[optind];
     return RK_EXIT_OK;
@@ -146,15 +169,29 @@ int rk_cli_two_sides(const rk_cli_cmd *cmd, const char *const file[2], const cha
 {
     int offline = file[0] || file[1];
     int online = version[0] || version[1] || s->url || s->cluster;
-    if ((offline && online) || (offline && !(file[0] && file[1])))
-        return rk_cli_usage(cmd);
+    if (offline && online)
+        return rk_cli_usage_error(cmd, "--from-file/--to-file (two files) and --server, "
+                                       "--cluster, --from, --to (the server) do not mix");
+    if (offline && !(file[0] && file[1]))
+        return rk_cli_usage_error(cmd, "%s needs %s as well", file[0] ? "--from-file" : "--to-file",
+                                  file[0] ? "--to-file" : "--from-file");
     return RK_EXIT_OK;
+}
+
+/* The client library takes http:// and https:// URLs only; the CLI refuses the same, in the same
+ * words, rather than guess a scheme the library would not. */
+static int has_scheme(const char *url)
+{
+    return strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
 }
 
 int rk_cli_server_check(const char *cmd, rk_cli_server *s)
 {
+    const char *url_from = s->url ? "--server" : "RINGKEEPER_SERVER";
     if (!s->url)
         s->url = getenv("RINGKEEPER_SERVER");
+    if (!s->timeout)
+        s->timeout = RK_CLI_TIMEOUT;
     if (!s->token)
         s->token = getenv("RINGKEEPER_TOKEN");
     if (!s->ca_file)
@@ -165,6 +202,9 @@ int rk_cli_server_check(const char *cmd, rk_cli_server *s)
         return rk_cli_fail(cmd, RK_EXIT_USAGE,
                            "no server: give --server URL or set RINGKEEPER_SERVER "
                            "(e.g. http://127.0.0.1:7070)");
+    if (!has_scheme(s->url))
+        return rk_cli_fail(cmd, RK_EXIT_USAGE,
+                           "%s: must start with http:// or https://, got \"%s\"", url_from, s->url);
     if (!s->cluster)
         return rk_cli_fail(cmd, RK_EXIT_USAGE, "--cluster C is required with a server");
     if (!rk_cluster_name_valid(s->cluster))

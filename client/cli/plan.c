@@ -126,5 +126,6 @@ const rk_cli_cmd rk_cli_plan = {
     "  --cluster C              the cluster\n"
     "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --ca-file FILE           CA certificates for an https server (default "
-    "$RINGKEEPER_CA_FILE)\n",
-    NULL};
+    "$RINGKEEPER_CA_FILE)\n"
+    "  --timeout S              " RK_CLI_TIMEOUT_HELP,
+    NULL, NULL};

@@ -10,6 +10,10 @@
 
 #define MAX_URL 4096
 
+/* What to do about a 401 or a 403: where the token comes from. */
+#define TOKEN_MISSING "writes need a token: give --token T or set RINGKEEPER_TOKEN"
+#define TOKEN_REFUSED "the token was refused: check --token or RINGKEEPER_TOKEN"
+
 /* HTTP statuses to exit codes, first match wins: the request was refused as given (2), or the
  * server failed (1). */
 static const struct {
@@ -56,6 +60,8 @@ static int server_error(const char *cmd, long status, const char *body, size_t l
         rk_cli_fail(cmd, rc, "server: %s (field: %s; HTTP %ld)", message, field, status);
     else
         rk_cli_fail(cmd, rc, "server: %s (HTTP %ld)", message, status);
+    if (status == 401 || status == 403)
+        rk_cli_fail(cmd, rc, "%s", status == 401 ? TOKEN_MISSING : TOKEN_REFUSED);
     json_decref(doc);
     return rc;
 }
@@ -70,7 +76,8 @@ int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, 
     va_end(ap);
     if (bad_url)
         return rk_cli_fail(cmd, RK_EXIT_USAGE, "--server: the URL is too long");
-    rk_cli_request rq = {method, url, s->token, in ? in->data : NULL, in ? in->len : 0, s->ca_file};
+    rk_cli_request rq = {method,           url,        s->token,        in ? in->data : NULL,
+                         in ? in->len : 0, s->ca_file, (long)s->timeout};
     long status = 0;
     int rc = rk_cli_http(cmd, &rq, &status, &out->data, &out->len);
     if (rc != RK_EXIT_OK)

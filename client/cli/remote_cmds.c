@@ -45,7 +45,8 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     "  --server URL   the server (default $RINGKEEPER_SERVER)\n"                                   \
     "  --cluster C    the cluster\n"                                                               \
     "  --token T      bearer token for writes (default $RINGKEEPER_TOKEN)\n"                       \
-    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"
+    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"         \
+    "  --timeout S    " RK_CLI_TIMEOUT_HELP
 
 static const rk_cli_remote publish = {"POST", 1, "", "activate", "?activate=true"};
 static const rk_cli_remote activate = {"POST", 0, "/activate", NULL, NULL};
@@ -61,7 +62,7 @@ const rk_cli_cmd rk_cli_publish = {
     "\n"
     "  --activate     stage and activate in one step\n" SERVER_OPTIONS_HELP "\n"
     "A topology the server refuses exits 2 with its message and the field to blame.\n",
-    &publish};
+    &publish, "FILE"};
 
 const rk_cli_cmd rk_cli_activate = {
     "activate", run,
@@ -71,7 +72,7 @@ const rk_cli_cmd rk_cli_activate = {
     "active version (the server answers 409 otherwise, exit 2): to roll back, publish the old\n"
     "version again.\n"
     "\n" SERVER_OPTIONS_HELP,
-    &activate};
+    &activate, "V"};
 
 const rk_cli_cmd rk_cli_show = {"show", run,
                                 "usage: ringkeeper show V --server URL --cluster C\n"
@@ -80,4 +81,4 @@ const rk_cli_cmd rk_cli_show = {"show", run,
                                 "...) as indented JSON; it can\n"
                                 "be edited and published again.\n"
                                 "\n" SERVER_OPTIONS_HELP,
-                                &show};
+                                &show, "V"};

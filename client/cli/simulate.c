@@ -1,5 +1,6 @@
 /* simulate.c — `ringkeeper simulate`: how real keys move and spread between two topologies, read
  * from files or fetched from the server. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,11 +117,11 @@ int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2])
     FILE *f = fopen(keys, "rb");
     int rc = RK_EXIT_OK;
     if (!f)
-        rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "cannot read %s", keys);
+        rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "cannot read %s: %s", keys, strerror(errno));
     else if (tally_init(&t, p, r))
         rc = rk_cli_fail("simulate", RK_EXIT_FAIL, "out of memory");
     else if (count_keys(&t, r, f))
-        rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "reading %s failed", keys);
+        rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "reading %s failed: %s", keys, strerror(errno));
     else
         report(&t, p);
     if (f)
@@ -198,5 +199,6 @@ const rk_cli_cmd rk_cli_simulate = {
     "  --cluster C              the cluster\n"
     "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --ca-file FILE           CA certificates for an https server (default "
-    "$RINGKEEPER_CA_FILE)\n",
-    NULL};
+    "$RINGKEEPER_CA_FILE)\n"
+    "  --timeout S              " RK_CLI_TIMEOUT_HELP,
+    NULL, NULL};

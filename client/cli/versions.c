@@ -78,5 +78,6 @@ const rk_cli_cmd rk_cli_versions = {
     "  --server URL   the server (default $RINGKEEPER_SERVER)\n"
     "  --cluster C    the cluster\n"
     "  --token T      bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
-    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n",
-    NULL};
+    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"
+    "  --timeout S    " RK_CLI_TIMEOUT_HELP,
+    NULL, NULL};

@@ -29,6 +29,13 @@
 extern "C" {
 #endif
 
+/* The version of this header: the project's version (CMake's project(VERSION); the build checks
+ * that they agree). rk_version() is the library's, which may differ from the header an
+ * application was compiled with when the shared library is replaced. */
+#define RK_VERSION_MAJOR 0
+#define RK_VERSION_MINOR 1
+#define RK_VERSION_PATCH 0
+
 #if defined(__GNUC__)
 #define RK_API        __attribute__((visibility("default")))
 #define RK_MUST_CHECK __attribute__((warn_unused_result))
@@ -36,6 +43,9 @@ extern "C" {
 #define RK_API
 #define RK_MUST_CHECK
 #endif
+
+/* The library's version, "MAJOR.MINOR.PATCH" (static storage). */
+RK_API const char *rk_version(void);
 
 /* ==============================================================================================
  * Part 1 — ring math (SPEC sections 1-3): no network, no threads
@@ -351,7 +361,7 @@ RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST
  * reset_cache for the way out of a bad file). A refused ring is never used: the last good snapshot
  * stays in service, and the refusal is counted in rk_client_status.
  *
- * Thread safety: rk_client_acquire, rk_client_status and the rk_snapshot calls may run on any
+ * Thread safety: rk_client_acquire, rk_client_status_get and the rk_snapshot calls may run on any
  * number of threads at once, also while another thread fetches or refreshes: readers never wait for
  * a fetch (the swap itself is a pointer change under a short lock). rk_client_fetch and
  * rk_client_refresh must not run on two threads at once (the background refresher counts as one).

@@ -1,10 +1,13 @@
 /* fake_server.c — a stand-in for a hostile ringkeeperd in the CLI tests: answers every request
  * with one status and one body, whatever was asked, so the CLI's handling of what a server says
  * (error messages, fields, tables, documents) can be tested with bytes no real server sends.
- * usage: fake_server STATUS BODY   (prints "listening on port N", serves until SIGTERM) */
+ * usage: fake_server STATUS BODY   (prints "listening on port N", serves until SIGTERM)
+ *        fake_server stall         (listens, never accepts: the kernel completes the handshake,
+ *                                   the request is sent, no answer ever comes; for --timeout) */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,21 +38,42 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     return ok;
 }
 
+/* A loopback socket that listens and is never accepted from; its port, or 0. */
+static unsigned stall_socket(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) || listen(fd, 16) ||
+        getsockname(fd, (struct sockaddr *)&sa, &len))
+        return 0;
+    return ntohs(sa.sin_port);
+}
+
+/* The daemon answering every request with status and body; its port, or 0. */
+static unsigned answering_daemon(struct MHD_Daemon **d)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, answer, NULL,
+                          MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+    const union MHD_DaemonInfo *info =
+        *d ? MHD_get_daemon_info(*d, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+    return info ? info->port : 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 || !(status = (unsigned)atoi(argv[1]))) {
-        fprintf(stderr, "usage: fake_server STATUS BODY\n");
+    int stall = argc == 2 && strcmp(argv[1], "stall") == 0;
+    if (!stall && (argc != 3 || !(status = (unsigned)atoi(argv[1])))) {
+        fprintf(stderr, "usage: fake_server STATUS BODY | fake_server stall\n");
         return 2;
     }
-    body = argv[2];
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    struct MHD_Daemon *d =
-        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, answer, NULL,
-                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
-    const union MHD_DaemonInfo *info = d ? MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT) : NULL;
-    if (!info)
+    body = stall ? NULL : argv[2];
+    struct MHD_Daemon *d = NULL;
+    unsigned port = stall ? stall_socket() : answering_daemon(&d);
+    if (!port)
         return 1;
-    printf("listening on port %u\n", (unsigned)info->port);
+    printf("listening on port %u\n", port);
     fflush(stdout);
     sigset_t term;
     sigemptyset(&term);
@@ -57,6 +81,7 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &term, NULL);
     int sig;
     sigwait(&term, &sig);
-    MHD_stop_daemon(d);
+    if (d)
+        MHD_stop_daemon(d);
     return 0;
 }

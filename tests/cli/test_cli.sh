@@ -25,6 +25,9 @@ expect() {
 same() { # same NAME FILE_A FILE_B
     if cmp -s "$2" "$3"; then ok; else bad "$1"; diff "$2" "$3" | head -20; fi
 }
+same_text() { # same_text NAME WANT GOT
+    if [ "$2" = "$3" ]; then ok; else bad "$1: want [$2], got [$3]"; fi
+}
 has() { # has NAME FILE TEXT
     if grep -qF -- "$3" "$2"; then ok; else bad "$1: no \"$3\" in $(head -c 400 "$2")"; fi
 }
@@ -38,6 +41,10 @@ for cmd in lookup plan simulate; do
     expect 0 "$cmd --help" -- "$rk" "$cmd" --help
     has "$cmd --help" "$tmp/out" "usage: ringkeeper $cmd"
 done
+# --version: the project's version (CMakeLists.txt's project(VERSION)), from rk_version()
+version=$(sed -n 's/^project(ringkeeper VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+expect 0 "--version" -- "$rk" --version
+same_text "--version prints the project's version" "ringkeeper $version" "$(cat "$tmp/out")"
 expect 2 "no command" -- "$rk"
 expect 2 "unknown command" -- "$rk" frobnicate
 expect 2 "unknown flag" -- "$rk" lookup --topology "$here/four.json" --bogus

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# test_cli_errors.sh — every way the `ringkeeper` CLI can fail says why, in one line that starts
+# "ringkeeper <command>:", with the documented exit code: usage errors (and a pointer to --help, not
+# the whole usage), unreadable files with the system's reason, a --server without a scheme, 401 and
+# 403 with where the token comes from, a server that never answers (--timeout), and a --cache file
+# that cannot be written. The messages are compared whole.
+# usage: test_cli_errors.sh RINGKEEPER FAKE_SERVER RINGKEEPERD SOURCE_DIR
+. "$(dirname "$0")/../server/lib.sh" "$3" # ringkeeperd on a free port; stops what we start
+RK=$1
+FAKE=$2
+src=$(cd "$4" && pwd)
+unset RINGKEEPER_SERVER RINGKEEPER_TOKEN RINGKEEPER_CA_FILE
+
+# fails CODE NAME STDERR ARGS...: ringkeeper ARGS exits CODE, prints STDERR exactly and no stdout
+fails() {
+    local want=$1 name=$2 err=$3
+    shift 3
+    timeout 60 "$RK" "$@" <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
+    check "$name: exit code" "$want" "$?"
+    check "$name: stderr" "$err" "$(cat "$TMP/err")"
+    check "$name: no output" "" "$(cat "$TMP/out")"
+}
+# usage_error NAME CMD WHY ARGS...: exit 2, "ringkeeper CMD: WHY" and the pointer to --help
+usage_error() {
+    local name=$1 cmd=$2 why=$3
+    shift 3
+    fails 2 "$name" "ringkeeper $cmd: $why
+Try 'ringkeeper $cmd --help' for the options." "$cmd" "$@"
+}
+
+# start_port LOG CMD...: starts CMD in the background (lib.sh's trap stops it), waits (at most
+# 10 s) for "listening on port N" in LOG and sets PORT
+start_port() {
+    local log=$1
+    shift
+    "$@" >"$log" 2>&1 &
+    PORT=
+    for _ in $(seq 1 100); do
+        PORT=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$log" | head -1)
+        [ -n "$PORT" ] && return
+        sleep 0.1
+    done
+    echo "did not start: $*"
+    cat "$log"
+    exit 1
+}
+
+: >"$TMP/in"
+four=$src/tests/cli/four.json
+five=$src/tests/cli/five.json
+
+# usage errors: the reason, then where the options are
+usage_error "missing required flag" simulate "--keys is required" --from-file "$four" --to-file "$five"
+usage_error "lookup with nothing to route with" lookup \
+    "--topology FILE or --cluster C (with --server URL or RINGKEEPER_SERVER) is required"
+usage_error "unknown option" versions "unknown option --bogus" --cluster c --bogus
+usage_error "unknown short option" lookup "unknown option -x" -x
+usage_error "option without its value" versions "--cluster needs a value" --cluster
+usage_error "missing operand" show "the V operand is missing" --cluster c
+usage_error "extra operand" publish "unexpected operand \"b.json\"" a.json b.json --cluster c
+usage_error "one file of two" plan "--from-file needs --to-file as well" --from-file "$four"
+usage_error "files and server" simulate \
+    "--from-file/--to-file (two files) and --server, --cluster, --from, --to (the server) do not mix" \
+    --keys k --from-file "$four" --to-file "$five" --cluster c
+usage_error "topology and server" lookup \
+    "--topology (a file) and the server options (--server, --cluster, --token, --ca-file, --timeout, --cache) do not mix" \
+    --topology "$four" --timeout 5
+usage_error "reset-cache alone" lookup "--reset-cache needs --cache FILE" --cluster c --reset-cache
+fails 2 "unknown command" "ringkeeper: unknown command \"frobnicate\"
+Try 'ringkeeper --help' for the commands." frobnicate
+fails 2 "timeout out of range" 'ringkeeper versions: --timeout: must be 1..3600, got "0"' \
+    versions --cluster c --server http://127.0.0.1:1 --timeout 0
+
+# a file that cannot be read: the system's reason
+fails 2 "unreadable keys" "ringkeeper simulate: cannot read $TMP/keys.txt: No such file or directory" \
+    simulate --keys "$TMP/keys.txt" --from-file "$four" --to-file "$five"
+
+# a server URL without a scheme: refused by every command alike (the client library refuses it too)
+for cmd in versions lookup; do
+    fails 2 "$cmd --server without scheme" \
+        "ringkeeper $cmd: --server: must start with http:// or https://, got \"127.0.0.1:7070\"" \
+        "$cmd" --server 127.0.0.1:7070 --cluster c
+done
+RINGKEEPER_SERVER=127.0.0.1:7070 fails 2 "RINGKEEPER_SERVER without scheme" \
+    'ringkeeper plan: RINGKEEPER_SERVER: must start with http:// or https://, got "127.0.0.1:7070"' \
+    plan --cluster c
+
+# 401 and 403 say where the token comes from
+start_port "$TMP/fake401" "$FAKE" 401 '{"error":{"code":"unauthorized","message":"a token is required"}}'
+fails 2 "401" "ringkeeper activate: server: a token is required (HTTP 401)
+ringkeeper activate: writes need a token: give --token T or set RINGKEEPER_TOKEN" \
+    activate 2 --server "http://127.0.0.1:$PORT" --cluster c
+start_port "$TMP/fake403" "$FAKE" 403 '{"error":{"code":"forbidden","message":"unknown token"}}'
+fails 2 "403" "ringkeeper publish: server: unknown token (HTTP 403)
+ringkeeper publish: the token was refused: check --token or RINGKEEPER_TOKEN" \
+    publish "$four" --server "http://127.0.0.1:$PORT" --cluster c --token wrong
+
+# a server that accepts the connection and never answers: exit 4 after --timeout, not 30 s
+start_port "$TMP/stall" "$FAKE" stall
+STALL=http://127.0.0.1:$PORT
+start=$(date +%s)
+fails 4 "stalled server" \
+    "ringkeeper versions: server unreachable: $STALL/v1/clusters/c/versions?limit=100: no answer within 1 s (--timeout)" \
+    versions --server "$STALL" --cluster c --timeout 1
+check "stalled server: gave up within a few seconds" 1 "$(($(date +%s) - start < 5))"
+timeout 60 "$RK" lookup --server "$STALL" --cluster c --timeout 1 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
+check "stalled server, lookup: exit code" 4 "$?"
+check "stalled server, lookup: says so" 1 "$(grep -c '^ringkeeper lookup: server unreachable: .*/ring: Operation timed out after 10[0-9][0-9] milliseconds' "$TMP/err")"
+
+# a --cache file that cannot be written: the ring was fetched, but the fallback asked for is not
+# there; refused (exit 2) before any key is routed
+rk_start
+timeout 60 "$RK" publish "$four" --server "$BASE" --cluster c --activate >/dev/null 2>&1 </dev/null
+echo user:1 >"$TMP/in"
+fails 2 "unwritable --cache" "ringkeeper lookup: --cache: version 1 is in service but was not saved: \
+could not create a temporary file next to the last-known-good file $TMP/missing/ring.json: \
+No such file or directory; check the folder's permissions and free space" \
+    lookup --server "$BASE" --cluster c --cache "$TMP/missing/ring.json"
+timeout 60 "$RK" lookup --server "$BASE" --cluster c --cache "$TMP/ring.json" <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
+check "writable --cache: exit code" 0 "$?"
+check "writable --cache: routed" "user:1" "$(cut -f1 "$TMP/out")"
+
+finish
