@@ -266,7 +266,7 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
     }
     if (rc == RK_OK && p->opt.max_step > 0)
         rc = rki_plan_steps(p->arcs, p->n_arcs, p->bits, p->opt.max_step, &p->steps, &p->n_steps,
-                            &p->step_arcs, &p->n_step_arcs);
+                            &p->step_arcs, &p->n_step_arcs, NULL);
     free(p->before.map), free(p->after.map);
     p->before.map = p->after.map = NULL;
     if (rc == RK_EINVAL)
