@@ -303,7 +303,7 @@ static void check_stepped(const rt_spec *sa, const rt_spec *sb, const pair *plai
     size_t n, m;
     const rk_arc *arcs = rk_plan_arcs(plain->p, &n);
     for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
-        rk_plan_options opt = {limits[l], 0};
+        rk_plan_options opt = {.max_step = limits[l]};
         pair x = pair_of(sa, sb, &opt, plain->what);
         const rk_arc *same = rk_plan_arcs(x.p, &m);
         assert_int_equal(m, n);
@@ -354,7 +354,7 @@ static void test_whole_space(void **state)
         assert_true(rk_plan_moved_fraction(x.p) == 1.0);
         check_plan(&x, &rng, FEW_KEYS);
         check_stepped(&sa, &sb, &x);
-        rk_plan_options tiny = {1e-20, 0}; /* 2^64 pieces of one hash value: refused */
+        rk_plan_options tiny = {.max_step = 1e-20}; /* 2^64 pieces of one hash value: refused */
         rk_error err = {0};
         assert_null(rk_plan_new(x.a, x.b, &tiny, &err));
         assert_int_equal(err.code, RK_EINVAL);
@@ -373,7 +373,7 @@ static void test_identical(void **state)
         rt_random(&sa, &rng, algs[seed % 3], 16, 4, 24);
         sb = sa;
         rt_shuffle(&sb, &rng);
-        rk_plan_options opt = {0.05, 1000};
+        rk_plan_options opt = {.max_step = 0.05, .keys = 1000};
         pair x = pair_of(&sa, &sb, &opt, "identical");
         size_t n, ns, nt;
         rk_plan_arcs(x.p, &n);
@@ -400,7 +400,7 @@ static void test_refusals(void **state)
     assert_string_equal(err.field, "hash");
     const double bad[] = {-0.01, 1.000001, 2, NAN, INFINITY, -INFINITY};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        rk_plan_options opt = {bad[k], 0};
+        rk_plan_options opt = {.max_step = bad[k]};
         memset(&err, 0, sizeof err);
         assert_null(rk_plan_new(a, a, &opt, &err));
         assert_int_equal(err.code, RK_EINVAL);
@@ -572,6 +572,34 @@ static void test_packer_work(void **state)
     free(arcs), free(steps), free(out);
 }
 
+/* A plan of more arcs than max_arcs is refused, naming the count; one of exactly that many is not.
+ */
+static void test_arc_limit(void **state)
+{
+    (void)state;
+    uint64_t rng = 3100;
+    rt_spec sa, sb;
+    rt_random(&sa, &rng, RK_HASH_XXH3_64, 16, 4, 24);
+    sb = sa;
+    rt_mutate(&sb, &rng, 4);
+    pair x = pair_of(&sa, &sb, NULL, "arc limit");
+    size_t n;
+    rk_plan_arcs(x.p, &n);
+    assert_true(n > 1);
+    rk_plan_options at = {.max_arcs = n}, under = {.max_step = 0.01, .max_arcs = n - 1};
+    rk_error err = {0};
+    rk_plan *p = rk_plan_new(x.a, x.b, &at, &err);
+    assert_non_null(p);
+    rk_plan_free(p);
+    assert_null(rk_plan_new(x.a, x.b, &under, &err));
+    assert_int_equal(err.code, RK_ETOOBIG);
+    assert_string_equal(err.field, "arcs");
+    char want[64];
+    snprintf(want, sizeof want, "has %zu arcs, over the limit of %zu", n, n - 1);
+    assert_non_null(strstr(err.message, want));
+    pair_free(&x);
+}
+
 /* ---- the plan document and the table ---- */
 
 static void assert_fields(const json_t *o, const char *const *names, size_t n, const char *what)
@@ -698,7 +726,7 @@ static void test_documents(void **state)
     rt_add_named(&sb, "a-node-with-an-id-longer-than-forty-bytes-number-2", 3);
     rt_mutate(&sb, &rng, 3);
     for (size_t k = 0; k < 2; k++) {
-        rk_plan_options opt = {0.05, keys[k]};
+        rk_plan_options opt = {.max_step = 0.05, .keys = keys[k]};
         pair x = pair_of(&sa, &sb, &opt, "documents");
         check_json(&x, &meta, keys[k]);
         check_text(&x, &meta);
@@ -718,7 +746,7 @@ int main(void)
         cmocka_unit_test(test_random_pairs), cmocka_unit_test(test_whole_space),
         cmocka_unit_test(test_identical),    cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_documents),    cmocka_unit_test(test_packer_model),
-        cmocka_unit_test(test_packer_work),
+        cmocka_unit_test(test_packer_work),  cmocka_unit_test(test_arc_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
