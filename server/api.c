@@ -25,8 +25,9 @@
  * | 413    | body_too_large      | (http.c) request body over the limit                          |
  * | 422    | too_many_points     | the topology's total points are over the cap                  |
  * | 422    | hash_mismatch       | a plan between versions with different hash algorithms        |
+ * | 422    | plan_too_large      | a plan over --max-plan-arcs or --max-plan-rows                |
  * | 500    | internal            | out of memory, a damaged database, a bug                      |
- * | 503    | unavailable         | the database does not answer now (busy, locked, I/O, full)    |
+ * | 503    | unavailable         | the database does not answer now, or too many plans at once   |
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -214,8 +215,16 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
         rkd_app_free(app);
         return NULL;
     }
+    rkd_app_set_plan_limits(app, &(rkd_plan_limits){0});
     rkd_store_set_watch(store, rkd_on_activation, app);
     return app;
+}
+
+void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits)
+{
+    app->plan.max_arcs = limits->max_arcs ? limits->max_arcs : RKD_PLAN_MAX_ARCS;
+    app->plan.max_rows = limits->max_rows ? limits->max_rows : RKD_PLAN_MAX_ROWS;
+    app->plan.concurrency = limits->concurrency ? limits->concurrency : RKD_PLAN_CONCURRENCY;
 }
 
 void rkd_app_free(rkd_app *app)

@@ -51,6 +51,21 @@ typedef struct rkd_response {
 rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err) RK_MUST_CHECK;
 void rkd_app_free(rkd_app *app);
 
+/* What one plan may cost (0: the default of each). A plan over max_arcs is refused before its arcs
+ * are stored, one over max_rows (the arcs, transfers and step arcs it would render) before it is
+ * rendered, both 422 plan_too_large; past `concurrency` plans at once, 503 unavailable. */
+typedef struct rkd_plan_limits {
+    size_t max_arcs, max_rows;
+    unsigned concurrency;
+} rkd_plan_limits;
+
+#define RKD_PLAN_MAX_ARCS    1000000
+#define RKD_PLAN_MAX_ROWS    200000
+#define RKD_PLAN_CONCURRENCY 2
+
+/* Sets the plan limits; call before serving. */
+void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits);
+
 /* Called after every activation is committed and the app's caches are updated, on the committing
  * thread; the HTTP layer wakes long polls of `cluster` with it. */
 typedef void (*rkd_activation_fn)(void *arg, const char *cluster, int64_t version);

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -96,6 +97,8 @@ struct rkd_app {
     pthread_mutex_t hook_mu; /* guards hook and hook_arg */
     rkd_activation_fn hook;  /* called after each activation, or NULL */
     void *hook_arg;          /* its argument */
+    rkd_plan_limits plan;    /* what one plan may cost */
+    atomic_uint plans;       /* plans being computed now */
 };
 
 /* One request being answered: the parsed path parameters with the request and response. */

@@ -1,11 +1,14 @@
 /* api_plan.c — GET /plan: the plan between two versions of a cluster, from a cache of built rings.
  */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "api_internal.h"
+
+#define TRIM_ROWS 10000 /* a plan of more rows leaves enough freed heap to hand back */
 
 /* A decimal number in (0, 1]: digits and a point (strtod's exponents allowed), no sign, no
  * spaces, no "nan". */
@@ -89,6 +92,32 @@ static int plan_query(rkd_call *c, rk_plan_options *opt, int *text, int *arcs)
     return 0;
 }
 
+/* Rows the rendering of `p` would hold, which its memory and time grow with: the table has a line
+ * per transfer and step, the JSON an object per arc (unless left out), transfer and step arc. */
+static size_t plan_rows(const rk_plan *p, int text, int arcs)
+{
+    size_t na, nt, ns, np;
+    rk_plan_arcs(p, &na), rk_plan_transfers(p, &nt), rk_plan_steps(p, &ns);
+    rk_plan_step_arcs(p, &np);
+    return text ? nt + ns : (arcs ? na : 0) + nt + np;
+}
+
+/* 0, or -1 after answering 422 when rendering `p` would pass --max-plan-rows. */
+static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, int text, int arcs)
+{
+    size_t ns;
+    rk_plan_steps(p, &ns);
+    if (rows <= c->app->plan.max_rows)
+        return 0;
+    rkd_response_error(c->resp, 422, "plan_too_large", NULL,
+                       "the plan has %zu rows to render, over this server's limit of %zu "
+                       "(ringkeeperd --max-plan-rows); ask for less (%s%s) or compute it offline: "
+                       "ringkeeper plan --from-file A.json --to-file B.json",
+                       rows, c->app->plan.max_rows, !text && arcs ? "arcs=false, " : "",
+                       ns ? "a larger max_step, no max_step" : "format=text");
+    return -1;
+}
+
 /* Renders plan `p` as the query asked. */
 static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta, int text, int arcs)
 {
@@ -104,14 +133,29 @@ static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
     rkd_set_body(c->resp, 200, RKD_CT_TEXT, body, strlen(body));
 }
 
-void rkd_h_plan(rkd_call *c)
+/* Answers a failed plan: over --max-plan-arcs with the way out, anything else as it is. */
+static void fail_plan(rkd_call *c, int rc, const rk_error *err)
 {
-    rk_plan_options opt = {0};
+    if (rc != RK_ETOOBIG || strcmp(err->field, "arcs") != 0) {
+        rkd_fail(c, rc, err);
+        return;
+    }
+    rkd_response_error(c->resp, 422, "plan_too_large", NULL,
+                       "%s of this server (ringkeeperd --max-plan-arcs); compute it offline: "
+                       "ringkeeper plan --from-file A.json --to-file B.json",
+                       err->message);
+}
+
+/* The plan of the query, answered; the number of rows rendered (0 when refused). */
+static size_t plan(rkd_call *c)
+{
+    rk_plan_options opt = {.max_arcs = c->app->plan.max_arcs};
     rk_plan_meta meta = {.cluster = c->cluster};
     rkd_entry *from = NULL, *to = NULL;
     rk_plan *plan = NULL;
     rk_error err = {0};
     int text = 0, arcs = 1, rc = RK_OK;
+    size_t rows = 0;
     if (plan_query(c, &opt, &text, &arcs) != 0 ||
         plan_versions(c, &meta.from_version, &meta.to_version) != 0)
         goto done;
@@ -120,12 +164,28 @@ void rkd_h_plan(rkd_call *c)
     plan = to ? rk_plan_new(from->value, to->value, &opt, &err) : NULL;
     rc = to && !plan ? err.code : rc;
     if (!plan) {
-        rkd_fail(c, rc, &err);
+        fail_plan(c, rc, &err);
         goto done;
     }
-    answer_plan(c, plan, &meta, text, arcs);
+    rows = plan_rows(plan, text, arcs);
+    if (check_rows(c, plan, rows, text, arcs) == 0)
+        answer_plan(c, plan, &meta, text, arcs);
 done:
     rk_plan_free(plan);
     rkd_cache_release(c->app->rings, to);
     rkd_cache_release(c->app->rings, from);
+    return rows;
+}
+
+void rkd_h_plan(rkd_call *c)
+{
+    unsigned running = atomic_fetch_add(&c->app->plans, 1);
+    if (running >= c->app->plan.concurrency)
+        rkd_response_error(c->resp, 503, "unavailable", NULL,
+                           "%u plans are being computed, this server's limit (ringkeeperd "
+                           "--plan-concurrency); retry in a few seconds",
+                           running);
+    else if (plan(c) > TRIM_ROWS)
+        malloc_trim(0); /* glibc keeps a big plan's freed heap otherwise: give it back */
+    atomic_fetch_sub(&c->app->plans, 1);
 }

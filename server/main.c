@@ -29,6 +29,7 @@ typedef struct options {
     unsigned threads, max_body;
     const char *tls_cert, *tls_key; /* file names */
     unsigned max_connections, max_per_address, idle_timeout;
+    unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
 } options;
 
 static const char *default_migrations(void);
@@ -72,6 +73,14 @@ static const flag flags[] = {
     {"idle-timeout", "S", "30", NULL, 1, 3600, " seconds", offsetof(options, idle_timeout),
      "close a connection silent for S seconds, {range} (default {default});\n"
      "held long polls (?wait=) are not cut"},
+    {"max-plan-arcs", "N", "1000000", NULL, 1, 1u << 24, "", offsetof(options, max_plan_arcs),
+     "refuse (422) a plan moving more arcs, before they are stored, {range}\n"
+     "(default {default}: ~80 MB and 0.2 s)"},
+    {"max-plan-rows", "N", "200000", NULL, 1, 1u << 24, "", offsetof(options, max_plan_rows),
+     "refuse (422) a plan rendering more arcs, transfers and steps, {range}\n"
+     "(default {default}: ~200 MB and 1 s of JSON)"},
+    {"plan-concurrency", "N", "2", NULL, 1, 256, "", offsetof(options, plan_concurrency),
+     "plans computed at once, {range} (default {default}); more get 503"},
     {"migrations", "DIR", NULL, default_migrations, STRING(migrations),
      "the SQL migrations; default: the installed ones next to this binary\n"
      "(BIN/" RK_MIGRATIONS_FROM_BIN "), else the source tree's;\n"
@@ -334,6 +343,9 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
 {
     rk_error err = {0};
     rkd_app *app = rkd_app_new(store, metrics, &err);
+    if (app)
+        rkd_app_set_plan_limits(
+            app, &(rkd_plan_limits){o->max_plan_arcs, o->max_plan_rows, o->plan_concurrency});
     rkd_http_config cfg = {.listen = o->listen,
                            .threads = o->threads,
                            .max_body = o->max_body,

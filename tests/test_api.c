@@ -879,6 +879,7 @@ static void test_concurrent(void **state)
     (void)state;
     rkd_store *store;
     rkd_app *app = app_open("concurrent", &store, NULL);
+    rkd_app_set_plan_limits(app, &(rkd_plan_limits){.concurrency = 4}); /* every reader plans */
     publish(app, "cc", 2, "activate=true");
     publish(app, "cc", 3, NULL);
     reader readers[4];

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <math.h>
 
+#include "internal.h" /* rki_plan_steps, to count its work */
 #include "ringkeeper.h"
 #include "random_topology.h"
 
@@ -302,7 +303,7 @@ static void check_stepped(const rt_spec *sa, const rt_spec *sb, const pair *plai
     size_t n, m;
     const rk_arc *arcs = rk_plan_arcs(plain->p, &n);
     for (size_t l = 0; l < sizeof limits / sizeof limits[0]; l++) {
-        rk_plan_options opt = {limits[l], 0};
+        rk_plan_options opt = {.max_step = limits[l]};
         pair x = pair_of(sa, sb, &opt, plain->what);
         const rk_arc *same = rk_plan_arcs(x.p, &m);
         assert_int_equal(m, n);
@@ -353,7 +354,7 @@ static void test_whole_space(void **state)
         assert_true(rk_plan_moved_fraction(x.p) == 1.0);
         check_plan(&x, &rng, FEW_KEYS);
         check_stepped(&sa, &sb, &x);
-        rk_plan_options tiny = {1e-20, 0}; /* 2^64 pieces of one hash value: refused */
+        rk_plan_options tiny = {.max_step = 1e-20}; /* 2^64 pieces of one hash value: refused */
         rk_error err = {0};
         assert_null(rk_plan_new(x.a, x.b, &tiny, &err));
         assert_int_equal(err.code, RK_EINVAL);
@@ -372,7 +373,7 @@ static void test_identical(void **state)
         rt_random(&sa, &rng, algs[seed % 3], 16, 4, 24);
         sb = sa;
         rt_shuffle(&sb, &rng);
-        rk_plan_options opt = {0.05, 1000};
+        rk_plan_options opt = {.max_step = 0.05, .keys = 1000};
         pair x = pair_of(&sa, &sb, &opt, "identical");
         size_t n, ns, nt;
         rk_plan_arcs(x.p, &n);
@@ -399,7 +400,7 @@ static void test_refusals(void **state)
     assert_string_equal(err.field, "hash");
     const double bad[] = {-0.01, 1.000001, 2, NAN, INFINITY, -INFINITY};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        rk_plan_options opt = {bad[k], 0};
+        rk_plan_options opt = {.max_step = bad[k]};
         memset(&err, 0, sizeof err);
         assert_null(rk_plan_new(a, a, &opt, &err));
         assert_int_equal(err.code, RK_EINVAL);
@@ -407,6 +408,196 @@ static void test_refusals(void **state)
     }
     rk_ring_free(a);
     rk_ring_free(b);
+}
+
+/* ---- the step packer against its first, quadratic form ---- */
+
+typedef unsigned __int128 u128;
+
+static u128 len_of(const rk_arc *a)
+{
+    return (u128)(a->last - a->first) + 1;
+}
+
+/* By source node, then by position in the plan (a stable grouping). */
+static int by_source(const void *p, const void *q)
+{
+    const rk_arc *a = p, *b = q;
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* Splits arcs (sorted by first) into pieces of at most cap, grouped by source: a new array. */
+static rk_arc *model_pieces(const rk_arc *arcs, size_t n, u128 cap, double space, size_t *count)
+{
+    size_t total = 0, at = 0;
+    for (size_t k = 0; k < n; k++)
+        total += (size_t)((len_of(&arcs[k]) + cap - 1) / cap);
+    rk_arc *p = malloc((total ? total : 1) * sizeof *p);
+    assert_non_null(p);
+    for (size_t k = 0; k < n; k++) {
+        for (rk_arc a = arcs[k];; a.first = p[at++].last + 1) {
+            u128 take = len_of(&a) < cap ? len_of(&a) : cap;
+            p[at] = a;
+            p[at].last = a.first + (uint64_t)(take - 1);
+            p[at].fraction = ((double)(p[at].last - p[at].first) + 1.0) / space;
+            if (p[at].last == a.last) {
+                at++;
+                break;
+            }
+        }
+    }
+    qsort(p, total, sizeof *p, by_source);
+    *count = total;
+    return p;
+}
+
+/* Every pass of a step offers every source's next piece, in source order, until none fits. */
+static void model_step(const rk_arc *pieces, size_t *head, const size_t *end, size_t n_src,
+                       u128 room, rk_arc *out, rk_step *st)
+{
+    size_t got = 0;
+    for (int pass = 0, progress = 1; progress; pass++) {
+        progress = 0;
+        if (pass == 1)
+            st->sources = got;
+        for (size_t s = 0; s < n_src; s++) {
+            if (head[s] == end[s] || len_of(&pieces[head[s]]) > room)
+                continue;
+            room -= len_of(&pieces[head[s]]);
+            out[got++] = pieces[head[s]++];
+            progress = 1;
+        }
+    }
+    qsort(out, got, sizeof *out, by_first);
+    st->arcs = got;
+    for (size_t k = 0; k < got; k++)
+        st->fraction += out[k].fraction;
+}
+
+/* rki_plan_steps gives exactly the steps of the quadratic packer; its work goes to *visits. */
+static void check_packer(const rk_arc *arcs, size_t n, unsigned bits, double max_step,
+                         size_t *visits, size_t *n_pieces, size_t *n_steps)
+{
+    double space = bits == 64 ? 18446744073709551616.0 : 4294967296.0;
+    u128 cap = (u128)(max_step * space) ? (u128)(max_step * space) : 1;
+    size_t count, n_src = 0, ns, np, done = 0, step = 0;
+    rk_arc *pieces = model_pieces(arcs, n, cap, space, &count), *out;
+    size_t *head = calloc(count + 1, sizeof *head), *end = calloc(count + 1, sizeof *end);
+    rk_arc *want = malloc((count + 1) * sizeof *want);
+    rk_step *steps;
+    assert_true(head && end && want);
+    for (size_t k = 0; k < count; k++) {
+        if (k == 0 || pieces[k].from != pieces[k - 1].from)
+            head[n_src++] = k;
+        end[n_src - 1] = k + 1;
+    }
+    *visits = 0;
+    assert_int_equal(rki_plan_steps(arcs, n, bits, max_step, &steps, &ns, &out, &np, visits),
+                     RK_OK);
+    assert_int_equal(np, count);
+    for (; done < count; step++) {
+        rk_step st = {0, done, 0, 0};
+        model_step(pieces, head, end, n_src, cap, want + done, &st);
+        assert_true(step < ns);
+        assert_int_equal(steps[step].first_arc, done);
+        assert_int_equal(steps[step].arcs, st.arcs);
+        assert_int_equal(steps[step].sources, st.sources);
+        assert_true(steps[step].fraction == st.fraction);
+        done += st.arcs;
+    }
+    assert_int_equal(step, ns);
+    if (count)
+        assert_memory_equal(out, want, count * sizeof *out);
+    *n_pieces = count, *n_steps = ns;
+    free(pieces), free(head), free(end), free(want), free(steps), free(out);
+}
+
+/* Arcs of `n_src` sources over a 32-bit space, `per` arcs each, sorted by first, random lengths. */
+static rk_arc *synthetic_arcs(size_t n_src, size_t per, uint64_t *rng, size_t *n)
+{
+    uint64_t slot = (1ull << 32) / (n_src * per);
+    rk_arc *a = malloc(n_src * per * sizeof *a);
+    assert_non_null(a);
+    for (size_t k = 0; k < n_src * per; k++) {
+        uint64_t first = k * slot;
+        a[k] = (rk_arc){first, first + rt_below(rng, slot), (uint32_t)rt_below(rng, n_src),
+                        (uint32_t)n_src, 0};
+        a[k].fraction = ((double)(a[k].last - a[k].first) + 1.0) / 4294967296.0;
+    }
+    *n = n_src * per;
+    return a;
+}
+
+/* The plans' own arcs, with every step limit and some far below an arc's length. */
+static void test_packer_model(void **state)
+{
+    (void)state;
+    const double tiny[] = {0.01, 0.05, 1.0, 1e-3, 2e-5};
+    for (uint64_t seed = 4000; seed < 4012; seed++) {
+        uint64_t rng = seed;
+        rt_spec sa, sb;
+        rt_random(&sa, &rng, algs[seed % 3], 64, 4, 24);
+        sb = sa;
+        rt_mutate(&sb, &rng, 4);
+        pair x = pair_of(&sa, &sb, NULL, "packer");
+        size_t n, visits, np, ns;
+        const rk_arc *arcs = rk_plan_arcs(x.p, &n);
+        unsigned bits = rk_hash_bits(algs[seed % 3]);
+        for (size_t l = 0; l < sizeof tiny / sizeof tiny[0]; l++)
+            check_packer(arcs, n, bits, tiny[l], &visits, &np, &ns);
+        pair_free(&x);
+    }
+    uint64_t rng = 4100;
+    size_t n, visits, np, ns;
+    rk_arc *arcs = synthetic_arcs(3000, 2, &rng, &n);
+    check_packer(arcs, n, 32, 1e-4, &visits, &np, &ns);
+    free(arcs);
+}
+
+/* A tiny step limit over many sources: the work grows with pieces times log(sources), where the
+ * first packer looked at every source for every step (steps * sources). */
+static void test_packer_work(void **state)
+{
+    (void)state;
+    uint64_t rng = 4200;
+    size_t n_src = 40000, n, ns, np, visits = 0, log2_src = 16;
+    rk_arc *arcs = synthetic_arcs(n_src, 1, &rng, &n), *out;
+    rk_step *steps;
+    assert_int_equal(rki_plan_steps(arcs, n, 32, 2.5e-5, &steps, &ns, &out, &np, &visits), RK_OK);
+    assert_true(ns > n_src / 4); /* so the first packer would have looked 4 * 10^8 times */
+    if (visits > 4 * (np + ns) * (log2_src + 2))
+        fail_msg("%zu visits for %zu pieces in %zu steps over %zu sources", visits, np, ns, n_src);
+    free(arcs), free(steps), free(out);
+}
+
+/* A plan of more arcs than max_arcs is refused, naming the count; one of exactly that many is not.
+ */
+static void test_arc_limit(void **state)
+{
+    (void)state;
+    uint64_t rng = 3100;
+    rt_spec sa, sb;
+    rt_random(&sa, &rng, RK_HASH_XXH3_64, 16, 4, 24);
+    sb = sa;
+    rt_mutate(&sb, &rng, 4);
+    pair x = pair_of(&sa, &sb, NULL, "arc limit");
+    size_t n;
+    rk_plan_arcs(x.p, &n);
+    assert_true(n > 1);
+    rk_plan_options at = {.max_arcs = n}, under = {.max_step = 0.01, .max_arcs = n - 1};
+    rk_error err = {0};
+    rk_plan *p = rk_plan_new(x.a, x.b, &at, &err);
+    assert_non_null(p);
+    rk_plan_free(p);
+    assert_null(rk_plan_new(x.a, x.b, &under, &err));
+    assert_int_equal(err.code, RK_ETOOBIG);
+    assert_string_equal(err.field, "arcs");
+    char want[64];
+    snprintf(want, sizeof want, "has %zu arcs, over the limit of %zu", n, n - 1);
+    assert_non_null(strstr(err.message, want));
+    pair_free(&x);
 }
 
 /* ---- the plan document and the table ---- */
@@ -535,7 +726,7 @@ static void test_documents(void **state)
     rt_add_named(&sb, "a-node-with-an-id-longer-than-forty-bytes-number-2", 3);
     rt_mutate(&sb, &rng, 3);
     for (size_t k = 0; k < 2; k++) {
-        rk_plan_options opt = {0.05, keys[k]};
+        rk_plan_options opt = {.max_step = 0.05, .keys = keys[k]};
         pair x = pair_of(&sa, &sb, &opt, "documents");
         check_json(&x, &meta, keys[k]);
         check_text(&x, &meta);
@@ -554,7 +745,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_pairs), cmocka_unit_test(test_whole_space),
         cmocka_unit_test(test_identical),    cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_documents),
+        cmocka_unit_test(test_documents),    cmocka_unit_test(test_packer_model),
+        cmocka_unit_test(test_packer_work),  cmocka_unit_test(test_arc_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

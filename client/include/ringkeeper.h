@@ -281,7 +281,9 @@ typedef struct rk_plan rk_plan;
 typedef struct rk_plan_options {
     double
         max_step; /* > 0 and <= 1: pack the arcs into steps moving at most this much; 0: no steps */
-    uint64_t keys; /* > 0: add keys_estimate to transfers and steps */
+    uint64_t keys;   /* > 0: add keys_estimate to transfers and steps */
+    size_t max_arcs; /* > 0: refuse a plan of more arcs (RK_ETOOBIG, field "arcs"), counted before
+                        they are stored; 0: no limit */
 } rk_plan_options;
 
 typedef struct rk_arc {

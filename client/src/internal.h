@@ -117,9 +117,10 @@ int rki_radix_sort(uint64_t **key, uint32_t **val, size_t n);
 
 /* Packs `arcs` (n, sorted by first) into steps that each move at most `max_step` of the hash space,
  * splitting arcs larger than that, and taking from as many source nodes as fit in each step. New
- * arrays go to *steps and *out (free both). RK_EINVAL when max_step would make too many pieces. */
+ * arrays go to *steps and *out (free both). RK_EINVAL when max_step would make too many pieces.
+ * `visits` (may be NULL) gains the tree nodes and sources looked at: the work, for the tests. */
 int rki_plan_steps(const rk_arc *arcs, size_t n, unsigned bits, double max_step, rk_step **steps,
-                   size_t *n_steps, rk_arc **out, size_t *n_out);
+                   size_t *n_steps, rk_arc **out, size_t *n_out, size_t *visits);
 
 /* Accessors for plan_format.c. */
 const rk_plan_options *rki_plan_options(const rk_plan *p);

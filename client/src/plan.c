@@ -29,7 +29,8 @@ struct rk_plan {
     rk_plan_node *nodes; /* union of both topologies' nodes, by id */
     size_t n_nodes;
     rk_arc *arcs; /* moving arcs, by first */
-    size_t n_arcs, cap_arcs;
+    size_t n_arcs;
+    rk_arc tail;            /* while planning: the last arc found */
     rk_transfer *transfers; /* per (from, to) */
     size_t n_transfers;
     rk_step *steps; /* with opt.max_step */
@@ -82,37 +83,33 @@ static int join_nodes(rk_plan *p)
     return RK_OK;
 }
 
-/* Records hash values first..last moving from -> to, merged with the previous arc when adjacent. */
-static int add_arc(rk_plan *p, uint64_t first, uint64_t last, uint32_t from, uint32_t to)
+/* Records hash values first..last moving from -> to, merged with the previous arc when adjacent;
+ * only counted while p->arcs is NULL. */
+static void add_arc(rk_plan *p, uint64_t first, uint64_t last, uint32_t from, uint32_t to)
 {
-    rk_arc *prev = p->n_arcs ? &p->arcs[p->n_arcs - 1] : NULL;
-    if (prev && prev->last + 1 == first && prev->from == from && prev->to == to) {
+    rk_arc *prev = &p->tail;
+    if (p->n_arcs && prev->last + 1 == first && prev->from == from && prev->to == to) {
         prev->last = last;
-        return RK_OK;
+    } else {
+        *prev = (rk_arc){first, last, from, to, 0};
+        p->n_arcs++;
     }
-    if (p->n_arcs == p->cap_arcs) {
-        size_t cap = p->cap_arcs ? 2 * p->cap_arcs : 64;
-        rk_arc *grown = realloc(p->arcs, cap * sizeof *grown);
-        if (!grown)
-            return RK_ENOMEM;
-        p->arcs = grown, p->cap_arcs = cap;
-    }
-    p->arcs[p->n_arcs++] = (rk_arc){first, last, from, to, 0};
-    return RK_OK;
+    if (p->arcs)
+        p->arcs[p->n_arcs - 1] = *prev;
 }
 
 /* Overlays the rings: every position of either is a cut; between cuts both owners are constant. */
-static int overlay(rk_plan *p, const rk_ring *a, const rk_ring *b)
+static void overlay(rk_plan *p, const rk_ring *a, const rk_ring *b)
 {
     size_t ia = 0, ib = 0;
     uint64_t start = 0, cut = 0;
-    int rc = RK_OK;
-    while (rc == RK_OK && (ia < a->n || ib < b->n)) {
+    p->n_arcs = 0;
+    while (ia < a->n || ib < b->n) {
         cut = ib == b->n || (ia < a->n && a->pos[ia] < b->pos[ib]) ? a->pos[ia] : b->pos[ib];
         uint32_t from = p->before.map[rki_node_at(a, ia < a->n ? ia : 0)];
         uint32_t to = p->after.map[rki_node_at(b, ib < b->n ? ib : 0)];
         if (from != to)
-            rc = add_arc(p, start, cut, from, to);
+            add_arc(p, start, cut, from, to);
         while (ia < a->n && a->pos[ia] == cut)
             ia++;
         while (ib < b->n && b->pos[ib] == cut)
@@ -121,15 +118,28 @@ static int overlay(rk_plan *p, const rk_ring *a, const rk_ring *b)
     }
     uint64_t max = p->bits == 64 ? UINT64_MAX : 0xFFFFFFFFu;
     uint32_t from = p->before.map[rki_node_at(a, 0)], to = p->after.map[rki_node_at(b, 0)];
-    if (rc == RK_OK && cut < max && from != to) /* the stretch past the last cut, up to the top */
-        rc = add_arc(p, start, max, from, to);
+    if (cut < max && from != to) /* the stretch past the last cut, up to the top */
+        add_arc(p, start, max, from, to);
+}
+
+/* The arcs: counted in a first overlay (so a plan over opt.max_arcs allocates nothing), stored in
+ * a second, then summed per node. */
+static int find_arcs(rk_plan *p, const rk_ring *a, const rk_ring *b)
+{
+    overlay(p, a, b);
+    if (p->opt.max_arcs && p->n_arcs > p->opt.max_arcs)
+        return RK_ETOOBIG;
+    p->arcs = malloc((p->n_arcs ? p->n_arcs : 1) * sizeof *p->arcs);
+    if (!p->arcs)
+        return RK_ENOMEM;
+    overlay(p, a, b);
     for (size_t k = 0; k < p->n_arcs; k++) {
         p->arcs[k].fraction = arc_fraction(&p->arcs[k], p->bits);
         p->moved += p->arcs[k].fraction;
         p->nodes[p->arcs[k].from].lost += p->arcs[k].fraction;
         p->nodes[p->arcs[k].to].gained += p->arcs[k].fraction;
     }
-    return rc;
+    return RK_OK;
 }
 
 /* Groups the arcs by (from, to); plan node indexes are in id order, so this is (from, to) id order.
@@ -277,7 +287,7 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
     if (opt)
         p->opt = *opt;
     int rc = join_nodes(p);
-    rc = rc ? rc : overlay(p, a, b);
+    rc = rc ? rc : find_arcs(p, a, b);
     rc = rc ? rc : group_transfers(p);
     if (rc == RK_OK) {
         node_figures(p, a, b);
@@ -285,10 +295,13 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
     }
     if (rc == RK_OK && p->opt.max_step > 0)
         rc = rki_plan_steps(p->arcs, p->n_arcs, p->bits, p->opt.max_step, &p->steps, &p->n_steps,
-                            &p->step_arcs, &p->n_step_arcs);
+                            &p->step_arcs, &p->n_step_arcs, NULL);
     free(p->before.map), free(p->after.map);
     p->before.map = p->after.map = NULL;
-    if (rc == RK_EINVAL)
+    if (rc == RK_ETOOBIG)
+        rk_error_set(err, rc, "arcs", "the plan has %zu arcs, over the limit of %zu", p->n_arcs,
+                     p->opt.max_arcs);
+    else if (rc == RK_EINVAL)
         rk_error_set(err, rc, "max_step",
                      "%g would split the plan into too many steps to review; use a larger max_step",
                      p->opt.max_step);

@@ -129,7 +129,7 @@ MAX_BODY=4096
 } >"$TMP/big.json"
 [ "$(wc -c <"$TMP/big.json")" -gt "$MAX_BODY" ] || die "big.json is not over $MAX_BODY bytes"
 
-rk_start --max-body "$MAX_BODY"
+rk_start --max-body "$MAX_BODY" --max-plan-rows 1000
 ex healthz 200 '$RK/healthz'
 ex readyz 200 '$RK/readyz'
 ex clusters_empty 200 '$RK/v1/clusters'
@@ -169,6 +169,7 @@ ex e_too_many_points 422 -X POST '$RK/v1/clusters/cache/versions' -H "$J" \
 ex publish_new 201 -X POST '$RK/v1/clusters/sessions/versions?activate=true' -H "$J" -H 'If-Match: "v0"' --data-binary "$S1"
 ex publish_s2 201 -X POST '$RK/v1/clusters/sessions/versions' -H "$J" --data-binary "$S2"
 ex e_hash_mismatch 422 '$RK/v1/clusters/sessions/plan'
+ex e_plan_too_large 422 '$RK/v1/clusters/cache/plan?from=1&to=2&max_step=0.0001'
 ex clusters 200 '$RK/v1/clusters'
 FILTER=trim_metrics ex metrics 200 '$RK/metrics'
 rk_stop
@@ -505,7 +506,9 @@ ideal share, which `balance` and `warnings` point out.
 | `?format=text` or `Accept: text/plain` | JSON | a table for people instead of JSON (`format=json` forces JSON) |
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `unknown_version`,
-`no_active_version` (no `from` given and nothing active); 422 `hash_mismatch`.
+`no_active_version` (no `from` given and nothing active); 422 `hash_mismatch`, `plan_too_large` (over
+`--max-plan-arcs` or `--max-plan-rows`; the message says how to ask for less); 503 `unavailable` when
+`--plan-concurrency` plans are being computed.
 
 From the active version 1 to the latest version 2, in steps of at most 10%, for a million keys:
 
@@ -528,7 +531,7 @@ EOF
     for e in invalid_topology malformed_json invalid_parameter invalid_header invalid_cluster \
         invalid_version unauthorized forbidden not_found unknown_cluster unknown_version \
         no_active_version method_not_allowed conflict precondition_failed body_too_large \
-        too_many_points hash_mismatch; do
+        too_many_points hash_mismatch plan_too_large; do
         printf '### `%s`\n\n' "$e"
         case $e in
         invalid_topology) echo "A topology rule is broken; \`field\` is the JSON path of the culprit." ;;
@@ -548,6 +551,7 @@ EOF
         precondition_failed) echo "\`If-Match\` names version 2, but the latest is 3." ;;
         body_too_large) echo "A body over \`--max-body\` (this server ran with \`--max-body $MAX_BODY\`; \`big.json\` is a $(wc -c <"$TMP/big.json")-byte topology)." ;;
         too_many_points) echo "4096 × (1000 + 100) points is over the cap of 4194304." ;;
+        plan_too_large) echo "Steps of 0.01% would render more rows than this server's \`--max-plan-rows 1000\`." ;;
         hash_mismatch) echo "Version 1 of \`sessions\` hashes with \`fnv1a_32\`, version 2 with \`xxh3_64\`: every key would move." ;;
         esac
         echo
