@@ -38,12 +38,13 @@ json_t *rkd_version_json(const rkd_store_version *v, int with_nodes)
             return NULL;
     }
     /* "o*" leaves "nodes" out when NULL; json_pack steals `nodes` even when it fails. */
-    return json_pack("{s:s, s:I, s:s, s:s, s:s?, s:s?, s:s?, s:s, s:I, s:o*, s:I, s:s}", "cluster",
-                     v->cluster, "version", (json_int_t)v->version, "state",
+    return json_pack("{s:s, s:I, s:s, s:s, s:s?, s:s?, s:s?, s:s, s:I, s:o*, s:I, s:s, s:s}",
+                     "cluster", v->cluster, "version", (json_int_t)v->version, "state",
                      rkd_store_state_name(v->state), "created_at", v->created_at, "activated_at",
                      or_null(v->activated_at), "author", v->author, "comment", v->comment, "hash",
                      rk_hash_name(v->hash), "vnode_factor", (json_int_t)v->vnode_factor, "nodes",
-                     nodes, "points", (json_int_t)v->points, "fingerprint", v->fingerprint);
+                     nodes, "points", (json_int_t)v->points, "fingerprint", v->fingerprint,
+                     "store_id", v->store_id);
 }
 
 /* A version number, or null for 0 ("none"). */
