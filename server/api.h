@@ -29,7 +29,7 @@ typedef struct rkd_request {
     int resumed;        /* non-zero when re-run after a long-poll wait: answer now */
 } rkd_request;
 
-#define RKD_ETAG_MAX    32
+#define RKD_ETAG_MAX    48 /* "v<19 digits>.<16 hex digits>" with quotes and NUL */
 #define RKD_CLUSTER_MAX 64
 
 /* What to answer. The body is owned by the response: rkd_response_clear frees it. */
@@ -39,7 +39,7 @@ typedef struct rkd_response {
     size_t body_len;          /* its length */
     const char *content_type; /* static string */
     const char *route;        /* static route pattern for metrics and logs */
-    char etag[RKD_ETAG_MAX];  /* "\"v4\"", or "" for none */
+    char etag[RKD_ETAG_MAX];  /* "\"v4.<store id>\"", or "" for none */
     char location[160];       /* Location header, or "" */
     const char *allow;        /* Allow header (405), static, or NULL */
     unsigned wait_seconds;    /* > 0: hold the request (long poll), then call again resumed */

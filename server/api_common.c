@@ -128,21 +128,28 @@ int rkd_parse_int(const char *s, int64_t *out)
     return 0;
 }
 
-/* An ETag or If-Match value of the form "v<N>" (quotes included) into *version. */
-int rkd_parse_etag(const char *s, int64_t *version)
+int rkd_parse_etag(const char *s, int64_t *version, char store_id[RKD_STORE_ID_LEN])
 {
     char digits[24];
     size_t len = s ? strlen(s) : 0;
-    if (len < 4 || len - 3 >= sizeof digits || s[0] != '"' || s[1] != 'v' || s[len - 1] != '"')
+    if (len < 4 || s[0] != '"' || s[1] != 'v' || s[len - 1] != '"')
         return -1;
-    memcpy(digits, s + 2, len - 3);
-    digits[len - 3] = '\0';
+    size_t n = strcspn(s + 2, ".\""); /* the digits */
+    const char *id = s + 2 + n + 1;   /* the store id, after the dot */
+    size_t id_len = s[2 + n] == '.' ? len - 1 - (2 + n + 1) : 0;
+    int id_ok = id_len == RKD_STORE_ID_LEN - 1 && strspn(id, "0123456789abcdef") >= id_len;
+    if (n >= sizeof digits || (s[2 + n] == '.' ? !id_ok : 2 + n != len - 1))
+        return -1;
+    memcpy(digits, s + 2, n);
+    digits[n] = '\0';
+    memcpy(store_id, id, id_len);
+    store_id[id_len] = '\0';
     return rkd_parse_int(digits, version);
 }
 
-void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version)
+void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, const char *store_id)
 {
-    snprintf(out, RKD_ETAG_MAX, "\"v%lld\"", (long long)version);
+    snprintf(out, RKD_ETAG_MAX, "\"v%lld.%s\"", (long long)version, store_id);
 }
 
 /* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
@@ -185,10 +192,19 @@ int rkd_query_bool(rkd_call *c, const char *name, int *out)
 int rkd_if_match(rkd_call *c, int64_t *version)
 {
     const char *s = c->req->header(c->req, "If-Match");
+    char id[RKD_STORE_ID_LEN];
+    const char *ours = rkd_store_id(c->app->store);
     *version = RKD_STORE_ANY;
-    if (!s || rkd_parse_etag(s, version) == 0)
+    if (s && rkd_parse_etag(s, version, id) != 0) {
+        rkd_response_error(c->resp, 400, "invalid_header", "If-Match",
+                           "If-Match must be a version ETag such as \"v4\" (with the quotes)");
+        return -1;
+    }
+    if (!s || !id[0] || strcmp(id, ours) == 0)
         return 0;
-    rkd_response_error(c->resp, 400, "invalid_header", "If-Match",
-                       "If-Match must be a version ETag such as \"v4\" (with the quotes)");
+    rkd_response_error(c->resp, 412, "precondition_failed", "If-Match",
+                       "If-Match names store %s but this server's store is %s (the database was "
+                       "restored from a backup since): fetch the versions again, review, and retry",
+                       id, ours);
     return -1;
 }

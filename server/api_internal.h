@@ -140,9 +140,12 @@ void rkd_count(rkd_app *app, rkd_counter which);
 
 /* A decimal integer 0..INT64_MAX: digits only, no sign, no spaces. 0, or -1. */
 int rkd_parse_int(const char *s, int64_t *out);
-/* An ETag or If-Match value of the form "v<N>" (quotes included) into *version: 0, or -1. */
-int rkd_parse_etag(const char *s, int64_t *version);
-void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version);
+/* A version ETag, quotes included: "v<N>.<store id>" as the server sends it, or the bare "v<N>"
+ * of older clients (store_id then ""), into *version and store_id: 0, or -1. */
+int rkd_parse_etag(const char *s, int64_t *version, char store_id[RKD_STORE_ID_LEN]);
+/* "v<N>.<store id>" with the quotes: a version number names a ring only together with the store
+ * id, since a restored backup numbers its versions on from where it was taken. */
+void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, const char *store_id);
 
 /* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
  * answering 400. */
@@ -150,7 +153,8 @@ int rkd_query_int(rkd_call *c, const char *name, int64_t min, int64_t max, int64
 /* Query boolean `name` ("true" or "false"; *out keeps its default when absent): 0, or -1 after
  * answering 400. */
 int rkd_query_bool(rkd_call *c, const char *name, int *out);
-/* If-Match as a version (RKD_STORE_ANY when absent): 0, or -1 after answering 400. */
+/* If-Match as a version (RKD_STORE_ANY when absent): 0, or -1 after answering 400, or 412 when
+ * it names another store id (the version it names is from before a restore). */
 int rkd_if_match(rkd_call *c, int64_t *version);
 
 /* ---- api_ring.c: the active document cache ---- */

@@ -67,12 +67,23 @@ void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t
         hook(hook_arg, cluster, version);
 }
 
-/* The version If-None-Match names, or -1 when absent or not one of ours. */
-static int64_t if_none_match(rkd_call *c)
+/* What If-None-Match says of the active version `doc` of this store. */
+typedef enum tag_match {
+    TAG_OTHER = 0, /* absent, unparsable, or another version or store */
+    TAG_BARE = 1,  /* "v<N>" of the active N without a store id: maybe another ring numbered N */
+    TAG_SAME = 2,  /* "v<N>.<store id>": the client has this very ring */
+} tag_match;
+
+static tag_match if_none_match(rkd_call *c, const rkd_active_doc *doc)
 {
     int64_t v = -1;
+    char id[RKD_STORE_ID_LEN];
     const char *s = c->req->header(c->req, "If-None-Match");
-    return s && rkd_parse_etag(s, &v) == 0 ? v : -1;
+    if (!s || rkd_parse_etag(s, &v, id) != 0 || v != doc->version)
+        return TAG_OTHER;
+    if (!id[0])
+        return TAG_BARE;
+    return strcmp(id, rkd_store_id(c->app->store)) == 0 ? TAG_SAME : TAG_OTHER;
 }
 
 /* Answers 200 with a copy of a cached document (the cache keeps its own). */
@@ -100,12 +111,14 @@ void rkd_h_ring(rkd_call *c)
         return;
     }
     const rkd_active_doc *doc = e->value;
-    int fresh = if_none_match(c) == doc->version; /* the client has this version already */
-    rkd_format_etag(c->resp->etag, doc->version);
-    if (fresh && wait > 0 && !c->req->resumed) {
+    tag_match match = if_none_match(c, doc);
+    rkd_format_etag(c->resp->etag, doc->version, rkd_store_id(c->app->store));
+    /* A bare tag never gets a 304 (its N may name a ring lost in a restore), but still waits:
+     * older clients long-poll with it, and answering at once would make them spin. */
+    if (match != TAG_OTHER && wait > 0 && !c->req->resumed) {
         c->resp->wait_seconds = (unsigned)wait;
         snprintf(c->resp->wait_cluster, sizeof c->resp->wait_cluster, "%s", c->cluster);
-    } else if (fresh) {
+    } else if (match == TAG_SAME) {
         c->resp->status = 304;
     } else {
         answer_copy(c->resp, doc);

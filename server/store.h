@@ -58,6 +58,7 @@ const char *rkd_store_errname(int code);
 #define RKD_STORE_LIST_MAX 1000 /* largest `limit` of rkd_store_list */
 #define RKD_STORE_TIME_LEN 21   /* "2026-11-29T17:41:10Z" and its NUL */
 #define RKD_STORE_FP_LEN   17   /* 16 hex digits and a NUL */
+#define RKD_STORE_ID_LEN   17   /* the store id: 16 lowercase hex digits and a NUL */
 
 typedef enum rkd_store_state {
     RKD_STATE_STAGED = 0,     /* published, not yet active */
@@ -83,6 +84,7 @@ typedef struct rkd_store_version {
     uint32_t vnode_factor;                 /* the topology's vnode_factor */
     uint64_t points;                       /* sum of vnode_factor * weight */
     char fingerprint[RKD_STORE_FP_LEN];    /* SPEC section 2, lowercase hex */
+    char store_id[RKD_STORE_ID_LEN];       /* rkd_store_id of the store it was read from */
     rk_topology *topology;                 /* one reference; NULL in lists (no node lists there) */
 } rkd_store_version;
 
@@ -120,6 +122,11 @@ rkd_store *rkd_store_open(const char *location, const char *migrations_dir,
                           rk_error *err) RK_MUST_CHECK;
 /* Closes the backend and frees the store; NULL is fine. */
 void rkd_store_close(rkd_store *s);
+
+/* The store's identity, read when it opened: 16 lowercase hex digits, made at random with the
+ * database and new in every backup copy. Version numbers are unique only under one id (a restored
+ * copy numbers on from where it was taken), so whatever names a version to clients carries it. */
+const char *rkd_store_id(const rkd_store *s);
 
 /* RK_OK when the database answers (for /readyz); RKD_STORE_EUNAVAILABLE otherwise. */
 int rkd_store_ping(rkd_store *s, rk_error *err);

@@ -62,6 +62,8 @@ typedef struct rkd_store_draft {
 typedef struct rkd_store_ops {
     /* Releases the state; NULL is never passed. */
     void (*close)(void *b);
+    /* The store's identity (store.h: rkd_store_id) into `id`; read once, when the store opens. */
+    int (*store_id)(void *b, char id[RKD_STORE_ID_LEN], rk_error *err);
     /* RK_OK when the storage answers. */
     int (*ping)(void *b, rk_error *err);
     /* Optional (NULL: never read-only): non-zero while writes fail with RKD_STORE_EUNAVAILABLE. */

@@ -4,7 +4,11 @@
  *
  * The source is in WAL mode, so one sqlite3_backup_step(-1) copies every page inside a single read
  * transaction: a snapshot of one moment that never blocks the server's writers (stepping in small
- * batches would restart from scratch at every write another process commits). */
+ * batches would restart from scratch at every write another process commits).
+ *
+ * The copy gets a store id of its own: once restored it numbers versions on from where it was
+ * taken, reusing numbers the live database gave to other rings, and clients tell the two histories
+ * apart by that id. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -156,6 +160,7 @@ static int run_backup(backup_job *j, int replace, rk_error *err)
     rc = rc ? rc : make_temp(j, err);
     rc = rc ? rc : rks_open_db(&j->dst, j->tmp, SQLITE_OPEN_READWRITE, err);
     rc = rc ? rc : copy_pages(j, err);
+    rc = rc ? rc : rks_renew_store_id(&j->dst, err);
     rc = rc ? rc : check_copy(j, err);
     sqlite3_close(j->dst.db); /* before the sync: it may still write the file */
     j->dst.db = NULL;

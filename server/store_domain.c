@@ -14,11 +14,12 @@
 #include "store_backend.h"
 
 struct rkd_store {
-    const rkd_store_ops *ops; /* the backend's table; borrowed */
-    void *b;                  /* the backend's state; owned, released by ops->close */
-    atomic_uint_fast64_t seq; /* activations committed through this handle */
-    rkd_store_watch_fn watch; /* called after each activation, or NULL */
-    void *watch_arg;          /* its argument */
+    const rkd_store_ops *ops;  /* the backend's table; borrowed */
+    void *b;                   /* the backend's state; owned, released by ops->close */
+    atomic_uint_fast64_t seq;  /* activations committed through this handle */
+    rkd_store_watch_fn watch;  /* called after each activation, or NULL */
+    void *watch_arg;           /* its argument */
+    char id[RKD_STORE_ID_LEN]; /* the backend's store id, read at open */
 };
 
 /* ---- Helpers shared with backends ---- */
@@ -92,7 +93,10 @@ rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
     s->ops = ops;
     s->b = b;
     atomic_init(&s->seq, 0);
-    return s;
+    if (ops->store_id(b, s->id, err) == RK_OK)
+        return s;
+    rkd_store_close(s);
+    return NULL;
 }
 
 void rkd_store_close(rkd_store *s)
@@ -101,6 +105,11 @@ void rkd_store_close(rkd_store *s)
         return;
     s->ops->close(s->b);
     free(s);
+}
+
+const char *rkd_store_id(const rkd_store *s)
+{
+    return s->id;
 }
 
 int rkd_store_ping(rkd_store *s, rk_error *err)
@@ -151,12 +160,14 @@ static int attach_topology(rkd_store_version *rec, const char *doc, rk_error *er
                         rec->cluster, (long long)rec->version, perr.message);
 }
 
-/* Hands out rec with its topology parsed from doc when rc is RK_OK; frees what is left. */
-static int finish_read(int rc, rkd_store_version *rec, char *doc, rkd_store_version **out,
-                       rk_error *err)
+/* Hands out rec with its topology parsed from doc and the store's id when rc is RK_OK; frees
+ * what is left. */
+static int finish_read(const rkd_store *s, int rc, rkd_store_version *rec, char *doc,
+                       rkd_store_version **out, rk_error *err)
 {
     rc = rc ? rc : attach_topology(rec, doc, err);
     if (rc == RK_OK) {
+        memcpy(rec->store_id, s->id, sizeof rec->store_id);
         *out = rec;
         rec = NULL;
     }
@@ -177,7 +188,7 @@ static int get_one(rkd_store *s, const char *cluster, rkd_store_pick pick, int64
     if (rc != RK_OK)
         return rc;
     rc = s->ops->get(s->b, cluster, pick, v, &rec, &doc, err);
-    return finish_read(rc, rec, doc, out, err);
+    return finish_read(s, rc, rec, doc, out, err);
 }
 
 int rkd_store_get(rkd_store *s, const char *cluster, int64_t v, rkd_store_version **out,
@@ -211,6 +222,8 @@ int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t befo
     rc = s->ops->list(s->b, cluster, limit, before, out, err);
     if (rc != RK_OK)
         rkd_store_version_list_free(out);
+    for (size_t i = 0; i < out->count; i++)
+        memcpy(out->items[i].store_id, s->id, sizeof out->items[i].store_id);
     return rc;
 }
 
@@ -316,6 +329,7 @@ int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
     rc = rc ? rc : new_record(cluster, t, opt->author, &rec, &doc, err);
     if (rc != RK_OK)
         return rc;
+    memcpy(rec->store_id, s->id, sizeof rec->store_id);
     rc = store_record(s, rec, doc, opt, err);
     if (rc == RK_OK) {
         *out = rec;
@@ -342,7 +356,7 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_
     rc = s->ops->activate(s->b, cluster, v, if_match_active, now, &rec, &doc, err);
     if (rc == RK_OK)
         notify(s, cluster, v);
-    return finish_read(rc, rec, doc, out, err);
+    return finish_read(s, rc, rec, doc, out, err);
 }
 
 /* ---- Watching ---- */

@@ -237,3 +237,41 @@ int rks_migrate(rks_store *s, const rks_migration_set *set, rk_error *err)
     }
     return rc;
 }
+
+/* ---- The store id (migration 0003) ---- */
+
+int rks_store_id(void *b, char id[RKD_STORE_ID_LEN], rk_error *err)
+{
+    rks_store *s = b;
+    sqlite3_stmt *st = NULL;
+    rks_params p = {0};
+    pthread_mutex_lock(&s->lock);
+    int rc = rks_statement(s, "SELECT store_id FROM meta WHERE id = 1", &p, &st, err);
+    int step = rc == RK_OK ? sqlite3_step(st) : SQLITE_OK;
+    const char *text = step == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    if (rc == RK_OK && step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = rks_db_err(s, err, step, "reading the store id");
+    else if (rc == RK_OK && (!text || strlen(text) != RKD_STORE_ID_LEN - 1 ||
+                             strspn(text, "0123456789abcdef") != RKD_STORE_ID_LEN - 1))
+        rc = rk_error_set(err, RKD_STORE_EMIGRATION, NULL,
+                          "%s has no valid store id in table meta; restore it from a backup",
+                          s->path);
+    else if (rc == RK_OK)
+        memcpy(id, text, RKD_STORE_ID_LEN);
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int rks_renew_store_id(rks_store *s, rk_error *err)
+{
+    int64_t has_meta = 0;
+    rks_params p = {0};
+    int rc = rks_int_query(
+        s, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", &p,
+        &has_meta, err);
+    if (rc != RK_OK || !has_meta)
+        return rc;
+    return rks_exec(s, "UPDATE meta SET store_id = lower(hex(randomblob(8))) WHERE id = 1",
+                    "giving the copy a new store id", err);
+}

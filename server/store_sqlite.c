@@ -290,6 +290,7 @@ static void close_db(void *b)
 
 static const rkd_store_ops sqlite_ops = {
     .close = close_db,
+    .store_id = rks_store_id,
     .ping = ping,
     .read_only = read_only,
     .publish = rks_publish,

@@ -22,10 +22,12 @@ rkd_store *rkd_store_open_sqlite(const char *path, const char *migrations_dir,
  * moment, safe while a server (in this process or another) reads and writes the database, which
  * it does not block. The copy is written to a temporary file next to `to_path`, checked with
  * PRAGMA integrity_check, synced, and only then given its name, so `to_path` never holds half a
- * copy. Refuses a source that is not a ringkeeper database (RKD_STORE_ENOTRK, nothing written) and,
- * unless `replace` is non-zero, an existing `to_path` (RKD_STORE_ECONFLICT). Other failures:
- * RKD_STORE_EUNAVAILABLE or RK_ENOMEM, with no file left behind. Restoring: stop the server, copy
- * the file over the database, remove the database's -wal and -shm files, start the server. */
+ * copy. The copy has a new store id (rkd_store_id): restored, it is another history than the
+ * database's, whose version numbers it will reuse. Refuses a source that is not a ringkeeper
+ * database (RKD_STORE_ENOTRK, nothing written) and, unless `replace` is non-zero, an existing
+ * `to_path` (RKD_STORE_ECONFLICT). Other failures: RKD_STORE_EUNAVAILABLE or RK_ENOMEM, with no
+ * file left behind. Restoring: stop the server, copy the file over the database, remove the
+ * database's -wal and -shm files, start the server. */
 int rkd_sqlite_backup(const char *db_path, const char *to_path, int replace,
                       rk_error *err) RK_MUST_CHECK;
 

@@ -83,5 +83,10 @@ int rks_check_identity(rks_store *s, const char *path, const rks_migration_set *
 int rks_check_ours(rks_store *s, const char *path, rk_error *err);
 /* Applies the migrations the database lacks, in order, each in its own transaction. */
 int rks_migrate(rks_store *s, const rks_migration_set *set, rk_error *err);
+/* rkd_store_ops.store_id: the id in table meta (migration 0003); `b` an rks_store. */
+int rks_store_id(void *b, char id[RKD_STORE_ID_LEN], rk_error *err);
+/* Gives the database a new random store id; one from before migration 0003 has none and gets it
+ * when a server opens it. Call without s->lock (a backup's own connection). */
+int rks_renew_store_id(rks_store *s, rk_error *err);
 
 #endif /* RKD_STORE_SQLITE_INTERNAL_H */

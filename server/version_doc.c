@@ -54,7 +54,8 @@ json_t *rkd_version_json(const rkd_store_version *v, int with_nodes)
     if (!bad && with_nodes)
         bad = json_object_set_new(doc, "nodes", nodes_json(v->topology));
     bad = bad || json_object_set_new(doc, "points", json_integer((json_int_t)v->points)) ||
-          json_object_set_new(doc, "fingerprint", json_string(v->fingerprint));
+          json_object_set_new(doc, "fingerprint", json_string(v->fingerprint)) ||
+          json_object_set_new(doc, "store_id", json_string(v->store_id));
     if (bad) {
         json_decref(doc);
         return NULL;

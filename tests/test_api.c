@@ -271,9 +271,9 @@ static void test_publish_document(void **state)
     assert_string_equal(r.location, "/v1/clusters/cache/versions/1");
     assert_string_equal(r.route, "/v1/clusters/{c}/versions");
     json_t *doc = expect_json(r, 201);
-    static const char *const keys[] = {"cluster",      "version", "state",   "created_at",
-                                       "activated_at", "author",  "comment", "hash",
-                                       "vnode_factor", "nodes",   "points",  "fingerprint"};
+    static const char *const keys[] = {
+        "cluster", "version",      "state", "created_at", "activated_at", "author",  "comment",
+        "hash",    "vnode_factor", "nodes", "points",     "fingerprint",  "store_id"};
     assert_int_equal(json_object_size(doc), sizeof keys / sizeof keys[0]);
     size_t k = 0;
     const char *key;
@@ -492,13 +492,25 @@ static int64_t ring(rkd_app *app, const char *query, const char *headers, int re
     return v;
 }
 
+/* The ring's ETag of version v in `store` into tag, and an If-None-Match header naming it into
+ * inm. */
+static void tags(rkd_store *store, int64_t v, char tag[RKD_ETAG_MAX], char inm[80])
+{
+    snprintf(tag, RKD_ETAG_MAX, "\"v%lld.%s\"", (long long)v, rkd_store_id(store));
+    snprintf(inm, 80, "If-None-Match: %s", tag);
+}
+
 static void test_ring_etag_wait(void **state)
 {
     (void)state;
     rkd_store *store;
+    char v1[RKD_ETAG_MAX], v2[RKD_ETAG_MAX], v3[RKD_ETAG_MAX], inm[80], inm2[80], unused[80];
     rkd_app *app = app_open("ring", &store, NULL);
     int hooks = 0;
     rkd_app_set_activation_hook(app, on_activation, &hooks);
+    tags(store, 1, v1, inm);
+    tags(store, 2, v2, inm2);
+    tags(store, 3, v3, unused);
     expect_error(get(app, "/v1/clusters/r/ring", NULL, NULL), 404, "unknown_cluster", NULL);
     publish(app, "r", 2, NULL);
     publish(app, "r", 3, NULL);
@@ -508,36 +520,48 @@ static void test_ring_etag_wait(void **state)
     assert_int_equal(hooked_version, 1);
     assert_string_equal(hooked_cluster, "r");
 
-    assert_int_equal(ring(app, NULL, NULL, 0, 200, "\"v1\""), 1);
-    assert_int_equal(ring(app, NULL, NULL, 0, 200, "\"v1\""), 1); /* from the cache */
+    assert_int_equal(ring(app, NULL, NULL, 0, 200, v1), 1);
+    assert_int_equal(ring(app, NULL, NULL, 0, 200, v1), 1); /* from the cache */
     json_t *a = expect_json(get(app, "/v1/clusters/r/ring", NULL, NULL), 200);
     json_t *b = expect_json(get(app, "/v1/clusters/r/versions/1", NULL, NULL), 200);
     assert_true(json_equal(a, b));
+    assert_string_equal(str_at(a, "store_id"), rkd_store_id(store));
     json_decref(a);
     json_decref(b);
 
-    const char *inm = "If-None-Match: \"v1\"";
-    ring(app, NULL, inm, 0, 304, "\"v1\"");
-    ring(app, "wait=0", inm, 0, 304, "\"v1\"");
-    assert_int_equal(ring(app, "wait=30", NULL, 0, 200, "\"v1\""), 1); /* no INM: at once */
+    ring(app, NULL, inm, 0, 304, v1);
+    ring(app, "wait=0", inm, 0, 304, v1);
+    assert_int_equal(ring(app, "wait=30", NULL, 0, 200, v1), 1); /* no INM: at once */
     rkd_response r = run(app, "GET", "/v1/clusters/r/ring", "wait=30", inm, NULL, 0);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.wait_seconds, 30);
     assert_string_equal(r.wait_cluster, "r");
     assert_null(r.body);
     rkd_response_clear(&r);
-    ring(app, "wait=30", inm, 1, 304, "\"v1\""); /* resumed: answer now */
+    ring(app, "wait=30", inm, 1, 304, v1); /* resumed: answer now */
     expect_error(get(app, "/v1/clusters/r/ring", "wait=61", inm), 400, "invalid_parameter", "wait");
     expect_error(get(app, "/v1/clusters/r/ring", "wait=soon", inm), 400, "invalid_parameter",
                  "wait");
 
+    /* Without the store id, or with another one, v1 may be another ring: never a 304. A bare tag
+     * still waits (older clients long-poll with it), then gets the ring. */
+    const char *bare = "If-None-Match: \"v1\"";
+    assert_int_equal(ring(app, NULL, bare, 0, 200, v1), 1);
+    assert_int_equal(ring(app, NULL, "If-None-Match: \"v1.0123456789abcdef\"", 0, 200, v1), 1);
+    assert_int_equal(ring(app, "wait=30", "If-None-Match: \"v1.0123456789abcdef\"", 0, 200, v1), 1);
+    r = run(app, "GET", "/v1/clusters/r/ring", "wait=30", bare, NULL, 0);
+    assert_int_equal(r.wait_seconds, 30);
+    rkd_response_clear(&r);
+    assert_int_equal(ring(app, "wait=30", bare, 1, 200, v1), 1);
+
     json_decref(activate(app, "r", 2, NULL, 200));
     assert_int_equal(hooks, 2);
     assert_int_equal(hooked_version, 2);
-    assert_int_equal(ring(app, "wait=30", inm, 1, 200, "\"v2\""), 2); /* woken: the new ring */
-    assert_int_equal(ring(app, "wait=30", inm, 0, 200, "\"v2\""), 2); /* stale INM */
-    assert_int_equal(ring(app, NULL, "If-None-Match: garbage", 0, 200, "\"v2\""), 2);
-    ring(app, NULL, "If-None-Match: \"v2\"", 0, 304, "\"v2\"");
+    assert_int_equal(ring(app, "wait=30", inm, 1, 200, v2), 2); /* woken: the new ring */
+    assert_int_equal(ring(app, "wait=30", inm, 0, 200, v2), 2); /* stale INM */
+    assert_int_equal(ring(app, NULL, "If-None-Match: garbage", 0, 200, v2), 2);
+    assert_int_equal(ring(app, NULL, "If-None-Match: \"v2.0123456789abcdeF\"", 0, 200, v2), 2);
+    ring(app, NULL, inm2, 0, 304, v2);
 
     /* Activations made beside the API (same store handle) reach the cache and the hook too. */
     rkd_store_version *v = NULL;
@@ -545,7 +569,16 @@ static void test_ring_etag_wait(void **state)
     assert_int_equal(rkd_store_activate(store, "r", 3, RKD_STORE_ANY, &v, NULL), RK_OK);
     rkd_store_version_free(v);
     assert_int_equal(hooks, 3);
-    assert_int_equal(ring(app, NULL, "If-None-Match: \"v2\"", 0, 200, "\"v3\""), 3);
+    assert_int_equal(ring(app, NULL, inm2, 0, 200, v3), 3);
+
+    /* If-Match takes the ring's ETag too; one of another store names a version lost to a restore */
+    publish(app, "r", 5, NULL);
+    expect_error(run(app, "POST", "/v1/clusters/r/versions/4/activate", NULL,
+                     "If-Match: \"v3.0123456789abcdef\"", NULL, 0),
+                 412, "precondition_failed", "If-Match");
+    char if_match[80];
+    snprintf(if_match, sizeof if_match, "If-Match: %s", v3);
+    json_decref(activate(app, "r", 4, if_match, 200));
     app_close(app, store);
 }
 

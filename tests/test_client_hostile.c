@@ -373,6 +373,21 @@ static void ed_no_fingerprint(json_t *d)
     json_object_del(d, "fingerprint");
 }
 
+static void ed_store_id_short(json_t *d)
+{
+    json_object_set_new(d, "store_id", json_string("0123abcd"));
+}
+
+static void ed_store_id_upper(json_t *d)
+{
+    json_object_set_new(d, "store_id", json_string("0123456789ABCDEF"));
+}
+
+static void ed_store_id_number(json_t *d)
+{
+    json_object_set_new(d, "store_id", json_integer(81985529216486895));
+}
+
 static void ed_older(json_t *d)
 {
     json_object_set_new(d, "version", json_integer(GOOD_VERSION - 1));
@@ -535,6 +550,9 @@ static const hostile CASES[] = {
     {.name = "state_staged", .edit = ed_staged, .code = RK_EDOCUMENT},
     {.name = "state_missing", .edit = ed_no_state, .code = RK_EDOCUMENT},
     {.name = "no_fingerprint", .edit = ed_no_fingerprint, .code = RK_EDOCUMENT},
+    {.name = "store_id_short", .edit = ed_store_id_short, .code = RK_EDOCUMENT},
+    {.name = "store_id_upper", .edit = ed_store_id_upper, .code = RK_EDOCUMENT},
+    {.name = "store_id_number", .edit = ed_store_id_number, .code = RK_EDOCUMENT},
     {.name = "older_version", .edit = ed_older, .code = RK_EOLDVERSION, .flags = ONLY_NOT_FETCH},
     {.name = "truncated_json", .text = tx_truncated, .code = RK_EDOCUMENT},
     {.name = "deeply_nested", .text = tx_deeply_nested, .code = RK_EDOCUMENT},
@@ -627,15 +645,19 @@ static char *case_body(const hostile *c, size_t *len)
     return out;
 }
 
-static void serve_good(int64_t version)
+/* Serves the good ring as `version` of the store `store_id` (NULL: no store_id, as servers from
+ * before store ids). */
+static void serve_store(int64_t version, const char *store_id)
 {
     reply r = {.etag_version = version};
     char *text = NULL;
-    if (version == GOOD_VERSION) {
+    if (version == GOOD_VERSION && !store_id) {
         r.body = good5_text;
     } else {
         json_t *d = json_deep_copy(good5);
         json_object_set_new(d, "version", json_integer(version));
+        if (store_id)
+            json_object_set_new(d, "store_id", json_string(store_id));
         text = dump(d);
         json_decref(d);
         r.body = text;
@@ -646,6 +668,11 @@ static void serve_good(int64_t version)
     static char *kept;
     free(kept);
     kept = text;
+}
+
+static void serve_good(int64_t version)
+{
+    serve_store(version, NULL);
 }
 
 static void assert_refused(rk_client *c, const hostile *hc, int rc, const rk_error *err,
@@ -1188,6 +1215,69 @@ static int teardown(void **state)
     return 0;
 }
 
+#define STORE_A "aaaaaaaaaaaaaaaa"
+#define STORE_B "bbbbbbbbbbbbbbbb"
+
+/* Whether the last-known-good file holds `needle` (it holds the document as served). */
+static int lkg_holds(const char *needle)
+{
+    char buf[1 << 16];
+    FILE *f = fopen(lkg_path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+/* A server restored from a backup has another store id and numbers its versions anew: the client
+ * takes its ring although the file holds a higher version of the old store, says so, rewrites the
+ * file, and then asks with the new store's ETag. Within one store, older rings are refused still.
+ */
+static void test_store_changed(void **state)
+{
+    (void)state;
+    lkg_setup_dir();
+    rk_client_config cfg;
+    config_for(NULL, &cfg);
+    cfg.cache_file = lkg_path;
+    rk_error err;
+    serve_store(GOOD_VERSION + 2, STORE_A);
+    rk_client *c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    rk_client_free(c);
+
+    serve_store(GOOD_VERSION, STORE_B);
+    c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_int_equal(err.code, RK_OK);
+    assert_non_null(strstr(err.message, "another history"));
+    rk_client_status st;
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.version, GOOD_VERSION);
+    assert_int_equal(st.from_cache, 0);
+    assert_int_equal(st.refused, 0);
+    assert_true(lkg_holds("\"store_id\":\"" STORE_B "\""));
+
+    int changed = 1;
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+    assert_int_equal(changed, 0); /* the same ring of the same store */
+    pthread_mutex_lock(&srv.mu);
+    assert_string_equal(srv.last_inm, "\"v5." STORE_B "\"");
+    pthread_mutex_unlock(&srv.mu);
+
+    serve_store(GOOD_VERSION, STORE_A); /* the same number from another store: another ring */
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+    assert_int_equal(changed, 1);
+    assert_true(lkg_holds("\"store_id\":\"" STORE_A "\""));
+    serve_store(GOOD_VERSION - 1, STORE_A);
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_EOLDVERSION);
+    rk_client_free(c);
+    lkg_remove_dir();
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1209,6 +1299,7 @@ int main(void)
         TEST(test_file_middle_flipped),
         TEST(test_file_other_cluster),
         TEST(test_file_version_raised),
+        TEST(test_store_changed),
     };
     size_t n = 0, k = 0;
     while (tests[n].name)

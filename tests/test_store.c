@@ -539,6 +539,42 @@ static void test_file_modes(void **state)
     umask(saved);
 }
 
+static void assert_store_id(const char *id)
+{
+    assert_int_equal(strlen(id), RKD_STORE_ID_LEN - 1);
+    assert_int_equal(strspn(id, "0123456789abcdef"), RKD_STORE_ID_LEN - 1);
+}
+
+/* The store id is made with the database, kept across reopening, and new in a backup copy, whose
+ * versions then number on from where it was taken under an id of its own. */
+static void test_store_id(void **state)
+{
+    (void)state;
+    char path[256], copy[300], id[RKD_STORE_ID_LEN], again[RKD_STORE_ID_LEN];
+    db_path(path, sizeof path, "identity");
+    rkd_store *s = open_ok(path);
+    snprintf(id, sizeof id, "%s", rkd_store_id(s));
+    assert_store_id(id);
+    publish(s, "i", 2, RKD_STORE_ANY, 1, RK_OK);
+    snprintf(copy, sizeof copy, "%s.backup", path);
+    rk_error err = {0};
+    if (rkd_sqlite_backup(path, copy, 0, &err) != RK_OK)
+        fail_msg("rkd_sqlite_backup: %s", err.message);
+    assert_string_equal(rkd_store_id(s), id); /* the live database keeps its own */
+    rkd_store_close(s);
+
+    s = open_ok(path);
+    assert_string_equal(rkd_store_id(s), id);
+    assert_string_equal(raw_text(path, "SELECT store_id FROM meta", again, sizeof again), id);
+    rkd_store_close(s);
+
+    s = open_ok(copy);
+    assert_store_id(rkd_store_id(s));
+    assert_string_not_equal(rkd_store_id(s), id);
+    assert_int_equal(latest(s, "i"), 1);
+    rkd_store_close(s);
+}
+
 static void expect_refused(const char *path, int want, const char *migrations)
 {
     rk_error err = {0};
@@ -549,8 +585,6 @@ static void expect_refused(const char *path, int want, const char *migrations)
     assert_true(strlen(err.message) > 10);
 }
 
-/* A database made by the first schema alone is brought up to date on open, keeping its versions,
- * and activations then find superseded versions through the staged-versions index. */
 /* A database of the first schema (0001 alone, as the first release made it) holding the rows of
  * `src`: the program of today writes only today's schema, so old rows are copied column by column.
  */
@@ -583,6 +617,9 @@ static void forge_first_schema(const char *path, const char *src)
     free(sql);
 }
 
+/* A database made by the first schema alone is brought up to date on open, keeping its versions
+ * and getting a store id, and activations then find superseded versions through the
+ * staged-versions index. */
 static void test_upgrade(void **state)
 {
     (void)state;
@@ -599,6 +636,7 @@ static void test_upgrade(void **state)
 
     s = open_ok(path);
     assert_int_equal(raw_int(path, "PRAGMA user_version"), latest_migration(RK_MIGRATIONS_DIR));
+    assert_store_id(rkd_store_id(s)); /* an older database gets one at the upgrade */
     assert_int_equal(active(s, "u"), 1);
     assert_int_equal(latest(s, "u"), 3);
     assert_int_equal(activate(s, "u", 3, 1), RK_OK);
@@ -707,6 +745,14 @@ static int fake_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_
     return RK_OK;
 }
 
+static int fake_store_id(void *b, char id[RKD_STORE_ID_LEN], rk_error *err)
+{
+    (void)b;
+    (void)err;
+    snprintf(id, RKD_STORE_ID_LEN, "00000000000000fa");
+    return RK_OK;
+}
+
 /* Knows only the latest version, which it reports active. */
 static int fake_get(void *b, const char *cluster, rkd_store_pick pick, int64_t v,
                     rkd_store_version **out, char **doc, rk_error *err)
@@ -738,6 +784,7 @@ static void test_other_backend(void **state)
     (void)state;
     /* no read_only: never read-only; no lists: this test does not reach them */
     static const rkd_store_ops ops = {.close = fake_close,
+                                      .store_id = fake_store_id,
                                       .ping = fake_ping,
                                       .publish = fake_publish,
                                       .activate = fake_activate,
@@ -747,6 +794,7 @@ static void test_other_backend(void **state)
     rkd_store *s = rkd_store_new(&ops, &f, &err);
     assert_non_null(s);
     assert_int_equal(rkd_store_read_only(s), 0);
+    assert_string_equal(rkd_store_id(s), "00000000000000fa");
     assert_int_equal(rkd_store_ping(s, &err), RKD_STORE_EUNAVAILABLE);
     assert_int_equal(err.code, RKD_STORE_EUNAVAILABLE);
     publish(s, "", 3, RKD_STORE_ANY, 0, RK_EINVAL);
@@ -787,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_refuse_too_new),   cmocka_unit_test(test_refuse_foreign),
         cmocka_unit_test(test_refuse_garbage),   cmocka_unit_test(test_bad_migrations),
         cmocka_unit_test(test_other_backend),    cmocka_unit_test(test_file_modes),
+        cmocka_unit_test(test_store_id),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -12,11 +12,11 @@
 
 #include "client_internal.h"
 
-/* A verified ring and its version, shared by the snapshots that show it. */
+/* A verified ring and what names it, shared by the snapshots that show it. */
 typedef struct ring_box {
     atomic_long refs; /* one per snapshot holding it */
     rk_ring *ring;    /* owned */
-    int64_t version;  /* its version document's */
+    rki_ring_id id;   /* its version document's version and store id */
 } ring_box;
 
 /* What readers route by; immutable once published. */
@@ -33,8 +33,8 @@ struct rk_client {
     char *url_buf;        /* url plus "?wait=S"; owned, fetching thread only */
     size_t url_size;      /* bytes allocated for url and for url_buf */
     rki_fetch *fetch;     /* owned; fetching thread only */
-    int64_t floor;        /* newest version accepted, the file's included; fetching thread */
-    int64_t saved;        /* version the last-known-good file holds; fetching thread */
+    rki_ring_id floor;    /* newest ring accepted, the file's included; fetching thread */
+    rki_ring_id saved;    /* ring the last-known-good file holds; fetching thread */
     atomic_int stop;      /* set: the refresher and its transfer stop */
     pthread_mutex_t mu;   /* guards current and st (and the refresher's pause) */
     pthread_cond_t cv;    /* broadcast when stop is set */
@@ -91,7 +91,7 @@ rk_snapshot *rk_client_acquire(rk_client *c)
 
 int64_t rk_snapshot_version(const rk_snapshot *s)
 {
-    return s->cur->version;
+    return s->cur->id.version;
 }
 
 const rk_ring *rk_snapshot_ring(const rk_snapshot *s)
@@ -123,7 +123,7 @@ static rk_snapshot *swap_locked(rk_client *c, rk_snapshot *s)
 {
     rk_snapshot *old = c->current;
     c->current = s;
-    c->st.version = s->cur->version;
+    c->st.version = s->cur->id.version;
     return old;
 }
 
@@ -136,7 +136,7 @@ static rk_snapshot *snapshot_alloc(void)
 }
 
 /* Puts `ring` (stolen, freed on failure) in service; the ring in service becomes the previous. */
-static int install(rk_client *c, rk_ring *ring, int64_t version, int from_cache, rk_error *e)
+static int install(rk_client *c, rk_ring *ring, const rki_ring_id *id, int from_cache, rk_error *e)
 {
     ring_box *b = calloc(1, sizeof *b);
     rk_snapshot *s = snapshot_alloc();
@@ -145,11 +145,11 @@ static int install(rk_client *c, rk_ring *ring, int64_t version, int from_cache,
         free(s);
         rk_ring_free(ring);
         return rk_error_set(e, RK_ENOMEM, NULL, "out of memory installing version %" PRId64,
-                            version);
+                            id->version);
     }
     atomic_init(&b->refs, 1);
     b->ring = ring;
-    b->version = version;
+    b->id = *id;
     s->cur = b;
     pthread_mutex_lock(&c->mu);
     s->prev = c->current ? box_acquire(c->current->cur) : NULL;
@@ -178,12 +178,20 @@ void rk_client_drop_previous(rk_client *c)
     rk_snapshot_release(old);
 }
 
+/* What names the ring in service; version 0 when none. */
+static rki_ring_id current_id(rk_client *c)
+{
+    rki_ring_id id = {0};
+    pthread_mutex_lock(&c->mu);
+    if (c->current)
+        id = c->current->cur->id;
+    pthread_mutex_unlock(&c->mu);
+    return id;
+}
+
 static int64_t current_version(rk_client *c)
 {
-    pthread_mutex_lock(&c->mu);
-    int64_t v = c->current ? c->current->cur->version : 0;
-    pthread_mutex_unlock(&c->mu);
-    return v;
+    return current_id(c).version;
 }
 
 /* ---- status ---- */
@@ -241,17 +249,18 @@ static int http_error(rk_client *c, const rki_response *r, rk_error *e)
 
 /* Writes an accepted body to the last-known-good file; a failure replaces the note in `e` with an
  * RK_ECACHE warning (the ring stays accepted). */
-static void save(rk_client *c, const char *body, size_t len, int64_t version, rk_error *e)
+static void save(rk_client *c, const char *body, size_t len, const rki_ring_id *id, rk_error *e)
 {
     rk_error we = {0};
-    if (!c->cfg.cache_file || version <= c->saved)
+    if (!c->cfg.cache_file ||
+        (id->version <= c->saved.version && strcmp(id->store_id, c->saved.store_id) == 0))
         return;
     if (rki_cache_write(c->cfg.cache_file, body, len, &we) == RK_OK) {
-        c->saved = version;
+        c->saved = *id;
         return;
     }
     rk_error_set(e, RK_ECACHE, NULL, "version %" PRId64 " is in service but was not saved: %s",
-                 version, we.message);
+                 id->version, we.message);
 }
 
 static void drop_file(rk_client *c)
@@ -264,13 +273,13 @@ static void drop_file(rk_client *c)
 
 /* The ring verified from the last-known-good file when `body` is the same bytes (the same
  * configuration verified them, and the file's version is the floor): taken, no second build. */
-static rk_ring *take_file_ring(rk_client *c, const char *body, size_t len, int64_t *version)
+static rk_ring *take_file_ring(rk_client *c, const char *body, size_t len, rki_ring_id *id)
 {
     if (!c->file_ring || len != c->file_len || memcmp(body, c->file_body, len) != 0)
         return NULL;
     rk_ring *ring = c->file_ring;
     c->file_ring = NULL;
-    *version = c->saved;
+    *id = c->saved;
     drop_file(c);
     return ring;
 }
@@ -283,53 +292,80 @@ static int older_than_file(rk_client *c, int64_t v, rk_error *e)
                         "the server's ring v%" PRId64 " is older than v%" PRId64
                         " in the last-known-good file %.60s: after a restore, activate a newer "
                         "version; if the file is bad, start once with reset_cache",
-                        v, c->saved, c->cfg.cache_file);
+                        v, c->saved.version, c->cfg.cache_file);
 }
 
-/* Verifies a 200's body and puts it in service when it is newer than the ring in service. */
+/* The note of an accepted ring: says so when it comes from another store than the ring before it
+ * (a restored backup, or another server), whose version numbers do not compare with its own. */
+static void accepted_note(rk_client *c, const rki_ring_id *id, const rki_ring_id *before,
+                          rk_error *e)
+{
+    if (before->version == 0 || strcmp(before->store_id, id->store_id) == 0) {
+        rk_error_set(e, RK_OK, NULL, "version %" PRId64 " from %.100s is in service", id->version,
+                     c->url);
+        return;
+    }
+    rk_error_set(e, RK_OK, NULL,
+                 "version %" PRId64 " of store %.16s from %.80s is in service in place of version "
+                 "%" PRId64 " of store %.16s: the server's database was restored from a backup or "
+                 "replaced, and its versions are another history",
+                 id->version, id->store_id[0] ? id->store_id : "(none)", c->url, before->version,
+                 before->store_id[0] ? before->store_id : "(none)");
+}
+
+/* Verifies a 200's body and puts it in service unless it is the ring in service. Versions compare
+ * only within one store id: another store's ring is the server's authority (after a restore). */
 static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_error *e)
 {
-    int64_t v = 0;
-    rk_ring *ring = take_file_ring(c, r->body, r->len, &v);
-    int rc = ring ? RK_OK : rki_verify_doc(&c->cfg, r->body, r->len, c->floor, &v, &ring, e);
-    if (rc == RK_EOLDVERSION && c->saved == c->floor)
-        return older_than_file(c, v, e);
+    rki_ring_id id = {0}, before = c->floor;
+    rk_ring *ring = take_file_ring(c, r->body, r->len, &id);
+    int rc = ring ? RK_OK : rki_verify_doc(&c->cfg, r->body, r->len, &c->floor, 0, &id, &ring, e);
+    if (rc == RK_EOLDVERSION && rki_same_ring(&c->saved, &c->floor))
+        return older_than_file(c, id.version, e);
     if (rc != RK_OK)
         return rc;
-    if (v == current_version(c)) { /* versions are immutable: the same ring */
+    rki_ring_id current = current_id(c);
+    if (rki_same_ring(&id, &current)) { /* versions are immutable within a store: the same ring */
         rk_ring_free(ring);
     } else {
-        rc = install(c, ring, v, 0, e);
+        rc = install(c, ring, &id, 0, e);
         if (rc != RK_OK)
             return rc;
         *changed = 1;
-        c->floor = v;
+        c->floor = id;
     }
     pthread_mutex_lock(&c->mu);
     c->st.from_cache = 0;
     pthread_mutex_unlock(&c->mu);
-    rk_error_set(e, RK_OK, NULL, "version %" PRId64 " from %.100s is in service", v, c->url);
-    save(c, r->body, r->len, v, e);
+    accepted_note(c, &id, &before, e);
+    save(c, r->body, r->len, &id, e);
     return RK_OK;
 }
 
-/* One GET of the ring (conditional when etag > 0) and what follows from its answer. */
-static int fetch_round(rk_client *c, int64_t etag, unsigned wait, int *changed, rk_error *e)
+/* One GET of the ring (conditional on `have` when its version is not 0) and what follows from its
+ * answer. The ETag names the store too, so a server restored from a backup never answers 304 for
+ * a ring it numbered the same but no longer has. */
+static int fetch_round(rk_client *c, const rki_ring_id *have, unsigned wait, int *changed,
+                       rk_error *e)
 {
     rki_response r;
+    char etag[64];
     *changed = 0;
+    snprintf(etag, sizeof etag, "\"v%" PRId64 "%s%s\"", have->version, have->store_id[0] ? "." : "",
+             have->store_id);
     if (wait > 0)
         snprintf(c->url_buf, c->url_size, "%s?wait=%u", c->url, wait);
     else
         snprintf(c->url_buf, c->url_size, "%s", c->url);
-    int rc = rki_fetch_get(c->fetch, c->url_buf, etag, wait, &r, e);
+    int rc = rki_fetch_get(c->fetch, c->url_buf, have->version > 0 ? etag : NULL, wait, &r, e);
     if (rc != RK_OK)
         return rc;
-    if (r.status == 304 && etag > 0) {
+    if (r.status == 304 && have->version > 0) {
         pthread_mutex_lock(&c->mu);
         c->st.from_cache = 0; /* the server confirmed the version in service */
         pthread_mutex_unlock(&c->mu);
-        return rk_error_set(e, RK_OK, NULL, "version %" PRId64 " is still the active one", etag);
+        return rk_error_set(e, RK_OK, NULL, "version %" PRId64 " is still the active one",
+                            have->version);
     }
     if (r.status != 200)
         return http_error(c, &r, e);
@@ -342,19 +378,19 @@ static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
     char *buf = NULL;
     size_t len = 0;
     int missing = 0;
-    int64_t v = 0;
+    rki_ring_id id = {0};
     rk_ring *ring = NULL;
     rk_error ce = {0};
     const char *path = c->cfg.cache_file;
     int rc = c->file_ring ? RK_OK
                           : rki_cache_read(path, rki_max_body(&c->cfg), &buf, &len, &missing, &ce);
     if (c->file_ring) {
-        ring = take_file_ring(c, c->file_body, c->file_len, &v);
+        ring = take_file_ring(c, c->file_body, c->file_len, &id);
     } else if (rc == RK_OK) {
-        rc = rki_verify_doc(&c->cfg, buf, len, 0, &v, &ring, &ce);
+        rc = rki_verify_doc(&c->cfg, buf, len, NULL, 0, &id, &ring, &ce);
     }
     if (rc == RK_OK)
-        rc = install(c, ring, v, 1, &ce);
+        rc = install(c, ring, &id, 1, &ce);
     free(buf);
     if (rc != RK_OK && missing)
         return rc;
@@ -367,17 +403,15 @@ static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
         set_last(c, RK_ECACHE, fe.message);
         return rc;
     }
-    if (v > c->floor)
-        c->floor = v;
-    if (v > c->saved)
-        c->saved = v;
+    c->floor = id; /* nothing was in service: the floor was this file's, or none */
+    c->saved = id;
     if (server->code == RK_EOLDVERSION) /* the message names the file and both versions */
         rk_error_set(out, RK_OK, NULL, "%s", server->message);
     else
         rk_error_set(out, RK_OK, NULL,
                      "running from the last-known-good file %.60s (version %" PRId64
                      ") because the server failed: %s",
-                     path, v, server->message);
+                     path, id.version, server->message);
     set_last(c, server->code, out->message);
     return RK_OK;
 }
@@ -392,7 +426,8 @@ int rk_client_fetch(rk_client *c, rk_error *err)
 {
     rk_error e = {0}, fe = {0};
     int changed;
-    int rc = fetch_round(c, 0, 0, &changed, &e);
+    static const rki_ring_id none = {0};
+    int rc = fetch_round(c, &none, 0, &changed, &e);
     record(c, rc, &e);
     if (rc != RK_OK && rc != RK_EINVAL && c->cfg.cache_file && !c->cfg.reset_cache &&
         current_version(c) == 0 && load_cache(c, &e, &fe) == RK_OK) {
@@ -411,7 +446,8 @@ int rk_client_refresh(rk_client *c, unsigned wait_s, int *changed, rk_error *err
     if (wait_s > RKI_MAX_WAIT_S)
         return rk_error_set(err, RK_EINVAL, NULL, "wait_s is %u, over the server's limit of %u",
                             wait_s, RKI_MAX_WAIT_S);
-    int rc = fetch_round(c, current_version(c), wait_s, changed ? changed : &dummy, &e);
+    rki_ring_id have = current_id(c);
+    int rc = fetch_round(c, &have, wait_s, changed ? changed : &dummy, &e);
     if (rc == RK_OK || !atomic_load(&c->stop)) /* a transfer aborted by a stop is no failure */
         record(c, rc, &e);
     copy_error(err, &e);
@@ -556,7 +592,7 @@ static void read_floor(rk_client *c)
         return;
     int rc = rki_cache_read(c->cfg.cache_file, rki_max_body(&c->cfg), &buf, &len, &missing, &e);
     if (rc == RK_OK)
-        rc = rki_verify_doc(&c->cfg, buf, len, 0, &c->floor, &ring, &e);
+        rc = rki_verify_doc(&c->cfg, buf, len, NULL, 0, &c->floor, &ring, &e);
     if (rc == RK_OK) { /* kept for the first fetch: see take_file_ring */
         c->saved = c->floor;
         c->file_body = buf;
@@ -568,7 +604,7 @@ static void read_floor(rk_client *c)
     rk_ring_free(ring);
     if (rc == RK_OK || missing)
         return;
-    c->floor = 0;
+    memset(&c->floor, 0, sizeof c->floor);
     c->st.last_error = RK_ECACHE;
     snprintf(c->st.last_message, sizeof c->st.last_message,
              "the last-known-good file is ignored (it will be replaced after the next accepted "

@@ -148,13 +148,13 @@ static CURLcode run(rki_fetch *f)
     return rc;
 }
 
-static struct curl_slist *headers_for(const rk_client_config *cfg, int64_t etag_version)
+static struct curl_slist *headers_for(const rk_client_config *cfg, const char *etag)
 {
     char line[128];
     struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
     struct curl_slist *next = h;
-    if (next && etag_version > 0) {
-        snprintf(line, sizeof line, "If-None-Match: \"v%lld\"", (long long)etag_version);
+    if (next && etag) {
+        snprintf(line, sizeof line, "If-None-Match: %s", etag);
         next = curl_slist_append(h, line);
     }
     if (next && cfg->token) {
@@ -189,11 +189,11 @@ static int transfer_error(rki_fetch *f, CURLcode rc, const char *url, rk_error *
                         url, f->errbuf[0] ? f->errbuf : curl_easy_strerror(rc));
 }
 
-int rki_fetch_get(rki_fetch *f, const char *url, int64_t etag_version, unsigned wait_s,
+int rki_fetch_get(rki_fetch *f, const char *url, const char *etag, unsigned wait_s,
                   rki_response *out, rk_error *err)
 {
     long total = f->cfg->timeout_ms ? f->cfg->timeout_ms : RKI_DEFAULT_TIMEOUT_MS;
-    struct curl_slist *h = headers_for(f->cfg, etag_version);
+    struct curl_slist *h = headers_for(f->cfg, etag);
     int rc = RK_ENOMEM;
     if (!h)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building a request");

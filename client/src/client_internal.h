@@ -24,11 +24,28 @@ size_t rki_max_body(const rk_client_config *cfg);
 
 /* ---- client_verify.c ---- */
 
+#define RKI_STORE_ID_LEN 17 /* the server's store id: 16 lowercase hex digits and a NUL */
+
+/* What names a ring: its version and the id of the store that numbered it ("" from a server too
+ * old to send one). A restored backup numbers on from where it was taken under a new id, so a
+ * version number alone names a ring only within one store id. */
+typedef struct rki_ring_id {
+    int64_t version;
+    char store_id[RKI_STORE_ID_LEN];
+} rki_ring_id;
+
+/* Non-zero when a and b name the same ring. */
+int rki_same_ring(const rki_ring_id *a, const rki_ring_id *b);
+
 /* Every check of rk_client_verify on `text`; on success a new ring (free with rk_ring_free; it
- * holds its topology) goes to *ring. *version gets the document's version once it passed its own
- * check, also when a later check fails (RK_EOLDVERSION says by how much); 0 otherwise. */
+ * holds its topology) goes to *ring. `floor` (NULL: none) is the newest ring accepted: the
+ * document must not be older than it when both come from the same store, or, with `any_store`,
+ * whatever store it comes from (versions of different stores do not compare: the server's is
+ * taken). *id gets the document's version and store id once they passed their own checks, also
+ * when a later check fails (RK_EOLDVERSION says by how much); zeroed otherwise. */
 int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
-                   int64_t expect_version_min, int64_t *version, rk_ring **ring, rk_error *err);
+                   const rki_ring_id *floor, int any_store, rki_ring_id *id, rk_ring **ring,
+                   rk_error *err);
 
 /* ---- client_fetch.c: one HTTP transfer at a time, on the fetching thread ---- */
 
@@ -45,10 +62,10 @@ typedef struct rki_response {
  * thread can abort a transfer (set it, then call rki_fetch_wakeup). NULL with `err` set. */
 rki_fetch *rki_fetch_new(const rk_client_config *cfg, const atomic_int *stop, rk_error *err);
 void rki_fetch_free(rki_fetch *f);
-/* GET `url` with If-None-Match "v<etag_version>" when etag_version > 0, and a total timeout of the
- * configured one plus wait_s. RK_OK with any HTTP status in *out; RK_EUNREACHABLE (network, TLS,
+/* GET `url` with If-None-Match: `etag` (NULL for none) and a total timeout of the configured one
+ * plus wait_s. RK_OK with any HTTP status in *out; RK_EUNREACHABLE (network, TLS,
  * timeout, aborted by `stop`) or RK_ETOOLARGE (over max_body) otherwise. */
-int rki_fetch_get(rki_fetch *f, const char *url, int64_t etag_version, unsigned wait_s,
+int rki_fetch_get(rki_fetch *f, const char *url, const char *etag, unsigned wait_s,
                   rki_response *out, rk_error *err);
 /* Makes a transfer in progress on another thread notice `stop` at once. Any thread. */
 void rki_fetch_wakeup(rki_fetch *f);

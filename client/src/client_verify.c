@@ -136,10 +136,35 @@ static int check_vnode_factor(const rk_client_config *cfg, const json_t *doc, rk
     return RK_OK;
 }
 
-static int check_not_older(int64_t version, int64_t min, rk_error *err)
+/* "" when absent (a server from before store ids). */
+static int get_store_id(const json_t *doc, char out[RKI_STORE_ID_LEN], rk_error *err)
 {
-    if (version >= min)
+    const json_t *v = json_object_get(doc, "store_id");
+    const char *s = json_string_value(v);
+    out[0] = '\0';
+    if (!v)
         return RK_OK;
+    if (!s || strlen(s) != RKI_STORE_ID_LEN - 1 ||
+        strspn(s, "0123456789abcdef") != RKI_STORE_ID_LEN - 1)
+        return rk_error_set(err, RK_EDOCUMENT, "store_id",
+                            "not 16 lowercase hex digits: the response is not a version document; "
+                            "check the server URL");
+    memcpy(out, s, RKI_STORE_ID_LEN);
+    return RK_OK;
+}
+
+int rki_same_ring(const rki_ring_id *a, const rki_ring_id *b)
+{
+    return a->version == b->version && strcmp(a->store_id, b->store_id) == 0;
+}
+
+static int check_not_older(const rki_ring_id *id, const rki_ring_id *floor, int any_store,
+                           rk_error *err)
+{
+    if (!floor || id->version >= floor->version ||
+        (!any_store && strcmp(id->store_id, floor->store_id) != 0))
+        return RK_OK;
+    int64_t version = id->version, min = floor->version;
     return rk_error_set(err, RK_EOLDVERSION, "version",
                         "the ring is version %" PRId64 ", older than version %" PRId64
                         " already accepted (by this process or in the last-known-good file): "
@@ -187,36 +212,39 @@ static int check_ring(const json_t *doc, const char *fingerprint, int64_t versio
     return RK_EFINGERPRINT;
 }
 
-static int verify_json(const rk_client_config *cfg, const json_t *doc, int64_t min,
-                       int64_t *version, rk_ring **ring, rk_error *err)
+static int verify_json(const rk_client_config *cfg, const json_t *doc, const rki_ring_id *floor,
+                       int any_store, rki_ring_id *id, rk_ring **ring, rk_error *err)
 {
     const char *fp = NULL;
     int rc = check_cluster(cfg, doc, err);
     if (rc == RK_OK)
-        rc = check_version(doc, version, err);
+        rc = check_version(doc, &id->version, err);
     if (rc == RK_OK)
-        rc = check_state(doc, *version, err);
+        rc = get_store_id(doc, id->store_id, err);
+    if (rc == RK_OK)
+        rc = check_state(doc, id->version, err);
     if (rc == RK_OK)
         rc = check_hash(cfg, doc, err);
     if (rc == RK_OK)
         rc = check_vnode_factor(cfg, doc, err);
     if (rc == RK_OK)
-        rc = check_not_older(*version, min, err);
+        rc = check_not_older(id, floor, any_store, err);
     if (rc == RK_OK)
         rc = get_fingerprint(doc, &fp, err);
     if (rc == RK_OK)
-        rc = check_ring(doc, fp, *version, ring, err);
+        rc = check_ring(doc, fp, id->version, ring, err);
     return rc;
 }
 
 int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
-                   int64_t expect_version_min, int64_t *version, rk_ring **ring, rk_error *err)
+                   const rki_ring_id *floor, int any_store, rki_ring_id *id, rk_ring **ring,
+                   rk_error *err)
 {
     json_t *doc = NULL;
-    int64_t v = 0;
+    rki_ring_id got = {0};
     int rc;
     *ring = NULL;
-    *version = 0;
+    memset(id, 0, sizeof *id);
     if (!cfg || !cfg->cluster || !text)
         return rk_error_set(err, RK_EINVAL, NULL,
                             "a configuration with a cluster and a text "
@@ -229,8 +257,8 @@ int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
     }
     rc = load(text, len, &doc, err);
     if (rc == RK_OK)
-        rc = verify_json(cfg, doc, expect_version_min, &v, ring, err);
-    *version = v;
+        rc = verify_json(cfg, doc, floor, any_store, &got, ring, err);
+    *id = got;
 out:
     json_decref(doc);
     return rc;
@@ -240,11 +268,11 @@ rk_topology *rk_client_verify(const rk_client_config *cfg, const char *text, siz
                               int64_t expect_version_min, int64_t *version, rk_error *err)
 {
     rk_ring *ring = NULL;
-    int64_t v = 0;
-    if (rki_verify_doc(cfg, text, len, expect_version_min, &v, &ring, err) != RK_OK)
+    rki_ring_id floor = {expect_version_min, ""}, id;
+    if (rki_verify_doc(cfg, text, len, &floor, 1, &id, &ring, err) != RK_OK)
         return NULL;
     if (version)
-        *version = v;
+        *version = id.version;
     rk_topology *t = rk_topology_ref((rk_topology *)rk_ring_topology(ring));
     rk_ring_free(ring);
     return t;

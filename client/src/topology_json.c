@@ -9,8 +9,9 @@
 
 /* Fields the server assigns in a version document: accepted and ignored so a fetched version can be
  * edited and published again. */
-static const char *const assigned_fields[] = {"cluster",      "version", "state",  "created_at",
-                                              "activated_at", "author",  "points", "fingerprint"};
+static const char *const assigned_fields[] = {"cluster",    "version",      "state",
+                                              "created_at", "activated_at", "author",
+                                              "points",     "fingerprint",  "store_id"};
 
 static int is_assigned(const char *key)
 {

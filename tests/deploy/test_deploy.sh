@@ -31,23 +31,26 @@ check "publish v3" 201 "$(publish "$TMP/t3.json")"
 check "activate v1" 200 "$(req POST /v1/clusters/cache/versions/1/activate)"
 check "activate v2" 200 "$(req POST /v1/clusters/cache/versions/2/activate)"
 
-# snapshot DIR: what a server answers about cluster cache, one file per request (status line first)
+# snapshot DIR: what a server answers about cluster cache, one file per request (status line first),
+# with the store id (new in every backup copy, so another after a restore) written as "ID" and kept
+# in DIR/store_id
 snapshot() {
     mkdir -p "$1"
     local path name
     for path in /v1/clusters /v1/clusters/cache/versions /v1/clusters/cache/versions/1 \
         /v1/clusters/cache/versions/2 /v1/clusters/cache/versions/3 /v1/clusters/cache/ring; do
         name=$(echo "$path" | tr / _)
-        { req GET "$path"; echo; cat "$TMP/body"; } >"$1/$name"
+        { req GET "$path"; echo; cat "$TMP/body"; } | sed -E 's/"store_id": *"[0-9a-f]{16}"/"store_id": "ID"/g' >"$1/$name"
     done
-    grep -i '^etag:' "$TMP/headers" | tr -d '\r' >"$1/ring_etag"
+    sed -n 's/.*"store_id": *"\([0-9a-f]*\)".*/\1/p' "$TMP/body" | head -1 >"$1/store_id"
+    grep -i '^etag:' "$TMP/headers" | tr -d '\r' | sed -E 's/\.[0-9a-f]{16}"$/.ID"/' >"$1/ring_etag"
 }
 snapshot "$TMP/before"
 check "v1: retired" 1 "$(grep -c '"state": *"retired"' "$TMP/before/_v1_clusters_cache_versions_1")"
 check "v2: active" 1 "$(grep -c '"state": *"active"' "$TMP/before/_v1_clusters_cache_versions_2")"
 check "v3: staged" 1 "$(grep -c '"state": *"staged"' "$TMP/before/_v1_clusters_cache_versions_3")"
 check "v2: its fingerprint" 1 "$(grep -c '"fingerprint": *"dbb9f9d3244ab4f7"' "$TMP/before/_v1_clusters_cache_versions_2")"
-check "ring ETag" 'ETag: "v2"' "$(cat "$TMP/before/ring_etag")"
+check "ring ETag" 'ETag: "v2.ID"' "$(cat "$TMP/before/ring_etag")"
 
 # ---- the installed backup, while the daemon serves ----
 backup=$TMP/backups/ringkeeper-$(date +%Y%m%d%H%M%S).db
@@ -74,7 +77,10 @@ unit_argv "$TMP/state2" "--listen 127.0.0.1:0" || { finish; exit; }
 unit_start "$TMP/server2.log" "${ARGV[@]}" || { finish; exit; }
 check "server 2: /readyz" 200 "$(req GET /readyz)"
 snapshot "$TMP/after"
+check "the restored store has its own id" 1 \
+    "$([ -s "$TMP/after/store_id" ] && ! cmp -s "$TMP/before/store_id" "$TMP/after/store_id" && echo 1)"
 for f in "$TMP/before"/*; do
+    [ "${f##*/}" = store_id ] && continue
     if cmp -s "$f" "$TMP/after/${f##*/}"; then ok; else
         bad "restored server answers ${f##*/} differently:"
         diff "$f" "$TMP/after/${f##*/}" | head -20

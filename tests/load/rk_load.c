@@ -107,22 +107,24 @@ typedef struct load_ctx {
 /* One kept-alive connection (a libcurl easy handle) and its last answer. */
 typedef struct conn {
     CURL *easy;
-    char *body;     /* the last body when keep_body; NUL-terminated */
-    size_t len;     /* bytes in body */
-    size_t cap;     /* bytes allocated for body */
-    bool keep_body; /* false: bodies are read and dropped */
-    long etag;      /* N of the last answer's ETag "vN", -1 when it had none */
-    uint64_t us;    /* how long the last request took, µs */
+    char *body;       /* the last body when keep_body; NUL-terminated */
+    size_t len;       /* bytes in body */
+    size_t cap;       /* bytes allocated for body */
+    bool keep_body;   /* false: bodies are read and dropped */
+    long etag;        /* N of the last answer's ETag "vN.<store id>", -1 when it had none */
+    char etag_id[17]; /* the store id of that ETag, "" when it had none */
+    uint64_t us;      /* how long the last request took, µs */
 } conn;
 
 /* One request: method, URL, POST body, optional If-None-Match version. */
 typedef struct request {
     const char *method; /* "GET" or "POST" */
     const char *url;
-    const char *data; /* POST body ("" for none) */
-    long if_none;     /* If-None-Match: "v<if_none>" when > 0 */
-    long timeout_s;   /* whole request */
-    long expect_4xx;  /* the 4xx counted as expected, 0 for none */
+    const char *data;       /* POST body ("" for none) */
+    long if_none;           /* If-None-Match: "v<if_none>.<if_none_id>" when > 0 */
+    const char *if_none_id; /* the store id of the ETag it had; "" or NULL for none */
+    long timeout_s;         /* whole request */
+    long expect_4xx;        /* the 4xx counted as expected, 0 for none */
 } request;
 
 /* One acknowledged version. */
@@ -285,8 +287,11 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
     memcpy(line, data, len);
     line[len] = '\0';
     long v;
-    if (sscanf(line + 5, " \"v%ld\"", &v) == 1 && v > 0)
+    char id[17] = "";
+    if (sscanf(line + 5, " \"v%ld.%16[0-9a-f]\"", &v, id) >= 1 && v > 0) {
         c->etag = v;
+        memcpy(c->etag_id, id, sizeof id);
+    }
     return len;
 }
 
@@ -316,7 +321,7 @@ static void conn_deinit(conn *c)
 /* The request's headers; NULL when out of memory. Free with curl_slist_free_all. */
 static struct curl_slist *request_headers(const request *r)
 {
-    char inm[64];
+    char inm[96];
     bool post = strcmp(r->method, "POST") == 0;
     /* "Expect:" stops libcurl waiting for a 100 Continue; an empty Content-Type drops its
      * form-encoded default on a POST without a body. */
@@ -324,7 +329,9 @@ static struct curl_slist *request_headers(const request *r)
     struct curl_slist *h = curl_slist_append(NULL, "Expect:"), *next;
     next = h ? curl_slist_append(h, type) : NULL;
     if (next && r->if_none > 0) {
-        snprintf(inm, sizeof inm, "If-None-Match: \"v%ld\"", r->if_none);
+        bool id = r->if_none_id && r->if_none_id[0];
+        snprintf(inm, sizeof inm, "If-None-Match: \"v%ld%s%s\"", r->if_none, id ? "." : "",
+                 id ? r->if_none_id : "");
         next = curl_slist_append(next, inm);
     }
     if (!next)
@@ -547,6 +554,7 @@ static long poll_once(load_ctx *x, conn *c, const char *ring_url, long last, con
     request r = {.method = "GET",
                  .url = last ? url : ring_url,
                  .if_none = last,
+                 .if_none_id = c->etag_id,
                  .timeout_s = REQ_TIMEOUT_S + wait,
                  .expect_4xx = last ? 0 : 404};
     long status = timed(x, K_POLL, c, &r);

@@ -142,9 +142,11 @@ ex plan_json 200 '$RK/v1/clusters/cache/plan?max_step=0.1&keys=1000000'
 ex plan_text 200 '$RK/v1/clusters/cache/plan?from=1&to=2&max_step=0.1' -H 'Accept: text/plain'
 ex activate_v2 200 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H 'If-Match: "v1"'
 ex ring 200 '$RK/v1/clusters/cache/ring'
-ex ring_304 304 '$RK/v1/clusters/cache/ring' -H 'If-None-Match: "v2"'
+TAG=$(sed -n 's/^ETag: *//Ip' "$TMP/h" | tr -d '\r')
+ex ring_304 304 '$RK/v1/clusters/cache/ring' -H "If-None-Match: $TAG"
+ex ring_bare 200 '$RK/v1/clusters/cache/ring' -H 'If-None-Match: "v2"'
 start=$(date +%s)
-ex ring_wait 304 '$RK/v1/clusters/cache/ring?wait=1' -H 'If-None-Match: "v2"'
+ex ring_wait 304 '$RK/v1/clusters/cache/ring?wait=1' -H "If-None-Match: $TAG"
 WAITED=$(($(date +%s) - start))
 ex revert_v1 201 -X POST '$RK/v1/clusters/cache/versions/1/revert'
 ex list 200 '$RK/v1/clusters/cache/versions?limit=2'
@@ -245,15 +247,21 @@ file is 403 \`forbidden\`, and the token's name becomes the version's \`author\`
 token. The check happens before the body is read.
 
 **Versions and ETags.** Versions of a cluster are numbered 1, 2, 3 ... with no gaps and no reuse, and
-never change once published. A version is named in headers as an ETag: \`"v4"\`, quotes included.
+never change once published — within one **store**. Every database has a store id (16 lowercase hex
+digits, \`"store_id"\` in every version document); a backup copy gets a new one, and a database
+restored from it numbers versions on from where the copy was taken, so the same number can name
+another ring under another store id (docs/OPERATIONS.md). A version is named in headers as an ETag,
+quotes included: \`"v4.<store id>"\`, or the bare \`"v4"\` where the store does not matter.
 
-- \`ETag: "v<N>"\` comes with the ring (\`GET .../ring\`): N is the active version.
-- \`If-None-Match: "v<N>"\` on \`GET .../ring\`: 304 with no body when N is still the active version;
-  with \`?wait=S\` the server first holds the request up to S seconds for another activation. Any other
-  value (or none) gets the ring.
-- \`If-Match: "v<N>"\` makes a write conditional, 412 \`precondition_failed\` otherwise: on publish and
-  revert, N must be the latest version of the cluster (\`"v0"\`: the cluster has no version yet); on
-  activate, N must be the active version. A value not of the form \`"v<N>"\` is 400 \`invalid_header\`.
+- \`ETag: "v<N>.<store id>"\` comes with the ring (\`GET .../ring\`): N is the active version.
+- \`If-None-Match: "v<N>.<store id>"\` on \`GET .../ring\`: 304 with no body when N is still the active
+  version of this store; with \`?wait=S\` the server first holds the request up to S seconds for
+  another activation. A bare \`"v<N>"\` never gets a 304 (it may name a ring lost in a restore): it is
+  held like the full ETag, then answered with the ring (200). Any other value (or none) gets the ring.
+- \`If-Match: "v<N>"\` (or the full ETag) makes a write conditional, 412 \`precondition_failed\`
+  otherwise: on publish and revert, N must be the latest version of the cluster (\`"v0"\`: the cluster
+  has no version yet); on activate, N must be the active version; a store id, when given, must be this
+  server's. A value of neither form is 400 \`invalid_header\`.
 
 **States** of a version: \`staged\` (published, not active), \`active\` (exactly one per cluster once any
 version was activated), \`retired\` (was active, replaced by a newer one), \`superseded\` (was staged, but a
@@ -453,12 +461,12 @@ EOF
 
 ### `GET /v1/clusters/{c}/ring`
 
-The active version document of cluster `c` — what clients route by — with `ETag: "v<N>"`. Before any
-activation it is 404 `no_active_version`.
+The active version document of cluster `c` — what clients route by — with `ETag: "v<N>.<store id>"`.
+Before any activation it is 404 `no_active_version`.
 
 | parameter | default | meaning |
 |---|---|---|
-| `If-None-Match: "v<N>"` | none | 304 with no body when N is still the active version |
+| `If-None-Match: "v<N>.<store id>"` | none | 304 with no body when N is still the active version of this store; a bare `"v<N>"` gets the ring (200) |
 | `?wait=S` | 0 | with `If-None-Match`: hold the request until another version is activated (200 with it) or S seconds pass (304); 0..60 |
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `no_active_version`.
@@ -467,10 +475,16 @@ EOF
     show ring
     cat <<'EOF'
 
-A client that has version 2 already:
+A client that has version 2 of this store already:
 
 EOF
     show ring_304
+    cat <<'EOF'
+
+A bare `"v2"` (an older client's) may name a ring of another store, lost in a restore: the ring again.
+
+EOF
+    show ring_bare
     cat <<EOF
 
 A long poll: nothing was activated within the second, so it ended with 304 (after ${WAITED} s in this run).

@@ -169,13 +169,15 @@ has "v3 active" "$TMP/out" '"state": "active"'
 cli 0 "activate 4 with --activate publish" env RINGKEEPER_TOKEN=0123456789abcdef0123 "$RK" publish "$five" --activate "${S[@]}"
 has "publish --activate" "$TMP/out" '"state": "active"'
 
-# a --cache file holding a newer version than the server's (saved from another server, a hostile
-# one, or before a restore): the server's ring is refused as older and the file serves, with a note
-# naming the file, both versions and the way out; --reset-cache takes the server's ring and
-# rewrites the file, after which lookups agree with the server and say nothing
+# a --cache file holding a newer version of the same store than the server's (saved from a copy of
+# its database, or from a hostile server): the server's ring is refused as older and the file
+# serves, with a note naming the file, both versions and the way out; --reset-cache takes the
+# server's ring and rewrites the file, after which lookups agree with the server and say nothing.
+# (A plain file copy keeps the store id; `ringkeeperd backup` copies get their own.)
 rk_stop
+cp "$TMP/ringkeeper.db" "$TMP/other.db"
 rk_start --db "$TMP/other.db"
-for _ in 1 2 3 4 5; do cli 0 "other server: publish" "$RK" publish "$four" --activate "${S[@]}" --server "$BASE"; done
+cli 0 "copy of the database: publish v5" "$RK" publish "$four" --activate "${S[@]}" --server "$BASE"
 cp "$TMP/keys" "$TMP/in"
 cli 0 "lookup saves v5 of the other server" "$RK" lookup "${S[@]}" --server "$BASE" --cache "$TMP/ahead.json"
 rk_stop

@@ -8,16 +8,23 @@ J='Content-Type: application/json'
 topo 3 >"$TMP/t"
 check "publish+activate v1" 201 "$(req POST '/v1/clusters/lp/versions?activate=true' -H "$J" --data-binary @"$TMP/t")"
 
-# a wait that ends with nothing new: 304 after about S seconds
-start=$(date +%s%N)
-check "wait timeout 304" 304 "$(req GET '/v1/clusters/lp/ring?wait=1' -H 'If-None-Match: "v1"')"
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-if [ "$ms" -ge 900 ] && [ "$ms" -lt 5000 ]; then ok; else bad "wait=1 took ${ms} ms"; fi
+check "the ring" 200 "$(req GET /v1/clusters/lp/ring)"
+tag=$(sed -n 's/^ETag: *//Ip' "$TMP/headers" | tr -d '\r')
+
+# a wait that ends with nothing new: 304 after about S seconds; a bare "v1" (an older client's,
+# which may name a ring lost in a restore) waits as long but then gets the ring, never a 304
+for inm in "$tag" '"v1"'; do
+    want=$([ "$inm" = "$tag" ] && echo 304 || echo 200)
+    start=$(date +%s%N)
+    check "wait timeout with $inm" "$want" "$(req GET '/v1/clusters/lp/ring?wait=1' -H "If-None-Match: $inm")"
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    if [ "$ms" -ge 900 ] && [ "$ms" -lt 5000 ]; then ok; else bad "wait=1 with $inm took ${ms} ms"; fi
+done
 
 # 200 clients wait at once on 2 worker threads
 pids=()
 for i in $(seq 1 200); do
-    curl -s -o /dev/null -w '%{http_code}\n' --max-time 70 -H 'If-None-Match: "v1"' \
+    curl -s -o /dev/null -w '%{http_code}\n' --max-time 70 -H "If-None-Match: $tag" \
         "$BASE/v1/clusters/lp/ring?wait=30" >"$TMP/wait.$i" &
     pids+=($!)
 done

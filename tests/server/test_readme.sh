@@ -16,9 +16,9 @@ code=$?
 check "walkthrough runs" 0 "$code"
 [ "$code" -eq 0 ] || cat "$TMP/walk.out"
 has "walkthrough shows the plan table" "$TMP/walk.out" "moved"
-has "walkthrough shows the ETag" "$TMP/walk.out" 'ETag: "v2"'
+has "walkthrough shows the ETag" "$TMP/walk.out" 'ETag: "v2.'
 has "walkthrough gets a 304" "$TMP/walk.out" "304"
 check "the revert is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
-has "ring is v3" "$TMP/headers" 'ETag: "v3"'
+has "ring is v3" "$TMP/headers" 'ETag: "v3.'
 rk_stop
 finish
