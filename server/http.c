@@ -158,6 +158,18 @@ static const char *query_of(const rkd_request *req, const char *name)
     return MHD_lookup_connection_value(req->ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* MHD sends a shared body from where it is (no copy per connection, however slowly the client
+ * reads) and drops the hold when it frees the response. */
+static struct MHD_Response *make_response(rkd_response *r)
+{
+    if (r->body_owner)
+        return MHD_create_response_from_buffer_with_free_callback_cls(
+            r->body_len, r->body, r->body_release, r->body_owner);
+    if (r->body)
+        return MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE);
+    return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+}
+
 /* `close`: the connection is closed after this answer (its framing cannot be trusted). */
 static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rkd_response *r,
                                      int close)
@@ -168,14 +180,13 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
             len--;
         snprintf(st->why, sizeof st->why, " %.*s", (int)len, r->body);
     }
-    struct MHD_Response *m =
-        r->body ? MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE)
-                : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *m = make_response(r);
     if (!m) {
         rkd_response_clear(r);
         return MHD_NO;
     }
-    r->body = NULL; /* the MHD response owns it now */
+    r->body = NULL; /* the MHD response owns it, or the hold on its owner, now */
+    r->body_owner = NULL;
     if (r->content_type)
         MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
     if (r->etag[0])
