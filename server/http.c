@@ -219,8 +219,9 @@ static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int s
 
 typedef struct framing {
     int content_length, transfer_encoding, authorization, host; /* lines of each */
-    const char *field;                                          /* the header to blame, or NULL */
-    const char *why;                                            /* and why */
+    uintptr_t authz, authz_end, next_key; /* Authorization's value, its end, the next line's key */
+    const char *field;                    /* the header to blame, or NULL */
+    const char *why;                      /* and why */
 } framing;
 
 static int all_digits(const char *s)
@@ -242,7 +243,7 @@ static enum MHD_Result see_header(void *cls, enum MHD_ValueKind kind, const char
                                   size_t key_size, const char *value, size_t value_size)
 {
     framing *f = cls;
-    (void)kind, (void)key_size, (void)value_size;
+    (void)kind, (void)key_size;
     if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
         if (f->content_length++ || !all_digits(value))
             blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "must be given once, as a number of bytes");
@@ -252,19 +253,45 @@ static enum MHD_Result see_header(void *cls, enum MHD_ValueKind kind, const char
     } else if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0) {
         if (f->authorization++)
             blame(f, MHD_HTTP_HEADER_AUTHORIZATION, "must be given once");
+        f->authz = (uintptr_t)value, f->authz_end = (uintptr_t)value + value_size;
     } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0 && f->host++) {
         blame(f, MHD_HTTP_HEADER_HOST, "must be given once");
     }
+    if (f->authz && (uintptr_t)key > f->authz && (!f->next_key || (uintptr_t)key < f->next_key))
+        f->next_key = (uintptr_t)key;
     return MHD_YES;
+}
+
+/* "Bearer <token>\0junk": libmicrohttpd 0.9.75 gives the value, and its size, up to the NUL, so a
+ * proxy that checked the whole value and this server would read different tokens. Its parser works
+ * in place: the header block (from the method on) holds each line with its CR LF replaced by NULs,
+ * so the bytes from the value's end to the next line's key (or the block's end) are NULs, CR, LF
+ * or blanks unless the value went on past a NUL. Only bytes inside the block are read. */
+static int nul_in_authorization(struct MHD_Connection *c, const char *method, const framing *f)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    uintptr_t start = (uintptr_t)method, end = info ? start + info->header_size : start;
+    if (!f->authz || f->authz < start || f->authz_end >= end)
+        return 0;
+    if (f->next_key && f->next_key < end)
+        end = f->next_key;
+    for (const char *p = (const char *)f->authz_end; (uintptr_t)p < end; p++) {
+        if (!strchr("\r\n \t", *p)) /* strchr finds the NUL too */
+            return 1;
+    }
+    return 0;
 }
 
 /* Finds what a proxy and this server could read as different requests (request smuggling): two
  * lengths, a length and chunks, a coding libmicrohttpd would not decode, a second Authorization
  * that something in front may have checked instead of the first. */
-static framing check_framing(struct MHD_Connection *c, const char *version)
+static framing check_framing(struct MHD_Connection *c, const char *method, const char *version)
 {
     framing f = {0};
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, see_header, &f);
+    if (nul_in_authorization(c, method, &f))
+        blame(&f, MHD_HTTP_HEADER_AUTHORIZATION, "must not hold a NUL byte");
     if (f.content_length && f.transfer_encoding)
         blame(&f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "must not come with Content-Length");
     if (!f.host && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
@@ -340,7 +367,7 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     snprintf(st->author, sizeof st->author, "-");
     *req_cls = st;
     atomic_fetch_add(&h->inflight, 1);
-    framing f = check_framing(c, version);
+    framing f = check_framing(c, method, version);
     refuse_body(&f, c, method);
     if (f.field)
         return send_bad_framing(c, st, &f);

@@ -4,7 +4,8 @@
 #   server's RSS grows by less than 100 MiB while they wait (before: +1.6 GiB, one copy each) and is
 #   back within 64 MiB of its start once they close (before: the copies stayed);
 # - a client that never reads is cut after --idle-timeout;
-# - a second GET of a big version is answered from the cache (ringkeeper_document_cache_hits_total).
+# - a second GET of a big version is answered from the cache (ringkeeper_document_cache_hits_total);
+# - a NUL in Authorization is refused with 400 (libmicrohttpd cuts the value there).
 # usage: test_shared_bodies.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 RAW="$(dirname "$0")/raw_http.py"
@@ -99,6 +100,18 @@ check "publish v2" 201 "$(req POST '/v1/clusters/big/versions?activate=true' \
     -H "Authorization: Bearer $TOKEN" --data-binary "$(topo 3)")"
 check "GET version 1 after v2 was activated" 200 "$(req GET /v1/clusters/big/versions/1)"
 has "version 1 is retired now" "$TMP/body" '"state":"retired"'
+
+# ---- a NUL in Authorization ----
+printf 'POST /v1/clusters/n/versions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\0junk\r\nContent-Length: 2\r\n\r\n{}' \
+    "$TOKEN" | "$RAW" "$PORT" --wait 3 >"$TMP/answer"
+check "NUL in Authorization: 400" "HTTP/1.1 400 Bad Request" "$(head -1 "$TMP/answer" | tr -d '\r')"
+has "NUL in Authorization: named" "$TMP/answer" '"field":"Authorization"'
+check "NUL in Authorization: closed" "--closed" "$(tail -1 "$TMP/answer")"
+printf 'POST /v1/clusters/n/versions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 2\r\n\r\n{}' \
+    "$TOKEN" | "$RAW" "$PORT" --wait 3 >"$TMP/answer"
+check "without the NUL the token passes (400 for the body)" "HTTP/1.1 400 Bad Request" \
+    "$(head -1 "$TMP/answer" | tr -d '\r')"
+has "without the NUL: the body is blamed" "$TMP/answer" '"code":"invalid_topology"'
 
 rk_stop
 check "stopped by SIGTERM" 0 "$STOP_CODE"
