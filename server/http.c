@@ -710,9 +710,9 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
                                    : "cannot listen on %.100s: the address is in use or not of "
                                      "this machine",
                      cfg->listen);
+        pool_free(h); /* before MHD stops, as in rkd_http_stop */
         if (h->d)
             MHD_stop_daemon(h->d);
-        pool_free(h);
         pthread_mutex_destroy(&h->mu);
         pthread_cond_destroy(&h->cv);
         free(h);
