@@ -979,20 +979,28 @@ static int acked_close(load_ctx *x)
     return rc;
 }
 
+/* Runs the workers with the acknowledgement file open: 0, or -1 when it cannot be opened. */
+static int run_acked(load_ctx *x, int *failures)
+{
+    if (acked_open(x) != 0)
+        return -1;
+    if (run_workers(x) != 0)
+        fail(failures, "not every thread could be started");
+    if (acked_close(x) != 0)
+        fail(failures, "writing %s failed", x->acked_path);
+    return 0;
+}
+
 static int cmd_mixed(load_ctx *x)
 {
     int failures = 0;
-    if (acked_open(x) != 0)
-        return 1;
     printf("rk_load mixed: %s cluster %s, %ld s, %ld readers, %ld pollers, %ld publishers "
            "(pausing %d s of every %d), server pid %ld\n",
            x->url, x->cluster, x->seconds, x->readers, x->pollers, x->publishers, QUIET_S,
            QUIET_EVERY_S, x->pid);
     fflush(stdout);
-    if (run_workers(x) != 0)
-        fail(&failures, "not every thread could be started");
-    if (acked_close(x) != 0)
-        fail(&failures, "writing %s failed", x->acked_path);
+    if (run_acked(x, &failures) != 0)
+        return 1;
     report_kinds(x);
     printf("versions: %llu publishes acknowledged, %llu activations acknowledged (highest %llu), "
            "%llu activations overtaken (409)\n",
@@ -1025,12 +1033,8 @@ static int cmd_storm(load_ctx *x)
     int failures = 0;
     x->storm = true;
     x->readers = x->pollers = x->pid = 0;
-    if (acked_open(x) != 0)
+    if (run_acked(x, &failures) != 0)
         return 1;
-    if (run_workers(x) != 0)
-        fail(&failures, "not every thread could be started");
-    if (acked_close(x) != 0)
-        fail(&failures, "writing %s failed", x->acked_path);
     kind_stats *s = &x->stats[K_PUBLISH];
     printf("rk_load storm: %llu publishes acknowledged, %llu with activation, %llu unanswered\n",
            (unsigned long long)x->published, (unsigned long long)x->activated,
@@ -1058,12 +1062,8 @@ static int cmd_probe(load_ctx *x)
 {
     int failures = 0;
     x->readers = x->pollers = 0, x->publishers = x->probers = 1;
-    if (acked_open(x) != 0)
+    if (run_acked(x, &failures) != 0)
         return 1;
-    if (run_workers(x) != 0)
-        fail(&failures, "not every thread could be started");
-    if (acked_close(x) != 0)
-        fail(&failures, "writing %s failed", x->acked_path);
     report_kinds(x);
     check_kinds(x, &failures);
     probe_check(x, &failures);
