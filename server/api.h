@@ -32,17 +32,20 @@ typedef struct rkd_request {
 #define RKD_ETAG_MAX    48 /* "v<19 digits>.<16 hex digits>" with quotes and NUL */
 #define RKD_CLUSTER_MAX 64
 
-/* What to answer. The body is owned by the response: rkd_response_clear frees it. */
+/* What to answer. The body is owned by the response: rkd_response_clear frees it, or releases
+ * its owner when it is shared. */
 typedef struct rkd_response {
-    int status;               /* HTTP status */
-    char *body;               /* malloc'd, or NULL for none */
-    size_t body_len;          /* its length */
-    const char *content_type; /* static string */
-    const char *route;        /* static route pattern for metrics and logs */
-    char etag[RKD_ETAG_MAX];  /* "\"v4.<store id>\"", or "" for none */
-    char location[160];       /* Location header, or "" */
-    const char *allow;        /* Allow header (405), static, or NULL */
-    unsigned wait_seconds;    /* > 0: hold the request (long poll), then call again resumed */
+    int status;       /* HTTP status */
+    char *body;       /* malloc'd, or shared (read-only) when body_owner is set; or NULL */
+    size_t body_len;  /* its length */
+    void *body_owner; /* a hold on what keeps a shared body alive, or NULL */
+    void (*body_release)(void *owner); /* drops that hold */
+    const char *content_type;          /* static string */
+    const char *route;                 /* static route pattern for metrics and logs */
+    char etag[RKD_ETAG_MAX];           /* "\"v4.<store id>\"", or "" for none */
+    char location[160];                /* Location header, or "" */
+    const char *allow;                 /* Allow header (405), static, or NULL */
+    unsigned wait_seconds; /* > 0: hold the request (long poll), then call again resumed */
     char wait_cluster[RKD_CLUSTER_MAX]; /* ... woken early by an activation of this cluster */
 } rkd_response;
 
@@ -75,7 +78,7 @@ void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg);
  * errors carry the JSON error object of SPEC section 4. */
 void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp);
 
-/* Frees the body and zeroes the response. */
+/* Frees (or releases) the body and zeroes the response. */
 void rkd_response_clear(rkd_response *resp);
 
 /* Makes `resp` the error `status` with body {"error": {"code", "message", "field"?}} (SPEC section

@@ -158,6 +158,7 @@ static rkd_entry *entry_new(rkd_cache *c, const char *cluster, int64_t key, int6
     e->value = value;
     e->size = size;
     e->refs = 1;
+    e->cache = c;
     return e;
 }
 
@@ -187,6 +188,12 @@ void rkd_cache_release(rkd_cache *c, rkd_entry *e)
         entry_free(c, e);
 }
 
+void rkd_entry_release(void *entry)
+{
+    rkd_entry *e = entry;
+    rkd_cache_release(e->cache, e);
+}
+
 void rkd_cache_raise(rkd_cache *c, const char *cluster, int64_t key, int64_t tag)
 {
     pthread_mutex_lock(&c->lock);
@@ -194,5 +201,17 @@ void rkd_cache_raise(rkd_cache *c, const char *cluster, int64_t key, int64_t tag
     if (i < c->max_entries && c->slots[i]->tag < tag)
         drop_slot_locked(c, i);
     c->gen++; /* loads that began before this may be older than `tag`: keep them out */
+    pthread_mutex_unlock(&c->lock);
+}
+
+void rkd_cache_forget(rkd_cache *c, const char *cluster, int64_t min_key)
+{
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->max_entries; i++) {
+        rkd_entry *e = c->slots[i];
+        if (e && e->key >= min_key && strcmp(e->cluster, cluster) == 0)
+            drop_slot_locked(c, i);
+    }
+    c->gen++;
     pthread_mutex_unlock(&c->lock);
 }

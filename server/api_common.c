@@ -13,19 +13,39 @@
 
 /* ---- Responses ---- */
 
+/* Frees the body, or drops the hold on its owner when it is shared. */
+static void drop_body(rkd_response *resp)
+{
+    if (resp->body_owner)
+        resp->body_release(resp->body_owner);
+    else
+        free(resp->body);
+    resp->body = NULL;
+    resp->body_owner = NULL;
+    resp->body_release = NULL;
+}
+
 void rkd_response_clear(rkd_response *resp)
 {
-    free(resp->body);
+    drop_body(resp);
     memset(resp, 0, sizeof *resp);
 }
 
 void rkd_set_body(rkd_response *resp, int status, const char *ctype, char *body, size_t len)
 {
-    free(resp->body);
+    drop_body(resp);
     resp->status = status;
     resp->content_type = ctype;
     resp->body = body;
     resp->body_len = len;
+}
+
+void rkd_set_shared_body(rkd_response *resp, int status, const char *ctype, const char *body,
+                         size_t len, void (*release)(void *owner), void *owner)
+{
+    rkd_set_body(resp, status, ctype, (char *)body, len); /* read-only from here on: see api.h */
+    resp->body_owner = owner;
+    resp->body_release = release;
 }
 
 /* Last resort when even an error body cannot be built. */

@@ -54,6 +54,7 @@ typedef struct rkd_entry {
     void *value;                   /* owned by the entry; read-only while held; never NULL */
     size_t size;                   /* bytes counted against the cache's budget */
     unsigned refs;                 /* private: holders, the table's own hold included */
+    rkd_cache *cache;              /* private: where it belongs, for rkd_entry_release */
     uint64_t used;                 /* private: LRU clock of the last get or put */
 } rkd_entry;
 
@@ -78,6 +79,12 @@ rkd_entry *rkd_cache_put(rkd_cache *c, const char *cluster, int64_t key, int64_t
 
 /* Drops a hold; frees the value when it was the last one. NULL is fine. */
 void rkd_cache_release(rkd_cache *c, rkd_entry *e);
+/* The same for an entry (`void *` so that it can be a response's body_release). */
+void rkd_entry_release(void *entry);
+
+/* Forgets every entry of `cluster` whose key is at least `min_key`, and moves the generation on so
+ * that values loaded before this call are not kept in their place. */
+void rkd_cache_forget(rkd_cache *c, const char *cluster, int64_t min_key);
 
 /* Declares that (cluster, key) is now at least `tag`: forgets an older value there, and moves the
  * generation on so that values loaded before this call are not kept in its place. */
@@ -128,6 +135,10 @@ void rkd_h_plan(rkd_call *c);          /* api_plan.c */
 
 /* Makes `resp` a `status` answer of `ctype` (static) with `body` (stolen, `len` bytes). */
 void rkd_set_body(rkd_response *resp, int status, const char *ctype, char *body, size_t len);
+/* The same with a shared `body` that `owner` keeps alive: the response takes the caller's hold on
+ * `owner` and drops it with release(owner) once the body is sent (no copy per connection). */
+void rkd_set_shared_body(rkd_response *resp, int status, const char *ctype, const char *body,
+                         size_t len, void (*release)(void *owner), void *owner);
 /* The fixed 500 body, for when even an error body cannot be built. */
 void rkd_out_of_memory(rkd_response *resp);
 /* Answers `doc` (stolen) as JSON with `status`. */
@@ -157,9 +168,9 @@ int rkd_query_bool(rkd_call *c, const char *name, int *out);
  * it names another store id (the version it names is from before a restore). */
 int rkd_if_match(rkd_call *c, int64_t *version);
 
-/* ---- api_ring.c: the active document cache ---- */
+/* ---- api_ring.c: the document cache ---- */
 
-/* The serialized active version document of a cluster, as cached. */
+/* A serialized version document (the active one of a cluster, or a version's), as cached. */
 typedef struct rkd_active_doc {
     int64_t version; /* which version it is */
     size_t len;      /* bytes in body */
@@ -169,6 +180,14 @@ typedef struct rkd_active_doc {
 /* The active document of `cluster`, held (rkd_cache_release on app->docs): from the cache, else
  * from the store; NULL with *rc and err set. */
 rkd_entry *rkd_active_entry(rkd_app *app, const char *cluster, int *rc, rk_error *err);
+
+/* The document of `version` of `cluster`, held, likewise (same cache, keyed by the version). */
+rkd_entry *rkd_version_entry(rkd_app *app, const char *cluster, int64_t version, int *rc,
+                             rk_error *err);
+
+/* Answers 200 with the document of held entry `e` (the hold is taken over): shared with the cache
+ * and every other connection sending it, released once sent. */
+void rkd_answer_doc(rkd_response *resp, rkd_entry *e);
 
 /* The store's watch callback (`arg` is the app): refreshes the cache and the metrics after an
  * activation, then calls the activation hook. */

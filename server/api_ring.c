@@ -9,45 +9,90 @@
 
 #define WAIT_MAX_SECONDS 60
 
-/* Loads the active version of `cluster` from the store, serializes it and caches it; held entry
- * or NULL with rc and err set. */
-static rkd_entry *load_active(rkd_app *app, const char *cluster, int *rc, rk_error *err)
+/* Serializes the document of `v` and caches it under (cluster, key) unless the cache moved past
+ * `gen`; held entry, or NULL with *rc set. */
+static rkd_entry *cache_doc(rkd_app *app, const rkd_store_version *v, int64_t key, uint64_t gen,
+                            int *rc)
 {
-    rkd_store_version *v = NULL;
-    uint64_t gen = rkd_cache_gen(app->docs);
     char *body = NULL;
     size_t len = 0;
-    *rc = rkd_store_get_active(app->store, cluster, &v, err);
-    if (*rc != RK_OK)
-        return NULL;
-    int64_t version = v->version;
     *rc = rkd_json_dump(rkd_version_json(v, 1), &body, &len);
-    rkd_store_version_free(v);
     rkd_active_doc *doc = *rc == RK_OK ? malloc(sizeof *doc + len + 1) : NULL;
     if (!doc) {
         free(body);
         *rc = RK_ENOMEM;
         return NULL;
     }
-    doc->version = version;
+    doc->version = v->version;
     doc->len = len;
     memcpy(doc->body, body, len + 1);
     free(body);
-    rkd_entry *e = rkd_cache_put(app->docs, cluster, 0, version, doc, sizeof *doc + len, gen);
+    rkd_entry *e =
+        rkd_cache_put(app->docs, v->cluster, key, v->version, doc, sizeof *doc + len, gen);
     *rc = e ? RK_OK : RK_ENOMEM;
+    return e;
+}
+
+/* Loads the active version of `cluster` from the store, serializes it and caches it; held entry
+ * or NULL with rc and err set. */
+static rkd_entry *load_active(rkd_app *app, const char *cluster, int *rc, rk_error *err)
+{
+    rkd_store_version *v = NULL;
+    uint64_t gen = rkd_cache_gen(app->docs);
+    *rc = rkd_store_get_active(app->store, cluster, &v, err);
+    if (*rc != RK_OK)
+        return NULL;
+    rkd_entry *e = cache_doc(app, v, 0, gen, rc);
+    rkd_store_version_free(v);
+    return e;
+}
+
+/* The cached entry of (cluster, key), counted as a hit, or NULL. */
+static rkd_entry *cached(rkd_app *app, const char *cluster, int64_t key)
+{
+    rkd_entry *e = rkd_cache_get(app->docs, cluster, key);
+    if (e)
+        rkd_count(app, RKD_COUNT_DOC_CACHE_HITS);
     return e;
 }
 
 /* The active document of `cluster`, held: from the cache, else from the store. */
 rkd_entry *rkd_active_entry(rkd_app *app, const char *cluster, int *rc, rk_error *err)
 {
-    rkd_entry *e = rkd_cache_get(app->docs, cluster, 0);
+    rkd_entry *e = cached(app, cluster, 0);
     *rc = RK_OK;
     return e ? e : load_active(app, cluster, rc, err);
 }
 
+/* Keyed by the version (the active document has key 0). A version's document changes only with its
+ * state, at an activation of its cluster, which forgets them all (rkd_on_activation). */
+rkd_entry *rkd_version_entry(rkd_app *app, const char *cluster, int64_t version, int *rc,
+                             rk_error *err)
+{
+    rkd_entry *e = cached(app, cluster, version);
+    if (e) {
+        *rc = RK_OK;
+        return e;
+    }
+    rkd_store_version *v = NULL;
+    uint64_t gen = rkd_cache_gen(app->docs);
+    *rc = rkd_store_get(app->store, cluster, version, &v, err);
+    if (*rc != RK_OK)
+        return NULL;
+    e = cache_doc(app, v, version, gen, rc);
+    rkd_store_version_free(v);
+    return e;
+}
+
+void rkd_answer_doc(rkd_response *resp, rkd_entry *e)
+{
+    const rkd_active_doc *doc = e->value;
+    rkd_set_shared_body(resp, 200, RKD_CT_JSON, doc->body, doc->len, rkd_entry_release, e);
+}
+
 /* The store's watch callback: runs after every activation this store handle commits. Forgets
- * the older document (and any load of it still in flight), then loads the new one before the hook
+ * the older document (and any load of it still in flight) and the cluster's version documents
+ * (their states changed), then loads the new one before the hook
  * wakes long polls, so that they find it cached instead of all reading the database at once. */
 void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t seq)
 {
@@ -58,6 +103,7 @@ void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t
     if (app->metrics)
         rkd_metrics_active_version(app->metrics, cluster, version);
     rkd_cache_raise(app->docs, cluster, 0, version);
+    rkd_cache_forget(app->docs, cluster, 1);
     rkd_cache_release(app->docs, load_active(app, cluster, &rc, NULL));
     pthread_mutex_lock(&app->hook_mu);
     rkd_activation_fn hook = app->hook;
@@ -86,18 +132,6 @@ static tag_match if_none_match(rkd_call *c, const rkd_active_doc *doc)
     return strcmp(id, rkd_store_id(c->app->store)) == 0 ? TAG_SAME : TAG_OTHER;
 }
 
-/* Answers 200 with a copy of a cached document (the cache keeps its own). */
-static void answer_copy(rkd_response *resp, const rkd_active_doc *doc)
-{
-    char *body = malloc(doc->len + 1);
-    if (!body) {
-        rkd_out_of_memory(resp);
-        return;
-    }
-    memcpy(body, doc->body, doc->len + 1);
-    rkd_set_body(resp, 200, RKD_CT_JSON, body, doc->len);
-}
-
 void rkd_h_ring(rkd_call *c)
 {
     int64_t wait = 0;
@@ -121,7 +155,8 @@ void rkd_h_ring(rkd_call *c)
     } else if (match == TAG_SAME) {
         c->resp->status = 304;
     } else {
-        answer_copy(c->resp, doc);
+        rkd_answer_doc(c->resp, e); /* shared, not copied: it holds the entry until sent */
+        return;
     }
     rkd_cache_release(c->app->docs, e);
 }

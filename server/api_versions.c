@@ -74,17 +74,17 @@ void rkd_h_list_versions(rkd_call *c)
     rkd_store_version_list_free(&list);
 }
 
+/* From the document cache: a big version costs its serialization once, not on every GET. */
 void rkd_h_get_version(rkd_call *c)
 {
-    rkd_store_version *v = NULL;
     rk_error err = {0};
-    int rc = rkd_store_get(c->app->store, c->cluster, c->version, &v, &err);
-    if (rc != RK_OK) {
+    int rc = RK_OK;
+    rkd_entry *e = rkd_version_entry(c->app, c->cluster, c->version, &rc, &err);
+    if (!e) {
         rkd_fail(c, rc, &err);
         return;
     }
-    answer_version(c, 200, v);
-    rkd_store_version_free(v);
+    rkd_answer_doc(c->resp, e);
 }
 
 void rkd_h_activate(rkd_call *c)

@@ -16,6 +16,12 @@
  * rk_load storm  --url URL --cluster C --seconds S --acked FILE [--publishers N]
  *   Publishes (half with ?activate=true) as fast as it can until S seconds pass or the server stops
  *   answering (it is being killed: each publisher stops quietly at its first unanswered request).
+ * rk_load probe  --url URL --cluster C --seconds S --acked FILE
+ *   What a client sees while the server is under attack (test_load.sh runs attackers.py meanwhile):
+ *   one thread GETs /healthz every PROBE_EVERY_MS on a kept-alive connection, one publisher
+ *   publishes as in mixed. Fails unless every answer is 2xx (409 to an overtaken activation
+ *   allowed), /healthz p99 stays under PROBE_HEALTH_P99_MS and every publish under
+ *   PROBE_PUBLISH_MAX_MS.
  * rk_load verify --url URL --cluster C --acked FILE
  *   Lists every version of C: the numbers must be exactly 1..latest; every acknowledged version
  *   in FILE must be there with the same fingerprint; the active version must be at least the
@@ -40,29 +46,32 @@
 #include <jansson.h>
 #include <pthread.h>
 
-#define MAX_WORKERS       64         /* per role */
-#define MAX_SECONDS       3600       /* longest run */
-#define MAX_LOOPS         100000000L /* bound on any worker's loop (time ends it first) */
-#define REQ_TIMEOUT_S     20         /* a plain request; a long poll gets its wait on top */
-#define CONNECT_TIMEOUT_S 5          /* loopback: a connect either works at once or not */
-#define POLL_WAIT_S       10         /* ?wait= of even pollers (odd ones: 1), cut at the end */
-#define QUIET_EVERY_S     10         /* mixed: publishers pause QUIET_S of every QUIET_EVERY_S s, */
-#define QUIET_S           2          /* so long polls are also held, and 1 s ones time out (304) */
-#define EARLY_MARGIN_US   200000     /* a 304 this much before the end of its wait is "early" */
-#define BODY_MAX          (64L << 20) /* largest response body kept (a page of 1000 versions) */
-#define PAGE_LIMIT        1000        /* versions per listing page, the API's maximum */
-#define MAX_VERSIONS      (1L << 22)  /* largest cluster verify handles */
-#define FP_LEN            16          /* hex digits of a fingerprint */
-#define HIST_BUCKETS      240         /* latency: 16 exact µs, then 8 per power of two */
-#define RSS_SLACK_PCT     10          /* RSS bound: see rss_check */
-#define RSS_SLACK_KB      (4L * 1024) /* RSS bound: see rss_check */
-#define TOPO_MAX          2048        /* a publisher's JSON topology */
-#define URL_MAX           1024
+#define MAX_WORKERS          64         /* per role */
+#define MAX_SECONDS          3600       /* longest run */
+#define MAX_LOOPS            100000000L /* bound on any worker's loop (time ends it first) */
+#define REQ_TIMEOUT_S        20         /* a plain request; a long poll gets its wait on top */
+#define CONNECT_TIMEOUT_S    5          /* loopback: a connect either works at once or not */
+#define POLL_WAIT_S          10         /* ?wait= of even pollers (odd ones: 1), cut at the end */
+#define QUIET_EVERY_S        10     /* mixed: publishers pause QUIET_S of every QUIET_EVERY_S s, */
+#define QUIET_S              2      /* so long polls are also held, and 1 s ones time out (304) */
+#define EARLY_MARGIN_US      200000 /* a 304 this much before the end of its wait is "early" */
+#define BODY_MAX             (64L << 20) /* largest response body kept (a page of 1000 versions) */
+#define PAGE_LIMIT           1000        /* versions per listing page, the API's maximum */
+#define MAX_VERSIONS         (1L << 22)  /* largest cluster verify handles */
+#define FP_LEN               16          /* hex digits of a fingerprint */
+#define HIST_BUCKETS         240         /* latency: 16 exact µs, then 8 per power of two */
+#define RSS_SLACK_PCT        10          /* RSS bound: see rss_check */
+#define RSS_SLACK_KB         (4L * 1024) /* RSS bound: see rss_check */
+#define TOPO_MAX             2048        /* a publisher's JSON topology */
+#define URL_MAX              1024
+#define PROBE_EVERY_MS       20   /* probe: one GET /healthz per this many ms */
+#define PROBE_HEALTH_P99_MS  100  /* probe: bound on the p99 of /healthz */
+#define PROBE_PUBLISH_MAX_MS 1000 /* probe: bound on every publish */
 
 typedef _Atomic uint64_t counter;
 
-enum kind { K_READ, K_POLL, K_PUBLISH, K_ACTIVATE, K_COUNT };
-static const char *const kind_names[K_COUNT] = {"read", "poll", "publish", "activate"};
+enum kind { K_READ, K_POLL, K_PUBLISH, K_ACTIVATE, K_HEALTH, K_COUNT };
+static const char *const kind_names[K_COUNT] = {"read", "poll", "publish", "activate", "healthz"};
 
 /* The answers to one kind of request, counted by every thread of that kind. */
 typedef struct kind_stats {
@@ -87,6 +96,7 @@ typedef struct load_ctx {
     long readers;           /* GET /ring threads */
     long pollers;           /* GET /ring?wait threads */
     long publishers;        /* POST .../versions threads */
+    long probers;           /* GET /healthz threads (probe) */
     long pid;               /* ringkeeperd, for VmRSS; 0: not sampled */
     bool storm;             /* storm: stop at the first unanswered request, no 3-way split */
     double start, deadline; /* CLOCK_MONOTONIC seconds */
@@ -600,6 +610,27 @@ static void *poller_main(void *arg)
     return NULL;
 }
 
+/* GET /healthz every PROBE_EVERY_MS until the deadline. */
+static void *health_main(void *arg)
+{
+    worker *w = arg;
+    load_ctx *x = w->ctx;
+    char url[URL_MAX];
+    conn c;
+    snprintf(url, sizeof url, "%s/healthz", x->url);
+    if (conn_init(&c, false) != 0) {
+        atomic_fetch_add(&x->stats[K_HEALTH].transport, 1);
+        return NULL;
+    }
+    request r = {.method = "GET", .url = url, .timeout_s = REQ_TIMEOUT_S};
+    for (long i = 0; i < MAX_LOOPS && !time_is_up(x); i++) {
+        timed(x, K_HEALTH, &c, &r);
+        sleep_ms(PROBE_EVERY_MS);
+    }
+    conn_deinit(&c);
+    return NULL;
+}
+
 /* VmRSS of pid in KiB; 0 when it cannot be read. */
 static long read_rss_kb(long pid)
 {
@@ -839,23 +870,24 @@ static void workers_join(worker *ws, long n)
             pthread_join(ws[i].thread, NULL);
 }
 
-/* Runs readers, pollers, publishers and (with a pid) the RSS sampler until the deadline. -1 when
- * a thread could not be started. */
+/* Runs readers, pollers, publishers, probers and (with a pid) the RSS sampler until the deadline.
+ * -1 when a thread could not be started. */
 static int run_workers(load_ctx *x)
 {
-    static const worker_fn fns[] = {reader_main, poller_main, publisher_main};
-    const long counts[] = {x->readers, x->pollers, x->publishers};
-    worker ws[3][MAX_WORKERS], sampler = {.ctx = x};
+    static const worker_fn fns[] = {reader_main, poller_main, publisher_main, health_main};
+    enum { ROLES = sizeof fns / sizeof fns[0] };
+    const long counts[ROLES] = {x->readers, x->pollers, x->publishers, x->probers};
+    worker ws[ROLES][MAX_WORKERS], sampler = {.ctx = x};
     long started = 0, wanted = 0;
     x->start = now_s();
     x->deadline = x->start + (double)x->seconds;
-    for (int role = 0; role < 3; role++) {
+    for (int role = 0; role < ROLES; role++) {
         started += workers_start(x, ws[role], counts[role], fns[role]);
         wanted += counts[role];
     }
     if (x->pid > 0)
         sampler.started = pthread_create(&sampler.thread, NULL, sampler_main, &sampler) == 0;
-    for (int role = 0; role < 3; role++)
+    for (int role = 0; role < ROLES; role++)
         workers_join(ws[role], counts[role]);
     if (sampler.started)
         pthread_join(sampler.thread, NULL);
@@ -870,6 +902,8 @@ static void report_kinds(load_ctx *x)
         kind_stats *s = &x->stats[k];
         uint64_t n = s->ok + s->not_modified + s->expected_4xx + s->bad_4xx + s->server_err +
                      s->other + s->transport;
+        if (n == 0)
+            continue; /* a kind this mode does not send */
         printf("%-9s %9llu %8.1f %9llu %8llu %7llu %7llu %5llu %9llu %8.2f %8.2f %8.2f\n",
                kind_names[k], (unsigned long long)n, (double)n / (double)x->seconds,
                (unsigned long long)s->ok, (unsigned long long)s->not_modified,
@@ -953,20 +987,28 @@ static int acked_close(load_ctx *x)
     return rc;
 }
 
+/* Runs the workers with the acknowledgement file open: 0, or -1 when it cannot be opened. */
+static int run_acked(load_ctx *x, int *failures)
+{
+    if (acked_open(x) != 0)
+        return -1;
+    if (run_workers(x) != 0)
+        fail(failures, "not every thread could be started");
+    if (acked_close(x) != 0)
+        fail(failures, "writing %s failed", x->acked_path);
+    return 0;
+}
+
 static int cmd_mixed(load_ctx *x)
 {
     int failures = 0;
-    if (acked_open(x) != 0)
-        return 1;
     printf("rk_load mixed: %s cluster %s, %ld s, %ld readers, %ld pollers, %ld publishers "
            "(pausing %d s of every %d), server pid %ld\n",
            x->url, x->cluster, x->seconds, x->readers, x->pollers, x->publishers, QUIET_S,
            QUIET_EVERY_S, x->pid);
     fflush(stdout);
-    if (run_workers(x) != 0)
-        fail(&failures, "not every thread could be started");
-    if (acked_close(x) != 0)
-        fail(&failures, "writing %s failed", x->acked_path);
+    if (run_acked(x, &failures) != 0)
+        return 1;
     report_kinds(x);
     printf("versions: %llu publishes acknowledged, %llu activations acknowledged (highest %llu), "
            "%llu activations overtaken (409)\n",
@@ -999,17 +1041,41 @@ static int cmd_storm(load_ctx *x)
     int failures = 0;
     x->storm = true;
     x->readers = x->pollers = x->pid = 0;
-    if (acked_open(x) != 0)
+    if (run_acked(x, &failures) != 0)
         return 1;
-    if (run_workers(x) != 0)
-        fail(&failures, "not every thread could be started");
-    if (acked_close(x) != 0)
-        fail(&failures, "writing %s failed", x->acked_path);
     kind_stats *s = &x->stats[K_PUBLISH];
     printf("rk_load storm: %llu publishes acknowledged, %llu with activation, %llu unanswered\n",
            (unsigned long long)x->published, (unsigned long long)x->activated,
            (unsigned long long)s->transport);
     check_kinds(x, &failures);
+    return failures ? 1 : 0;
+}
+
+/* Latency bounds of the probe: p99 of /healthz, the slowest publish. */
+static void probe_check(load_ctx *x, int *failures)
+{
+    uint64_t p99 = hist_percentile(&x->stats[K_HEALTH], 0.99);
+    uint64_t slowest = atomic_load(&x->stats[K_PUBLISH].max_us);
+    if (p99 >= PROBE_HEALTH_P99_MS * 1000u)
+        fail(failures, "/healthz p99 %.1f ms (bound %d ms)", (double)p99 / 1e3,
+             PROBE_HEALTH_P99_MS);
+    if (slowest >= PROBE_PUBLISH_MAX_MS * 1000u)
+        fail(failures, "a publish took %.1f ms (bound %d ms)", (double)slowest / 1e3,
+             PROBE_PUBLISH_MAX_MS);
+    if (x->published == 0 || x->stats[K_HEALTH].ok == 0)
+        fail(failures, "nothing was published or no /healthz answered: the run proves nothing");
+}
+
+static int cmd_probe(load_ctx *x)
+{
+    int failures = 0;
+    x->readers = x->pollers = 0, x->publishers = x->probers = 1;
+    if (run_acked(x, &failures) != 0)
+        return 1;
+    report_kinds(x);
+    check_kinds(x, &failures);
+    probe_check(x, &failures);
+    printf("%s\n", failures ? "rk_load probe: FAILED" : "rk_load probe: all checks passed");
     return failures ? 1 : 0;
 }
 
@@ -1047,6 +1113,7 @@ static int usage(void)
             "                      [--readers N] [--pollers N] [--publishers N] [--pid PID]\n"
             "       rk_load storm  --url URL --cluster C --seconds S --acked FILE "
             "[--publishers N]\n"
+            "       rk_load probe  --url URL --cluster C --seconds S --acked FILE\n"
             "       rk_load verify --url URL --cluster C --acked FILE\n");
     return 2;
 }
@@ -1107,6 +1174,8 @@ int main(int argc, char **argv)
         rc = cmd_mixed(x);
     else if (strcmp(x->mode, "storm") == 0)
         rc = cmd_storm(x);
+    else if (strcmp(x->mode, "probe") == 0)
+        rc = cmd_probe(x);
     else if (strcmp(x->mode, "verify") == 0)
         rc = cmd_verify(x);
     else

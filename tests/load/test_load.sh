@@ -6,14 +6,20 @@
 #     a clean SIGTERM stop afterwards;
 #  2. 20 rounds of a publish storm (rk_load storm) with kill -9 of the server 0.3..1.2 s into it,
 #     restarted on the same database; then every acknowledged version of both clusters is there,
-#     unchanged, gapless, and the database passes PRAGMA integrity_check.
+#     unchanged, gapless, and the database passes PRAGMA integrity_check;
+#  3. attackers (attackers.py: costly plans, 8 MiB bodies on GET, 300 slow readers of a 5 MiB
+#     ring, 200 slowloris connections, from 127.0.0.2..9) for 20 s while rk_load probe checks that
+#     /healthz p99 stays under 100 ms and every publish under 1 s; then ringkeeperd's RSS must come
+#     back within 20% of what it was before the attack.
 # usage: test_load.sh RINGKEEPERD RK_LOAD
-# RK_LOAD_SECONDS (default 60) and RK_LOAD_ROUNDS (default 20) shorten it; RK_LOAD_RSS=0 drops the
-# RSS bound, for a server built with a sanitizer (whose own memory grows by design).
+# RK_LOAD_SECONDS (default 60), RK_LOAD_ROUNDS (default 20) and RK_LOAD_ATTACK_SECONDS (default 20)
+# shorten it; RK_LOAD_RSS=0 drops the RSS bounds, for a server built with a sanitizer (whose own
+# memory grows by design).
 . "$(dirname "$0")/../server/lib.sh" "$1"
 LOAD=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 SECS=${RK_LOAD_SECONDS:-60}
 ROUNDS=${RK_LOAD_ROUNDS:-20}
+ATTACK=${RK_LOAD_ATTACK_SECONDS:-20}
 DB=$TMP/ringkeeper.db
 rss=(--pid) # rk_load samples this pid's RSS and bounds its growth
 [ "${RK_LOAD_RSS:-1}" = 0 ] && rss=()
@@ -63,4 +69,56 @@ if command -v sqlite3 >/dev/null; then
 else
     echo "sqlite3 not installed: integrity_check skipped"
 fi
+
+# 3. attackers. A 5 s idle timeout cuts the slow readers within the attack (they reconnect).
+kib() { awk '$1 == "VmRSS:" {print $2}' "/proc/$PID/status"; }
+publish() { # publish CLUSTER FILE: activated
+    check "publish $2 to $1" 201 "$(req POST "/v1/clusters/$1/versions?activate=true" \
+        --data-binary @"$2")"
+}
+python3 - "$TMP" <<'PY'
+import json, sys
+def topo(n, vf, path):
+    nodes = [{"id": "node-%06d" % i, "addr": "10.%d.%d.%d:11211" % (i >> 16, (i >> 8) & 255, i & 255),
+              "weight": 1} for i in range(n)]
+    with open(path, "w") as f:
+        json.dump({"hash": "xxh3_64", "vnode_factor": vf, "nodes": nodes}, f)
+topo(100000, 40, sys.argv[1] + "/ring.json")  # a 5 MiB ring document
+topo(10000, 160, sys.argv[1] + "/plan1.json")  # a plan moving 1000 of 10000 nodes' arcs
+topo(9000, 160, sys.argv[1] + "/plan2.json")
+PY
+rk_start --db "$TMP/attack.db" --idle-timeout 5
+publish big "$TMP/ring.json"
+publish plan "$TMP/plan1.json"
+publish plan "$TMP/plan2.json"
+PLAN='/v1/clusters/plan/plan?from=1&to=2&arcs=false'
+# what a client's first requests cache (the ring's document, the plan's two rings) is the baseline
+check "ring before the attack" 200 "$(req GET /v1/clusters/big/ring)"
+check "plan before the attack" 200 "$(req GET "$PLAN")"
+before=$(kib)
+python3 "$(dirname "$0")/attackers.py" "$PORT" /v1/clusters/big/ring "$PLAN" "$ATTACK" \
+    >"$TMP/attack.out" 2>&1 &
+attackers=$!
+sleep 1 # the attack under way
+"$LOAD" probe --url "$BASE" --cluster probe --seconds "$ATTACK" --acked "$TMP/acked.probe" \
+    >"$TMP/probe.out" 2>&1
+code=$?
+peak=$(kib)
+wait "$attackers"
+acode=$?
+cat "$TMP/probe.out" "$TMP/attack.out"
+check "rk_load probe under attack exit code" 0 "$code"
+check "attackers.py exit code" 0 "$acode"
+sleep 3 # the server notices the closed connections
+after=$(kib)
+echo "attack: RSS before $((before >> 10)) MiB, at its end $((peak >> 10)) MiB, 3 s after" \
+    "$((after >> 10)) MiB"
+if [ "${RK_LOAD_RSS:-1}" = 0 ] || [ "$after" -le $((before * 120 / 100)) ]; then
+    ok
+else
+    bad "RSS $((after >> 10)) MiB after the attack, over 120% of $((before >> 10)) MiB"
+fi
+check "healthz after the attack" 200 "$(req GET /healthz)"
+rk_stop
+check "ringkeeperd stopped cleanly after the attack" 0 "$STOP_CODE"
 finish
