@@ -24,10 +24,16 @@ HASHES = ["one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_
           "fnv1_32", "fnv1a_32", "hsieh", "murmur", "jenkins"]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct free ports: all bound at once, so the kernel cannot hand one out twice."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def wait_listening(port, proc, what):
@@ -138,7 +144,8 @@ def run_case(cli, case, nkeys, rng, tmp):
     """Returns (keys whose owners differ, keys tried): (0, N) when the two agree."""
     procs = []
     try:
-        ports = [free_port() for _ in case["weights"]]
+        ports = free_ports(len(case["weights"]) + 2)
+        ports, (listen, stats) = ports[:-2], ports[-2:]
         for p in ports:
             proc = subprocess.Popen(["memcached", "-l", "127.0.0.1", "-p", str(p), "-U", "0",
                                      "-m", "64", "-u", "root"], stdout=subprocess.DEVNULL,
@@ -150,7 +157,6 @@ def run_case(cli, case, nkeys, rng, tmp):
         for p, w, name in zip(ports, case["weights"], names):
             servers.append(f"   - 127.0.0.1:{p}:{w}" + (f" {name}" if name else ""))
             nodes.append({"id": name or f"127.0.0.1:{p}", "addr": f"127.0.0.1:{p}", "weight": w})
-        listen, stats = free_port(), free_port()
         conf = [f"pool:", f"  listen: 127.0.0.1:{listen}", f"  hash: {case['hash']}",
                 "  distribution: ketama", "  auto_eject_hosts: false", "  timeout: 2000",
                 "  servers:"] + servers
