@@ -19,8 +19,13 @@ packages=(
     libmemcached-dev                        # ketama peer: its test and the benchmark
     nutcracker memcached python3            # ketama oracle test: a real twemproxy and memcached
     wrk                                     # server benchmark (tests/bench/bench_server.sh)
+    chromium nodejs                         # the console's browser test (tests/console)
 )
+command -v npm >/dev/null || packages+=(npm) # NodeSource's nodejs carries its own npm
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+# puppeteer-core for the console's browser test, at the version package-lock.json pins; it drives
+# the system chromium and downloads no browser.
+npm ci --prefix "$(dirname "$0")/../tests/console" --ignore-scripts --no-audit --no-fund >/dev/null
 echo "install-deps: ${#packages[@]} packages present"

@@ -65,6 +65,9 @@ static const route routes[] = {
     {"POST", "/v1/clusters/{c}/versions/{v}/revert", "POST", rkd_h_revert},
     {"GET", "/v1/clusters/{c}/ring", "GET", rkd_h_ring},
     {"GET", "/v1/clusters/{c}/plan", "GET", rkd_h_plan},
+    {"GET", "/", "GET", rkd_h_ui_redirect},
+    {"GET", "/ui", "GET", rkd_h_ui_redirect},
+    {"GET", "/ui/{file}", "GET", rkd_h_ui_file},
 };
 
 /* Path segments: a pointer to each and its length. */

@@ -130,6 +130,8 @@ void rkd_h_activate(rkd_call *c);      /* api_versions.c */
 void rkd_h_revert(rkd_call *c);        /* api_versions.c */
 void rkd_h_ring(rkd_call *c);          /* api_ring.c */
 void rkd_h_plan(rkd_call *c);          /* api_plan.c */
+void rkd_h_ui_redirect(rkd_call *c);   /* api_ui.c */
+void rkd_h_ui_file(rkd_call *c);       /* api_ui.c */
 
 /* ---- api_common.c ---- */
 

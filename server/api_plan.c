@@ -9,6 +9,10 @@
 #include "api_internal.h"
 
 #define TRIM_ROWS 10000 /* a plan of more rows leaves enough freed heap to hand back */
+#define CT_SVG    "image/svg+xml; charset=utf-8"
+
+/* How a plan is rendered: ?format= or Accept. */
+typedef enum { PLAN_JSON, PLAN_TEXT, PLAN_SVG } plan_form;
 
 /* A decimal number in (0, 1]: digits and a point (strtod's exponents allowed), no sign, no
  * spaces, no "nan". */
@@ -69,7 +73,7 @@ static int plan_versions(rkd_call *c, int64_t *from, int64_t *to)
 }
 
 /* The plan's options and rendering from the query: 0, or -1 after answering 400. */
-static int plan_query(rkd_call *c, rk_plan_options *opt, int *text, int *arcs)
+static int plan_query(rkd_call *c, rk_plan_options *opt, plan_form *form, int *arcs)
 {
     const char *step = c->req->query(c->req, "max_step");
     const char *format = c->req->query(c->req, "format");
@@ -83,27 +87,32 @@ static int plan_query(rkd_call *c, rk_plan_options *opt, int *text, int *arcs)
     if (rkd_query_int(c, "keys", 1, INT64_MAX, &keys) < 0 || rkd_query_bool(c, "arcs", arcs) != 0)
         return -1;
     opt->keys = (uint64_t)keys;
-    if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0) {
+    if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0 &&
+        strcmp(format, "svg") != 0) {
         rkd_response_error(c->resp, 400, "invalid_parameter", "format",
-                           "query parameter format must be json or text");
+                           "query parameter format must be json, text or svg");
         return -1;
     }
-    *text = format ? strcmp(format, "text") == 0 : accept && strstr(accept, "text/plain") != NULL;
+    if (format)
+        *form = !strcmp(format, "text") ? PLAN_TEXT : !strcmp(format, "svg") ? PLAN_SVG : PLAN_JSON;
+    else
+        *form = accept && strstr(accept, "text/plain") ? PLAN_TEXT : PLAN_JSON;
     return 0;
 }
 
 /* Rows the rendering of `p` would hold, which its memory and time grow with: the table has a line
- * per transfer and step, the JSON an object per arc (unless left out), transfer and step arc. */
-static size_t plan_rows(const rk_plan *p, int text, int arcs)
+ * per transfer and step, the JSON an object per arc (unless left out), transfer and step arc. The
+ * SVG has none: its size is bounded whatever the plan (rk_plan_to_svg). */
+static size_t plan_rows(const rk_plan *p, plan_form form, int arcs)
 {
     size_t na, nt, ns, np;
     rk_plan_arcs(p, &na), rk_plan_transfers(p, &nt), rk_plan_steps(p, &ns);
     rk_plan_step_arcs(p, &np);
-    return text ? nt + ns : (arcs ? na : 0) + nt + np;
+    return form == PLAN_SVG ? 0 : form == PLAN_TEXT ? nt + ns : (arcs ? na : 0) + nt + np;
 }
 
 /* 0, or -1 after answering 422 when rendering `p` would pass --max-plan-rows. */
-static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, int text, int arcs)
+static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, plan_form form, int arcs)
 {
     size_t ns;
     rk_plan_steps(p, &ns);
@@ -113,24 +122,25 @@ static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, int text, int 
                        "the plan has %zu rows to render, over this server's limit of %zu "
                        "(ringkeeperd --max-plan-rows); ask for less (%s%s) or compute it offline: "
                        "ringkeeper plan --from-file A.json --to-file B.json",
-                       rows, c->app->plan.max_rows, !text && arcs ? "arcs=false, " : "",
+                       rows, c->app->plan.max_rows, form == PLAN_JSON && arcs ? "arcs=false, " : "",
                        ns ? "a larger max_step, no max_step" : "format=text");
     return -1;
 }
 
 /* Renders plan `p` as the query asked. */
-static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta, int text, int arcs)
+static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta, plan_form form,
+                        int arcs)
 {
-    if (!text) {
+    if (form == PLAN_JSON) {
         rkd_answer_json(c->resp, 200, rk_plan_to_json(p, meta, arcs ? 0 : RK_PLAN_NO_ARCS));
         return;
     }
-    char *body = rk_plan_to_text(p, meta);
+    char *body = form == PLAN_SVG ? rk_plan_to_svg(p, meta) : rk_plan_to_text(p, meta);
     if (!body) {
         rkd_out_of_memory(c->resp);
         return;
     }
-    rkd_set_body(c->resp, 200, RKD_CT_TEXT, body, strlen(body));
+    rkd_set_body(c->resp, 200, form == PLAN_SVG ? CT_SVG : RKD_CT_TEXT, body, strlen(body));
 }
 
 /* Answers a failed plan: over --max-plan-arcs with the way out, anything else as it is. */
@@ -154,9 +164,10 @@ static size_t plan(rkd_call *c)
     rkd_entry *from = NULL, *to = NULL;
     rk_plan *plan = NULL;
     rk_error err = {0};
-    int text = 0, arcs = 1, rc = RK_OK;
+    plan_form form = PLAN_JSON;
+    int arcs = 1, rc = RK_OK;
     size_t rows = 0;
-    if (plan_query(c, &opt, &text, &arcs) != 0 ||
+    if (plan_query(c, &opt, &form, &arcs) != 0 ||
         plan_versions(c, &meta.from_version, &meta.to_version) != 0)
         goto done;
     from = ring_entry(c, meta.from_version, &rc, &err);
@@ -167,9 +178,9 @@ static size_t plan(rkd_call *c)
         fail_plan(c, rc, &err);
         goto done;
     }
-    rows = plan_rows(plan, text, arcs);
-    if (check_rows(c, plan, rows, text, arcs) == 0)
-        answer_plan(c, plan, &meta, text, arcs);
+    rows = plan_rows(plan, form, arcs);
+    if (check_rows(c, plan, rows, form, arcs) == 0)
+        answer_plan(c, plan, &meta, form, arcs);
 done:
     rk_plan_free(plan);
     rkd_cache_release(c->app->rings, to);

@@ -1,5 +1,5 @@
 /* plan.c — `ringkeeper plan`: the migration plan between two topology files (computed here) or two
- * versions on the server (computed there), as a table or JSON. */
+ * versions on the server (computed there), as a table, JSON or an SVG picture. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,16 +10,17 @@
 typedef struct {
     const char *file[2];    /* --from-file, --to-file */
     const char *version[2]; /* --from, --to (server) */
-    const char *format;     /* --format: "text" or "json" */
+    const char *format;     /* --format: "text" (default), "json" or "svg" */
     unsigned long long keys;
     rk_plan_options opt;
     rk_cli_server server;
-    int json;
+    int json; /* --format json */
+    int svg;  /* --format svg */
 } plan_args;
 
 static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, plan_args *a)
 {
-    static const char *const formats[] = {"json", "text", NULL};
+    static const char *const formats[] = {"json", "text", "svg", NULL};
     const rk_cli_option opts[] = {
         RK_CLI_OPT("from-file", RK_CLI_TEXT, &a->file[0]),
         RK_CLI_OPT("to-file", RK_CLI_TEXT, &a->file[1]),
@@ -34,6 +35,7 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, plan_args *a
     int rc = rk_cli_parse(cmd, argc, argv, opts, &a->server, NULL);
     a->opt.keys = a->keys;
     a->json = a->format && strcmp(a->format, "json") == 0;
+    a->svg = a->format && strcmp(a->format, "svg") == 0;
     return rc == RK_EXIT_OK ? rk_cli_two_sides(cmd, a->file, a->version, &a->server) : rc;
 }
 
@@ -45,6 +47,8 @@ static int print_plan(const rk_plan *p, const plan_args *a)
         json_t *doc = rk_plan_to_json(p, NULL, 0);
         out = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) : NULL;
         json_decref(doc);
+    } else if (a->svg) {
+        out = rk_plan_to_svg(p, &meta);
     } else {
         out = rk_plan_to_text(p, &meta);
     }
@@ -55,8 +59,8 @@ static int print_plan(const rk_plan *p, const plan_args *a)
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }
 
-/* GET .../plan with the same options; the server's table or JSON is printed as it comes, escaped.
- */
+/* GET .../plan with the same options; the server's table, JSON or SVG is printed as it comes,
+ * escaped. */
 static int plan_remote(plan_args *a)
 {
     int rc = rk_cli_server_check("plan", &a->server);
@@ -73,7 +77,7 @@ static int plan_remote(plan_args *a)
         snprintf(keys, sizeof keys, "&keys=%llu", (unsigned long long)a->opt.keys);
     rk_cli_body out = {0};
     rc = rk_cli_call("plan", &a->server, NULL, &out, "GET", "/plan?format=%s%s%s%s%s",
-                     a->json ? "json" : "text", from, to, step, keys);
+                     a->format ? a->format : "text", from, to, step, keys);
     if (rc != RK_EXIT_OK)
         return rc;
     rk_cli_safe_mode mode = a->json ? RK_CLI_SAFE_JSON : RK_CLI_SAFE_LINES;
@@ -105,10 +109,10 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 const rk_cli_cmd rk_cli_plan = {
     "plan", run,
     "usage: ringkeeper plan --from-file A.json --to-file B.json [--max-step F] [--keys K]\n"
-    "                       [--format text|json]\n"
+    "                       [--format text|json|svg]\n"
     "       ringkeeper plan --server URL --cluster C [--from A] [--to B] [--max-step F] [--keys "
     "K]\n"
-    "                       [--format text|json] [--token T]\n"
+    "                       [--format text|json|svg] [--token T]\n"
     "\n"
     "Computes the exact migration plan from topology A to topology B (SPEC section 3): which arcs "
     "of\n"
@@ -118,7 +122,8 @@ const rk_cli_cmd rk_cli_plan = {
     "hash\n"
     "  --max-step F             also pack the arcs into steps moving at most F (0 < F <= 1) each\n"
     "  --keys K                 add estimated key counts for K keys to transfers and steps\n"
-    "  --format text|json       a table for people (default) or the plan document\n"
+    "  --format text|json|svg   a table for people (default), the plan document, or a picture of\n"
+    "                           the two rings, the moving arcs and the shares (SVG)\n"
     "  --server URL             ask the server for the plan between versions A and B of cluster C\n"
     "                           (default server: $RINGKEEPER_SERVER); --from defaults to the\n"
     "                           active version, --to to the latest; printed as the server sends "

@@ -350,6 +350,12 @@ RK_API struct json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta
                                       int flags) RK_MUST_CHECK;
 /* A table for people; new NUL-terminated string, free() it; NULL when out of memory. */
 RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST_CHECK;
+/* The plan as one self-contained SVG picture (the rings before and after, the moving arcs in the
+ * colour of their destination, per-node share bars); bounded in size whatever the ring (at most
+ * 1440 arcs per ring, finer stretches merged; bars for at most 32 nodes). Rebuilds both rings from
+ * the plan's topologies, which costs as much as building them. New NUL-terminated string, free()
+ * it; NULL when out of memory. */
+RK_API char *rk_plan_to_svg(const rk_plan *p, const rk_plan_meta *meta) RK_MUST_CHECK;
 
 /* ==============================================================================================
  * Part 2 — client (SPEC section 5): libcurl and a refresher thread, on top of part 1

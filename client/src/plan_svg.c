@@ -1,0 +1,389 @@
+/* plan_svg.c — renders a plan as one self-contained SVG picture: the two rings, the moving arcs and
+ * per-node share bars, for change tickets, runbooks and the console (server/ui/).
+ *
+ * The picture is bounded whatever the ring: each of its three circles (before, moving, after) draws
+ * at most LAYER_MAX arcs, and at most MAX_BARS nodes get bars. A layer of more stretches is drawn
+ * from BINS equal bins instead, each bin in the colour of its longest stretch: stretches below a
+ * pixel merge into their neighbours, and the SVG says so in a comment. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define BINS      1440 /* a quarter of a degree: about a pixel on the drawn rings */
+#define LAYER_MAX 1440 /* arcs drawn exactly per circle; more are drawn from the bins */
+#define MAX_BARS  32   /* nodes with share bars; on bigger rings, the most changed ones */
+#define NO_NODE   UINT32_MAX
+#define PI        3.14159265358979323846
+#define MIN_SWEEP (0.25 / 360) /* a moving arc is never drawn thinner than this, or it vanishes */
+
+#define CX     300.0 /* centre of the rings */
+#define CY     330.0
+#define R_OUT  250.0 /* the ring before */
+#define R_MOVE 214.0 /* the moving arcs, between the two */
+#define R_IN   178.0 /* the ring after */
+
+typedef struct seg {
+    uint64_t first, last; /* hash values, inclusive */
+    uint32_t node;        /* plan node index: the owner, or a moving arc's destination */
+} seg;
+
+/* One circle of the picture while its stretches arrive in hash order. */
+typedef struct layer {
+    double space;           /* size of the hash space */
+    seg exact[LAYER_MAX];   /* the stretches, adjacent ones of one node merged */
+    size_t n;               /* used in exact */
+    size_t stretches;       /* all stretches seen (after merging) */
+    double best[BINS];      /* per bin: the longest stretch's fraction of the space */
+    uint32_t best_of[BINS]; /* and its node, NO_NODE for an empty bin */
+} layer;
+
+static void layer_init(layer *l, unsigned bits)
+{
+    l->space = ldexp(1.0, (int)bits);
+    l->n = l->stretches = 0;
+    for (size_t b = 0; b < BINS; b++)
+        l->best[b] = 0, l->best_of[b] = NO_NODE;
+}
+
+/* Credits each bin that [first, last] overlaps with the length of the overlap. */
+static void layer_bins(layer *l, uint64_t first, uint64_t last, uint32_t node)
+{
+    double f0 = (double)first / l->space, f1 = ((double)last + 1.0) / l->space;
+    size_t b0 = (size_t)(f0 * BINS), b1 = (size_t)(f1 * BINS);
+    for (size_t b = b0; b <= b1 && b < BINS; b++) {
+        double lo = fmax(f0, (double)b / BINS), hi = fmin(f1, (double)(b + 1) / BINS);
+        if (hi - lo > l->best[b])
+            l->best[b] = hi - lo, l->best_of[b] = node;
+    }
+}
+
+/* Adds a stretch; stretches must come in ascending hash order. */
+static void layer_add(layer *l, uint64_t first, uint64_t last, uint32_t node)
+{
+    seg *tail = l->n ? &l->exact[l->n - 1] : NULL;
+    layer_bins(l, first, last, node);
+    if (tail && tail->node == node && tail->last + 1 == first) {
+        tail->last = last;
+        return;
+    }
+    if (l->n < LAYER_MAX)
+        l->exact[l->n++] = (seg){first, last, node};
+    l->stretches++;
+}
+
+/* A deterministic colour for plan node k (nodes in id order): hues a golden angle apart, in two
+ * lightnesses, so neighbours in id order never look alike. */
+static void node_colour(size_t k, char out[8])
+{
+    double h = fmod((double)k * 137.50776405, 360.0) / 60.0, l = k % 2 ? 0.40 : 0.55, s = 0.70;
+    double c = (1 - fabs(2 * l - 1)) * s, x = c * (1 - fabs(fmod(h, 2.0) - 1)), m = l - c / 2;
+    double rgb[6][3] = {{c, x, 0}, {x, c, 0}, {0, c, x}, {0, x, c}, {x, 0, c}, {c, 0, x}};
+    const double *v = rgb[(int)h % 6];
+    snprintf(out, 8, "#%02x%02x%02x", (unsigned)lround((v[0] + m) * 255),
+             (unsigned)lround((v[1] + m) * 255), (unsigned)lround((v[2] + m) * 255));
+}
+
+/* Text for XML content and attribute values; control characters (only a file name can hold
+ * them) become '?', which XML 1.0 could not carry. */
+static void put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '&')
+            fputs("&amp;", f);
+        else if (ch == '<')
+            fputs("&lt;", f);
+        else if (ch == '>')
+            fputs("&gt;", f);
+        else if (ch == '"')
+            fputs("&quot;", f);
+        else
+            fputc(ch < 0x20 || ch == 0x7f ? '?' : ch, f);
+    }
+}
+
+/* An arc of the circle of radius r from fraction f0 to f1 of the hash space (clockwise from the
+ * top), stroked in node k's colour. */
+static void put_arc(FILE *f, const char *cls, double r, double width, double f0, double f1,
+                    size_t k)
+{
+    char colour[8];
+    node_colour(k, colour);
+    if (f1 - f0 >= 1 - 1e-9) {
+        fprintf(f, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" stroke=\"%s\"/>\n", cls,
+                CX, CY, r, colour);
+        return;
+    }
+    double a0 = 2 * PI * f0 - PI / 2, a1 = 2 * PI * f1 - PI / 2;
+    fprintf(f,
+            "<path class=\"%s\" stroke=\"%s\" stroke-width=\"%.0f\" d=\"M%.2f %.2f A%.1f %.1f 0 "
+            "%d 1 %.2f %.2f\"/>\n",
+            cls, colour, width, CX + r * cos(a0), CY + r * sin(a0), r, r, f1 - f0 > 0.5,
+            CX + r * cos(a1), CY + r * sin(a1));
+}
+
+/* Draws a layer: its stretches when they fit, else runs of bins of one node. */
+static void put_layer(FILE *f, const layer *l, const char *cls, double r, double width,
+                      double min_sweep)
+{
+    if (l->stretches <= LAYER_MAX) {
+        for (size_t k = 0; k < l->n; k++) {
+            double f0 = (double)l->exact[k].first / l->space;
+            double f1 = ((double)l->exact[k].last + 1.0) / l->space, pad = 0;
+            if (f1 - f0 < min_sweep)
+                pad = (min_sweep - (f1 - f0)) / 2;
+            put_arc(f, cls, r, width, f0 - pad, f1 + pad, l->exact[k].node);
+        }
+        return;
+    }
+    fprintf(f,
+            "<!-- %s: %zu arcs, over the cap of %d: drawn from %d bins, each in the colour of "
+            "its longest arc -->\n",
+            cls, l->stretches, LAYER_MAX, BINS);
+    for (size_t b = 0; b < BINS;) {
+        size_t e = b + 1;
+        while (e < BINS && l->best_of[e] == l->best_of[b])
+            e++;
+        if (l->best_of[b] != NO_NODE)
+            put_arc(f, cls, r, width, (double)b / BINS, (double)e / BINS, l->best_of[b]);
+        b = e;
+    }
+}
+
+/* Plan node index of each of the topology's nodes: the plan's nodes are the union of both
+ * topologies' nodes, sorted by id. */
+static uint32_t *node_map(const rk_plan *p, const rk_topology *t)
+{
+    size_t nn, n = rk_topology_node_count(t);
+    const rk_plan_node *nodes = rk_plan_nodes(p, &nn);
+    uint32_t *map = malloc(n * sizeof *map);
+    for (size_t i = 0; map && i < n; i++) {
+        const char *id = rk_topology_node(t, i)->id;
+        size_t lo = 0, hi = nn;
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(nodes[mid].id, id) <= 0)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        map[i] = (uint32_t)lo;
+    }
+    return map;
+}
+
+/* The owners' stretches of one side of the plan, rebuilt from its topology: the plan keeps only
+ * the moving arcs. RK_OK or an error code. */
+static int ring_layer(const rk_plan *p, int after, layer *l)
+{
+    rk_error err = {0};
+    /* the ring takes a reference, which changes only the topology's reference count */
+    rk_ring *r = rk_ring_build((rk_topology *)rki_plan_topology(p, after), &err);
+    uint32_t *map = r ? node_map(p, r->topo) : NULL;
+    if (!map) {
+        rk_ring_free(r);
+        return r ? RK_ENOMEM : err.code;
+    }
+    uint64_t max = r->bits == 64 ? UINT64_MAX : (UINT64_C(1) << r->bits) - 1;
+    layer_init(l, r->bits);
+    layer_add(l, 0, r->pos[0], map[rki_node_at(r, 0)]);
+    for (size_t i = 1; i < r->n; i++)
+        if (r->pos[i] > r->pos[i - 1])
+            layer_add(l, r->pos[i - 1] + 1, r->pos[i], map[rki_node_at(r, i)]);
+    if (r->pos[r->n - 1] < max) /* past the last point wraps to the first */
+        layer_add(l, r->pos[r->n - 1] + 1, max, map[rki_node_at(r, 0)]);
+    free(map);
+    rk_ring_free(r);
+    return RK_OK;
+}
+
+static void moving_layer(const rk_plan *p, layer *l)
+{
+    size_t na;
+    const rk_arc *arcs = rk_plan_arcs(p, &na);
+    const rk_topology *t = rki_plan_topology(p, 0);
+    layer_init(l, rki_topology_scheme(t)->bits(t));
+    for (size_t k = 0; k < na; k++)
+        layer_add(l, arcs[k].first, arcs[k].last, arcs[k].to);
+}
+
+typedef struct ranked {
+    double change; /* gained + lost */
+    size_t node;   /* plan node index */
+} ranked;
+
+/* Most changed first, then in id order. */
+static int by_change(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->change != y->change)
+        return x->change < y->change ? 1 : -1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int by_node(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The nodes that get bars, in id order: all, or the MAX_BARS most changed. */
+static size_t bar_nodes(const rk_plan_node *nodes, size_t nn, ranked **out)
+{
+    ranked *r = malloc((nn ? nn : 1) * sizeof *r);
+    if (!r)
+        return 0;
+    for (size_t k = 0; k < nn; k++)
+        r[k] = (ranked){nodes[k].gained + nodes[k].lost, k};
+    if (nn > MAX_BARS)
+        qsort(r, nn, sizeof *r, by_change);
+    size_t n = nn > MAX_BARS ? MAX_BARS : nn;
+    qsort(r, n, sizeof *r, by_node);
+    *out = r;
+    return n;
+}
+
+static void put_bar(FILE *f, const char *cls, double y, double share, double scale, size_t k)
+{
+    char colour[8];
+    node_colour(k, colour);
+    fprintf(
+        f, "<rect class=\"%s\" x=\"700\" y=\"%.1f\" width=\"%.2f\" height=\"5\" fill=\"%s\"%s/>\n",
+        cls, y, share * scale, colour, strcmp(cls, "bar-after") ? " fill-opacity=\"0.45\"" : "");
+}
+
+/* Legend and bars: per shown node its colour, id, and share before (pale), after (full) and the
+ * ideal after (a black tick). */
+static int put_bars(FILE *f, const rk_plan *p, double *bottom)
+{
+    size_t nn;
+    ranked *idx = NULL;
+    const rk_plan_node *nodes = rk_plan_nodes(p, &nn);
+    size_t n = bar_nodes(nodes, nn, &idx);
+    if (!idx)
+        return RK_ENOMEM;
+    double top = 0;
+    for (size_t k = 0; k < n; k++) {
+        const rk_plan_node *x = &nodes[idx[k].node];
+        top = fmax(top, fmax(x->ideal_after, fmax(x->share_before, x->share_after)));
+    }
+    double scale = top > 0 ? 240 / top : 0, y = 96;
+    fprintf(f, "<text x=\"590\" y=\"80\" class=\"h\">share before (pale) / after, | ideal");
+    if (n < nn)
+        fprintf(f, ": the %zu most changed of %zu nodes", n, nn);
+    fprintf(f, "</text>\n");
+    for (size_t k = 0; k < n; k++, y += 18) {
+        const rk_plan_node *x = &nodes[idx[k].node];
+        char colour[8];
+        node_colour(idx[k].node, colour);
+        fprintf(f,
+                "<rect class=\"swatch\" x=\"590\" y=\"%.1f\" width=\"10\" height=\"10\" "
+                "fill=\"%s\"/><text x=\"604\" y=\"%.1f\" class=\"id\">",
+                y, colour, y + 9);
+        put_escaped(f, x->id);
+        fprintf(f, "</text>\n");
+        put_bar(f, "bar-before", y, x->share_before, scale, idx[k].node);
+        put_bar(f, "bar-after", y + 6, x->share_after, scale, idx[k].node);
+        fprintf(f, "<rect class=\"ideal\" x=\"%.2f\" y=\"%.1f\" width=\"1.5\" height=\"13\"/>\n",
+                700 + x->ideal_after * scale - 0.75, y - 1);
+    }
+    free(idx);
+    *bottom = y;
+    return RK_OK;
+}
+
+static void put_side(FILE *f, const rk_plan *p, const rk_plan_meta *meta, int after)
+{
+    int64_t v = meta ? (after ? meta->to_version : meta->from_version) : 0;
+    const char *label = meta ? (after ? meta->to_label : meta->from_label) : NULL;
+    if (v > 0)
+        fprintf(f, "v%lld", (long long)v);
+    else if (label)
+        put_escaped(f, label);
+    fprintf(f, " (%s)", rki_plan_fingerprint(p, after));
+}
+
+static void put_title(FILE *f, const rk_plan *p, const rk_plan_meta *meta)
+{
+    fprintf(f, "plan ");
+    if (meta && meta->cluster)
+        put_escaped(f, meta->cluster), fputc(' ', f);
+    put_side(f, p, meta, 0);
+    fprintf(f, " \xe2\x86\x92 ");
+    put_side(f, p, meta, 1);
+    fprintf(f, ": moved %.4f%% (minimal %.4f%%)", 100 * rk_plan_moved_fraction(p),
+            100 * rk_plan_minimal_fraction(p));
+}
+
+static int put_rings(FILE *f, const rk_plan *p, layer *l)
+{
+    size_t na;
+    int rc = ring_layer(p, 0, l);
+    if (rc != RK_OK)
+        return rc;
+    put_layer(f, l, "before", R_OUT, 30, 0);
+    if (rk_plan_arcs(p, &na) && na > 0) {
+        moving_layer(p, l);
+        put_layer(f, l, "move", R_MOVE, 14, MIN_SWEEP);
+    }
+    rc = ring_layer(p, 1, l);
+    if (rc == RK_OK)
+        put_layer(f, l, "after", R_IN, 30, 0);
+    return rc;
+}
+
+static int put_svg(FILE *f, const rk_plan *p, const rk_plan_meta *meta, layer *l)
+{
+    char *bars = NULL;
+    size_t size = 0;
+    double bottom = 0;
+    FILE *b = open_memstream(&bars, &size);
+    int rc = b ? put_bars(b, p, &bottom) : RK_ENOMEM;
+    if (b && fclose(b) && rc == RK_OK)
+        rc = RK_ENOMEM;
+    double height = fmax(640, bottom + 24);
+    if (rc == RK_OK) {
+        fprintf(f,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%.0f\" "
+                "viewBox=\"0 0 960 %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n<title>",
+                height, height);
+        put_title(f, p, meta);
+        fprintf(f,
+                "</title>\n<style>path,circle{fill:none}circle{stroke-width:30}"
+                "circle.move{stroke-width:14}.ideal{fill:#000}.h{font-weight:bold}</style>\n"
+                "<rect width=\"960\" height=\"%.0f\" fill=\"#fff\"/>\n"
+                "<text x=\"20\" y=\"30\" class=\"h\" font-size=\"15\">",
+                height);
+        put_title(f, p, meta);
+        fprintf(f, "</text>\n<text x=\"20\" y=\"50\">outer ring: before; inner ring: after; "
+                   "middle: the moving arcs, in the colour of the node they move to</text>\n");
+        rc = put_rings(f, p, l);
+        fputs(bars, f);
+        fprintf(f, "</svg>\n");
+    }
+    free(bars);
+    return rc;
+}
+
+char *rk_plan_to_svg(const rk_plan *p, const rk_plan_meta *meta)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    layer *l = malloc(sizeof *l);
+    FILE *f = l ? open_memstream(&buf, &size) : NULL;
+    if (!f) {
+        free(l);
+        return NULL;
+    }
+    int rc = put_svg(f, p, meta, l);
+    free(l);
+    if (fclose(f) || rc != RK_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}

@@ -1,0 +1,253 @@
+/* console.js — the operator console: clusters, a cluster's versions and ring, and the plan between
+ * two versions with its self-checks. It reads only the public JSON API (SPEC section 4) and writes
+ * with the token the operator pastes, kept in sessionStorage only. Everything from the server goes
+ * into the page as text (textContent), never as markup. */
+"use strict";
+
+const MAX_ROWS = 200; /* rows per table: a 100k-node ring must not become 100k DOM rows */
+const view = document.getElementById("view");
+
+/* h("td", {class: "n"}, "text", child...): an element; attributes as given, children as text. */
+function h(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children.flat(Infinity)) e.append(c instanceof Node ? c : String(c));
+  return e;
+}
+
+/* A number from the API: the figure for people, and the exact value and its JSON path for checks. */
+function num(path, value, percent) {
+  return h("span", { "data-k": path, "data-v": String(value) }, percent ? pct(value) : String(value));
+}
+
+function pct(v) {
+  return (100 * v).toFixed(4) + "%";
+}
+
+function token() {
+  return sessionStorage.getItem("rk-token") || "";
+}
+
+/* GET or POST path; resolves to {status, body} with the body parsed when it is JSON. */
+async function call(method, path, body) {
+  const headers = {};
+  if (method !== "GET" && token()) headers.Authorization = "Bearer " + token();
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  let parsed = text;
+  try { parsed = JSON.parse(text); } catch (e) { /* a text answer stays text */ }
+  return { status: r.status, body: parsed };
+}
+
+async function get(path) {
+  const r = await call("GET", path);
+  if (r.status !== 200) throw new Error(errorText(r));
+  return r.body;
+}
+
+/* The server's refusal as it said it. */
+function errorText(r) {
+  const e = r.body && r.body.error;
+  return e ? `${r.status} ${e.code}: ${e.message}` : `${r.status}: ${String(r.body).slice(0, 300)}`;
+}
+
+function clusterPath(c) {
+  return "/v1/clusters/" + encodeURIComponent(c);
+}
+
+function show(title, ...parts) {
+  document.title = title + " — ringkeeper console";
+  view.replaceChildren(h("h1", {}, title), ...parts.flat(Infinity));
+}
+
+function table(head, rows, note) {
+  const shown = rows.slice(0, MAX_ROWS);
+  return [
+    h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
+      h("tbody", {}, shown)),
+    rows.length > shown.length ? h("p", { class: "note" }, `${shown.length} of ${rows.length} rows shown${note || ""}`) : "",
+  ];
+}
+
+/* ---- clusters ---- */
+
+async function clustersView() {
+  const list = (await get("/v1/clusters")).clusters;
+  const rows = await Promise.all(list.slice(0, MAX_ROWS).map(async (c, i) => {
+    const versions = (await get(clusterPath(c.cluster) + "/versions?limit=1000")).versions;
+    const staged = versions.filter((v) => v.state === "staged").length;
+    return h("tr", {}, h("td", {}, h("a", { href: "#/c/" + encodeURIComponent(c.cluster) }, c.cluster)),
+      h("td", { class: "n" }, c.active_version === null ? "none" : num(`clusters.${i}.active_version`, c.active_version)),
+      h("td", { class: "n" }, num(`clusters.${i}.latest_version`, c.latest_version)),
+      h("td", { class: "n", "data-staged": c.cluster }, String(staged)));
+  }));
+  show("Clusters", list.length ? table(["cluster", "active", "latest", "staged"], rows)
+    : h("p", {}, "No clusters yet: publish a topology (ringkeeper publish FILE)."));
+}
+
+/* ---- a cluster ---- */
+
+function shareRows(plan, side, prefix) {
+  const top = Math.max(1e-12, ...plan.nodes.map((n) => Math.max(n[side], n.ideal_after)));
+  return plan.nodes.map((n, i) => h("tr", {}, h("td", {}, n.id),
+    h("td", { class: "n" }, num(`${prefix}nodes.${i}.${side}`, n[side], true)),
+    h("td", { class: "n" }, num(`${prefix}nodes.${i}.ideal_after`, n.ideal_after, true)),
+    h("td", {}, h("span", { class: "bar", style: `width:${(200 * n[side]) / top}px` }), " ",
+      h("span", { class: "bar ideal", title: "ideal", style: `margin-left:${(200 * n.ideal_after) / top - 2}px` }))));
+}
+
+async function clusterView(c) {
+  const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
+  const active = versions.find((v) => v.state === "active");
+  const timeline = table(["version", "state", "author", "created", "activated", "comment", "fingerprint", ""],
+    versions.map((v, i) => h("tr", {}, h("td", { class: "n" }, num(`versions.${i}.version`, v.version)),
+      h("td", {}, v.state), h("td", {}, v.author), h("td", {}, v.created_at), h("td", {}, v.activated_at || ""),
+      h("td", {}, v.comment || ""), h("td", {}, v.fingerprint),
+      h("td", {}, active && v.version !== active.version
+        ? h("a", { href: `#/c/${encodeURIComponent(c)}/plan?from=${active.version}&to=${v.version}` },
+          `plan v${active.version} → v${v.version}`) : ""))));
+  const parts = [h("p", {}, h("a", { href: `#/c/${encodeURIComponent(c)}/plan` }, "review the plan: active → latest")),
+    h("h2", {}, "Versions"), timeline];
+  if (active) {
+    const q = `?from=${active.version}&to=${active.version}`;
+    const ring = await get(clusterPath(c) + "/plan" + q + "&arcs=false");
+    parts.push(h("h2", {}, `Active ring: v${active.version}`),
+      h("img", { class: "plan", src: clusterPath(c) + "/plan" + q + "&format=svg", alt: `the ring of v${active.version}` }),
+      h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
+        ", min ", num("ring.balance.after.min", ring.balance.after.min)),
+      table(["node", "share", "ideal", ""], shareRows(ring, "share_after", "ring.")));
+  } else {
+    parts.push(h("p", {}, "No version is active yet."));
+  }
+  show(`Cluster ${c}`, ...parts);
+}
+
+/* ---- a plan ---- */
+
+function versionSelect(id, versions, chosen) {
+  return h("select", { id }, versions.map((v) => {
+    const o = h("option", { value: v.version }, `v${v.version} (${v.state})`);
+    o.selected = v.version === chosen;
+    return o;
+  }));
+}
+
+function transfersPart(plan) {
+  const froms = [...new Set(plan.transfers.map((t) => t.from))], tos = [...new Set(plan.transfers.map((t) => t.to))];
+  if (froms.length > 20 || tos.length > 20)
+    return table(["from", "to", "fraction", "arcs"], plan.transfers.map((t, i) => h("tr", {}, h("td", {}, t.from),
+      h("td", {}, t.to), h("td", { class: "n" }, num(`plan.transfers.${i}.fraction`, t.fraction, true)),
+      h("td", { class: "n" }, num(`plan.transfers.${i}.arcs`, t.arcs)))));
+  const cell = (f, t) => {
+    const i = plan.transfers.findIndex((x) => x.from === f && x.to === t);
+    return h("td", { class: "n" }, i < 0 ? "" : num(`plan.transfers.${i}.fraction`, plan.transfers[i].fraction, true));
+  };
+  return h("table", { id: "matrix" }, h("tr", {}, h("th", {}, "from \\ to"), tos.map((t) => h("th", { scope: "col" }, t))),
+    froms.map((f) => h("tr", {}, h("th", { scope: "row" }, f), tos.map((t) => cell(f, t)))));
+}
+
+function selfCheckPart(plan) {
+  const checks = rkSelfCheck(plan);
+  const failed = checks.filter((x) => x.status === "fail").length;
+  return [h("p", { id: "selfcheck-summary", class: failed ? "fail" : "pass" },
+    failed ? `${failed} self-check(s) failed: do not cut over on this plan` : "every invariant holds"),
+    h("table", { id: "selfcheck" }, checks.map((x) => h("tr", { "data-status": x.status },
+      h("td", {}, x.name), h("td", { class: x.status }, x.status), h("td", {}, x.detail))))];
+}
+
+function actionsPart(c, plan, to) {
+  const out = h("div", { id: "action-result", class: "message", role: "status" }, "");
+  const report = (r) => {
+    out.className = "message " + (r.status < 300 ? "ok" : "error");
+    out.textContent = r.status < 300 ? `${r.status}: done (v${to} ${r.body.state || "approved"})` : errorText(r);
+  };
+  const buttons = [h("button", { id: "activate", onclick: async () => report(await call("POST", `${clusterPath(c)}/versions/${to}/activate`)) }, `activate v${to}`)];
+  if (plan.digest) /* approvals come with plan digests (SPEC section 9); older servers have neither */
+    buttons.unshift(h("button", { id: "approve", onclick: async () => report(await call("POST", `${clusterPath(c)}/versions/${to}/approve`, { digest: plan.digest })) }, `approve v${to}`));
+  return [h("p", {}, buttons, token() ? "" : " (no token kept: paste one above if the server needs it)"), out];
+}
+
+async function fetchPlan(base) {
+  const r = await call("GET", base);
+  if (r.status === 422 && r.body.error && r.body.error.code === "plan_too_large") {
+    const slim = await get(base + "&arcs=false"); /* the arcs are what is big: check the rest */
+    return slim;
+  }
+  if (r.status !== 200) throw new Error(errorText(r));
+  return r.body;
+}
+
+async function planView(c, query) {
+  const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
+  if (!versions.length) throw new Error(`cluster ${c} has no versions`);
+  const active = versions.find((v) => v.state === "active");
+  const from = Number(query.get("from")) || (active ? active.version : versions[versions.length - 1].version);
+  const to = Number(query.get("to")) || versions[0].version;
+  const base = `${clusterPath(c)}/plan?from=${from}&to=${to}`;
+  const plan = await fetchPlan(base);
+  const live = (p) => plan.nodes.filter((n) => n[p] > 0).length;
+  const n = live("weight_before"), m = live("weight_after");
+  const go = () => { location.hash = `#/c/${encodeURIComponent(c)}/plan?from=${document.getElementById("from").value}&to=${document.getElementById("to").value}`; };
+  show(`Plan ${c}: v${from} → v${to}`,
+    h("p", {}, h("label", { for: "from" }, "from "), versionSelect("from", versions, from), " ",
+      h("label", { for: "to" }, "to "), versionSelect("to", versions, to), " ", h("button", { id: "go", onclick: go }, "show plan")),
+    h("p", {}, "moved ", num("plan.moved_fraction", plan.moved_fraction, true), " of the hash space; minimal ",
+      num("plan.minimal_fraction", plan.minimal_fraction, true),
+      plan.digest ? [" · digest ", h("code", { id: "digest" }, plan.digest)] : ""),
+    h("p", { id: "modulo" }, `hash % N would move ${pct(rkModuloMoved(n, m))} for ${n} → ${m} nodes `,
+      h("span", { class: "note" }, "(1 − min(N, M) / lcm(N, M): of h in [0, lcm), only h < min(N, M) keeps h % N = h % M; weights ignored)")),
+    h("p", {}, "balance (share / ideal): before max ", num("plan.balance.before.max", plan.balance.before.max),
+      " min ", num("plan.balance.before.min", plan.balance.before.min), "; after max ",
+      num("plan.balance.after.max", plan.balance.after.max), " min ", num("plan.balance.after.min", plan.balance.after.min)),
+    h("h2", {}, "Self-check"), selfCheckPart(plan),
+    h("h2", {}, "Cut over"), actionsPart(c, plan, to),
+    h("h2", {}, "Warnings"), plan.warnings.length ? h("ul", { id: "warnings" }, plan.warnings.map((w) => h("li", {}, w))) : h("p", {}, "none"),
+    h("h2", {}, "Rings"), h("img", { class: "plan", id: "plan-svg", src: base + "&format=svg", alt: `plan v${from} → v${to}: rings before and after` }),
+    h("h2", {}, "Shares"), table(["node", "before", "after", "ideal after"], plan.nodes.map((x, i) => h("tr", {}, h("td", {}, x.id),
+      h("td", { class: "n" }, num(`plan.nodes.${i}.share_before`, x.share_before, true)),
+      h("td", { class: "n" }, num(`plan.nodes.${i}.share_after`, x.share_after, true)),
+      h("td", { class: "n" }, num(`plan.nodes.${i}.ideal_after`, x.ideal_after, true))))),
+    h("h2", {}, "Transfers"), plan.transfers.length ? transfersPart(plan) : h("p", {}, "nothing moves"),
+    plan.steps ? [h("h2", {}, "Steps"), table(["step", "fraction", "arcs"], plan.steps.map((s, i) => h("tr", {},
+      h("td", { class: "n" }, num(`plan.steps.${i}.step`, s.step)), h("td", { class: "n" }, num(`plan.steps.${i}.fraction`, s.fraction, true)),
+      h("td", { class: "n" }, String(s.arcs.length)))))] : "");
+  window.rkPlan = plan; /* the document the page shows, for a look from the developer tools */
+}
+
+/* ---- routing and the token ---- */
+
+async function route() {
+  const [path, q] = location.hash.replace(/^#/, "").split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  try {
+    if (parts[0] === "c" && parts.length === 2) await clusterView(parts[1]);
+    else if (parts[0] === "c" && parts[2] === "plan") await planView(parts[1], new URLSearchParams(q || ""));
+    else await clustersView();
+  } catch (e) {
+    show("Error", h("p", { class: "message error", id: "error" }, e.message));
+  }
+  view.setAttribute("data-ready", location.hash || "#/");
+}
+
+function tokenState() {
+  document.getElementById("token-state").textContent = token() ? "token kept for this tab" : "no token";
+}
+
+document.getElementById("token-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const field = document.getElementById("token");
+  sessionStorage.setItem("rk-token", field.value.trim());
+  field.value = "";
+  tokenState();
+});
+document.getElementById("token-forget").addEventListener("click", () => {
+  sessionStorage.removeItem("rk-token");
+  tokenState();
+});
+window.addEventListener("hashchange", route);
+tokenState();
+route();

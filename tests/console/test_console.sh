@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# test_console.sh RINGKEEPERD OUTDIR — the operator console in a real browser: Debian's chromium,
+# headless, driven by puppeteer-core (installed by deploy/install-deps.sh into tests/console/)
+# against a real ringkeeperd with seeded versions and a token. Screenshots go to OUTDIR.
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../server/lib.sh"
+OUT=$2
+if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ]; then
+    echo "SKIPPED: the console's browser test needs node and /usr/bin/chromium (deploy/install-deps.sh)"
+    exit 77
+fi
+if [ ! -d "$HERE/node_modules/puppeteer-core" ]; then
+    echo "FAIL: puppeteer-core is missing: run deploy/install-deps.sh (npm ci in tests/console)"
+    exit 1
+fi
+mkdir -p "$OUT"
+TOKEN=console-test-token-0123456789
+printf 'ops:%s\n' "$TOKEN" >"$TMP/tokens"
+rk_start --token-file "$TMP/tokens"
+AUTH=(-H "Authorization: Bearer $TOKEN")
+python3 - "$TMP" <<'PY'
+import json, sys
+def topo(n, comment, drop=None):
+    nodes = [{"id": "cache-%s" % c, "addr": "10.0.0.%d:11211" % i, "weight": 1}
+             for i, c in enumerate("abcdef"[:n]) if c != drop]
+    return {"hash": "fnv1a_32", "vnode_factor": 40, "nodes": nodes, "comment": comment}
+for name, doc in (("v1", topo(4, "four nodes")), ("v2", topo(5, "add cache-e")),
+                  ("v3", topo(4, "remove cache-b", drop="b"))):
+    json.dump(doc, open("%s/%s.json" % (sys.argv[1], name), "w"))
+PY
+for v in v1 v2 v3; do
+    check "publish $v" 201 "$(req POST /v1/clusters/c/versions "${AUTH[@]}" --data-binary "@$TMP/$v.json")"
+done
+check "activate v1" 200 "$(req POST /v1/clusters/c/versions/1/activate "${AUTH[@]}")"
+check "a second cluster" 201 "$(req POST /v1/clusters/other/versions "${AUTH[@]}" --data-binary "@$TMP/v2.json")"
+check "GET / redirects" 302 "$(req GET /)"
+has "to the console" "$TMP/headers" 'Location: /ui/'
+check "console page" 200 "$(req GET /ui/)"
+has "as HTML" "$TMP/headers" 'Content-Type: text/html; charset=utf-8'
+check "script" 200 "$(req GET /ui/console.js)"
+has "as JavaScript" "$TMP/headers" 'Content-Type: text/javascript; charset=utf-8'
+check "no such file" 404 "$(req GET /ui/nope.js)"
+check "no path outside" 404 "$(req GET /ui/../api.c)"
+if grep -Eq 'https?://' "$HERE/../../server/ui/"*.html "$HERE/../../server/ui/"*.js "$HERE/../../server/ui/"*.css; then
+    bad "the console names an external address"
+else
+    ok
+fi
+node "$HERE/test_console.js" "$BASE" "$TOKEN" "$OUT" &
+NODE=$!
+wait "$NODE" && ok || bad "browser test"
+finish
