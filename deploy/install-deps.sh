@@ -1,31 +1,64 @@
 #!/usr/bin/env bash
-# install-deps.sh — installs everything ringkeeper needs to build, test and benchmark, from Debian
-# packages. Used by the README's set-up commands and by .ci/run; safe to run again.
+# install-deps.sh — installs ringkeeper's Debian packages; safe to run again. Three sets, each the
+# one before and more:
+#   --runtime  what ringkeeperd and the ringkeeper CLI need to run (the Dockerfile's runtime stage)
+#   --build    and what building them needs: `cmake -DRK_TESTS=OFF -DRK_BENCH=OFF` (the Dockerfile)
+#   (none)     and everything developers and CI use: tests, fuzzing, benchmarks, the ketama oracle
+# --list prints the chosen set, one package a line, and installs nothing (tests/deploy reads it).
 set -euo pipefail
+usage() {
+    echo "usage: install-deps.sh [--runtime | --build] [--list]" >&2
+    exit 2
+}
+runtime=(
+    libjansson4 libxxhash0 libnettle8 # ring library: JSON, XXH3, MD5
+    zlib1g                            # ring library: the ketama scheme's crc32 hashes
+    libyaml-0-2                       # CLI: import/export of twemproxy pools
+    libcurl4                          # the library's client: HTTP(S) to ringkeeperd
+    libsqlite3-0 libmicrohttpd12      # ringkeeperd: its store and its HTTP server
+)
+build=(
+    build-essential cmake pkg-config
+    libjansson-dev libxxhash-dev nettle-dev zlib1g-dev libyaml-dev libcurl4-openssl-dev
+    libsqlite3-dev libmicrohttpd-dev
+)
+develop=(
+    git clang-format
+    curl sqlite3 openssl             # integration tests (TLS certificates made at test time)
+    valgrind                         # leak checks of the CLI and a server run (.ci)
+    libcmocka-dev                    # unit tests
+    clang-14 libclang-rt-14-dev      # fuzzing (.ci/fuzz.sh: libFuzzer)
+    libmemcached-dev                 # ketama peer: its test and the benchmark
+    nutcracker memcached python3     # ketama oracle test: a real twemproxy and memcached
+    wrk                              # server benchmark (tests/bench/bench_server.sh)
+    chromium nodejs                  # the console's browser test (tests/console)
+)
+set_name=all list=
+for arg in "$@"; do
+    case $arg in
+    --runtime | --build) [ "$set_name" = all ] || usage; set_name=${arg#--} ;;
+    --list) list=1 ;;
+    *) echo "install-deps.sh: unknown argument '$arg'" >&2; usage ;;
+    esac
+done
+packages=("${runtime[@]}")
+[ "$set_name" = runtime ] || packages+=("${build[@]}")
+[ "$set_name" != all ] || packages+=("${develop[@]}")
+if [ -n "$list" ]; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
+fi
+
 if [ "$(id -u)" -ne 0 ]; then
     exec sudo "$0" "$@"
 fi
-packages=(
-    build-essential cmake pkg-config git clang-format
-    libjansson-dev libxxhash-dev nettle-dev # ring library: JSON, XXH3, MD5
-    zlib1g-dev                              # ring library: the ketama scheme's crc32 hashes
-    libyaml-dev                             # CLI: import/export of twemproxy pools
-    libcurl4-openssl-dev                    # the library's client: HTTP(S) to ringkeeperd
-    libsqlite3-dev libmicrohttpd-dev        # ringkeeperd: its store and its HTTP server
-    curl sqlite3 openssl                    # integration tests (TLS certificates made at test time)
-    valgrind                                # leak checks of the CLI and a server run (.ci)
-    libcmocka-dev                           # unit tests
-    clang-14 libclang-rt-14-dev             # fuzzing (.ci/fuzz.sh: libFuzzer)
-    libmemcached-dev                        # ketama peer: its test and the benchmark
-    nutcracker memcached python3            # ketama oracle test: a real twemproxy and memcached
-    wrk                                     # server benchmark (tests/bench/bench_server.sh)
-    chromium nodejs                         # the console's browser test (tests/console)
-)
-command -v npm >/dev/null || packages+=(npm) # NodeSource's nodejs carries its own npm
+[ "$set_name" != all ] || command -v npm >/dev/null || packages+=(npm) # NodeSource's nodejs has one
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-# puppeteer-core for the console's browser test, at the version package-lock.json pins; it drives
-# the system chromium and downloads no browser.
-npm ci --prefix "$(dirname "$0")/../tests/console" --ignore-scripts --no-audit --no-fund >/dev/null
-echo "install-deps: ${#packages[@]} packages present"
+if [ "$set_name" = all ]; then
+    # puppeteer-core for the console's browser test, at the version package-lock.json pins; it
+    # drives the system chromium and downloads no browser.
+    npm ci --prefix "$(dirname "$0")/../tests/console" --ignore-scripts --no-audit --no-fund >/dev/null
+fi
+echo "install-deps: ${#packages[@]} packages present ($set_name)"

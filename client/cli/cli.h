@@ -33,7 +33,7 @@ typedef struct rk_cli_cmd {
 } rk_cli_cmd;
 
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
-    rk_cli_activate, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export;
+    rk_cli_activate, rk_cli_revert, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export;
 
 /* How rk_cli_write_safe writes what a terminal would obey. */
 typedef enum {
@@ -89,6 +89,7 @@ typedef struct rk_cli_server {
     const char *token;   /* --token, else $RINGKEEPER_TOKEN; never printed */
     const char *ca_file; /* --ca-file, else $RINGKEEPER_CA_FILE: CA bundle for https, or NULL */
     unsigned long long timeout; /* --timeout: seconds per request, else RK_CLI_TIMEOUT */
+    const char *if_match;       /* --if-match N of a write: sent as If-Match: "vN", or NULL */
 } rk_cli_server;
 
 /* Fills the environment and --timeout defaults and checks server (http:// or https://, as the
@@ -151,6 +152,7 @@ typedef struct rk_cli_request {
     size_t body_len;
     const char *ca_file; /* CA bundle to verify an https server with, or NULL: the system's */
     long timeout_s;      /* the whole exchange at most, seconds */
+    const char *header;  /* one more request header line ("If-Match: ..."), or NULL */
 } rk_cli_request;
 
 /* One HTTP exchange with timeouts and a size cap (RK_CLI_MAX_FILE). RK_EXIT_OK when the server

@@ -70,10 +70,12 @@ static struct curl_slist *add_header(struct curl_slist *h, const char *line)
 
 /* The request's headers (NULL when none or out of memory: *oom tells). The token is copied into
  * this list only, and wiped from the temporary line. */
-static struct curl_slist *headers(const char *token, const char *body, int *oom)
+static struct curl_slist *headers(const char *token, const char *body, const char *extra, int *oom)
 {
     struct curl_slist *h = body ? add_header(NULL, "Content-Type: application/json") : NULL;
     *oom = body && !h;
+    if (!*oom && extra)
+        *oom = !(h = add_header(h, extra));
     if (*oom || !token || !*token)
         return h;
     size_t n = sizeof "Authorization: Bearer " + strlen(token);
@@ -138,7 +140,7 @@ int rk_cli_http(const char *cmd, const rk_cli_request *rq, long *status, char **
     body_buf b = {0};
     int oom = 0;
     CURL *curl = curl_easy_init();
-    struct curl_slist *h = curl ? headers(rq->token, rq->body, &oom) : NULL;
+    struct curl_slist *h = curl ? headers(rq->token, rq->body, rq->header, &oom) : NULL;
     if (!curl || oom) {
         curl_easy_cleanup(curl);
         return rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");

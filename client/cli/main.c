@@ -3,9 +3,9 @@
 
 #include "cli.h"
 
-static const rk_cli_cmd *const commands[] = {&rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate,
-                                             &rk_cli_publish, &rk_cli_activate, &rk_cli_versions,
-                                             &rk_cli_show,    &rk_cli_import,   &rk_cli_export};
+static const rk_cli_cmd *const commands[] = {
+    &rk_cli_lookup, &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish, &rk_cli_activate,
+    &rk_cli_revert, &rk_cli_versions, &rk_cli_show,     &rk_cli_import,  &rk_cli_export};
 
 static int usage(FILE *to, int code)
 {
@@ -23,6 +23,7 @@ static int usage(FILE *to, int code)
         "commands on the server (--server URL --cluster C):\n"
         "  publish   publish a topology file as the next version (--activate: and cut over)\n"
         "  activate  cut the cluster over to a version\n"
+        "  revert    publish a copy of an older version (then activate it to roll back)\n"
         "  versions  list the versions, newest first\n"
         "  show      print one version document\n"
         "\n"

@@ -76,8 +76,12 @@ int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, 
     va_end(ap);
     if (bad_url)
         return rk_cli_fail(cmd, RK_EXIT_USAGE, "--server: the URL is too long");
-    rk_cli_request rq = {method,           url,        s->token,        in ? in->data : NULL,
-                         in ? in->len : 0, s->ca_file, (long)s->timeout};
+    char if_match[64];
+    if (s->if_match)
+        snprintf(if_match, sizeof if_match, "If-Match: \"v%s\"", s->if_match);
+    rk_cli_request rq = {
+        method,           url,        s->token,         in ? in->data : NULL,
+        in ? in->len : 0, s->ca_file, (long)s->timeout, s->if_match ? if_match : NULL};
     long status = 0;
     int rc = rk_cli_http(cmd, &rq, &status, &out->data, &out->len);
     if (rc != RK_EXIT_OK)

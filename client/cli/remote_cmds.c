@@ -1,6 +1,10 @@
-/* remote_cmds.c — the one-request server commands (publish, activate, show): a row each says what
- * to send; one runner parses, sends and prints the answer as indented JSON. */
+/* remote_cmds.c — the one-request server commands (publish, activate, revert, show): a row each
+ * says what to send; one runner parses, sends and prints the answer as indented JSON. The writes
+ * (POST) take --if-match N: the server answers 412 unless N is still the version the write expects.
+ */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -13,14 +17,32 @@ struct rk_cli_remote {
     const char *flag_query; /* the query string it adds */
 };
 
+/* --if-match's value: a version number, or 0 (a publish that creates the cluster). */
+static int if_match_arg(const char *cmd, const char *n)
+{
+    unsigned long long v;
+    if (!n || rk_cli_number(n, 0, INT64_MAX, &v) == 0)
+        return RK_EXIT_OK;
+    return rk_cli_fail(cmd, RK_EXIT_USAGE,
+                       "--if-match: must be a version number (0: the cluster is new), got \"%s\"",
+                       n);
+}
+
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     const rk_cli_remote *r = cmd->remote;
     rk_cli_server server = {0};
     const char *operand = NULL;
     int flag = 0;
-    const rk_cli_option opts[] = {RK_CLI_OPT(r->flag, RK_CLI_FLAG, &flag), {0}};
+    rk_cli_option opts[3] = {{0}};
+    size_t n = 0;
+    if (strcmp(r->method, "POST") == 0)
+        opts[n++] = (rk_cli_option)RK_CLI_OPT("if-match", RK_CLI_TEXT, &server.if_match);
+    if (r->flag)
+        opts[n++] = (rk_cli_option)RK_CLI_OPT(r->flag, RK_CLI_FLAG, &flag);
     int rc = rk_cli_parse(cmd, argc, argv, opts, &server, &operand);
+    if (rc == RK_EXIT_OK)
+        rc = if_match_arg(cmd->name, server.if_match);
     if (rc == RK_EXIT_OK)
         rc = rk_cli_server_check(cmd->name, &server);
     if (rc == RK_EXIT_OK && !r->operand_is_file)
@@ -50,29 +72,46 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 
 static const rk_cli_remote publish = {"POST", 1, "", "activate", "?activate=true"};
 static const rk_cli_remote activate = {"POST", 0, "/activate", NULL, NULL};
+static const rk_cli_remote revert = {"POST", 0, "/revert", NULL, NULL};
 static const rk_cli_remote show = {"GET", 0, "", NULL, NULL};
 
 const rk_cli_cmd rk_cli_publish = {
     "publish", run,
-    "usage: ringkeeper publish FILE --server URL --cluster C [--activate] [--token T]\n"
+    "usage: ringkeeper publish FILE --server URL --cluster C [--activate] [--if-match N]\n"
+    "                  [--token T]\n"
     "\n"
     "Publishes the topology in FILE (JSON; a fetched version document may be edited and published\n"
     "again) as the next version of cluster C, created on its first publish, and prints the new\n"
     "version document. The version is staged: nothing moves until it is activated.\n"
     "\n"
-    "  --activate     stage and activate in one step\n" SERVER_OPTIONS_HELP "\n"
+    "  --activate     stage and activate in one step\n"
+    "  --if-match N   only if N is the latest version (0: only if the cluster is new); else\n"
+    "                 the server answers 412 and nothing is published (exit "
+    "2)\n" SERVER_OPTIONS_HELP "\n"
     "A topology the server refuses exits 2 with its message and the field to blame.\n",
     &publish, "FILE"};
 
 const rk_cli_cmd rk_cli_activate = {
     "activate", run,
-    "usage: ringkeeper activate V --server URL --cluster C [--token T]\n"
+    "usage: ringkeeper activate V --server URL --cluster C [--if-match N] [--token T]\n"
     "\n"
     "Cuts cluster C over to version V and prints its version document. V must be newer than the\n"
-    "active version (the server answers 409 otherwise, exit 2): to roll back, publish the old\n"
-    "version again.\n"
-    "\n" SERVER_OPTIONS_HELP,
+    "active version (the server answers 409 otherwise, exit 2): to roll back, revert.\n"
+    "\n"
+    "  --if-match N   only if N is the active version now; else 412, nothing changes (exit 2)\n"
+    "" SERVER_OPTIONS_HELP,
     &activate, "V"};
+
+const rk_cli_cmd rk_cli_revert = {
+    "revert", run,
+    "usage: ringkeeper revert V --server URL --cluster C [--if-match N] [--token T]\n"
+    "\n"
+    "Publishes a copy of version V as the next version of cluster C (staged, with the comment\n"
+    "\"revert to vV: ...\") and prints it; activate the copy to roll back to V's topology.\n"
+    "\n"
+    "  --if-match N   only if N is the latest version; else 412, nothing changes (exit 2)\n"
+    "" SERVER_OPTIONS_HELP,
+    &revert, "V"};
 
 const rk_cli_cmd rk_cli_show = {"show", run,
                                 "usage: ringkeeper show V --server URL --cluster C\n"

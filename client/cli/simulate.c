@@ -12,6 +12,11 @@ typedef struct {
     uint32_t *map[2];   /* topology node index -> plan node index, before and after */
     uint64_t *count[2]; /* keys per plan node, before and after */
     uint64_t keys, moved;
+    /* The classic baseline: node = hash % (nodes of weight > 0), in the topology's order. */
+    rk_hash_alg alg;
+    uint32_t *owner[2]; /* the plan node index of each node of weight > 0, before and after */
+    size_t owners[2];
+    uint64_t modulo_moved;
 } tally;
 
 /* Plan nodes are sorted by id, so each topology node is found by binary search. */
@@ -37,16 +42,23 @@ static int tally_init(tally *t, const rk_plan *p, const rk_ring *r[2])
         t->count[s] = calloc(t->n, sizeof *t->count[s]);
         if (!t->map[s] || !t->count[s])
             return -1;
-        for (size_t k = 0; k < rk_topology_node_count(topo); k++)
+        t->owner[s] = malloc(rk_topology_node_count(topo) * sizeof *t->owner[s]);
+        if (!t->owner[s])
+            return -1;
+        for (size_t k = 0; k < rk_topology_node_count(topo); k++) {
             t->map[s][k] = plan_index(t, rk_topology_node(topo, k)->id);
+            if (rk_topology_node(topo, k)->weight > 0)
+                t->owner[s][t->owners[s]++] = t->map[s][k];
+        }
     }
+    t->alg = rk_topology_hash(rk_ring_topology(r[1])); /* the plan refuses two hashes */
     return 0;
 }
 
 static void tally_free(tally *t)
 {
     for (int s = 0; s < 2; s++)
-        free(t->map[s]), free(t->count[s]);
+        free(t->map[s]), free(t->count[s]), free(t->owner[s]);
 }
 
 static int count_keys(tally *t, const rk_ring *r[2], FILE *f)
@@ -61,6 +73,10 @@ static int count_keys(tally *t, const rk_ring *r[2], FILE *f)
         t->count[1][after]++;
         t->moved += before != after;
         t->keys++;
+        if (t->owners[0] && t->owners[1]) {
+            uint64_t h = rk_hash(t->alg, line, (size_t)len);
+            t->modulo_moved += t->owner[0][h % t->owners[0]] != t->owner[1][h % t->owners[1]];
+        }
     }
     free(line);
     return ferror(f) ? -1 : 0;
@@ -92,9 +108,13 @@ static void report(const tally *t, const rk_plan *p)
     side_summary(t, 0, &max[0], &avg[0], &cold[0]);
     side_summary(t, 1, &max[1], &avg[1], &cold[1]);
     printf("keys     %llu\n", (unsigned long long)t->keys);
-    printf("moved    %llu (%.4f%%); the plan moves %.4f%% of the hash space (minimal %.4f%%)\n\n",
+    printf("moved    %llu (%.4f%%); the plan moves %.4f%% of the hash space (minimal %.4f%%)\n",
            (unsigned long long)t->moved, t->keys ? 100.0 * (double)t->moved / (double)t->keys : 0.0,
            100 * rk_plan_moved_fraction(p), 100 * rk_plan_minimal_fraction(p));
+    printf("modulo   %llu (%.4f%%) with hash %% nodes instead (%zu -> %zu nodes of weight > 0)\n\n",
+           (unsigned long long)t->modulo_moved,
+           t->keys ? 100.0 * (double)t->modulo_moved / (double)t->keys : 0.0, t->owners[0],
+           t->owners[1]);
     printf("%-8s %16s %16s\n", "", "before", "after");
     printf("%-8s %16llu %16llu\n", "max", (unsigned long long)max[0], (unsigned long long)max[1]);
     printf("%-8s %16.1f %16.1f\n", "avg", avg[0], avg[1]);
@@ -114,8 +134,11 @@ int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2])
     if (!p)
         return rk_cli_fail("simulate", RK_EXIT_USAGE, "%s", err.message);
     tally t = {0};
-    FILE *f = fopen(keys, "rb");
+    int from_stdin = strcmp(keys, "-") == 0;
+    FILE *f = from_stdin ? stdin : fopen(keys, "rb");
     int rc = RK_EXIT_OK;
+    if (from_stdin)
+        keys = "stdin";
     if (!f)
         rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "cannot read %s: %s", keys, strerror(errno));
     else if (tally_init(&t, p, r))
@@ -124,7 +147,7 @@ int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2])
         rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "reading %s failed: %s", keys, strerror(errno));
     else
         report(&t, p);
-    if (f)
+    if (f && !from_stdin)
         fclose(f);
     tally_free(&t);
     rk_plan_free(p);
@@ -190,7 +213,9 @@ const rk_cli_cmd rk_cli_simulate = {
     "and\n"
     "per side the per-node key counts, the max, the average, max/avg and the coldest node, next "
     "to\n"
-    "the exact moved fraction of the plan.\n"
+    "the exact moved fraction of the plan; and, for comparison, how many would move if each key\n"
+    "went to node hash(key) % N, N the nodes of weight > 0 (the classic modulo scheme).\n"
+    "FILE - reads the keys from stdin.\n"
     "\n"
     "  --from-file, --to-file   topologies or version documents (JSON)\n"
     "  --server URL             fetch versions A and B of cluster C instead (default server:\n"

@@ -101,6 +101,13 @@ seq -f 'user:%g' 1 20000 >"$tmp/keys"
 expect 0 "simulate" -- "$rk" simulate --keys "$tmp/keys" --from-file "$here/four.json" --to-file "$here/five.json"
 same "simulate output" "$tmp/out" "$here/expected/simulate-four-five.txt"
 expect 2 "simulate missing keys" -- "$rk" simulate --keys "$tmp/none" --from-file "$here/four.json" --to-file "$here/five.json"
+has "simulate missing keys says why" "$tmp/err" "ringkeeper simulate: cannot read $tmp/none: No such file or directory"
+expect 0 "simulate --keys - (stdin)" -- sh -c '"$1" simulate --keys - --from-file "$2/four.json" --to-file "$2/five.json" <"$3"' sh "$rk" "$here" "$tmp/keys"
+same "simulate --keys -: the same report" "$tmp/out" "$here/expected/simulate-four-five.txt"
+# the modulo baseline: 4 -> 5 nodes moves about 4/5 of the keys; the same topology, none
+has "simulate: the modulo line" "$tmp/out" "modulo   15979 (79.8950%) with hash % nodes instead (4 -> 5 nodes of weight > 0)"
+expect 0 "simulate, one topology twice" -- "$rk" simulate --keys "$tmp/keys" --from-file "$here/four.json" --to-file "$here/four.json"
+has "simulate: nothing moves by modulo either" "$tmp/out" "modulo   0 (0.0000%) with hash % nodes instead (4 -> 4 nodes of weight > 0)"
 
 # the README's CLI example, run literally: every "$ " line inside the block marked cli-example
 # import / export of twemproxy pools (SPEC section 8): twemproxy's names, refusals that say why

@@ -79,6 +79,34 @@ cli 2 "publish invalid topology" "$RK" publish "$TMP/badw.json" "${S[@]}"
 has "invalid topology: message and field" "$TMP/err" "field: nodes[0].weight"
 cli 2 "publish unreadable file" "$RK" publish "$TMP/nope.json" "${S[@]}"
 
+# revert and --if-match (cluster rv): a write on a stale version is refused with 412 and changes nothing
+R=(--cluster rv)
+cli 0 "publish --if-match 0: a new cluster" "$RK" publish "$four" --if-match 0 "${R[@]}"
+cp "$TMP/out" "$TMP/v1-rv"
+cli 2 "publish --if-match 0: the cluster exists" "$RK" publish "$five" --if-match 0 "${R[@]}"
+check "412 says why" "ringkeeper publish: server: cluster rv: the latest version is 1, not 0; fetch it, review, and publish again (HTTP 412)" "$(cat "$TMP/err")"
+cli 0 "publish --if-match 1" "$RK" publish "$five" --if-match 1 "${R[@]}"
+has "v2 published" "$TMP/out" '"version": 2'
+cli 2 "revert --if-match on a stale version" "$RK" revert 1 --if-match 1 "${R[@]}"
+has "revert: 412" "$TMP/err" "(HTTP 412)"
+cli 2 "revert: a bad --if-match" "$RK" revert 1 --if-match v2 "${R[@]}"
+check "revert: a bad --if-match says why" \
+    'ringkeeper revert: --if-match: must be a version number (0: the cluster is new), got "v2"' "$(cat "$TMP/err")"
+cli 2 "revert without V" "$RK" revert "${R[@]}"
+has "revert without V says why" "$TMP/err" "ringkeeper revert: the V operand is missing"
+cli 0 "revert 1" "$RK" revert 1 --if-match 2 "${R[@]}"
+has "revert: a new version" "$TMP/out" '"version": 3'
+has "revert: staged" "$TMP/out" '"state": "staged"'
+has "revert: its comment" "$TMP/out" '"comment": "revert to v1: four equal cache nodes"'
+has "revert: v1's fingerprint" "$TMP/out" "\"fingerprint\": \"$(sed -n 's/.*"fingerprint": "\([0-9a-f]*\)".*/\1/p' "$TMP/v1-rv")\""
+cli 0 "activate 2" "$RK" activate 2 "${R[@]}"
+cli 2 "activate --if-match on another active version" "$RK" activate 3 --if-match 1 "${R[@]}"
+has "activate: 412" "$TMP/err" "(HTTP 412)"
+cli 0 "activate --if-match the active version" "$RK" activate 3 --if-match 2 "${R[@]}"
+has "v3 active" "$TMP/out" '"state": "active"'
+cli 2 "show takes no --if-match" "$RK" show 1 --if-match 1 "${R[@]}"
+has "show: unknown option" "$TMP/err" "ringkeeper show: unknown option --if-match"
+
 # plan from the server (active v1 -> latest v2) against the offline plan of the same two files
 cli 0 "offline plan" "$RK" plan --from-file "$four" --to-file "$five" --max-step 0.1 --keys 1000000
 cp "$TMP/out" "$TMP/plan-offline"
