@@ -243,18 +243,26 @@ int rkd_store_latest(rkd_store *s, const char *cluster, rkd_store_version **out,
     return get_one(s, cluster, RKD_PICK_LATEST, 0, out, err);
 }
 
+/* The arguments of a page of versions or events (`what`). */
+static int check_page_args(const char *cluster, size_t limit, int64_t before, const char *what,
+                           rk_error *err)
+{
+    int rc = check_cluster_arg(cluster, err);
+    if (rc == RK_OK && (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0))
+        rc = rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before %s number",
+                          RKD_STORE_LIST_MAX, what);
+    return rc;
+}
+
 int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t before,
                    rkd_store_version_list *out, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;
     memset(out, 0, sizeof *out);
-    int rc = check_cluster_arg(cluster, err);
+    int rc = check_page_args(cluster, limit, before, "a version", err);
     if (rc != RK_OK)
         return rc;
-    if (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0)
-        return rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before a version number",
-                            RKD_STORE_LIST_MAX);
     rc = s->ops->list(s->b, cluster, limit, before, out, err);
     if (rc != RK_OK)
         rkd_store_version_list_free(out);
@@ -468,12 +476,9 @@ int rkd_store_list_events(rkd_store *s, const char *cluster, size_t limit, int64
     rk_error scratch;
     err = err ? err : &scratch;
     memset(out, 0, sizeof *out);
-    int rc = check_cluster_arg(cluster, err);
+    int rc = check_page_args(cluster, limit, before, "an event", err);
     if (rc != RK_OK)
         return rc;
-    if (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0)
-        return rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before an event number",
-                            RKD_STORE_LIST_MAX);
     rc = s->ops->list_events(s->b, cluster, limit, before, out, err);
     if (rc != RK_OK)
         rkd_store_event_list_free(out);
