@@ -13,19 +13,24 @@
  * | 400    | invalid_header      | If-Match is not "v<N>"; field: the header's name              |
  * | 400    | invalid_cluster     | the cluster name in the path breaks SPEC section 1's rule     |
  * | 400    | invalid_version     | the version in the path is not a positive integer             |
+ * | 400    | invalid_body        | a field of a policy, approval or activation body; field: it   |
  * | 401    | unauthorized        | (http.c) no usable credentials                                |
  * | 403    | forbidden           | (http.c) a token that is not configured                       |
+ * | 403    | self_approval       | the policy wants a distinct approver and this is the author   |
  * | 404    | not_found           | no such path                                                  |
  * | 404    | unknown_cluster     | no cluster of that name                                       |
  * | 404    | unknown_version     | the cluster has no such version                               |
  * | 404    | no_active_version   | the cluster has no active version yet (ring, default plan)    |
  * | 405    | method_not_allowed  | known path, other method; the Allow header lists the methods  |
  * | 409    | conflict            | activation of a version not newer than the active one         |
+ * | 409    | approval_required   | the policy wants more approvals of the plan from the active v |
+ * | 409    | plan_changed        | an approval's digest is not the plan from the active version  |
  * | 412    | precondition_failed | If-Match names another version than the latest / active one   |
  * | 413    | body_too_large      | (http.c) request body over the limit                          |
  * | 422    | too_many_points     | the topology's total points are over the cap                  |
  * | 422    | hash_mismatch       | a plan between versions with different hash algorithms        |
  * | 422    | plan_too_large      | a plan over --max-plan-arcs or --max-plan-rows                |
+ * | 422    | budget_exceeded     | an activation moves more, or balances worse, than the policy  |
  * | 500    | internal            | out of memory, a damaged database, a bug                      |
  * | 503    | unavailable         | the database does not answer now, or too many plans at once   |
  */
@@ -47,7 +52,7 @@
 /* ---- Routing ---- */
 
 typedef struct route {
-    const char *method;           /* "GET" (HEAD is answered as GET) or "POST" */
+    const char *method;           /* "GET" (HEAD is answered as GET), "POST" or "PUT" */
     const char *pattern;          /* segments; "{c}" a cluster name, "{v}" a version */
     const char *allow;            /* every method of this pattern, for 405 */
     void (*handler)(rkd_call *c); /* answers */
@@ -68,6 +73,10 @@ static const route routes[] = {
     {"GET", "/", "GET", rkd_h_ui_redirect},
     {"GET", "/ui", "GET", rkd_h_ui_redirect},
     {"GET", "/ui/{file}", "GET", rkd_h_ui_file},
+    {"GET", "/v1/clusters/{c}/policy", "GET, PUT", rkd_h_get_policy},
+    {"PUT", "/v1/clusters/{c}/policy", "GET, PUT", rkd_h_put_policy},
+    {"POST", "/v1/clusters/{c}/versions/{v}/approve", "POST", rkd_h_approve},
+    {"GET", "/v1/clusters/{c}/events", "GET", rkd_h_events},
 };
 
 /* Path segments: a pointer to each and its length. */

@@ -132,6 +132,34 @@ void rkd_h_ring(rkd_call *c);          /* api_ring.c */
 void rkd_h_plan(rkd_call *c);          /* api_plan.c */
 void rkd_h_ui_redirect(rkd_call *c);   /* api_ui.c */
 void rkd_h_ui_file(rkd_call *c);       /* api_ui.c */
+void rkd_h_get_policy(rkd_call *c);    /* api_cutover.c */
+void rkd_h_put_policy(rkd_call *c);    /* api_cutover.c */
+void rkd_h_approve(rkd_call *c);       /* api_cutover.c */
+void rkd_h_events(rkd_call *c);        /* api_cutover.c */
+
+/* ---- api_plan.c ---- */
+
+/* Version `v` of the call's cluster as a built ring, held (rkd_cache_release on app->rings): from
+ * the cache, else built and cached; NULL with *rc and err set. */
+rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
+
+/* ---- api_cutover.c: the gate of an activation (SPEC section 9) ---- */
+
+typedef struct rkd_gate {
+    int64_t to_version;    /* the version activated (activate) ... */
+    rk_topology *topology; /* ... or the topology published and activated; borrowed */
+    const char *reason;    /* a forced activation's reason, or NULL */
+    int64_t active;        /* out: the active version the budget was checked from */
+    double moved_fraction; /* out: what the plan moves; < 0 when no budget was checked */
+} rkd_gate;
+
+/* The activation body ({} or {"force": true, "reason": "..."}): *reason is the force's reason or
+ * NULL, borrowed from *doc (the caller decrefs it, also on failure). 0, or -1 after answering. */
+int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc);
+/* Checks the policy's budget for g's activation over the active version (approvals are the
+ * store's, in the activation's transaction): 0, or -1 after answering 422 budget_exceeded or
+ * another error. Computes no plan when the policy has no budget. */
+int rkd_gate_budget(rkd_call *c, rkd_gate *g);
 
 /* ---- api_common.c ---- */
 

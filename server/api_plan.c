@@ -25,8 +25,7 @@ static int parse_fraction(const char *s, double *out)
     return *end == '\0' && *out > 0 && *out <= 1 ? 0 : -1;
 }
 
-/* Version `v` of the cluster as a built ring, held: from the cache, else built and cached. */
-static rkd_entry *ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
+rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
 {
     rkd_entry *e = rkd_cache_get(c->app->rings, c->cluster, v);
     rkd_store_version *rec = NULL;
@@ -170,8 +169,8 @@ static size_t plan(rkd_call *c)
     if (plan_query(c, &opt, &form, &arcs) != 0 ||
         plan_versions(c, &meta.from_version, &meta.to_version) != 0)
         goto done;
-    from = ring_entry(c, meta.from_version, &rc, &err);
-    to = from ? ring_entry(c, meta.to_version, &rc, &err) : NULL;
+    from = rkd_ring_entry(c, meta.from_version, &rc, &err);
+    to = from ? rkd_ring_entry(c, meta.to_version, &rc, &err) : NULL;
     plan = to ? rk_plan_new(from->value, to->value, &opt, &err) : NULL;
     rc = to && !plan ? err.code : rc;
     if (!plan) {

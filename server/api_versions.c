@@ -21,17 +21,22 @@ static void answer_version(rkd_call *c, int status, const rkd_store_version *v)
  * answering 400. Read before any expensive work, so that a bad parameter costs little. */
 static int publish_opts(rkd_call *c, rkd_store_publish_opts *opt)
 {
-    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0};
+    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0, 0, -1};
     if (rkd_query_bool(c, "activate", &opt->activate) != 0)
         return -1;
     return rkd_if_match(c, &opt->if_match_latest);
 }
 
-/* Publishes `t` (borrowed) and answers 201. Shared by publish and revert. */
-static void publish(rkd_call *c, rk_topology *t, const rkd_store_publish_opts *opt)
+/* Publishes `t` (borrowed) and answers 201, through the gate when it activates too. Shared by
+ * publish and revert. */
+static void publish(rkd_call *c, rk_topology *t, rkd_store_publish_opts *opt)
 {
     rkd_store_version *v = NULL;
     rk_error err = {0};
+    rkd_gate g = {.topology = t};
+    if (opt->activate && rkd_gate_budget(c, &g) != 0)
+        return;
+    opt->moved_fraction = g.moved_fraction;
     int rc = rkd_store_publish(c->app->store, c->cluster, t, opt, &v, &err);
     if (rc != RK_OK) {
         rkd_fail(c, rc, &err);
@@ -87,20 +92,31 @@ void rkd_h_get_version(rkd_call *c)
     rkd_answer_doc(c->resp, e);
 }
 
+/* Through the gate: the budget checked here against the plan from the active version, which
+ * must then still be active; the approvals in the store's transaction. */
 void rkd_h_activate(rkd_call *c)
 {
     rkd_store_version *v = NULL;
     rk_error err = {0};
-    int64_t expect = RKD_STORE_ANY;
-    if (rkd_if_match(c, &expect) != 0)
-        return;
-    int rc = rkd_store_activate(c->app->store, c->cluster, c->version, expect, &v, &err);
+    json_t *body = NULL;
+    rkd_gate g = {.to_version = c->version};
+    rkd_store_activation a = {RKD_STORE_ANY, c->req->author, -1, NULL};
+    if (rkd_if_match(c, &a.if_match_active) != 0 || rkd_activation_body(c, &g.reason, &body) != 0 ||
+        rkd_gate_budget(c, &g) != 0)
+        goto done;
+    if (g.moved_fraction >= 0 && a.if_match_active == RKD_STORE_ANY)
+        a.if_match_active = g.active;
+    a.moved_fraction = g.moved_fraction;
+    a.reason = g.reason;
+    int rc = rkd_store_activate(c->app->store, c->cluster, c->version, &a, &v, &err);
     if (rc != RK_OK) {
         rkd_fail(c, rc, &err);
-        return;
+        goto done;
     }
     answer_version(c, 200, v);
     rkd_store_version_free(v);
+done:
+    json_decref(body);
 }
 
 /* Room for "revert to v<N>: " before a comment of RK_MAX_COMMENT bytes. */
@@ -136,6 +152,7 @@ void rkd_h_revert(rkd_call *c)
         goto done;
     }
     revert_comment(comment, v->version, v->comment);
+    opt.revert_of = v->version;
     copy = rk_topology_with_comment(v->topology, comment, &err);
     if (!copy) {
         rkd_fail(c, err.code, &err);

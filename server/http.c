@@ -323,18 +323,19 @@ static framing check_framing(struct MHD_Connection *c, const char *method, const
     return f;
 }
 
-/* Only a POST is read: a body on any other method would be buffered (up to --max-body) for a route
- * that ignores it, so 8 MiB on a GET /healthz on each of many connections would cost as many times
- * 8 MiB before any token is asked for. Refused by its headers, before a byte of it is read. */
+/* Only a POST or a PUT is read: a body on any other method would be buffered (up to --max-body) for
+ * a route that ignores it, so 8 MiB on a GET /healthz on each of many connections would cost as
+ * many times 8 MiB before any token is asked for. Refused by its headers, before a byte of it is
+ * read. */
 static void refuse_body(framing *f, struct MHD_Connection *c, const char *method)
 {
-    if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+    if (strcmp(method, MHD_HTTP_METHOD_POST) == 0 || strcmp(method, MHD_HTTP_METHOD_PUT) == 0)
         return;
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (f->transfer_encoding)
-        blame(f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "announces a body: only POST takes one");
+        blame(f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "announces a body: only POST and PUT take one");
     else if (cl && strtoull(cl, NULL, 10) > 0)
-        blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "announces a body: only POST takes one");
+        blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "announces a body: only POST and PUT take one");
 }
 
 /* 400, and the connection closed: where this request's body ends is unknown. */

@@ -30,9 +30,9 @@
 
 #include "ringkeeper.h"
 
-/* Store codes; the HTTP layer maps them: ENOCLUSTER, ENOVERSION, ENOACTIVE -> 404; ECONFLICT ->
- * 409; EPRECONDITION -> 412; EUNAVAILABLE -> 503; the rest stop the server at startup. Values do
- * not overlap rk_status. */
+/* Store codes; the HTTP layer maps them: ENOCLUSTER, ENOVERSION, ENOACTIVE -> 404; ECONFLICT,
+ * EAPPROVAL, EPLANCHANGED -> 409; ESELFAPPROVAL -> 403; EPRECONDITION -> 412; EUNAVAILABLE -> 503;
+ * the rest stop the server at startup. Values do not overlap rk_status. */
 #define RKD_STORE_ERRNO_MAP(X)                                                                     \
     X(ENOCLUSTER, -100, "unknown cluster")                                                         \
     X(ENOVERSION, -101, "unknown version")                                                         \
@@ -42,7 +42,10 @@
     X(EUNAVAILABLE, -105, "database unavailable")                                                  \
     X(ENOTRK, -106, "not a ringkeeper database")                                                   \
     X(ETOONEW, -107, "database schema newer than this program knows")                              \
-    X(EMIGRATION, -108, "schema migration failed")
+    X(EMIGRATION, -108, "schema migration failed")                                                 \
+    X(EAPPROVAL, -109, "approvals required")                                                       \
+    X(EPLANCHANGED, -110, "the plan changed since it was reviewed")                                \
+    X(ESELFAPPROVAL, -111, "an author may not approve their own version")
 
 typedef enum rkd_store_status {
 #define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,
@@ -141,6 +144,8 @@ typedef struct rkd_store_publish_opts {
     const char *author;      /* recorded as the version's author; NULL for none; borrowed */
     int64_t if_match_latest; /* RKD_STORE_ANY, or the latest version there must be (0: none yet) */
     int activate;            /* non-zero: stage and activate in one transaction */
+    int64_t revert_of;       /* > 0: a revert to this version (its event says so) */
+    double moved_fraction;   /* with activate: the fraction the activation moves, < 0 unknown */
 } rkd_store_publish_opts;
 
 /* Stores `t` (borrowed; the caller keeps its reference) as the next version of `cluster`, creating
@@ -152,12 +157,80 @@ int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
                       const rkd_store_publish_opts *opt, rkd_store_version **out,
                       rk_error *err) RK_MUST_CHECK;
 
+/* How an activation is asked for, and what its event records; every pointer borrowed. */
+typedef struct rkd_store_activation {
+    int64_t if_match_active; /* RKD_STORE_ANY or the version that must be active now (0: none) */
+    const char *author;      /* who activates; NULL for none */
+    double moved_fraction;   /* what the plan from the active version moves; < 0 not computed */
+    const char *reason;      /* a forced activation's reason (the budget was passed), or NULL */
+} rkd_store_activation;
+
 /* Makes version `v` of `cluster` active; the active one before it becomes retired and staged
- * versions older than v superseded. `if_match_active` is RKD_STORE_ANY or the version that must be
- * active now (0: none); otherwise RKD_STORE_EPRECONDITION. v not newer than the active version:
- * RKD_STORE_ECONFLICT (roll back by reverting). Nothing changes on failure. *out: new record. */
-int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match_active,
+ * versions older than v superseded, and an "activate" (or, with a reason, "force") event is
+ * recorded in the same transaction. a->if_match_active other than the active version:
+ * RKD_STORE_EPRECONDITION. v not newer than the active version: RKD_STORE_ECONFLICT (roll back by
+ * reverting). Fewer approvals of the plan from the active version to v (SPEC section 9) than the
+ * policy asks: RKD_STORE_EAPPROVAL. Nothing changes on failure. *out: new record. */
+int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_store_activation *a,
                        rkd_store_version **out, rk_error *err) RK_MUST_CHECK;
+
+/* ---- Cutover (SPEC section 9) ---- */
+
+#define RKD_STORE_APPROVALS_MAX 100 /* the most approvals a policy may ask for */
+
+/* A cluster's policy; a cluster that never set one has RKD_STORE_POLICY_DEFAULTS. */
+typedef struct rkd_store_policy {
+    double max_moved_fraction; /* 0..1 */
+    double max_balance_after;  /* >= 1, or 0: no limit */
+    int64_t approvals;         /* 0..RKD_STORE_APPROVALS_MAX */
+    int distinct_approver;     /* non-zero: a version's author does not approve it */
+    int migration_window;      /* non-zero: an activation opens a migration window */
+} rkd_store_policy;
+
+#define RKD_STORE_POLICY_DEFAULTS ((rkd_store_policy){1.0, 0, 0, 0, 0})
+
+int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *out,
+                         rk_error *err) RK_MUST_CHECK;
+/* Sets the policy (checked: RK_EINVAL with the field) and records a "policy" event by `author`
+ * with `detail` (the policy as JSON, for the audit). */
+int rkd_store_put_policy(rkd_store *s, const char *cluster, const rkd_store_policy *p,
+                         const char *author, const char *detail, rk_error *err) RK_MUST_CHECK;
+
+/* Records that `approver` approves moving from the active version to `v` by the plan named
+ * `digest` (rk_plan_digest; with nothing active, from version 0 and fingerprint ""), with an
+ * "approve" event. RKD_STORE_EPLANCHANGED when the digest is not that plan's now;
+ * RKD_STORE_ESELFAPPROVAL when the policy has distinct_approver and `approver` is v's author;
+ * RKD_STORE_ECONFLICT when v is not newer than the active version. Approving twice is one
+ * approval. */
+int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *digest,
+                      const char *approver, const char *comment, rk_error *err) RK_MUST_CHECK;
+
+/* One event of a cluster's audit. */
+typedef struct rkd_store_event {
+    int64_t event;                   /* 1, 2, 3 ... per cluster */
+    char kind[16];                   /* publish, revert, approve, activate, force, policy, finish */
+    char at[RKD_STORE_TIME_LEN];     /* RFC 3339 UTC */
+    char *author;                    /* NULL when none */
+    int64_t version;                 /* the version it concerns, 0 when none */
+    int64_t from_version;            /* the version moved from (or reverted to), 0 when none */
+    char digest[RK_PLAN_DIGEST_LEN]; /* the plan's digest, "" when none */
+    double moved_fraction;           /* < 0 when none */
+    char *detail;                    /* comment, reason or policy JSON; NULL when none */
+} rkd_store_event;
+
+/* A page of events, newest first. */
+typedef struct rkd_store_event_list {
+    rkd_store_event *items;
+    size_t count;
+    int64_t next_before; /* pass as `before` for the next page; 0 when this is the last */
+} rkd_store_event_list;
+
+void rkd_store_event_list_free(rkd_store_event_list *list);
+
+/* Up to `limit` (1..RKD_STORE_LIST_MAX) events of `cluster` older than `before` (0: no bound),
+ * newest first, into *out (free with rkd_store_event_list_free). */
+int rkd_store_list_events(rkd_store *s, const char *cluster, size_t limit, int64_t before,
+                          rkd_store_event_list *out, rk_error *err) RK_MUST_CHECK;
 
 /* Version v, the active version (RKD_STORE_ENOACTIVE before any activation) or the latest version
  * of `cluster`, as a new record with its topology. */

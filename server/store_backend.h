@@ -15,10 +15,11 @@
  * rkd_store_open() in store_open.c pick it by the location it is given. Nothing in store.h,
  * store_domain.c, api.c or http.c changes.
  *
- * Not here on purpose: what only SQLite has (migrations, backup) lives in store_sqlite.h. Events
- * (SPEC section 9) do not exist yet; when they do, the publish and activate arguments grow the
- * event to record in the same atomic step, and a `list_events` slot (paged like `list`) joins the
- * table, next to a per-cluster policy get/put pair.
+ * Events (SPEC section 9) are written by the backend in the same atomic step as the change each
+ * records: publish and activate carry what their event needs, and approvals are counted inside
+ * the activation's step with rkd_store_check_approvals, so a gate cannot be passed by a race.
+ *
+ * Not here on purpose: what only SQLite has (migrations, backup) lives in store_sqlite.h.
  *
  * Thread safety: the operations of one backend state may be called from any number of threads at
  * once, except `close`.
@@ -52,6 +53,8 @@ typedef struct rkd_store_draft {
     const char *comment;     /* NULL for none */
     int64_t if_match_latest; /* RKD_STORE_ANY, or the latest version there must be */
     int activate;            /* non-zero: activate it in the same atomic step */
+    int64_t revert_of;       /* > 0: its event is a "revert" to this version, else "publish" */
+    double moved_fraction;   /* with activate: for the activation's event; < 0 unknown */
 } rkd_store_draft;
 
 /* The operations of a backend. `b` is the state its constructor returned. Every fallible one
@@ -70,9 +73,10 @@ typedef struct rkd_store_ops {
     int (*read_only)(void *b);
     /* Stores `d` as the cluster's next version and sets *version to its number. */
     int (*publish)(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
-    /* Activates version v as of `now` (checked with rkd_store_check_activation) and reads it back
-     * within the same atomic step. */
-    int (*activate)(void *b, const char *cluster, int64_t v, int64_t if_match_active,
+    /* Activates version v as of `now` (checked with rkd_store_check_activation, then
+     * rkd_store_check_approvals), records its event and reads it back within the same atomic
+     * step. */
+    int (*activate)(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
                     const char *now, rkd_store_version **out, char **doc, rk_error *err);
     /* Reads one version (v only for RKD_PICK_VERSION); a missing one is reported with
      * rkd_store_missing. */
@@ -84,6 +88,18 @@ typedef struct rkd_store_ops {
                 rkd_store_version_list *out, rk_error *err);
     /* Every cluster, sorted by name, into *out (zeroed and, on failure, emptied by the caller). */
     int (*list_clusters)(void *b, rkd_store_cluster_list *out, rk_error *err);
+    /* The cluster's policy (the defaults when it never set one). */
+    int (*get_policy)(void *b, const char *cluster, rkd_store_policy *out, rk_error *err);
+    /* Sets the policy (already checked) and records its event, in one atomic step. */
+    int (*put_policy)(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
+                      const char *detail, const char *now, rk_error *err);
+    /* Records an approval and its event in one atomic step, after checking there that `digest`
+     * is the plan from the active version to v (rkd_store_check_approval). */
+    int (*approve)(void *b, const char *cluster, int64_t v, const char *digest,
+                   const char *approver, const char *comment, const char *now, rk_error *err);
+    /* Like `list`, for events. */
+    int (*list_events)(void *b, const char *cluster, size_t limit, int64_t before,
+                       rkd_store_event_list *out, rk_error *err);
 } rkd_store_ops;
 
 /* Wraps a backend's state into a store (closing the state when that fails: NULL with err set).
@@ -103,5 +119,16 @@ int rkd_store_check_publish(const rkd_store_draft *d, int64_t latest, rk_error *
  * the `active` version (0: none; 412), then moving forward only (409). */
 int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, int64_t active,
                                int64_t if_match_active, rk_error *err);
+/* The digest of the plan from the active version (0: none, fingerprint then "") to v. */
+void rkd_store_digest(int64_t active, const char *active_fp, int64_t v, const char *v_fp,
+                      char out[RK_PLAN_DIGEST_LEN]);
+/* An approval of `digest` for v: the digest of the plan now (`want`), then self-approval (the
+ * policy's distinct_approver and v's `author`). */
+int rkd_store_check_approval(const char *cluster, int64_t v, const char *digest, const char *want,
+                             const rkd_store_policy *p, const char *author, const char *approver,
+                             rk_error *err);
+/* An activation of v over `active` with `have` valid approvals of plan `digest`. */
+int rkd_store_check_approvals(const char *cluster, int64_t v, int64_t active, const char *digest,
+                              const rkd_store_policy *p, int64_t have, rk_error *err);
 
 #endif /* RKD_STORE_BACKEND_H */

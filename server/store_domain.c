@@ -78,6 +78,42 @@ int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, i
     return RK_OK;
 }
 
+void rkd_store_digest(int64_t active, const char *active_fp, int64_t v, const char *v_fp,
+                      char out[RK_PLAN_DIGEST_LEN])
+{
+    rk_plan_digest(active, active ? active_fp : "", v, v_fp, out);
+}
+
+int rkd_store_check_approval(const char *cluster, int64_t v, const char *digest, const char *want,
+                             const rkd_store_policy *p, const char *author, const char *approver,
+                             rk_error *err)
+{
+    if (strcmp(digest, want) != 0)
+        return rk_error_set(err, RKD_STORE_EPLANCHANGED, "digest",
+                            "cluster %s: the plan to version %lld is now %s, not %s (another "
+                            "version was activated since the review); review the plan again "
+                            "and approve its digest",
+                            cluster, (long long)v, want, digest);
+    if (p->distinct_approver && author && approver && strcmp(author, approver) == 0)
+        return rk_error_set(err, RKD_STORE_ESELFAPPROVAL, NULL,
+                            "cluster %s: %s published version %lld and the policy asks for a "
+                            "distinct approver; another operator must approve it",
+                            cluster, approver, (long long)v);
+    return RK_OK;
+}
+
+int rkd_store_check_approvals(const char *cluster, int64_t v, int64_t active, const char *digest,
+                              const rkd_store_policy *p, int64_t have, rk_error *err)
+{
+    if (have >= p->approvals)
+        return RK_OK;
+    return rk_error_set(err, RKD_STORE_EAPPROVAL, NULL,
+                        "cluster %s: activating version %lld over %lld needs %lld approval%s of "
+                        "plan %s and has %lld; approve it with: ringkeeper approve %lld",
+                        cluster, (long long)v, (long long)active, (long long)p->approvals,
+                        p->approvals == 1 ? "" : "s", digest, (long long)have, (long long)v);
+}
+
 /* ---- The handle ---- */
 
 rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
@@ -207,18 +243,26 @@ int rkd_store_latest(rkd_store *s, const char *cluster, rkd_store_version **out,
     return get_one(s, cluster, RKD_PICK_LATEST, 0, out, err);
 }
 
+/* The arguments of a page of versions or events (`what`). */
+static int check_page_args(const char *cluster, size_t limit, int64_t before, const char *what,
+                           rk_error *err)
+{
+    int rc = check_cluster_arg(cluster, err);
+    if (rc == RK_OK && (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0))
+        rc = rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before %s number",
+                          RKD_STORE_LIST_MAX, what);
+    return rc;
+}
+
 int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t before,
                    rkd_store_version_list *out, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;
     memset(out, 0, sizeof *out);
-    int rc = check_cluster_arg(cluster, err);
+    int rc = check_page_args(cluster, limit, before, "a version", err);
     if (rc != RK_OK)
         return rc;
-    if (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0)
-        return rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before a version number",
-                            RKD_STORE_LIST_MAX);
     rc = s->ops->list(s->b, cluster, limit, before, out, err);
     if (rc != RK_OK)
         rkd_store_version_list_free(out);
@@ -303,6 +347,8 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
         .comment = rec->comment,
         .if_match_latest = opt->if_match_latest,
         .activate = opt->activate,
+        .revert_of = opt->revert_of,
+        .moved_fraction = opt->moved_fraction,
     };
     int rc = s->ops->publish(s->b, &d, &rec->version, err);
     if (rc != RK_OK || !opt->activate)
@@ -316,7 +362,7 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
 int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
                       const rkd_store_publish_opts *opt, rkd_store_version **out, rk_error *err)
 {
-    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0};
+    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0, 0, -1};
     rk_error scratch;
     rkd_store_version *rec = NULL;
     char *doc = NULL;
@@ -340,7 +386,7 @@ int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
     return rc;
 }
 
-int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match_active,
+int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_store_activation *a,
                        rkd_store_version **out, rk_error *err)
 {
     rk_error scratch;
@@ -353,10 +399,90 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_
     int rc = check_cluster_arg(cluster, err);
     if (rc != RK_OK)
         return rc;
-    rc = s->ops->activate(s->b, cluster, v, if_match_active, now, &rec, &doc, err);
+    rc = s->ops->activate(s->b, cluster, v, a, now, &rec, &doc, err);
     if (rc == RK_OK)
         notify(s, cluster, v);
     return finish_read(s, rc, rec, doc, out, err);
+}
+
+/* ---- Cutover (SPEC section 9) ---- */
+
+int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *out, rk_error *err)
+{
+    rk_error scratch;
+    err = err ? err : &scratch;
+    *out = RKD_STORE_POLICY_DEFAULTS;
+    int rc = check_cluster_arg(cluster, err);
+    return rc ? rc : s->ops->get_policy(s->b, cluster, out, err);
+}
+
+static int check_policy(const rkd_store_policy *p, rk_error *err)
+{
+    if (!(p->max_moved_fraction >= 0 && p->max_moved_fraction <= 1))
+        return rk_error_set(err, RK_EINVAL, "max_moved_fraction",
+                            "max_moved_fraction is a fraction of the hash space from 0 to 1");
+    if (!(p->max_balance_after == 0 || (p->max_balance_after >= 1 && p->max_balance_after < 1e9)))
+        return rk_error_set(err, RK_EINVAL, "max_balance_after",
+                            "max_balance_after is null (no limit) or a ratio of at least 1, such "
+                            "as 1.25 (the most loaded node may hold 1.25x its ideal share)");
+    if (p->approvals < 0 || p->approvals > RKD_STORE_APPROVALS_MAX)
+        return rk_error_set(err, RK_EINVAL, "approvals", "approvals is a whole number from 0 to %d",
+                            RKD_STORE_APPROVALS_MAX);
+    return RK_OK;
+}
+
+int rkd_store_put_policy(rkd_store *s, const char *cluster, const rkd_store_policy *p,
+                         const char *author, const char *detail, rk_error *err)
+{
+    rk_error scratch;
+    char now[RKD_STORE_TIME_LEN];
+    err = err ? err : &scratch;
+    now_rfc3339(now);
+    int rc = check_cluster_arg(cluster, err);
+    rc = rc ? rc : check_policy(p, err);
+    return rc ? rc : s->ops->put_policy(s->b, cluster, p, author, detail, now, err);
+}
+
+int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *digest,
+                      const char *approver, const char *comment, rk_error *err)
+{
+    rk_error scratch;
+    char now[RKD_STORE_TIME_LEN];
+    err = err ? err : &scratch;
+    now_rfc3339(now);
+    int rc = check_cluster_arg(cluster, err);
+    if (rc == RK_OK && (!digest || strlen(digest) != RK_PLAN_DIGEST_LEN - 1 ||
+                        strspn(digest, "0123456789abcdef") != RK_PLAN_DIGEST_LEN - 1))
+        rc = rk_error_set(err, RK_EINVAL, "digest",
+                          "digest is the plan's 16 lowercase hex digits, as GET .../plan shows");
+    return rc ? rc : s->ops->approve(s->b, cluster, v, digest, approver, comment, now, err);
+}
+
+void rkd_store_event_list_free(rkd_store_event_list *list)
+{
+    for (size_t i = 0; list && i < list->count; i++) {
+        free(list->items[i].author);
+        free(list->items[i].detail);
+    }
+    if (list) {
+        free(list->items);
+        memset(list, 0, sizeof *list);
+    }
+}
+
+int rkd_store_list_events(rkd_store *s, const char *cluster, size_t limit, int64_t before,
+                          rkd_store_event_list *out, rk_error *err)
+{
+    rk_error scratch;
+    err = err ? err : &scratch;
+    memset(out, 0, sizeof *out);
+    int rc = check_page_args(cluster, limit, before, "an event", err);
+    if (rc != RK_OK)
+        return rc;
+    rc = s->ops->list_events(s->b, cluster, limit, before, out, err);
+    if (rc != RK_OK)
+        rkd_store_event_list_free(out);
+    return rc;
 }
 
 /* ---- Watching ---- */

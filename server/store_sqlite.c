@@ -298,6 +298,10 @@ static const rkd_store_ops sqlite_ops = {
     .get = rks_get,
     .list = rks_list,
     .list_clusters = rks_list_clusters,
+    .get_policy = rks_get_policy,
+    .put_policy = rks_put_policy,
+    .approve = rks_approve,
+    .list_events = rks_list_events,
 };
 
 static rks_store *new_db(const char *path, rk_error *err)

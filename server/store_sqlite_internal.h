@@ -62,8 +62,52 @@ int rks_list(void *b, const char *cluster, size_t limit, int64_t before,
              rkd_store_version_list *out, rk_error *err);
 int rks_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
 int rks_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
-int rks_activate(void *b, const char *cluster, int64_t v, int64_t if_match_active, const char *now,
-                 rkd_store_version **out, char **doc, rk_error *err);
+int rks_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
+                 const char *now, rkd_store_version **out, char **doc, rk_error *err);
+
+/* The SQL of store_versions.c that store_events.c shares. */
+extern const char rks_sql_cluster_id[];
+extern const char rks_sql_max_version[];
+extern const char rks_sql_active_version[];
+
+/* ---- store_events.c: SPEC section 9 (policies, approvals, events) ---- */
+
+/* An event to record; every pointer borrowed, NULL (0, or < 0 for the fraction) for none. */
+typedef struct rks_event {
+    const char *kind;
+    const char *author;
+    int64_t version;
+    int64_t from_version;
+    const char *digest;
+    double moved_fraction;
+    const char *detail;
+} rks_event;
+
+/* What an approval or an activation of a version is checked against. */
+typedef struct rks_plan_state {
+    char digest[RK_PLAN_DIGEST_LEN]; /* of the plan from the active version */
+    char *author;                    /* the version's author, or NULL; the caller frees it */
+    rkd_store_policy policy;         /* the cluster's */
+} rks_plan_state;
+
+/* Inside the caller's transaction (s->lock held): */
+int rks_add_event(rks_store *s, int64_t cid, const rks_event *e, const char *now, rk_error *err);
+int rks_policy_locked(rks_store *s, int64_t cid, rkd_store_policy *out, rk_error *err);
+int rks_plan_locked(rks_store *s, int64_t cid, int64_t active, int64_t v, rks_plan_state *out,
+                    rk_error *err);
+/* The approvals an activation of v over `active` needs (rkd_store_check_approvals); the plan's
+ * digest into `digest` for its event. */
+int rks_gate_locked(rks_store *s, const char *cluster, int64_t cid, int64_t active, int64_t v,
+                    char digest[RK_PLAN_DIGEST_LEN], rk_error *err);
+
+/* The operations of rkd_store_ops; each takes the lock itself. */
+int rks_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err);
+int rks_put_policy(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
+                   const char *detail, const char *now, rk_error *err);
+int rks_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
+                const char *comment, const char *now, rk_error *err);
+int rks_list_events(void *b, const char *cluster, size_t limit, int64_t before,
+                    rkd_store_event_list *out, rk_error *err);
 
 /* ---- store_migrate.c: the schema ---- */
 

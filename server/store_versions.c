@@ -33,10 +33,10 @@ static const char sql_clusters[] =
     "SELECT c.name, COALESCE((SELECT version FROM versions WHERE cluster_id = c.id AND state = "
     "'active'), 0), COALESCE((SELECT MAX(version) FROM versions WHERE cluster_id = c.id), 0) "
     "FROM clusters c ORDER BY c.name";
-static const char sql_cluster_id[] = "SELECT id FROM clusters WHERE name = :cluster";
-static const char sql_max_version[] =
+const char rks_sql_cluster_id[] = "SELECT id FROM clusters WHERE name = :cluster";
+const char rks_sql_max_version[] =
     "SELECT COALESCE(MAX(version), 0) FROM versions WHERE cluster_id = :cid";
-static const char sql_active_version[] =
+const char rks_sql_active_version[] =
     "SELECT COALESCE(MAX(version), 0) FROM versions WHERE cluster_id = :cid AND state = 'active'";
 static const char sql_insert_version[] =
     "INSERT INTO versions (cluster_id, version, state, created_at, author, comment, hash, "
@@ -175,7 +175,7 @@ int rks_list(void *b, const char *cluster, size_t limit, int64_t before,
     rks_params p = {
         .cluster = cluster, .v = before > 0 ? before : INT64_MAX, .limit = (int64_t)limit + 1};
     pthread_mutex_lock(&s->lock);
-    int rc = rks_int_query(s, sql_cluster_id, &p, &p.cid, err);
+    int rc = rks_int_query(s, rks_sql_cluster_id, &p, &p.cid, err);
     if (rc == RK_OK && p.cid == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, cluster, 0);
     if (rc == RK_OK)
@@ -247,6 +247,26 @@ static int apply_activation(rks_store *s, int64_t cid, int64_t v, const char *no
     return RK_OK;
 }
 
+/* The approvals, the state changes and the event of activating p->v over the active version,
+ * whose preconditions the caller has checked. */
+static int activate_checked(rks_store *s, const rks_params *p, const rkd_store_activation *a,
+                            rk_error *err)
+{
+    int64_t active = 0;
+    char digest[RK_PLAN_DIGEST_LEN] = "";
+    int rc = rks_int_query(s, rks_sql_active_version, p, &active, err);
+    rc = rc ? rc : rks_gate_locked(s, p->cluster, p->cid, active, p->v, digest, err);
+    rc = rc ? rc : apply_activation(s, p->cid, p->v, p->now, err);
+    rks_event e = {.kind = a->reason ? "force" : "activate",
+                   .author = a->author,
+                   .version = p->v,
+                   .from_version = active,
+                   .digest = active ? digest : NULL,
+                   .moved_fraction = a->moved_fraction,
+                   .detail = a->reason};
+    return rc ? rc : rks_add_event(s, p->cid, &e, p->now, err);
+}
+
 static int insert_version(rks_store *s, int64_t cid, int64_t v, const rkd_store_draft *d,
                           rk_error *err)
 {
@@ -281,12 +301,22 @@ static int publish_locked(rks_store *s, const rkd_store_draft *d, int64_t *versi
                              "INSERT INTO clusters (name, created_at) VALUES (:cluster, :now) "
                              "ON CONFLICT (name) DO NOTHING",
                              &p, "creating the cluster", err);
-    rc = rc ? rc : rks_int_query(s, sql_cluster_id, &p, &p.cid, err);
-    rc = rc ? rc : rks_int_query(s, sql_max_version, &p, &latest, err);
+    rc = rc ? rc : rks_int_query(s, rks_sql_cluster_id, &p, &p.cid, err);
+    rc = rc ? rc : rks_int_query(s, rks_sql_max_version, &p, &latest, err);
     rc = rc ? rc : rkd_store_check_publish(d, latest, err);
     rc = rc ? rc : insert_version(s, p.cid, latest + 1, d, err);
-    if (rc == RK_OK && d->activate)
-        rc = apply_activation(s, p.cid, latest + 1, d->created_at, err);
+    rks_event e = {.kind = d->revert_of ? "revert" : "publish",
+                   .author = d->author,
+                   .version = latest + 1,
+                   .from_version = d->revert_of,
+                   .moved_fraction = -1,
+                   .detail = d->comment};
+    rc = rc ? rc : rks_add_event(s, p.cid, &e, d->created_at, err);
+    if (rc == RK_OK && d->activate) {
+        rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL};
+        p.v = latest + 1;
+        rc = activate_checked(s, &p, &a, err);
+    }
     if (rc == RK_OK)
         *version = latest + 1;
     return rc;
@@ -304,26 +334,28 @@ int rks_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *e
 }
 
 /* Reads what the checks need, lets them decide, then applies the activation. */
-static int activate_locked(rks_store *s, rks_params *p, int64_t if_match, rk_error *err)
+static int activate_locked(rks_store *s, rks_params *p, const rkd_store_activation *a,
+                           rk_error *err)
 {
     int64_t exists = 0, active = 0;
-    int rc = rks_int_query(s, sql_cluster_id, p, &p->cid, err);
+    int rc = rks_int_query(s, rks_sql_cluster_id, p, &p->cid, err);
     if (rc == RK_OK && p->cid == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, p->cluster, p->v);
-    rc = rc ? rc : rks_int_query(s, sql_max_version, p, &exists, err);
-    rc = rc ? rc : rks_int_query(s, sql_active_version, p, &active, err);
-    rc = rc ? rc : rkd_store_check_activation(p->cluster, p->v, exists, active, if_match, err);
-    return rc ? rc : apply_activation(s, p->cid, p->v, p->now, err);
+    rc = rc ? rc : rks_int_query(s, rks_sql_max_version, p, &exists, err);
+    rc = rc ? rc : rks_int_query(s, rks_sql_active_version, p, &active, err);
+    rc = rc ? rc
+            : rkd_store_check_activation(p->cluster, p->v, exists, active, a->if_match_active, err);
+    return rc ? rc : activate_checked(s, p, a, err);
 }
 
-int rks_activate(void *b, const char *cluster, int64_t v, int64_t if_match_active, const char *now,
-                 rkd_store_version **out, char **doc, rk_error *err)
+int rks_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
+                 const char *now, rkd_store_version **out, char **doc, rk_error *err)
 {
     rks_store *s = b;
     rks_params p = {.cluster = cluster, .v = v, .now = now};
     pthread_mutex_lock(&s->lock);
     int rc = rks_begin(s, err);
-    rc = rc ? rc : activate_locked(s, &p, if_match_active, err);
+    rc = rc ? rc : activate_locked(s, &p, a, err);
     rc = rc ? rc : fetch_locked(s, RKD_PICK_VERSION, &p, out, doc, err);
     rc = rks_finish(s, rc, err);
     pthread_mutex_unlock(&s->lock);

@@ -566,7 +566,8 @@ static void test_ring_etag_wait(void **state)
     /* Activations made beside the API (same store handle) reach the cache and the hook too. */
     rkd_store_version *v = NULL;
     publish(app, "r", 4, NULL);
-    assert_int_equal(rkd_store_activate(store, "r", 3, RKD_STORE_ANY, &v, NULL), RK_OK);
+    rkd_store_activation any = {RKD_STORE_ANY, NULL, -1, NULL};
+    assert_int_equal(rkd_store_activate(store, "r", 3, &any, &v, NULL), RK_OK);
     rkd_store_version_free(v);
     assert_int_equal(hooks, 3);
     assert_int_equal(ring(app, NULL, inm2, 0, 200, v3), 3);

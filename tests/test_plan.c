@@ -672,7 +672,7 @@ static void check_json(const pair *x, const rk_plan_meta *meta, uint64_t keys)
     size_t na, ns;
     json_t *doc = rk_plan_to_json(x->p, meta, 0);
     assert_non_null(doc);
-    ASSERT_FIELDS(doc, "plan", "cluster", "hash", "from", "to", "moved_fraction",
+    ASSERT_FIELDS(doc, "plan", "cluster", "digest", "hash", "from", "to", "moved_fraction",
                   "minimal_fraction", "transfers", "nodes", "balance", "warnings", "arcs", "steps");
     ASSERT_FIELDS(json_object_get(doc, "from"), "from", "version", "fingerprint");
     ASSERT_FIELDS(json_object_get(doc, "to"), "to", "version", "fingerprint");
@@ -685,6 +685,10 @@ static void check_json(const pair *x, const rk_plan_meta *meta, uint64_t keys)
         rk_ring_fingerprint_hex(x->a));
     assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "to"), "version")),
                      meta->to_version);
+    char digest[RK_PLAN_DIGEST_LEN];
+    rk_plan_digest(meta->from_version, rk_ring_fingerprint_hex(x->a), meta->to_version,
+                   rk_ring_fingerprint_hex(x->b), digest);
+    assert_string_equal(json_string_value(json_object_get(doc, "digest")), digest);
     assert_true(json_number_value(json_object_get(doc, "moved_fraction")) ==
                 rk_plan_moved_fraction(x->p));
     const rk_arc *arcs = rk_plan_arcs(x->p, &na);
@@ -705,8 +709,12 @@ static void check_text(const pair *x, const rk_plan_meta *meta)
     size_t n;
     const rk_plan_node *nodes = rk_plan_nodes(x->p, &n);
     char *text = rk_plan_to_text(x->p, meta);
+    char digest[RK_PLAN_DIGEST_LEN];
     assert_non_null(text);
-    assert_true(strlen(text) > 0);
+    rk_plan_digest(meta->from_version, rk_ring_fingerprint_hex(x->a), meta->to_version,
+                   rk_ring_fingerprint_hex(x->b), digest);
+    if (!strstr(text, digest))
+        fail_msg("the table does not show the digest %s:\n%s", digest, text);
     for (size_t k = 0; k < n; k++)
         if (!strstr(text, nodes[k].id))
             fail_msg("the table does not name %s:\n%s", nodes[k].id, text);
@@ -740,6 +748,18 @@ static void test_documents(void **state)
     pair_free(&x);
 }
 
+/* SPEC section 9's digest, against values computed independently with xxhsum 0.8.1:
+ * printf '3:6fd8c4088bbca473>4:0123456789abcdef' | xxhsum -H3. */
+static void test_digest(void **state)
+{
+    (void)state;
+    char out[RK_PLAN_DIGEST_LEN];
+    rk_plan_digest(3, "6fd8c4088bbca473", 4, "0123456789abcdef", out);
+    assert_string_equal(out, "73177d0bfef08053");
+    rk_plan_digest(0, "7bb0b9b16b5a8abe", 0, "dbb9f9d3244ab4f7", out);
+    assert_string_equal(out, "dcc59b5641a7b8c8");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -747,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_identical),    cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_documents),    cmocka_unit_test(test_packer_model),
         cmocka_unit_test(test_packer_work),  cmocka_unit_test(test_arc_limit),
+        cmocka_unit_test(test_digest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,7 +61,7 @@ static rk_topology *topo(size_t n)
 static int64_t publish(rkd_store *s, const char *cluster, size_t n, int64_t if_match, int activate,
                        int want)
 {
-    rkd_store_publish_opts opt = {"ops", if_match, activate};
+    rkd_store_publish_opts opt = {"ops", if_match, activate, 0, -1};
     rkd_store_version *v = NULL;
     rk_error err = {0};
     rk_topology *t = topo(n);
@@ -78,7 +78,8 @@ static int64_t publish(rkd_store *s, const char *cluster, size_t n, int64_t if_m
 static int activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match)
 {
     rkd_store_version *rec = NULL;
-    int rc = rkd_store_activate(s, cluster, v, if_match, &rec, NULL);
+    rkd_store_activation a = {if_match, NULL, -1, NULL};
+    int rc = rkd_store_activate(s, cluster, v, &a, &rec, NULL);
     if (rc == RK_OK) {
         assert_int_equal(rec->version, v);
         assert_int_equal(rec->state, RKD_STATE_ACTIVE);
@@ -280,7 +281,7 @@ static void test_publish_activate(void **state)
     rkd_store *s = open_ok(path);
     rkd_store_set_watch(s, on_activate, &log);
 
-    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1};
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1};
     rkd_store_version *v = NULL;
     rk_topology *t = topo(3);
     assert_int_equal(rkd_store_publish(s, "pa", t, &opt, &v, NULL), RK_OK);
@@ -770,12 +771,12 @@ static int fake_get(void *b, const char *cluster, rkd_store_pick pick, int64_t v
     return rkd_store_strdup(cluster, &rec->cluster, err);
 }
 
-static int fake_activate(void *b, const char *cluster, int64_t v, int64_t if_match_active,
+static int fake_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
                          const char *now, rkd_store_version **out, char **doc, rk_error *err)
 {
     (void)now;
     fake_backend *f = b;
-    int rc = rkd_store_check_activation(cluster, v, f->latest, 0, if_match_active, err);
+    int rc = rkd_store_check_activation(cluster, v, f->latest, 0, a->if_match_active, err);
     return rc ? rc : fake_get(b, cluster, RKD_PICK_LATEST, v, out, doc, err);
 }
 

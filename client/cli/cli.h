@@ -33,7 +33,8 @@ typedef struct rk_cli_cmd {
 } rk_cli_cmd;
 
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
-    rk_cli_activate, rk_cli_revert, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export;
+    rk_cli_activate, rk_cli_revert, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export,
+    rk_cli_approve, rk_cli_policy, rk_cli_events;
 
 /* How rk_cli_write_safe writes what a terminal would obey. */
 typedef enum {
@@ -91,6 +92,14 @@ typedef struct rk_cli_server {
     unsigned long long timeout; /* --timeout: seconds per request, else RK_CLI_TIMEOUT */
     const char *if_match;       /* --if-match N of a write: sent as If-Match: "vN", or NULL */
 } rk_cli_server;
+
+/* The server options' lines of a command's usage. */
+#define SERVER_OPTIONS_HELP                                                                        \
+    "  --server URL   the server (default $RINGKEEPER_SERVER)\n"                                   \
+    "  --cluster C    the cluster\n"                                                               \
+    "  --token T      bearer token for writes (default $RINGKEEPER_TOKEN)\n"                       \
+    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"         \
+    "  --timeout S    " RK_CLI_TIMEOUT_HELP
 
 /* Fills the environment and --timeout defaults and checks server (http:// or https://, as the
  * client library wants it) and cluster; returns an exit code. */

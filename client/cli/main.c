@@ -4,8 +4,9 @@
 #include "cli.h"
 
 static const rk_cli_cmd *const commands[] = {
-    &rk_cli_lookup, &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish, &rk_cli_activate,
-    &rk_cli_revert, &rk_cli_versions, &rk_cli_show,     &rk_cli_import,  &rk_cli_export};
+    &rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish, &rk_cli_activate,
+    &rk_cli_revert,  &rk_cli_versions, &rk_cli_show,     &rk_cli_import,  &rk_cli_export,
+    &rk_cli_approve, &rk_cli_policy,   &rk_cli_events};
 
 static int usage(FILE *to, int code)
 {

@@ -63,13 +63,6 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     return rc;
 }
 
-#define SERVER_OPTIONS_HELP                                                                        \
-    "  --server URL   the server (default $RINGKEEPER_SERVER)\n"                                   \
-    "  --cluster C    the cluster\n"                                                               \
-    "  --token T      bearer token for writes (default $RINGKEEPER_TOKEN)\n"                       \
-    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"         \
-    "  --timeout S    " RK_CLI_TIMEOUT_HELP
-
 static const rk_cli_remote publish = {"POST", 1, "", "activate", "?activate=true"};
 static const rk_cli_remote activate = {"POST", 0, "/activate", NULL, NULL};
 static const rk_cli_remote revert = {"POST", 0, "/revert", NULL, NULL};

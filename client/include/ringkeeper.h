@@ -345,6 +345,15 @@ typedef struct rk_plan_meta {
 
 enum { RK_PLAN_NO_ARCS = 1 }; /* rk_plan_to_json flag: leave out the arc list */
 
+#define RK_PLAN_DIGEST_LEN 17 /* 16 lowercase hex digits and a NUL */
+
+/* SPEC section 9's plan digest into `out`: XXH3-64 over "<from version>:<from fingerprint>><to
+ * version>:<to fingerprint>", version 0 for a ring with no version (a file). A plan is a function
+ * of its two rings, so the digest names what a reviewer saw; a server computes it from stored
+ * fingerprints without building either ring. */
+RK_API void rk_plan_digest(int64_t from_version, const char *from_fingerprint, int64_t to_version,
+                           const char *to_fingerprint, char out[RK_PLAN_DIGEST_LEN]);
+
 /* The plan document of SPEC section 3; new reference, or NULL when out of memory. */
 RK_API struct json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta,
                                       int flags) RK_MUST_CHECK;

@@ -6,8 +6,26 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <xxhash.h>
 
 #include "internal.h"
+
+void rk_plan_digest(int64_t from_version, const char *from_fingerprint, int64_t to_version,
+                    const char *to_fingerprint, char out[RK_PLAN_DIGEST_LEN])
+{
+    char text[96]; /* two int64s, two 16-digit fingerprints and three separators fit */
+    int n = snprintf(text, sizeof text, "%lld:%s>%lld:%s", (long long)from_version,
+                     from_fingerprint, (long long)to_version, to_fingerprint);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
+    snprintf(out, RK_PLAN_DIGEST_LEN, "%016llx", (unsigned long long)XXH3_64bits(text, len));
+}
+
+/* The digest of plan `p` with the versions of `meta` (0 when unknown). */
+static void plan_digest(const rk_plan *p, const rk_plan_meta *meta, char out[RK_PLAN_DIGEST_LEN])
+{
+    rk_plan_digest(meta ? meta->from_version : 0, rki_plan_fingerprint(p, 0),
+                   meta ? meta->to_version : 0, rki_plan_fingerprint(p, 1), out);
+}
 
 static json_t *side_json(const rk_plan *p, int after, const rk_plan_meta *meta)
 {
@@ -105,8 +123,12 @@ json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta, int flags)
                          "transfers", transfers_json(p, nodes), "nodes", nodes_json(nodes, nn),
                          "balance", "before", "max", before_max, "min", before_min, "after", "max",
                          after_max, "min", after_min, "warnings", warnings);
+    char digest[RK_PLAN_DIGEST_LEN];
+    plan_digest(p, meta, digest);
     if (doc && meta && meta->cluster)
         json_object_set_new(doc, "cluster", json_string(meta->cluster));
+    if (doc)
+        json_object_set_new(doc, "digest", json_string(digest));
     rk_scheme scheme = rk_topology_scheme(rki_plan_topology(p, 0));
     if (doc &&
         scheme != RK_SCHEME_RINGKEEPER) /* the ringkeeper scheme's documents stay as they were */
@@ -164,6 +186,9 @@ static void header_text(FILE *f, const rk_plan *p, const rk_plan_meta *meta)
     side_text(f, p, 0, meta);
     fprintf(f, " -> ");
     side_text(f, p, 1, meta);
+    char digest[RK_PLAN_DIGEST_LEN];
+    plan_digest(p, meta, digest);
+    fprintf(f, "\ndigest   %s", digest);
     fprintf(f, "\nmoved    %8.4f%% of the hash space in %zu arcs (minimal %.4f%%)\n",
             100 * rk_plan_moved_fraction(p), na, 100 * rk_plan_minimal_fraction(p));
     fprintf(f, "balance  before max %.3fx min %.3fx, after max %.3fx min %.3fx (share / ideal)\n",

@@ -178,11 +178,32 @@ rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server exited $STOP_CODE"
 
 # a second server, with tokens
-printf '# name:token, one a line\nops:0f3a9c1e7b2d4a6f8e0c\n' >"$TMP/tokens"
+printf '# name:token, one a line\nops:0f3a9c1e7b2d4a6f8e0c\nalice:a11ce5ecret0000000000\nbob:b0b5ecret00000000000\n' >"$TMP/tokens"
 rk_start --token-file "$TMP/tokens" --db "$TMP/auth.db"
 ex e_unauthorized 401 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary "$T1"
 ex e_forbidden 403 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer not-a-configured-token' --data-binary "$T1"
 ex auth_ok 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer 0f3a9c1e7b2d4a6f8e0c' --data-binary "$T3"
+# the cutover of SPEC section 9, as two operators: alice publishes, bob approves
+ALICE='Authorization: Bearer a11ce5ecret0000000000'
+BOB='Authorization: Bearer b0b5ecret00000000000'
+ex policy_default 200 '$RK/v1/clusters/cache/policy'
+ex policy_put 200 -X PUT '$RK/v1/clusters/cache/policy' -H "$J" -H "$ALICE" \
+    --data-binary '{"max_moved_fraction":0.05,"approvals":1,"distinct_approver":true}'
+ex e_invalid_body 400 -X PUT '$RK/v1/clusters/cache/policy' -H "$J" -H "$ALICE" --data-binary '{"approvals":-1}'
+ex cutover_approve_v1 409 -X POST '$RK/v1/clusters/cache/versions/1/approve' -H "$J" -H "$BOB" --data-binary '{"digest":"0000000000000000"}'
+D01=$(sed -n 's/.*is now \([0-9a-f]\{16\}\), not.*/\1/p' "$TMP/b")
+ex approve_first 200 -X POST '$RK/v1/clusters/cache/versions/1/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D01\"}"
+ex cutover_activate_v1 200 -X POST '$RK/v1/clusters/cache/versions/1/activate' -H "$ALICE"
+ex cutover_publish_v2 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H "$ALICE" --data-binary "$T4"
+ex cutover_plan 200 '$RK/v1/clusters/cache/plan?format=text'
+D12=$(sed -n 's/^digest *//p' "$TMP/b")
+ex e_self_approval 403 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$ALICE" --data-binary "{\"digest\":\"$D12\"}"
+ex e_plan_changed 409 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D01\"}"
+ex e_budget_exceeded 422 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$BOB"
+ex e_approval_required 409 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$J" -H "$BOB" --data-binary '{"force":true,"reason":"capacity for the sale"}'
+ex approve 200 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D12\",\"comment\":\"reviewed the plan\"}"
+ex activate_force 200 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$J" -H "$BOB" --data-binary '{"force":true,"reason":"capacity for the sale"}'
+ex events 200 '$RK/v1/clusters/cache/events?limit=4'
 rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server with tokens exited $STOP_CODE"
 
@@ -295,6 +316,11 @@ EOF
 | [`POST /v1/clusters/{c}/versions/{v}/revert`](#post-v1clusterscversionsvrevert) | publish a copy of version v |
 | [`GET /v1/clusters/{c}/ring`](#get-v1clusterscring) | the active version, with ETag and long poll |
 | [`GET /v1/clusters/{c}/plan`](#get-v1clusterscplan) | what moves between two versions |
+| [`GET /v1/clusters/{c}/policy`](#get-v1clusterscpolicy) | the cluster's cutover policy |
+| [`PUT /v1/clusters/{c}/policy`](#put-v1clusterscpolicy) | change it |
+| [`POST /v1/clusters/{c}/versions/{v}/approve`](#post-v1clusterscversionsvapprove) | approve the plan from the active version to v |
+| [`GET /v1/clusters/{c}/events`](#get-v1clusterscevents) | the audit of publishes, approvals, activations and policy changes |
+| [`GET /`](#get-), [`GET /ui/{file}`](#get-uifile) | the operator console |
 
 The examples run in this order on one server: cluster `cache` gets three nodes (version 1), which are
 activated; a fourth node is published (version 2), its plan reviewed, and it is activated; then version 1
@@ -518,6 +544,7 @@ ideal share, which `balance` and `warnings` point out.
 | `?keys=K` | none | adds `keys_estimate` (for K keys) to each transfer and step; K >= 1 |
 | `?arcs=false` | `true` | leaves out the top-level `arcs` list (the steps still list theirs) |
 | `?format=text` or `Accept: text/plain` | JSON | a table for people instead of JSON (`format=json` forces JSON) |
+| `?format=svg` | JSON | one self-contained SVG picture (`image/svg+xml`): the ring before (outside) and after (inside), the moving arcs between them in the colour of the node they move to, per-node share bars against the ideal, and moved vs minimal in the title; bounded whatever the ring (at most 1440 arcs per circle, finer stretches drawn by quarter degree; bars for the 32 most changed nodes), so `--max-plan-rows` does not apply to it |
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `unknown_version`,
 `no_active_version` (no `from` given and nothing active); 422 `hash_mismatch`, `plan_too_large` (over
@@ -536,6 +563,112 @@ EOF
     show plan_text
     cat <<'EOF'
 
+## Cutover: policy, approvals, the gate, events
+
+SPEC section 9. Each cluster has a policy; its defaults keep everything above unchanged. With a
+policy, an activation (also `?activate=true` on publish or revert) passes a gate, in this order: the
+**budget** (the plan from the active version to `v`: `moved_fraction` at most `max_moved_fraction`, and
+the balance after — the most loaded node's share over its ideal — at most `max_balance_after`; else 422
+`budget_exceeded` with the figures and the limit), then the **approvals** (at least `approvals` operators
+approved exactly this plan, by its `digest`; else 409 `approval_required`). An activation with the body
+`{"force": true, "reason": "..."}` passes the budget (never the approvals), and the reason is recorded.
+A first activation (nothing active) has no plan: only the approvals count, of the digest from version 0
+with an empty fingerprint (`0:>1:<fingerprint>`).
+
+The examples run on the server with tokens, as two operators: `alice` publishes, `bob` approves.
+
+### `GET /v1/clusters/{c}/policy`
+
+The cluster's policy; a cluster that never set one has the defaults.
+
+Errors: 400 `invalid_cluster`; 404 `unknown_cluster`.
+
+EOF
+    show policy_default
+    cat <<'EOF'
+
+### `PUT /v1/clusters/{c}/policy`
+
+Sets the policy; fields left out keep their value. Recorded as a `policy` event. Needs a token where
+tokens are configured.
+
+| field | default | allowed |
+|---|---|---|
+| `max_moved_fraction` | `1.0` | a number from 0 to 1: the most of the hash space one activation may move |
+| `max_balance_after` | `null` | `null` (no limit) or a number >= 1: the most a node may hold over its ideal share after it |
+| `approvals` | `0` | a whole number from 0 to 100: approvals of the plan an activation needs |
+| `distinct_approver` | `false` | `true`: a version's author's approval does not count (and is refused) |
+| `migration_window` | `false` | must be `false`: this server does not open migration windows yet |
+
+Errors: 400 `malformed_json`, `invalid_body` (with `field`), `invalid_cluster`; 401, 403; 404 `unknown_cluster`.
+
+EOF
+    show policy_put
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/versions/{v}/approve`
+
+Records that the token's name approves moving from the version active now to `v` by exactly the plan
+named `digest` (the `digest` of `GET .../plan`: XXH3-64 of `<from>:<fingerprint>><to>:<fingerprint>`).
+Body `{"digest": "...", "comment": "..."}` (comment optional). Approving twice counts once. Once another
+version is activated, the plan from the active version to `v` is another one and its approvals no
+longer count: approve again.
+
+Errors: 400 `malformed_json`, `invalid_body`; 401, 403, 403 `self_approval`; 404 `unknown_cluster`,
+`unknown_version`; 409 `conflict` (v not newer than the active version), `plan_changed`.
+
+The plan bob reviews (its `digest` line is what he approves):
+
+EOF
+    show cutover_plan
+    echo
+    show approve
+    cat <<'EOF'
+
+The first activation of `cache` needed an approval too, of the digest from version 0:
+
+EOF
+    show approve_first
+    cat <<'EOF'
+
+Then, over budget but approved, with a reason (activation bodies: `{}` or none, or
+`{"force": true, "reason": "..."}`):
+
+EOF
+    show activate_force
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/events`
+
+The cluster's audit, newest first, paged like the versions (`?limit=` 1..1000, default 100; `?before=N`;
+`next_before`). Kinds: `publish`, `revert`, `approve`, `activate`, `force` (an activation that passed the
+budget by force; `detail` is the reason), `policy` (`detail` is the policy set). Each event is written in
+the transaction of the change it records. `version`, `from_version`, `digest`, `moved_fraction` (computed
+when the policy has a budget) and `detail` are `null` where they do not apply.
+
+Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`.
+
+EOF
+    show events
+    cat <<'EOF'
+
+## The operator console
+
+### `GET /`
+
+302 to `/ui/`, the operator console (README, "Reviewing a plan in the console").
+
+### `GET /ui`
+
+302 to `/ui/`.
+
+### `GET /ui/{file}`
+
+The console's files, embedded in ringkeeperd at build time from `server/ui/` (`/ui/` is
+`index.html`): `text/html`, `text/css` or `text/javascript`, 404 `not_found` for any other name. The
+console loads nothing from elsewhere and reads only the routes above; writes carry the token the
+operator pastes, kept in the tab's `sessionStorage`.
+
 ## Errors
 
 One real example of each error code, in the order of the table above. 500 `internal` and 503
@@ -545,7 +678,8 @@ EOF
     for e in invalid_topology malformed_json invalid_parameter invalid_header invalid_cluster \
         invalid_version unauthorized forbidden not_found unknown_cluster unknown_version \
         no_active_version method_not_allowed conflict precondition_failed body_too_large \
-        too_many_points hash_mismatch plan_too_large; do
+        too_many_points hash_mismatch plan_too_large invalid_body self_approval plan_changed \
+        approval_required budget_exceeded; do
         printf '### `%s`\n\n' "$e"
         case $e in
         invalid_topology) echo "A topology rule is broken; \`field\` is the JSON path of the culprit." ;;
@@ -566,6 +700,11 @@ EOF
         body_too_large) echo "A body over \`--max-body\` (this server ran with \`--max-body $MAX_BODY\`; \`big.json\` is a $(wc -c <"$TMP/big.json")-byte topology)." ;;
         too_many_points) echo "4096 × (1000 + 100) points is over the cap of 4194304." ;;
         plan_too_large) echo "Steps of 0.01% would render more rows than this server's \`--max-plan-rows 1000\`." ;;
+        invalid_body) echo "A field of a policy, approval or activation body is out of range; \`field\` names it." ;;
+        self_approval) echo "The policy asks for a distinct approver, and alice published version 2." ;;
+        plan_changed) echo "The digest approved is not the plan from the active version to 2 (here: an old plan's)." ;;
+        approval_required) echo "Forced past the budget, but nobody approved the plan yet: force never passes the approvals." ;;
+        budget_exceeded) echo "The plan moves more than the policy's \`max_moved_fraction\`." ;;
         hash_mismatch) echo "Version 1 of \`sessions\` hashes with \`fnv1a_32\`, version 2 with \`xxh3_64\`: every key would move." ;;
         esac
         echo

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# test_crash.sh — publish in a loop, kill -9 the server, restart: every version acknowledged with
-# 201 is there, unchanged (same fingerprint), and numbering has no gap.
+# test_crash.sh — publish in a loop (every other one activated too), kill -9 the server, restart:
+# every version acknowledged with 201 is there, unchanged (same fingerprint), and numbering has no
+# gap; every version has its publish event and every activation its activate event, and no event
+# names a change that is not there (SPEC section 9: events share the change's transaction).
 # usage: test_crash.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 rk_start
@@ -8,7 +10,7 @@ for round in 1 2 3; do
     (for i in $(seq 1 400); do
         topo $((i % 7 + 1)) 16 >"$TMP/t.$round"
         out=$(curl -s -w '\n%{http_code}' --max-time 5 -H 'Content-Type: application/json' \
-            --data-binary @"$TMP/t.$round" "$BASE/v1/clusters/crash/versions") || break
+            --data-binary @"$TMP/t.$round" "$BASE/v1/clusters/crash/versions?activate=$([ $((i % 2)) = 0 ] && echo true || echo false)") || break
         [ "${out##*$'\n'}" = 201 ] || break
         printf '%s\n' "${out%$'\n'*}" | grep -o '"version":[0-9]*,\|"fingerprint":"[0-9a-f]*"' | tr -d '\n' >>"$TMP/acked"
         echo >>"$TMP/acked"
@@ -34,5 +36,14 @@ check "acknowledged versions lost or changed" 0 "$missing"
 curl -s "$BASE/v1/clusters/crash/versions?limit=1000" | grep -o '"version":[0-9]*' | cut -d: -f2 | sort -n >"$TMP/have"
 seq 1 "$(wc -l <"$TMP/have")" >"$TMP/want"
 if cmp -s "$TMP/have" "$TMP/want"; then ok; else bad "numbering has gaps after crashes"; fi
+curl -s "$BASE/v1/clusters/crash/events?limit=1000" >"$TMP/events"
+curl -s "$BASE/v1/clusters/crash/events?limit=1000&before=$(sed -n 's/.*"next_before":\([0-9]*\).*/\1/p' "$TMP/events")" >>"$TMP/events"
+events() { grep -o "\"kind\":\"$1\"[^}]*" "$TMP/events" | sed -n 's/.*"version":\([0-9]*\).*/\1/p' | sort -n; }
+events publish >"$TMP/published"
+check "a publish event for every version, no other" "$(cat "$TMP/want")" "$(cat "$TMP/published")"
+curl -s "$BASE/v1/clusters/crash/versions?limit=1000" | grep -o '"version":[0-9]*,"state":"[a-z]*","created_at":"[^"]*","activated_at":"' |
+    cut -d, -f1 | cut -d: -f2 | sort -n >"$TMP/activated"
+events activate >"$TMP/activations"
+check "an activate event for every activation, no other" "$(cat "$TMP/activated")" "$(cat "$TMP/activations")"
 rk_stop
 finish

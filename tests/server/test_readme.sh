@@ -18,7 +18,9 @@ check "walkthrough runs" 0 "$code"
 has "walkthrough shows the plan table" "$TMP/walk.out" "moved"
 has "walkthrough shows the ETag" "$TMP/walk.out" 'ETag: "v2.'
 has "walkthrough gets a 304" "$TMP/walk.out" "304"
-check "the revert is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
-has "ring is v3" "$TMP/headers" 'ETag: "v3.'
+has "walkthrough: refused before the approval" "$TMP/walk.out" "approval_required"
+has "walkthrough: the audit" "$TMP/walk.out" '"kind":"approve"'
+check "the approved version is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
+has "ring is v4" "$TMP/headers" 'ETag: "v4.'
 rk_stop
 finish

@@ -1,0 +1,225 @@
+/* cutover.c — SPEC section 9 for operators: approve a version's plan after reading it, show and
+ * set the cluster's policy, and read its events. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+/* Sends `doc` (stolen; NULL: no body) as the body of METHOD route and prints the JSON answer. */
+static int send_json(const char *cmd, const rk_cli_server *s, json_t *doc, const char *method,
+                     const char *route)
+{
+    rk_cli_body in = {0}, out = {0};
+    in.data = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(doc);
+    if (doc && !in.data)
+        return rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");
+    in.len = in.data ? strlen(in.data) : 0;
+    int rc = rk_cli_call(cmd, s, in.data ? &in : NULL, &out, method, "%s", route);
+    free(in.data);
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_print_json(cmd, &out);
+    free(out.data);
+    return rc;
+}
+
+/* ---- approve ---- */
+
+/* The person's answer on stdin: non-zero for y or yes. */
+static int confirmed(const char *digest, const char *v)
+{
+    char line[16];
+    fprintf(stderr, "approve plan %s of the move to version %s? [y/N] ", digest, v);
+    if (!fgets(line, sizeof line, stdin))
+        return 0;
+    line[strcspn(line, "\n")] = '\0';
+    return strcmp(line, "y") == 0 || strcmp(line, "yes") == 0;
+}
+
+static int approve(const rk_cli_cmd *cmd, int argc, char **argv)
+{
+    rk_cli_server s = {0};
+    const char *v = NULL, *comment = NULL;
+    int yes = 0;
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("yes", RK_CLI_FLAG, &yes), RK_CLI_OPT("comment", RK_CLI_TEXT, &comment), {0}};
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &v);
+    rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
+    rc = rc ? rc : rk_cli_version_arg(cmd->name, v);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    rk_cli_body plan = {0};
+    rc = rk_cli_call(cmd->name, &s, NULL, &plan, "GET", "/plan?to=%s&format=text", v);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    char digest[RK_PLAN_DIGEST_LEN] = "";
+    const char *line = strstr(plan.data, "\ndigest ");
+    if (line)
+        sscanf(line, "\ndigest %16[0-9a-f]", digest);
+    rk_cli_write_safe(stdout, plan.data, plan.len, RK_CLI_SAFE_LINES);
+    free(plan.data);
+    fflush(stdout);
+    if (strlen(digest) != RK_PLAN_DIGEST_LEN - 1)
+        return rk_cli_fail(cmd->name, RK_EXIT_FAIL, "the server's plan carries no digest");
+    if (!yes && !confirmed(digest, v))
+        return rk_cli_fail(cmd->name, RK_EXIT_USAGE, "not approved");
+    char route[64];
+    snprintf(route, sizeof route, "/versions/%s/approve", v);
+    return send_json(cmd->name, &s, json_pack("{s:s, s:s*}", "digest", digest, "comment", comment),
+                     "POST", route);
+}
+
+const rk_cli_cmd rk_cli_approve = {
+    "approve", approve,
+    "usage: ringkeeper approve V --server URL --cluster C [--yes] [--comment TEXT] [--token T]\n"
+    "\n"
+    "Fetches and prints the plan from the active version to V, then, once you confirm (or with\n"
+    "--yes), approves exactly that plan by its digest. When another version is activated first,\n"
+    "the plan changes and the approval no longer counts: approve again.\n"
+    "\n"
+    "  --yes          do not ask\n"
+    "  --comment T    a comment recorded with the approval\n" SERVER_OPTIONS_HELP,
+    NULL, "V"};
+
+/* ---- policy ---- */
+
+/* The policy fields the options set, into `doc`; returns an exit code. */
+static int policy_fields(const char *cmd, json_t *doc, const char *moved, const char *balance,
+                         const char *approvals, const char *distinct)
+{
+    char *end = NULL;
+    if (moved) {
+        double f = strtod(moved, &end);
+        if (end == moved || *end)
+            return rk_cli_fail(cmd, RK_EXIT_USAGE, "--max-moved-fraction: a number from 0 to 1");
+        json_object_set_new(doc, "max_moved_fraction", json_real(f));
+    }
+    if (balance && strcmp(balance, "none") == 0) {
+        json_object_set_new(doc, "max_balance_after", json_null());
+    } else if (balance) {
+        double b = strtod(balance, &end);
+        if (end == balance || *end)
+            return rk_cli_fail(cmd, RK_EXIT_USAGE, "--max-balance-after: none or a ratio >= 1");
+        json_object_set_new(doc, "max_balance_after", json_real(b));
+    }
+    unsigned long long n;
+    if (approvals && rk_cli_number(approvals, 0, 100, &n) != 0)
+        return rk_cli_fail(cmd, RK_EXIT_USAGE, "--approvals: a whole number from 0 to 100");
+    if (approvals)
+        json_object_set_new(doc, "approvals", json_integer((json_int_t)n));
+    if (distinct)
+        json_object_set_new(doc, "distinct_approver", json_boolean(strcmp(distinct, "yes") == 0));
+    return RK_EXIT_OK;
+}
+
+static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
+{
+    static const char *const yes_no[] = {"yes", "no", NULL};
+    rk_cli_server s = {0};
+    const char *what = NULL, *moved = NULL, *balance = NULL, *approvals = NULL, *distinct = NULL;
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("max-moved-fraction", RK_CLI_TEXT, &moved),
+        RK_CLI_OPT("max-balance-after", RK_CLI_TEXT, &balance),
+        RK_CLI_OPT("approvals", RK_CLI_TEXT, &approvals),
+        RK_CLI_OPT("distinct-approver", RK_CLI_CHOICE, &distinct, .choices = yes_no),
+        {0}};
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &what);
+    rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    int set = strcmp(what, "set") == 0;
+    if (!set && strcmp(what, "show") != 0)
+        return rk_cli_usage_error(cmd, "the operand is show or set, not %s", what);
+    if (!set && (moved || balance || approvals || distinct))
+        return rk_cli_usage_error(cmd, "policy show takes no policy options; use policy set");
+    if (!set)
+        return send_json(cmd->name, &s, NULL, "GET", "/policy");
+    json_t *doc = json_object();
+    rc = doc ? policy_fields(cmd->name, doc, moved, balance, approvals, distinct) : RK_EXIT_FAIL;
+    if (rc != RK_EXIT_OK) {
+        json_decref(doc);
+        return rc;
+    }
+    return send_json(cmd->name, &s, doc, "PUT", "/policy");
+}
+
+const rk_cli_cmd rk_cli_policy = {
+    "policy", policy,
+    "usage: ringkeeper policy show|set --server URL --cluster C [--max-moved-fraction F]\n"
+    "       [--max-balance-after X|none] [--approvals N] [--distinct-approver yes|no] [--token T]\n"
+    "\n"
+    "Shows or sets the cluster's cutover policy (SPEC section 9); set changes only the fields\n"
+    "given and prints the policy as it is then.\n"
+    "\n"
+    "  --max-moved-fraction F   the most of the hash space one activation may move, 0..1\n"
+    "  --max-balance-after X    the most a node may hold over its ideal share after it, or none\n"
+    "  --approvals N            approvals of the plan an activation needs, 0..100\n"
+    "  --distinct-approver yes|no  whether a version's author may approve it\n" SERVER_OPTIONS_HELP,
+    NULL, "show|set"};
+
+/* ---- events ---- */
+
+static void print_event(json_t *e)
+{
+    json_t *moved = json_object_get(e, "moved_fraction");
+    char v[48] = "", pct[16] = "";
+    json_int_t to = json_integer_value(json_object_get(e, "version"));
+    json_int_t from = json_integer_value(json_object_get(e, "from_version"));
+    if (to && from)
+        snprintf(v, sizeof v, "v%lld -> v%lld", (long long)from, (long long)to);
+    else if (to)
+        snprintf(v, sizeof v, "v%lld", (long long)to);
+    if (json_is_number(moved))
+        snprintf(pct, sizeof pct, "%.4f%%", 100 * json_number_value(moved));
+    const char *author = json_string_value(json_object_get(e, "author"));
+    const char *digest = json_string_value(json_object_get(e, "digest"));
+    const char *detail = json_string_value(json_object_get(e, "detail"));
+    rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "%6lld  %-20s  %-8s  %-12s  %-16s  %-16s  %10s  %s",
+                      (long long)json_integer_value(json_object_get(e, "event")),
+                      json_string_value(json_object_get(e, "at")),
+                      json_string_value(json_object_get(e, "kind")), author ? author : "-",
+                      v[0] ? v : "-", digest ? digest : "-", pct[0] ? pct : "-",
+                      detail ? detail : "");
+    putchar('\n');
+}
+
+static int events(const rk_cli_cmd *cmd, int argc, char **argv)
+{
+    rk_cli_server s = {0};
+    unsigned long long limit = 20;
+    const rk_cli_option opts[] = {RK_CLI_OPT("limit", RK_CLI_NUMBER, &limit, .lo = 1, .hi = 1000),
+                                  {0}};
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &s, NULL);
+    rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
+    rk_cli_body out = {0};
+    rc = rc ? rc : rk_cli_call(cmd->name, &s, NULL, &out, "GET", "/events?limit=%llu", limit);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    json_t *doc = json_loadb(out.data, out.len, 0, NULL);
+    json_t *list = json_object_get(doc, "events");
+    free(out.data);
+    if (!json_is_array(list)) {
+        json_decref(doc);
+        return rk_cli_fail(cmd->name, RK_EXIT_FAIL, "the answer is not a list of events");
+    }
+    printf("%6s  %-20s  %-8s  %-12s  %-16s  %-16s  %10s  %s\n", "event", "at", "kind", "author",
+           "versions", "digest", "moved", "detail");
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e) print_event(e);
+    json_decref(doc);
+    return fflush(stdout) ? rk_cli_fail(cmd->name, RK_EXIT_FAIL, "writing failed") : RK_EXIT_OK;
+}
+
+const rk_cli_cmd rk_cli_events = {
+    "events", events,
+    "usage: ringkeeper events --server URL --cluster C [--limit N]\n"
+    "\n"
+    "Prints the cluster's audit, newest first: publishes, reverts, approvals, activations (force:\n"
+    "past the budget, with the reason), policy changes.\n"
+    "\n"
+    "  --limit N      the newest N events, 1..1000 (default 20)\n" SERVER_OPTIONS_HELP,
+    NULL, NULL};

@@ -1,0 +1,360 @@
+/* api_cutover.c — SPEC section 9's routes: the policy, approvals, the audit of events, and the
+ * gate that activations pass (the budget here, the approvals inside the store's transaction). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api_internal.h"
+
+#define EVENTS_LIMIT_DEFAULT 100
+
+/* ---- Request bodies ---- */
+
+/* The body as a JSON object (an empty body is {} when `empty_ok`): new reference, or NULL after
+ * answering 400. */
+static json_t *body_object(rkd_call *c, int empty_ok)
+{
+    json_error_t jerr;
+    if (empty_ok && c->req->body_len == 0)
+        return json_object();
+    json_t *doc = json_loadb(c->req->body ? c->req->body : "", c->req->body_len,
+                             JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc || !json_is_object(doc)) {
+        rkd_response_error(c->resp, 400, "malformed_json", NULL,
+                           "the request body must be a JSON object%s%s", doc ? "" : ": ",
+                           doc ? "" : jerr.text);
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* 0 when every key of `doc` is one of `allowed` (NULL-terminated), else -1 after answering 400. */
+static int known_fields(rkd_call *c, json_t *doc, const char *const *allowed, const char *list)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(doc, key, val)
+    {
+        size_t i = 0;
+        while (allowed[i] && strcmp(allowed[i], key) != 0)
+            i++;
+        if (!allowed[i]) {
+            rkd_response_error(c->resp, 400, "invalid_body", key,
+                               "unknown field %.64s; the fields are %s", key, list);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Optional string field `name` of at most RK_MAX_COMMENT bytes into *out (borrowed from doc;
+ * NULL when absent): 0, or -1 after answering 400. */
+static int text_field(rkd_call *c, json_t *doc, const char *name, const char **out)
+{
+    json_t *v = json_object_get(doc, name);
+    *out = v ? json_string_value(v) : NULL;
+    if (!v || (*out && strlen(*out) <= RK_MAX_COMMENT))
+        return 0;
+    rkd_response_error(c->resp, 400, "invalid_body", name, "%s is a string of at most %d bytes",
+                       name, RK_MAX_COMMENT);
+    return -1;
+}
+
+/* ---- Policy ---- */
+
+static json_t *policy_json(const rkd_store_policy *p)
+{
+    json_t *balance = p->max_balance_after > 0 ? json_real(p->max_balance_after) : json_null();
+    return json_pack("{s:f, s:o, s:I, s:b, s:b}", "max_moved_fraction", p->max_moved_fraction,
+                     "max_balance_after", balance, "approvals", (json_int_t)p->approvals,
+                     "distinct_approver", p->distinct_approver, "migration_window",
+                     p->migration_window);
+}
+
+void rkd_h_get_policy(rkd_call *c)
+{
+    rkd_store_policy p;
+    rk_error err = {0};
+    int rc = rkd_store_get_policy(c->app->store, c->cluster, &p, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    rkd_answer_json(c->resp, 200, policy_json(&p));
+}
+
+/* Field `name` as a number (*out unchanged when absent; 0 for null where null_ok): 0, or -1
+ * after answering 400 with what is allowed. */
+static int number_field(rkd_call *c, json_t *doc, const char *name, int null_ok, double *out,
+                        const char *allowed)
+{
+    json_t *v = json_object_get(doc, name);
+    if (!v)
+        return 0;
+    if (json_is_number(v) || (null_ok && json_is_null(v))) {
+        *out = json_is_null(v) ? 0 : json_number_value(v);
+        return 0;
+    }
+    rkd_response_error(c->resp, 400, "invalid_body", name, "%s must be %s", name, allowed);
+    return -1;
+}
+
+static int bool_field(rkd_call *c, json_t *doc, const char *name, int *out)
+{
+    json_t *v = json_object_get(doc, name);
+    if (!v || json_is_boolean(v)) {
+        *out = v ? json_is_true(v) : *out;
+        return 0;
+    }
+    rkd_response_error(c->resp, 400, "invalid_body", name, "%s must be true or false", name);
+    return -1;
+}
+
+/* The policy of `doc` over the current one `p`: fields left out keep their values. 0, or -1
+ * after answering 400. */
+static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
+{
+    static const char *const fields[] = {"max_moved_fraction", "max_balance_after", "approvals",
+                                         "distinct_approver",  "migration_window",  NULL};
+    double approvals = (double)p->approvals;
+    json_t *a = json_object_get(doc, "approvals");
+    if (known_fields(c, doc, fields,
+                     "max_moved_fraction, max_balance_after, approvals, distinct_approver and "
+                     "migration_window") != 0 ||
+        number_field(c, doc, "max_moved_fraction", 0, &p->max_moved_fraction,
+                     "a number from 0 to 1") != 0 ||
+        number_field(c, doc, "max_balance_after", 1, &p->max_balance_after,
+                     "null or a number of at least 1") != 0 ||
+        number_field(c, doc, "approvals", 0, &approvals, "a whole number from 0 to 100") != 0 ||
+        bool_field(c, doc, "distinct_approver", &p->distinct_approver) != 0 ||
+        bool_field(c, doc, "migration_window", &p->migration_window) != 0)
+        return -1;
+    if (a && !json_is_integer(a)) {
+        rkd_response_error(c->resp, 400, "invalid_body", "approvals",
+                           "approvals must be a whole number from 0 to %d",
+                           RKD_STORE_APPROVALS_MAX);
+        return -1;
+    }
+    p->approvals = a ? json_integer_value(a) : p->approvals;
+    if (p->migration_window) {
+        rkd_response_error(c->resp, 400, "invalid_body", "migration_window",
+                           "migration_window must be false: this server does not open migration "
+                           "windows yet");
+        return -1;
+    }
+    return 0;
+}
+
+void rkd_h_put_policy(rkd_call *c)
+{
+    rkd_store_policy p;
+    rk_error err = {0};
+    char *detail = NULL;
+    json_t *doc = body_object(c, 0);
+    if (!doc)
+        return;
+    int rc = rkd_store_get_policy(c->app->store, c->cluster, &p, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        goto done;
+    }
+    if (parse_policy(c, doc, &p) != 0)
+        goto done;
+    json_t *set = policy_json(&p);
+    detail = set ? json_dumps(set, RKD_JSON_FLAGS) : NULL;
+    json_decref(set);
+    rc = detail ? rkd_store_put_policy(c->app->store, c->cluster, &p, c->req->author, detail, &err)
+                : RK_ENOMEM;
+    if (rc != RK_OK)
+        rkd_fail(c, rc, &err);
+    else
+        rkd_answer_json(c->resp, 200, policy_json(&p));
+done:
+    free(detail);
+    json_decref(doc);
+}
+
+/* ---- Approvals ---- */
+
+void rkd_h_approve(rkd_call *c)
+{
+    static const char *const fields[] = {"digest", "comment", NULL};
+    rk_error err = {0};
+    const char *digest = NULL, *comment = NULL;
+    json_t *doc = body_object(c, 0);
+    if (!doc || known_fields(c, doc, fields, "digest and comment") != 0 ||
+        text_field(c, doc, "digest", &digest) != 0 || text_field(c, doc, "comment", &comment) != 0)
+        goto done;
+    if (!digest) {
+        rkd_response_error(c->resp, 400, "invalid_body", "digest",
+                           "digest is required: the plan's digest, as GET .../plan shows it");
+        goto done;
+    }
+    int rc = rkd_store_approve(c->app->store, c->cluster, c->version, digest, c->req->author,
+                               comment, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        goto done;
+    }
+    rkd_answer_json(c->resp, 200,
+                    json_pack("{s:s, s:I, s:s, s:s, s:s*}", "cluster", c->cluster, "version",
+                              (json_int_t)c->version, "digest", digest, "approver",
+                              c->req->author ? c->req->author : "", "comment", comment));
+done:
+    json_decref(doc);
+}
+
+/* ---- Events ---- */
+
+static json_t *event_json(const rkd_store_event *e)
+{
+    json_t *o = json_pack("{s:I, s:s, s:s, s:s*, s:s*, s:s*}", "event", (json_int_t)e->event,
+                          "kind", e->kind, "at", e->at, "author", e->author, "digest",
+                          e->digest[0] ? e->digest : NULL, "detail", e->detail);
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "version", e->version ? json_integer(e->version) : json_null());
+    json_object_set_new(o, "from_version",
+                        e->from_version ? json_integer(e->from_version) : json_null());
+    json_object_set_new(o, "moved_fraction",
+                        e->moved_fraction >= 0 ? json_real(e->moved_fraction) : json_null());
+    return o;
+}
+
+void rkd_h_events(rkd_call *c)
+{
+    int64_t limit = EVENTS_LIMIT_DEFAULT, before = 0;
+    rkd_store_event_list list = {0};
+    rk_error err = {0};
+    if (rkd_query_int(c, "limit", 1, RKD_STORE_LIST_MAX, &limit) < 0 ||
+        rkd_query_int(c, "before", 1, INT64_MAX, &before) < 0)
+        return;
+    int rc = rkd_store_list_events(c->app->store, c->cluster, (size_t)limit, before, &list, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    json_t *items = json_array();
+    for (size_t i = 0; items && i < list.count; i++)
+        json_array_append_new(items, event_json(&list.items[i]));
+    json_t *next = list.next_before ? json_integer(list.next_before) : json_null();
+    rkd_answer_json(c->resp, 200, json_pack("{s:o, s:o}", "events", items, "next_before", next));
+    rkd_store_event_list_free(&list);
+}
+
+/* ---- The gate's budget ---- */
+
+int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc)
+{
+    static const char *const fields[] = {"force", "reason", NULL};
+    json_t *force;
+    *reason = NULL;
+    *doc = body_object(c, 1);
+    if (!*doc || known_fields(c, *doc, fields, "force and reason") != 0 ||
+        text_field(c, *doc, "reason", reason) != 0)
+        return -1;
+    force = json_object_get(*doc, "force");
+    if (force && !json_is_boolean(force)) {
+        rkd_response_error(c->resp, 400, "invalid_body", "force", "force must be true or false");
+        return -1;
+    }
+    if (json_is_true(force) && (!*reason || !(*reason)[0])) {
+        rkd_response_error(c->resp, 400, "invalid_body", "reason",
+                           "a forced activation needs a reason: it is recorded in the events");
+        return -1;
+    }
+    *reason = json_is_true(force) ? *reason : NULL;
+    return 0;
+}
+
+/* 0 when plan `p` (of activating `to` over `active`) is within policy `pol`, else -1 after
+ * answering 422 with the figures. */
+static int within_budget(rkd_call *c, const rk_plan *p, const rkd_store_policy *pol, int64_t active,
+                         int64_t to)
+{
+    double bmax, bmin, amax, amin, moved = rk_plan_moved_fraction(p);
+    rk_plan_balance(p, &bmax, &bmin, &amax, &amin);
+    const char *how = "review a smaller change, or activate with {\"force\": true, \"reason\": "
+                      "\"...\"}";
+    char v[32];
+    snprintf(v, sizeof v, to ? "version %lld" : "the new version", (long long)to);
+    if (moved > pol->max_moved_fraction) {
+        rkd_response_error(c->resp, 422, "budget_exceeded", NULL,
+                           "activating %s over version %lld moves %.4f%% of the hash space, over "
+                           "the policy's max_moved_fraction of %.4f%%; %s",
+                           v, (long long)active, 100 * moved, 100 * pol->max_moved_fraction, how);
+        return -1;
+    }
+    if (pol->max_balance_after > 0 && amax > pol->max_balance_after) {
+        rkd_response_error(c->resp, 422, "budget_exceeded", NULL,
+                           "after activating %s the most loaded node holds %.3fx its ideal share, "
+                           "over the policy's max_balance_after of %.3fx; %s",
+                           v, amax, pol->max_balance_after, how);
+        return -1;
+    }
+    return 0;
+}
+
+/* The plan from the active version's ring `from` to the gate's: the budget's verdict. */
+static int check_plan(rkd_call *c, const rk_ring *from, const rkd_gate *g,
+                      const rkd_store_policy *pol, double *moved)
+{
+    rk_plan_options opt = {.max_arcs = c->app->plan.max_arcs};
+    rk_error err = {0};
+    int rc = RK_OK;
+    rk_ring *built = g->topology ? rk_ring_build(g->topology, &err) : NULL;
+    rkd_entry *e = g->topology ? NULL : rkd_ring_entry(c, g->to_version, &rc, &err);
+    const rk_ring *to = built ? built : e ? e->value : NULL;
+    rk_plan *plan = to ? rk_plan_new(from, to, &opt, &err) : NULL;
+    rk_ring_free(built);
+    rkd_cache_release(c->app->rings, e);
+    if (!plan && err.code == RK_EHASHMISMATCH) {
+        *moved = 1; /* every key is hashed anew */
+        if (g->reason || pol->max_moved_fraction >= 1)
+            return 0;
+        rkd_response_error(c->resp, 422, "budget_exceeded", NULL,
+                           "activating version %lld over %lld changes the hash and moves every "
+                           "key, over the policy's max_moved_fraction of %.4f%%; activate with "
+                           "{\"force\": true, \"reason\": \"...\"} if that is meant",
+                           (long long)g->to_version, (long long)g->active,
+                           100 * pol->max_moved_fraction);
+        return -1;
+    }
+    if (!plan) {
+        rkd_fail(c, rc ? rc : err.code, &err);
+        return -1;
+    }
+    *moved = rk_plan_moved_fraction(plan);
+    rc = g->reason ? 0 : within_budget(c, plan, pol, g->active, g->to_version);
+    rk_plan_free(plan);
+    return rc;
+}
+
+int rkd_gate_budget(rkd_call *c, rkd_gate *g)
+{
+    rkd_store_policy pol;
+    rk_error err = {0};
+    int rc = rkd_store_get_policy(c->app->store, c->cluster, &pol, &err);
+    g->moved_fraction = -1;
+    g->active = 0;
+    if (rc == RKD_STORE_ENOCLUSTER)
+        return 0; /* a first publish: nothing to move from */
+    rkd_entry *e = rc == RK_OK ? rkd_active_entry(c->app, c->cluster, &rc, &err) : NULL;
+    g->active = e ? ((const rkd_active_doc *)e->value)->version : 0;
+    rkd_cache_release(c->app->docs, e);
+    if (rc == RKD_STORE_ENOACTIVE || (rc == RK_OK && !g->topology && g->to_version <= g->active) ||
+        (rc == RK_OK && pol.max_moved_fraction >= 1 && pol.max_balance_after == 0))
+        return 0; /* a first activation, one the store refuses, or no budget: nothing to check */
+    rkd_entry *from = rc == RK_OK ? rkd_ring_entry(c, g->active, &rc, &err) : NULL;
+    if (!from) {
+        rkd_fail(c, rc, &err);
+        return -1;
+    }
+    rc = check_plan(c, from->value, g, &pol, &g->moved_fraction);
+    rkd_cache_release(c->app->rings, from);
+    return rc;
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test_cli_cutover.sh — the cutover as two operators run it with the CLI and their own tokens:
+# alice sets the policy and publishes, bob reads the plan and approves it (declining first),
+# an unrelated activation makes his approval stale, he approves again, the gate answers plainly
+# (budget, approvals), a forced activation goes through, and the events tell the story.
+# usage: test_cli_cutover.sh RINGKEEPERD RINGKEEPER
+. "$(dirname "$0")/lib.sh" "$1"
+RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+ALICE=alice-token-0123456789
+BOB=bob-token-0123456789ab
+printf 'alice:%s\nbob:%s\n' "$ALICE" "$BOB" >"$TMP/tokens"
+rk_start --token-file "$TMP/tokens"
+cli() { # cli TOKEN EXIT NAME ARGS...: runs ringkeeper with TOKEN, checks its exit code
+    local tok=$1 want=$2 name=$3
+    shift 3
+    RINGKEEPER_TOKEN=$tok "$RK" "$@" --server "$BASE" --cluster shop </dev/null >"$TMP/out" 2>"$TMP/err"
+    check "$name: exit" "$want" "$?"
+}
+topo 3 >"$TMP/t3"; topo 4 >"$TMP/t4"; topo 5 >"$TMP/t5"
+
+cli "$ALICE" 0 "publish v1" publish "$TMP/t3" --activate
+cli "$ALICE" 0 "policy show" policy show
+has "policy show: the defaults" "$TMP/out" '"approvals": 0'
+cli "$ALICE" 2 "policy set: a bad value" policy set --approvals 500
+cli "$ALICE" 2 "policy: show or set" policy list
+cli "" 2 "policy set: needs a token" policy set --approvals 1
+cli "$ALICE" 0 "policy set" policy set --approvals 1 --distinct-approver yes --max-moved-fraction 0.1
+has "policy set: approvals" "$TMP/out" '"approvals": 1'
+check "policy set: the budget" 1 "$(grep -c '"max_moved_fraction": 0\.1000' "$TMP/out")"
+cli "$ALICE" 0 "publish v2" publish "$TMP/t4"
+cli "$ALICE" 0 "publish v3" publish "$TMP/t5"
+
+cli "$BOB" 2 "approve: declined (no answer on stdin)" approve 3
+has "approve: shows the plan" "$TMP/out" "digest"
+has "approve: says it was not approved" "$TMP/err" "not approved"
+printf 'y\n' | RINGKEEPER_TOKEN=$BOB "$RK" approve 3 --server "$BASE" --cluster shop >"$TMP/out" 2>"$TMP/err"
+check "approve v3: confirmed" 0 "$?"
+cli "$ALICE" 2 "approve: alice published it" approve 3 --yes
+has "approve: self approval refused" "$TMP/err" "another operator must approve"
+
+cli "$BOB" 0 "approve v2" approve 2 --yes --comment "small step first"
+cli "$ALICE" 2 "activate v2: over budget" activate 2
+has "activate: the gate's figures" "$TMP/err" "moves 18.7389% of the hash space, over the policy's max_moved_fraction of 10.0000%"
+cli "$ALICE" 0 "policy: no budget" policy set --max-moved-fraction 1
+cli "$ALICE" 0 "activate v2" activate 2
+cli "$ALICE" 2 "activate v3: bob's approval is stale" activate 3
+has "activate v3: says why" "$TMP/err" "needs 1 approval of plan"
+cli "$BOB" 0 "approve v3 again" approve 3 --yes
+cli "$ALICE" 0 "activate v3" activate 3
+
+cli "$BOB" 0 "events" events --limit 5
+check "events: newest first" "activate approve activate policy approve" \
+    "$(awk 'NR > 1 { printf "%s%s", sep, $3; sep = " " }' "$TMP/out")"
+has "events: the versions moved" "$TMP/out" "v2 -> v3"
+has "events: bob's comment" "$TMP/out" "small step first"
+cli "$BOB" 2 "events: a bad limit" events --limit 0
+finish
