@@ -13,6 +13,7 @@
 #include <microhttpd.h>
 
 #include "http.h"
+#include "http_framing.h"
 
 #define TICK_MS 1000 /* longest sleep of the long-poll timer when no deadline is nearer */
 /* A handler that worked this long (a plan, a big publish) may have freed hundreds of MiB that glibc
@@ -239,107 +240,9 @@ static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int s
     return send_response(c, st, &r, 0);
 }
 
-/* ---- framing: what every header line says, duplicates included, before any body is read ---- */
-
-typedef struct framing {
-    int content_length, transfer_encoding, authorization, host; /* lines of each */
-    uintptr_t authz, authz_end, next_key; /* Authorization's value, its end, the next line's key */
-    const char *field;                    /* the header to blame, or NULL */
-    const char *why;                      /* and why */
-} framing;
-
-static int all_digits(const char *s)
-{
-    if (!*s)
-        return 0;
-    while (*s >= '0' && *s <= '9')
-        s++;
-    return *s == '\0';
-}
-
-static void blame(framing *f, const char *field, const char *why)
-{
-    if (!f->field)
-        f->field = field, f->why = why;
-}
-
-static enum MHD_Result see_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                  size_t key_size, const char *value, size_t value_size)
-{
-    framing *f = cls;
-    (void)kind, (void)key_size;
-    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
-        if (f->content_length++ || !all_digits(value))
-            blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "must be given once, as a number of bytes");
-    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
-        if (f->transfer_encoding++ || strcasecmp(value, "chunked") != 0)
-            blame(f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "must be given once, as \"chunked\"");
-    } else if (strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0) {
-        if (f->authorization++)
-            blame(f, MHD_HTTP_HEADER_AUTHORIZATION, "must be given once");
-        f->authz = (uintptr_t)value, f->authz_end = (uintptr_t)value + value_size;
-    } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0 && f->host++) {
-        blame(f, MHD_HTTP_HEADER_HOST, "must be given once");
-    }
-    if (f->authz && (uintptr_t)key > f->authz && (!f->next_key || (uintptr_t)key < f->next_key))
-        f->next_key = (uintptr_t)key;
-    return MHD_YES;
-}
-
-/* "Bearer <token>\0junk": libmicrohttpd 0.9.75 gives the value, and its size, up to the NUL, so a
- * proxy that checked the whole value and this server would read different tokens. Its parser works
- * in place: the header block (from the method on) holds each line with its CR LF replaced by NULs,
- * so the bytes from the value's end to the next line's key (or the block's end) are NULs, CR, LF
- * or blanks unless the value went on past a NUL. Only bytes inside the block are read. */
-static int nul_in_authorization(struct MHD_Connection *c, const char *method, const framing *f)
-{
-    const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-    uintptr_t start = (uintptr_t)method, end = info ? start + info->header_size : start;
-    if (!f->authz || f->authz < start || f->authz_end >= end)
-        return 0;
-    if (f->next_key && f->next_key < end)
-        end = f->next_key;
-    for (const char *p = (const char *)f->authz_end; (uintptr_t)p < end; p++) {
-        if (!strchr("\r\n \t", *p)) /* strchr finds the NUL too */
-            return 1;
-    }
-    return 0;
-}
-
-/* Finds what a proxy and this server could read as different requests (request smuggling): two
- * lengths, a length and chunks, a coding libmicrohttpd would not decode, a second Authorization
- * that something in front may have checked instead of the first. */
-static framing check_framing(struct MHD_Connection *c, const char *method, const char *version)
-{
-    framing f = {0};
-    MHD_get_connection_values_n(c, MHD_HEADER_KIND, see_header, &f);
-    if (nul_in_authorization(c, method, &f))
-        blame(&f, MHD_HTTP_HEADER_AUTHORIZATION, "must not hold a NUL byte");
-    if (f.content_length && f.transfer_encoding)
-        blame(&f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "must not come with Content-Length");
-    if (!f.host && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
-        blame(&f, MHD_HTTP_HEADER_HOST, "is required in HTTP/1.1");
-    return f;
-}
-
-/* Only a POST or a PUT is read: a body on any other method would be buffered (up to --max-body) for
- * a route that ignores it, so 8 MiB on a GET /healthz on each of many connections would cost as
- * many times 8 MiB before any token is asked for. Refused by its headers, before a byte of it is
- * read. */
-static void refuse_body(framing *f, struct MHD_Connection *c, const char *method)
-{
-    if (strcmp(method, MHD_HTTP_METHOD_POST) == 0 || strcmp(method, MHD_HTTP_METHOD_PUT) == 0)
-        return;
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    if (f->transfer_encoding)
-        blame(f, MHD_HTTP_HEADER_TRANSFER_ENCODING, "announces a body: only POST and PUT take one");
-    else if (cl && strtoull(cl, NULL, 10) > 0)
-        blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "announces a body: only POST and PUT take one");
-}
-
 /* 400, and the connection closed: where this request's body ends is unknown. */
-static enum MHD_Result send_bad_framing(struct MHD_Connection *c, req_state *st, const framing *f)
+static enum MHD_Result send_bad_framing(struct MHD_Connection *c, req_state *st,
+                                        const rkd_framing *f)
 {
     rkd_response r = {0};
     rkd_response_error(&r, 400, "invalid_header", f->field, "the %s header %s", f->field, f->why);
@@ -488,8 +391,7 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     snprintf(st->author, sizeof st->author, "-");
     *req_cls = st;
     atomic_fetch_add(&h->inflight, 1);
-    framing f = check_framing(c, method, version);
-    refuse_body(&f, c, method);
+    rkd_framing f = rkd_check_framing(c, method, version);
     if (f.field)
         return send_bad_framing(c, st, &f);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
