@@ -88,11 +88,8 @@ static unsigned ketama_bits(const rk_topology *t)
 static void ketama_point_counts(const rk_topology *t, uint32_t *count)
 {
     size_t n = rk_topology_node_count(t);
-    uint32_t live = 0, total = 0;
-    for (size_t k = 0; k < n; k++) {
-        live += rk_topology_node(t, k)->weight > 0;
-        total += rk_topology_node(t, k)->weight;
-    }
+    uint32_t live, total;
+    live_nodes(rk_topology_node(t, 0), n, &live, &total); /* a topology's nodes are one array */
     for (size_t k = 0; k < n; k++)
         count[k] = rki_ketama_point_count(rk_topology_node(t, k)->weight, total, live);
 }
