@@ -10,6 +10,8 @@
 
 #define TRIM_ROWS 10000 /* a plan of more rows leaves enough freed heap to hand back */
 #define CT_SVG    "image/svg+xml; charset=utf-8"
+#define PLAN_RETRY_AFTER_S                                                                         \
+    2 /* a plan takes up to about a second at the caps: a retry then may pass */
 
 /* How a plan is rendered: ?format= or Accept. */
 typedef enum { PLAN_JSON, PLAN_TEXT, PLAN_SVG } plan_form;
@@ -190,12 +192,13 @@ done:
 void rkd_h_plan(rkd_call *c)
 {
     unsigned running = atomic_fetch_add(&c->app->plans, 1);
-    if (running >= c->app->plan.concurrency)
+    if (running >= c->app->plan.concurrency) {
         rkd_response_error(c->resp, 503, "unavailable", NULL,
                            "%u plans are being computed, this server's limit (ringkeeperd "
                            "--plan-concurrency); retry in a few seconds",
                            running);
-    else if (plan(c) > TRIM_ROWS)
+        c->resp->retry_after = PLAN_RETRY_AFTER_S;
+    } else if (plan(c) > TRIM_ROWS)
         malloc_trim(0); /* glibc keeps a big plan's freed heap otherwise: give it back */
     atomic_fetch_sub(&c->app->plans, 1);
 }

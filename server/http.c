@@ -220,6 +220,11 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
         MHD_add_response_header(m, MHD_HTTP_HEADER_LOCATION, r->location);
     if (r->allow)
         MHD_add_response_header(m, MHD_HTTP_HEADER_ALLOW, r->allow);
+    if (r->retry_after) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%u", r->retry_after);
+        MHD_add_response_header(m, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
     if (close)
         MHD_add_response_header(m, MHD_HTTP_HEADER_CONNECTION, "close");
     st->status = r->status;

@@ -44,7 +44,7 @@ publish big "$TMP/b1"
 publish big "$TMP/b2"
 plans=()
 for i in 1 2 3 4 5 6; do
-    curl -s -o "$TMP/p$i" -w '%{http_code}\n' --max-time 60 \
+    curl -s -o "$TMP/p$i" -D "$TMP/h$i" -w '%{http_code}\n' --max-time 60 \
         "$BASE/v1/clusters/big/plan?from=1&to=2&arcs=false" >"$TMP/status$i" &
     plans+=($!)
 done
@@ -58,6 +58,7 @@ case "$statuses" in
 esac
 refused=$(grep -l '"code":"unavailable"' "$TMP"/p* | head -1)
 has "503: says which limit" "${refused:-/dev/null}" 'this server'"'"'s limit (ringkeeperd --plan-concurrency); retry in a few seconds'
+has "503: says when to retry" "$TMP/h${refused##*/p}" $'Retry-After: 2\r'
 check "healthz during plans" 1 "$(awk -v h="$health" 'BEGIN { split(h, f, " "); print (f[1] == 200 && f[2] < 1) ? 1 : 0 }')"
 check "a plan after the others" 200 "$(req GET '/v1/clusters/big/plan?from=1&to=2&arcs=false')"
 rk_stop
