@@ -446,6 +446,8 @@ RK_API int64_t rk_snapshot_version(const rk_snapshot *s);
 /* The ring in service, and the one before it during a migration (NULL when none); borrowed. */
 RK_API const rk_ring *rk_snapshot_ring(const rk_snapshot *s);
 RK_API const rk_ring *rk_snapshot_previous(const rk_snapshot *s);
+/* The version of the previous ring, 0 when there is none. */
+RK_API int64_t rk_snapshot_previous_version(const rk_snapshot *s);
 /* Owner of a key now, and (dual reads while data moves) under the previous ring, NULL when there is
  * no previous ring. Borrowed from the snapshot. */
 RK_API const rk_node *rk_snapshot_owner(const rk_snapshot *s, const void *key, size_t len,

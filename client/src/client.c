@@ -109,6 +109,11 @@ const rk_ring *rk_snapshot_previous(const rk_snapshot *s)
     return s->prev ? s->prev->ring : NULL;
 }
 
+int64_t rk_snapshot_previous_version(const rk_snapshot *s)
+{
+    return s->prev ? s->prev->id.version : 0;
+}
+
 static const rk_node *owner_in(const rk_ring *r, const void *key, size_t len)
 {
     return rk_topology_node(rk_ring_topology(r), rk_ring_lookup(r, key, len));
