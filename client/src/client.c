@@ -512,8 +512,17 @@ static int load_previous(rk_client *c, rk_error *e)
     return rc;
 }
 
+static int previous_wanted(rk_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int wanted = c->prev_wanted;
+    pthread_mutex_unlock(&c->mu);
+    return wanted;
+}
+
 /* A round of the ring, with the previous ring of a migration window fetched when it is missing:
- * before the ring (a retry of the last round's failure), and after it when it brought a window.
+ * before the ring (a retry of the last round's failure), and after it when it brought a window (a
+ * failure before it no longer counts when the round closed the window).
  * A previous ring that cannot be had does not refuse the ring: the note in `e` says so, with its
  * code, and the next round tries again. */
 static int fetch_round(rk_client *c, const rki_ring_id *have, unsigned wait, int *changed,
@@ -522,7 +531,7 @@ static int fetch_round(rk_client *c, const rki_ring_id *have, unsigned wait, int
     rk_error pe = {0};
     int prc = load_previous(c, &pe);
     int rc = ring_round(c, have, wait, changed, e);
-    if (rc == RK_OK && prc == RK_OK)
+    if (rc == RK_OK && (prc == RK_OK || !previous_wanted(c)))
         prc = load_previous(c, &pe);
     if (rc == RK_OK && prc != RK_OK)
         rk_error_set(e, prc, NULL,
