@@ -139,9 +139,10 @@ rkd_entry *rkd_on_window_closed(rkd_app *app, const char *cluster, int64_t versi
     return ring_changed(app, cluster, version, ring_tag(version, 0), rc, err);
 }
 
-/* What If-None-Match says of the active version `doc` of this store. */
+/* What If-None-Match says of the active version `doc` of this store. A "+" after N must match
+ * the open migration window (SPEC section 9), so that its close is news. */
 typedef enum tag_match {
-    TAG_OTHER = 0, /* absent, unparsable, or another version or store */
+    TAG_OTHER = 0, /* absent, unparsable, another version or store, or another window state */
     TAG_BARE = 1,  /* "v<N>" of the active N without a store id: maybe another ring numbered N */
     TAG_SAME = 2,  /* "v<N>.<store id>": the client has this very ring */
 } tag_match;
