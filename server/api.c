@@ -13,7 +13,7 @@
  * | 400    | invalid_header      | If-Match is not "v<N>"; field: the header's name              |
  * | 400    | invalid_cluster     | the cluster name in the path breaks SPEC section 1's rule     |
  * | 400    | invalid_version     | the version in the path is not a positive integer             |
- * | 400    | invalid_body        | a field of a policy, approval or activation body; field: it   |
+ * | 400    | invalid_body        | a field of a policy, approval, activation or finish body      |
  * | 401    | unauthorized        | (http.c) no usable credentials                                |
  * | 403    | forbidden           | (http.c) a token that is not configured                       |
  * | 403    | self_approval       | the policy wants a distinct approver and this is the author   |
@@ -25,6 +25,8 @@
  * | 409    | conflict            | activation of a version not newer than the active one         |
  * | 409    | approval_required   | the policy wants more approvals of the plan from the active v |
  * | 409    | plan_changed        | an approval's digest is not the plan from the active version  |
+ * | 409    | migration_open      | an activation while a migration window is open: finish it     |
+ * | 409    | no_migration_window | finishing a migration when no window is open                  |
  * | 412    | precondition_failed | If-Match names another version than the latest / active one   |
  * | 413    | body_too_large      | (http.c) request body over the limit                          |
  * | 422    | too_many_points     | the topology's total points are over the cap                  |
@@ -77,6 +79,7 @@ static const route routes[] = {
     {"PUT", "/v1/clusters/{c}/policy", "GET, PUT", rkd_h_put_policy},
     {"POST", "/v1/clusters/{c}/versions/{v}/approve", "POST", rkd_h_approve},
     {"GET", "/v1/clusters/{c}/events", "GET", rkd_h_events},
+    {"POST", "/v1/clusters/{c}/migration/finish", "POST", rkd_h_finish},
 };
 
 /* Path segments: a pointer to each and its length. */

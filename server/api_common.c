@@ -102,6 +102,8 @@ static const failure failures[] = {
     {RKD_STORE_EAPPROVAL, 409, "approval_required", 0},
     {RKD_STORE_EPLANCHANGED, 409, "plan_changed", 0},
     {RKD_STORE_ESELFAPPROVAL, 403, "self_approval", 0},
+    {RKD_STORE_EWINDOWOPEN, 409, "migration_open", 0},
+    {RKD_STORE_ENOWINDOW, 409, "no_migration_window", 0},
     {RK_EINVAL, 400, "invalid_body", 0},
     {RKD_STORE_EPRECONDITION, 412, "precondition_failed", 0},
     {RKD_STORE_EUNAVAILABLE, 503, "unavailable", 1},
@@ -152,28 +154,33 @@ int rkd_parse_int(const char *s, int64_t *out)
     return 0;
 }
 
-int rkd_parse_etag(const char *s, int64_t *version, char store_id[RKD_STORE_ID_LEN])
+int rkd_parse_etag(const char *s, int64_t *version, int *open, char store_id[RKD_STORE_ID_LEN])
 {
     char digits[24];
     size_t len = s ? strlen(s) : 0;
     if (len < 4 || s[0] != '"' || s[1] != 'v' || s[len - 1] != '"')
         return -1;
-    size_t n = strcspn(s + 2, ".\""); /* the digits */
-    const char *id = s + 2 + n + 1;   /* the store id, after the dot */
-    size_t id_len = s[2 + n] == '.' ? len - 1 - (2 + n + 1) : 0;
+    size_t n = strcspn(s + 2, "+.\""); /* the digits */
+    const char *rest = s + 2 + n;      /* "+" (a migration window is open), ".", or the end */
+    int plus = *rest == '+';
+    rest += plus;
+    const char *id = rest + 1; /* the store id, after the dot */
+    size_t id_len = *rest == '.' ? (size_t)(s + len - 1 - id) : 0;
     int id_ok = id_len == RKD_STORE_ID_LEN - 1 && strspn(id, "0123456789abcdef") >= id_len;
-    if (n >= sizeof digits || (s[2 + n] == '.' ? !id_ok : 2 + n != len - 1))
+    if (n >= sizeof digits || (*rest == '.' ? !id_ok : rest != s + len - 1))
         return -1;
     memcpy(digits, s + 2, n);
     digits[n] = '\0';
     memcpy(store_id, id, id_len);
     store_id[id_len] = '\0';
+    if (open)
+        *open = plus;
     return rkd_parse_int(digits, version);
 }
 
-void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, const char *store_id)
+void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, int open, const char *store_id)
 {
-    snprintf(out, RKD_ETAG_MAX, "\"v%lld.%s\"", (long long)version, store_id);
+    snprintf(out, RKD_ETAG_MAX, "\"v%lld%s.%s\"", (long long)version, open ? "+" : "", store_id);
 }
 
 /* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
@@ -219,7 +226,7 @@ int rkd_if_match(rkd_call *c, int64_t *version)
     char id[RKD_STORE_ID_LEN];
     const char *ours = rkd_store_id(c->app->store);
     *version = RKD_STORE_ANY;
-    if (s && rkd_parse_etag(s, version, id) != 0) {
+    if (s && rkd_parse_etag(s, version, NULL, id) != 0) {
         rkd_response_error(c->resp, 400, "invalid_header", "If-Match",
                            "If-Match must be a version ETag such as \"v4\" (with the quotes)");
         return -1;

@@ -140,12 +140,6 @@ static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
         return -1;
     }
     p->approvals = a ? json_integer_value(a) : p->approvals;
-    if (p->migration_window) {
-        rkd_response_error(c->resp, 400, "invalid_body", "migration_window",
-                           "migration_window must be false: this server does not open migration "
-                           "windows yet");
-        return -1;
-    }
     return 0;
 }
 
@@ -246,6 +240,33 @@ void rkd_h_events(rkd_call *c)
     rkd_store_event_list_free(&list);
 }
 
+/* ---- The migration window ---- */
+
+void rkd_h_finish(rkd_call *c)
+{
+    static const char *const fields[] = {"comment", NULL};
+    rkd_store_version *v = NULL;
+    rk_error err = {0};
+    const char *comment = NULL;
+    json_t *doc = body_object(c, 1);
+    if (!doc || known_fields(c, doc, fields, "comment (or send no body)") != 0 ||
+        text_field(c, doc, "comment", &comment) != 0)
+        goto done;
+    int rc =
+        rkd_store_finish_migration(c->app->store, c->cluster, c->req->author, comment, &v, &err);
+    rkd_entry *e =
+        rc == RK_OK ? rkd_on_window_closed(c->app, c->cluster, v->version, &rc, &err) : NULL;
+    if (!e) {
+        rkd_fail(c, rc, &err);
+        goto done;
+    }
+    rkd_format_etag(c->resp->etag, v->version, 0, rkd_store_id(c->app->store));
+    rkd_answer_doc(c->resp, e); /* the ring document, now with "previous": null */
+done:
+    rkd_store_version_free(v);
+    json_decref(doc);
+}
+
 /* ---- The gate's budget ---- */
 
 int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc)
@@ -344,11 +365,17 @@ int rkd_gate_budget(rkd_call *c, rkd_gate *g)
     if (rc == RKD_STORE_ENOCLUSTER)
         return 0; /* a first publish: nothing to move from */
     rkd_entry *e = rc == RK_OK ? rkd_active_entry(c->app, c->cluster, &rc, &err) : NULL;
-    g->active = e ? ((const rkd_active_doc *)e->value)->version : 0;
+    const rkd_active_doc *doc = e ? e->value : NULL;
+    g->active = doc ? doc->version : 0;
+    int64_t kept = doc ? doc->previous : 0; /* an open migration window's */
     rkd_cache_release(c->app->docs, e);
     if (rc == RKD_STORE_ENOACTIVE || (rc == RK_OK && !g->topology && g->to_version <= g->active) ||
         (rc == RK_OK && pol.max_moved_fraction >= 1 && pol.max_balance_after == 0))
         return 0; /* a first activation, one the store refuses, or no budget: nothing to check */
+    /* No budget or force helps while a window is open: say so before computing a plan (the store
+     * checks again in the activation's transaction). */
+    if (rc == RK_OK && kept)
+        rc = rkd_store_check_window(c->cluster, g->active, kept, &err);
     rkd_entry *from = rc == RK_OK ? rkd_ring_entry(c, g->active, &rc, &err) : NULL;
     if (!from) {
         rkd_fail(c, rc, &err);

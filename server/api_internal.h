@@ -26,6 +26,11 @@
  * have no topology). New reference, NULL when out of memory. */
 json_t *rkd_version_json(const rkd_store_version *v, int with_nodes);
 
+/* The ring document of GET .../ring: the version document of the active version `v` with
+ * "previous": {"version", "fingerprint"} while a migration window is open, else null. New
+ * reference, NULL when out of memory. */
+json_t *rkd_ring_json(const rkd_store_version *v);
+
 /* {"clusters": [{"cluster", "active_version" (null when none), "latest_version"}]}. */
 json_t *rkd_clusters_json(const rkd_store_cluster_list *list);
 
@@ -136,6 +141,7 @@ void rkd_h_get_policy(rkd_call *c);    /* api_cutover.c */
 void rkd_h_put_policy(rkd_call *c);    /* api_cutover.c */
 void rkd_h_approve(rkd_call *c);       /* api_cutover.c */
 void rkd_h_events(rkd_call *c);        /* api_cutover.c */
+void rkd_h_finish(rkd_call *c);        /* api_cutover.c */
 
 /* ---- api_plan.c ---- */
 
@@ -181,12 +187,14 @@ void rkd_count(rkd_app *app, rkd_counter which);
 
 /* A decimal integer 0..INT64_MAX: digits only, no sign, no spaces. 0, or -1. */
 int rkd_parse_int(const char *s, int64_t *out);
-/* A version ETag, quotes included: "v<N>.<store id>" as the server sends it, or the bare "v<N>"
- * of older clients (store_id then ""), into *version and store_id: 0, or -1. */
-int rkd_parse_etag(const char *s, int64_t *version, char store_id[RKD_STORE_ID_LEN]);
-/* "v<N>.<store id>" with the quotes: a version number names a ring only together with the store
+/* A version ETag, quotes included: "v<N>.<store id>" as the server sends it ("v<N>+.<store id>"
+ * while a migration window is open), or the bare "v<N>" / "v<N>+" of older clients (store_id
+ * then ""), into *version, *open (may be NULL) and store_id: 0, or -1. */
+int rkd_parse_etag(const char *s, int64_t *version, int *open, char store_id[RKD_STORE_ID_LEN]);
+/* "v<N>.<store id>" with the quotes, "v<N>+.<store id>" when `open` (SPEC section 9: the ring
+ * document names a previous version): a version number names a ring only together with the store
  * id, since a restored backup numbers its versions on from where it was taken. */
-void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, const char *store_id);
+void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, int open, const char *store_id);
 
 /* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
  * answering 400. */
@@ -202,9 +210,10 @@ int rkd_if_match(rkd_call *c, int64_t *version);
 
 /* A serialized version document (the active one of a cluster, or a version's), as cached. */
 typedef struct rkd_active_doc {
-    int64_t version; /* which version it is */
-    size_t len;      /* bytes in body */
-    char body[];     /* the JSON, NUL-terminated */
+    int64_t version;  /* which version it is */
+    int64_t previous; /* a ring document's open migration window: the version kept; else 0 */
+    size_t len;       /* bytes in body */
+    char body[];      /* the JSON, NUL-terminated */
 } rkd_active_doc;
 
 /* The active document of `cluster`, held (rkd_cache_release on app->docs): from the cache, else
@@ -222,5 +231,11 @@ void rkd_answer_doc(rkd_response *resp, rkd_entry *e);
 /* The store's watch callback (`arg` is the app): refreshes the cache and the metrics after an
  * activation, then calls the activation hook. */
 void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t seq);
+
+/* After the migration window over active `version` of `cluster` closed: refreshes the cached ring
+ * document, then calls the activation hook (long polls wake: the ETag changed). The new ring
+ * document, held, or NULL with *rc set. */
+rkd_entry *rkd_on_window_closed(rkd_app *app, const char *cluster, int64_t version, int *rc,
+                                rk_error *err);
 
 #endif

@@ -9,14 +9,22 @@
 
 #define WAIT_MAX_SECONDS 60
 
-/* Serializes the document of `v` and caches it under (cluster, key) unless the cache moved past
- * `gen`; held entry, or NULL with *rc set. */
+/* The cache tag of a ring document: the window of version v closes after it opens, and the next
+ * version comes after both, so documents of one cluster only move forward in this order. */
+static int64_t ring_tag(int64_t version, int64_t previous)
+{
+    return 2 * version + (previous ? 0 : 1);
+}
+
+/* Serializes the document of `v` (the ring document for key 0, else the version document) and
+ * caches it under (cluster, key) unless the cache moved past `gen`; held entry, or NULL with *rc
+ * set. */
 static rkd_entry *cache_doc(rkd_app *app, const rkd_store_version *v, int64_t key, uint64_t gen,
                             int *rc)
 {
     char *body = NULL;
     size_t len = 0;
-    *rc = rkd_json_dump(rkd_version_json(v, 1), &body, &len);
+    *rc = rkd_json_dump(key ? rkd_version_json(v, 1) : rkd_ring_json(v), &body, &len);
     rkd_active_doc *doc = *rc == RK_OK ? malloc(sizeof *doc + len + 1) : NULL;
     if (!doc) {
         free(body);
@@ -24,11 +32,12 @@ static rkd_entry *cache_doc(rkd_app *app, const rkd_store_version *v, int64_t ke
         return NULL;
     }
     doc->version = v->version;
+    doc->previous = key ? 0 : v->previous;
     doc->len = len;
     memcpy(doc->body, body, len + 1);
     free(body);
-    rkd_entry *e =
-        rkd_cache_put(app->docs, v->cluster, key, v->version, doc, sizeof *doc + len, gen);
+    int64_t tag = key ? v->version : ring_tag(v->version, doc->previous);
+    rkd_entry *e = rkd_cache_put(app->docs, v->cluster, key, tag, doc, sizeof *doc + len, gen);
     *rc = e ? RK_OK : RK_ENOMEM;
     return e;
 }
@@ -90,10 +99,25 @@ void rkd_answer_doc(rkd_response *resp, rkd_entry *e)
     rkd_set_shared_body(resp, 200, RKD_CT_JSON, doc->body, doc->len, rkd_entry_release, e);
 }
 
-/* The store's watch callback: runs after every activation this store handle commits. Forgets
- * the older document (and any load of it still in flight) and the cluster's version documents
- * (their states changed), then loads the new one before the hook
- * wakes long polls, so that they find it cached instead of all reading the database at once. */
+/* Forgets the ring document of `cluster` older than `tag` (and any load of it still in flight),
+ * loads the new one before the hook wakes long polls, so that they find it cached instead of all
+ * reading the database at once, then calls the hook. The new document, held, or NULL. */
+static rkd_entry *ring_changed(rkd_app *app, const char *cluster, int64_t version, int64_t tag,
+                               int *rc, rk_error *err)
+{
+    rkd_cache_raise(app->docs, cluster, 0, tag);
+    rkd_entry *e = load_active(app, cluster, rc, err);
+    pthread_mutex_lock(&app->hook_mu);
+    rkd_activation_fn hook = app->hook;
+    void *hook_arg = app->hook_arg;
+    pthread_mutex_unlock(&app->hook_mu);
+    if (hook)
+        hook(hook_arg, cluster, version);
+    return e;
+}
+
+/* The store's watch callback: runs after every activation this store handle commits. The
+ * cluster's version documents are forgotten too (their states changed). */
 void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t seq)
 {
     rkd_app *app = arg;
@@ -102,20 +126,23 @@ void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t
     rkd_count(app, RKD_COUNT_ACTIVATIONS);
     if (app->metrics)
         rkd_metrics_active_version(app->metrics, cluster, version);
-    rkd_cache_raise(app->docs, cluster, 0, version);
     rkd_cache_forget(app->docs, cluster, 1);
-    rkd_cache_release(app->docs, load_active(app, cluster, &rc, NULL));
-    pthread_mutex_lock(&app->hook_mu);
-    rkd_activation_fn hook = app->hook;
-    void *hook_arg = app->hook_arg;
-    pthread_mutex_unlock(&app->hook_mu);
-    if (hook)
-        hook(hook_arg, cluster, version);
+    rkd_cache_release(app->docs,
+                      ring_changed(app, cluster, version, ring_tag(version, 1), &rc, NULL));
 }
 
-/* What If-None-Match says of the active version `doc` of this store. */
+/* Version documents do not show the window (it is the cluster's state, not the version's): only
+ * the ring document changes. */
+rkd_entry *rkd_on_window_closed(rkd_app *app, const char *cluster, int64_t version, int *rc,
+                                rk_error *err)
+{
+    return ring_changed(app, cluster, version, ring_tag(version, 0), rc, err);
+}
+
+/* What If-None-Match says of the active version `doc` of this store. A "+" after N must match
+ * the open migration window (SPEC section 9), so that its close is news. */
 typedef enum tag_match {
-    TAG_OTHER = 0, /* absent, unparsable, or another version or store */
+    TAG_OTHER = 0, /* absent, unparsable, another version or store, or another window state */
     TAG_BARE = 1,  /* "v<N>" of the active N without a store id: maybe another ring numbered N */
     TAG_SAME = 2,  /* "v<N>.<store id>": the client has this very ring */
 } tag_match;
@@ -123,9 +150,11 @@ typedef enum tag_match {
 static tag_match if_none_match(rkd_call *c, const rkd_active_doc *doc)
 {
     int64_t v = -1;
+    int open = 0;
     char id[RKD_STORE_ID_LEN];
     const char *s = c->req->header(c->req, "If-None-Match");
-    if (!s || rkd_parse_etag(s, &v, id) != 0 || v != doc->version)
+    if (!s || rkd_parse_etag(s, &v, &open, id) != 0 || v != doc->version ||
+        open != (doc->previous != 0))
         return TAG_OTHER;
     if (!id[0])
         return TAG_BARE;
@@ -146,7 +175,7 @@ void rkd_h_ring(rkd_call *c)
     }
     const rkd_active_doc *doc = e->value;
     tag_match match = if_none_match(c, doc);
-    rkd_format_etag(c->resp->etag, doc->version, rkd_store_id(c->app->store));
+    rkd_format_etag(c->resp->etag, doc->version, doc->previous != 0, rkd_store_id(c->app->store));
     /* A bare tag never gets a 304 (its N may name a ring lost in a restore), but still waits:
      * older clients long-poll with it, and answering at once would make them spin. */
     if (match != TAG_OTHER && wait > 0 && !c->req->resumed) {

@@ -31,8 +31,9 @@
 #include "ringkeeper.h"
 
 /* Store codes; the HTTP layer maps them: ENOCLUSTER, ENOVERSION, ENOACTIVE -> 404; ECONFLICT,
- * EAPPROVAL, EPLANCHANGED -> 409; ESELFAPPROVAL -> 403; EPRECONDITION -> 412; EUNAVAILABLE -> 503;
- * the rest stop the server at startup. Values do not overlap rk_status. */
+ * EAPPROVAL, EPLANCHANGED, EWINDOWOPEN, ENOWINDOW -> 409; ESELFAPPROVAL -> 403; EPRECONDITION ->
+ * 412; EUNAVAILABLE -> 503; the rest stop the server at startup. Values do not overlap rk_status.
+ */
 #define RKD_STORE_ERRNO_MAP(X)                                                                     \
     X(ENOCLUSTER, -100, "unknown cluster")                                                         \
     X(ENOVERSION, -101, "unknown version")                                                         \
@@ -45,7 +46,9 @@
     X(EMIGRATION, -108, "schema migration failed")                                                 \
     X(EAPPROVAL, -109, "approvals required")                                                       \
     X(EPLANCHANGED, -110, "the plan changed since it was reviewed")                                \
-    X(ESELFAPPROVAL, -111, "an author may not approve their own version")
+    X(ESELFAPPROVAL, -111, "an author may not approve their own version")                          \
+    X(EWINDOWOPEN, -112, "a migration window is open")                                             \
+    X(ENOWINDOW, -113, "no migration window is open")
 
 typedef enum rkd_store_status {
 #define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,
@@ -89,6 +92,10 @@ typedef struct rkd_store_version {
     char fingerprint[RKD_STORE_FP_LEN];    /* SPEC section 2, lowercase hex */
     char store_id[RKD_STORE_ID_LEN];       /* rkd_store_id of the store it was read from */
     rk_topology *topology;                 /* one reference; NULL in lists (no node lists there) */
+    int64_t previous;                      /* while a migration window is open over this version:
+                                              the version before it, kept for dual reads; else 0
+                                              (and always 0 in lists) */
+    char previous_fingerprint[RKD_STORE_FP_LEN]; /* that version's fingerprint, "" when none */
 } rkd_store_version;
 
 void rkd_store_version_free(rkd_store_version *v);
@@ -169,8 +176,11 @@ typedef struct rkd_store_activation {
  * versions older than v superseded, and an "activate" (or, with a reason, "force") event is
  * recorded in the same transaction. a->if_match_active other than the active version:
  * RKD_STORE_EPRECONDITION. v not newer than the active version: RKD_STORE_ECONFLICT (roll back by
- * reverting). Fewer approvals of the plan from the active version to v (SPEC section 9) than the
- * policy asks: RKD_STORE_EAPPROVAL. Nothing changes on failure. *out: new record. */
+ * reverting). A migration window open (SPEC section 9): RKD_STORE_EWINDOWOPEN (finish it
+ * first). Fewer approvals of the plan from the active version to v than the policy asks:
+ * RKD_STORE_EAPPROVAL. With the policy's migration_window set and a version active, the
+ * activation opens a migration window over v (previous: the version active before), in the same
+ * transaction. Nothing changes on failure. *out: new record. */
 int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_store_activation *a,
                        rkd_store_version **out, rk_error *err) RK_MUST_CHECK;
 
@@ -204,6 +214,20 @@ int rkd_store_put_policy(rkd_store *s, const char *cluster, const rkd_store_poli
  * approval. */
 int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *digest,
                       const char *approver, const char *comment, rk_error *err) RK_MUST_CHECK;
+
+/* Closes the migration window of `cluster` and records a "finish" event by `author` (version: the
+ * active one, from_version: the previous one, detail: `comment`, may be NULL) in one transaction:
+ * the ring document's `previous` becomes null and clients drop the previous ring.
+ * RKD_STORE_ENOWINDOW when none is open. *out: a new record of the active version as it is now
+ * (previous 0). Watchers are not called: the caller refreshes what it caches (the version number
+ * does not change). */
+int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *author,
+                               const char *comment, rkd_store_version **out,
+                               rk_error *err) RK_MUST_CHECK;
+/* The refusal of an activation while the migration window from `previous` to `open` (0: none,
+ * RK_OK) is open: RKD_STORE_EWINDOWOPEN, saying how to finish it. Shared so that every check of
+ * it (the store's, and the API's before it computes a budget) says the same. */
+int rkd_store_check_window(const char *cluster, int64_t open, int64_t previous, rk_error *err);
 
 /* One event of a cluster's audit. */
 typedef struct rkd_store_event {

@@ -97,6 +97,11 @@ typedef struct rkd_store_ops {
      * is the plan from the active version to v (rkd_store_check_approval). */
     int (*approve)(void *b, const char *cluster, int64_t v, const char *digest,
                    const char *approver, const char *comment, const char *now, rk_error *err);
+    /* Closes the cluster's migration window (RKD_STORE_ENOWINDOW, from rkd_store_no_window, when
+     * none is open), records its "finish" event and reads the active version back, in one atomic
+     * step. */
+    int (*finish_migration)(void *b, const char *cluster, const char *author, const char *comment,
+                            const char *now, rkd_store_version **out, char **doc, rk_error *err);
     /* Like `list`, for events. */
     int (*list_events)(void *b, const char *cluster, size_t limit, int64_t before,
                        rkd_store_event_list *out, rk_error *err);
@@ -130,5 +135,8 @@ int rkd_store_check_approval(const char *cluster, int64_t v, const char *digest,
 /* An activation of v over `active` with `have` valid approvals of plan `digest`. */
 int rkd_store_check_approvals(const char *cluster, int64_t v, int64_t active, const char *digest,
                               const rkd_store_policy *p, int64_t have, rk_error *err);
+
+/* Reports that `cluster` has no open migration window; returns RKD_STORE_ENOWINDOW. */
+int rkd_store_no_window(const char *cluster, rk_error *err);
 
 #endif /* RKD_STORE_BACKEND_H */

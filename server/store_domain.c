@@ -114,6 +114,25 @@ int rkd_store_check_approvals(const char *cluster, int64_t v, int64_t active, co
                         p->approvals == 1 ? "" : "s", digest, (long long)have, (long long)v);
 }
 
+int rkd_store_check_window(const char *cluster, int64_t open, int64_t previous, rk_error *err)
+{
+    if (!open)
+        return RK_OK;
+    return rk_error_set(err, RKD_STORE_EWINDOWOPEN, NULL,
+                        "cluster %s: the migration window from version %lld to %lld is open; "
+                        "once the data has moved, finish it (ringkeeper migration finish "
+                        "--cluster %s, or POST /v1/clusters/%s/migration/finish), then activate",
+                        cluster, (long long)previous, (long long)open, cluster, cluster);
+}
+
+int rkd_store_no_window(const char *cluster, rk_error *err)
+{
+    return rk_error_set(err, RKD_STORE_ENOWINDOW, NULL,
+                        "cluster %s has no open migration window: one opens when a version is "
+                        "activated over another under a policy with migration_window set",
+                        cluster);
+}
+
 /* ---- The handle ---- */
 
 rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
@@ -406,6 +425,21 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_s
 }
 
 /* ---- Cutover (SPEC section 9) ---- */
+
+int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *author,
+                               const char *comment, rkd_store_version **out, rk_error *err)
+{
+    rk_error scratch;
+    char now[RKD_STORE_TIME_LEN];
+    rkd_store_version *rec = NULL;
+    char *doc = NULL;
+    err = err ? err : &scratch;
+    *out = NULL;
+    now_rfc3339(now);
+    int rc = check_cluster_arg(cluster, err);
+    rc = rc ? rc : s->ops->finish_migration(s->b, cluster, author, comment, now, &rec, &doc, err);
+    return finish_read(s, rc, rec, doc, out, err);
+}
 
 int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *out, rk_error *err)
 {

@@ -302,6 +302,7 @@ static const rkd_store_ops sqlite_ops = {
     .put_policy = rks_put_policy,
     .approve = rks_approve,
     .list_events = rks_list_events,
+    .finish_migration = rks_finish_migration,
 };
 
 static rks_store *new_db(const char *path, rk_error *err)

@@ -65,6 +65,11 @@ int rks_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *e
 int rks_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
                  const char *now, rkd_store_version **out, char **doc, rk_error *err);
 
+/* One version by `pick` (with s->lock held): a new record without its topology, and a copy of the
+ * topology text for store_domain.c to parse. */
+int rks_fetch_locked(rks_store *s, rkd_store_pick pick, const rks_params *p,
+                     rkd_store_version **out, char **doc, rk_error *err);
+
 /* The SQL of store_versions.c that store_events.c shares. */
 extern const char rks_sql_cluster_id[];
 extern const char rks_sql_max_version[];
@@ -108,6 +113,19 @@ int rks_approve(void *b, const char *cluster, int64_t v, const char *digest, con
                 const char *comment, const char *now, rk_error *err);
 int rks_list_events(void *b, const char *cluster, size_t limit, int64_t before,
                     rkd_store_event_list *out, rk_error *err);
+
+/* ---- store_window.c: the migration window (SPEC section 9) ---- */
+
+/* Inside the caller's transaction (s->lock held), for an activation of p->v of cluster p->cid: */
+/* RKD_STORE_EWINDOWOPEN while a window is open (rkd_store_check_window). */
+int rks_check_window_locked(rks_store *s, const rks_params *p, rk_error *err);
+/* Opens a window over p->v keeping `previous` (the version active before; 0: none, nothing
+ * opens) when the cluster's policy has migration_window; `author` opened it. */
+int rks_open_window_locked(rks_store *s, const rks_params *p, int64_t previous, const char *author,
+                           rk_error *err);
+/* rkd_store_ops.finish_migration; takes the lock itself. */
+int rks_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
+                         const char *now, rkd_store_version **out, char **doc, rk_error *err);
 
 /* ---- store_migrate.c: the schema ---- */
 

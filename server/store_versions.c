@@ -15,17 +15,21 @@
     "v.vnode_factor, v.points, v.fingerprint, v.scheme"
 #define COL_TOPOLOGY 12 /* after VERSION_COLS in the single-version queries */
 
-/* The LEFT JOIN tells an unknown cluster (no row) from a missing version (NULL version). */
-static const char sql_get[] = "SELECT " VERSION_COLS ", v.topology FROM clusters c LEFT JOIN "
-                              "versions v ON v.cluster_id = c.id AND v.version = :v "
-                              "WHERE c.name = :cluster";
-static const char sql_active[] = "SELECT " VERSION_COLS ", v.topology FROM clusters c LEFT JOIN "
-                                 "versions v ON v.cluster_id = c.id AND v.state = 'active' "
-                                 "WHERE c.name = :cluster";
-static const char sql_latest[] =
-    "SELECT " VERSION_COLS ", v.topology FROM clusters c LEFT JOIN versions v ON v.cluster_id = "
-    "c.id AND v.version = (SELECT MAX(version) FROM versions WHERE cluster_id = c.id) "
-    "WHERE c.name = :cluster";
+/* The LEFT JOIN tells an unknown cluster (no row) from a missing version (NULL version); the
+ * window's join adds the previous version while a migration window is open over this one. */
+#define WINDOW_COLS ", v.topology, w.previous, pv.fingerprint FROM clusters c LEFT JOIN versions v "
+#define WINDOW_JOIN                                                                                \
+    " LEFT JOIN migration_windows w ON w.cluster_id = c.id AND w.version = v.version LEFT JOIN "   \
+    "versions pv ON pv.cluster_id = c.id AND pv.version = w.previous WHERE c.name = :cluster"
+#define COL_PREVIOUS    13 /* after the topology */
+#define COL_PREVIOUS_FP 14
+static const char sql_get[] =
+    "SELECT " VERSION_COLS WINDOW_COLS "ON v.cluster_id = c.id AND v.version = :v" WINDOW_JOIN;
+static const char sql_active[] =
+    "SELECT " VERSION_COLS WINDOW_COLS "ON v.cluster_id = c.id AND v.state = 'active'" WINDOW_JOIN;
+static const char sql_latest[] = "SELECT " VERSION_COLS WINDOW_COLS
+                                 "ON v.cluster_id = c.id AND v.version = (SELECT MAX(version) "
+                                 "FROM versions WHERE cluster_id = c.id)" WINDOW_JOIN;
 static const char sql_list[] = "SELECT " VERSION_COLS " FROM versions v JOIN clusters c ON c.id = "
                                "v.cluster_id WHERE v.cluster_id = :cid AND v.version < :v "
                                "ORDER BY v.version DESC LIMIT :limit";
@@ -93,10 +97,9 @@ static int row_to_version(sqlite3_stmt *st, rkd_store_version *rec, rk_error *er
     return RK_OK;
 }
 
-/* One version by one of sql_get/sql_active/sql_latest: a new record (without its topology) and
- * a copy of the topology text, so that parsing happens after the lock is released. */
-static int fetch_locked(rks_store *s, rkd_store_pick pick, const rks_params *p,
-                        rkd_store_version **out, char **doc, rk_error *err)
+/* By one of sql_get/sql_active/sql_latest; the topology is parsed after the lock is released. */
+int rks_fetch_locked(rks_store *s, rkd_store_pick pick, const rks_params *p,
+                     rkd_store_version **out, char **doc, rk_error *err)
 {
     static const char *const sql[] = {sql_get, sql_active, sql_latest};
     static const int missing[] = {RKD_STORE_ENOVERSION, RKD_STORE_ENOACTIVE, RKD_STORE_ENOVERSION};
@@ -117,6 +120,10 @@ static int fetch_locked(rks_store *s, rkd_store_pick pick, const rks_params *p,
     rec = calloc(1, sizeof *rec);
     rc = rec ? row_to_version(st, rec, err) : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     rc = rc ? rc : dup_col(st, COL_TOPOLOGY, doc, err);
+    if (rc == RK_OK) {
+        rec->previous = sqlite3_column_int64(st, COL_PREVIOUS);
+        copy_col(rec->previous_fingerprint, sizeof rec->previous_fingerprint, st, COL_PREVIOUS_FP);
+    }
 done:
     sqlite3_finalize(st);
     if (rc == RK_OK)
@@ -132,7 +139,7 @@ int rks_get(void *b, const char *cluster, rkd_store_pick pick, int64_t v, rkd_st
     rks_store *s = b;
     rks_params p = {.cluster = cluster, .v = pick == RKD_PICK_VERSION ? v : 0};
     pthread_mutex_lock(&s->lock);
-    int rc = fetch_locked(s, pick, &p, out, doc, err);
+    int rc = rks_fetch_locked(s, pick, &p, out, doc, err);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -247,14 +254,15 @@ static int apply_activation(rks_store *s, int64_t cid, int64_t v, const char *no
     return RK_OK;
 }
 
-/* The approvals, the state changes and the event of activating p->v over the active version,
- * whose preconditions the caller has checked. */
+/* The migration window, the approvals, the state changes, the event of activating p->v over the
+ * active version (whose preconditions the caller has checked) and the window it opens. */
 static int activate_checked(rks_store *s, const rks_params *p, const rkd_store_activation *a,
                             rk_error *err)
 {
     int64_t active = 0;
     char digest[RK_PLAN_DIGEST_LEN] = "";
     int rc = rks_int_query(s, rks_sql_active_version, p, &active, err);
+    rc = rc ? rc : rks_check_window_locked(s, p, err);
     rc = rc ? rc : rks_gate_locked(s, p->cluster, p->cid, active, p->v, digest, err);
     rc = rc ? rc : apply_activation(s, p->cid, p->v, p->now, err);
     rks_event e = {.kind = a->reason ? "force" : "activate",
@@ -264,7 +272,8 @@ static int activate_checked(rks_store *s, const rks_params *p, const rkd_store_a
                    .digest = active ? digest : NULL,
                    .moved_fraction = a->moved_fraction,
                    .detail = a->reason};
-    return rc ? rc : rks_add_event(s, p->cid, &e, p->now, err);
+    rc = rc ? rc : rks_add_event(s, p->cid, &e, p->now, err);
+    return rc ? rc : rks_open_window_locked(s, p, active, a->author, err);
 }
 
 static int insert_version(rks_store *s, int64_t cid, int64_t v, const rkd_store_draft *d,
@@ -356,7 +365,7 @@ int rks_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
     pthread_mutex_lock(&s->lock);
     int rc = rks_begin(s, err);
     rc = rc ? rc : activate_locked(s, &p, a, err);
-    rc = rc ? rc : fetch_locked(s, RKD_PICK_VERSION, &p, out, doc, err);
+    rc = rc ? rc : rks_fetch_locked(s, RKD_PICK_VERSION, &p, out, doc, err);
     rc = rks_finish(s, rc, err);
     pthread_mutex_unlock(&s->lock);
     return rc;

@@ -63,6 +63,19 @@ json_t *rkd_version_json(const rkd_store_version *v, int with_nodes)
     return doc;
 }
 
+json_t *rkd_ring_json(const rkd_store_version *v)
+{
+    json_t *doc = rkd_version_json(v, 1);
+    json_t *prev = v->previous ? json_pack("{s:I, s:s}", "version", (json_int_t)v->previous,
+                                           "fingerprint", v->previous_fingerprint)
+                               : json_null();
+    if (!doc || json_object_set_new(doc, "previous", prev) != 0) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
 /* A version number, or null for 0 ("none"). */
 static json_t *version_or_null(int64_t v)
 {

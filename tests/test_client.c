@@ -28,12 +28,20 @@
 typedef rk_serverd server;
 typedef rk_body body;
 
-static void server_start(server *s, const char *db_name)
+/* Starts a server on `port` (0: a free one; the last --listen counts). */
+static void server_start_at(server *s, const char *db_name, unsigned port)
 {
-    char db[512];
-    const char *const extra[] = {"--migrations", RK_MIGRATIONS_DIR, "--threads", "4", NULL};
+    char db[512], listen[32];
+    snprintf(listen, sizeof listen, "127.0.0.1:%u", port);
+    const char *const extra[] = {
+        "--migrations", RK_MIGRATIONS_DIR, "--threads", "4", "--listen", listen, NULL};
     snprintf(db, sizeof db, "%s/%s", tmpdir, db_name);
     assert_int_equal(serverd_start(s, RK_SERVERD, db, extra), 0);
+}
+
+static void server_start(server *s, const char *db_name)
+{
+    server_start_at(s, db_name, 0);
 }
 
 static void server_stop(server *s)
@@ -346,6 +354,86 @@ static void test_last_known_good(void **state)
     server_stop(&s);
 }
 
+/* Every key of k0..k999 has, as its previous owner in `s`, its owner under a ring of n nodes. */
+static void assert_previous_is(rk_snapshot *s, unsigned n)
+{
+    rk_error err = {0};
+    char *t = topology("fnv1a_32", 40, n);
+    rk_topology *topo = rk_topology_parse(t, strlen(t), &err);
+    rk_ring *ring = topo ? rk_ring_build(topo, &err) : NULL;
+    assert_non_null(ring);
+    assert_non_null(rk_snapshot_previous(s));
+    for (int i = 0; i < 1000; i++) {
+        char key[16];
+        const rk_node *prev = NULL;
+        snprintf(key, sizeof key, "k%d", i);
+        rk_snapshot_owner(s, key, strlen(key), &prev);
+        assert_non_null(prev);
+        const rk_node *want = rk_topology_node(topo, rk_ring_lookup(ring, key, strlen(key)));
+        assert_string_equal(prev->id, want->id);
+    }
+    rk_ring_free(ring);
+    rk_topology_free(topo);
+    free(t);
+}
+
+/* SPEC section 9: a client that starts inside a migration window (from the server, or from its
+ * file while the server is down) fetches the previous version by its number and answers both
+ * owners; once the window is finished, it drops the previous ring by itself. */
+static void test_migration_window(void **state)
+{
+    (void)state;
+    server s;
+    rk_error err = {0};
+    rk_client_status st;
+    int changed = -1;
+    const char *cache = cache_path("w.lkg");
+    server_start(&s, "w.db");
+    publish(&s, "w", "fnv1a_32", 40, 3);
+    assert_int_equal(http(&s, "PUT", "/v1/clusters/w/policy", "{\"migration_window\":true}", NULL),
+                     200);
+    publish(&s, "w", "fnv1a_32", 40, 5); /* v2 over v1: the window opens */
+
+    rk_client *c = client_for(&s, "w", cache);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_int_equal(err.code, RK_OK);
+    rk_snapshot *in = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(in), 2);
+    assert_previous_is(in, 3); /* fetched: this client never had version 1 */
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK); /* "v2+": a 304 */
+    assert_non_null(strstr(err.message, "still the active one"));
+    rk_client_free(c);
+    unsigned port = s.port;
+    server_stop(&s);
+
+    c = client_for(&s, "w", cache); /* from the file, the server down: no previous ring yet */
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    rk_snapshot *file = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(file), 2);
+    assert_null(rk_snapshot_previous(file));
+    server_start_at(&s, "w.db", port); /* where the client looks */
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+    rk_snapshot *back = rk_client_acquire(c);
+    assert_previous_is(back, 3); /* fetched once the server answers */
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.last_error, RK_OK);
+
+    assert_int_equal(http(&s, "POST", "/v1/clusters/w/migration/finish", NULL, NULL), 200);
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+    assert_int_equal(changed, 0); /* the same ring ... */
+    rk_snapshot *done = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(done), 2);
+    assert_null(rk_snapshot_previous(done)); /* ... without the previous one */
+    assert_previous_is(back, 3);             /* older snapshots keep theirs */
+    assert_cache_is_ring(&s, "w", cache);    /* the file knows the window closed */
+    rk_snapshot_release(in);
+    rk_snapshot_release(file);
+    rk_snapshot_release(back);
+    rk_snapshot_release(done);
+    rk_client_free(c);
+    server_stop(&s);
+}
+
 static void test_refresher(void **state)
 {
     (void)state;
@@ -518,7 +606,7 @@ int main(void)
         cmocka_unit_test(test_verify),          cmocka_unit_test(test_fetch_refresh),
         cmocka_unit_test(test_expect_refused),  cmocka_unit_test(test_long_poll),
         cmocka_unit_test(test_last_known_good), cmocka_unit_test(test_refresher),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_threads),         cmocka_unit_test(test_migration_window),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

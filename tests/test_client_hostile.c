@@ -388,6 +388,19 @@ static void ed_store_id_number(json_t *d)
     json_object_set_new(d, "store_id", json_integer(81985529216486895));
 }
 
+/* A migration window naming a version that is not older than the ring (SPEC section 9). */
+static void ed_previous_not_older(json_t *d)
+{
+    json_object_set_new(
+        d, "previous",
+        json_pack("{s:I, s:s}", "version", (json_int_t)6, "fingerprint", "0123456789abcdef"));
+}
+
+static void ed_previous_string(json_t *d)
+{
+    json_object_set_new(d, "previous", json_string("v5"));
+}
+
 static void ed_older(json_t *d)
 {
     json_object_set_new(d, "version", json_integer(GOOD_VERSION - 1));
@@ -553,6 +566,8 @@ static const hostile CASES[] = {
     {.name = "store_id_short", .edit = ed_store_id_short, .code = RK_EDOCUMENT},
     {.name = "store_id_upper", .edit = ed_store_id_upper, .code = RK_EDOCUMENT},
     {.name = "store_id_number", .edit = ed_store_id_number, .code = RK_EDOCUMENT},
+    {.name = "previous_not_older", .edit = ed_previous_not_older, .code = RK_EDOCUMENT},
+    {.name = "previous_string", .edit = ed_previous_string, .code = RK_EDOCUMENT},
     {.name = "older_version", .edit = ed_older, .code = RK_EOLDVERSION, .flags = ONLY_NOT_FETCH},
     {.name = "truncated_json", .text = tx_truncated, .code = RK_EDOCUMENT},
     {.name = "deeply_nested", .text = tx_deeply_nested, .code = RK_EDOCUMENT},
@@ -829,6 +844,59 @@ static void test_good_document(void **state)
     assert_int_equal(st.refused, 0);
     assert_int_equal(st.errors, 0);
     rk_client_free(c);
+}
+
+/* ---- A migration window whose previous ring cannot be had ---- */
+
+/* The server answers every URL with the ring document, which names version 4 as the previous ring
+ * of an open window: the fetch of GET .../versions/4 gets version 5 and is refused. The ring stays
+ * in service without a previous ring, the note says why, and each refresh tries again; when the
+ * window closes, the note goes. */
+static void test_previous_unavailable(void **state)
+{
+    (void)state;
+    rk_client_config cfg;
+    rk_error err;
+    int changed = -1;
+    config_for(NULL, &cfg);
+    json_t *d = json_deep_copy(good5);
+    json_object_set_new(
+        d, "previous",
+        json_pack("{s:I, s:s}", "version", (json_int_t)4, "fingerprint", "0123456789abcdef"));
+    char *text = dump(d);
+    json_decref(d);
+    reply r = {.etag_version = GOOD_VERSION, .body = text, .body_len = strlen(text)};
+    server_set(&r);
+    rk_client *c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_int_equal(err.code, RK_EDOCUMENT);
+    assert_non_null(strstr(err.message, "version 5 is in service without version 4, the previous "
+                                        "ring of its migration window"));
+    assert_non_null(strstr(err.message, "when asked for version 4"));
+    rk_snapshot *s = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(s), GOOD_VERSION);
+    assert_null(rk_snapshot_previous(s));
+    rk_snapshot_release(s);
+    rk_client_status st;
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.last_error, RK_EDOCUMENT);
+    assert_int_equal(st.refused, 0);
+
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK); /* tried again */
+    assert_int_equal(err.code, RK_EDOCUMENT);
+    pthread_mutex_lock(&srv.mu);
+    assert_string_equal(srv.last_inm, "\"v5+\""); /* the window is open */
+    pthread_mutex_unlock(&srv.mu);
+
+    serve_good(GOOD_VERSION); /* "previous" absent: no window */
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+    assert_int_equal(err.code, RK_OK);
+    assert_int_equal(changed, 0);
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.last_error, RK_OK);
+    rk_client_free(c);
+    free(text);
 }
 
 /* ---- The server gone, with and without a last-known-good file ---- */
@@ -1300,6 +1368,7 @@ int main(void)
         TEST(test_file_other_cluster),
         TEST(test_file_version_raised),
         TEST(test_store_changed),
+        TEST(test_previous_unavailable),
     };
     size_t n = 0, k = 0;
     while (tests[n].name)

@@ -88,7 +88,7 @@ const rk_cli_cmd rk_cli_approve = {
 
 /* The policy fields the options set, into `doc`; returns an exit code. */
 static int policy_fields(const char *cmd, json_t *doc, const char *moved, const char *balance,
-                         const char *approvals, const char *distinct)
+                         const char *approvals, const char *const yes_no[2])
 {
     char *end = NULL;
     if (moved) {
@@ -110,8 +110,10 @@ static int policy_fields(const char *cmd, json_t *doc, const char *moved, const 
         return rk_cli_fail(cmd, RK_EXIT_USAGE, "--approvals: a whole number from 0 to 100");
     if (approvals)
         json_object_set_new(doc, "approvals", json_integer((json_int_t)n));
-    if (distinct)
-        json_object_set_new(doc, "distinct_approver", json_boolean(strcmp(distinct, "yes") == 0));
+    if (yes_no[0])
+        json_object_set_new(doc, "distinct_approver", json_boolean(strcmp(yes_no[0], "yes") == 0));
+    if (yes_no[1])
+        json_object_set_new(doc, "migration_window", json_boolean(strcmp(yes_no[1], "yes") == 0));
     return RK_EXIT_OK;
 }
 
@@ -119,12 +121,14 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     static const char *const yes_no[] = {"yes", "no", NULL};
     rk_cli_server s = {0};
-    const char *what = NULL, *moved = NULL, *balance = NULL, *approvals = NULL, *distinct = NULL;
+    const char *what = NULL, *moved = NULL, *balance = NULL, *approvals = NULL;
+    const char *flags[2] = {NULL, NULL}; /* --distinct-approver, --migration-window */
     const rk_cli_option opts[] = {
         RK_CLI_OPT("max-moved-fraction", RK_CLI_TEXT, &moved),
         RK_CLI_OPT("max-balance-after", RK_CLI_TEXT, &balance),
         RK_CLI_OPT("approvals", RK_CLI_TEXT, &approvals),
-        RK_CLI_OPT("distinct-approver", RK_CLI_CHOICE, &distinct, .choices = yes_no),
+        RK_CLI_OPT("distinct-approver", RK_CLI_CHOICE, &flags[0], .choices = yes_no),
+        RK_CLI_OPT("migration-window", RK_CLI_CHOICE, &flags[1], .choices = yes_no),
         {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &what);
     rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
@@ -133,12 +137,12 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
     int set = strcmp(what, "set") == 0;
     if (!set && strcmp(what, "show") != 0)
         return rk_cli_usage_error(cmd, "the operand is show or set, not %s", what);
-    if (!set && (moved || balance || approvals || distinct))
+    if (!set && (moved || balance || approvals || flags[0] || flags[1]))
         return rk_cli_usage_error(cmd, "policy show takes no policy options; use policy set");
     if (!set)
         return send_json(cmd->name, &s, NULL, "GET", "/policy");
     json_t *doc = json_object();
-    rc = doc ? policy_fields(cmd->name, doc, moved, balance, approvals, distinct) : RK_EXIT_FAIL;
+    rc = doc ? policy_fields(cmd->name, doc, moved, balance, approvals, flags) : RK_EXIT_FAIL;
     if (rc != RK_EXIT_OK) {
         json_decref(doc);
         return rc;
@@ -149,7 +153,8 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
 const rk_cli_cmd rk_cli_policy = {
     "policy", policy,
     "usage: ringkeeper policy show|set --server URL --cluster C [--max-moved-fraction F]\n"
-    "       [--max-balance-after X|none] [--approvals N] [--distinct-approver yes|no] [--token T]\n"
+    "       [--max-balance-after X|none] [--approvals N] [--distinct-approver yes|no]\n"
+    "       [--migration-window yes|no] [--token T]\n"
     "\n"
     "Shows or sets the cluster's cutover policy (SPEC section 9); set changes only the fields\n"
     "given and prints the policy as it is then.\n"
@@ -157,8 +162,56 @@ const rk_cli_cmd rk_cli_policy = {
     "  --max-moved-fraction F   the most of the hash space one activation may move, 0..1\n"
     "  --max-balance-after X    the most a node may hold over its ideal share after it, or none\n"
     "  --approvals N            approvals of the plan an activation needs, 0..100\n"
-    "  --distinct-approver yes|no  whether a version's author may approve it\n" SERVER_OPTIONS_HELP,
+    "  --distinct-approver yes|no  whether a version's author may approve it\n"
+    "  --migration-window yes|no   whether an activation opens a migration window: clients keep\n"
+    "                           the previous owners until ringkeeper migration "
+    "finish\n" SERVER_OPTIONS_HELP,
     NULL, "show|set"};
+
+/* ---- migration ---- */
+
+static int migration(const rk_cli_cmd *cmd, int argc, char **argv)
+{
+    rk_cli_server s = {0};
+    const char *what = NULL, *comment = NULL;
+    const rk_cli_option opts[] = {RK_CLI_OPT("comment", RK_CLI_TEXT, &comment), {0}};
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &what);
+    rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    if (strcmp(what, "finish") != 0)
+        return rk_cli_usage_error(cmd, "the operand is finish, not %s", what);
+    json_t *doc = comment ? json_pack("{s:s}", "comment", comment) : NULL;
+    char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    rk_cli_body in = {body, body ? strlen(body) : 0}, out = {0};
+    rc = comment && !body
+             ? rk_cli_fail(cmd->name, RK_EXIT_FAIL, "out of memory")
+             : rk_cli_call(cmd->name, &s, body ? &in : NULL, &out, "POST", "/migration/finish");
+    free(body);
+    doc = rc == RK_EXIT_OK ? json_loadb(out.data, out.len, 0, NULL) : NULL;
+    free(out.data);
+    json_t *v = json_object_get(doc, "version");
+    if (rc == RK_EXIT_OK && !json_is_integer(v))
+        rc = rk_cli_fail(cmd->name, RK_EXIT_FAIL, "the answer is not a ring document");
+    if (rc == RK_EXIT_OK)
+        printf("cluster %s: the migration window of version %lld is finished; clients drop the "
+               "previous ring at their next refresh\n",
+               s.cluster, (long long)json_integer_value(v));
+    json_decref(doc);
+    return rc;
+}
+
+const rk_cli_cmd rk_cli_migration = {
+    "migration", migration,
+    "usage: ringkeeper migration finish --server URL --cluster C [--comment TEXT] [--token T]\n"
+    "\n"
+    "Closes the cluster's migration window (SPEC section 9), once the data has moved: the ring\n"
+    "no longer names the previous version, clients drop the previous ring, and the next version\n"
+    "can be activated. Recorded as a finish event. No window open: exit 2.\n"
+    "\n"
+    "  --comment T    a comment recorded with the event\n" SERVER_OPTIONS_HELP,
+    NULL, "finish"};
 
 /* ---- events ---- */
 
@@ -219,7 +272,7 @@ const rk_cli_cmd rk_cli_events = {
     "usage: ringkeeper events --server URL --cluster C [--limit N]\n"
     "\n"
     "Prints the cluster's audit, newest first: publishes, reverts, approvals, activations (force:\n"
-    "past the budget, with the reason), policy changes.\n"
+    "past the budget, with the reason), policy changes, finished migrations.\n"
     "\n"
     "  --limit N      the newest N events, 1..1000 (default 20)\n" SERVER_OPTIONS_HELP,
     NULL, NULL};

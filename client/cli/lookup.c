@@ -1,5 +1,6 @@
 /* lookup.c — `ringkeeper lookup`: the owner (and replicas) of each key read from stdin, with a
  * topology file or the server's active ring. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,18 +34,27 @@ static int check_expected(const rk_ring *r, const rk_cli_lookup_server *want)
     return RK_EXIT_OK;
 }
 
-static int route_keys(const rk_ring *r, size_t replicas)
+/* Prints the `replicas` owners of the key under `r`, each after a tab. */
+static void print_owners(const rk_ring *r, const char *key, size_t len, size_t replicas)
 {
-    const rk_topology *t = rk_ring_topology(r);
     uint32_t owners[MAX_REPLICAS];
+    size_t got = rk_ring_lookup_replicas(r, key, len, owners, replicas);
+    for (size_t k = 0; k < got; k++)
+        printf("\t%s", rk_topology_node(rk_ring_topology(r), owners[k])->id);
+}
+
+/* key<TAB>owners, and during a migration window (`prev` not NULL) the owners under the previous
+ * ring after them. */
+static int route_keys(const rk_ring *r, const rk_ring *prev, size_t replicas)
+{
     char *line = NULL;
     size_t cap = 0;
     long len;
     while ((len = rk_cli_next_key(stdin, &line, &cap)) >= 0) {
-        size_t got = rk_ring_lookup_replicas(r, line, (size_t)len, owners, replicas);
         fwrite(line, 1, (size_t)len, stdout);
-        for (size_t k = 0; k < got; k++)
-            printf("\t%s", rk_topology_node(t, owners[k])->id);
+        print_owners(r, line, (size_t)len, replicas);
+        if (prev)
+            print_owners(prev, line, (size_t)len, replicas);
         putchar('\n');
     }
     free(line);
@@ -116,7 +126,7 @@ static int lookup_file(const lookup_args *a)
         return RK_EXIT_USAGE;
     int rc = check_expected(r, &a->remote);
     if (rc == RK_EXIT_OK)
-        rc = route_keys(r, (size_t)a->replicas);
+        rc = route_keys(r, NULL, (size_t)a->replicas);
     rk_ring_free(r);
     return rc;
 }
@@ -127,8 +137,15 @@ static int lookup_server(lookup_args *a)
     int rc = rk_cli_server_check("lookup", &a->remote.server);
     if (rc == RK_EXIT_OK)
         rc = rk_cli_lookup_snapshot(&a->remote, &snap);
+    const rk_ring *prev = snap ? rk_snapshot_previous(snap) : NULL;
+    if (rc == RK_EXIT_OK && prev)
+        rk_cli_fail("lookup", RK_EXIT_OK,
+                    "a migration window is open: after the owners under v%" PRId64
+                    ", each line has the owners under the previous ring v%" PRId64
+                    " (read from them until the data has moved)",
+                    rk_snapshot_version(snap), rk_snapshot_previous_version(snap));
     if (rc == RK_EXIT_OK)
-        rc = route_keys(rk_snapshot_ring(snap), (size_t)a->replicas);
+        rc = route_keys(rk_snapshot_ring(snap), prev, (size_t)a->replicas);
     if (snap)
         rk_snapshot_release(snap);
     return rc;
@@ -156,6 +173,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "and\n"
     "prints \"key<TAB>node id\" for each; with --replicas R, the first R distinct nodes "
     "clockwise.\n"
+    "While a migration window is open (--server), the owners under the previous ring follow\n"
+    "(\"key<TAB>node id<TAB>previous node id\"), and a note on stderr says so.\n"
     "\n"
     "  --topology FILE           a topology or a version document (JSON)\n"
     "  --server URL              fetch the active ring of cluster C instead, verified (cluster, "

@@ -90,6 +90,8 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
     /* the ring is good but the fallback the user asked for is not there: refuse, route nothing */
     if (rc == RK_EXIT_OK && err.code == RK_ECACHE)
         rc = rk_cli_fail("lookup", RK_EXIT_USAGE, "--cache: %s", err.message);
+    else if (rc == RK_EXIT_OK && err.code != RK_OK) /* routed, with a note (no previous ring) */
+        rk_cli_fail("lookup", RK_EXIT_OK, "%s", err.message);
     *out = rc == RK_EXIT_OK ? rk_client_acquire(c) : NULL;
     if (rc == RK_EXIT_OK && !*out)
         rc = rk_cli_fail("lookup", RK_EXIT_FAIL, "no ring was accepted");

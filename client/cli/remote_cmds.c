@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
 /* What a one-request command sends: METHOD /versions[/V]<action>[<flag_query>]. */
@@ -15,6 +17,7 @@ struct rk_cli_remote {
     const char *action;     /* after /versions/V: "/activate", or "" */
     const char *flag;       /* the command's one extra option (no argument), or NULL */
     const char *flag_query; /* the query string it adds */
+    int force;              /* takes --force REASON: the body {"force": true, "reason": REASON} */
 };
 
 /* --if-match's value: a version number, or 0 (a publish that creates the cluster). */
@@ -28,18 +31,31 @@ static int if_match_arg(const char *cmd, const char *n)
                        n);
 }
 
+/* {"force": true, "reason": REASON} as a new string of *len bytes, or NULL. The server refuses
+ * an empty reason with its own message. */
+static char *force_body(size_t *len, const char *reason)
+{
+    json_t *doc = json_pack("{s:b, s:s}", "force", 1, "reason", reason);
+    char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    *len = s ? strlen(s) : 0;
+    return s;
+}
+
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     const rk_cli_remote *r = cmd->remote;
     rk_cli_server server = {0};
-    const char *operand = NULL;
+    const char *operand = NULL, *reason = NULL;
     int flag = 0;
-    rk_cli_option opts[3] = {{0}};
+    rk_cli_option opts[4] = {{0}};
     size_t n = 0;
     if (strcmp(r->method, "POST") == 0)
         opts[n++] = (rk_cli_option)RK_CLI_OPT("if-match", RK_CLI_TEXT, &server.if_match);
     if (r->flag)
         opts[n++] = (rk_cli_option)RK_CLI_OPT(r->flag, RK_CLI_FLAG, &flag);
+    if (r->force)
+        opts[n++] = (rk_cli_option)RK_CLI_OPT("force", RK_CLI_TEXT, &reason);
     int rc = rk_cli_parse(cmd, argc, argv, opts, &server, &operand);
     if (rc == RK_EXIT_OK)
         rc = if_match_arg(cmd->name, server.if_match);
@@ -52,6 +68,8 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     rk_cli_body in = {0}, out = {0};
     if (r->operand_is_file && !(in.data = rk_cli_read_file(cmd->name, operand, &in.len)))
         return RK_EXIT_USAGE;
+    if (reason && !(in.data = force_body(&in.len, reason)))
+        return rk_cli_fail(cmd->name, RK_EXIT_FAIL, "out of memory");
     const char *version = r->operand_is_file ? NULL : operand;
     rc = rk_cli_call(cmd->name, &server, in.data ? &in : NULL, &out, r->method, "/versions%s%s%s%s",
                      version ? "/" : "", version ? version : "", r->action,
@@ -63,10 +81,10 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     return rc;
 }
 
-static const rk_cli_remote publish = {"POST", 1, "", "activate", "?activate=true"};
-static const rk_cli_remote activate = {"POST", 0, "/activate", NULL, NULL};
-static const rk_cli_remote revert = {"POST", 0, "/revert", NULL, NULL};
-static const rk_cli_remote show = {"GET", 0, "", NULL, NULL};
+static const rk_cli_remote publish = {"POST", 1, "", "activate", "?activate=true", 0};
+static const rk_cli_remote activate = {"POST", 0, "/activate", NULL, NULL, 1};
+static const rk_cli_remote revert = {"POST", 0, "/revert", NULL, NULL, 0};
+static const rk_cli_remote show = {"GET", 0, "", NULL, NULL, 0};
 
 const rk_cli_cmd rk_cli_publish = {
     "publish", run,
@@ -86,13 +104,17 @@ const rk_cli_cmd rk_cli_publish = {
 
 const rk_cli_cmd rk_cli_activate = {
     "activate", run,
-    "usage: ringkeeper activate V --server URL --cluster C [--if-match N] [--token T]\n"
+    "usage: ringkeeper activate V --server URL --cluster C [--if-match N] [--force REASON]\n"
+    "                  [--token T]\n"
     "\n"
     "Cuts cluster C over to version V and prints its version document. V must be newer than the\n"
-    "active version (the server answers 409 otherwise, exit 2): to roll back, revert.\n"
+    "active version (the server answers 409 otherwise, exit 2): to roll back, revert. The\n"
+    "cluster's policy may refuse it (exit 2, with the server's reason): too few approvals, over\n"
+    "the budget, or a migration window still open (ringkeeper migration finish).\n"
     "\n"
     "  --if-match N   only if N is the active version now; else 412, nothing changes (exit 2)\n"
-    "" SERVER_OPTIONS_HELP,
+    "  --force REASON pass the policy's budget (never its approvals); the reason is recorded\n"
+    "                 in the events\n" SERVER_OPTIONS_HELP,
     &activate, "V"};
 
 const rk_cli_cmd rk_cli_revert = {

@@ -443,14 +443,21 @@ RK_API void rk_client_stop_refresher(rk_client *c);
 RK_API rk_snapshot *rk_client_acquire(rk_client *c);
 RK_API void rk_snapshot_release(rk_snapshot *s);
 RK_API int64_t rk_snapshot_version(const rk_snapshot *s);
-/* The ring in service, and the one before it during a migration (NULL when none); borrowed. */
+/* The ring in service, and the one before it during a migration (NULL when none); borrowed. While
+ * the server has a migration window open (SPEC section 9), the previous ring is the version its
+ * ring document names, fetched by number when the client lacks it; without a window, the ring the
+ * one in service replaced. */
 RK_API const rk_ring *rk_snapshot_ring(const rk_snapshot *s);
 RK_API const rk_ring *rk_snapshot_previous(const rk_snapshot *s);
+/* The version of the previous ring, 0 when there is none. */
+RK_API int64_t rk_snapshot_previous_version(const rk_snapshot *s);
 /* Owner of a key now, and (dual reads while data moves) under the previous ring, NULL when there is
  * no previous ring. Borrowed from the snapshot. */
 RK_API const rk_node *rk_snapshot_owner(const rk_snapshot *s, const void *key, size_t len,
                                         const rk_node **previous_owner);
-/* Forgets the previous ring once the migration is over: later snapshots carry none. */
+/* Forgets the previous ring once the migration is over: later snapshots carry none, and a migration
+ * window's previous ring is no longer fetched. A server's window does this by itself when it
+ * closes (its ring document's "previous" becomes null). */
 RK_API void rk_client_drop_previous(rk_client *c);
 
 typedef struct rk_client_status {

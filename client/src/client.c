@@ -35,10 +35,14 @@ struct rk_client {
     rki_fetch *fetch;     /* owned; fetching thread only */
     rki_ring_id floor;    /* newest ring accepted, the file's included; fetching thread */
     rki_ring_id saved;    /* ring the last-known-good file holds; fetching thread */
+    int64_t saved_prev;   /* ... and the previous version its window names (0: none) */
     atomic_int stop;      /* set: the refresher and its transfer stop */
     pthread_mutex_t mu;   /* guards current and st (and the refresher's pause) */
     pthread_cond_t cv;    /* broadcast when stop is set */
     rk_snapshot *current; /* in service, reference held; NULL before the first ring */
+    rki_window window;    /* the migration window of the ring in service (SPEC section 9); written
+                             under mu by the fetching thread only */
+    int prev_wanted;      /* that window's previous ring is not in service yet: fetch it */
     rk_client_status st;  /* counters and the last outcome */
     pthread_t thread;     /* the refresher, when running */
     int running;          /* the refresher was started (start/stop are not concurrent) */
@@ -46,9 +50,10 @@ struct rk_client {
     unsigned retry_ms;    /* the refresher's pause after an error */
     /* The last-known-good file as verified by rk_client_new, kept until the first fetch so that
      * the same bytes from the server, or a fallback to the file, do not build the ring again. */
-    char *file_body;    /* owned; NULL when none */
-    size_t file_len;    /* its length */
-    rk_ring *file_ring; /* owned; the ring verified from it */
+    char *file_body;        /* owned; NULL when none */
+    size_t file_len;        /* its length */
+    rk_ring *file_ring;     /* owned; the ring verified from it */
+    rki_window file_window; /* its migration window */
 };
 
 /* ---- snapshots ----
@@ -104,6 +109,11 @@ const rk_ring *rk_snapshot_previous(const rk_snapshot *s)
     return s->prev ? s->prev->ring : NULL;
 }
 
+int64_t rk_snapshot_previous_version(const rk_snapshot *s)
+{
+    return s->prev ? s->prev->id.version : 0;
+}
+
 static const rk_node *owner_in(const rk_ring *r, const void *key, size_t len)
 {
     return rk_topology_node(rk_ring_topology(r), rk_ring_lookup(r, key, len));
@@ -135,28 +145,117 @@ static rk_snapshot *snapshot_alloc(void)
     return s;
 }
 
-/* Puts `ring` (stolen, freed on failure) in service; the ring in service becomes the previous. */
-static int install(rk_client *c, rk_ring *ring, const rki_ring_id *id, int from_cache, rk_error *e)
+/* A box holding `ring` (stolen, freed on failure), or NULL with e set. */
+static ring_box *box_new(rk_ring *ring, const rki_ring_id *id, rk_error *e)
 {
     ring_box *b = calloc(1, sizeof *b);
-    rk_snapshot *s = snapshot_alloc();
-    if (!b || !s) {
-        free(b);
-        free(s);
+    if (!b) {
         rk_ring_free(ring);
-        return rk_error_set(e, RK_ENOMEM, NULL, "out of memory installing version %" PRId64,
-                            id->version);
+        rk_error_set(e, RK_ENOMEM, NULL, "out of memory keeping version %" PRId64, id->version);
+        return NULL;
     }
     atomic_init(&b->refs, 1);
     b->ring = ring;
     b->id = *id;
-    s->cur = b;
+    return b;
+}
+
+/* Non-zero when `b` is the previous ring that window `w` of ring `of` names. */
+static int box_is_previous(const ring_box *b, const rki_ring_id *of, const rki_window *w)
+{
+    return b && b->id.version == w->previous && strcmp(b->id.store_id, of->store_id) == 0 &&
+           strcmp(rk_ring_fingerprint_hex(b->ring), w->fingerprint) == 0;
+}
+
+/* The previous ring (a reference, or NULL) of a snapshot of `cur` replacing `now` under window
+ * `w`: while a window is open, the ring it names when the client has it; without one, the ring
+ * `cur` replaces (section 5's dual reads until rk_client_drop_previous), or none when `cur` stays
+ * (its window closed). Call with mu held. */
+static ring_box *previous_for(const rk_snapshot *now, const ring_box *cur, const rki_window *w)
+{
+    if (!now)
+        return NULL;
+    if (!w->previous)
+        return now->cur == cur ? NULL : box_acquire(now->cur);
+    if (box_is_previous(now->cur, &cur->id, w))
+        return box_acquire(now->cur);
+    return box_is_previous(now->prev, &cur->id, w) ? box_acquire(now->prev) : NULL;
+}
+
+/* Serves `cur` (its reference passes to the new snapshot) under window `w`. */
+static int serve(rk_client *c, ring_box *cur, const rki_window *w, rk_error *e)
+{
+    rk_snapshot *s = snapshot_alloc();
+    if (!s) {
+        box_release(cur);
+        return rk_error_set(e, RK_ENOMEM, NULL, "out of memory serving a ring");
+    }
+    s->cur = cur;
     pthread_mutex_lock(&c->mu);
-    s->prev = c->current ? box_acquire(c->current->cur) : NULL;
+    s->prev = previous_for(c->current, cur, w);
+    c->window = *w;
+    c->prev_wanted = w->previous && !s->prev;
     rk_snapshot *old = swap_locked(c, s);
+    pthread_mutex_unlock(&c->mu);
+    rk_snapshot_release(old);
+    return RK_OK;
+}
+
+/* Puts `ring` (stolen, freed on failure) in service under its document's window `w`. */
+static int install(rk_client *c, rk_ring *ring, const rki_ring_id *id, const rki_window *w,
+                   int from_cache, rk_error *e)
+{
+    ring_box *b = box_new(ring, id, e);
+    int rc = b ? serve(c, b, w, e) : RK_ENOMEM;
+    if (rc != RK_OK)
+        return rc;
+    pthread_mutex_lock(&c->mu);
     c->st.from_cache = from_cache;
     c->st.accepted++;
     pthread_mutex_unlock(&c->mu);
+    return RK_OK;
+}
+
+/* The ring in service stays, under the window `w` its document names now: when the window closed,
+ * the previous ring goes. */
+static int rewindow(rk_client *c, const rki_window *w, rk_error *e)
+{
+    pthread_mutex_lock(&c->mu);
+    int same =
+        c->window.previous == w->previous && strcmp(c->window.fingerprint, w->fingerprint) == 0;
+    ring_box *cur = same || !c->current ? NULL : box_acquire(c->current->cur);
+    pthread_mutex_unlock(&c->mu);
+    return cur ? serve(c, cur, w, e) : RK_OK;
+}
+
+/* Serves `prev` (stolen) as the previous ring next to `cur` (its reference passes on), unless the
+ * ring in service changed or the application dropped the previous ring meanwhile. */
+static int serve_previous(rk_client *c, ring_box *cur, rk_ring *prev, const rki_ring_id *id,
+                          rk_error *e)
+{
+    rk_snapshot *s = snapshot_alloc();
+    if (!s) {
+        rk_ring_free(prev);
+        box_release(cur);
+        return rk_error_set(e, RK_ENOMEM, NULL, "out of memory serving a ring");
+    }
+    ring_box *b = box_new(prev, id, e);
+    if (!b) {
+        free(s);
+        box_release(cur);
+        return RK_ENOMEM;
+    }
+    s->cur = cur;
+    s->prev = b;
+    rk_snapshot *old = NULL;
+    pthread_mutex_lock(&c->mu);
+    if (c->prev_wanted && c->current && c->current->cur == cur) {
+        old = swap_locked(c, s);
+        s = NULL;
+        c->prev_wanted = 0;
+    }
+    pthread_mutex_unlock(&c->mu);
+    rk_snapshot_release(s);
     rk_snapshot_release(old);
     return RK_OK;
 }
@@ -168,6 +267,7 @@ void rk_client_drop_previous(rk_client *c)
         return; /* the previous ring stays: harmless, retried by the next call */
     pthread_mutex_lock(&c->mu);
     rk_snapshot *old = NULL;
+    c->prev_wanted = 0; /* the application says the data has moved: do not fetch it either */
     if (c->current && c->current->prev) {
         s->cur = box_acquire(c->current->cur);
         old = swap_locked(c, s);
@@ -240,23 +340,26 @@ static void server_message(const rki_response *r, char *buf, size_t size)
     json_decref(doc);
 }
 
-static int http_error(rk_client *c, const rki_response *r, rk_error *e)
+static int http_error(const char *url, const rki_response *r, rk_error *e)
 {
     char msg[160];
     server_message(r, msg, sizeof msg);
-    return rk_error_set(e, RK_EHTTP, NULL, "HTTP %ld from %.80s: %s", r->status, c->url, msg);
+    return rk_error_set(e, RK_EHTTP, NULL, "HTTP %ld from %.80s: %s", r->status, url, msg);
 }
 
 /* Writes an accepted body to the last-known-good file; a failure replaces the note in `e` with an
  * RK_ECACHE warning (the ring stays accepted). */
-static void save(rk_client *c, const char *body, size_t len, const rki_ring_id *id, rk_error *e)
+static void save(rk_client *c, const char *body, size_t len, const rki_ring_id *id,
+                 const rki_window *w, rk_error *e)
 {
     rk_error we = {0};
-    if (!c->cfg.cache_file ||
-        (id->version <= c->saved.version && strcmp(id->store_id, c->saved.store_id) == 0))
+    int same_store = strcmp(id->store_id, c->saved.store_id) == 0;
+    if (!c->cfg.cache_file || (same_store && id->version < c->saved.version) ||
+        (rki_same_ring(id, &c->saved) && w->previous == c->saved_prev))
         return;
     if (rki_cache_write(c->cfg.cache_file, body, len, &we) == RK_OK) {
         c->saved = *id;
+        c->saved_prev = w->previous; /* a closed window is saved too: a restart keeps none */
         return;
     }
     rk_error_set(e, RK_ECACHE, NULL, "version %" PRId64 " is in service but was not saved: %s",
@@ -273,13 +376,15 @@ static void drop_file(rk_client *c)
 
 /* The ring verified from the last-known-good file when `body` is the same bytes (the same
  * configuration verified them, and the file's version is the floor): taken, no second build. */
-static rk_ring *take_file_ring(rk_client *c, const char *body, size_t len, rki_ring_id *id)
+static rk_ring *take_file_ring(rk_client *c, const char *body, size_t len, rki_ring_id *id,
+                               rki_window *w)
 {
     if (!c->file_ring || len != c->file_len || memcmp(body, c->file_body, len) != 0)
         return NULL;
     rk_ring *ring = c->file_ring;
     c->file_ring = NULL;
     *id = c->saved;
+    *w = c->file_window;
     drop_file(c);
     return ring;
 }
@@ -318,8 +423,10 @@ static void accepted_note(rk_client *c, const rki_ring_id *id, const rki_ring_id
 static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_error *e)
 {
     rki_ring_id id = {0}, before = c->floor;
-    rk_ring *ring = take_file_ring(c, r->body, r->len, &id);
-    int rc = ring ? RK_OK : rki_verify_doc(&c->cfg, r->body, r->len, &c->floor, 0, &id, &ring, e);
+    rki_window w = {0};
+    rk_ring *ring = take_file_ring(c, r->body, r->len, &id, &w);
+    int rc =
+        ring ? RK_OK : rki_verify_doc(&c->cfg, r->body, r->len, &c->floor, 0, &id, &w, &ring, e);
     if (rc == RK_EOLDVERSION && rki_same_ring(&c->saved, &c->floor))
         return older_than_file(c, id.version, e);
     if (rc != RK_OK)
@@ -327,32 +434,37 @@ static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_err
     rki_ring_id current = current_id(c);
     if (rki_same_ring(&id, &current)) { /* versions are immutable within a store: the same ring */
         rk_ring_free(ring);
+        rc = rewindow(c, &w, e); /* a window that closed (or opened) is news all the same */
     } else {
-        rc = install(c, ring, &id, 0, e);
-        if (rc != RK_OK)
-            return rc;
+        rc = install(c, ring, &id, &w, 0, e);
         *changed = 1;
         c->floor = id;
+    }
+    if (rc != RK_OK) {
+        *changed = 0;
+        c->floor = before;
+        return rc;
     }
     pthread_mutex_lock(&c->mu);
     c->st.from_cache = 0;
     pthread_mutex_unlock(&c->mu);
     accepted_note(c, &id, &before, e);
-    save(c, r->body, r->len, &id, e);
+    save(c, r->body, r->len, &id, &w, e);
     return RK_OK;
 }
 
 /* One GET of the ring (conditional on `have` when its version is not 0) and what follows from its
  * answer. The ETag names the store too, so a server restored from a backup never answers 304 for
- * a ring it numbered the same but no longer has. */
-static int fetch_round(rk_client *c, const rki_ring_id *have, unsigned wait, int *changed,
-                       rk_error *e)
+ * a ring it numbered the same but no longer has, and says "+" while the ring in service has a
+ * migration window open, so that the close of the window is news (SPEC section 9). */
+static int ring_round(rk_client *c, const rki_ring_id *have, unsigned wait, int *changed,
+                      rk_error *e)
 {
     rki_response r;
     char etag[64];
     *changed = 0;
-    snprintf(etag, sizeof etag, "\"v%" PRId64 "%s%s\"", have->version, have->store_id[0] ? "." : "",
-             have->store_id);
+    snprintf(etag, sizeof etag, "\"v%" PRId64 "%s%s%s\"", have->version,
+             c->window.previous ? "+" : "", have->store_id[0] ? "." : "", have->store_id);
     if (wait > 0)
         snprintf(c->url_buf, c->url_size, "%s?wait=%u", c->url, wait);
     else
@@ -368,8 +480,66 @@ static int fetch_round(rk_client *c, const rki_ring_id *have, unsigned wait, int
                             have->version);
     }
     if (r.status != 200)
-        return http_error(c, &r, e);
+        return http_error(c->url, &r, e);
     return accept_body(c, &r, changed, e);
+}
+
+/* Fetches and verifies the previous ring that the window in service names when the client lacks
+ * it (it started inside the window, from the file, or skipped versions), and serves it next to
+ * the ring in service. RK_OK also when none is wanted. */
+static int load_previous(rk_client *c, rk_error *e)
+{
+    rki_response r;
+    rk_ring *prev = NULL;
+    pthread_mutex_lock(&c->mu);
+    rki_window w = c->window;
+    ring_box *cur = c->prev_wanted && c->current ? box_acquire(c->current->cur) : NULL;
+    pthread_mutex_unlock(&c->mu);
+    if (!cur)
+        return RK_OK;
+    rki_ring_id id = {w.previous, ""};
+    memcpy(id.store_id, cur->id.store_id, sizeof id.store_id);
+    snprintf(c->url_buf, c->url_size, "%.*s/versions/%" PRId64,
+             (int)(strlen(c->url) - strlen("/ring")), c->url, w.previous);
+    int rc = rki_fetch_get(c->fetch, c->url_buf, NULL, 0, &r, e);
+    if (rc == RK_OK && r.status != 200)
+        rc = http_error(c->url_buf, &r, e);
+    if (rc == RK_OK)
+        rc = rki_verify_previous(&c->cfg, r.body, r.len, &cur->id, &w, &prev, e);
+    if (rc == RK_OK)
+        return serve_previous(c, cur, prev, &id, e);
+    box_release(cur);
+    return rc;
+}
+
+static int previous_wanted(rk_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int wanted = c->prev_wanted;
+    pthread_mutex_unlock(&c->mu);
+    return wanted;
+}
+
+/* A round of the ring, with the previous ring of a migration window fetched when it is missing:
+ * before the ring (a retry of the last round's failure), and after it when it brought a window (a
+ * failure before it no longer counts when the round closed the window).
+ * A previous ring that cannot be had does not refuse the ring: the note in `e` says so, with its
+ * code, and the next round tries again. */
+static int fetch_round(rk_client *c, const rki_ring_id *have, unsigned wait, int *changed,
+                       rk_error *e)
+{
+    rk_error pe = {0};
+    int prc = load_previous(c, &pe);
+    int rc = ring_round(c, have, wait, changed, e);
+    if (rc == RK_OK && (prc == RK_OK || !previous_wanted(c)))
+        prc = load_previous(c, &pe);
+    if (rc == RK_OK && prc != RK_OK)
+        rk_error_set(e, prc, NULL,
+                     "version %" PRId64 " is in service without version %" PRId64
+                     ", the previous ring of its migration window, so no previous owners are "
+                     "answered until it loads (tried again at each refresh): %.100s",
+                     current_version(c), c->window.previous, pe.message);
+    return rc;
 }
 
 /* No ring in service and the server failed with `server`: start from the last-known-good file. */
@@ -379,18 +549,19 @@ static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
     size_t len = 0;
     int missing = 0;
     rki_ring_id id = {0};
+    rki_window w = {0};
     rk_ring *ring = NULL;
     rk_error ce = {0};
     const char *path = c->cfg.cache_file;
     int rc = c->file_ring ? RK_OK
                           : rki_cache_read(path, rki_max_body(&c->cfg), &buf, &len, &missing, &ce);
     if (c->file_ring) {
-        ring = take_file_ring(c, c->file_body, c->file_len, &id);
+        ring = take_file_ring(c, c->file_body, c->file_len, &id, &w);
     } else if (rc == RK_OK) {
-        rc = rki_verify_doc(&c->cfg, buf, len, NULL, 0, &id, &ring, &ce);
+        rc = rki_verify_doc(&c->cfg, buf, len, NULL, 0, &id, &w, &ring, &ce);
     }
-    if (rc == RK_OK)
-        rc = install(c, ring, &id, 1, &ce);
+    if (rc == RK_OK) /* inside a window, the previous ring comes from the server, when it answers */
+        rc = install(c, ring, &id, &w, 1, &ce);
     free(buf);
     if (rc != RK_OK && missing)
         return rc;
@@ -405,6 +576,7 @@ static int load_cache(rk_client *c, const rk_error *server, rk_error *out)
     }
     c->floor = id; /* nothing was in service: the floor was this file's, or none */
     c->saved = id;
+    c->saved_prev = w.previous;
     if (server->code == RK_EOLDVERSION) /* the message names the file and both versions */
         rk_error_set(out, RK_OK, NULL, "%s", server->message);
     else
@@ -569,7 +741,7 @@ static int copy_config(rk_client *c, const rk_client_config *cfg)
     size_t n = strlen(cfg->server);
     while (n > 0 && cfg->server[n - 1] == '/')
         n--;
-    size_t size = n + strlen(cfg->cluster) + sizeof "/v1/clusters//ring?wait=4294967295";
+    size_t size = n + strlen(cfg->cluster) + sizeof "/v1/clusters//versions/9223372036854775807";
     c->url_size = size;
     c->url = malloc(size);
     c->url_buf = malloc(size);
@@ -592,9 +764,10 @@ static void read_floor(rk_client *c)
         return;
     int rc = rki_cache_read(c->cfg.cache_file, rki_max_body(&c->cfg), &buf, &len, &missing, &e);
     if (rc == RK_OK)
-        rc = rki_verify_doc(&c->cfg, buf, len, NULL, 0, &c->floor, &ring, &e);
+        rc = rki_verify_doc(&c->cfg, buf, len, NULL, 0, &c->floor, &c->file_window, &ring, &e);
     if (rc == RK_OK) { /* kept for the first fetch: see take_file_ring */
         c->saved = c->floor;
+        c->saved_prev = c->file_window.previous;
         c->file_body = buf;
         c->file_len = len;
         c->file_ring = ring;

@@ -24,7 +24,8 @@ size_t rki_max_body(const rk_client_config *cfg);
 
 /* ---- client_verify.c ---- */
 
-#define RKI_STORE_ID_LEN 17 /* the server's store id: 16 lowercase hex digits and a NUL */
+#define RKI_STORE_ID_LEN    17 /* the server's store id: 16 lowercase hex digits and a NUL */
+#define RKI_FINGERPRINT_LEN 17 /* a ring's fingerprint: 16 lowercase hex digits and a NUL */
 
 /* What names a ring: its version and the id of the store that numbered it ("" from a server too
  * old to send one). A restored backup numbers on from where it was taken under a new id, so a
@@ -37,15 +38,27 @@ typedef struct rki_ring_id {
 /* Non-zero when a and b name the same ring. */
 int rki_same_ring(const rki_ring_id *a, const rki_ring_id *b);
 
+/* The previous ring a ring document names while a migration window is open (SPEC section 9). */
+typedef struct rki_window {
+    int64_t previous; /* its version, older than the ring's; 0: no window open */
+    char fingerprint[RKI_FINGERPRINT_LEN]; /* its fingerprint */
+} rki_window;
+
 /* Every check of rk_client_verify on `text`; on success a new ring (free with rk_ring_free; it
- * holds its topology) goes to *ring. `floor` (NULL: none) is the newest ring accepted: the
- * document must not be older than it when both come from the same store, or, with `any_store`,
- * whatever store it comes from (versions of different stores do not compare: the server's is
- * taken). *id gets the document's version and store id once they passed their own checks, also
- * when a later check fails (RK_EOLDVERSION says by how much); zeroed otherwise. */
+ * holds its topology) goes to *ring and the document's window to *window (may be NULL). `floor`
+ * (NULL: none) is the newest ring accepted: the document must not be older than it when both come
+ * from the same store, or, with `any_store`, whatever store it comes from (versions of different
+ * stores do not compare: the server's is taken). *id gets the document's version and store id once
+ * they passed their own checks, also when a later check fails (RK_EOLDVERSION says by how much);
+ * zeroed otherwise. */
 int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
-                   const rki_ring_id *floor, int any_store, rki_ring_id *id, rk_ring **ring,
-                   rk_error *err);
+                   const rki_ring_id *floor, int any_store, rki_ring_id *id, rki_window *window,
+                   rk_ring **ring, rk_error *err);
+/* The checks of the previous ring of window `w` of ring `of` on the document of GET
+ * .../versions/{w->previous}: as rki_verify_doc in any state, and it must be that version of the
+ * same store with the fingerprint the ring document names. */
+int rki_verify_previous(const rk_client_config *cfg, const char *text, size_t len,
+                        const rki_ring_id *of, const rki_window *w, rk_ring **ring, rk_error *err);
 
 /* ---- client_fetch.c: one HTTP transfer at a time, on the fetching thread ---- */
 

@@ -53,11 +53,17 @@ static int check_version(const json_t *doc, int64_t *version, rk_error *err)
     return RK_OK;
 }
 
-/* Only the active version is the ring: a staged one may never be activated. */
-static int check_state(const json_t *doc, int64_t version, rk_error *err)
+/* Only the active version is the ring: a staged one may never be activated. The previous ring
+ * of a migration window (`exact` > 0) is any state, but exactly that version. */
+static int check_state(const json_t *doc, int64_t version, int64_t exact, rk_error *err)
 {
     const char *state = json_string_value(json_object_get(doc, "state"));
-    if (state && strcmp(state, "active") == 0)
+    if (exact && version != exact)
+        return rk_error_set(err, RK_EDOCUMENT, "version",
+                            "the server sent version %" PRId64 " when asked for version %" PRId64
+                            ", the previous ring of the migration window; check the server URL",
+                            version, exact);
+    if (exact || (state && strcmp(state, "active") == 0))
         return RK_OK;
     return rk_error_set(err, RK_EDOCUMENT, "state",
                         "version %" PRId64 " is in state \"%.16s\", not \"active\": only the "
@@ -212,8 +218,32 @@ static int check_ring(const json_t *doc, const char *fingerprint, int64_t versio
     return RK_EFINGERPRINT;
 }
 
+/* "previous": null (or absent: a server from before migration windows), or {"version": an older
+ * version, "fingerprint": 16 lowercase hex digits}. */
+static int get_window(const json_t *doc, int64_t version, rki_window *w, rk_error *err)
+{
+    const json_t *p = json_object_get(doc, "previous");
+    const json_t *v = json_object_get(p, "version");
+    const char *fp = json_string_value(json_object_get(p, "fingerprint"));
+    memset(w, 0, sizeof *w);
+    if (!p || json_is_null(p))
+        return RK_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) >= version ||
+        !fp || strlen(fp) != 16 || strspn(fp, "0123456789abcdef") != 16)
+        return rk_error_set(err, RK_EDOCUMENT, "previous",
+                            "neither null nor {\"version\": a version older than %" PRId64
+                            ", \"fingerprint\": 16 lowercase hex digits}: the response is not a "
+                            "ring document; check the server URL",
+                            version);
+    w->previous = json_integer_value(v);
+    memcpy(w->fingerprint, fp, sizeof w->fingerprint);
+    return RK_OK;
+}
+
+/* `exact`: 0 for a ring document, else the version of a window's previous ring. */
 static int verify_json(const rk_client_config *cfg, const json_t *doc, const rki_ring_id *floor,
-                       int any_store, rki_ring_id *id, rk_ring **ring, rk_error *err)
+                       int any_store, int64_t exact, rki_ring_id *id, rki_window *w, rk_ring **ring,
+                       rk_error *err)
 {
     const char *fp = NULL;
     int rc = check_cluster(cfg, doc, err);
@@ -222,7 +252,9 @@ static int verify_json(const rk_client_config *cfg, const json_t *doc, const rki
     if (rc == RK_OK)
         rc = get_store_id(doc, id->store_id, err);
     if (rc == RK_OK)
-        rc = check_state(doc, id->version, err);
+        rc = check_state(doc, id->version, exact, err);
+    if (rc == RK_OK)
+        rc = get_window(doc, id->version, w, err);
     if (rc == RK_OK)
         rc = check_hash(cfg, doc, err);
     if (rc == RK_OK)
@@ -236,12 +268,14 @@ static int verify_json(const rk_client_config *cfg, const json_t *doc, const rki
     return rc;
 }
 
-int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
-                   const rki_ring_id *floor, int any_store, rki_ring_id *id, rk_ring **ring,
-                   rk_error *err)
+/* Loads `text` and runs verify_json on it; *id as rki_verify_doc says. */
+static int verify_text(const rk_client_config *cfg, const char *text, size_t len,
+                       const rki_ring_id *floor, int any_store, int64_t exact, rki_ring_id *id,
+                       rki_window *w, rk_ring **ring, rk_error *err)
 {
     json_t *doc = NULL;
     rki_ring_id got = {0};
+    rki_window scratch;
     int rc;
     *ring = NULL;
     memset(id, 0, sizeof *id);
@@ -257,10 +291,41 @@ int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
     }
     rc = load(text, len, &doc, err);
     if (rc == RK_OK)
-        rc = verify_json(cfg, doc, floor, any_store, &got, ring, err);
+        rc = verify_json(cfg, doc, floor, any_store, exact, &got, w ? w : &scratch, ring, err);
     *id = got;
 out:
     json_decref(doc);
+    return rc;
+}
+
+int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
+                   const rki_ring_id *floor, int any_store, rki_ring_id *id, rki_window *window,
+                   rk_ring **ring, rk_error *err)
+{
+    return verify_text(cfg, text, len, floor, any_store, 0, id, window, ring, err);
+}
+
+int rki_verify_previous(const rk_client_config *cfg, const char *text, size_t len,
+                        const rki_ring_id *of, const rki_window *w, rk_ring **ring, rk_error *err)
+{
+    rki_ring_id id;
+    int rc = verify_text(cfg, text, len, NULL, 0, w->previous, &id, NULL, ring, err);
+    if (rc == RK_OK && strcmp(id.store_id, of->store_id) != 0)
+        rc = rk_error_set(err, RK_EDOCUMENT, "store_id",
+                          "version %" PRId64 " comes from store %.16s, not %.16s like version "
+                          "%" PRId64
+                          ": the server's database changed; the next refresh sorts it out",
+                          w->previous, id.store_id, of->store_id, of->version);
+    if (rc == RK_OK && strcmp(rk_ring_fingerprint_hex(*ring), w->fingerprint) != 0)
+        rc = rk_error_set(err, RK_EFINGERPRINT, "fingerprint",
+                          "version %" PRId64 " has fingerprint %s but version %" PRId64
+                          " names %s as its previous ring: the server contradicts itself; do not "
+                          "route by it, report both versions of ringkeeper",
+                          w->previous, rk_ring_fingerprint_hex(*ring), of->version, w->fingerprint);
+    if (rc != RK_OK) {
+        rk_ring_free(*ring);
+        *ring = NULL;
+    }
     return rc;
 }
 
@@ -269,7 +334,7 @@ rk_topology *rk_client_verify(const rk_client_config *cfg, const char *text, siz
 {
     rk_ring *ring = NULL;
     rki_ring_id floor = {expect_version_min, ""}, id;
-    if (rki_verify_doc(cfg, text, len, &floor, 1, &id, &ring, err) != RK_OK)
+    if (rki_verify_doc(cfg, text, len, &floor, 1, &id, NULL, &ring, err) != RK_OK)
         return NULL;
     if (version)
         *version = id.version;

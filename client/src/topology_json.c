@@ -7,11 +7,11 @@
 
 #include "internal.h"
 
-/* Fields the server assigns in a version document: accepted and ignored so a fetched version can be
- * edited and published again. */
-static const char *const assigned_fields[] = {"cluster",    "version",      "state",
-                                              "created_at", "activated_at", "author",
-                                              "points",     "fingerprint",  "store_id"};
+/* Fields the server assigns in a version document (and the ring document's migration window):
+ * accepted and ignored so a fetched version can be edited and published again. */
+static const char *const assigned_fields[] = {
+    "cluster", "version",     "state",    "created_at", "activated_at",
+    "author",  "fingerprint", "store_id", "points",     "previous"};
 
 static int is_assigned(const char *key)
 {

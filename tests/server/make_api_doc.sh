@@ -204,6 +204,19 @@ ex e_approval_required 409 -X POST '$RK/v1/clusters/cache/versions/2/activate' -
 ex approve 200 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D12\",\"comment\":\"reviewed the plan\"}"
 ex activate_force 200 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$J" -H "$BOB" --data-binary '{"force":true,"reason":"capacity for the sale"}'
 ex events 200 '$RK/v1/clusters/cache/events?limit=4'
+# the migration window of SPEC section 9, on a cluster of its own
+ex window_v1 201 -X POST '$RK/v1/clusters/web/versions?activate=true' -H "$J" -H "$ALICE" --data-binary "$T3"
+ex window_policy 200 -X PUT '$RK/v1/clusters/web/policy' -H "$J" -H "$ALICE" --data-binary '{"migration_window":true}'
+ex window_v2 201 -X POST '$RK/v1/clusters/web/versions' -H "$J" -H "$ALICE" --data-binary "$T4"
+ex window_open 200 -X POST '$RK/v1/clusters/web/versions/2/activate' -H "$ALICE"
+ex window_ring 200 '$RK/v1/clusters/web/ring'
+WTAG=$(sed -n 's/^ETag: *//Ip' "$TMP/h" | tr -d '\r')
+ex window_v3 201 -X POST '$RK/v1/clusters/web/versions' -H "$J" -H "$ALICE" --data-binary "$T1"
+ex e_migration_open 409 -X POST '$RK/v1/clusters/web/versions/3/activate' -H "$ALICE"
+ex window_finish 200 -X POST '$RK/v1/clusters/web/migration/finish' -H "$J" -H "$BOB" --data-binary '{"comment":"copied the moved keys"}'
+ex window_ring_after 200 '$RK/v1/clusters/web/ring' -H "If-None-Match: $WTAG"
+ex e_no_migration_window 409 -X POST '$RK/v1/clusters/web/migration/finish' -H "$BOB"
+ex window_events 200 '$RK/v1/clusters/web/events?limit=1'
 rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server with tokens exited $STOP_CODE"
 
@@ -274,7 +287,9 @@ restored from it numbers versions on from where the copy was taken, so the same 
 another ring under another store id (docs/OPERATIONS.md). A version is named in headers as an ETag,
 quotes included: \`"v4.<store id>"\`, or the bare \`"v4"\` where the store does not matter.
 
-- \`ETag: "v<N>.<store id>"\` comes with the ring (\`GET .../ring\`): N is the active version.
+- \`ETag: "v<N>.<store id>"\` comes with the ring (\`GET .../ring\`): N is the active version; while a
+  migration window is open it is \`"v<N>+.<store id>"\` (the ring document names a previous version),
+  so that its close is news to a client holding the open window's ETag.
 - \`If-None-Match: "v<N>.<store id>"\` on \`GET .../ring\`: 304 with no body when N is still the active
   version of this store; with \`?wait=S\` the server first holds the request up to S seconds for
   another activation. A bare \`"v<N>"\` never gets a 304 (it may name a ring lost in a restore): it is
@@ -320,6 +335,7 @@ EOF
 | [`PUT /v1/clusters/{c}/policy`](#put-v1clusterscpolicy) | change it |
 | [`POST /v1/clusters/{c}/versions/{v}/approve`](#post-v1clusterscversionsvapprove) | approve the plan from the active version to v |
 | [`GET /v1/clusters/{c}/events`](#get-v1clusterscevents) | the audit of publishes, approvals, activations and policy changes |
+| [`POST /v1/clusters/{c}/migration/finish`](#post-v1clusterscmigrationfinish) | close the migration window: clients drop the previous ring |
 | [`GET /`](#get-), [`GET /ui/{file}`](#get-uifile) | the operator console |
 
 The examples run in this order on one server: cluster `cache` gets three nodes (version 1), which are
@@ -487,13 +503,15 @@ EOF
 
 ### `GET /v1/clusters/{c}/ring`
 
-The active version document of cluster `c` — what clients route by — with `ETag: "v<N>.<store id>"`.
-Before any activation it is 404 `no_active_version`.
+The active version document of cluster `c` — what clients route by — with `ETag: "v<N>.<store id>"`,
+and `"previous"`: `null`, or while a migration window is open (SPEC section 9, [below](#the-migration-window))
+`{"version": u, "fingerprint": "..."}`, the version clients keep answering the owners of, with the
+ETag `"v<N>+.<store id>"`. Before any activation it is 404 `no_active_version`.
 
 | parameter | default | meaning |
 |---|---|---|
-| `If-None-Match: "v<N>.<store id>"` | none | 304 with no body when N is still the active version of this store; a bare `"v<N>"` gets the ring (200) |
-| `?wait=S` | 0 | with `If-None-Match`: hold the request until another version is activated (200 with it) or S seconds pass (304); 0..60 |
+| `If-None-Match: "v<N>.<store id>"` | none | 304 with no body when N is still the active version of this store (and the window as open or closed as the ETag says); a bare `"v<N>"` gets the ring (200) |
+| `?wait=S` | 0 | with `If-None-Match`: hold the request until another version is activated or the migration window closes (200 with the ring) or S seconds pass (304); 0..60 |
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `no_active_version`.
 
@@ -598,7 +616,7 @@ tokens are configured.
 | `max_balance_after` | `null` | `null` (no limit) or a number >= 1: the most a node may hold over its ideal share after it |
 | `approvals` | `0` | a whole number from 0 to 100: approvals of the plan an activation needs |
 | `distinct_approver` | `false` | `true`: a version's author's approval does not count (and is refused) |
-| `migration_window` | `false` | must be `false`: this server does not open migration windows yet |
+| `migration_window` | `false` | `true`: an activation over another version opens a migration window (below) |
 
 Errors: 400 `malformed_json`, `invalid_body` (with `field`), `invalid_cluster`; 401, 403; 404 `unknown_cluster`.
 
@@ -642,7 +660,9 @@ EOF
 
 The cluster's audit, newest first, paged like the versions (`?limit=` 1..1000, default 100; `?before=N`;
 `next_before`). Kinds: `publish`, `revert`, `approve`, `activate`, `force` (an activation that passed the
-budget by force; `detail` is the reason), `policy` (`detail` is the policy set). Each event is written in
+budget by force; `detail` is the reason), `policy` (`detail` is the policy set), `finish` (a migration
+window closed: `version` is the active one, `from_version` the previous one kept until then, `detail`
+the comment). Each event is written in
 the transaction of the change it records. `version`, `from_version`, `digest`, `moved_fraction` (computed
 when the policy has a budget) and `detail` are `null` where they do not apply.
 
@@ -650,6 +670,60 @@ Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`.
 
 EOF
     show events
+    cat <<'EOF'
+
+## The migration window
+
+SPEC section 9. With the policy's `migration_window` set, activating `v` over `u` (also
+`?activate=true` on publish or revert) opens a window in the activation's transaction: the ring
+document carries `"previous": {"version": u, "fingerprint": "..."}` and its ETag is `"v<N>+.<store id>"`,
+and clients keep answering the owner of each key under `u` next to the owner under `v` (dual reads: read
+from the new owner, fall back to the previous one for data that has not moved yet). A client that does
+not hold `u` fetches it with `GET .../versions/u` and verifies it like a ring. The window stays open,
+across restarts, until `POST .../migration/finish` closes it. A first activation (nothing active) opens
+none; without the policy, `previous` is always `null`.
+
+While a window is open, no version can be activated (409 `migration_open`, also forced, also over
+budget): finish the migration first, so that clients never jump from one pair of rings to another
+while data still moves. Version documents (`GET .../versions/{v}`) do not carry `previous`: the window
+is the cluster's state, not the version's.
+
+On a cluster `web` whose policy has `migration_window`, version 2 is activated over version 1:
+
+EOF
+    show window_open
+    echo
+    show window_ring
+    cat <<'EOF'
+
+Activating the next version while the window is open:
+
+EOF
+    show e_migration_open
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/migration/finish`
+
+Closes the cluster's migration window once the data has moved: the ring's `previous` becomes `null`,
+its ETag loses the `+` (long polls holding the open window's ETag wake with the ring at once), clients
+drop the previous ring by themselves, and the next activation is possible again. Recorded as a
+`finish` event in the same transaction. Body: none, `{}` or `{"comment": "..."}`. Answers 200 with the
+ring document as it is now, and its ETag. Needs a token where tokens are configured. Cost: one
+transaction and one ring document, like an activation.
+
+Errors: 400 `malformed_json`, `invalid_body`, `invalid_cluster`; 401, 403; 404 `unknown_cluster`;
+409 `no_migration_window` (none is open).
+
+EOF
+    show window_finish
+    cat <<'EOF'
+
+A client that held the open window's ETag gets the ring again, now with `"previous": null`:
+
+EOF
+    show window_ring_after
+    echo
+    show window_events
     cat <<'EOF'
 
 ## The operator console
@@ -679,7 +753,7 @@ EOF
         invalid_version unauthorized forbidden not_found unknown_cluster unknown_version \
         no_active_version method_not_allowed conflict precondition_failed body_too_large \
         too_many_points hash_mismatch plan_too_large invalid_body self_approval plan_changed \
-        approval_required budget_exceeded; do
+        approval_required budget_exceeded migration_open no_migration_window; do
         printf '### `%s`\n\n' "$e"
         case $e in
         invalid_topology) echo "A topology rule is broken; \`field\` is the JSON path of the culprit." ;;
@@ -705,6 +779,8 @@ EOF
         plan_changed) echo "The digest approved is not the plan from the active version to 2 (here: an old plan's)." ;;
         approval_required) echo "Forced past the budget, but nobody approved the plan yet: force never passes the approvals." ;;
         budget_exceeded) echo "The plan moves more than the policy's \`max_moved_fraction\`." ;;
+        migration_open) echo "A migration window from version 1 to 2 of \`web\` is open: finish it before activating version 3." ;;
+        no_migration_window) echo "The window of \`web\` was finished already." ;;
         hash_mismatch) echo "Version 1 of \`sessions\` hashes with \`fnv1a_32\`, version 2 with \`xxh3_64\`: every key would move." ;;
         esac
         echo

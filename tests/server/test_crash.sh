@@ -2,7 +2,8 @@
 # test_crash.sh — publish in a loop (every other one activated too), kill -9 the server, restart:
 # every version acknowledged with 201 is there, unchanged (same fingerprint), and numbering has no
 # gap; every version has its publish event and every activation its activate event, and no event
-# names a change that is not there (SPEC section 9: events share the change's transaction).
+# names a change that is not there (SPEC section 9: events share the change's transaction); and a
+# migration window is open exactly when its events say so.
 # usage: test_crash.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 rk_start
@@ -45,5 +46,34 @@ curl -s "$BASE/v1/clusters/crash/versions?limit=1000" | grep -o '"version":[0-9]
     cut -d, -f1 | cut -d: -f2 | sort -n >"$TMP/activated"
 events activate >"$TMP/activations"
 check "an activate event for every activation, no other" "$(cat "$TMP/activated")" "$(cat "$TMP/activations")"
+
+# The migration window: activations that open one and finishes that close it, killed midway. The
+# ring names a previous version exactly when the newest of the activate and finish events is an
+# activation (the window and its event share a transaction).
+J='Content-Type: application/json'
+topo 3 >"$TMP/w"
+curl -s -o /dev/null -H "$J" --data-binary @"$TMP/w" "$BASE/v1/clusters/win/versions?activate=true"
+curl -s -o /dev/null -X PUT -H "$J" --data-binary '{"migration_window":true}' "$BASE/v1/clusters/win/policy"
+(for i in $(seq 1 300); do
+    topo $((i % 5 + 2)) 16 >"$TMP/w.$i"
+    [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "$J" --data-binary @"$TMP/w.$i" \
+        "$BASE/v1/clusters/win/versions?activate=true")" = 201 ] || break
+    [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST \
+        "$BASE/v1/clusters/win/migration/finish")" = 200 ] || break
+done) &
+loop=$!
+sleep 0.5
+kill -9 "$PID"
+wait "$PID" 2>/dev/null
+wait "$loop" 2>/dev/null
+PID=
+rk_start
+last=$(curl -s "$BASE/v1/clusters/win/events?limit=1000" | grep -o '"kind":"\(activate\|finish\)"' | head -1)
+curl -s "$BASE/v1/clusters/win/ring" >"$TMP/wring"
+if contains "$TMP/wring" '"previous":null'; then open=finish; else open=activate; fi
+check "the window is open exactly when the newest activate/finish event is an activation" \
+    "\"kind\":\"$open\"" "$last"
+curl -s "$BASE/v1/clusters/win/events?limit=1000" | grep -o '"kind":"finish"' | wc -l >"$TMP/finishes"
+if [ "$(cat "$TMP/finishes")" -gt 0 ]; then ok; else bad "no finish before the crash: the check means nothing"; fi
 rk_stop
 finish

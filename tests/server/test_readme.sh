@@ -20,6 +20,9 @@ has "walkthrough shows the ETag" "$TMP/walk.out" 'ETag: "v2.'
 has "walkthrough gets a 304" "$TMP/walk.out" "304"
 has "walkthrough: refused before the approval" "$TMP/walk.out" "approval_required"
 has "walkthrough: the audit" "$TMP/walk.out" '"kind":"approve"'
+has "walkthrough: the window's ETag" "$TMP/walk.out" 'ETag: "v2+.'
+has "walkthrough: the window's previous version" "$TMP/walk.out" '"previous":{"version":1,'
+has "walkthrough: the window finished" "$TMP/walk.out" '"previous":null'
 check "the approved version is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
 has "ring is v4" "$TMP/headers" 'ETag: "v4.'
 rk_stop
