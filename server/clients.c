@@ -1,0 +1,392 @@
+/* clients.c — the table of RK-Client ids (SPEC section 9): a hash of (cluster, id) for the record
+ * on every ring request, and two lists in the order ids were last seen, one of all ids (for the
+ * expiry and the total cap) and one per cluster (for the cluster's cap and its listing). One mutex:
+ * a record is a hash lookup and a few pointer moves, so the ring's threads wait on it for
+ * microseconds; a listing sorts one cluster's ids under it (at most the per-cluster cap). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <xxhash.h>
+
+#include "clients.h"
+
+#define CLUSTER_BYTES 64 /* a cluster name (SPEC section 1: at most 63 bytes) and its NUL */
+
+typedef struct group group;
+
+/* One id of one cluster. */
+typedef struct entry {
+    struct entry *chain;             /* next in its hash bucket */
+    struct entry *prev, *next;       /* all ids, seen longest ago first */
+    struct entry *cprev, *cnext;     /* its cluster's ids, seen longest ago first */
+    group *group;                    /* its cluster */
+    uint64_t hash;                   /* of (cluster, id) */
+    int64_t version;                 /* the version it was sent or already had */
+    int64_t seen_ms;                 /* CLOCK_MONOTONIC: for the order and the expiry */
+    time_t seen_at;                  /* CLOCK_REALTIME: for people */
+    char addr[RKD_CLIENTS_ADDR_MAX]; /* numeric address, or "" */
+    char *agent;                     /* owned, cut and made printable; NULL when none was sent */
+    char id[];                       /* the id, NUL-terminated */
+} entry;
+
+/* The ids of one cluster; freed when its last id goes. */
+struct group {
+    group *next;              /* in rkd_clients.groups */
+    entry *head, *tail;       /* its ids, seen longest ago first */
+    size_t count;             /* how many */
+    char name[CLUSTER_BYTES]; /* the cluster */
+};
+
+struct rkd_clients {
+    pthread_mutex_t mu;        /* guards everything below */
+    rkd_clients_limits limits; /* with the defaults applied */
+    entry **buckets;           /* hash table, n_buckets (a power of two) long */
+    size_t n_buckets;          /* at least max_total: chains stay short */
+    uint64_t seed;             /* random: ids chosen to collide cannot be computed offline */
+    entry *head, *tail;        /* all ids, seen longest ago first */
+    size_t total;              /* how many */
+    group *groups;             /* clusters with at least one id */
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+rkd_clients *rkd_clients_new(const rkd_clients_limits *limits)
+{
+    rkd_clients *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->limits.max_total = limits && limits->max_total ? limits->max_total : RKD_CLIENTS_MAX_TOTAL;
+    t->limits.max_per_cluster =
+        limits && limits->max_per_cluster ? limits->max_per_cluster : RKD_CLIENTS_MAX_PER_CLUSTER;
+    t->limits.expiry_s = limits && limits->expiry_s ? limits->expiry_s : RKD_CLIENTS_EXPIRY_S;
+    t->n_buckets = 16;
+    while (t->n_buckets < t->limits.max_total)
+        t->n_buckets *= 2;
+    t->buckets = calloc(t->n_buckets, sizeof *t->buckets);
+    if (!t->buckets) {
+        free(t);
+        return NULL;
+    }
+    if (getrandom(&t->seed, sizeof t->seed, 0) != sizeof t->seed)
+        t->seed = (uint64_t)mono_ms() ^ (uint64_t)(uintptr_t)t; /* still a table, less hardened */
+    pthread_mutex_init(&t->mu, NULL);
+    return t;
+}
+
+void rkd_clients_free(rkd_clients *t)
+{
+    if (!t)
+        return;
+    for (entry *e = t->head, *next; e; e = next) {
+        next = e->next;
+        free(e->agent);
+        free(e);
+    }
+    for (group *g = t->groups, *next; g; g = next) {
+        next = g->next;
+        free(g);
+    }
+    pthread_mutex_destroy(&t->mu);
+    free(t->buckets);
+    free(t);
+}
+
+int rkd_clients_id_valid(const char *id)
+{
+    size_t n = 0;
+    for (; id && id[n]; n++) {
+        if ((unsigned char)id[n] < 0x20 || (unsigned char)id[n] > 0x7e || n >= RKD_CLIENTS_ID_MAX)
+            return 0;
+    }
+    return n > 0;
+}
+
+static uint64_t key_hash(const rkd_clients *t, const char *cluster, const char *id)
+{
+    char key[CLUSTER_BYTES + RKD_CLIENTS_ID_MAX + 1];
+    size_t c = strlen(cluster) + 1, n = strlen(id);
+    memcpy(key, cluster, c); /* the NUL between them: ("a", "bc") is not ("ab", "c") */
+    memcpy(key + c, id, n);
+    return XXH3_64bits_withSeed(key, c + n, t->seed);
+}
+
+/* ---- the lists ---- */
+
+static void unlink_all(rkd_clients *t, entry *e)
+{
+    *(e->prev ? &e->prev->next : &t->head) = e->next;
+    *(e->next ? &e->next->prev : &t->tail) = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void append_all(rkd_clients *t, entry *e)
+{
+    e->prev = t->tail;
+    *(t->tail ? &t->tail->next : &t->head) = e;
+    t->tail = e;
+}
+
+static void unlink_group(group *g, entry *e)
+{
+    *(e->cprev ? &e->cprev->cnext : &g->head) = e->cnext;
+    *(e->cnext ? &e->cnext->cprev : &g->tail) = e->cprev;
+    e->cprev = e->cnext = NULL;
+}
+
+static void append_group(group *g, entry *e)
+{
+    e->cprev = g->tail;
+    *(g->tail ? &g->tail->cnext : &g->head) = e;
+    g->tail = e;
+}
+
+static group *find_group(rkd_clients *t, const char *cluster)
+{
+    for (group *g = t->groups; g; g = g->next) {
+        if (strcmp(g->name, cluster) == 0)
+            return g;
+    }
+    return NULL;
+}
+
+static void free_group(rkd_clients *t, group *g)
+{
+    group **link = &t->groups;
+    while (*link != g)
+        link = &(*link)->next;
+    *link = g->next;
+    free(g);
+}
+
+/* Forgets `e` everywhere, and its cluster with its last id. */
+static void drop(rkd_clients *t, entry *e)
+{
+    entry **link = &t->buckets[e->hash & (t->n_buckets - 1)];
+    while (*link != e)
+        link = &(*link)->chain;
+    *link = e->chain;
+    unlink_all(t, e);
+    unlink_group(e->group, e);
+    t->total--;
+    if (--e->group->count == 0)
+        free_group(t, e->group);
+    free(e->agent);
+    free(e);
+}
+
+/* Forgets the ids silent for the expiry: they are at the head of the list of all. */
+static void expire(rkd_clients *t, int64_t now)
+{
+    int64_t ttl = (int64_t)t->limits.expiry_s * 1000;
+    while (t->head && now - t->head->seen_ms >= ttl)
+        drop(t, t->head);
+}
+
+static entry *find(rkd_clients *t, uint64_t hash, const char *cluster, const char *id)
+{
+    for (entry *e = t->buckets[hash & (t->n_buckets - 1)]; e; e = e->chain) {
+        if (e->hash == hash && strcmp(e->id, id) == 0 && strcmp(e->group->name, cluster) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* ---- recording ---- */
+
+/* The agent as kept: cut, every byte outside 0x20..0x7e a '?' (it is shown to people). */
+static char *clean_agent(const char *agent)
+{
+    if (!agent)
+        return NULL;
+    size_t n = strnlen(agent, RKD_CLIENTS_AGENT_MAX);
+    char *out = malloc(n + 1);
+    for (size_t i = 0; out && i < n; i++)
+        out[i] = agent[i] >= 0x20 && agent[i] <= 0x7e ? agent[i] : '?';
+    if (out)
+        out[n] = '\0';
+    return out;
+}
+
+/* Makes room for one more id of `cluster`: the one seen longest ago there, or of all, goes. */
+static void make_room(rkd_clients *t, const char *cluster)
+{
+    group *g = find_group(t, cluster);
+    if (g && g->count >= t->limits.max_per_cluster)
+        drop(t, g->head);
+    if (t->total >= t->limits.max_total)
+        drop(t, t->head);
+}
+
+/* A new entry of `cluster` in the table, NULL when out of memory. */
+static entry *insert(rkd_clients *t, uint64_t hash, const char *cluster, const char *id)
+{
+    make_room(t, cluster);
+    group *g = find_group(t, cluster);
+    if (!g) {
+        g = calloc(1, sizeof *g);
+        if (!g)
+            return NULL;
+        snprintf(g->name, sizeof g->name, "%s", cluster);
+        g->next = t->groups;
+        t->groups = g;
+    }
+    size_t n = strlen(id) + 1;
+    entry *e = calloc(1, sizeof *e + n);
+    if (!e) {
+        if (g->count == 0)
+            free_group(t, g);
+        return NULL;
+    }
+    memcpy(e->id, id, n);
+    e->hash = hash;
+    e->group = g;
+    e->chain = t->buckets[hash & (t->n_buckets - 1)];
+    t->buckets[hash & (t->n_buckets - 1)] = e;
+    g->count++;
+    t->total++;
+    return e;
+}
+
+/* Sets what `e` was seen with, and moves it to the tails (seen last). */
+static void update(rkd_clients *t, entry *e, int64_t version, const char *addr, const char *agent,
+                   int64_t now)
+{
+    e->version = version;
+    e->seen_ms = now;
+    e->seen_at = time(NULL);
+    snprintf(e->addr, sizeof e->addr, "%s", addr ? addr : "");
+    if (!agent != !e->agent || (agent && strncmp(agent, e->agent, RKD_CLIENTS_AGENT_MAX) != 0)) {
+        free(e->agent);
+        e->agent = clean_agent(agent); /* out of memory: no agent, still the version */
+    }
+    if (e->prev || t->head == e)
+        unlink_all(t, e);
+    if (e->cprev || e->group->head == e)
+        unlink_group(e->group, e);
+    append_all(t, e);
+    append_group(e->group, e);
+}
+
+void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64_t version,
+                      const char *addr, const char *agent)
+{
+    if (!t || !cluster || strlen(cluster) >= CLUSTER_BYTES || !rkd_clients_id_valid(id))
+        return;
+    uint64_t hash = key_hash(t, cluster, id);
+    int64_t now = mono_ms();
+    pthread_mutex_lock(&t->mu);
+    expire(t, now);
+    entry *e = find(t, hash, cluster, id);
+    if (!e)
+        e = insert(t, hash, cluster, id);
+    if (e)
+        update(t, e, version, addr, agent, now);
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* ---- reading ---- */
+
+/* Stragglers first: the lowest version, then the one seen longest ago. */
+static int straggler_order(const void *a, const void *b)
+{
+    const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
+    if (x->version != y->version)
+        return x->version < y->version ? -1 : 1;
+    return (x->seen_ms > y->seen_ms) - (x->seen_ms < y->seen_ms);
+}
+
+/* The ids of `g` in straggler order: a new array of g->count pointers (free it), NULL when out of
+ * memory. Call with the lock held; the pointers are valid while it is. */
+static entry **sorted(const group *g)
+{
+    entry **all = malloc(g->count * sizeof *all);
+    size_t n = 0;
+    for (entry *e = g->head; all && e; e = e->cnext)
+        all[n++] = e;
+    if (all)
+        qsort(all, n, sizeof *all, straggler_order);
+    return all;
+}
+
+/* "2026-12-01T05:02:20Z" */
+static void rfc3339(char out[32], time_t when)
+{
+    struct tm tm;
+    gmtime_r(&when, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static json_t *client_json(const entry *e)
+{
+    char at[32];
+    rfc3339(at, e->seen_at);
+    return json_pack("{s:s,s:I,s:s?,s:s?,s:s}", "id", e->id, "version", (json_int_t)e->version,
+                     "addr", e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "last_seen", at);
+}
+
+/* The summary and the first `limit` clients of the sorted ids `all` (n of them). */
+static json_t *render(entry **all, size_t n, int64_t active, size_t limit)
+{
+    json_t *list = json_array(), *by = json_object();
+    int converged = n > 0 && active > 0;
+    for (size_t i = 0, run = 1; list && by && i < n; i++, run++) {
+        converged &= all[i]->version == active;
+        if (i < limit)
+            json_array_append_new(list, client_json(all[i]));
+        if (i + 1 < n && all[i + 1]->version == all[i]->version)
+            continue;
+        char v[24];
+        snprintf(v, sizeof v, "%lld", (long long)all[i]->version);
+        json_object_set_new(by, v, json_integer((json_int_t)run));
+        run = 0;
+    }
+    return json_pack("{s:o,s:{s:o,s:o,s:b,s:I}}", "clients", list, "summary", "by_version", by,
+                     "active", active > 0 ? json_integer((json_int_t)active) : json_null(),
+                     "converged", converged, "total", (json_int_t)n);
+}
+
+json_t *rkd_clients_json(rkd_clients *t, const char *cluster, int64_t active, size_t limit)
+{
+    pthread_mutex_lock(&t->mu);
+    expire(t, mono_ms());
+    const group *g = find_group(t, cluster);
+    entry **all = g ? sorted(g) : NULL;
+    json_t *doc = !g || all ? render(all, g ? g->count : 0, active, limit) : NULL;
+    pthread_mutex_unlock(&t->mu);
+    free(all);
+    return doc;
+}
+
+/* One gauge per version of `g`. */
+static void group_metrics(FILE *f, const group *g)
+{
+    entry **all = sorted(g);
+    for (size_t i = 0, run = 1; all && i < g->count; i++, run++) {
+        if (i + 1 < g->count && all[i + 1]->version == all[i]->version)
+            continue;
+        fprintf(f, "ringkeeper_clients{cluster=\"%s\",version=\"%lld\"} %zu\n", g->name,
+                (long long)all[i]->version, run);
+        run = 0;
+    }
+    free(all);
+}
+
+void rkd_clients_metrics(rkd_clients *t, FILE *f)
+{
+    fputs("# HELP ringkeeper_clients Clients (RK-Client ids) seen in the last expiry, by cluster "
+          "and the version they hold.\n# TYPE ringkeeper_clients gauge\n",
+          f);
+    pthread_mutex_lock(&t->mu);
+    expire(t, mono_ms());
+    for (const group *g = t->groups; g; g = g->next)
+        group_metrics(f, g);
+    pthread_mutex_unlock(&t->mu);
+}
