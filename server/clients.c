@@ -99,19 +99,9 @@ void rkd_clients_free(rkd_clients *t)
     free(t);
 }
 
-int rkd_clients_id_valid(const char *id)
-{
-    size_t n = 0;
-    for (; id && id[n]; n++) {
-        if ((unsigned char)id[n] < 0x20 || (unsigned char)id[n] > 0x7e || n >= RKD_CLIENTS_ID_MAX)
-            return 0;
-    }
-    return n > 0;
-}
-
 static uint64_t key_hash(const rkd_clients *t, const char *cluster, const char *id)
 {
-    char key[CLUSTER_BYTES + RKD_CLIENTS_ID_MAX + 1];
+    char key[CLUSTER_BYTES + RK_CLIENT_ID_MAX + 1];
     size_t c = strlen(cluster) + 1, n = strlen(id);
     memcpy(key, cluster, c); /* the NUL between them: ("a", "bc") is not ("ab", "c") */
     memcpy(key + c, id, n);
@@ -278,7 +268,7 @@ static void update(rkd_clients *t, entry *e, int64_t version, const char *addr, 
 void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64_t version,
                       const char *addr, const char *agent)
 {
-    if (!t || !cluster || strlen(cluster) >= CLUSTER_BYTES || !rkd_clients_id_valid(id))
+    if (!t || !cluster || strlen(cluster) >= CLUSTER_BYTES || !rk_client_id_valid(id))
         return;
     uint64_t hash = key_hash(t, cluster, id);
     int64_t now = mono_ms();

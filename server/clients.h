@@ -14,7 +14,8 @@
 
 #include <jansson.h>
 
-#define RKD_CLIENTS_ID_MAX          128    /* bytes of an id; a longer one is not tracked */
+#include "ringkeeper.h" /* rk_client_id_valid: the ids tracked */
+
 #define RKD_CLIENTS_AGENT_MAX       128    /* bytes of a user agent kept; the rest is cut */
 #define RKD_CLIENTS_ADDR_MAX        64     /* a numeric IPv6 address with its scope fits */
 #define RKD_CLIENTS_EXPIRY_S        180    /* SPEC section 9: an id silent this long is forgotten */
@@ -35,14 +36,11 @@ typedef struct rkd_clients rkd_clients;
 rkd_clients *rkd_clients_new(const rkd_clients_limits *limits);
 void rkd_clients_free(rkd_clients *t);
 
-/* Non-zero when `id` may be tracked: 1..RKD_CLIENTS_ID_MAX bytes of printable ASCII (0x20..0x7e).
- * Anything else is ignored rather than refused: the ring is served whatever the header says. */
-int rkd_clients_id_valid(const char *id);
-
-/* Records that client `id` of `cluster` has `version` now. `addr` and `agent` may be NULL; the
- * agent is cut to RKD_CLIENTS_AGENT_MAX bytes with bytes outside 0x20..0x7e replaced by '?'.
- * An invalid id is ignored; past a cap the id of that cluster (or of all) seen longest ago is
- * forgotten to make room. Out of memory: the id is not recorded. */
+/* Records that client `id` of `cluster` has `version` now. An id that breaks rk_client_id_valid's
+ * rule is ignored rather than refused: the ring is served whatever the header says. `addr` and
+ * `agent` may be NULL; the agent is cut to RKD_CLIENTS_AGENT_MAX bytes with bytes outside
+ * 0x20..0x7e replaced by '?'. Past a cap the id of that cluster (or of
+ * all) seen longest ago is forgotten to make room. Out of memory: the id is not recorded. */
 void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64_t version,
                       const char *addr, const char *agent);
 
