@@ -39,8 +39,8 @@ void rkd_clients_free(rkd_clients *t);
 /* Records that client `id` of `cluster` has `version` now. An id that breaks rk_client_id_valid's
  * rule is ignored rather than refused: the ring is served whatever the header says. `addr` and
  * `agent` may be NULL; the agent is cut to RKD_CLIENTS_AGENT_MAX bytes with bytes outside
- * 0x20..0x7e replaced by '?'. Past a cap the id of that cluster (or of
- * all) seen longest ago is forgotten to make room. Out of memory: the id is not recorded. */
+ * 0x20..0x7e replaced by '?'. Past a cap the id of that cluster (or of all) seen longest ago is
+ * forgotten to make room. Out of memory: the id is not recorded. */
 void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64_t version,
                       const char *addr, const char *agent);
 
