@@ -25,7 +25,7 @@ typedef struct entry {
     group *group;                    /* its cluster */
     uint64_t hash;                   /* of (cluster, id) */
     int64_t version;                 /* the version it was sent or already had */
-    int64_t seen_ms;                 /* CLOCK_MONOTONIC: for the order and the expiry */
+    int64_t seen_ms;                 /* CLOCK_MONOTONIC: for the expiry */
     time_t seen_at;                  /* CLOCK_REALTIME: for people */
     char addr[RKD_CLIENTS_ADDR_MAX]; /* numeric address, or "" */
     char *agent;                     /* owned, cut and made printable; NULL when none was sent */
@@ -284,26 +284,44 @@ void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64
 
 /* ---- reading ---- */
 
-/* Stragglers first: the lowest version, then the one seen longest ago. */
-static int straggler_order(const void *a, const void *b)
+/* How many ids of a cluster hold one version. */
+typedef struct tally_row {
+    int64_t version;
+    size_t count;
+} tally_row;
+
+static int by_version(const void *a, const void *b)
 {
-    const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
-    if (x->version != y->version)
-        return x->version < y->version ? -1 : 1;
-    return (x->seen_ms > y->seen_ms) - (x->seen_ms < y->seen_ms);
+    const tally_row *x = a, *y = b;
+    return (x->version > y->version) - (x->version < y->version);
 }
 
-/* The ids of `g` in straggler order: a new array of g->count pointers (free it), NULL when out of
- * memory. Call with the lock held; the pointers are valid while it is. */
-static entry **sorted(const group *g)
+/* The versions the ids of `g` hold and how many hold each, lowest first: a new array of *n rows
+ * (free it), NULL when out of memory. With the lock held. The versions are the server's (an id
+ * holds what was active when it was seen), so they are few: a linear search finds each. */
+static tally_row *tally(const group *g, size_t *n)
 {
-    entry **all = malloc(g->count * sizeof *all);
-    size_t n = 0;
-    for (entry *e = g->head; all && e; e = e->cnext)
-        all[n++] = e;
-    if (all)
-        qsort(all, n, sizeof *all, straggler_order);
-    return all;
+    tally_row *rows = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (const entry *e = g->head; e; e = e->cnext) {
+        size_t i = 0;
+        while (i < *n && rows[i].version != e->version)
+            i++;
+        if (i == cap) {
+            tally_row *grown = realloc(rows, (cap = cap ? 2 * cap : 4) * sizeof *rows);
+            if (!grown) {
+                free(rows);
+                return NULL;
+            }
+            rows = grown;
+        }
+        if (i == *n)
+            rows[(*n)++] = (tally_row){e->version, 0};
+        rows[i].count++;
+    }
+    qsort(rows, *n, sizeof *rows, by_version);
+    return rows;
 }
 
 /* "2026-12-01T05:02:20Z" */
@@ -322,51 +340,62 @@ static json_t *client_json(const entry *e)
                      "addr", e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "last_seen", at);
 }
 
-/* The summary and the first `limit` clients of the sorted ids `all` (n of them). */
-static json_t *render(entry **all, size_t n, int64_t active, size_t limit)
+/* Appends the ids of `g` at `version` to `list`, in the order they were last seen, until it holds
+ * `limit`: 0, or -1 when out of memory. */
+static int append_version(json_t *list, const group *g, int64_t version, size_t limit)
 {
-    json_t *list = json_array(), *by = json_object();
-    int converged = n > 0 && active > 0;
-    for (size_t i = 0, run = 1; list && by && i < n; i++, run++) {
-        converged &= all[i]->version == active;
-        if (i < limit)
-            json_array_append_new(list, client_json(all[i]));
-        if (i + 1 < n && all[i + 1]->version == all[i]->version)
-            continue;
-        char v[24];
-        snprintf(v, sizeof v, "%lld", (long long)all[i]->version);
-        json_object_set_new(by, v, json_integer((json_int_t)run));
-        run = 0;
+    for (const entry *e = g->head; e && json_array_size(list) < limit; e = e->cnext) {
+        if (e->version == version && json_array_append_new(list, client_json(e)) != 0)
+            return -1;
     }
-    return json_pack("{s:o,s:{s:o,s:o,s:b,s:I}}", "clients", list, "summary", "by_version", by,
-                     "active", active > 0 ? json_integer((json_int_t)active) : json_null(),
-                     "converged", converged, "total", (json_int_t)n);
+    return 0;
+}
+
+/* The first `limit` ids of `g`, stragglers first: the lowest version (the rows), then the one seen
+ * longest ago. NULL when out of memory. */
+static json_t *list_json(const group *g, const tally_row *rows, size_t n, size_t limit)
+{
+    json_t *list = json_array();
+    for (size_t r = 0; list && r < n && json_array_size(list) < limit; r++) {
+        if (append_version(list, g, rows[r].version, limit) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+/* converged: at least one id, and all at the active version. */
+static json_t *summary_json(const tally_row *rows, size_t n, size_t total, int64_t active)
+{
+    json_t *by = json_object();
+    for (size_t i = 0; by && i < n; i++) {
+        char v[24];
+        snprintf(v, sizeof v, "%lld", (long long)rows[i].version);
+        if (json_object_set_new(by, v, json_integer((json_int_t)rows[i].count)) != 0) {
+            json_decref(by);
+            return NULL;
+        }
+    }
+    return json_pack("{s:o,s:o,s:b,s:I}", "by_version", by, "active",
+                     active > 0 ? json_integer((json_int_t)active) : json_null(), "converged",
+                     n == 1 && rows[0].version == active, "total", (json_int_t)total);
 }
 
 json_t *rkd_clients_json(rkd_clients *t, const char *cluster, int64_t active, size_t limit)
 {
+    size_t n = 0;
+    json_t *doc = NULL;
     pthread_mutex_lock(&t->mu);
     expire(t, mono_ms());
     const group *g = find_group(t, cluster);
-    entry **all = g ? sorted(g) : NULL;
-    json_t *doc = !g || all ? render(all, g ? g->count : 0, active, limit) : NULL;
+    tally_row *rows = g ? tally(g, &n) : NULL;
+    if (!g || rows)
+        doc = json_pack("{s:o,s:o}", "clients", g ? list_json(g, rows, n, limit) : json_array(),
+                        "summary", summary_json(rows, n, g ? g->count : 0, active));
     pthread_mutex_unlock(&t->mu);
-    free(all);
+    free(rows);
     return doc;
-}
-
-/* One gauge per version of `g`. */
-static void group_metrics(FILE *f, const group *g)
-{
-    entry **all = sorted(g);
-    for (size_t i = 0, run = 1; all && i < g->count; i++, run++) {
-        if (i + 1 < g->count && all[i + 1]->version == all[i]->version)
-            continue;
-        fprintf(f, "ringkeeper_clients{cluster=\"%s\",version=\"%lld\"} %zu\n", g->name,
-                (long long)all[i]->version, run);
-        run = 0;
-    }
-    free(all);
 }
 
 void rkd_clients_metrics(rkd_clients *t, FILE *f)
@@ -376,7 +405,13 @@ void rkd_clients_metrics(rkd_clients *t, FILE *f)
           f);
     pthread_mutex_lock(&t->mu);
     expire(t, mono_ms());
-    for (const group *g = t->groups; g; g = g->next)
-        group_metrics(f, g);
+    for (const group *g = t->groups; g; g = g->next) {
+        size_t n = 0;
+        tally_row *rows = tally(g, &n);
+        for (size_t i = 0; rows && i < n; i++)
+            fprintf(f, "ringkeeper_clients{cluster=\"%s\",version=\"%lld\"} %zu\n", g->name,
+                    (long long)rows[i].version, rows[i].count);
+        free(rows);
+    }
     pthread_mutex_unlock(&t->mu);
 }
