@@ -20,6 +20,8 @@ has "walkthrough shows the ETag" "$TMP/walk.out" 'ETag: "v2.'
 has "walkthrough gets a 304" "$TMP/walk.out" "304"
 has "walkthrough: refused before the approval" "$TMP/walk.out" "approval_required"
 has "walkthrough: the audit" "$TMP/walk.out" '"kind":"approve"'
+has "walkthrough: a straggler" "$TMP/walk.out" '"summary":{"by_version":{"1":1,"4":1},"active":4,"converged":false,"total":2}'
+has "walkthrough: converged" "$TMP/walk.out" '"summary":{"by_version":{"4":2},"active":4,"converged":true,"total":2}'
 check "the approved version is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
 has "ring is v4" "$TMP/headers" 'ETag: "v4.'
 rk_stop
