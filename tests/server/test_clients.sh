@@ -118,6 +118,9 @@ echo key | "$CLI" lookup --server "$BASE" --cluster other >/dev/null
 clients other >/dev/null
 check "lookup counted once" "o1 o2 o3 cli-7 " "$(ids)"
 has "the library's agent" "$TMP/body" '"user_agent":"libringkeeper/'
+echo key | "$CLI" lookup --server "$BASE" --cluster other --client-id 'two words' >"$TMP/out" 2>&1
+check "lookup: a bad id exit" 2 "$?"
+check "lookup: a bad id" 'ringkeeper lookup: --client-id: must be 1..128 bytes of printable ASCII without spaces, got "two words"' "$(cat "$TMP/out")"
 
 # the expiry (5 s here): ids silent that long are forgotten
 sleep 5.5
