@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 #include <malloc.h>
+#include <pthread.h>
 
 #include "clients.h"
 
@@ -138,12 +139,62 @@ static void test_memory_at_cap(void **state)
     rkd_clients_free(t);
 }
 
+/* Recorders and readers at once (ring requests on libmicrohttpd's threads, listings on the pool, a
+ * scrape of /metrics): run under ThreadSanitizer by .ci/extra-checks.sh. */
+#define THREADS 4
+#define ROUNDS  2000
+
+static void *hammer(void *arg)
+{
+    rkd_clients *t = ((void **)arg)[0];
+    long me = (long)(intptr_t)((void **)arg)[1];
+    char id[32], *text = NULL;
+    size_t len = 0;
+    for (long i = 0; i < ROUNDS; i++) {
+        snprintf(id, sizeof id, "t%ld-%ld", me, i % 50);
+        rkd_clients_seen(t, i % 2 ? "a" : "b", id, 1 + i % 3, "127.0.0.1", "hammer");
+        if (i % 100 == 0)
+            json_decref(rkd_clients_json(t, "a", 3, 10));
+        if (i % 500 == 0) {
+            FILE *f = open_memstream(&text, &len);
+            rkd_clients_metrics(t, f);
+            fclose(f);
+            free(text);
+        }
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    pthread_t th[THREADS];
+    void *args[THREADS][2];
+    rkd_clients *t = rkd_clients_new(&(rkd_clients_limits){150, 100, 180});
+    assert_non_null(t);
+    for (long i = 0; i < THREADS; i++) {
+        args[i][0] = t;
+        args[i][1] = (void *)(intptr_t)i;
+        assert_int_equal(pthread_create(&th[i], NULL, hammer, args[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    json_t *a = rkd_clients_json(t, "a", 3, 1), *b = rkd_clients_json(t, "b", 3, 1);
+    json_int_t total = json_integer_value(json_object_get(summary(a), "total")) +
+                       json_integer_value(json_object_get(summary(b), "total"));
+    assert_int_equal(total, 150); /* 200 ids went through a table of 150 */
+    json_decref(a);
+    json_decref(b);
+    rkd_clients_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_and_caps),
         cmocka_unit_test(test_invalid_ids),
         cmocka_unit_test(test_memory_at_cap),
+        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
