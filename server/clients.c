@@ -2,8 +2,9 @@
  * on every ring request, and two lists in the order ids were last seen, one of all ids (for the
  * expiry and the total cap) and one per cluster (for the cluster's cap and its listing). One mutex:
  * a record is a hash lookup and a few pointer moves, so the ring's threads wait on it for
- * microseconds; a listing sorts one cluster's ids under it (at most the per-cluster cap). */
+ * microseconds; a listing walks one cluster's ids under it (at most the per-cluster cap). */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -16,12 +17,21 @@
 #define CLUSTER_BYTES 64 /* a cluster name (SPEC section 1: at most 63 bytes) and its NUL */
 
 typedef struct group group;
+typedef struct entry entry;
+
+/* An entry's place in one of the lists, and a list: seen longest ago first. */
+typedef struct lru_link {
+    entry *prev, *next;
+} lru_link;
+typedef struct lru_list {
+    entry *head, *tail;
+} lru_list;
 
 /* One id of one cluster. */
-typedef struct entry {
-    struct entry *chain;             /* next in its hash bucket */
-    struct entry *prev, *next;       /* all ids, seen longest ago first */
-    struct entry *cprev, *cnext;     /* its cluster's ids, seen longest ago first */
+struct entry {
+    entry *chain;                    /* next in its hash bucket */
+    lru_link all;                    /* in rkd_clients.all */
+    lru_link peers;                  /* in its group's ids */
     group *group;                    /* its cluster */
     uint64_t hash;                   /* of (cluster, id) */
     int64_t version;                 /* the version it was sent or already had */
@@ -30,12 +40,15 @@ typedef struct entry {
     char addr[RKD_CLIENTS_ADDR_MAX]; /* numeric address, or "" */
     char *agent;                     /* owned, cut and made printable; NULL when none was sent */
     char id[];                       /* the id, NUL-terminated */
-} entry;
+};
+
+#define ALL   offsetof(entry, all)   /* the lists' `which`: the list of all ids ... */
+#define PEERS offsetof(entry, peers) /* ... or of a cluster's */
 
 /* The ids of one cluster; freed when its last id goes. */
 struct group {
     group *next;              /* in rkd_clients.groups */
-    entry *head, *tail;       /* its ids, seen longest ago first */
+    lru_list ids;             /* its ids (entry.peers) */
     size_t count;             /* how many */
     char name[CLUSTER_BYTES]; /* the cluster */
 };
@@ -46,7 +59,7 @@ struct rkd_clients {
     entry **buckets;           /* hash table, n_buckets (a power of two) long */
     size_t n_buckets;          /* at least max_total: chains stay short */
     uint64_t seed;             /* random: ids chosen to collide cannot be computed offline */
-    entry *head, *tail;        /* all ids, seen longest ago first */
+    lru_list all;              /* all ids (entry.all) */
     size_t total;              /* how many */
     group *groups;             /* clusters with at least one id */
 };
@@ -85,8 +98,8 @@ void rkd_clients_free(rkd_clients *t)
 {
     if (!t)
         return;
-    for (entry *e = t->head, *next; e; e = next) {
-        next = e->next;
+    for (entry *e = t->all.head, *next; e; e = next) {
+        next = e->all.next;
         free(e->agent);
         free(e);
     }
@@ -110,32 +123,28 @@ static uint64_t key_hash(const rkd_clients *t, const char *cluster, const char *
 
 /* ---- the lists ---- */
 
-static void unlink_all(rkd_clients *t, entry *e)
+static lru_link *link_of(entry *e, size_t which)
 {
-    *(e->prev ? &e->prev->next : &t->head) = e->next;
-    *(e->next ? &e->next->prev : &t->tail) = e->prev;
-    e->prev = e->next = NULL;
+    return (lru_link *)((char *)e + which);
 }
 
-static void append_all(rkd_clients *t, entry *e)
+static void unlink_from(lru_list *l, entry *e, size_t which)
 {
-    e->prev = t->tail;
-    *(t->tail ? &t->tail->next : &t->head) = e;
-    t->tail = e;
+    lru_link *k = link_of(e, which);
+    *(k->prev ? &link_of(k->prev, which)->next : &l->head) = k->next;
+    *(k->next ? &link_of(k->next, which)->prev : &l->tail) = k->prev;
+    k->prev = k->next = NULL;
 }
 
-static void unlink_group(group *g, entry *e)
+/* Moves `e` (in `l` or in no list) to the tail of `l`: seen last. */
+static void move_to_tail(lru_list *l, entry *e, size_t which)
 {
-    *(e->cprev ? &e->cprev->cnext : &g->head) = e->cnext;
-    *(e->cnext ? &e->cnext->cprev : &g->tail) = e->cprev;
-    e->cprev = e->cnext = NULL;
-}
-
-static void append_group(group *g, entry *e)
-{
-    e->cprev = g->tail;
-    *(g->tail ? &g->tail->cnext : &g->head) = e;
-    g->tail = e;
+    lru_link *k = link_of(e, which);
+    if (k->prev || l->head == e)
+        unlink_from(l, e, which);
+    k->prev = l->tail;
+    *(l->tail ? &link_of(l->tail, which)->next : &l->head) = e;
+    l->tail = e;
 }
 
 static group *find_group(rkd_clients *t, const char *cluster)
@@ -163,8 +172,8 @@ static void drop(rkd_clients *t, entry *e)
     while (*link != e)
         link = &(*link)->chain;
     *link = e->chain;
-    unlink_all(t, e);
-    unlink_group(e->group, e);
+    unlink_from(&t->all, e, ALL);
+    unlink_from(&e->group->ids, e, PEERS);
     t->total--;
     if (--e->group->count == 0)
         free_group(t, e->group);
@@ -176,8 +185,8 @@ static void drop(rkd_clients *t, entry *e)
 static void expire(rkd_clients *t, int64_t now)
 {
     int64_t ttl = (int64_t)t->limits.expiry_s * 1000;
-    while (t->head && now - t->head->seen_ms >= ttl)
-        drop(t, t->head);
+    while (t->all.head && now - t->all.head->seen_ms >= ttl)
+        drop(t, t->all.head);
 }
 
 static entry *find(rkd_clients *t, uint64_t hash, const char *cluster, const char *id)
@@ -210,9 +219,9 @@ static void make_room(rkd_clients *t, const char *cluster)
 {
     group *g = find_group(t, cluster);
     if (g && g->count >= t->limits.max_per_cluster)
-        drop(t, g->head);
+        drop(t, g->ids.head);
     if (t->total >= t->limits.max_total)
-        drop(t, t->head);
+        drop(t, t->all.head);
 }
 
 /* A new entry of `cluster` in the table, NULL when out of memory. */
@@ -257,12 +266,8 @@ static void update(rkd_clients *t, entry *e, int64_t version, const char *addr, 
         free(e->agent);
         e->agent = clean_agent(agent); /* out of memory: no agent, still the version */
     }
-    if (e->prev || t->head == e)
-        unlink_all(t, e);
-    if (e->cprev || e->group->head == e)
-        unlink_group(e->group, e);
-    append_all(t, e);
-    append_group(e->group, e);
+    move_to_tail(&t->all, e, ALL);
+    move_to_tail(&e->group->ids, e, PEERS);
 }
 
 void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64_t version,
@@ -304,7 +309,7 @@ static tally_row *tally(const group *g, size_t *n)
     tally_row *rows = NULL;
     size_t cap = 0;
     *n = 0;
-    for (const entry *e = g->head; e; e = e->cnext) {
+    for (const entry *e = g->ids.head; e; e = e->peers.next) {
         size_t i = 0;
         while (i < *n && rows[i].version != e->version)
             i++;
@@ -344,7 +349,7 @@ static json_t *client_json(const entry *e)
  * `limit`: 0, or -1 when out of memory. */
 static int append_version(json_t *list, const group *g, int64_t version, size_t limit)
 {
-    for (const entry *e = g->head; e && json_array_size(list) < limit; e = e->cnext) {
+    for (const entry *e = g->ids.head; e && json_array_size(list) < limit; e = e->peers.next) {
         if (e->version == version && json_array_append_new(list, client_json(e)) != 0)
             return -1;
     }
