@@ -28,8 +28,6 @@
  * 156 MiB from 90 MiB. */
 #define MMAP_FROM (1 << 20)
 
-#define LOG_ADDR_BYTES 64 /* a numeric IPv6 address with its scope fits */
-
 /* A long poll held by MHD_suspend_connection until an activation of its cluster or its deadline. */
 typedef struct waiter {
     struct waiter *next;           /* in rkd_http.waiters */
@@ -40,22 +38,22 @@ typedef struct waiter {
 
 /* Per-request state (MHD's *req_cls): made on the first call, freed when the request completes. */
 typedef struct req_state {
-    struct timespec start;     /* CLOCK_MONOTONIC, for the log and the latency histogram */
-    char method[16];           /* for the log line */
-    char path[256];            /* for the log line, cut */
-    char author[72];           /* token name for writes, "-" for reads */
-    char addr[LOG_ADDR_BYTES]; /* the client's numeric address, or "-" */
-    char *body;                /* request body so far */
-    size_t len, cap;           /* its length and allocation */
-    int too_big;               /* the body passed the cap: answered 413, the rest is dropped */
-    int waiting;               /* a long poll: held at least once, `w.deadline` is its end */
-    waiter w;                  /* the long-poll registration while held */
-    int status;                /* answered status, for the log */
-    size_t bytes;              /* answered body bytes, for the log */
-    char why[240];     /* a 5xx answer's error body, for the log: the operator's first clue */
-    const char *route; /* route pattern, for metrics */
-    int pooled;        /* 1: queued for or running on the pool; 2: answered there, in `out` */
-    rkd_response out;  /* the pool's answer, sent by MHD's thread once resumed */
+    struct timespec start; /* CLOCK_MONOTONIC, for the log and the latency histogram */
+    char method[16];       /* for the log line */
+    char path[256];        /* for the log line, cut */
+    char author[72];       /* token name for writes, "-" for reads */
+    char addr[64];         /* the client's numeric address (LOG_ADDR_BYTES), or "-" */
+    char *body;            /* request body so far */
+    size_t len, cap;       /* its length and allocation */
+    int too_big;           /* the body passed the cap: answered 413, the rest is dropped */
+    int waiting;           /* a long poll: held at least once, `w.deadline` is its end */
+    waiter w;              /* the long-poll registration while held */
+    int status;            /* answered status, for the log */
+    size_t bytes;          /* answered body bytes, for the log */
+    char why[240];         /* a 5xx answer's error body, for the log: the operator's first clue */
+    const char *route;     /* route pattern, for metrics */
+    int pooled;            /* 1: queued for or running on the pool; 2: answered there, in `out` */
+    rkd_response out;      /* the pool's answer, sent by MHD's thread once resumed */
     struct MHD_Connection *conn; /* resumed by the pool */
     struct req_state *next_job;  /* in rkd_http.jobs */
 } req_state;
@@ -176,17 +174,7 @@ static void *timer_main(void *arg)
 
 /* ---- requests ---- */
 
-/* The client's numeric address, or "-". */
-static void log_client(struct MHD_Connection *c, char out[LOG_ADDR_BYTES])
-{
-    const union MHD_ConnectionInfo *ci =
-        c ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
-    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-    socklen_t len =
-        sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-    if (!sa || getnameinfo(sa, len, out, LOG_ADDR_BYTES, NULL, 0, NI_NUMERICHOST) != 0)
-        snprintf(out, LOG_ADDR_BYTES, "-");
-}
+static void log_client(struct MHD_Connection *c, char out[64]);
 
 static const char *header_of(const rkd_request *req, const char *name)
 {
@@ -405,7 +393,7 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     snprintf(st->method, sizeof st->method, "%s", method);
     snprintf(st->path, sizeof st->path, "%s", url);
     snprintf(st->author, sizeof st->author, "-");
-    log_client(c, st->addr);
+    log_client(c, st->addr); /* once: the log line and the table of clients (SPEC section 9) */
     *req_cls = st;
     atomic_fetch_add(&h->inflight, 1);
     rkd_framing f = rkd_check_framing(c, method, version);
@@ -500,6 +488,20 @@ static void log_time(char out[32])
     snprintf(out + n, 32 - n, ".%03ldZ", now.tv_nsec / 1000000);
 }
 
+#define LOG_ADDR_BYTES 64 /* a numeric IPv6 address with its scope fits; req_state.addr's size */
+
+/* The client's numeric address, or "-". */
+static void log_client(struct MHD_Connection *c, char out[LOG_ADDR_BYTES])
+{
+    const union MHD_ConnectionInfo *ci =
+        c ? MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    socklen_t len =
+        sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (!sa || getnameinfo(sa, len, out, LOG_ADDR_BYTES, NULL, 0, NI_NUMERICHOST) != 0)
+        snprintf(out, LOG_ADDR_BYTES, "-");
+}
+
 /* One line per request, whatever the client sent: its path, method and the error body are escaped.
  * It starts with the time and the client's address, so lines from several clients can be told
  * apart and matched with theirs. */
@@ -520,8 +522,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     rkd_http *h = cls;
-    (void)c;
     req_state *st = *req_cls;
+    (void)c;
     if (!st)
         return;
     double secs = elapsed(&st->start);

@@ -549,7 +549,7 @@ static int check_config(const rk_client_config *cfg, rk_error *err)
     if (cfg->client_id && cfg->client_id[0] && !rk_client_id_valid(cfg->client_id))
         return rk_error_set(err, RK_EINVAL, "client_id",
                             "must be 1..%d bytes of printable ASCII without spaces (0x21..0x7e), "
-                            "or NULL for <hostname>:<pid>",
+                            "\"\" for none, or NULL for <hostname>:<pid>",
                             RK_CLIENT_ID_MAX);
     return RK_OK;
 }
