@@ -12,9 +12,9 @@ cmake -S . -B build-tsan -DRK_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
     -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 cmake --build build-tsan -j2 --target test_client test_api test_auth test_metrics test_store \
-    ringkeeperd rk_load >/dev/null
+    test_clients ringkeeperd rk_load >/dev/null
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure \
-    -R '^(test_client|test_api|test_auth|test_metrics|test_store)$'
+    -R '^(test_client|test_api|test_auth|test_metrics|test_store|test_clients)$'
 
 echo "+ ThreadSanitizer: ringkeeperd under the mixed load and kill rounds, shortened"
 TSAN_OPTIONS=halt_on_error=1 RK_LOAD_SECONDS=20 RK_LOAD_ROUNDS=5 RK_LOAD_RSS=0 \

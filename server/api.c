@@ -80,6 +80,7 @@ static const route routes[] = {
     {"POST", "/v1/clusters/{c}/versions/{v}/approve", "POST", rkd_h_approve},
     {"GET", "/v1/clusters/{c}/events", "GET", rkd_h_events},
     {"POST", "/v1/clusters/{c}/migration/finish", "POST", rkd_h_finish},
+    {"GET", "/v1/clusters/{c}/clients", "GET", rkd_h_clients},
 };
 
 /* Path segments: a pointer to each and its length. */
@@ -223,7 +224,8 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
     app->metrics = metrics;
     app->docs = rkd_cache_new(DOC_CACHE_ENTRIES, DOC_CACHE_BYTES, free);
     app->rings = rkd_cache_new(RING_CACHE_ENTRIES, RING_CACHE_BYTES, free_ring);
-    int rc = app->docs && app->rings ? seed_metrics(app, err) : RK_ENOMEM;
+    app->clients = rkd_clients_new(NULL);
+    int rc = app->docs && app->rings && app->clients ? seed_metrics(app, err) : RK_ENOMEM;
     if (rc != RK_OK) {
         if (rc == RK_ENOMEM)
             rk_error_set(err, RK_ENOMEM, NULL, "out of memory creating the API");
@@ -242,6 +244,16 @@ void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits)
     app->plan.concurrency = limits->concurrency ? limits->concurrency : RKD_PLAN_CONCURRENCY;
 }
 
+int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits)
+{
+    rkd_clients *t = rkd_clients_new(limits);
+    if (!t)
+        return RK_ENOMEM;
+    rkd_clients_free(app->clients);
+    app->clients = t;
+    return RK_OK;
+}
+
 void rkd_app_free(rkd_app *app)
 {
     if (!app)
@@ -250,6 +262,7 @@ void rkd_app_free(rkd_app *app)
         rkd_store_set_watch(app->store, NULL, NULL);
     rkd_cache_free(app->rings);
     rkd_cache_free(app->docs);
+    rkd_clients_free(app->clients);
     pthread_mutex_destroy(&app->hook_mu);
     free(app);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clients.h"
 #include "metrics.h"
 #include "store.h"
 
@@ -27,6 +28,7 @@ typedef struct rkd_request {
     size_t body_len;    /* its length */
     const char *author; /* authenticated token name, or "anonymous" when no tokens are set */
     int resumed;        /* non-zero when re-run after a long-poll wait: answer now */
+    const char *addr;   /* the client's numeric address, or NULL when unknown */
 } rkd_request;
 
 #define RKD_ETAG_MAX    48 /* "v<19 digits>.<16 hex digits>" with quotes and NUL */
@@ -69,6 +71,10 @@ typedef struct rkd_plan_limits {
 
 /* Sets the plan limits; call before serving. */
 void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits);
+
+/* Replaces the table of clients (SPEC section 9) by an empty one with these limits (0: the default
+ * of each); call before serving. RK_ENOMEM leaves the old table. */
+int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits);
 
 /* Called after every activation is committed and the app's caches are updated, on the committing
  * thread; the HTTP layer wakes long polls of `cluster` with it. */

@@ -1,5 +1,6 @@
 /* api_admin.c — the operational routes of SPEC section 4: liveness, readiness, metrics and the
  * cluster list. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,14 +24,26 @@ void rkd_h_readyz(rkd_call *c)
     rkd_answer_json(c->resp, 200, json_pack("{s:s}", "status", "ready"));
 }
 
+/* The metrics' own exposition, then the clients' gauges (the table is the app's, not theirs). */
 void rkd_h_metrics(rkd_call *c)
 {
-    char *text = c->app->metrics ? rkd_metrics_render(c->app->metrics) : strdup("");
-    if (!text) {
+    char *text = NULL, *base = c->app->metrics ? rkd_metrics_render(c->app->metrics) : strdup("");
+    size_t len = 0;
+    FILE *f = base ? open_memstream(&text, &len) : NULL;
+    if (f) {
+        fputs(base, f);
+        rkd_clients_metrics(c->app->clients, f);
+    }
+    int failed = !f || ferror(f);
+    if (f && fclose(f) != 0)
+        failed = 1;
+    free(base);
+    if (failed) {
+        free(text);
         rkd_out_of_memory(c->resp);
         return;
     }
-    rkd_set_body(c->resp, 200, RKD_CT_METRICS, text, strlen(text));
+    rkd_set_body(c->resp, 200, RKD_CT_METRICS, text, len);
 }
 
 void rkd_h_clusters(rkd_call *c)

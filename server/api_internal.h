@@ -111,6 +111,7 @@ struct rkd_app {
     void *hook_arg;          /* its argument */
     rkd_plan_limits plan;    /* what one plan may cost */
     atomic_uint plans;       /* plans being computed now */
+    rkd_clients *clients;    /* RK-Client ids seen, per cluster */
 };
 
 /* One request being answered: the parsed path parameters with the request and response. */
@@ -142,6 +143,12 @@ void rkd_h_put_policy(rkd_call *c);    /* api_cutover.c */
 void rkd_h_approve(rkd_call *c);       /* api_cutover.c */
 void rkd_h_events(rkd_call *c);        /* api_cutover.c */
 void rkd_h_finish(rkd_call *c);        /* api_cutover.c */
+void rkd_h_clients(rkd_call *c);       /* api_clients.c */
+
+/* ---- api_clients.c ---- */
+
+/* Records the RK-Client of the call, if any, as holding `version` of the call's cluster. */
+void rkd_client_seen(rkd_call *c, int64_t version);
 
 /* ---- api_plan.c ---- */
 

@@ -42,6 +42,7 @@ typedef struct req_state {
     char method[16];       /* for the log line */
     char path[256];        /* for the log line, cut */
     char author[72];       /* token name for writes, "-" for reads */
+    char addr[64];         /* the client's numeric address (LOG_ADDR_BYTES), or "-" */
     char *body;            /* request body so far */
     size_t len, cap;       /* its length and allocation */
     int too_big;           /* the body passed the cap: answered 413, the rest is dropped */
@@ -173,6 +174,8 @@ static void *timer_main(void *arg)
 
 /* ---- requests ---- */
 
+static void log_client(struct MHD_Connection *c, char out[64]);
+
 static const char *header_of(const rkd_request *req, const char *name)
 {
     return MHD_lookup_connection_value(req->ctx, MHD_HEADER_KIND, name);
@@ -265,7 +268,8 @@ static rkd_request request_of(struct MHD_Connection *c, const req_state *st, int
                          .body = st->body,
                          .body_len = st->len,
                          .author = st->author,
-                         .resumed = resumed};
+                         .resumed = resumed,
+                         .addr = strcmp(st->addr, "-") != 0 ? st->addr : NULL};
 }
 
 /* ---- the pool: handlers that may work for long run off MHD's threads ---- */
@@ -394,6 +398,7 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     snprintf(st->method, sizeof st->method, "%s", method);
     snprintf(st->path, sizeof st->path, "%s", url);
     snprintf(st->author, sizeof st->author, "-");
+    log_client(c, st->addr); /* once: the log line and the table of clients (SPEC section 9) */
     *req_cls = st;
     atomic_fetch_add(&h->inflight, 1);
     rkd_framing f = rkd_check_framing(c, method, version);
@@ -488,7 +493,7 @@ static void log_time(char out[32])
     snprintf(out + n, 32 - n, ".%03ldZ", now.tv_nsec / 1000000);
 }
 
-#define LOG_ADDR_BYTES 64 /* a numeric IPv6 address with its scope fits */
+#define LOG_ADDR_BYTES 64 /* a numeric IPv6 address with its scope fits; req_state.addr's size */
 
 /* The client's numeric address, or "-". */
 static void log_client(struct MHD_Connection *c, char out[LOG_ADDR_BYTES])
@@ -505,17 +510,16 @@ static void log_client(struct MHD_Connection *c, char out[LOG_ADDR_BYTES])
 /* One line per request, whatever the client sent: its path, method and the error body are escaped.
  * It starts with the time and the client's address, so lines from several clients can be told
  * apart and matched with theirs. */
-static void log_request(struct MHD_Connection *c, const req_state *st, double secs, const char *how)
+static void log_request(const req_state *st, double secs, const char *how)
 {
     char method[4 * sizeof st->method], path[4 * sizeof st->path], author[4 * sizeof st->author],
-        why[4 * sizeof st->why], when[32], client[LOG_ADDR_BYTES];
+        why[4 * sizeof st->why], when[32];
     log_time(when);
-    log_client(c, client);
     log_escape(method, sizeof method, st->method, 1);
     log_escape(path, sizeof path, st->path, 1);
     log_escape(author, sizeof author, st->author, 1);
     log_escape(why, sizeof why, st->why, 0);
-    fprintf(stderr, "%s %s %s %s %d %zu %.3fms %s%s%s\n", when, client, method, path, st->status,
+    fprintf(stderr, "%s %s %s %s %d %zu %.3fms %s%s%s\n", when, st->addr, method, path, st->status,
             st->bytes, secs * 1e3, author, how, why);
 }
 
@@ -524,11 +528,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 {
     rkd_http *h = cls;
     req_state *st = *req_cls;
+    (void)c;
     if (!st)
         return;
     double secs = elapsed(&st->start);
-    log_request(c, st, secs,
-                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
+    log_request(st, secs, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
     rkd_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
                         secs);
     rkd_response_clear(&st->out); /* the pool's answer, when the client left before it was sent */

@@ -30,6 +30,7 @@ typedef struct options {
     const char *tls_cert, *tls_key; /* file names */
     unsigned max_connections, max_per_address, idle_timeout;
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
+    unsigned max_clients, max_clients_per_cluster, clients_expiry;
 } options;
 
 static const char *default_migrations(void);
@@ -81,6 +82,15 @@ static const flag flags[] = {
      "(default {default}: ~200 MB and 1 s of JSON)"},
     {"plan-concurrency", "N", "2", NULL, 1, 256, "", offsetof(options, plan_concurrency),
      "plans computed at once, {range} (default {default}); more get 503"},
+    {"max-clients", "N", "100000", NULL, 1, 1000000, "", offsetof(options, max_clients),
+     "RK-Client ids tracked, all clusters, {range} (default {default}:\n"
+     "~50 MB at most); past it the id seen longest ago is forgotten"},
+    {"max-clients-per-cluster", "N", "50000", NULL, 1, 1000000, "",
+     offsetof(options, max_clients_per_cluster),
+     "RK-Client ids tracked in one cluster, {range} (default {default});\n"
+     "past it the cluster's id seen longest ago is forgotten"},
+    {"clients-expiry", "S", "180", NULL, 1, 86400, " seconds", offsetof(options, clients_expiry),
+     "forget an RK-Client id silent for S seconds, {range} (default {default})"},
     {"migrations", "DIR", NULL, default_migrations, STRING(migrations),
      "the SQL migrations; default: the installed ones next to this binary\n"
      "(BIN/" RK_MIGRATIONS_FROM_BIN "), else the source tree's;\n"
@@ -346,6 +356,13 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
     if (app)
         rkd_app_set_plan_limits(
             app, &(rkd_plan_limits){o->max_plan_arcs, o->max_plan_rows, o->plan_concurrency});
+    if (app && rkd_app_set_client_limits(app, &(rkd_clients_limits){o->max_clients,
+                                                                    o->max_clients_per_cluster,
+                                                                    o->clients_expiry}) != RK_OK) {
+        rkd_app_free(app);
+        app = NULL;
+        rk_error_set(&err, RK_ENOMEM, "--max-clients", "out of memory for the table of clients");
+    }
     rkd_http_config cfg = {.listen = o->listen,
                            .threads = o->threads,
                            .max_body = o->max_body,

@@ -600,6 +600,90 @@ static void test_verify(void **state)
     free(nest);
 }
 
+/* A client of `cluster` counted as `id` (NULL: the default one, "": none). */
+static rk_client *client_with_id(const server *s, const char *cluster, const char *id)
+{
+    rk_error err = {0};
+    rk_client_config cfg = {.server = s->url, .cluster = cluster, .client_id = id};
+    rk_client *c = rk_client_new(&cfg, &err);
+    if (!c)
+        fail_msg("rk_client_new: %s", err.message);
+    return c;
+}
+
+/* GET .../clients of `cluster`, the body in *out. */
+static void clients_of(const char *cluster, body *out)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/v1/clusters/%s/clients", cluster);
+    assert_int_equal(http(&shared, "GET", path, NULL, out), 200);
+}
+
+static void assert_has(const body *b, const char *text)
+{
+    if (!strstr(b->data, text))
+        fail_msg("no %s in %s", text, b->data);
+}
+
+/* Every fetch and long poll sends RK-Client: the configured id, else <hostname>:<pid>; "" none. */
+static void test_client_id(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    body b = {0};
+    publish(&shared, "ids", "fnv1a_32", 40, 3);
+    poll_arg p = {.c = client_with_id(&shared, "ids", "app-7")};
+    rk_client *dflt = client_with_id(&shared, "ids", NULL),
+              *none = client_with_id(&shared, "ids", "");
+    assert_int_equal(rk_client_fetch(p.c, &err), RK_OK);
+    assert_int_equal(rk_client_fetch(dflt, &err), RK_OK);
+    assert_int_equal(rk_client_fetch(none, &err), RK_OK);
+    char host[256] = "", want[512];
+    assert_int_equal(gethostname(host, sizeof host - 1), 0);
+    snprintf(want, sizeof want, "{\"id\":\"%s:%ld\",\"version\":1,", host, (long)getpid());
+    clients_of("ids", &b);
+    assert_has(&b, "{\"id\":\"app-7\",\"version\":1,");
+    assert_has(&b, want);
+    assert_has(&b, "\"total\":2}"); /* "" is not counted */
+    free(b.data);
+
+    pthread_t th; /* the long poll is answered with v2 and recorded so */
+    assert_int_equal(pthread_create(&th, NULL, long_poll, &p), 0);
+    sleep_ms(300);
+    publish(&shared, "ids", "fnv1a_32", 40, 4);
+    pthread_join(th, NULL);
+    assert_int_equal(p.rc, RK_OK);
+    clients_of("ids", &b);
+    assert_has(&b, "{\"id\":\"app-7\",\"version\":2,");
+    free(b.data);
+    rk_client_free(p.c);
+    rk_client_free(dflt);
+    rk_client_free(none);
+}
+
+/* An id that breaks the rule is refused at rk_client_new, naming the field. */
+static void test_client_id_invalid(void **state)
+{
+    (void)state;
+    char long_id[RK_CLIENT_ID_MAX + 2];
+    memset(long_id, 'x', sizeof long_id - 1);
+    long_id[sizeof long_id - 1] = '\0';
+    const char *const bad[] = {"two words", "ctl\x01", "caf\xc3\xa9", long_id};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rk_error err = {0};
+        rk_client_config cfg = {
+            .server = "http://127.0.0.1:1", .cluster = "c", .client_id = bad[i]};
+        assert_null(rk_client_new(&cfg, &err));
+        assert_int_equal(err.code, RK_EINVAL);
+        assert_string_equal(err.field, "client_id");
+    }
+    long_id[RK_CLIENT_ID_MAX] = '\0'; /* 128 bytes: the longest id */
+    rk_client_config cfg = {.server = "http://127.0.0.1:1", .cluster = "c", .client_id = long_id};
+    rk_client *c = rk_client_new(&cfg, NULL);
+    assert_non_null(c);
+    rk_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -607,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_expect_refused),  cmocka_unit_test(test_long_poll),
         cmocka_unit_test(test_last_known_good), cmocka_unit_test(test_refresher),
         cmocka_unit_test(test_threads),         cmocka_unit_test(test_migration_window),
+        cmocka_unit_test(test_client_id),       cmocka_unit_test(test_client_id_invalid),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

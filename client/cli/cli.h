@@ -35,6 +35,7 @@ typedef struct rk_cli_cmd {
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
     rk_cli_activate, rk_cli_revert, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export,
     rk_cli_approve, rk_cli_policy, rk_cli_events, rk_cli_migration;
+extern const rk_cli_cmd rk_cli_clients;
 
 /* How rk_cli_write_safe writes what a terminal would obey. */
 typedef enum {
@@ -191,6 +192,7 @@ typedef struct rk_cli_lookup_server {
     const char *expect_hash;                /* --expect-hash, or NULL */
     const char *expect_scheme;              /* --expect-scheme, or NULL */
     unsigned long long expect_vnode_factor; /* --expect-vnode-factor, or 0 */
+    const char *client_id;                  /* --client-id, or NULL: not counted (RK-Client) */
 } rk_cli_lookup_server;
 
 /* The active ring of the cluster, verified by the client library (or its last-known-good file,

@@ -100,22 +100,29 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args 
                    .hi = RK_MAX_VNODE_FACTOR),
         RK_CLI_OPT("cache", RK_CLI_TEXT, &r->cache_file),
         RK_CLI_OPT("reset-cache", RK_CLI_FLAG, &r->reset_cache),
+        RK_CLI_OPT("client-id", RK_CLI_TEXT, &r->client_id),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &r->server, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
     int online = r->server.url || r->server.cluster || r->server.token || r->server.ca_file ||
-                 r->server.timeout || r->cache_file;
+                 r->server.timeout || r->cache_file || r->client_id;
     if (a->file && online)
         return rk_cli_usage_error(cmd, "--topology (a file) and the server options (--server, "
-                                       "--cluster, --token, --ca-file, --timeout, --cache) do "
+                                       "--cluster, --token, --ca-file, --timeout, --cache, "
+                                       "--client-id) do "
                                        "not mix");
     if (!a->file && !online)
         return rk_cli_usage_error(cmd, "--topology FILE or --cluster C (with --server URL or "
                                        "RINGKEEPER_SERVER) is required");
     if (r->reset_cache && !r->cache_file)
         return rk_cli_usage_error(cmd, "--reset-cache needs --cache FILE");
+    if (r->client_id && !rk_client_id_valid(r->client_id))
+        return rk_cli_fail("lookup", RK_EXIT_USAGE,
+                           "--client-id: must be 1..%d bytes of printable ASCII without spaces, "
+                           "got \"%s\"",
+                           RK_CLIENT_ID_MAX, r->client_id);
     return check_hash_name(r);
 }
 
@@ -166,7 +173,7 @@ const rk_cli_cmd rk_cli_lookup = {
     "H]\n"
     "                         [--expect-vnode-factor N] < keys\n"
     "       ringkeeper lookup --server URL --cluster C [--cache FILE [--reset-cache]] [--token T]\n"
-    "                         [--timeout S] [--replicas R] [--expect-hash H]\n"
+    "                         [--timeout S] [--replicas R] [--expect-hash H] [--client-id ID]\n"
     "                         [--expect-vnode-factor N] < keys\n"
     "\n"
     "Reads keys from stdin, one a line (the bytes before \\n; an empty line is the empty key), "
@@ -187,6 +194,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --reset-cache             distrust the --cache file (damaged, or saved from a hostile\n"
     "                            server): take the server's active ring, even an older one, after\n"
     "                            every other check, and rewrite the file\n"
+    "  --client-id ID            be counted by the server as client ID (RK-Client; see\n"
+    "                            `ringkeeper clients`); by default a lookup is not counted\n"
     "  --token T                 bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --ca-file FILE            CA certificates for an https server (default "
     "$RINGKEEPER_CA_FILE)\n"

@@ -81,7 +81,9 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
                             .cache_file = ls->cache_file,
                             .reset_cache = ls->reset_cache,
                             .ca_file = ls->server.ca_file,
-                            .timeout_ms = (long)ls->server.timeout * 1000};
+                            .timeout_ms = (long)ls->server.timeout * 1000,
+                            /* a one-shot lookup is no member of the fleet unless asked */
+                            .client_id = ls->client_id ? ls->client_id : ""};
     rk_error err = {0};
     rk_client *c = rk_client_new(&cfg, &err);
     if (!c)

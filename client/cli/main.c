@@ -6,7 +6,7 @@
 static const rk_cli_cmd *const commands[] = {
     &rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish,  &rk_cli_activate,
     &rk_cli_revert,  &rk_cli_versions, &rk_cli_show,     &rk_cli_import,   &rk_cli_export,
-    &rk_cli_approve, &rk_cli_policy,   &rk_cli_events,   &rk_cli_migration};
+    &rk_cli_approve, &rk_cli_policy,   &rk_cli_events,   &rk_cli_migration, &rk_cli_clients};
 
 static int usage(FILE *to, int code)
 {
@@ -27,6 +27,7 @@ static int usage(FILE *to, int code)
         "  revert    publish a copy of an older version (then activate it to roll back)\n"
         "  versions  list the versions, newest first\n"
         "  show      print one version document\n"
+        "  clients   how many clients hold each version, and whether they converged\n"
         "  migration finish: close the migration window (dual reads) once the data has moved\n"
         "\n"
         "environment: RINGKEEPER_SERVER is the default --server (http:// or https://),\n"

@@ -240,6 +240,12 @@ RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
 /* Non-zero when `name` is a valid cluster name: ^[a-z0-9][a-z0-9._-]{0,62}$ (SPEC section 1). */
 RK_API int rk_cluster_name_valid(const char *name);
 
+#define RK_CLIENT_ID_MAX 128 /* bytes of an RK-Client id, at most */
+
+/* Non-zero when `id` is a valid RK-Client id (SPEC section 9): 1..RK_CLIENT_ID_MAX bytes of
+ * printable ASCII without spaces (0x21..0x7e). The server tracks no other. */
+RK_API int rk_client_id_valid(const char *id);
+
 /* ---- Ring (SPEC section 2) ---- */
 
 typedef struct rk_ring rk_ring;
@@ -401,13 +407,19 @@ typedef struct rk_client_config {
     const char *expect_scheme;    /* "ringkeeper" or "ketama" (SPEC section 8): the ring's scheme,
                                      which also says which scheme expect_hash names; NULL:
                                      "ringkeeper" when expect_hash is set, else any scheme */
+    const char *client_id;        /* sent as RK-Client on every fetch and long poll, so the server
+                                     can tell which clients hold which version (SPEC section 9):
+                                     1..RK_CLIENT_ID_MAX bytes of printable ASCII without spaces
+                                     (0x21..0x7e); NULL: "<hostname>:<pid>"; "": not sent, the
+                                     client is not counted (one-shot tools) */
 } rk_client_config;
 
 typedef struct rk_client rk_client;
 typedef struct rk_snapshot rk_snapshot;
 
-/* Checks and copies the configuration (strings are copied): RK_EINVAL for a server URL not
- * http(s)://, an invalid cluster name or an unknown expect_hash. Reads the last-known-good file
+/* Checks and copies the configuration (strings are copied, the caller keeps its own): RK_EINVAL
+ * for a server URL not http(s)://, an invalid cluster name, an unknown expect_hash or a client_id
+ * that breaks its rule (field "client_id"). Reads the last-known-good file
  * when one is configured, verifies it like a fetched ring, and keeps only its version as already
  * accepted; a damaged or unverifiable file is ignored for that and reported as RK_ECACHE in
  * rk_client_status (not a failure here). No network yet. Free with rk_client_free.

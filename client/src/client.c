@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -28,7 +29,7 @@ struct rk_snapshot {
 
 struct rk_client {
     rk_client_config cfg; /* its strings point to the copies below */
-    char *copies[7];      /* owned copies of cfg's strings */
+    char *copies[8];      /* owned copies of cfg's strings */
     char *url;            /* {server}/v1/clusters/{cluster}/ring; owned */
     char *url_buf;        /* url plus "?wait=S"; owned, fetching thread only */
     size_t url_size;      /* bytes allocated for url and for url_buf */
@@ -717,7 +718,28 @@ static int check_config(const rk_client_config *cfg, rk_error *err)
                             cfg->expect_hash);
     if (cfg->connect_timeout_ms < 0 || cfg->timeout_ms < 0)
         return rk_error_set(err, RK_EINVAL, "timeout_ms", "timeouts must not be negative");
+    if (cfg->client_id && cfg->client_id[0] && !rk_client_id_valid(cfg->client_id))
+        return rk_error_set(err, RK_EINVAL, "client_id",
+                            "must be 1..%d bytes of printable ASCII without spaces (0x21..0x7e), "
+                            "\"\" for none, or NULL for <hostname>:<pid>",
+                            RK_CLIENT_ID_MAX);
     return RK_OK;
+}
+
+/* "<hostname>:<pid>" into out, cut to RK_CLIENT_ID_MAX bytes, every byte outside the id's rule a
+ * '-': an id that identifies this process for the server's table of clients. */
+static void default_client_id(char out[RK_CLIENT_ID_MAX + 1])
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+        snprintf(host, sizeof host, "unknown");
+    char pid[24];
+    int n = snprintf(pid, sizeof pid, ":%ld", (long)getpid());
+    snprintf(out, RK_CLIENT_ID_MAX + 1, "%.*s%s", RK_CLIENT_ID_MAX - n, host, pid);
+    for (char *p = out; *p; p++) {
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p > 0x7e)
+            *p = '-';
+    }
 }
 
 /* A copy of s (NULL stays NULL) kept in slot i; -1 when out of memory. */
@@ -737,6 +759,12 @@ static int copy_config(rk_client *c, const rk_client_config *cfg)
         keep(c, 2, &c->cfg.expect_hash) || keep(c, 3, &c->cfg.token) ||
         keep(c, 4, &c->cfg.cache_file) || keep(c, 5, &c->cfg.ca_file) ||
         keep(c, 6, &c->cfg.expect_scheme))
+        return -1;
+    char id[RK_CLIENT_ID_MAX + 1];
+    if (!cfg->client_id)
+        default_client_id(id);
+    c->cfg.client_id = cfg->client_id ? cfg->client_id : id;
+    if (keep(c, 7, &c->cfg.client_id))
         return -1;
     size_t n = strlen(cfg->server);
     while (n > 0 && cfg->server[n - 1] == '/')

@@ -81,7 +81,9 @@ static int set_options(rki_fetch *f)
     bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, f) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)f->max) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, f->errbuf) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, "libringkeeper") != CURLE_OK;
+    char agent[64];
+    snprintf(agent, sizeof agent, "libringkeeper/%s", rk_version()); /* curl copies it */
+    bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, agent) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK;
     long connect_ms =
         f->cfg->connect_timeout_ms ? f->cfg->connect_timeout_ms : RKI_DEFAULT_CONNECT_TIMEOUT_MS;
@@ -156,6 +158,11 @@ static struct curl_slist *headers_for(const rk_client_config *cfg, const char *e
     if (next && etag) {
         snprintf(line, sizeof line, "If-None-Match: %s", etag);
         next = curl_slist_append(h, line);
+    }
+    if (next && cfg->client_id[0]) { /* "": the caller asked not to be counted */
+        char id[sizeof "RK-Client: " + RK_CLIENT_ID_MAX];
+        snprintf(id, sizeof id, "RK-Client: %s", cfg->client_id);
+        next = curl_slist_append(h, id);
     }
     if (next && cfg->token) {
         size_t n = strlen(cfg->token) + sizeof "Authorization: Bearer ";

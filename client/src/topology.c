@@ -450,3 +450,13 @@ int rk_cluster_name_valid(const char *name)
     }
     return n > 0;
 }
+
+int rk_client_id_valid(const char *id)
+{
+    size_t n = 0;
+    for (; id && id[n]; n++) {
+        if ((unsigned char)id[n] <= 0x20 || (unsigned char)id[n] > 0x7e || n >= RK_CLIENT_ID_MAX)
+            return 0;
+    }
+    return n > 0;
+}

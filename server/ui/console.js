@@ -75,17 +75,26 @@ function table(head, rows, note) {
 
 /* ---- clusters ---- */
 
+/* The "clients converged" cell from GET .../clients' summary (SPEC section 9). */
+function convergedText(s) {
+  if (s.total === 0) return "none seen";
+  if (s.converged) return `yes, ${s.total}`;
+  return `no: ${s.by_version[String(s.active)] || 0} of ${s.total} on v${s.active}`;
+}
+
 async function clustersView() {
   const list = (await get("/v1/clusters")).clusters;
   const rows = await Promise.all(list.slice(0, MAX_ROWS).map(async (c, i) => {
     const versions = (await get(clusterPath(c.cluster) + "/versions?limit=1000")).versions;
     const staged = versions.filter((v) => v.state === "staged").length;
+    const clients = (await get(clusterPath(c.cluster) + "/clients?limit=1")).summary;
     return h("tr", {}, h("td", {}, h("a", { href: "#/c/" + encodeURIComponent(c.cluster) }, c.cluster)),
       h("td", { class: "n" }, c.active_version === null ? "none" : num(`clusters.${i}.active_version`, c.active_version)),
       h("td", { class: "n" }, num(`clusters.${i}.latest_version`, c.latest_version)),
-      h("td", { class: "n", "data-staged": c.cluster }, String(staged)));
+      h("td", { class: "n", "data-staged": c.cluster }, String(staged)),
+      h("td", { "data-clients": c.cluster }, convergedText(clients)));
   }));
-  show("Clusters", list.length ? table(["cluster", "active", "latest", "staged"], rows)
+  show("Clusters", list.length ? table(["cluster", "active", "latest", "staged", "clients converged"], rows)
     : h("p", {}, "No clusters yet: publish a topology (ringkeeper publish FILE)."));
 }
 

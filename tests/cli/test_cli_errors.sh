@@ -63,7 +63,7 @@ usage_error "files and server" simulate \
     "--from-file/--to-file (two files) and --server, --cluster, --from, --to (the server) do not mix" \
     --keys k --from-file "$four" --to-file "$five" --cluster c
 usage_error "topology and server" lookup \
-    "--topology (a file) and the server options (--server, --cluster, --token, --ca-file, --timeout, --cache) do not mix" \
+    "--topology (a file) and the server options (--server, --cluster, --token, --ca-file, --timeout, --cache, --client-id) do not mix" \
     --topology "$four" --timeout 5
 usage_error "reset-cache alone" lookup "--reset-cache needs --cache FILE" --cluster c --reset-cache
 fails 2 "unknown command" "ringkeeper: unknown command \"frobnicate\"

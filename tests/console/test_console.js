@@ -65,7 +65,15 @@ async function clustersView(page) {
     const staged = (await api(`/v1/clusters/${c.cluster}/versions?limit=1000`)).versions.filter((v) => v.state === "staged").length;
     const text = await page.$eval(`[data-staged="${c.cluster}"]`, (e) => e.textContent);
     check(`clusters: staged of ${c.cluster}`, text === String(staged), `${text} vs ${staged}`);
+    const s = (await api(`/v1/clusters/${c.cluster}/clients?limit=1`)).summary;
+    const want = s.total === 0 ? "none seen" : s.converged ? `yes, ${s.total}`
+      : `no: ${s.by_version[String(s.active)] || 0} of ${s.total} on v${s.active}`;
+    const shown = await page.$eval(`[data-clients="${c.cluster}"]`, (e) => e.textContent);
+    check(`clusters: clients of ${c.cluster}`, shown === want, `${shown} vs ${want}`);
   }
+  // test_console.sh left cluster c with one client at v1 and another cluster with none
+  const cells = await page.$$eval("[data-clients]", (es) => es.map((e) => e.textContent));
+  check("clusters: clients converged shown", cells.includes("yes, 1") && cells.includes("none seen"), cells.join(" | "));
   await shot(page, "clusters");
 }
 

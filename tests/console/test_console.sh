@@ -32,6 +32,7 @@ for v in v1 v2 v3; do
     check "publish $v" 201 "$(req POST /v1/clusters/c/versions "${AUTH[@]}" --data-binary "@$TMP/$v.json")"
 done
 check "activate v1" 200 "$(req POST /v1/clusters/c/versions/1/activate "${AUTH[@]}")"
+check "a client of c (the clients column)" 200 "$(req GET /v1/clusters/c/ring -H 'RK-Client: web-1')"
 check "a second cluster" 201 "$(req POST /v1/clusters/other/versions "${AUTH[@]}" --data-binary "@$TMP/v2.json")"
 check "GET / redirects" 302 "$(req GET /)"
 has "to the console" "$TMP/headers" 'Location: /ui/'

@@ -137,6 +137,8 @@ ex publish_v1 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary
 ex e_no_active_version 404 '$RK/v1/clusters/cache/ring'
 ex get_v1 200 '$RK/v1/clusters/cache/versions/1'
 ex activate_v1 200 -X POST '$RK/v1/clusters/cache/versions/1/activate'
+# a client that fetches version 1 and then stays silent: the straggler of the clients example
+curl -s -o /dev/null -H 'RK-Client: web-1' -A 'libringkeeper/0.1.0' "$BASE/v1/clusters/cache/ring"
 ex publish_v2 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'If-Match: "v1"' --data-binary "$T4"
 ex plan_json 200 '$RK/v1/clusters/cache/plan?max_step=0.1&keys=1000000'
 ex plan_text 200 '$RK/v1/clusters/cache/plan?from=1&to=2&max_step=0.1' -H 'Accept: text/plain'
@@ -148,6 +150,11 @@ ex ring_bare 200 '$RK/v1/clusters/cache/ring' -H 'If-None-Match: "v2"'
 start=$(date +%s)
 ex ring_wait 304 '$RK/v1/clusters/cache/ring?wait=1' -H "If-None-Match: $TAG"
 WAITED=$(($(date +%s) - start))
+for id in web-2 web-3; do
+    curl -s -o /dev/null -H "RK-Client: $id" -A 'libringkeeper/0.1.0' "$BASE/v1/clusters/cache/ring"
+done
+ex clients 200 '$RK/v1/clusters/cache/clients'
+ex clients_limit 200 '$RK/v1/clusters/cache/clients?limit=1'
 ex revert_v1 201 -X POST '$RK/v1/clusters/cache/versions/1/revert'
 ex list 200 '$RK/v1/clusters/cache/versions?limit=2'
 ex list_before 200 '$RK/v1/clusters/cache/versions?limit=2&before=2'
@@ -331,6 +338,7 @@ EOF
 | [`POST /v1/clusters/{c}/versions/{v}/revert`](#post-v1clusterscversionsvrevert) | publish a copy of version v |
 | [`GET /v1/clusters/{c}/ring`](#get-v1clusterscring) | the active version, with ETag and long poll |
 | [`GET /v1/clusters/{c}/plan`](#get-v1clusterscplan) | what moves between two versions |
+| [`GET /v1/clusters/{c}/clients`](#get-v1clusterscclients) | which clients hold which version, stragglers first |
 | [`GET /v1/clusters/{c}/policy`](#get-v1clusterscpolicy) | the cluster's cutover policy |
 | [`PUT /v1/clusters/{c}/policy`](#put-v1clusterscpolicy) | change it |
 | [`POST /v1/clusters/{c}/versions/{v}/approve`](#post-v1clusterscversionsvapprove) | approve the plan from the active version to v |
@@ -512,6 +520,7 @@ ETag `"v<N>+.<store id>"`. Before any activation it is 404 `no_active_version`.
 |---|---|---|
 | `If-None-Match: "v<N>.<store id>"` | none | 304 with no body when N is still the active version of this store (and the window as open or closed as the ETag says); a bare `"v<N>"` gets the ring (200) |
 | `?wait=S` | 0 | with `If-None-Match`: hold the request until another version is activated or the migration window closes (200 with the ring) or S seconds pass (304); 0..60 |
+| `RK-Client: <id>` | none | count this client (1..128 bytes of `!`..`~`) under the version it is sent or has; see [clients](#get-v1clusterscclients) |
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `no_active_version`.
 
@@ -543,6 +552,38 @@ Before the first activation:
 
 EOF
     show e_no_active_version
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/clients`
+
+The clients of cluster `c` (SPEC section 9): every `RK-Client` id that asked for the ring in the last
+180 s (`--clients-expiry`), with the version it holds (the one it was sent, or had already: a 304 and a
+long poll held with the active version count for it; a held poll counts from when it starts), its
+address, user agent (cut to 128 bytes, bytes outside `0x20..0x7e` as `?`) and when it was last seen.
+Stragglers come first: the lowest version, then the one seen longest ago. `summary` counts every client
+whatever `limit` lists: how many hold each version, the `active` version (`null` before the first
+activation), `converged` — at least one client, and every one at the active version — and `total`.
+Requests without `RK-Client`, or with an id that is not 1..128 bytes of `!`..`~`, are served but not
+counted. The table is in memory only, and bounded: at most `--max-clients-per-cluster` ids (default
+50000) in a cluster and `--max-clients` (default 100000) in all; past a cap the id seen longest ago is
+forgotten. `ringkeeper clients` prints the summary as a table.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?limit=N` | 100 | list at most N clients, 1..1000 |
+
+Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`.
+
+Here `web-1` fetched version 1 and has not been seen since; `web-2` and `web-3` hold version 2:
+
+EOF
+    show clients
+    cat <<'EOF'
+
+`?limit=1`: the worst straggler only, and the summary of all:
+
+EOF
+    show clients_limit
     cat <<'EOF'
 
 ### `GET /v1/clusters/{c}/plan`

@@ -1,0 +1,422 @@
+/* clients.c — the table of RK-Client ids (SPEC section 9): a hash of (cluster, id) for the record
+ * on every ring request, and two lists in the order ids were last seen, one of all ids (for the
+ * expiry and the total cap) and one per cluster (for the cluster's cap and its listing). One mutex:
+ * a record is a hash lookup and a few pointer moves, so the ring's threads wait on it for
+ * microseconds; a listing walks one cluster's ids under it (at most the per-cluster cap). */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <xxhash.h>
+
+#include "clients.h"
+
+#define CLUSTER_BYTES 64 /* a cluster name (SPEC section 1: at most 63 bytes) and its NUL */
+
+typedef struct group group;
+typedef struct entry entry;
+
+/* An entry's place in one of the lists, and a list: seen longest ago first. */
+typedef struct lru_link {
+    entry *prev, *next;
+} lru_link;
+typedef struct lru_list {
+    entry *head, *tail;
+} lru_list;
+
+/* One id of one cluster. */
+struct entry {
+    entry *chain;                    /* next in its hash bucket */
+    lru_link all;                    /* in rkd_clients.all */
+    lru_link peers;                  /* in its group's ids */
+    group *group;                    /* its cluster */
+    uint64_t hash;                   /* of (cluster, id) */
+    int64_t version;                 /* the version it was sent or already had */
+    int64_t seen_ms;                 /* CLOCK_MONOTONIC: for the expiry */
+    time_t seen_at;                  /* CLOCK_REALTIME: for people */
+    char addr[RKD_CLIENTS_ADDR_MAX]; /* numeric address, or "" */
+    char *agent;                     /* owned, cut and made printable; NULL when none was sent */
+    char id[];                       /* the id, NUL-terminated */
+};
+
+#define ALL   offsetof(entry, all)   /* the lists' `which`: the list of all ids ... */
+#define PEERS offsetof(entry, peers) /* ... or of a cluster's */
+
+/* The ids of one cluster; freed when its last id goes. */
+struct group {
+    group *next;              /* in rkd_clients.groups */
+    lru_list ids;             /* its ids (entry.peers) */
+    size_t count;             /* how many */
+    char name[CLUSTER_BYTES]; /* the cluster */
+};
+
+struct rkd_clients {
+    pthread_mutex_t mu;        /* guards everything below */
+    rkd_clients_limits limits; /* with the defaults applied */
+    entry **buckets;           /* hash table, n_buckets (a power of two) long */
+    size_t n_buckets;          /* at least max_total: chains stay short */
+    uint64_t seed;             /* random: ids chosen to collide cannot be computed offline */
+    lru_list all;              /* all ids (entry.all) */
+    size_t total;              /* how many */
+    group *groups;             /* clusters with at least one id */
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+rkd_clients *rkd_clients_new(const rkd_clients_limits *limits)
+{
+    rkd_clients *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->limits.max_total = limits && limits->max_total ? limits->max_total : RKD_CLIENTS_MAX_TOTAL;
+    t->limits.max_per_cluster =
+        limits && limits->max_per_cluster ? limits->max_per_cluster : RKD_CLIENTS_MAX_PER_CLUSTER;
+    t->limits.expiry_s = limits && limits->expiry_s ? limits->expiry_s : RKD_CLIENTS_EXPIRY_S;
+    t->n_buckets = 16;
+    while (t->n_buckets < t->limits.max_total)
+        t->n_buckets *= 2;
+    t->buckets = calloc(t->n_buckets, sizeof *t->buckets);
+    if (!t->buckets) {
+        free(t);
+        return NULL;
+    }
+    if (getrandom(&t->seed, sizeof t->seed, 0) != sizeof t->seed)
+        t->seed = (uint64_t)mono_ms() ^ (uint64_t)(uintptr_t)t; /* still a table, less hardened */
+    pthread_mutex_init(&t->mu, NULL);
+    return t;
+}
+
+void rkd_clients_free(rkd_clients *t)
+{
+    if (!t)
+        return;
+    for (entry *e = t->all.head, *next; e; e = next) {
+        next = e->all.next;
+        free(e->agent);
+        free(e);
+    }
+    for (group *g = t->groups, *next; g; g = next) {
+        next = g->next;
+        free(g);
+    }
+    pthread_mutex_destroy(&t->mu);
+    free(t->buckets);
+    free(t);
+}
+
+static uint64_t key_hash(const rkd_clients *t, const char *cluster, const char *id)
+{
+    char key[CLUSTER_BYTES + RK_CLIENT_ID_MAX + 1];
+    size_t c = strlen(cluster) + 1, n = strlen(id);
+    memcpy(key, cluster, c); /* the NUL between them: ("a", "bc") is not ("ab", "c") */
+    memcpy(key + c, id, n);
+    return XXH3_64bits_withSeed(key, c + n, t->seed);
+}
+
+/* ---- the lists ---- */
+
+static lru_link *link_of(entry *e, size_t which)
+{
+    return (lru_link *)((char *)e + which);
+}
+
+static void unlink_from(lru_list *l, entry *e, size_t which)
+{
+    lru_link *k = link_of(e, which);
+    *(k->prev ? &link_of(k->prev, which)->next : &l->head) = k->next;
+    *(k->next ? &link_of(k->next, which)->prev : &l->tail) = k->prev;
+    k->prev = k->next = NULL;
+}
+
+/* Moves `e` (in `l` or in no list) to the tail of `l`: seen last. */
+static void move_to_tail(lru_list *l, entry *e, size_t which)
+{
+    lru_link *k = link_of(e, which);
+    if (k->prev || l->head == e)
+        unlink_from(l, e, which);
+    k->prev = l->tail;
+    *(l->tail ? &link_of(l->tail, which)->next : &l->head) = e;
+    l->tail = e;
+}
+
+static group *find_group(rkd_clients *t, const char *cluster)
+{
+    for (group *g = t->groups; g; g = g->next) {
+        if (strcmp(g->name, cluster) == 0)
+            return g;
+    }
+    return NULL;
+}
+
+static void free_group(rkd_clients *t, group *g)
+{
+    group **link = &t->groups;
+    while (*link != g)
+        link = &(*link)->next;
+    *link = g->next;
+    free(g);
+}
+
+/* Forgets `e` everywhere, and its cluster with its last id. */
+static void drop(rkd_clients *t, entry *e)
+{
+    entry **link = &t->buckets[e->hash & (t->n_buckets - 1)];
+    while (*link != e)
+        link = &(*link)->chain;
+    *link = e->chain;
+    unlink_from(&t->all, e, ALL);
+    unlink_from(&e->group->ids, e, PEERS);
+    t->total--;
+    if (--e->group->count == 0)
+        free_group(t, e->group);
+    free(e->agent);
+    free(e);
+}
+
+/* Forgets the ids silent for the expiry: they are at the head of the list of all. */
+static void expire(rkd_clients *t, int64_t now)
+{
+    int64_t ttl = (int64_t)t->limits.expiry_s * 1000;
+    while (t->all.head && now - t->all.head->seen_ms >= ttl)
+        drop(t, t->all.head);
+}
+
+static entry *find(rkd_clients *t, uint64_t hash, const char *cluster, const char *id)
+{
+    for (entry *e = t->buckets[hash & (t->n_buckets - 1)]; e; e = e->chain) {
+        if (e->hash == hash && strcmp(e->id, id) == 0 && strcmp(e->group->name, cluster) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* ---- recording ---- */
+
+/* The agent as kept: cut, every byte outside 0x20..0x7e a '?' (it is shown to people). */
+static char *clean_agent(const char *agent)
+{
+    if (!agent)
+        return NULL;
+    size_t n = strnlen(agent, RKD_CLIENTS_AGENT_MAX);
+    char *out = malloc(n + 1);
+    for (size_t i = 0; out && i < n; i++)
+        out[i] = agent[i] >= 0x20 && agent[i] <= 0x7e ? agent[i] : '?';
+    if (out)
+        out[n] = '\0';
+    return out;
+}
+
+/* Makes room for one more id of `cluster`: the one seen longest ago there, or of all, goes. */
+static void make_room(rkd_clients *t, const char *cluster)
+{
+    group *g = find_group(t, cluster);
+    if (g && g->count >= t->limits.max_per_cluster)
+        drop(t, g->ids.head);
+    if (t->total >= t->limits.max_total)
+        drop(t, t->all.head);
+}
+
+/* A new entry of `cluster` in the table, NULL when out of memory. */
+static entry *insert(rkd_clients *t, uint64_t hash, const char *cluster, const char *id)
+{
+    make_room(t, cluster);
+    group *g = find_group(t, cluster);
+    if (!g) {
+        g = calloc(1, sizeof *g);
+        if (!g)
+            return NULL;
+        snprintf(g->name, sizeof g->name, "%s", cluster);
+        g->next = t->groups;
+        t->groups = g;
+    }
+    size_t n = strlen(id) + 1;
+    entry *e = calloc(1, sizeof *e + n);
+    if (!e) {
+        if (g->count == 0)
+            free_group(t, g);
+        return NULL;
+    }
+    memcpy(e->id, id, n);
+    e->hash = hash;
+    e->group = g;
+    e->chain = t->buckets[hash & (t->n_buckets - 1)];
+    t->buckets[hash & (t->n_buckets - 1)] = e;
+    g->count++;
+    t->total++;
+    return e;
+}
+
+/* Sets what `e` was seen with, and moves it to the tails (seen last). */
+static void update(rkd_clients *t, entry *e, int64_t version, const char *addr, const char *agent,
+                   int64_t now)
+{
+    e->version = version;
+    e->seen_ms = now;
+    e->seen_at = time(NULL);
+    snprintf(e->addr, sizeof e->addr, "%s", addr ? addr : "");
+    if (!agent != !e->agent || (agent && strncmp(agent, e->agent, RKD_CLIENTS_AGENT_MAX) != 0)) {
+        free(e->agent);
+        e->agent = clean_agent(agent); /* out of memory: no agent, still the version */
+    }
+    move_to_tail(&t->all, e, ALL);
+    move_to_tail(&e->group->ids, e, PEERS);
+}
+
+void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64_t version,
+                      const char *addr, const char *agent)
+{
+    if (!t || !cluster || strlen(cluster) >= CLUSTER_BYTES || !rk_client_id_valid(id))
+        return;
+    uint64_t hash = key_hash(t, cluster, id);
+    int64_t now = mono_ms();
+    pthread_mutex_lock(&t->mu);
+    expire(t, now);
+    entry *e = find(t, hash, cluster, id);
+    if (!e)
+        e = insert(t, hash, cluster, id);
+    if (e)
+        update(t, e, version, addr, agent, now);
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* ---- reading ---- */
+
+/* How many ids of a cluster hold one version. */
+typedef struct tally_row {
+    int64_t version;
+    size_t count;
+} tally_row;
+
+static int by_version(const void *a, const void *b)
+{
+    const tally_row *x = a, *y = b;
+    return (x->version > y->version) - (x->version < y->version);
+}
+
+/* The versions the ids of `g` hold and how many hold each, lowest first: a new array of *n rows
+ * (free it), NULL when out of memory. With the lock held. The versions are the server's (an id
+ * holds what was active when it was seen), so they are few: a linear search finds each. */
+static tally_row *tally(const group *g, size_t *n)
+{
+    tally_row *rows = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (const entry *e = g->ids.head; e; e = e->peers.next) {
+        size_t i = 0;
+        while (i < *n && rows[i].version != e->version)
+            i++;
+        if (i == cap) {
+            tally_row *grown = realloc(rows, (cap = cap ? 2 * cap : 4) * sizeof *rows);
+            if (!grown) {
+                free(rows);
+                return NULL;
+            }
+            rows = grown;
+        }
+        if (i == *n)
+            rows[(*n)++] = (tally_row){e->version, 0};
+        rows[i].count++;
+    }
+    qsort(rows, *n, sizeof *rows, by_version);
+    return rows;
+}
+
+/* "2026-12-01T05:02:20Z" */
+static void rfc3339(char out[32], time_t when)
+{
+    struct tm tm;
+    gmtime_r(&when, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static json_t *client_json(const entry *e)
+{
+    char at[32];
+    rfc3339(at, e->seen_at);
+    return json_pack("{s:s,s:I,s:s?,s:s?,s:s}", "id", e->id, "version", (json_int_t)e->version,
+                     "addr", e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "last_seen", at);
+}
+
+/* Appends the ids of `g` at `version` to `list`, in the order they were last seen, until it holds
+ * `limit`: 0, or -1 when out of memory. */
+static int append_version(json_t *list, const group *g, int64_t version, size_t limit)
+{
+    for (const entry *e = g->ids.head; e && json_array_size(list) < limit; e = e->peers.next) {
+        if (e->version == version && json_array_append_new(list, client_json(e)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The first `limit` ids of `g`, stragglers first: the lowest version (the rows), then the one seen
+ * longest ago. NULL when out of memory. */
+static json_t *list_json(const group *g, const tally_row *rows, size_t n, size_t limit)
+{
+    json_t *list = json_array();
+    for (size_t r = 0; list && r < n && json_array_size(list) < limit; r++) {
+        if (append_version(list, g, rows[r].version, limit) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+/* converged: at least one id, and all at the active version. */
+static json_t *summary_json(const tally_row *rows, size_t n, size_t total, int64_t active)
+{
+    json_t *by = json_object();
+    for (size_t i = 0; by && i < n; i++) {
+        char v[24];
+        snprintf(v, sizeof v, "%lld", (long long)rows[i].version);
+        if (json_object_set_new(by, v, json_integer((json_int_t)rows[i].count)) != 0) {
+            json_decref(by);
+            return NULL;
+        }
+    }
+    return json_pack("{s:o,s:o,s:b,s:I}", "by_version", by, "active",
+                     active > 0 ? json_integer((json_int_t)active) : json_null(), "converged",
+                     n == 1 && rows[0].version == active, "total", (json_int_t)total);
+}
+
+json_t *rkd_clients_json(rkd_clients *t, const char *cluster, int64_t active, size_t limit)
+{
+    size_t n = 0;
+    json_t *doc = NULL;
+    pthread_mutex_lock(&t->mu);
+    expire(t, mono_ms());
+    const group *g = find_group(t, cluster);
+    tally_row *rows = g ? tally(g, &n) : NULL;
+    if (!g || rows)
+        doc = json_pack("{s:o,s:o}", "clients", g ? list_json(g, rows, n, limit) : json_array(),
+                        "summary", summary_json(rows, n, g ? g->count : 0, active));
+    pthread_mutex_unlock(&t->mu);
+    free(rows);
+    return doc;
+}
+
+void rkd_clients_metrics(rkd_clients *t, FILE *f)
+{
+    fputs("# HELP ringkeeper_clients Clients (RK-Client ids) seen in the last expiry, by cluster "
+          "and the version they hold.\n# TYPE ringkeeper_clients gauge\n",
+          f);
+    pthread_mutex_lock(&t->mu);
+    expire(t, mono_ms());
+    for (const group *g = t->groups; g; g = g->next) {
+        size_t n = 0;
+        tally_row *rows = tally(g, &n);
+        for (size_t i = 0; rows && i < n; i++)
+            fprintf(f, "ringkeeper_clients{cluster=\"%s\",version=\"%lld\"} %zu\n", g->name,
+                    (long long)rows[i].version, rows[i].count);
+        free(rows);
+    }
+    pthread_mutex_unlock(&t->mu);
+}

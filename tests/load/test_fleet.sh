@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# test_fleet.sh — a fleet converging (docs/PERFORMANCE.md, "A fleet converging"), loopback only:
+# RK_FLEET_CLIENTS (default 10000) clients long-poll one cluster, each with its own RK-Client id;
+# then one activation. rk_fleet checks that every poll is answered 200 with the new version, that
+# GET .../clients counts them all at it and converged, and that ringkeeperd's RSS per held client
+# stays under a generous bound (RK_FLEET_RSS bytes, default 65536; 0 drops it, for a sanitizer
+# build whose memory grows by design). It prints the RSS per client and the time until the last
+# client holds the new ring: figures, not checked.
+# usage: test_fleet.sh RINGKEEPERD RK_FLEET
+. "$(dirname "$0")/../server/lib.sh" "$1"
+FLEET=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+N=${RK_FLEET_CLIENTS:-10000}
+RSS=${RK_FLEET_RSS:-65536}
+[ "$RSS" = 0 ] && RSS=1073741824
+# One descriptor per poll here and in the server (which raises its own limit for
+# --max-connections): both need the soft limit above N.
+need=$((N + 256))
+if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt "$need" ]; then
+    echo "SKIP: ulimit -Hn is $(ulimit -Hn), under the $need descriptors $N clients need"
+    exit 77
+fi
+ulimit -n "$need"
+# All polls come from 127.0.0.1: the per-address limit must let them in.
+rk_start --threads 2 --max-connections "$need" --max-connections-per-address "$need"
+topo 3 >"$TMP/t"
+check "publish v1" 201 "$(req POST '/v1/clusters/fleet/versions?activate=true' \
+    -H 'Content-Type: application/json' --data-binary @"$TMP/t")"
+"$FLEET" --url "$BASE" --cluster fleet --clients "$N" --pid "$PID" --rss-per-client "$RSS" \
+    >"$TMP/fleet.out" 2>&1
+code=$?
+cat "$TMP/fleet.out"
+check "rk_fleet exit code" 0 "$code"
+rk_stop
+check "stopped cleanly" 0 "$STOP_CODE"
+finish
