@@ -94,17 +94,3 @@ int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, 
     }
     return rc;
 }
-
-int rk_cli_print_json(const char *cmd, const rk_cli_body *doc)
-{
-    json_t *j = json_loadb(doc->data, doc->len, 0, NULL);
-    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
-    json_decref(j);
-    if (!text)
-        return rk_cli_fail(cmd, RK_EXIT_FAIL, "%s", j ? "out of memory" : "the answer is not JSON");
-    /* jansson escapes C0 controls in strings, not DEL or C1 */
-    int bad = rk_cli_write_safe(stdout, text, strlen(text), RK_CLI_SAFE_JSON) ||
-              putchar('\n') == EOF || fflush(stdout);
-    free(text);
-    return bad ? rk_cli_fail(cmd, RK_EXIT_FAIL, "writing the answer failed") : RK_EXIT_OK;
-}
