@@ -146,10 +146,9 @@ typedef struct rk_cli_option {
  * code. */
 int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_option *opts,
                  rk_cli_server *server, const char **operand);
-/* plan's and simulate's two sides: --from-file and --to-file, or else the server's versions
- * (--from,
- * --to, both optional); the usage when they are mixed or a file is missing. Returns an exit code.
- */
+/* plan's and simulate's two sides: each a file (--from-file, --to-file) or a version of the
+ * server's cluster (--from, --to, both optional); one file needs the other or --cluster. The usage
+ * when they are mixed up. Returns an exit code. */
 int rk_cli_two_sides(const rk_cli_cmd *cmd, const char *const file[2], const char *const version[2],
                      const rk_cli_server *s);
 /* Checks that the V operand is a version number; returns an exit code. */
@@ -190,6 +189,13 @@ typedef enum { RK_CLI_ACTIVE, RK_CLI_LATEST } rk_cli_default_version;
  * active or the latest version; NULL with *rc set (and the reason printed) on failure. */
 rk_ring *rk_cli_fetch_ring(const char *cmd, const rk_cli_server *s, const char *version,
                            rk_cli_default_version dflt, int *rc);
+
+/* Both sides' rings: each from its file, else from the server: its version, or by default the
+ * active one (from) or the latest (to). `label` gets each side's name for people (a file name, or
+ * "C vN", "C (active)", "C (latest)"), 64 bytes each. Returns an exit code; on failure r[] may hold
+ * a ring to free. */
+int rk_cli_load_sides(const char *cmd, const char *const file[2], const char *const version[2],
+                      rk_cli_server *s, rk_ring *r[2], char label[2][64]);
 
 typedef struct rk_cli_lookup_server {
     rk_cli_server server;

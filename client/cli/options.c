@@ -213,14 +213,20 @@ int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_opti
 int rk_cli_two_sides(const rk_cli_cmd *cmd, const char *const file[2], const char *const version[2],
                      const rk_cli_server *s)
 {
-    int offline = file[0] || file[1];
+    static const char *const file_flag[2] = {"--from-file", "--to-file"};
+    static const char *const version_flag[2] = {"--from", "--to"};
     int online = version[0] || version[1] || s->url || s->cluster;
-    if (offline && online)
+    if (file[0] && file[1] && online)
         return rk_cli_usage_error(cmd, "--from-file/--to-file (two files) and --server, "
                                        "--cluster, --from, --to (the server) do not mix");
-    if (offline && !(file[0] && file[1]))
-        return rk_cli_usage_error(cmd, "%s needs %s as well", file[0] ? "--from-file" : "--to-file",
-                                  file[0] ? "--to-file" : "--from-file");
+    for (int i = 0; i < 2; i++) {
+        if (file[i] && version[i])
+            return rk_cli_usage_error(cmd, "%s and %s do not mix: that side is a file or a version",
+                                      file_flag[i], version_flag[i]);
+        if (file[i] && !file[1 - i] && !s->cluster)
+            return rk_cli_usage_error(cmd, "%s needs %s as well, or --cluster C for a version",
+                                      file_flag[i], file_flag[1 - i]);
+    }
     return RK_EXIT_OK;
 }
 

@@ -241,28 +241,14 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, simulate_arg
     return rc == RK_EXIT_OK ? rk_cli_two_sides(cmd, a->file, a->version, &a->server) : rc;
 }
 
-/* Both rings from the files, or from the server (from: the active version, to: the latest). */
-static int load_rings(simulate_args *a, rk_ring *r[2])
-{
-    static const rk_cli_default_version dflt[2] = {RK_CLI_ACTIVE, RK_CLI_LATEST};
-    if (a->file[0]) {
-        r[0] = rk_cli_load_ring("simulate", a->file[0]);
-        r[1] = r[0] ? rk_cli_load_ring("simulate", a->file[1]) : NULL;
-        return r[1] ? RK_EXIT_OK : RK_EXIT_USAGE;
-    }
-    int rc = rk_cli_server_check("simulate", &a->server);
-    for (int s = 0; s < 2 && rc == RK_EXIT_OK; s++)
-        r[s] = rk_cli_fetch_ring("simulate", &a->server, a->version[s], dflt[s], &rc);
-    return rc;
-}
-
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     simulate_args a = {0};
     if (parse_args(cmd, argc, argv, &a))
         return RK_EXIT_USAGE;
     rk_ring *r[2] = {NULL, NULL};
-    int rc = load_rings(&a, r);
+    char label[2][64];
+    int rc = rk_cli_load_sides("simulate", a.file, a.version, &a.server, r, label);
     if (rc == RK_EXIT_OK)
         rc = rk_cli_simulate_rings(a.keys, (const rk_ring **)r);
     rk_ring_free(r[0]);
