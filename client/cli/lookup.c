@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
 #define MAX_REPLICAS 64
@@ -33,24 +35,57 @@ static int check_expected(const rk_ring *r, const rk_cli_lookup_server *want)
     return RK_EXIT_OK;
 }
 
+/* -o table (default): "key<TAB>node..."; --quiet: the nodes only; -o json: one object a line. */
+static const rk_cli_view view = {"table", NULL, NULL};
+
+/* {"key": ..., "nodes": [...]} on one line (JSON Lines); -1 for a key that is not UTF-8. */
+static int print_json_line(const char *key, size_t len, const rk_topology *t,
+                           const uint32_t *owners, size_t got)
+{
+    json_t *nodes = json_array();
+    for (size_t k = 0; nodes && k < got; k++)
+        json_array_append_new(nodes, json_string(rk_topology_node(t, owners[k])->id));
+    json_t *line = json_pack("{s:s%, s:o}", "key", key, len, "nodes", nodes);
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    json_decref(line);
+    if (text)
+        printf("%s\n", text);
+    free(text);
+    return text ? 0 : -1;
+}
+
+static void print_line(const char *key, size_t len, const rk_topology *t, const uint32_t *owners,
+                       size_t got)
+{
+    if (!rk_cli_out.quiet)
+        fwrite(key, 1, len, stdout);
+    for (size_t k = 0; k < got; k++)
+        printf("%s%s", k == 0 && rk_cli_out.quiet ? "" : "\t", rk_topology_node(t, owners[k])->id);
+    putchar('\n');
+}
+
 static int route_keys(const rk_ring *r, size_t replicas)
 {
     const rk_topology *t = rk_ring_topology(r);
+    int json = !rk_cli_out.quiet && strcmp(rk_cli_format(), "json") == 0;
     uint32_t owners[MAX_REPLICAS];
     char *line = NULL;
-    size_t cap = 0;
+    size_t cap = 0, n = 0;
     long len;
-    while ((len = rk_cli_next_key(stdin, &line, &cap)) >= 0) {
+    int rc = RK_EXIT_OK;
+    while (rc == RK_EXIT_OK && (len = rk_cli_next_key(stdin, &line, &cap)) >= 0) {
         size_t got = rk_ring_lookup_replicas(r, line, (size_t)len, owners, replicas);
-        fwrite(line, 1, (size_t)len, stdout);
-        for (size_t k = 0; k < got; k++)
-            printf("\t%s", rk_topology_node(t, owners[k])->id);
-        putchar('\n');
+        n++;
+        if (!json)
+            print_line(line, (size_t)len, t, owners, got);
+        else if (print_json_line(line, (size_t)len, t, owners, got))
+            rc = rk_cli_fail("lookup", RK_EXIT_USAGE,
+                             "-o json: the key on line %zu is not UTF-8; use -o table", n);
     }
     free(line);
-    if (ferror(stdin) || fflush(stdout))
+    if (rc == RK_EXIT_OK && (ferror(stdin) || fflush(stdout)))
         return rk_cli_fail("lookup", RK_EXIT_FAIL, "reading keys or writing results failed");
-    return RK_EXIT_OK;
+    return rc;
 }
 
 typedef struct {
@@ -90,6 +125,7 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args 
                    .hi = RK_MAX_VNODE_FACTOR),
         RK_CLI_OPT("cache", RK_CLI_TEXT, &r->cache_file),
         RK_CLI_OPT("reset-cache", RK_CLI_FLAG, &r->reset_cache),
+        RK_CLI_OUTPUT_OPT(&view),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &r->server, NULL);
@@ -156,6 +192,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "and\n"
     "prints \"key<TAB>node id\" for each; with --replicas R, the first R distinct nodes "
     "clockwise.\n"
+    "-o json prints {\"key\": ..., \"nodes\": [...]} a line (JSON Lines; keys must be UTF-8);\n"
+    "--quiet prints the node ids only.\n"
     "\n"
     "  --topology FILE           a topology or a version document (JSON)\n"
     "  --server URL              fetch the active ring of cluster C instead, verified (cluster, "
@@ -178,6 +216,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --expect-hash H           refuse the ring (exit 3) unless it hashes with H, a hash of the\n"
     "                            expected scheme\n"
     "  --expect-vnode-factor N   refuse the ring (exit 3) unless its vnode_factor is N\n"
+    "  -o, --output table|json   \"key<TAB>node\" lines (default) or JSON Lines\n"
+    "  -q, --quiet               the node ids only\n"
     "\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input (also a --cache FILE that cannot be written: "
     "nothing\n"
