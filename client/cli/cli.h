@@ -36,7 +36,7 @@ typedef struct rk_cli_cmd {
 
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
     rk_cli_activate, rk_cli_revert, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export,
-    rk_cli_approve, rk_cli_policy, rk_cli_events;
+    rk_cli_approve, rk_cli_policy, rk_cli_events, rk_cli_watch;
 
 /* How rk_cli_write_safe writes what a terminal would obey. */
 typedef enum {
@@ -206,6 +206,10 @@ typedef struct rk_cli_lookup_server {
     unsigned long long expect_vnode_factor; /* --expect-vnode-factor, or 0 */
 } rk_cli_lookup_server;
 
+/* Prints why a client library call failed (c may be NULL; else also why its --cache file did not
+ * help) and returns its exit code: 4 unreachable, 3 ring refused, 2 a 4xx or bad input, else 1. */
+int rk_cli_client_failed(const char *cmd, rk_client *c, const rk_error *err);
+
 /* The active ring of the cluster, verified by the client library (or its last-known-good file,
  * with a note on stderr); a new snapshot reference in *out, release it. Returns an exit code. */
 int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out);
@@ -243,6 +247,9 @@ const char *rk_cli_format(void);
 int rk_cli_print_result(const char *cmd, const json_t *doc);
 /* The same for a server's answer (JSON text); an answer that is not JSON is a failure (1). */
 int rk_cli_print_body(const char *cmd, const rk_cli_body *body);
+/* One record of a stream (watch), on one line as -o and --quiet chose: compact JSON, key=value
+ * pairs (logfmt; the view's table is not used), or the quiet field. Returns an exit code. */
+int rk_cli_print_record(const char *cmd, const json_t *doc);
 /* One value as text for a line or a cell: a string as it is, null as "-", others as compact JSON.
  * New string, free() it; NULL when out of memory. */
 char *rk_cli_cell(const json_t *v);

@@ -176,3 +176,40 @@ int rk_cli_print_body(const char *cmd, const rk_cli_body *body)
     json_decref(doc);
     return rc;
 }
+
+/* A record as one line of key=value pairs (logfmt): a value with a space, '"' or '=' quoted. */
+static int print_pairs(const json_t *doc)
+{
+    json_t *o = (json_t *)doc; /* jansson's iterators take no const */
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const json_t *v = json_object_iter_value(it);
+        char *s = rk_cli_cell(v);
+        int quote = s && json_is_string(v) && strpbrk(s, " \"=");
+        char *q = quote ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+        rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "%s%s=%s", it == json_object_iter(o) ? "" : " ",
+                          json_object_iter_key(it),
+                          q   ? q
+                          : s ? s
+                              : "?");
+        free(q);
+        free(s);
+    }
+    return putchar('\n') == EOF ? -1 : 0;
+}
+
+int rk_cli_print_record(const char *cmd, const json_t *doc)
+{
+    int bad;
+    if (rk_cli_out.quiet) {
+        bad = print_quiet(doc, rk_cli_out.view->quiet);
+    } else if (strcmp(rk_cli_format(), "json") == 0) {
+        char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17));
+        bad = !text || rk_cli_print_safe(stdout, RK_CLI_SAFE_JSON, "%s\n", text) < 0;
+        free(text);
+    } else {
+        bad = print_pairs(doc);
+    }
+    if (bad || fflush(stdout))
+        return rk_cli_fail(cmd, RK_EXIT_FAIL, "writing the answer failed");
+    return RK_EXIT_OK;
+}
