@@ -22,7 +22,7 @@
 
 /* ---- version_doc.c ---- */
 
-/* The version document of SPEC section 4; with_nodes == 0 leaves "nodes" out (lists; `v` may then
+/* The version document of docs/RING.md; with_nodes == 0 leaves "nodes" out (lists; `v` may then
  * have no topology). New reference, NULL when out of memory. */
 json_t *rkd_version_json(const rkd_store_version *v, int with_nodes);
 
@@ -143,7 +143,7 @@ void rkd_h_events(rkd_call *c);        /* api_cutover.c */
  * the cache, else built and cached; NULL with *rc and err set. */
 rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
 
-/* ---- api_cutover.c: the gate of an activation (SPEC section 9) ---- */
+/* ---- api_cutover.c: the gate of an activation (docs/API.md) ---- */
 
 typedef struct rkd_gate {
     int64_t to_version;    /* the version activated (activate) ... */

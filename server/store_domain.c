@@ -405,7 +405,7 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_s
     return finish_read(s, rc, rec, doc, out, err);
 }
 
-/* ---- Cutover (SPEC section 9) ---- */
+/* ---- Cutover (docs/API.md) ---- */
 
 int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *out, rk_error *err)
 {

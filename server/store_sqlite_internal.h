@@ -70,7 +70,7 @@ extern const char rks_sql_cluster_id[];
 extern const char rks_sql_max_version[];
 extern const char rks_sql_active_version[];
 
-/* ---- store_events.c: SPEC section 9 (policies, approvals, events) ---- */
+/* ---- store_events.c: docs/API.md (policies, approvals, events) ---- */
 
 /* An event to record; every pointer borrowed, NULL (0, or < 0 for the fraction) for none. */
 typedef struct rks_event {

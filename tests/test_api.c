@@ -280,7 +280,7 @@ static void test_publish_document(void **state)
     json_t *value;
     json_object_foreach(doc, key, value)
     {
-        assert_string_equal(key, keys[k++]); /* the order of SPEC section 4 */
+        assert_string_equal(key, keys[k++]); /* the order of docs/API.md */
     }
     assert_string_equal(str_at(doc, "cluster"), "cache");
     assert_int_equal(int_at(doc, "version"), 1);

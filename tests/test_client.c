@@ -1,4 +1,4 @@
-/* test_client.c — the client of SPEC section 5 against a real ringkeeperd: fetch, refresh (304,
+/* test_client.c — the client of docs/CLIENT.md against a real ringkeeperd: fetch, refresh (304,
  * 200, long poll), refused rings, the last-known-good file, the refresher, and lookups on many
  * threads during refreshes. Also rk_client_verify on hand-made documents. */
 #include <setjmp.h>

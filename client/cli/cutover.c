@@ -1,5 +1,5 @@
-/* cutover.c — SPEC section 9 for operators: approve a version's plan after reading it, show and
- * set the cluster's policy, and read its events. */
+/* cutover.c — the cutover (docs/API.md) for operators: approve a version's plan after reading it,
+ * show and set the cluster's policy, and read its events. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,8 +160,8 @@ const rk_cli_cmd rk_cli_policy = {
     "usage: ringkeeper policy show|set --server URL --cluster C [--max-moved-fraction F]\n"
     "       [--max-balance-after X|none] [--approvals N] [--distinct-approver yes|no] [--token T]\n"
     "\n"
-    "Shows or sets the cluster's cutover policy (SPEC section 9); set changes only the fields\n"
-    "given and prints the policy as it is then.\n"
+    "Shows or sets the cluster's cutover policy (docs/API.md, \"Cutover\"); set changes only the\n"
+    "fields given and prints the policy as it is then.\n"
     "\n"
     "  --max-moved-fraction F   the most of the hash space one activation may move, 0..1\n"
     "  --max-balance-after X    the most a node may hold over its ideal share after it, or none\n"

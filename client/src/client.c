@@ -1,4 +1,4 @@
-/* client.c — the ring client of SPEC section 5: fetch and verify the active ring, serve it from
+/* client.c — the ring client of docs/CLIENT.md: fetch and verify the active ring, serve it from
  * reference-counted snapshots, fall back to the last-known-good file, refresh in the background. */
 #include <errno.h>
 #include <inttypes.h>

@@ -183,7 +183,7 @@ rk_start --token-file "$TMP/tokens" --db "$TMP/auth.db"
 ex e_unauthorized 401 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary "$T1"
 ex e_forbidden 403 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer not-a-configured-token' --data-binary "$T1"
 ex auth_ok 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer 0f3a9c1e7b2d4a6f8e0c' --data-binary "$T3"
-# the cutover of SPEC section 9, as two operators: alice publishes, bob approves
+# the cutover (docs/API.md, "Cutover"), as two operators: alice publishes, bob approves
 ALICE='Authorization: Bearer a11ce5ecret0000000000'
 BOB='Authorization: Bearer b0b5ecret00000000000'
 ex policy_default 200 '$RK/v1/clusters/cache/policy'
@@ -373,7 +373,7 @@ EOF
 
 ### `POST /v1/clusters/{c}/versions`
 
-Publishes a topology (SPEC section 1: `hash`, `vnode_factor`, `nodes`, optional `comment`) as the next
+Publishes a topology ([RING.md, "Topology"](RING.md#topology): `hash`, `vnode_factor`, `nodes`, optional `comment`) as the next
 version of cluster `c`, creating the cluster on its first publish. The answer is 201 with the version
 document (the topology plus `cluster`, `version`, `state`, `created_at`, `activated_at`, `author`,
 `points` and the ring's `fingerprint`) and `Location`. The new version is `staged`: nothing changes for
@@ -529,7 +529,7 @@ EOF
 
 ### `GET /v1/clusters/{c}/plan`
 
-The migration plan of SPEC section 3 between two versions of cluster `c`: which arcs of the hash space
+The migration plan of [RING.md, "Migration plan"](RING.md#migration-plan) between two versions of cluster `c`: which arcs of the hash space
 move from which node to which, how much moves against the least any placement could move
 (`minimal_fraction`), each node's share before and after, the balance before and after, and warnings.
 Both versions must use the same `hash` (422 `hash_mismatch` otherwise). Fractions are of the whole hash
@@ -565,7 +565,7 @@ EOF
 
 ## Cutover: policy, approvals, the gate, events
 
-SPEC section 9. Each cluster has a policy; its defaults keep everything above unchanged. With a
+Each cluster has a policy; its defaults keep everything above unchanged. With a
 policy, an activation (also `?activate=true` on publish or revert) passes a gate, in this order: the
 **budget** (the plan from the active version to `v`: `moved_fraction` at most `max_moved_fraction`, and
 the balance after — the most loaded node's share over its ideal — at most `max_balance_after`; else 422
