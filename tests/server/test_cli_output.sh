@@ -72,11 +72,11 @@ check "versions: the table's header" "version  state" "$(head -1 "$TMP/out" | cu
 cli 0 "versions -o json" versions "${S[@]}" -o json
 check "versions -o json" "[3, 2, 1]" "$(json versions '[v["version"] for v in d["versions"]]')"
 cli 0 "versions --quiet" versions "${S[@]}" --quiet
-check "versions --quiet" "3 2 1" "$(echo $(cat "$TMP/out"))"
+check "versions --quiet" "3 2 1" "$(tr "\n" " " <"$TMP/out" | sed "s/ $//")"
 cli 0 "events -o json" events "${S[@]}" -o json
 check "events -o json" "['revert', 'publish', 'activate', 'publish']" "$(json events '[e["kind"] for e in d["events"]]')"
 cli 0 "events -q" events "${S[@]}" -q
-check "events -q" "4 3 2 1" "$(echo $(cat "$TMP/out"))"
+check "events -q" "4 3 2 1" "$(tr "\n" " " <"$TMP/out" | sed "s/ $//")"
 cli 0 "policy show -o table" policy show "${S[@]}" -o table
 check "policy show -o table" "approvals           0" "$(grep '^approvals' "$TMP/out")"
 cli 0 "policy show -q" policy show "${S[@]}" -q
