@@ -2,7 +2,7 @@
 # test_completion.sh — the bash completion (client/cli/ringkeeper.bash) driven as bash drives it:
 # COMP_WORDS and COMP_CWORD set, _ringkeeper called, COMPREPLY checked. Its commands are exactly
 # those `ringkeeper --help` lists, and each command's options exactly those its --help lists, so
-# the two cannot drift apart.
+# the two cannot drift apart; and docs/CLI.md lists every command.
 # usage: test_completion.sh RINGKEEPER SOURCE_DIR
 set -u
 RK=$1
@@ -42,6 +42,10 @@ for cmd in $help_commands; do
     want=$( ("$RK" "$cmd" --help | grep -oE -- '(^|[ [(,])(--[a-z][a-z-]*|-[oq])\b' | sed 's/^[ [(,]//'
         echo --help) | sort -u | tr '\n' ' ' | sed 's/ $//')
     check "$cmd: its options are those of its --help" "$want" "$(complete_words "$cmd" -)"
+done
+# the CLI reference (docs/CLI.md) has a row for every command too
+for cmd in $help_commands; do
+    check "docs/CLI.md: a row for $cmd" 1 "$(grep -c "^| \`$cmd[ \`]" "$src/docs/CLI.md")"
 done
 check "options by prefix" "--from --from-file" "$(complete_words plan --fro)"
 check "watch --c" "--ca-file --cluster --count" "$(complete_words watch --c)"
