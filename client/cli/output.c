@@ -11,9 +11,17 @@
 
 rk_cli_output rk_cli_out;
 
+/* The command's view; a command without an RK_CLI_OUTPUT_OPT row prints JSON, nothing when quiet.
+ */
+static const rk_cli_view *view(void)
+{
+    static const rk_cli_view none = {"json", NULL, NULL};
+    return rk_cli_out.view ? rk_cli_out.view : &none;
+}
+
 const char *rk_cli_format(void)
 {
-    return rk_cli_out.format ? rk_cli_out.format : rk_cli_out.view ? rk_cli_out.view->dflt : "json";
+    return rk_cli_out.format ? rk_cli_out.format : view()->dflt;
 }
 
 char *rk_cli_cell(const json_t *v)
@@ -152,14 +160,13 @@ static int print_generic(const json_t *doc)
 
 int rk_cli_print_result(const char *cmd, const json_t *doc)
 {
-    const rk_cli_view *view = rk_cli_out.view;
     int rc = RK_EXIT_OK;
     if (rk_cli_out.quiet)
-        rc = print_quiet(doc, view->quiet) ? RK_EXIT_FAIL : RK_EXIT_OK;
+        rc = print_quiet(doc, view()->quiet) ? RK_EXIT_FAIL : RK_EXIT_OK;
     else if (strcmp(rk_cli_format(), "json") == 0)
         rc = print_indented(doc) ? RK_EXIT_FAIL : RK_EXIT_OK;
-    else if (view->table)
-        rc = view->table(doc);
+    else if (view()->table)
+        rc = view()->table(doc);
     else
         rc = print_generic(doc) ? RK_EXIT_FAIL : RK_EXIT_OK;
     if (fflush(stdout) || ferror(stdout))
@@ -186,11 +193,9 @@ static int print_pairs(const json_t *doc)
         char *s = rk_cli_cell(v);
         int quote = s && json_is_string(v) && strpbrk(s, " \"=");
         char *q = quote ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+        const char *text = q ? q : s ? s : "?";
         rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "%s%s=%s", it == json_object_iter(o) ? "" : " ",
-                          json_object_iter_key(it),
-                          q   ? q
-                          : s ? s
-                              : "?");
+                          json_object_iter_key(it), text);
         free(q);
         free(s);
     }
@@ -201,7 +206,7 @@ int rk_cli_print_record(const char *cmd, const json_t *doc)
 {
     int bad;
     if (rk_cli_out.quiet) {
-        bad = print_quiet(doc, rk_cli_out.view->quiet);
+        bad = print_quiet(doc, view()->quiet);
     } else if (strcmp(rk_cli_format(), "json") == 0) {
         char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17));
         bad = !text || rk_cli_print_safe(stdout, RK_CLI_SAFE_JSON, "%s\n", text) < 0;
