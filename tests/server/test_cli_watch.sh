@@ -22,6 +22,7 @@ cli() { # cli CODE NAME ARGS...: ringkeeper ARGS, stdout to $TMP/out, stderr to 
 # watch_bg ARGS...: ringkeeper watch ARGS in the background with SIGINT at its default (a shell's
 # background job would ignore it), output in $TMP/w.out and $TMP/w.err
 watch_bg() {
+    : >"$TMP/w.out" # now, not when the child opens it: lines() must not count the last watch's lines
     python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$RK" watch "$@" </dev/null >"$TMP/w.out" 2>"$TMP/w.err" &
