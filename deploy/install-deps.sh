@@ -21,10 +21,12 @@ build=(
     build-essential cmake pkg-config
     libjansson-dev libxxhash-dev nettle-dev zlib1g-dev libyaml-dev libcurl4-openssl-dev
     libsqlite3-dev libmicrohttpd-dev
+    help2man                         # the man pages, made from the --help texts (deploy/man)
 )
 develop=(
     git clang-format
     curl sqlite3 openssl             # integration tests (TLS certificates made at test time)
+    man-db groff-base                # the man pages' test renders them
     valgrind                         # leak checks of the CLI and a server run (.ci)
     libcmocka-dev                    # unit tests
     clang-14 libclang-rt-14-dev      # fuzzing (.ci/fuzz.sh: libFuzzer)

@@ -24,7 +24,7 @@ CREATE TABLE versions (
     PRIMARY KEY (cluster_id, version)
 );
 
--- At most one active version per cluster (SPEC section 4), enforced by the database itself.
+-- At most one active version per cluster (docs/API.md), enforced by the database itself.
 CREATE UNIQUE INDEX versions_one_active ON versions (cluster_id) WHERE state = 'active';
 
 -- Versions are immutable: only the state and the activation time ever change, and no row is

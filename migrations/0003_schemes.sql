@@ -1,4 +1,4 @@
--- 0003_schemes.sql — versions of the ketama scheme (SPEC section 8) beside those of the ringkeeper
+-- 0003_schemes.sql — versions of the ketama scheme (docs/KETAMA.md) beside those of the ringkeeper
 -- scheme. A ketama topology names twemproxy's key hashes and has no vnode_factor (stored as 0), so
 -- the CHECKs of 0001 must change, which SQLite does only by rebuilding the table: the rows are
 -- copied as they are (every existing version is of the ringkeeper scheme), then the index and the

@@ -1,4 +1,4 @@
--- 0005_cutover.sql — SPEC section 9: a cluster's cutover policy, approvals of plans and the
+-- 0005_cutover.sql — The cutover (docs/API.md): a cluster's cutover policy, approvals of plans and the
 -- append-only audit of events. A cluster without a policy row has the defaults (no budget, no
 -- approvals), so existing clusters keep the flow of section 4 unchanged.
 

@@ -1,4 +1,4 @@
--- 0006_migration_window.sql — SPEC section 9's migration window: while a row is here, clients of
+-- 0006_migration_window.sql — the cutover's (docs/API.md) migration window: while a row is here, clients of
 -- the cluster keep answering the owners of the previous ring (dual reads) next to the active one.
 -- An activation under a policy with migration_window opens it, in the activation's transaction;
 -- POST .../migration/finish deletes the row, with a "finish" event in the same transaction (the

@@ -1,4 +1,4 @@
-/* api.c — the router of SPEC section 4's API: the route table, path matching and dispatch to the
+/* api.c — the router of docs/API.md's API: the route table, path matching and dispatch to the
  * handlers (api_admin.c, api_versions.c, api_ring.c, api_plan.c), and the app they share. A new
  * route is a line of `routes` and a handler declared in api_internal.h. Request in, response out,
  * no sockets.
@@ -11,7 +11,7 @@
  * | 400    | invalid_topology    | a topology rule is broken; field: its JSON path               |
  * | 400    | invalid_parameter   | a query parameter is out of range; field: its name            |
  * | 400    | invalid_header      | If-Match is not "v<N>"; field: the header's name              |
- * | 400    | invalid_cluster     | the cluster name in the path breaks SPEC section 1's rule     |
+ * | 400    | invalid_cluster     | the cluster name in the path breaks the rule of docs/RING.md |
  * | 400    | invalid_version     | the version in the path is not a positive integer             |
  * | 400    | invalid_body        | a field of a policy, approval, activation or finish body      |
  * | 401    | unauthorized        | (http.c) no usable credentials                                |
@@ -180,7 +180,7 @@ void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp)
     }
     if (!path_match) {
         rkd_response_error(resp, 404, "not_found", NULL,
-                           "there is no such path; see SPEC section 4 for the routes");
+                           "there is no such path; see docs/API.md for the routes");
         return;
     }
     resp->allow = path_match->allow;

@@ -1,4 +1,4 @@
-/* api.h — the HTTP API of SPEC section 4 as plain functions: a request in, a response out, no
+/* api.h — the HTTP API of docs/API.md as plain functions: a request in, a response out, no
  * sockets. The HTTP layer (http.c) translates libmicrohttpd calls to these; tests and fuzzers call
  * them directly.
  *
@@ -72,7 +72,7 @@ typedef struct rkd_plan_limits {
 /* Sets the plan limits; call before serving. */
 void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits);
 
-/* Replaces the table of clients (SPEC section 9) by an empty one with these limits (0: the default
+/* Replaces the table of clients (docs/API.md) by an empty one with these limits (0: the default
  * of each); call before serving. RK_ENOMEM leaves the old table. */
 int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits);
 
@@ -82,17 +82,18 @@ typedef void (*rkd_activation_fn)(void *arg, const char *cluster, int64_t versio
 void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg);
 
 /* Answers `req` into `resp` (zeroed by the caller). Every outcome, errors included, is a response:
- * errors carry the JSON error object of SPEC section 4. */
+ * errors carry the JSON error object of docs/RING.md. */
 void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp);
 
 /* Frees (or releases) the body and zeroes the response. */
 void rkd_response_clear(rkd_response *resp);
 
-/* Makes `resp` the error `status` with body {"error": {"code", "message", "field"?}} (SPEC section
- * 4), replacing any body it had. `code` is a lowercase snake_case machine word (the table at the
- * top of api.c; the HTTP layer uses "unauthorized" 401, "forbidden" 403, "body_too_large" 413);
- * `field` names the one thing to blame, or is NULL / "". The message is one printf-formatted
- * sentence a person can act on. Falls back to a fixed 500 body when out of memory. */
+/* Makes `resp` the error `status` with body {"error": {"code", "message", "field"?}}
+ * (docs/RING.md), replacing any body it had. `code` is a lowercase snake_case machine word (the
+ * table at the top of api.c; the HTTP layer uses "unauthorized" 401, "forbidden" 403,
+ * "body_too_large" 413); `field` names the one thing to blame, or is NULL / "". The message is one
+ * printf-formatted sentence a person can act on. Falls back to a fixed 500 body when out of memory.
+ */
 void rkd_response_error(rkd_response *resp, int status, const char *code, const char *field,
                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -1,4 +1,4 @@
-/* api_admin.c — the operational routes of SPEC section 4: liveness, readiness, metrics and the
+/* api_admin.c — the operational routes of docs/API.md: liveness, readiness, metrics and the
  * cluster list. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* api_clients.c — SPEC section 9's clients: the RK-Client header recorded on every ring request,
- * and GET /v1/clusters/{c}/clients, which lists them stragglers first with a summary. */
+/* api_clients.c — the cutover's (docs/API.md) clients: the RK-Client header recorded on every ring
+ * request, and GET /v1/clusters/{c}/clients, which lists them stragglers first with a summary. */
 #include <string.h>
 
 #include "api_internal.h"

@@ -1,5 +1,6 @@
-/* api_cutover.c — SPEC section 9's routes: the policy, approvals, the audit of events, and the
- * gate that activations pass (the budget here, the approvals inside the store's transaction). */
+/* api_cutover.c — The cutover routes (docs/API.md): the policy, approvals, the audit of events, and
+ * the gate that activations pass (the budget here, the approvals inside the store's transaction).
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

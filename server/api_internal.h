@@ -22,7 +22,7 @@
 
 /* ---- version_doc.c ---- */
 
-/* The version document of SPEC section 4; with_nodes == 0 leaves "nodes" out (lists; `v` may then
+/* The version document of docs/RING.md; with_nodes == 0 leaves "nodes" out (lists; `v` may then
  * have no topology). New reference, NULL when out of memory. */
 json_t *rkd_version_json(const rkd_store_version *v, int with_nodes);
 
@@ -156,7 +156,7 @@ void rkd_client_seen(rkd_call *c, int64_t version);
  * the cache, else built and cached; NULL with *rc and err set. */
 rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
 
-/* ---- api_cutover.c: the gate of an activation (SPEC section 9) ---- */
+/* ---- api_cutover.c: the gate of an activation (docs/API.md) ---- */
 
 typedef struct rkd_gate {
     int64_t to_version;    /* the version activated (activate) ... */
@@ -198,7 +198,7 @@ int rkd_parse_int(const char *s, int64_t *out);
  * while a migration window is open), or the bare "v<N>" / "v<N>+" of older clients (store_id
  * then ""), into *version, *open (may be NULL) and store_id: 0, or -1. */
 int rkd_parse_etag(const char *s, int64_t *version, int *open, char store_id[RKD_STORE_ID_LEN]);
-/* "v<N>.<store id>" with the quotes, "v<N>+.<store id>" when `open` (SPEC section 9: the ring
+/* "v<N>.<store id>" with the quotes, "v<N>+.<store id>" when `open` (docs/API.md: the ring
  * document names a previous version): a version number names a ring only together with the store
  * id, since a restored backup numbers its versions on from where it was taken. */
 void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, int open, const char *store_id);

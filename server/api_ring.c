@@ -140,7 +140,7 @@ rkd_entry *rkd_on_window_closed(rkd_app *app, const char *cluster, int64_t versi
 }
 
 /* What If-None-Match says of the active version `doc` of this store. A "+" after N must match
- * the open migration window (SPEC section 9), so that its close is news. */
+ * the open migration window (docs/API.md), so that its close is news. */
 typedef enum tag_match {
     TAG_OTHER = 0, /* absent, unparsable, another version or store, or another window state */
     TAG_BARE = 1,  /* "v<N>" of the active N without a store id: maybe another ring numbered N */

@@ -1,4 +1,4 @@
-/* api_versions.c — the version routes of SPEC section 4: publish, list, get, activate, revert. */
+/* api_versions.c — the version routes of docs/API.md: publish, list, get, activate, revert. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/* clients.c — the table of RK-Client ids (SPEC section 9): a hash of (cluster, id) for the record
+/* clients.c — the table of RK-Client ids (docs/API.md): a hash of (cluster, id) for the record
  * on every ring request, and two lists in the order ids were last seen, one of all ids (for the
  * expiry and the total cap) and one per cluster (for the cluster's cap and its listing). One mutex:
  * a record is a hash lookup and a few pointer moves, so the ring's threads wait on it for
@@ -14,7 +14,7 @@
 
 #include "clients.h"
 
-#define CLUSTER_BYTES 64 /* a cluster name (SPEC section 1: at most 63 bytes) and its NUL */
+#define CLUSTER_BYTES 64 /* a cluster name (docs/RING.md: at most 63 bytes) and its NUL */
 
 typedef struct group group;
 typedef struct entry entry;

@@ -1,7 +1,7 @@
-/* clients.h — SPEC section 9's clients: per cluster, in memory, the version each RK-Client id was
- * last sent or already had, its address, user agent and when it was last seen. Bounded whatever
- * ids a client invents: a cap per cluster and in total (the id seen longest ago goes first), cut
- * strings, and ids silent for the expiry forgotten.
+/* clients.h — the cutover's (docs/API.md) clients: per cluster, in memory, the version each
+ * RK-Client id was last sent or already had, its address, user agent and when it was last seen.
+ * Bounded whatever ids a client invents: a cap per cluster and in total (the id seen longest ago
+ * goes first), cut strings, and ids silent for the expiry forgotten.
  *
  * Thread safety: every function may run on many threads at once for one table.
  */
@@ -18,7 +18,7 @@
 
 #define RKD_CLIENTS_AGENT_MAX       128    /* bytes of a user agent kept; the rest is cut */
 #define RKD_CLIENTS_ADDR_MAX        64     /* a numeric IPv6 address with its scope fits */
-#define RKD_CLIENTS_EXPIRY_S        180    /* SPEC section 9: an id silent this long is forgotten */
+#define RKD_CLIENTS_EXPIRY_S        180    /* docs/API.md: an id silent this long is forgotten */
 #define RKD_CLIENTS_MAX_TOTAL       100000 /* ids tracked at most, all clusters together */
 #define RKD_CLIENTS_MAX_PER_CLUSTER 50000  /* ids tracked at most in one cluster */
 #define RKD_CLIENTS_LIST_DEFAULT    100    /* clients listed by GET .../clients without ?limit */

@@ -398,7 +398,7 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     snprintf(st->method, sizeof st->method, "%s", method);
     snprintf(st->path, sizeof st->path, "%s", url);
     snprintf(st->author, sizeof st->author, "-");
-    log_client(c, st->addr); /* once: the log line and the table of clients (SPEC section 9) */
+    log_client(c, st->addr); /* once: the log line and the table of clients (docs/API.md) */
     *req_cls = st;
     atomic_fetch_add(&h->inflight, 1);
     rkd_framing f = rkd_check_framing(c, method, version);

@@ -1,5 +1,5 @@
 /* store.h — the storage layer of ringkeeperd: clusters and their numbered, immutable topology
- * versions (SPEC sections 4 and 7), behind one interface that names no database. This is all
+ * versions (docs/API.md, OPERATIONS.md), behind one interface that names no database. This is all
  * api.c and http.c see.
  *
  * Layout: store_domain.c implements these calls once for every backend (checks, ring and
@@ -10,7 +10,7 @@
  *
  * Validation: the caller hands in an rk_topology, which libringkeeper has already validated; the
  * store computes points and the fingerprint with libringkeeper too. Cluster names are the caller's
- * to check (SPEC section 1); the store only refuses NULL or empty ones.
+ * to check (docs/RING.md); the store only refuses NULL or empty ones.
  *
  * Thread safety: every rkd_store_* call on one rkd_store may be made from any number of threads at
  * once, except rkd_store_close() and rkd_store_set_watch() (call those while no other thread uses
@@ -89,7 +89,7 @@ typedef struct rkd_store_version {
     rk_hash_alg hash;                      /* the topology's hash */
     uint32_t vnode_factor;                 /* the topology's vnode_factor */
     uint64_t points;                       /* sum of vnode_factor * weight */
-    char fingerprint[RKD_STORE_FP_LEN];    /* SPEC section 2, lowercase hex */
+    char fingerprint[RKD_STORE_FP_LEN];    /* docs/RING.md, lowercase hex */
     char store_id[RKD_STORE_ID_LEN];       /* rkd_store_id of the store it was read from */
     rk_topology *topology;                 /* one reference; NULL in lists (no node lists there) */
     int64_t previous;                      /* while a migration window is open over this version:
@@ -176,15 +176,15 @@ typedef struct rkd_store_activation {
  * versions older than v superseded, and an "activate" (or, with a reason, "force") event is
  * recorded in the same transaction. a->if_match_active other than the active version:
  * RKD_STORE_EPRECONDITION. v not newer than the active version: RKD_STORE_ECONFLICT (roll back by
- * reverting). A migration window open (SPEC section 9): RKD_STORE_EWINDOWOPEN (finish it
- * first). Fewer approvals of the plan from the active version to v than the policy asks:
- * RKD_STORE_EAPPROVAL. With the policy's migration_window set and a version active, the
+ * reverting). A migration window open (docs/API.md): RKD_STORE_EWINDOWOPEN (finish it
+ * first). Fewer approvals of the plan from the active version to v (docs/API.md) than the policy
+ * asks: RKD_STORE_EAPPROVAL. With the policy's migration_window set and a version active, the
  * activation opens a migration window over v (previous: the version active before), in the same
  * transaction. Nothing changes on failure. *out: new record. */
 int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_store_activation *a,
                        rkd_store_version **out, rk_error *err) RK_MUST_CHECK;
 
-/* ---- Cutover (SPEC section 9) ---- */
+/* ---- Cutover (docs/API.md) ---- */
 
 #define RKD_STORE_APPROVALS_MAX 100 /* the most approvals a policy may ask for */
 

@@ -15,7 +15,7 @@
  * rkd_store_open() in store_open.c pick it by the location it is given. Nothing in store.h,
  * store_domain.c, api.c or http.c changes.
  *
- * Events (SPEC section 9) are written by the backend in the same atomic step as the change each
+ * Events (docs/API.md) are written by the backend in the same atomic step as the change each
  * records: publish and activate carry what their event needs, and approvals are counted inside
  * the activation's step with rkd_store_check_approvals, so a gate cannot be passed by a race.
  *
@@ -47,7 +47,7 @@ typedef struct rkd_store_draft {
     const char *hash;        /* rk_hash_name() of its hash */
     uint32_t vnode_factor;   /* the topology's vnode_factor; 0 in the ketama scheme */
     uint64_t points;         /* the ring's point count */
-    const char *fingerprint; /* SPEC section 2, 16 lowercase hex digits */
+    const char *fingerprint; /* docs/RING.md, 16 lowercase hex digits */
     const char *created_at;  /* RFC 3339 UTC; also activated_at when `activate` is set */
     const char *author;      /* NULL for none */
     const char *comment;     /* NULL for none */

@@ -424,7 +424,7 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_s
     return finish_read(s, rc, rec, doc, out, err);
 }
 
-/* ---- Cutover (SPEC section 9) ---- */
+/* ---- Cutover (docs/API.md) ---- */
 
 int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *author,
                                const char *comment, rkd_store_version **out, rk_error *err)

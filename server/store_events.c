@@ -1,6 +1,7 @@
-/* store_events.c — SPEC section 9 in the SQLite store: policies, approvals and the audit of events
- * (migration 0005). Every event is written inside the transaction of the change it records, by the
- * operation making that change, so the audit and the versions cannot disagree after a crash. */
+/* store_events.c — The cutover (docs/API.md) in the SQLite store: policies, approvals and the audit
+ * of events (migration 0005). Every event is written inside the transaction of the change it
+ * records, by the operation making that change, so the audit and the versions cannot disagree after
+ * a crash. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

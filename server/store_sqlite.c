@@ -170,7 +170,7 @@ static int read_only(void *b)
     return ro;
 }
 
-/* Durability settings (SPEC section 7): WAL must really be on, or refuse to run. */
+/* Durability settings (docs/OPERATIONS.md): WAL must really be on, or refuse to run. */
 static int configure(rks_store *s, rk_error *err)
 {
     sqlite3_stmt *st = NULL;

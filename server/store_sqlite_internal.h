@@ -75,7 +75,7 @@ extern const char rks_sql_cluster_id[];
 extern const char rks_sql_max_version[];
 extern const char rks_sql_active_version[];
 
-/* ---- store_events.c: SPEC section 9 (policies, approvals, events) ---- */
+/* ---- store_events.c: docs/API.md (policies, approvals, events) ---- */
 
 /* An event to record; every pointer borrowed, NULL (0, or < 0 for the fraction) for none. */
 typedef struct rks_event {
@@ -114,7 +114,7 @@ int rks_approve(void *b, const char *cluster, int64_t v, const char *digest, con
 int rks_list_events(void *b, const char *cluster, size_t limit, int64_t before,
                     rkd_store_event_list *out, rk_error *err);
 
-/* ---- store_window.c: the migration window (SPEC section 9) ---- */
+/* ---- store_window.c: the migration window (docs/API.md) ---- */
 
 /* Inside the caller's transaction (s->lock held), for an activation of p->v of cluster p->cid: */
 /* RKD_STORE_EWINDOWOPEN while a window is open (rkd_store_check_window). */

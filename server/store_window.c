@@ -1,6 +1,6 @@
-/* store_window.c — SPEC section 9's migration window in the SQLite store (migration 0006): opening
- * one inside an activation's transaction, refusing activations while one is open, and closing it
- * with its "finish" event in one transaction. */
+/* store_window.c — the cutover's (docs/API.md) migration window in the SQLite store (migration
+ * 0006): opening one inside an activation's transaction, refusing activations while one is open,
+ * and closing it with its "finish" event in one transaction. */
 #include <stdlib.h>
 
 #include <sqlite3.h>

@@ -1,4 +1,4 @@
-/* version_doc.c — the JSON documents of the HTTP API (SPEC section 4): version documents, the
+/* version_doc.c — the JSON documents of the HTTP API (docs/API.md): version documents, the
  * version list and the cluster list, built from store records. */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +29,7 @@ static const char *or_null(const char *s)
     return s && s[0] ? s : NULL;
 }
 
-/* What says how the ring is made: hash and vnode_factor, or for the ketama scheme (SPEC section 8)
+/* What says how the ring is made: hash and vnode_factor, or for the ketama scheme (docs/KETAMA.md)
  * scheme, hash and the hash tag when the topology is at hand and has one. */
 static int add_scheme_fields(json_t *doc, const rkd_store_version *v)
 {

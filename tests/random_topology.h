@@ -68,7 +68,7 @@ static inline void rt_remove(rt_spec *s, size_t i)
     s->n--;
 }
 
-/* Makes sure at least one node has weight > 0, as SPEC section 1 asks. */
+/* Makes sure at least one node has weight > 0, as docs/RING.md asks. */
 static inline void rt_fix_weights(rt_spec *s)
 {
     for (size_t i = 0; i < s->n; i++)

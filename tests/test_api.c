@@ -280,7 +280,7 @@ static void test_publish_document(void **state)
     json_t *value;
     json_object_foreach(doc, key, value)
     {
-        assert_string_equal(key, keys[k++]); /* the order of SPEC section 4 */
+        assert_string_equal(key, keys[k++]); /* the order of docs/API.md */
     }
     assert_string_equal(str_at(doc, "cluster"), "cache");
     assert_int_equal(int_at(doc, "version"), 1);
@@ -524,7 +524,7 @@ static void test_ring_etag_wait(void **state)
     assert_int_equal(ring(app, NULL, NULL, 0, 200, v1), 1); /* from the cache */
     json_t *a = expect_json(get(app, "/v1/clusters/r/ring", NULL, NULL), 200);
     json_t *b = expect_json(get(app, "/v1/clusters/r/versions/1", NULL, NULL), 200);
-    /* The ring document is the version document and the migration window (SPEC section 9). */
+    /* The ring document is the version document and the migration window (docs/API.md). */
     assert_true(json_is_null(json_object_get(a, "previous")));
     json_object_del(a, "previous");
     assert_true(json_equal(a, b));

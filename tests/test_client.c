@@ -1,4 +1,4 @@
-/* test_client.c — the client of SPEC section 5 against a real ringkeeperd: fetch, refresh (304,
+/* test_client.c — the client of docs/CLIENT.md against a real ringkeeperd: fetch, refresh (304,
  * 200, long poll), refused rings, the last-known-good file, the refresher, and lookups on many
  * threads during refreshes. Also rk_client_verify on hand-made documents. */
 #include <setjmp.h>
@@ -377,7 +377,7 @@ static void assert_previous_is(rk_snapshot *s, unsigned n)
     free(t);
 }
 
-/* SPEC section 9: a client that starts inside a migration window (from the server, or from its
+/* docs/CLIENT.md: a client that starts inside a migration window (from the server, or from its
  * file while the server is down) fetches the previous version by its number and answers both
  * owners; once the window is finished, it drops the previous ring by itself. */
 static void test_migration_window(void **state)

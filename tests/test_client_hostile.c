@@ -388,7 +388,7 @@ static void ed_store_id_number(json_t *d)
     json_object_set_new(d, "store_id", json_integer(81985529216486895));
 }
 
-/* A migration window naming a version that is not older than the ring (SPEC section 9). */
+/* A migration window naming a version that is not older than the ring (docs/API.md). */
 static void ed_previous_not_older(json_t *d)
 {
     json_object_set_new(

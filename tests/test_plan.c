@@ -1,4 +1,4 @@
-/* test_plan.c — the migration plan of SPEC section 3 on seeded random pairs of topologies: its arcs
+/* test_plan.c — the migration plan of docs/RING.md on seeded random pairs of topologies: its arcs
  * against key-by-key lookups in both rings, its sums, its steps, and its JSON and text forms. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -666,7 +666,7 @@ static void check_parts_json(const json_t *doc, const rk_plan *p, uint64_t keys)
     }
 }
 
-/* The document of SPEC section 3 with every field, as the plan's figures say. */
+/* The document of docs/RING.md with every field, as the plan's figures say. */
 static void check_json(const pair *x, const rk_plan_meta *meta, uint64_t keys)
 {
     size_t na, ns;
@@ -748,7 +748,7 @@ static void test_documents(void **state)
     pair_free(&x);
 }
 
-/* SPEC section 9's digest, against values computed independently with xxhsum 0.8.1:
+/* The plan digest (docs/RING.md), against values computed independently with xxhsum 0.8.1:
  * printf '3:6fd8c4088bbca473>4:0123456789abcdef' | xxhsum -H3. */
 static void test_digest(void **state)
 {

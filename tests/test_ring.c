@@ -1,4 +1,4 @@
-/* test_ring.c — the ring of SPEC section 2 against brute force: linear scans, walks and sums, on
+/* test_ring.c — the ring of docs/RING.md against brute force: linear scans, walks and sums, on
  * seeded random rings of all three hashes (collisions, draining nodes and one-point rings
  * included). */
 #include <setjmp.h>

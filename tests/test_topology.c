@@ -1,4 +1,4 @@
-/* test_topology.c — topology validation (SPEC section 1): the cases in tests/fixtures/invalid (each
+/* test_topology.c — topology validation (docs/RING.md): the cases in tests/fixtures/invalid (each
  * with the error it must give) and tests/fixtures/valid (each must parse and round-trip), plus the
  * cases too big or too binary to keep as files. */
 #include <setjmp.h>

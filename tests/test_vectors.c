@@ -1,4 +1,4 @@
-/* test_vectors.c — the golden vectors of SPEC sections 1-3 and 8 (tests/vectors, a copy of
+/* test_vectors.c — the golden vectors of docs/RING.md, KETAMA.md (tests/vectors, a copy of
  * shared/vectors). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,7 +180,7 @@ static size_t unhex(const char *hex, char *buf, size_t cap)
     return n;
 }
 
-/* SPEC section 8: every node's point count and every key's owner. */
+/* docs/KETAMA.md: every node's point count and every key's owner. */
 static void check_ketama_case(const json_t *c)
 {
     const char *name = json_string_value(json_object_get(c, "name"));

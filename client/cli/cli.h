@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "ringkeeper.h"
 
 /* Exit codes, documented in `ringkeeper --help` and the README. */
@@ -34,7 +36,7 @@ typedef struct rk_cli_cmd {
 
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
     rk_cli_activate, rk_cli_revert, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export,
-    rk_cli_approve, rk_cli_policy, rk_cli_events, rk_cli_migration;
+    rk_cli_approve, rk_cli_policy, rk_cli_events, rk_cli_migration, rk_cli_watch;
 extern const rk_cli_cmd rk_cli_clients;
 
 /* How rk_cli_write_safe writes what a terminal would obey. */
@@ -115,6 +117,7 @@ typedef enum {
     RK_CLI_NUMBER,   /* unsigned long long: a whole number in lo..hi */
     RK_CLI_FRACTION, /* double: in (0, 1] */
     RK_CLI_FLAG,     /* int: 1 when given; takes no value */
+    RK_CLI_OUTPUT,   /* const rk_cli_view: the command prints a result; gives -o and --quiet */
 } rk_cli_kind;
 
 /* One --option of a command; a table of them ends with {0}. */
@@ -126,6 +129,7 @@ typedef struct rk_cli_option {
     unsigned long long lo, hi;  /* RK_CLI_NUMBER's range */
     const char *const *choices; /* RK_CLI_CHOICE's values, NULL-terminated */
     const char *must;           /* for a bad value's message, when "lo..hi" does not say it */
+    char letter;                /* its one-letter form (-o), or 0 */
 } rk_cli_option;
 
 /* A table row: RK_CLI_OPT("replicas", RK_CLI_NUMBER, &replicas, .lo = 1, .hi = 64). */
@@ -134,16 +138,18 @@ typedef struct rk_cli_option {
         .name = (option), .kind = (type), .value = (where), __VA_ARGS__                            \
     }
 
+/* The row that gives a command -o json|table and --quiet: RK_CLI_OUTPUT_OPT(&view). */
+#define RK_CLI_OUTPUT_OPT(view) RK_CLI_OPT("output", RK_CLI_OUTPUT, (void *)(view))
+
 /* Parses argv by the table `opts`, plus the server options into *server when it is not NULL, and
  * exactly one operand into *operand when it is not NULL (else none). An unknown option, a missing
  * value or operand prints the usage, a bad value "--name: must be ..., got ..."; returns an exit
  * code. */
 int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_option *opts,
                  rk_cli_server *server, const char **operand);
-/* plan's and simulate's two sides: --from-file and --to-file, or else the server's versions
- * (--from,
- * --to, both optional); the usage when they are mixed or a file is missing. Returns an exit code.
- */
+/* plan's and simulate's two sides: each a file (--from-file, --to-file) or a version of the
+ * server's cluster (--from, --to, both optional); one file needs the other or --cluster. The usage
+ * when they are mixed up. Returns an exit code. */
 int rk_cli_two_sides(const rk_cli_cmd *cmd, const char *const file[2], const char *const version[2],
                      const rk_cli_server *s);
 /* Checks that the V operand is a version number; returns an exit code. */
@@ -185,6 +191,13 @@ typedef enum { RK_CLI_ACTIVE, RK_CLI_LATEST } rk_cli_default_version;
 rk_ring *rk_cli_fetch_ring(const char *cmd, const rk_cli_server *s, const char *version,
                            rk_cli_default_version dflt, int *rc);
 
+/* Both sides' rings: each from its file, else from the server: its version, or by default the
+ * active one (from) or the latest (to). `label` gets each side's name for people (a file name, or
+ * "C vN", "C (active)", "C (latest)"), 64 bytes each. Returns an exit code; on failure r[] may hold
+ * a ring to free. */
+int rk_cli_load_sides(const char *cmd, const char *const file[2], const char *const version[2],
+                      rk_cli_server *s, rk_ring *r[2], char label[2][64]);
+
 typedef struct rk_cli_lookup_server {
     rk_cli_server server;
     const char *cache_file;                 /* --cache, or NULL */
@@ -195,11 +208,52 @@ typedef struct rk_cli_lookup_server {
     const char *client_id;                  /* --client-id, or NULL: not counted (RK-Client) */
 } rk_cli_lookup_server;
 
+/* Prints why a client library call failed (c may be NULL; else also why its --cache file did not
+ * help) and returns its exit code: 4 unreachable, 3 ring refused, 2 a 4xx or bad input, else 1. */
+int rk_cli_client_failed(const char *cmd, rk_client *c, const rk_error *err);
+
 /* The active ring of the cluster, verified by the client library (or its last-known-good file,
  * with a note on stderr); a new snapshot reference in *out, release it. Returns an exit code. */
 int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out);
 
-/* Prints a JSON document indented, for people. */
-int rk_cli_print_json(const char *cmd, const rk_cli_body *doc);
+/* ---- Output (output.c): -o json|table and --quiet, chosen in one place for every command ---- */
+
+/* How a command prints its result document. A command adopts -o and --quiet with one row in its
+ * options, RK_CLI_OUTPUT_OPT(&view), and prints through rk_cli_print_result or rk_cli_print_body.
+ */
+typedef struct rk_cli_view {
+    const char *dflt;                /* without -o: "json" or "table" */
+    int (*table)(const json_t *doc); /* -o table, returns an exit code; NULL: the generic table
+                                        (scalars as "key  value", lists of objects as columns) */
+    const char *quiet; /* --quiet prints this field of the result ("a.field": of its object a),
+                          "list[].field" that field of each element, one a line; NULL: nothing */
+} rk_cli_view;
+
+/* The -o and --quiet given to this process's one command; rk_cli_parse fills them. */
+typedef struct rk_cli_output {
+    const rk_cli_view *view; /* the command's, from its RK_CLI_OUTPUT_OPT row; NULL: none */
+    const char *format;      /* -o: "json" or "table"; NULL: the view's default */
+    int quiet;               /* --quiet: only the view's essential field */
+} rk_cli_output;
+extern rk_cli_output rk_cli_out;
+
+/* The lines of -o and --quiet in a command's usage. */
+#define RK_CLI_OUTPUT_HELP(dflt)                                                                   \
+    "  -o, --output json|table   the result as JSON or as a table for people (default " dflt ")\n" \
+    "  -q, --quiet    print only the essential (see ringkeeper --help)\n"
+
+/* The format the command prints in: -o, else its view's default ("json" without a view). */
+const char *rk_cli_format(void);
+/* Prints `doc` (borrowed), the result of command `cmd`, as -o and --quiet chose: indented JSON,
+ * the view's table, or only its essential field. Returns an exit code. */
+int rk_cli_print_result(const char *cmd, const json_t *doc);
+/* The same for a server's answer (JSON text); an answer that is not JSON is a failure (1). */
+int rk_cli_print_body(const char *cmd, const rk_cli_body *body);
+/* One record of a stream (watch), on one line as -o and --quiet chose: compact JSON, key=value
+ * pairs (logfmt; the view's table is not used), or the quiet field. Returns an exit code. */
+int rk_cli_print_record(const char *cmd, const json_t *doc);
+/* One value as text for a line or a cell: a string as it is, null as "-", others as compact JSON.
+ * New string, free() it; NULL when out of memory. */
+char *rk_cli_cell(const json_t *v);
 
 #endif

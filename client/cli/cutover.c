@@ -1,5 +1,5 @@
-/* cutover.c — SPEC section 9 for operators: approve a version's plan after reading it, show and
- * set the cluster's policy, and read its events. */
+/* cutover.c — the cutover (docs/API.md) for operators: approve a version's plan after reading it,
+ * show and set the cluster's policy, and read its events. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,10 +8,11 @@
 
 #include "cli.h"
 
-/* Sends `doc` (stolen; NULL: no body) as the body of METHOD route and prints the JSON answer. */
-static int send_json(const char *cmd, const rk_cli_server *s, json_t *doc, const char *method,
+/* Sends `doc` (stolen; NULL: no body) as the body of METHOD route and prints the answer. */
+static int send_json(const rk_cli_cmd *c, const rk_cli_server *s, json_t *doc, const char *method,
                      const char *route)
 {
+    const char *cmd = c->name;
     rk_cli_body in = {0}, out = {0};
     in.data = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(doc);
@@ -21,10 +22,13 @@ static int send_json(const char *cmd, const rk_cli_server *s, json_t *doc, const
     int rc = rk_cli_call(cmd, s, in.data ? &in : NULL, &out, method, "%s", route);
     free(in.data);
     if (rc == RK_EXIT_OK)
-        rc = rk_cli_print_json(cmd, &out);
+        rc = rk_cli_print_body(c->name, &out);
     free(out.data);
     return rc;
 }
+
+/* The approval and the policy: JSON by default; --quiet prints nothing. */
+static const rk_cli_view answer_view = {"json", NULL, NULL};
 
 /* ---- approve ---- */
 
@@ -44,8 +48,10 @@ static int approve(const rk_cli_cmd *cmd, int argc, char **argv)
     rk_cli_server s = {0};
     const char *v = NULL, *comment = NULL;
     int yes = 0;
-    const rk_cli_option opts[] = {
-        RK_CLI_OPT("yes", RK_CLI_FLAG, &yes), RK_CLI_OPT("comment", RK_CLI_TEXT, &comment), {0}};
+    const rk_cli_option opts[] = {RK_CLI_OPT("yes", RK_CLI_FLAG, &yes),
+                                  RK_CLI_OPT("comment", RK_CLI_TEXT, &comment),
+                                  RK_CLI_OUTPUT_OPT(&answer_view),
+                                  {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &v);
     rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
     rc = rc ? rc : rk_cli_version_arg(cmd->name, v);
@@ -59,7 +65,8 @@ static int approve(const rk_cli_cmd *cmd, int argc, char **argv)
     const char *line = strstr(plan.data, "\ndigest ");
     if (line)
         sscanf(line, "\ndigest %16[0-9a-f]", digest);
-    rk_cli_write_safe(stdout, plan.data, plan.len, RK_CLI_SAFE_LINES);
+    if (!rk_cli_out.quiet)
+        rk_cli_write_safe(stdout, plan.data, plan.len, RK_CLI_SAFE_LINES);
     free(plan.data);
     fflush(stdout);
     if (strlen(digest) != RK_PLAN_DIGEST_LEN - 1)
@@ -68,7 +75,7 @@ static int approve(const rk_cli_cmd *cmd, int argc, char **argv)
         return rk_cli_fail(cmd->name, RK_EXIT_USAGE, "not approved");
     char route[64];
     snprintf(route, sizeof route, "/versions/%s/approve", v);
-    return send_json(cmd->name, &s, json_pack("{s:s, s:s*}", "digest", digest, "comment", comment),
+    return send_json(cmd, &s, json_pack("{s:s, s:s*}", "digest", digest, "comment", comment),
                      "POST", route);
 }
 
@@ -81,7 +88,8 @@ const rk_cli_cmd rk_cli_approve = {
     "the plan changes and the approval no longer counts: approve again.\n"
     "\n"
     "  --yes          do not ask\n"
-    "  --comment T    a comment recorded with the approval\n" SERVER_OPTIONS_HELP,
+    "  --comment T    a comment recorded with the approval\n" RK_CLI_OUTPUT_HELP("json")
+        SERVER_OPTIONS_HELP,
     NULL, "V"};
 
 /* ---- policy ---- */
@@ -129,6 +137,7 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("approvals", RK_CLI_TEXT, &approvals),
         RK_CLI_OPT("distinct-approver", RK_CLI_CHOICE, &flags[0], .choices = yes_no),
         RK_CLI_OPT("migration-window", RK_CLI_CHOICE, &flags[1], .choices = yes_no),
+        RK_CLI_OUTPUT_OPT(&answer_view),
         {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &what);
     rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
@@ -140,14 +149,14 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
     if (!set && (moved || balance || approvals || flags[0] || flags[1]))
         return rk_cli_usage_error(cmd, "policy show takes no policy options; use policy set");
     if (!set)
-        return send_json(cmd->name, &s, NULL, "GET", "/policy");
+        return send_json(cmd, &s, NULL, "GET", "/policy");
     json_t *doc = json_object();
     rc = doc ? policy_fields(cmd->name, doc, moved, balance, approvals, flags) : RK_EXIT_FAIL;
     if (rc != RK_EXIT_OK) {
         json_decref(doc);
         return rc;
     }
-    return send_json(cmd->name, &s, doc, "PUT", "/policy");
+    return send_json(cmd, &s, doc, "PUT", "/policy");
 }
 
 const rk_cli_cmd rk_cli_policy = {
@@ -156,25 +165,41 @@ const rk_cli_cmd rk_cli_policy = {
     "       [--max-balance-after X|none] [--approvals N] [--distinct-approver yes|no]\n"
     "       [--migration-window yes|no] [--token T]\n"
     "\n"
-    "Shows or sets the cluster's cutover policy (SPEC section 9); set changes only the fields\n"
-    "given and prints the policy as it is then.\n"
+    "Shows or sets the cluster's cutover policy (docs/API.md, \"Cutover\"); set changes only the\n"
+    "fields given and prints the policy as it is then.\n"
     "\n"
     "  --max-moved-fraction F   the most of the hash space one activation may move, 0..1\n"
     "  --max-balance-after X    the most a node may hold over its ideal share after it, or none\n"
     "  --approvals N            approvals of the plan an activation needs, 0..100\n"
     "  --distinct-approver yes|no  whether a version's author may approve it\n"
     "  --migration-window yes|no   whether an activation opens a migration window: clients keep\n"
-    "                           the previous owners until ringkeeper migration "
-    "finish\n" SERVER_OPTIONS_HELP,
+    "                           the previous owners until ringkeeper migration finish\n"
+    "" RK_CLI_OUTPUT_HELP("json") SERVER_OPTIONS_HELP,
     NULL, "show|set"};
 
 /* ---- migration ---- */
 
+/* -o table (the default): one sentence from the ring document the finish answers with. */
+static int finished_line(const json_t *doc)
+{
+    const char *cluster = json_string_value(json_object_get(doc, "cluster"));
+    json_t *v = json_object_get(doc, "version");
+    if (!cluster || !json_is_integer(v))
+        return rk_cli_fail("migration", RK_EXIT_FAIL, "the answer is not a ring document");
+    rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE,
+                      "cluster %s: the migration window of version %lld is finished; clients drop "
+                      "the previous ring at their next refresh",
+                      cluster, (long long)json_integer_value(v));
+    return putchar('\n') == EOF || fflush(stdout) ? RK_EXIT_FAIL : RK_EXIT_OK;
+}
+
 static int migration(const rk_cli_cmd *cmd, int argc, char **argv)
 {
+    static const rk_cli_view view = {"table", finished_line, NULL};
     rk_cli_server s = {0};
     const char *what = NULL, *comment = NULL;
-    const rk_cli_option opts[] = {RK_CLI_OPT("comment", RK_CLI_TEXT, &comment), {0}};
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("comment", RK_CLI_TEXT, &comment), RK_CLI_OUTPUT_OPT(&view), {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &what);
     rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
     if (rc != RK_EXIT_OK)
@@ -189,33 +214,28 @@ static int migration(const rk_cli_cmd *cmd, int argc, char **argv)
              ? rk_cli_fail(cmd->name, RK_EXIT_FAIL, "out of memory")
              : rk_cli_call(cmd->name, &s, body ? &in : NULL, &out, "POST", "/migration/finish");
     free(body);
-    doc = rc == RK_EXIT_OK ? json_loadb(out.data, out.len, 0, NULL) : NULL;
-    free(out.data);
-    json_t *v = json_object_get(doc, "version");
-    if (rc == RK_EXIT_OK && !json_is_integer(v))
-        rc = rk_cli_fail(cmd->name, RK_EXIT_FAIL, "the answer is not a ring document");
     if (rc == RK_EXIT_OK)
-        printf("cluster %s: the migration window of version %lld is finished; clients drop the "
-               "previous ring at their next refresh\n",
-               s.cluster, (long long)json_integer_value(v));
-    json_decref(doc);
+        rc = rk_cli_print_body(cmd->name, &out);
+    free(out.data);
     return rc;
 }
 
 const rk_cli_cmd rk_cli_migration = {
     "migration", migration,
     "usage: ringkeeper migration finish --server URL --cluster C [--comment TEXT] [--token T]\n"
+    "                  [-o json|table] [--quiet]\n"
     "\n"
-    "Closes the cluster's migration window (SPEC section 9), once the data has moved: the ring\n"
+    "Closes the cluster's migration window (docs/API.md), once the data has moved: the ring\n"
     "no longer names the previous version, clients drop the previous ring, and the next version\n"
     "can be activated. Recorded as a finish event. No window open: exit 2.\n"
     "\n"
-    "  --comment T    a comment recorded with the event\n" SERVER_OPTIONS_HELP,
+    "  --comment T    a comment recorded with the event\n" RK_CLI_OUTPUT_HELP(
+        "table: a sentence; json: the ring document") SERVER_OPTIONS_HELP,
     NULL, "finish"};
 
 /* ---- events ---- */
 
-static void print_event(json_t *e)
+static void print_event(const json_t *e)
 {
     json_t *moved = json_object_get(e, "moved_fraction");
     char v[48] = "", pct[16] = "";
@@ -239,40 +259,46 @@ static void print_event(json_t *e)
     putchar('\n');
 }
 
+/* -o table: one line an event under a header. */
+static int events_table(const json_t *doc)
+{
+    json_t *list = json_object_get(doc, "events");
+    if (!json_is_array(list))
+        return rk_cli_fail("events", RK_EXIT_FAIL, "the answer is not a list of events");
+    printf("%6s  %-20s  %-8s  %-12s  %-16s  %-16s  %10s  %s\n", "event", "at", "kind", "author",
+           "versions", "digest", "moved", "detail");
+    for (size_t i = 0; i < json_array_size(list); i++)
+        print_event(json_array_get(list, i));
+    return RK_EXIT_OK;
+}
+
+/* The events as a table by default; --quiet: their numbers. */
+static const rk_cli_view events_view = {"table", events_table, "events[].event"};
+
 static int events(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     rk_cli_server s = {0};
     unsigned long long limit = 20;
     const rk_cli_option opts[] = {RK_CLI_OPT("limit", RK_CLI_NUMBER, &limit, .lo = 1, .hi = 1000),
+                                  RK_CLI_OUTPUT_OPT(&events_view),
                                   {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, NULL);
     rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
     rk_cli_body out = {0};
     rc = rc ? rc : rk_cli_call(cmd->name, &s, NULL, &out, "GET", "/events?limit=%llu", limit);
-    if (rc != RK_EXIT_OK)
-        return rc;
-    json_t *doc = json_loadb(out.data, out.len, 0, NULL);
-    json_t *list = json_object_get(doc, "events");
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_print_body(cmd->name, &out);
     free(out.data);
-    if (!json_is_array(list)) {
-        json_decref(doc);
-        return rk_cli_fail(cmd->name, RK_EXIT_FAIL, "the answer is not a list of events");
-    }
-    printf("%6s  %-20s  %-8s  %-12s  %-16s  %-16s  %10s  %s\n", "event", "at", "kind", "author",
-           "versions", "digest", "moved", "detail");
-    size_t i;
-    json_t *e;
-    json_array_foreach(list, i, e) print_event(e);
-    json_decref(doc);
-    return fflush(stdout) ? rk_cli_fail(cmd->name, RK_EXIT_FAIL, "writing failed") : RK_EXIT_OK;
+    return rc;
 }
 
 const rk_cli_cmd rk_cli_events = {
     "events", events,
-    "usage: ringkeeper events --server URL --cluster C [--limit N]\n"
+    "usage: ringkeeper events --server URL --cluster C [--limit N] [-o json|table] [--quiet]\n"
     "\n"
     "Prints the cluster's audit, newest first: publishes, reverts, approvals, activations (force:\n"
     "past the budget, with the reason), policy changes, finished migrations.\n"
     "\n"
-    "  --limit N      the newest N events, 1..1000 (default 20)\n" SERVER_OPTIONS_HELP,
+    "  --limit N      the newest N events, 1..1000 (default 20)\n" RK_CLI_OUTPUT_HELP("table")
+        SERVER_OPTIONS_HELP,
     NULL, NULL};

@@ -1,5 +1,5 @@
 /* import_export.c — `ringkeeper import` and `ringkeeper export`: a twemproxy pool to a ketama
- * topology and back (SPEC section 8), so a fleet routed by nutcracker adopts ringkeeper with no key
+ * topology and back (docs/KETAMA.md), so a fleet routed by nutcracker adopts ringkeeper with no key
  * moved, and every change reviewed in ringkeeper goes back to nutcracker as a pool it loads. */
 #include <stdlib.h>
 #include <string.h>

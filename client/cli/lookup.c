@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
 #define MAX_REPLICAS 64
@@ -34,33 +36,81 @@ static int check_expected(const rk_ring *r, const rk_cli_lookup_server *want)
     return RK_EXIT_OK;
 }
 
-/* Prints the `replicas` owners of the key under `r`, each after a tab. */
-static void print_owners(const rk_ring *r, const char *key, size_t len, size_t replicas)
+/* -o table (default): "key<TAB>node..."; --quiet: the nodes only; -o json: one object a line.
+ * While a migration window is open (`prev` not NULL) the owners under the previous ring follow:
+ * after the others on a table line, as "previous" in a JSON one. */
+static const rk_cli_view view = {"table", NULL, NULL};
+
+typedef struct key_owners {
+    uint32_t now[MAX_REPLICAS], before[MAX_REPLICAS];
+    size_t n_now, n_before;
+} key_owners;
+
+static json_t *node_ids(const rk_ring *r, const uint32_t *o, size_t n)
 {
-    uint32_t owners[MAX_REPLICAS];
-    size_t got = rk_ring_lookup_replicas(r, key, len, owners, replicas);
-    for (size_t k = 0; k < got; k++)
-        printf("\t%s", rk_topology_node(rk_ring_topology(r), owners[k])->id);
+    json_t *ids = json_array();
+    for (size_t k = 0; ids && k < n; k++)
+        json_array_append_new(ids, json_string(rk_topology_node(rk_ring_topology(r), o[k])->id));
+    return ids;
 }
 
-/* key<TAB>owners, and during a migration window (`prev` not NULL) the owners under the previous
- * ring after them. */
+/* {"key": ..., "nodes": [...]} on one line (JSON Lines); -1 for a key that is not UTF-8. */
+static int print_json_line(const char *key, size_t len, const rk_ring *r, const rk_ring *prev,
+                           const key_owners *o)
+{
+    json_t *line =
+        json_pack("{s:s%, s:o}", "key", key, len, "nodes", node_ids(r, o->now, o->n_now));
+    if (line && prev)
+        json_object_set_new(line, "previous", node_ids(prev, o->before, o->n_before));
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    json_decref(line);
+    if (text)
+        printf("%s\n", text);
+    free(text);
+    return text ? 0 : -1;
+}
+
+static void print_ids(const rk_ring *r, const uint32_t *o, size_t n, int first_bare)
+{
+    for (size_t k = 0; k < n; k++)
+        printf("%s%s", k == 0 && first_bare ? "" : "\t",
+               rk_topology_node(rk_ring_topology(r), o[k])->id);
+}
+
+static void print_line(const char *key, size_t len, const rk_ring *r, const rk_ring *prev,
+                       const key_owners *o)
+{
+    if (!rk_cli_out.quiet)
+        fwrite(key, 1, len, stdout);
+    print_ids(r, o->now, o->n_now, rk_cli_out.quiet);
+    if (prev)
+        print_ids(prev, o->before, o->n_before, 0);
+    putchar('\n');
+}
+
 static int route_keys(const rk_ring *r, const rk_ring *prev, size_t replicas)
 {
+    int json = !rk_cli_out.quiet && strcmp(rk_cli_format(), "json") == 0;
     char *line = NULL;
-    size_t cap = 0;
+    size_t cap = 0, n = 0;
     long len;
-    while ((len = rk_cli_next_key(stdin, &line, &cap)) >= 0) {
-        fwrite(line, 1, (size_t)len, stdout);
-        print_owners(r, line, (size_t)len, replicas);
-        if (prev)
-            print_owners(prev, line, (size_t)len, replicas);
-        putchar('\n');
+    int rc = RK_EXIT_OK;
+    while (rc == RK_EXIT_OK && (len = rk_cli_next_key(stdin, &line, &cap)) >= 0) {
+        key_owners o;
+        o.n_now = rk_ring_lookup_replicas(r, line, (size_t)len, o.now, replicas);
+        o.n_before =
+            prev ? rk_ring_lookup_replicas(prev, line, (size_t)len, o.before, replicas) : 0;
+        n++;
+        if (!json)
+            print_line(line, (size_t)len, r, prev, &o);
+        else if (print_json_line(line, (size_t)len, r, prev, &o))
+            rc = rk_cli_fail("lookup", RK_EXIT_USAGE,
+                             "-o json: the key on line %zu is not UTF-8; use -o table", n);
     }
     free(line);
-    if (ferror(stdin) || fflush(stdout))
+    if (rc == RK_EXIT_OK && (ferror(stdin) || fflush(stdout)))
         return rk_cli_fail("lookup", RK_EXIT_FAIL, "reading keys or writing results failed");
-    return RK_EXIT_OK;
+    return rc;
 }
 
 typedef struct {
@@ -101,6 +151,7 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args 
         RK_CLI_OPT("cache", RK_CLI_TEXT, &r->cache_file),
         RK_CLI_OPT("reset-cache", RK_CLI_FLAG, &r->reset_cache),
         RK_CLI_OPT("client-id", RK_CLI_TEXT, &r->client_id),
+        RK_CLI_OUTPUT_OPT(&view),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &r->server, NULL);
@@ -182,6 +233,9 @@ const rk_cli_cmd rk_cli_lookup = {
     "clockwise.\n"
     "While a migration window is open (--server), the owners under the previous ring follow\n"
     "(\"key<TAB>node id<TAB>previous node id\"), and a note on stderr says so.\n"
+    "-o json prints {\"key\": ..., \"nodes\": [...]} a line (JSON Lines; keys must be UTF-8), "
+    "with\n"
+    "\"previous\": [...] in a migration window; --quiet prints the node ids only.\n"
     "\n"
     "  --topology FILE           a topology or a version document (JSON)\n"
     "  --server URL              fetch the active ring of cluster C instead, verified (cluster, "
@@ -206,6 +260,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --expect-hash H           refuse the ring (exit 3) unless it hashes with H, a hash of the\n"
     "                            expected scheme\n"
     "  --expect-vnode-factor N   refuse the ring (exit 3) unless its vnode_factor is N\n"
+    "  -o, --output table|json   \"key<TAB>node\" lines (default) or JSON Lines\n"
+    "  -q, --quiet               the node ids only\n"
     "\n"
     "Exit codes: 0 ok, 1 failure, 2 bad input (also a --cache FILE that cannot be written: "
     "nothing\n"

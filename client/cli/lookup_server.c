@@ -29,9 +29,7 @@ static size_t exit_index(int status)
     return i;
 }
 
-/* The exit code of a failed fetch (c may be NULL), with the reason and why the --cache file did not
- * help. */
-static int failed(rk_client *c, const rk_error *err)
+int rk_cli_client_failed(const char *cmd, rk_client *c, const rk_error *err)
 {
     long status = 0;
     size_t i = exit_index(err->code);
@@ -40,12 +38,12 @@ static int failed(rk_client *c, const rk_error *err)
     /* RK_EHTTP's message starts "HTTP <status>": a 4xx is bad input, as for the other commands */
     if (err->code == RK_EHTTP && sscanf(err->message, "HTTP %ld", &status) == 1)
         rc = rk_cli_status_exit(status);
-    rk_cli_fail("lookup", rc, "%s%s", known ? client_exits[i].prefix : "", err->message);
+    rk_cli_fail(cmd, rc, "%s%s", known ? client_exits[i].prefix : "", err->message);
     rk_client_status st = {0};
     if (c)
         rk_client_status_get(c, &st);
     if (st.last_error == RK_ECACHE)
-        rk_cli_fail("lookup", rc, "%s", st.last_message);
+        rk_cli_fail(cmd, rc, "%s", st.last_message);
     return rc;
 }
 
@@ -87,8 +85,9 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
     rk_error err = {0};
     rk_client *c = rk_client_new(&cfg, &err);
     if (!c)
-        return failed(NULL, &err);
-    int rc = rk_client_fetch(c, &err) == RK_OK ? RK_EXIT_OK : failed(c, &err);
+        return rk_cli_client_failed("lookup", NULL, &err);
+    int rc =
+        rk_client_fetch(c, &err) == RK_OK ? RK_EXIT_OK : rk_cli_client_failed("lookup", c, &err);
     /* the ring is good but the fallback the user asked for is not there: refuse, route nothing */
     if (rc == RK_EXIT_OK && err.code == RK_ECACHE)
         rc = rk_cli_fail("lookup", RK_EXIT_USAGE, "--cache: %s", err.message);

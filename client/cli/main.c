@@ -4,9 +4,10 @@
 #include "cli.h"
 
 static const rk_cli_cmd *const commands[] = {
-    &rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish,  &rk_cli_activate,
-    &rk_cli_revert,  &rk_cli_versions, &rk_cli_show,     &rk_cli_import,   &rk_cli_export,
-    &rk_cli_approve, &rk_cli_policy,   &rk_cli_events,   &rk_cli_migration, &rk_cli_clients};
+    &rk_cli_lookup,   &rk_cli_plan,      &rk_cli_simulate, &rk_cli_publish,
+    &rk_cli_activate, &rk_cli_revert,    &rk_cli_versions, &rk_cli_show,
+    &rk_cli_import,   &rk_cli_export,    &rk_cli_approve,  &rk_cli_policy,
+    &rk_cli_events,   &rk_cli_migration, &rk_cli_clients,  &rk_cli_watch};
 
 static int usage(FILE *to, int code)
 {
@@ -27,8 +28,19 @@ static int usage(FILE *to, int code)
         "  revert    publish a copy of an older version (then activate it to roll back)\n"
         "  versions  list the versions, newest first\n"
         "  show      print one version document\n"
+        "  watch     a line for the active version, then one for each activation (long poll)\n"
+        "  approve   approve the plan from the active version to a version (cutover policy)\n"
+        "  policy    show or set the cluster's cutover policy\n"
+        "  events    the cluster's audit: publishes, approvals, activations, policy changes\n"
         "  clients   how many clients hold each version, and whether they converged\n"
-        "  migration finish: close the migration window (dual reads) once the data has moved\n"
+        "  migration  finish: close the migration window (dual reads) once the data has moved\n"
+        "\n"
+        "output: commands that print a result take -o json|table (each has its default) and\n"
+        "-q/--quiet, which prints only the essential: the version number for publish, revert and\n"
+        "show, nothing for activate, approve and policy, the version numbers for versions, the\n"
+        "event numbers for events, the keys that move for simulate, the moved fraction for plan,\n"
+        "the node ids for lookup, the version for watch. Errors still go to stderr, exit codes\n"
+        "are the same. import and export print file formats, not results: they have no -o.\n"
         "\n"
         "environment: RINGKEEPER_SERVER is the default --server (http:// or https://),\n"
         "RINGKEEPER_TOKEN the default --token (a bearer token for writes; never printed),\n"

@@ -1,5 +1,5 @@
 /* nutcracker.h — twemproxy (nutcracker) pool configurations to and from ketama topologies, for
- * `ringkeeper import` and `ringkeeper export` (SPEC section 8). Reads YAML with libyaml; writes
+ * `ringkeeper import` and `ringkeeper export` (docs/KETAMA.md). Reads YAML with libyaml; writes
  * the pool as text. Only what decides where keys go is carried over: the key hash, the hash tag and
  * the servers (weights and names); every other pool option is the operator's. */
 #ifndef RK_CLI_NUTCRACKER_H

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-#define MAX_OPTIONS 16  /* a command's options and the five server options */
+#define MAX_OPTIONS 24  /* a command's options, the five server options and the two of output */
 #define FIRST_VAL   256 /* getopt_long values of the options: above any option character */
 
 /* What a bad value must be, for its message: the option's words, its choices or its range. */
@@ -95,13 +95,27 @@ int rk_cli_version_arg(const char *cmd, const char *v)
     return is_version(v) ? RK_EXIT_OK : bad_value(cmd, "", &operand, v);
 }
 
-/* The command's options followed, when it talks to a server, by the five server options. */
+/* -o and --quiet in place of an RK_CLI_OUTPUT row: into rk_cli_out. */
+static size_t output_options(const rk_cli_option *row, rk_cli_option *all)
+{
+    static const char *const formats[] = {"json", "table", NULL};
+    rk_cli_out.view = row->value;
+    all[0] = (rk_cli_option)RK_CLI_OPT("output", RK_CLI_CHOICE, &rk_cli_out.format,
+                                       .choices = formats, .letter = 'o');
+    all[1] = (rk_cli_option)RK_CLI_OPT("quiet", RK_CLI_FLAG, &rk_cli_out.quiet, .letter = 'q');
+    return 2;
+}
+
+/* The command's options (an RK_CLI_OUTPUT row as -o and --quiet) followed, when it talks to a
+ * server, by the five server options. */
 static size_t all_options(const rk_cli_option *opts, rk_cli_server *s, rk_cli_option *all)
 {
     size_t n = 0;
-    while (opts[n].name)
-        n++;
-    memcpy(all, opts, n * sizeof *all);
+    for (; opts->name; opts++)
+        if (opts->kind == RK_CLI_OUTPUT)
+            n += output_options(opts, all + n);
+        else
+            all[n++] = *opts;
     if (!s)
         return n;
     const rk_cli_option server[] = {
@@ -113,12 +127,41 @@ static size_t all_options(const rk_cli_option *opts, rk_cli_server *s, rk_cli_op
     return n + sizeof server / sizeof server[0];
 }
 
-/* getopt_long's complaint, in our words: the option it stopped at (argv[optind - 1]). */
-static int getopt_error(const rk_cli_cmd *cmd, int c, char **argv, const rk_cli_option *all)
+/* The index in `all` of getopt_long's value c: an option's FIRST_VAL + i, or its letter; n when
+ * it is neither. */
+static size_t option_index(int c, const rk_cli_option *all, size_t n)
 {
-    if (c == ':')
-        return rk_cli_usage_error(cmd, "--%s needs a value", all[optopt - FIRST_VAL].name);
-    if (optopt > 0 && optopt < FIRST_VAL) /* a short option: none exist */
+    if (c >= FIRST_VAL)
+        return (size_t)(c - FIRST_VAL);
+    size_t i = 0;
+    while (i < n && (!all[i].letter || all[i].letter != c))
+        i++;
+    return i;
+}
+
+/* getopt_long's option string: ":" (missing values reported as ':'), then each letter, with ':'
+ * when it takes a value. */
+static void short_options(const rk_cli_option *all, size_t n, char *out)
+{
+    *out++ = ':';
+    for (size_t i = 0; i < n; i++) {
+        if (!all[i].letter)
+            continue;
+        *out++ = all[i].letter;
+        if (all[i].kind != RK_CLI_FLAG)
+            *out++ = ':';
+    }
+    *out = '\0';
+}
+
+/* getopt_long's complaint, in our words: the option it stopped at (argv[optind - 1]). */
+static int getopt_error(const rk_cli_cmd *cmd, int c, char **argv, const rk_cli_option *all,
+                        size_t n)
+{
+    size_t i = option_index(optopt, all, n);
+    if (c == ':' && i < n)
+        return rk_cli_usage_error(cmd, "--%s needs a value", all[i].name);
+    if (optopt > 0 && optopt < FIRST_VAL) /* a letter no option has */
         return rk_cli_usage_error(cmd, "unknown option -%c", optopt);
     return rk_cli_usage_error(cmd, "unknown option %s", argv[optind - 1]);
 }
@@ -142,7 +185,9 @@ int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_opti
 {
     rk_cli_option all[MAX_OPTIONS];
     struct option longopts[MAX_OPTIONS + 1] = {{NULL, 0, NULL, 0}};
+    char letters[2 * MAX_OPTIONS + 2];
     size_t n = all_options(opts, server, all);
+    short_options(all, n, letters);
     int given[MAX_OPTIONS] = {0};
     for (size_t i = 0; i < n; i++)
         longopts[i] = (struct option){all[i].name,
@@ -150,12 +195,13 @@ int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_opti
                                       NULL, FIRST_VAL + (int)i};
     int c, rc;
     opterr = 0; /* its messages start with argv[0], the command's bare name: ours say why */
-    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-        if (c < FIRST_VAL)
-            return getopt_error(cmd, c, argv, all);
-        if ((rc = take(cmd->name, &all[c - FIRST_VAL], optarg)) != RK_EXIT_OK)
+    while ((c = getopt_long(argc, argv, letters, longopts, NULL)) != -1) {
+        size_t i = option_index(c, all, n);
+        if (i == n)
+            return getopt_error(cmd, c, argv, all, n);
+        if ((rc = take(cmd->name, &all[i], optarg)) != RK_EXIT_OK)
             return rc;
-        given[c - FIRST_VAL] = 1;
+        given[i] = 1;
     }
     if ((rc = check_given(cmd, all, n, given, argc - optind, argv + optind)) != RK_EXIT_OK)
         return rc;
@@ -167,14 +213,20 @@ int rk_cli_parse(const rk_cli_cmd *cmd, int argc, char **argv, const rk_cli_opti
 int rk_cli_two_sides(const rk_cli_cmd *cmd, const char *const file[2], const char *const version[2],
                      const rk_cli_server *s)
 {
-    int offline = file[0] || file[1];
+    static const char *const file_flag[2] = {"--from-file", "--to-file"};
+    static const char *const version_flag[2] = {"--from", "--to"};
     int online = version[0] || version[1] || s->url || s->cluster;
-    if (offline && online)
+    if (file[0] && file[1] && online)
         return rk_cli_usage_error(cmd, "--from-file/--to-file (two files) and --server, "
                                        "--cluster, --from, --to (the server) do not mix");
-    if (offline && !(file[0] && file[1]))
-        return rk_cli_usage_error(cmd, "%s needs %s as well", file[0] ? "--from-file" : "--to-file",
-                                  file[0] ? "--to-file" : "--from-file");
+    for (int i = 0; i < 2; i++) {
+        if (file[i] && version[i])
+            return rk_cli_usage_error(cmd, "%s and %s do not mix: that side is a file or a version",
+                                      file_flag[i], version_flag[i]);
+        if (file[i] && !file[1 - i] && !s->cluster)
+            return rk_cli_usage_error(cmd, "%s needs %s as well, or --cluster C for a version",
+                                      file_flag[i], file_flag[1 - i]);
+    }
     return RK_EXIT_OK;
 }
 

@@ -1,5 +1,7 @@
-/* plan.c — `ringkeeper plan`: the migration plan between two topology files (computed here) or two
- * versions on the server (computed there), as a table, JSON or an SVG picture. */
+/* plan.c — `ringkeeper plan`: the migration plan between two topologies, each a file or a version
+ * of the server's cluster. Two versions: the server computes it; a file on either side: computed
+ * here (like `kubectl diff`: the active version against a file about to be published). As a
+ * table, JSON or an SVG picture. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +12,29 @@
 typedef struct {
     const char *file[2];    /* --from-file, --to-file */
     const char *version[2]; /* --from, --to (server) */
-    const char *format;     /* --format: "text" (default), "json" or "svg" */
+    const char *format;     /* "text", "json" or "svg": from --format, -o or --quiet */
     unsigned long long keys;
     rk_plan_options opt;
     rk_cli_server server;
-    int json; /* --format json */
-    int svg;  /* --format svg */
 } plan_args;
+
+/* -o table is the library's text (or the server's), not a generic table; --quiet: the fraction of
+ * the hash space that moves. */
+static const rk_cli_view view = {"table", NULL, "moved_fraction"};
+
+/* The one format from --format, -o and --quiet (which needs the JSON); default text. */
+static int choose_format(const rk_cli_cmd *cmd, plan_args *a)
+{
+    if (a->format && rk_cli_out.format)
+        return rk_cli_usage_error(cmd, "--format and -o/--output do not mix: give one");
+    if (rk_cli_out.quiet || (rk_cli_out.format && strcmp(rk_cli_out.format, "json") == 0))
+        a->format = "json";
+    else if (!a->format)
+        a->format = "text";
+    if (strcmp(a->format, "json") == 0) /* printed by rk_cli_print_result */
+        rk_cli_out.format = "json";
+    return RK_EXIT_OK;
+}
 
 static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, plan_args *a)
 {
@@ -30,37 +48,35 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, plan_args *a
         RK_CLI_OPT("format", RK_CLI_CHOICE, &a->format, .choices = formats),
         RK_CLI_OPT("from", RK_CLI_VERSION, &a->version[0]),
         RK_CLI_OPT("to", RK_CLI_VERSION, &a->version[1]),
+        RK_CLI_OUTPUT_OPT(&view),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &a->server, NULL);
     a->opt.keys = a->keys;
-    a->json = a->format && strcmp(a->format, "json") == 0;
-    a->svg = a->format && strcmp(a->format, "svg") == 0;
-    return rc == RK_EXIT_OK ? rk_cli_two_sides(cmd, a->file, a->version, &a->server) : rc;
+    rc = rc ? rc : choose_format(cmd, a);
+    return rc ? rc : rk_cli_two_sides(cmd, a->file, a->version, &a->server);
 }
 
-static int print_plan(const rk_plan *p, const plan_args *a)
+static int print_plan(const rk_plan *p, const plan_args *a, char label[2][64])
 {
-    char *out = NULL;
-    rk_plan_meta meta = {.from_label = a->file[0], .to_label = a->file[1]};
-    if (a->json) {
+    if (strcmp(a->format, "json") == 0) {
         json_t *doc = rk_plan_to_json(p, NULL, 0);
-        out = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) : NULL;
+        int rc = doc ? rk_cli_print_result("plan", doc) : RK_EXIT_FAIL;
         json_decref(doc);
-    } else if (a->svg) {
-        out = rk_plan_to_svg(p, &meta);
-    } else {
-        out = rk_plan_to_text(p, &meta);
+        return doc ? rc : rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory rendering the plan");
     }
+    rk_plan_meta meta = {.from_label = label[0], .to_label = label[1]};
+    char *out =
+        strcmp(a->format, "svg") == 0 ? rk_plan_to_svg(p, &meta) : rk_plan_to_text(p, &meta);
     if (!out)
         return rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory rendering the plan");
-    int bad = fputs(out, stdout) < 0 || (a->json && putchar('\n') == EOF) || fflush(stdout);
+    int bad = rk_cli_write_safe(stdout, out, strlen(out), RK_CLI_SAFE_LINES) || fflush(stdout);
     free(out);
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }
 
-/* GET .../plan with the same options; the server's table, JSON or SVG is printed as it comes,
- * escaped. */
+/* GET .../plan with the same options; printed as the server sends it, escaped (--quiet: its
+ * moved_fraction). */
 static int plan_remote(plan_args *a)
 {
     int rc = rk_cli_server_check("plan", &a->server);
@@ -76,47 +92,63 @@ static int plan_remote(plan_args *a)
     if (a->opt.keys > 0)
         snprintf(keys, sizeof keys, "&keys=%llu", (unsigned long long)a->opt.keys);
     rk_cli_body out = {0};
-    rc = rk_cli_call("plan", &a->server, NULL, &out, "GET", "/plan?format=%s%s%s%s%s",
-                     a->format ? a->format : "text", from, to, step, keys);
+    rc = rk_cli_call("plan", &a->server, NULL, &out, "GET", "/plan?format=%s%s%s%s%s", a->format,
+                     from, to, step, keys);
     if (rc != RK_EXIT_OK)
         return rc;
-    rk_cli_safe_mode mode = a->json ? RK_CLI_SAFE_JSON : RK_CLI_SAFE_LINES;
-    int bad = rk_cli_write_safe(stdout, out.data, out.len, mode) || fflush(stdout);
+    rk_cli_safe_mode mode = strcmp(a->format, "json") == 0 ? RK_CLI_SAFE_JSON : RK_CLI_SAFE_LINES;
+    if (rk_cli_out.quiet)
+        rc = rk_cli_print_body("plan", &out);
+    else if (rk_cli_write_safe(stdout, out.data, out.len, mode) || fflush(stdout))
+        rc = rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed");
     free(out.data);
-    return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
+    return rc;
+}
+
+/* A file on one side or both: the plan computed here. */
+static int plan_local(plan_args *a)
+{
+    rk_ring *r[2] = {NULL, NULL};
+    char label[2][64];
+    rk_error err = {0};
+    rk_plan *p = NULL;
+    int rc = rk_cli_load_sides("plan", a->file, a->version, &a->server, r, label);
+    if (rc == RK_EXIT_OK && !(p = rk_plan_new(r[0], r[1], &a->opt, &err)))
+        rc = rk_cli_fail("plan", RK_EXIT_USAGE, "%s", err.message);
+    if (rc == RK_EXIT_OK)
+        rc = print_plan(p, a, label);
+    rk_plan_free(p);
+    rk_ring_free(r[0]);
+    rk_ring_free(r[1]);
+    return rc;
 }
 
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     plan_args a = {0};
-    if (parse_args(cmd, argc, argv, &a))
-        return RK_EXIT_USAGE;
-    if (!a.file[0])
-        return plan_remote(&a);
-    rk_ring *from = rk_cli_load_ring("plan", a.file[0]);
-    rk_ring *to = from ? rk_cli_load_ring("plan", a.file[1]) : NULL;
-    rk_error err = {0};
-    rk_plan *p = to ? rk_plan_new(from, to, &a.opt, &err) : NULL;
-    int rc = !to  ? RK_EXIT_USAGE
-             : !p ? rk_cli_fail("plan", RK_EXIT_USAGE, "%s", err.message)
-                  : print_plan(p, &a);
-    rk_plan_free(p);
-    rk_ring_free(from);
-    rk_ring_free(to);
-    return rc;
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    return a.file[0] || a.file[1] ? plan_local(&a) : plan_remote(&a);
 }
 
 const rk_cli_cmd rk_cli_plan = {
     "plan", run,
     "usage: ringkeeper plan --from-file A.json --to-file B.json [--max-step F] [--keys K]\n"
-    "                       [--format text|json|svg]\n"
+    "                       [--format text|json|svg | -o table|json] [--quiet]\n"
     "       ringkeeper plan --server URL --cluster C [--from A] [--to B] [--max-step F] [--keys "
     "K]\n"
-    "                       [--format text|json|svg] [--token T]\n"
+    "                       [--format text|json|svg | -o table|json] [--quiet] [--token T]\n"
+    "       ringkeeper plan --server URL --cluster C [--from A] --to-file B.json ...\n"
+    "       ringkeeper plan --server URL --cluster C --from-file A.json [--to B] ...\n"
     "\n"
-    "Computes the exact migration plan from topology A to topology B (SPEC section 3): which arcs "
-    "of\n"
-    "the hash space move between which nodes, how balanced both rings are, and warnings.\n"
+    "Computes the exact migration plan from topology A to topology B: which arcs of the hash "
+    "space\n"
+    "move between which nodes, how balanced both rings are, and warnings (docs/RING.md, "
+    "\"Migration\n"
+    "plan\"). Each side is a file or a version of cluster C; with a file on one side, the plan is\n"
+    "computed here against the server's version (like kubectl diff: the active version against a\n"
+    "topology before it is published). The file is checked like a publish.\n"
     "\n"
     "  --from-file, --to-file   topologies or version documents (JSON); both must use the same "
     "hash\n"
@@ -124,11 +156,13 @@ const rk_cli_cmd rk_cli_plan = {
     "  --keys K                 add estimated key counts for K keys to transfers and steps\n"
     "  --format text|json|svg   a table for people (default), the plan document, or a picture of\n"
     "                           the two rings, the moving arcs and the shares (SVG)\n"
-    "  --server URL             ask the server for the plan between versions A and B of cluster C\n"
-    "                           (default server: $RINGKEEPER_SERVER); --from defaults to the\n"
-    "                           active version, --to to the latest; printed as the server sends "
-    "it\n"
+    "  -o, --output table|json  the same as --format text|json\n"
+    "  -q, --quiet              print only the fraction of the hash space that moves\n"
+    "  --server URL             the server (default $RINGKEEPER_SERVER); with two versions it\n"
+    "                           computes the plan and it is printed as the server sends it\n"
     "  --cluster C              the cluster\n"
+    "  --from A, --to B         its versions; --from defaults to the active version, --to to the\n"
+    "                           latest\n"
     "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
     "  --ca-file FILE           CA certificates for an https server (default "
     "$RINGKEEPER_CA_FILE)\n"

@@ -1,6 +1,7 @@
 /* remote_cmds.c — the one-request server commands (publish, activate, revert, show): a row each
- * says what to send; one runner parses, sends and prints the answer as indented JSON. The writes
- * (POST) take --if-match N: the server answers 412 unless N is still the version the write expects.
+ * says what to send; one runner parses, sends and prints the answer (-o json by default). The
+ * writes (POST) take --if-match N: the server answers 412 unless N is still the version the write
+ * expects.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,12 +13,13 @@
 
 /* What a one-request command sends: METHOD /versions[/V]<action>[<flag_query>]. */
 struct rk_cli_remote {
-    const char *method;     /* "GET" or "POST" */
-    int operand_is_file;    /* the operand is FILE, sent as the body; else V, a version number */
-    const char *action;     /* after /versions/V: "/activate", or "" */
-    const char *flag;       /* the command's one extra option (no argument), or NULL */
-    const char *flag_query; /* the query string it adds */
-    int force;              /* takes --force REASON: the body {"force": true, "reason": REASON} */
+    const char *method;      /* "GET" or "POST" */
+    int operand_is_file;     /* the operand is FILE, sent as the body; else V, a version number */
+    const char *action;      /* after /versions/V: "/activate", or "" */
+    const char *flag;        /* the command's one extra option (no argument), or NULL */
+    const char *flag_query;  /* the query string it adds */
+    const rk_cli_view *view; /* how its answer prints */
+    int force;               /* takes --force REASON: the body {"force": true, "reason": REASON} */
 };
 
 /* --if-match's value: a version number, or 0 (a publish that creates the cluster). */
@@ -48,8 +50,8 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     rk_cli_server server = {0};
     const char *operand = NULL, *reason = NULL;
     int flag = 0;
-    rk_cli_option opts[4] = {{0}};
-    size_t n = 0;
+    rk_cli_option opts[5] = {RK_CLI_OUTPUT_OPT(r->view)}; /* and a zero row to end them */
+    size_t n = 1;
     if (strcmp(r->method, "POST") == 0)
         opts[n++] = (rk_cli_option)RK_CLI_OPT("if-match", RK_CLI_TEXT, &server.if_match);
     if (r->flag)
@@ -76,63 +78,73 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
                      flag ? r->flag_query : "");
     free(in.data);
     if (rc == RK_EXIT_OK)
-        rc = rk_cli_print_json(cmd->name, &out);
+        rc = rk_cli_print_body(cmd->name, &out);
     free(out.data);
     return rc;
 }
 
-static const rk_cli_remote publish = {"POST", 1, "", "activate", "?activate=true", 0};
-static const rk_cli_remote activate = {"POST", 0, "/activate", NULL, NULL, 1};
-static const rk_cli_remote revert = {"POST", 0, "/revert", NULL, NULL, 0};
-static const rk_cli_remote show = {"GET", 0, "", NULL, NULL, 0};
+/* A version document: JSON by default; --quiet prints its number (activate: nothing). */
+static const rk_cli_view version_doc = {"json", NULL, "version"};
+static const rk_cli_view silent_doc = {"json", NULL, NULL};
+
+static const rk_cli_remote publish = {"POST", 1, "", "activate", "?activate=true", &version_doc, 0};
+static const rk_cli_remote activate = {"POST", 0, "/activate", NULL, NULL, &silent_doc, 1};
+static const rk_cli_remote revert = {"POST", 0, "/revert", NULL, NULL, &version_doc, 0};
+static const rk_cli_remote show = {"GET", 0, "", NULL, NULL, &version_doc, 0};
 
 const rk_cli_cmd rk_cli_publish = {
     "publish", run,
     "usage: ringkeeper publish FILE --server URL --cluster C [--activate] [--if-match N]\n"
-    "                  [--token T]\n"
+    "                  [--token T] [-o json|table] [--quiet]\n"
     "\n"
     "Publishes the topology in FILE (JSON; a fetched version document may be edited and published\n"
     "again) as the next version of cluster C, created on its first publish, and prints the new\n"
-    "version document. The version is staged: nothing moves until it is activated.\n"
+    "version document (--quiet: its version number). The version is staged: nothing moves until\n"
+    "it is activated.\n"
     "\n"
     "  --activate     stage and activate in one step\n"
     "  --if-match N   only if N is the latest version (0: only if the cluster is new); else\n"
     "                 the server answers 412 and nothing is published (exit "
-    "2)\n" SERVER_OPTIONS_HELP "\n"
+    "2)\n" RK_CLI_OUTPUT_HELP("json") SERVER_OPTIONS_HELP
+    "\n"
     "A topology the server refuses exits 2 with its message and the field to blame.\n",
     &publish, "FILE"};
 
 const rk_cli_cmd rk_cli_activate = {
     "activate", run,
     "usage: ringkeeper activate V --server URL --cluster C [--if-match N] [--force REASON]\n"
-    "                  [--token T]\n"
+    "                  [--token T] [-o json|table] [--quiet]\n"
     "\n"
-    "Cuts cluster C over to version V and prints its version document. V must be newer than the\n"
-    "active version (the server answers 409 otherwise, exit 2): to roll back, revert. The\n"
-    "cluster's policy may refuse it (exit 2, with the server's reason): too few approvals, over\n"
-    "the budget, or a migration window still open (ringkeeper migration finish).\n"
+    "Cuts cluster C over to version V and prints its version document (--quiet: nothing). V must\n"
+    "be newer than the active version (the server answers 409 otherwise, exit 2): to roll back,\n"
+    "revert. The cluster's policy may refuse it (exit 2, with the server's reason): too few\n"
+    "approvals, over the budget, or a migration window still open (ringkeeper migration finish).\n"
     "\n"
     "  --if-match N   only if N is the active version now; else 412, nothing changes (exit 2)\n"
     "  --force REASON pass the policy's budget (never its approvals); the reason is recorded\n"
-    "                 in the events\n" SERVER_OPTIONS_HELP,
+    "                 in the events\n" RK_CLI_OUTPUT_HELP("json") SERVER_OPTIONS_HELP,
     &activate, "V"};
 
 const rk_cli_cmd rk_cli_revert = {
     "revert", run,
     "usage: ringkeeper revert V --server URL --cluster C [--if-match N] [--token T]\n"
+    "                  [-o json|table] [--quiet]\n"
     "\n"
     "Publishes a copy of version V as the next version of cluster C (staged, with the comment\n"
-    "\"revert to vV: ...\") and prints it; activate the copy to roll back to V's topology.\n"
+    "\"revert to vV: ...\") and prints it (--quiet: its version number); activate the copy to "
+    "roll\n"
+    "back to V's topology.\n"
     "\n"
     "  --if-match N   only if N is the latest version; else 412, nothing changes (exit 2)\n"
-    "" SERVER_OPTIONS_HELP,
+    "" RK_CLI_OUTPUT_HELP("json") SERVER_OPTIONS_HELP,
     &revert, "V"};
 
-const rk_cli_cmd rk_cli_show = {"show", run,
-                                "usage: ringkeeper show V --server URL --cluster C\n"
-                                "\n"
-                                "Prints version V of cluster C (state, author, nodes, fingerprint "
-                                "...) as indented JSON; it can\n"
-                                "be edited and published again.\n"
-                                "\n" SERVER_OPTIONS_HELP,
-                                &show, "V"};
+const rk_cli_cmd rk_cli_show = {
+    "show", run,
+    "usage: ringkeeper show V --server URL --cluster C [-o json|table] [--quiet]\n"
+    "\n"
+    "Prints version V of cluster C (state, author, nodes, fingerprint ...): as indented JSON, "
+    "which\n"
+    "can be edited and published again, or as a table (-o table); --quiet: its version number.\n"
+    "\n" RK_CLI_OUTPUT_HELP("json") SERVER_OPTIONS_HELP,
+    &show, "V"};

@@ -1,5 +1,6 @@
 /* remote_ring.c — a version of a cluster fetched from the server and built into a ring: a given
- * version, the active one (GET .../ring) or the latest (GET .../versions?limit=1). */
+ * version, the active one (GET .../ring) or the latest (GET .../versions?limit=1); and the two
+ * sides of plan and simulate, each a file or such a version. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -45,4 +46,25 @@ rk_ring *rk_cli_fetch_ring(const char *cmd, const rk_cli_server *s, const char *
     free(doc.data);
     *rc = r ? RK_EXIT_OK : RK_EXIT_FAIL;
     return r;
+}
+
+int rk_cli_load_sides(const char *cmd, const char *const file[2], const char *const version[2],
+                      rk_cli_server *s, rk_ring *r[2], char label[2][64])
+{
+    static const rk_cli_default_version dflt[2] = {RK_CLI_ACTIVE, RK_CLI_LATEST};
+    static const char *const dflt_name[2] = {"active", "latest"};
+    int rc = file[0] && file[1] ? RK_EXIT_OK : rk_cli_server_check(cmd, s);
+    for (int i = 0; i < 2 && rc == RK_EXIT_OK; i++) {
+        if (file[i])
+            snprintf(label[i], 64, "%s", file[i]);
+        else if (version[i])
+            snprintf(label[i], 64, "%s v%s", s->cluster, version[i]);
+        else
+            snprintf(label[i], 64, "%s (%s)", s->cluster, dflt_name[i]);
+        r[i] = file[i] ? rk_cli_load_ring(cmd, file[i])
+                       : rk_cli_fetch_ring(cmd, s, version[i], dflt[i], &rc);
+        if (file[i] && !r[i])
+            rc = RK_EXIT_USAGE;
+    }
+    return rc;
 }

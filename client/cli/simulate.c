@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
 typedef struct {
@@ -100,31 +102,94 @@ static void side_summary(const tally *t, int s, uint64_t *max, double *avg, size
     *avg = owners ? (double)t->keys / (double)owners : 0;
 }
 
-static void report(const tally *t, const rk_plan *p)
+/* One side's summary: max, average, max/avg and the coldest node. */
+static json_t *side_doc(const tally *t, int s)
 {
-    uint64_t max[2];
-    double avg[2];
-    size_t cold[2];
-    side_summary(t, 0, &max[0], &avg[0], &cold[0]);
-    side_summary(t, 1, &max[1], &avg[1], &cold[1]);
-    printf("keys     %llu\n", (unsigned long long)t->keys);
-    printf("moved    %llu (%.4f%%); the plan moves %.4f%% of the hash space (minimal %.4f%%)\n",
-           (unsigned long long)t->moved, t->keys ? 100.0 * (double)t->moved / (double)t->keys : 0.0,
-           100 * rk_plan_moved_fraction(p), 100 * rk_plan_minimal_fraction(p));
-    printf("modulo   %llu (%.4f%%) with hash %% nodes instead (%zu -> %zu nodes of weight > 0)\n\n",
-           (unsigned long long)t->modulo_moved,
-           t->keys ? 100.0 * (double)t->modulo_moved / (double)t->keys : 0.0, t->owners[0],
-           t->owners[1]);
+    uint64_t max;
+    double avg;
+    size_t cold;
+    side_summary(t, s, &max, &avg, &cold);
+    return json_pack("{s:I, s:f, s:f, s:s}", "max", (json_int_t)max, "avg", avg, "max_avg",
+                     avg > 0 ? (double)max / avg : 0.0, "coldest", t->node[cold].id);
+}
+
+/* The report as a document: -o json prints it, the table is made from it. */
+static json_t *report(const tally *t, const rk_plan *p)
+{
+    json_t *nodes = json_array();
+    for (size_t k = 0; nodes && k < t->n; k++)
+        json_array_append_new(nodes, json_pack("{s:s, s:I, s:I}", "id", t->node[k].id,
+                                               "keys_before", (json_int_t)t->count[0][k],
+                                               "keys_after", (json_int_t)t->count[1][k]));
+    return json_pack("{s:I, s:I, s:f, s:f, s:I, s:[I, I], s:o, s:o, s:o*}", "keys",
+                     (json_int_t)t->keys, "moved", (json_int_t)t->moved, "plan_moved_fraction",
+                     rk_plan_moved_fraction(p), "plan_minimal_fraction",
+                     rk_plan_minimal_fraction(p), "modulo_moved", (json_int_t)t->modulo_moved,
+                     "modulo_nodes", (json_int_t)t->owners[0], (json_int_t)t->owners[1], "before",
+                     side_doc(t, 0), "after", side_doc(t, 1), "nodes", nodes);
+}
+
+static json_int_t int_at(const json_t *doc, const char *key)
+{
+    return json_integer_value(json_object_get(doc, key));
+}
+
+static double real_at(const json_t *doc, const char *side, const char *key)
+{
+    return json_number_value(json_object_get(side ? json_object_get(doc, side) : doc, key));
+}
+
+static double percent(json_int_t part, json_int_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* -o table, the default: the totals, both sides' summaries, and the keys per node. */
+static int report_table(const json_t *doc)
+{
+    json_int_t keys = int_at(doc, "keys"), moved = int_at(doc, "moved");
+    json_int_t modulo = int_at(doc, "modulo_moved");
+    const json_t *owners = json_object_get(doc, "modulo_nodes"),
+                 *nodes = json_object_get(doc, "nodes");
+    printf("keys     %lld\n", (long long)keys);
+    printf("moved    %lld (%.4f%%); the plan moves %.4f%% of the hash space (minimal %.4f%%)\n",
+           (long long)moved, percent(moved, keys), 100 * real_at(doc, NULL, "plan_moved_fraction"),
+           100 * real_at(doc, NULL, "plan_minimal_fraction"));
+    printf(
+        "modulo   %lld (%.4f%%) with hash %% nodes instead (%lld -> %lld nodes of weight > 0)\n\n",
+        (long long)modulo, percent(modulo, keys),
+        (long long)json_integer_value(json_array_get(owners, 0)),
+        (long long)json_integer_value(json_array_get(owners, 1)));
     printf("%-8s %16s %16s\n", "", "before", "after");
-    printf("%-8s %16llu %16llu\n", "max", (unsigned long long)max[0], (unsigned long long)max[1]);
-    printf("%-8s %16.1f %16.1f\n", "avg", avg[0], avg[1]);
-    printf("%-8s %16.3f %16.3f\n", "max/avg", avg[0] > 0 ? (double)max[0] / avg[0] : 0.0,
-           avg[1] > 0 ? (double)max[1] / avg[1] : 0.0);
-    printf("%-8s %16s %16s\n\n", "coldest", t->node[cold[0]].id, t->node[cold[1]].id);
+    printf("%-8s %16lld %16lld\n", "max", (long long)int_at(json_object_get(doc, "before"), "max"),
+           (long long)int_at(json_object_get(doc, "after"), "max"));
+    printf("%-8s %16.1f %16.1f\n", "avg", real_at(doc, "before", "avg"),
+           real_at(doc, "after", "avg"));
+    printf("%-8s %16.3f %16.3f\n", "max/avg", real_at(doc, "before", "max_avg"),
+           real_at(doc, "after", "max_avg"));
+    printf("%-8s %16s %16s\n\n", "coldest",
+           json_string_value(json_object_get(json_object_get(doc, "before"), "coldest")),
+           json_string_value(json_object_get(json_object_get(doc, "after"), "coldest")));
     printf("%-24s %16s %16s\n", "node", "keys before", "keys after");
-    for (size_t k = 0; k < t->n; k++)
-        printf("%-24s %16llu %16llu\n", t->node[k].id, (unsigned long long)t->count[0][k],
-               (unsigned long long)t->count[1][k]);
+    for (size_t k = 0; k < json_array_size(nodes); k++) {
+        const json_t *n = json_array_get(nodes, k);
+        printf("%-24s %16lld %16lld\n", json_string_value(json_object_get(n, "id")),
+               (long long)int_at(n, "keys_before"), (long long)int_at(n, "keys_after"));
+    }
+    return RK_EXIT_OK;
+}
+
+/* The report: a table by default; --quiet: the keys that move. */
+static const rk_cli_view view = {"table", report_table, "moved"};
+
+/* Prints the report of the counted keys; returns an exit code. */
+static int print_report(const tally *t, const rk_plan *p)
+{
+    json_t *doc = report(t, p);
+    int rc = doc ? rk_cli_print_result("simulate", doc)
+                 : rk_cli_fail("simulate", RK_EXIT_FAIL, "out of memory");
+    json_decref(doc);
+    return rc;
 }
 
 int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2])
@@ -146,7 +211,7 @@ int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2])
     else if (count_keys(&t, r, f))
         rc = rk_cli_fail("simulate", RK_EXIT_USAGE, "reading %s failed: %s", keys, strerror(errno));
     else
-        report(&t, p);
+        rc = print_report(&t, p);
     if (f && !from_stdin)
         fclose(f);
     tally_free(&t);
@@ -169,25 +234,11 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, simulate_arg
         RK_CLI_OPT("to-file", RK_CLI_TEXT, &a->file[1]),
         RK_CLI_OPT("from", RK_CLI_VERSION, &a->version[0]),
         RK_CLI_OPT("to", RK_CLI_VERSION, &a->version[1]),
+        RK_CLI_OUTPUT_OPT(&view),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &a->server, NULL);
     return rc == RK_EXIT_OK ? rk_cli_two_sides(cmd, a->file, a->version, &a->server) : rc;
-}
-
-/* Both rings from the files, or from the server (from: the active version, to: the latest). */
-static int load_rings(simulate_args *a, rk_ring *r[2])
-{
-    static const rk_cli_default_version dflt[2] = {RK_CLI_ACTIVE, RK_CLI_LATEST};
-    if (a->file[0]) {
-        r[0] = rk_cli_load_ring("simulate", a->file[0]);
-        r[1] = r[0] ? rk_cli_load_ring("simulate", a->file[1]) : NULL;
-        return r[1] ? RK_EXIT_OK : RK_EXIT_USAGE;
-    }
-    int rc = rk_cli_server_check("simulate", &a->server);
-    for (int s = 0; s < 2 && rc == RK_EXIT_OK; s++)
-        r[s] = rk_cli_fetch_ring("simulate", &a->server, a->version[s], dflt[s], &rc);
-    return rc;
 }
 
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
@@ -196,7 +247,8 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     if (parse_args(cmd, argc, argv, &a))
         return RK_EXIT_USAGE;
     rk_ring *r[2] = {NULL, NULL};
-    int rc = load_rings(&a, r);
+    char label[2][64];
+    int rc = rk_cli_load_sides("simulate", a.file, a.version, &a.server, r, label);
     if (rc == RK_EXIT_OK)
         rc = rk_cli_simulate_rings(a.keys, (const rk_ring **)r);
     rk_ring_free(r[0]);
@@ -207,7 +259,9 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 const rk_cli_cmd rk_cli_simulate = {
     "simulate", run,
     "usage: ringkeeper simulate --keys FILE --from-file A.json --to-file B.json\n"
+    "                           [-o json|table] [--quiet]\n"
     "       ringkeeper simulate --keys FILE --server URL --cluster C [--from A] [--to B]\n"
+    "                           [-o json|table] [--quiet]\n"
     "\n"
     "Routes every key of FILE (one a line) with both topologies and prints how many keys move, "
     "and\n"
@@ -215,15 +269,18 @@ const rk_cli_cmd rk_cli_simulate = {
     "to\n"
     "the exact moved fraction of the plan; and, for comparison, how many would move if each key\n"
     "went to node hash(key) % N, N the nodes of weight > 0 (the classic modulo scheme).\n"
-    "FILE - reads the keys from stdin.\n"
-    "\n"
-    "  --from-file, --to-file   topologies or version documents (JSON)\n"
-    "  --server URL             fetch versions A and B of cluster C instead (default server:\n"
-    "                           $RINGKEEPER_SERVER); --from defaults to the active version, --to\n"
-    "                           to the latest\n"
-    "  --cluster C              the cluster\n"
-    "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
-    "  --ca-file FILE           CA certificates for an https server (default "
-    "$RINGKEEPER_CA_FILE)\n"
-    "  --timeout S              " RK_CLI_TIMEOUT_HELP,
+    "FILE - reads the keys from stdin. --quiet prints only the number of keys that move.\n"
+    "\n" RK_CLI_OUTPUT_HELP(
+        "table") "  --from-file, --to-file   topologies or version documents (JSON)\n"
+                 "  --server URL             fetch versions A and B of cluster C instead (default "
+                 "server:\n"
+                 "                           $RINGKEEPER_SERVER); --from defaults to the active "
+                 "version, --to\n"
+                 "                           to the latest\n"
+                 "  --cluster C              the cluster\n"
+                 "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need "
+                 "none\n"
+                 "  --ca-file FILE           CA certificates for an https server (default "
+                 "$RINGKEEPER_CA_FILE)\n"
+                 "  --timeout S              " RK_CLI_TIMEOUT_HELP,
     NULL, NULL};

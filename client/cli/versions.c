@@ -1,4 +1,5 @@
-/* versions.c — `ringkeeper versions`: the versions of a cluster, newest first, as a table. */
+/* versions.c — `ringkeeper versions`: the versions of a cluster, newest first (a table, or -o
+ * json). */
 #include <stdlib.h>
 
 #include <jansson.h>
@@ -25,26 +26,24 @@ static void print_row(const json_t *v)
     putchar('\n');
 }
 
-static int print_table(const rk_cli_body *body)
+/* -o table: the default. */
+static int print_table(const json_t *doc)
 {
-    json_t *doc = json_loadb(body->data, body->len, 0, NULL);
     json_t *list = json_object_get(doc, "versions");
-    if (!json_is_array(list)) {
-        json_decref(doc);
+    if (!json_is_array(list))
         return rk_cli_fail("versions", RK_EXIT_FAIL, "the server's answer has no version list");
-    }
     printf("%7s  %-10s  %-20s  %-16s  %8s  %-16s  %s\n", "version", "state", "created_at", "author",
            "points", "fingerprint", "comment");
-    size_t i;
-    json_t *v;
-    json_array_foreach(list, i, v) print_row(v);
+    for (size_t i = 0; i < json_array_size(list); i++)
+        print_row(json_array_get(list, i));
     if (!json_is_null(json_object_get(doc, "next_before")))
         fprintf(stderr, "ringkeeper versions: older versions not shown (--limit up to %d)\n",
                 MAX_LIMIT);
-    json_decref(doc);
-    return fflush(stdout) ? rk_cli_fail("versions", RK_EXIT_FAIL, "writing the table failed")
-                          : RK_EXIT_OK;
+    return RK_EXIT_OK;
 }
+
+/* A table by default; --quiet: the version numbers, newest first. */
+static const rk_cli_view view = {"table", print_table, "versions[].version"};
 
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
@@ -52,6 +51,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     rk_cli_server server = {0};
     const rk_cli_option opts[] = {
         RK_CLI_OPT("limit", RK_CLI_NUMBER, &limit, .lo = 1, .hi = MAX_LIMIT),
+        RK_CLI_OUTPUT_OPT(&view),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &server, NULL);
@@ -62,22 +62,18 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     rk_cli_body out = {0};
     rc = rk_cli_call("versions", &server, NULL, &out, "GET", "/versions?limit=%llu", limit);
     if (rc == RK_EXIT_OK)
-        rc = print_table(&out);
+        rc = rk_cli_print_body(cmd->name, &out);
     free(out.data);
     return rc;
 }
 
 const rk_cli_cmd rk_cli_versions = {
     "versions", run,
-    "usage: ringkeeper versions --server URL --cluster C [--limit N]\n"
+    "usage: ringkeeper versions --server URL --cluster C [--limit N] [-o json|table] [--quiet]\n"
     "\n"
     "Lists the versions of cluster C, newest first: version, state (staged, active, retired,\n"
     "superseded), created_at, author, points, fingerprint and comment.\n"
     "\n"
-    "  --limit N      at most N versions, 1..1000 (default 100)\n"
-    "  --server URL   the server (default $RINGKEEPER_SERVER)\n"
-    "  --cluster C    the cluster\n"
-    "  --token T      bearer token (default $RINGKEEPER_TOKEN); reads need none\n"
-    "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"
-    "  --timeout S    " RK_CLI_TIMEOUT_HELP,
+    "  --limit N      at most N versions, 1..1000 (default 100)\n" RK_CLI_OUTPUT_HELP("table")
+        SERVER_OPTIONS_HELP,
     NULL, NULL};

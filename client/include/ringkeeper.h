@@ -2,9 +2,9 @@
  * plans, and the client that fetches verified rings from ringkeeperd.
  *
  * It has two parts, which the build keeps apart (docs/RING.md, "Layout"):
- *   Part 1, ring math (SPEC sections 1-3): errors, hashes, topologies, rings, plans. Pure functions
+ *   Part 1, ring math (docs/RING.md): errors, hashes, topologies, rings, plans. Pure functions
  *     over plain values: no network, no threads. ringkeeperd links only this part.
- *   Part 2, client (SPEC section 5): the ring client over HTTP (libcurl, a refresher thread), built
+ *   Part 2, client (docs/CLIENT.md): the ring client over HTTP (libcurl, a refresher thread), built
  *     on part 1.
  * Applications get both from one library (libringkeeper.so or libringkeeper.a) and this one header.
  *
@@ -48,7 +48,7 @@ extern "C" {
 RK_API const char *rk_version(void);
 
 /* ==============================================================================================
- * Part 1 — ring math (SPEC sections 1-3): no network, no threads
+ * Part 1 — ring math (docs/RING.md): no network, no threads
  * ============================================================================================== */
 
 /* Error codes: name, value, short description. */
@@ -105,10 +105,10 @@ RK_API int rk_error_set(rk_error *err, int code, const char *field, const char *
 RK_API const char *rk_strerror(int code);
 RK_API const char *rk_errname(int code);
 
-/* ---- Ring schemes (SPEC sections 2 and 8) ---- */
+/* ---- Ring schemes (docs/RING.md, KETAMA.md) ---- */
 
-/* How a ring's points are made: RK_SCHEME_RINGKEEPER (SPEC section 2: vnode_factor * weight
- * points at H("<id>#<i>")) or RK_SCHEME_KETAMA (SPEC section 8: twemproxy's and libmemcached's
+/* How a ring's points are made: RK_SCHEME_RINGKEEPER (docs/RING.md: vnode_factor * weight
+ * points at H("<id>#<i>")) or RK_SCHEME_KETAMA (docs/KETAMA.md: twemproxy's and libmemcached's
  * ring, point for point, so a fleet routed by them adopts ringkeeper without moving a key). */
 typedef enum rk_scheme {
     RK_SCHEME_RINGKEEPER = 0,
@@ -120,7 +120,7 @@ RK_API const char *rk_scheme_name(rk_scheme scheme);
 /* RK_OK and *out set when `name` names a scheme; RK_EINVAL otherwise. */
 RK_API int rk_scheme_from_name(const char *name, rk_scheme *out);
 
-/* ---- Hashes (SPEC sections 2 and 8) ---- */
+/* ---- Hashes (docs/RING.md, KETAMA.md) ---- */
 
 /* The hashes of the ringkeeper scheme, one row each: enum suffix, name (a C identifier: it is the
  * name as a string, and client/src/hash.c names the hash's functions after it), value, bits (the
@@ -176,7 +176,7 @@ RK_API rk_scheme rk_hash_scheme(rk_hash_alg alg);
 /* 32 or 64: the hash space is 2^bits. */
 RK_API unsigned rk_hash_bits(rk_hash_alg alg);
 
-/* ---- Topology (SPEC section 1) ---- */
+/* ---- Topology (docs/RING.md) ---- */
 
 #define RK_MAX_VNODE_FACTOR 4096
 #define RK_MAX_NODES        100000
@@ -195,7 +195,7 @@ typedef struct rk_node {
 typedef struct rk_topology rk_topology;
 struct json_t; /* jansson's value type; include <jansson.h> to use these calls */
 
-/* Validates `doc` against every rule of SPEC section 1 and returns a new topology (free with
+/* Validates `doc` against every rule of docs/RING.md and returns a new topology (free with
  * rk_topology_free), or NULL with `err` set: RK_ETOPOLOGY for a broken rule (err->field names it),
  * RK_ETOOBIG for a topology over RK_MAX_POINTS, RK_ENOMEM. `doc` is borrowed. */
 RK_API rk_topology *rk_topology_from_json(const struct json_t *doc, rk_error *err) RK_MUST_CHECK;
@@ -206,7 +206,7 @@ RK_API rk_topology *rk_topology_parse(const char *text, size_t len, rk_error *er
 RK_API rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
                                     size_t n_nodes, const char *comment,
                                     rk_error *err) RK_MUST_CHECK;
-/* The same for the ketama scheme (SPEC section 8): `hash` one of RK_KETAMA_HASH_MAP, `hash_tag`
+/* The same for the ketama scheme (docs/KETAMA.md): `hash` one of RK_KETAMA_HASH_MAP, `hash_tag`
  * two characters or NULL, node ids named as twemproxy names its servers. */
 RK_API rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag,
                                            const rk_node *nodes, size_t n_nodes,
@@ -237,16 +237,16 @@ RK_API uint64_t rk_topology_points(const rk_topology *t);
  * (json_decref). NULL when out of memory. */
 RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
 
-/* Non-zero when `name` is a valid cluster name: ^[a-z0-9][a-z0-9._-]{0,62}$ (SPEC section 1). */
+/* Non-zero when `name` is a valid cluster name: ^[a-z0-9][a-z0-9._-]{0,62}$ (docs/RING.md). */
 RK_API int rk_cluster_name_valid(const char *name);
 
 #define RK_CLIENT_ID_MAX 128 /* bytes of an RK-Client id, at most */
 
-/* Non-zero when `id` is a valid RK-Client id (SPEC section 9): 1..RK_CLIENT_ID_MAX bytes of
+/* Non-zero when `id` is a valid RK-Client id (docs/CLIENT.md): 1..RK_CLIENT_ID_MAX bytes of
  * printable ASCII without spaces (0x21..0x7e). The server tracks no other. */
 RK_API int rk_client_id_valid(const char *id);
 
-/* ---- Ring (SPEC section 2) ---- */
+/* ---- Ring (docs/RING.md) ---- */
 
 typedef struct rk_ring rk_ring;
 
@@ -259,7 +259,7 @@ RK_API const rk_topology *rk_ring_topology(const rk_ring *r);
 RK_API size_t rk_ring_point_count(const rk_ring *r);
 /* Point i in ring order: its position and the index of its node in the topology. */
 RK_API void rk_ring_point(const rk_ring *r, size_t i, uint64_t *position, uint32_t *node);
-/* The fingerprint of SPEC section 2, as a number and as 16 lowercase hex digits (borrowed). */
+/* The fingerprint of docs/RING.md, as a number and as 16 lowercase hex digits (borrowed). */
 RK_API uint64_t rk_ring_fingerprint(const rk_ring *r);
 RK_API const char *rk_ring_fingerprint_hex(const rk_ring *r);
 
@@ -280,7 +280,7 @@ RK_API void rk_ring_balance(const rk_ring *r, double *max, double *min);
 /* Bytes the ring holds besides its topology (for the benchmark). */
 RK_API size_t rk_ring_memory(const rk_ring *r);
 
-/* ---- Migration plan (SPEC section 3) ---- */
+/* ---- Migration plan (docs/RING.md) ---- */
 
 typedef struct rk_plan rk_plan;
 
@@ -353,14 +353,14 @@ enum { RK_PLAN_NO_ARCS = 1 }; /* rk_plan_to_json flag: leave out the arc list */
 
 #define RK_PLAN_DIGEST_LEN 17 /* 16 lowercase hex digits and a NUL */
 
-/* SPEC section 9's plan digest into `out`: XXH3-64 over "<from version>:<from fingerprint>><to
+/* The plan digest (docs/RING.md) into `out`: XXH3-64 over "<from version>:<from fingerprint>><to
  * version>:<to fingerprint>", version 0 for a ring with no version (a file). A plan is a function
  * of its two rings, so the digest names what a reviewer saw; a server computes it from stored
  * fingerprints without building either ring. */
 RK_API void rk_plan_digest(int64_t from_version, const char *from_fingerprint, int64_t to_version,
                            const char *to_fingerprint, char out[RK_PLAN_DIGEST_LEN]);
 
-/* The plan document of SPEC section 3; new reference, or NULL when out of memory. */
+/* The plan document of docs/RING.md; new reference, or NULL when out of memory. */
 RK_API struct json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta,
                                       int flags) RK_MUST_CHECK;
 /* A table for people; new NUL-terminated string, free() it; NULL when out of memory. */
@@ -373,7 +373,7 @@ RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST
 RK_API char *rk_plan_to_svg(const rk_plan *p, const rk_plan_meta *meta) RK_MUST_CHECK;
 
 /* ==============================================================================================
- * Part 2 — client (SPEC section 5): libcurl and a refresher thread, on top of part 1
+ * Part 2 — client (docs/CLIENT.md): libcurl and a refresher thread, on top of part 1
  * ==============================================================================================
  *
  * Fetches the active ring of one cluster from ringkeeperd, verifies it, and serves lookups from an
@@ -404,11 +404,11 @@ typedef struct rk_client_config {
     int reset_cache;              /* operator's way out of a bad cache_file, for one start: the
                                      file is neither read nor served; the server's active ring is
                                      taken after every other check, even when older, and saved */
-    const char *expect_scheme;    /* "ringkeeper" or "ketama" (SPEC section 8): the ring's scheme,
+    const char *expect_scheme;    /* "ringkeeper" or "ketama" (docs/KETAMA.md): the ring's scheme,
                                      which also says which scheme expect_hash names; NULL:
                                      "ringkeeper" when expect_hash is set, else any scheme */
     const char *client_id;        /* sent as RK-Client on every fetch and long poll, so the server
-                                     can tell which clients hold which version (SPEC section 9):
+                                     can tell which clients hold which version (docs/API.md):
                                      1..RK_CLIENT_ID_MAX bytes of printable ASCII without spaces
                                      (0x21..0x7e); NULL: "<hostname>:<pid>"; "": not sent, the
                                      client is not counted (one-shot tools) */
@@ -456,7 +456,7 @@ RK_API rk_snapshot *rk_client_acquire(rk_client *c);
 RK_API void rk_snapshot_release(rk_snapshot *s);
 RK_API int64_t rk_snapshot_version(const rk_snapshot *s);
 /* The ring in service, and the one before it during a migration (NULL when none); borrowed. While
- * the server has a migration window open (SPEC section 9), the previous ring is the version its
+ * the server has a migration window open (docs/API.md), the previous ring is the version its
  * ring document names, fetched by number when the client lacks it; without a window, the ring the
  * one in service replaced. */
 RK_API const rk_ring *rk_snapshot_ring(const rk_snapshot *s);

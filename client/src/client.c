@@ -1,4 +1,4 @@
-/* client.c — the ring client of SPEC section 5: fetch and verify the active ring, serve it from
+/* client.c — the ring client of docs/CLIENT.md: fetch and verify the active ring, serve it from
  * reference-counted snapshots, fall back to the last-known-good file, refresh in the background. */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,7 +41,7 @@ struct rk_client {
     pthread_mutex_t mu;   /* guards current and st (and the refresher's pause) */
     pthread_cond_t cv;    /* broadcast when stop is set */
     rk_snapshot *current; /* in service, reference held; NULL before the first ring */
-    rki_window window;    /* the migration window of the ring in service (SPEC section 9); written
+    rki_window window;    /* the migration window of the ring in service (docs/API.md); written
                              under mu by the fetching thread only */
     int prev_wanted;      /* that window's previous ring is not in service yet: fetch it */
     rk_client_status st;  /* counters and the last outcome */
@@ -457,7 +457,7 @@ static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_err
 /* One GET of the ring (conditional on `have` when its version is not 0) and what follows from its
  * answer. The ETag names the store too, so a server restored from a backup never answers 304 for
  * a ring it numbered the same but no longer has, and says "+" while the ring in service has a
- * migration window open, so that the close of the window is news (SPEC section 9). */
+ * migration window open, so that the close of the window is news (docs/API.md). */
 static int ring_round(rk_client *c, const rki_ring_id *have, unsigned wait, int *changed,
                       rk_error *e)
 {

@@ -38,7 +38,7 @@ typedef struct rki_ring_id {
 /* Non-zero when a and b name the same ring. */
 int rki_same_ring(const rki_ring_id *a, const rki_ring_id *b);
 
-/* The previous ring a ring document names while a migration window is open (SPEC section 9). */
+/* The previous ring a ring document names while a migration window is open (docs/API.md). */
 typedef struct rki_window {
     int64_t previous; /* its version, older than the ring's; 0: no window open */
     char fingerprint[RKI_FINGERPRINT_LEN]; /* its fingerprint */

@@ -1,4 +1,4 @@
-/* hash.c — the hashes of SPEC section 2 (the rows of RK_HASH_MAP in ringkeeper.h), for keys and for
+/* hash.c — the hashes of docs/RING.md (the rows of RK_HASH_MAP in ringkeeper.h), for keys and for
  * ring points.
  *
  * Each hash `name` of RK_HASH_MAP has two functions here, which everything else reaches through the

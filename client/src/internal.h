@@ -27,7 +27,7 @@ const char *rki_hash_names(rk_scheme scheme, char *buf, size_t size, const char 
 
 /* ---- topology.c ---- */
 
-/* Node indexes sorted by id in ascending byte order (SPEC section 2); borrowed, node_count entries.
+/* Node indexes sorted by id in ascending byte order (docs/RING.md); borrowed, node_count entries.
  */
 const uint32_t *rki_topology_order(const rk_topology *t);
 
@@ -36,14 +36,15 @@ const uint32_t *rki_topology_order(const rk_topology *t);
  * A scheme decides how many points each node gets, where they are, the size of the hash space and
  * which of two points at one position comes first. Everything after that is the same for every
  * scheme: the sort and the lookup index (ring.c), lookups and replicas, arcs and shares, the
- * fingerprint (always ranks nodes in id byte order, SPEC section 2), and the plan (plan.c).
+ * fingerprint (always ranks nodes in id byte order, docs/RING.md), and the plan (plan.c).
  *
- * The ringkeeper scheme of SPEC section 2 is scheme_ringkeeper.c, the ketama scheme of SPEC section
- * 8 scheme_ketama.c. A further scheme is one more rki_scheme in a file of its own, plus: its value
- * in rk_scheme and rki_topology_scheme (topology.c), its fields in topology_json.c, its key hashes
- * (hash.c; key_hash in ring.c when keys are hashed otherwise), and a constructor for its rules. */
+ * The ringkeeper scheme of docs/RING.md is scheme_ringkeeper.c, the ketama scheme of
+ * docs/KETAMA.md scheme_ketama.c. A further scheme is one more rki_scheme in a file of its own,
+ * plus: its value in rk_scheme and rki_topology_scheme (topology.c), its fields in topology_json.c,
+ * its key hashes (hash.c; key_hash in ring.c when keys are hashed otherwise), and a constructor for
+ * its rules. */
 typedef struct rki_scheme {
-    const char *name; /* the topology's "scheme" (SPEC section 8) */
+    const char *name; /* the topology's "scheme" (docs/KETAMA.md) */
     /* The hash space of rings of `t` is 2^bits: 32 or 64 (the sizes ring.c, plan.c and steps.c
      * know). */
     unsigned (*bits)(const rk_topology *t);
@@ -94,7 +95,7 @@ struct rk_ring {
     size_t owners;        /* nodes with weight > 0 */
     double *share;        /* per node: fraction of the hash space owned */
     double *ideal;        /* per node: weight / total weight */
-    uint64_t fingerprint; /* SPEC section 2 */
+    uint64_t fingerprint; /* docs/RING.md */
     char fp_hex[17];      /* the same as 16 hex digits */
 };
 

@@ -1,4 +1,4 @@
-/* ketama_hash.c — the twelve key hashes of twemproxy 0.5 (SPEC section 8), bit for bit.
+/* ketama_hash.c — the twelve key hashes of twemproxy 0.5 (docs/KETAMA.md), bit for bit.
  *
  * twemproxy hands keys to its hashes as `const char *` and most of them widen a byte with a plain
  * cast, so on the platforms it runs on (signed char) a byte >= 0x80 enters as 0xffffffXX. That

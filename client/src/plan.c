@@ -1,4 +1,4 @@
-/* plan.c — the migration plan of SPEC section 3 between two rings: arcs, figures, balance, steps.
+/* plan.c — the migration plan of docs/RING.md between two rings: arcs, figures, balance, steps.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -238,7 +238,7 @@ static int warnings(rk_plan *p, const rk_ring *a, const rk_ring *b)
 }
 
 /* A plan compares positions, so both rings must put a key at the same position: same scheme,
- * hash and hash tag (SPEC sections 3 and 8). */
+ * hash and hash tag (docs/RING.md, KETAMA.md). */
 static int check_comparable(const rk_topology *a, const rk_topology *b, rk_error *err)
 {
     rk_scheme sa = rk_topology_scheme(a), sb = rk_topology_scheme(b);
@@ -267,8 +267,8 @@ rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *
     if (check_comparable(a->topo, b->topo, err))
         return NULL;
     /* max_step: a step limit in (0, 1], or 0 for no steps (rk_plan_options zeroed: the server and
-     * the CLI pass 0 when their user gave no limit, and refuse a 0 that the user gave, SPEC section
-     * 4). NaN is refused too. */
+     * the CLI pass 0 when their user gave no limit, and refuse a 0 that the user gave,
+     * docs/API.md). NaN is refused too. */
     if (opt && !(opt->max_step == 0 || (opt->max_step > 0 && opt->max_step <= 1))) {
         rk_error_set(err, RK_EINVAL, "max_step", "must be a fraction in (0, 1], got %g",
                      opt->max_step);

@@ -1,4 +1,4 @@
-/* plan_format.c — renders a plan as the JSON document of SPEC section 3, or as a table for people.
+/* plan_format.c — renders a plan as the JSON document of docs/RING.md, or as a table for people.
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* ring.c: the ring of SPEC section 2 (build, lookup, replicas, shares, fingerprint).
+/* ring.c: the ring of docs/RING.md (build, lookup, replicas, shares, fingerprint).
  *
  * Layout: positions sorted ascending in one array, the node of each point in a parallel array
  * (16-bit when the topology has fewer than 65536 nodes), and a bucket index over the top bits of
@@ -23,7 +23,7 @@
 #define WINDOW     16 /* a lookup searches this many positions from its bucket's first point */
 
 /* Building a ring:
- *   0. the ring's scheme (internal.h, "ring schemes"; SPEC section 2 is scheme_ringkeeper.c) says
+ *   0. the ring's scheme (internal.h, "ring schemes"; docs/RING.md is scheme_ringkeeper.c) says
  *      how many points each node gets and in which order nodes break ties;
  *   1. the scheme places every point into the ring's arrays, node by node in tie order, while the
  *      top digit (DIGIT_BITS) of the positions is counted;
@@ -33,7 +33,7 @@
  *      scratch copy of the largest part, until points sharing all the sorted bits are rare (a
  *      part of a few points, as in small rings, by insertion instead);
  *   4. an insertion sort finishes the order: by position, then by the nodes' tie order (node id for
- *      SPEC section 2; two points of one node at one position are interchangeable). Should it have
+ *      docs/RING.md; two points of one node at one position are interchangeable). Should it have
  *      more to do than that (positions made to collide), qsort orders the whole ring instead;
  *   5. the lookup index, counted over the sorted positions.
  * Each pass keeps its 256 counters and write streams in the L1 cache (at 11 bits a pass costs three

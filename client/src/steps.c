@@ -1,4 +1,4 @@
-/* steps.c — packs a plan's arcs into ordered steps under a per-step cap (SPEC section 3). */
+/* steps.c — packs a plan's arcs into ordered steps under a per-step cap (docs/RING.md). */
 #include <stdlib.h>
 
 #include "internal.h"

@@ -1,4 +1,4 @@
-/* topology.c — topologies: validation of every rule of SPEC section 1, from JSON or plain values.
+/* topology.c — topologies: validation of every rule of docs/RING.md, from JSON or plain values.
  */
 #include <stdatomic.h>
 #include <stdio.h>

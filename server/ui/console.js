@@ -1,5 +1,5 @@
 /* console.js — the operator console: clusters, a cluster's versions and ring, and the plan between
- * two versions with its self-checks. It reads only the public JSON API (SPEC section 4) and writes
+ * two versions with its self-checks. It reads only the public JSON API (docs/API.md) and writes
  * with the token the operator pastes, kept in sessionStorage only. Everything from the server goes
  * into the page as text (textContent), never as markup. */
 "use strict";
@@ -75,7 +75,7 @@ function table(head, rows, note) {
 
 /* ---- clusters ---- */
 
-/* The "clients converged" cell from GET .../clients' summary (SPEC section 9). */
+/* The "clients converged" cell from GET .../clients' summary (docs/API.md). */
 function convergedText(s) {
   if (s.total === 0) return "none seen";
   if (s.converged) return `yes, ${s.total}`;
@@ -175,7 +175,7 @@ function actionsPart(c, plan, to) {
     out.textContent = r.status < 300 ? `${r.status}: done (v${to} ${r.body.state || "approved"})` : errorText(r);
   };
   const buttons = [h("button", { id: "activate", onclick: async () => report(await call("POST", `${clusterPath(c)}/versions/${to}/activate`)) }, `activate v${to}`)];
-  if (plan.digest) /* approvals come with plan digests (SPEC section 9); older servers have neither */
+  if (plan.digest) /* approvals come with plan digests (docs/API.md); older servers have neither */
     buttons.unshift(h("button", { id: "approve", onclick: async () => report(await call("POST", `${clusterPath(c)}/versions/${to}/approve`, { digest: plan.digest })) }, `approve v${to}`));
   return [h("p", {}, buttons, token() ? "" : " (no token kept: paste one above if the server needs it)"), out];
 }

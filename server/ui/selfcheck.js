@@ -1,4 +1,4 @@
-/* selfcheck.js — recomputes a plan document's invariants (SPEC section 3) from the JSON alone, so
+/* selfcheck.js — recomputes a plan document's invariants (docs/RING.md) from the JSON alone, so
  * an operator need not trust the server's arithmetic, and the modulo baseline to compare with. */
 "use strict";
 

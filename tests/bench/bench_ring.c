@@ -304,7 +304,7 @@ static void peer(const char *keys, const double *small)
     report("ratio ketama(fnv1a_32) / ours fnv1a_32", fnv / small[1], "x", 0, 0);
 }
 
-/* The ketama scheme (SPEC section 8) on 100 equal servers (160 points each) against the
+/* The ketama scheme (docs/KETAMA.md) on 100 equal servers (160 points each) against the
  * ringkeeper scheme's 100 x 160 with the same key hash (target: at most 2x its time), and
  * libmemcached's own weighted ketama on as many servers with the same key hash. */
 static void ketama(const char *keys, const double *small)

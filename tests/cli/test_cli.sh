@@ -110,7 +110,7 @@ expect 0 "simulate, one topology twice" -- "$rk" simulate --keys "$tmp/keys" --f
 has "simulate: nothing moves by modulo either" "$tmp/out" "modulo   0 (0.0000%) with hash % nodes instead (4 -> 4 nodes of weight > 0)"
 
 # the README's CLI example, run literally: every "$ " line inside the block marked cli-example
-# import / export of twemproxy pools (SPEC section 8): twemproxy's names, refusals that say why
+# import / export of twemproxy pools (docs/KETAMA.md): twemproxy's names, refusals that say why
 expect 0 "import a pool" -- "$rk" import --nutcracker "$here/nutcracker.yml" --pool cache
 tr -d ' \n' <"$tmp/out" >"$tmp/flat"
 has "import: scheme and hash" "$tmp/flat" '"scheme":"ketama","hash":"fnv1a_64","hash_tag":"{}"'

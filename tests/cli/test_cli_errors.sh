@@ -58,7 +58,7 @@ usage_error "unknown short option" lookup "unknown option -x" -x
 usage_error "option without its value" versions "--cluster needs a value" --cluster
 usage_error "missing operand" show "the V operand is missing" --cluster c
 usage_error "extra operand" publish "unexpected operand \"b.json\"" a.json b.json --cluster c
-usage_error "one file of two" plan "--from-file needs --to-file as well" --from-file "$four"
+usage_error "one file of two" plan "--from-file needs --to-file as well, or --cluster C for a version" --from-file "$four"
 usage_error "files and server" simulate \
     "--from-file/--to-file (two files) and --server, --cluster, --from, --to (the server) do not mix" \
     --keys k --from-file "$four" --to-file "$five" --cluster c

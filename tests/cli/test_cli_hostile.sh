@@ -85,6 +85,16 @@ cli 0 "show, hostile document" show 7 --server "$URL" --cluster c
 clean "show" "$TMP/out"
 has "show: C0 escaped by jansson" "$TMP/out" '\u001B[2J'
 has "show: DEL and C1 escaped" "$TMP/out" 'all good\u007F\u0085'
+# the same document as a table (-o table), a key and a list of objects: one line per field or row
+serve 200 "{\"version\":7,\"comment\":\"x$ESC$FORGED\",\"k$ESC\":1,\"nodes\":[{\"id\":\"a$ESC\"}]}"
+cli 0 "show -o table, hostile document" show 7 --server "$URL" --cluster c -o table
+clean "show -o table" "$TMP/out"
+check "show -o table: a value escaped" "x$SHOWN" "$(sed -n 's/^comment  *//p' "$TMP/out")"
+has "show -o table: a key escaped" "$TMP/out" 'k\x1b[2J'
+has "show -o table: a cell escaped" "$TMP/out" 'a\x1b[2J'
+check "show -o table: the lines" 7 "$(wc -l <"$TMP/out")"
+cli 0 "show --quiet, hostile document" show 7 --server "$URL" --cluster c --quiet
+check "show --quiet: the version" 7 "$(cat "$TMP/out")"
 
 # a plan is printed as the server sends it, but escaped; its lines stay lines
 serve 200 $'moved 0%\e[2J\r\nfake\x7f\xc2\x85\xff\n'

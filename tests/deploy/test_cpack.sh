@@ -27,6 +27,7 @@ client=$TMP/pkg/ringkeeper_${version}_${arch}.deb
     echo bin/ringkeeperd
     echo lib/systemd/system/ringkeeperd.service
     echo share/doc/ringkeeperd/LICENSE
+    ! command -v help2man >/dev/null || echo share/man/man1/ringkeeperd.1 # deploy/man
     (cd "$src/migrations" && ls ./*.sql | sed 's|^\./|share/ringkeeper/migrations/|')
 } | sort >"$TMP/want_server"
 contents "$server" >"$TMP/got_server"
@@ -37,7 +38,8 @@ contents "$client" >"$TMP/got_client"
 for f in bin/ringkeeper include/ringkeeper.h lib/libringkeeper.so lib/libringkeeper.so.0 \
     "lib/libringkeeper.so.$version" lib/libringkeeper.a lib/pkgconfig/ringkeeper.pc \
     lib/cmake/ringkeeper/ringkeeperConfig.cmake lib/cmake/ringkeeper/ringkeeperTargets.cmake \
-    share/doc/ringkeeper/LICENSE; do
+    share/doc/ringkeeper/LICENSE share/bash-completion/completions/ringkeeper \
+    $(command -v help2man >/dev/null && echo share/man/man1/ringkeeper.1); do
     check "ringkeeper has $f" 1 "$(grep -cx "$f" "$TMP/got_client")"
 done
 check "ringkeeper has nothing of the server" 0 "$(grep -c -e ringkeeperd -e migrations "$TMP/got_client")"

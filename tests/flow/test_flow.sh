@@ -60,7 +60,7 @@ alice 0 "alice reads the plan 1 -> 3" plan --from 1 --to 3 --format json
 d13=$(grep -o '"digest": *"[0-9a-f]*"' "$TMP/out" | grep -o '[0-9a-f]\{16\}')
 check "the plan's digest" 16 "${#d13}"
 alice 2 "alice cannot approve her own v3" approve 3 --yes
-has "self approval: says so" "$TMP/err" "alice published version 3 and the policy asks for a distinct approver; another operator must approve it (HTTP 403)"
+check "self approval: says so, and not that the token is wrong" "ringkeeper approve: server: cluster shop: alice published version 3 and the policy asks for a distinct approver; another operator must approve it (HTTP 403)" "$(cat "$TMP/err")"
 bob 0 "bob approves v3" approve 3 --yes --comment "reviewed"
 has "bob approved the plan alice read" "$TMP/out" "$d13"
 
@@ -80,6 +80,7 @@ check "the ring names the previous version" 200 "$(req GET /v1/clusters/shop/rin
 has "previous: v2" "$TMP/body" '"previous":{"version":2'
 
 alice 0 "alice finishes the migration" migration finish --comment "data copied"
+check "migration finish: says so" "cluster shop: the migration window of version 3 is finished; clients drop the previous ring at their next refresh" "$(cat "$TMP/out")"
 fleet_is 3 0 0
 check "the ring: no previous" 200 "$(req GET /v1/clusters/shop/ring)"
 has "previous: null" "$TMP/body" '"previous":null'

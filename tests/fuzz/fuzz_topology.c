@@ -1,4 +1,4 @@
-/* fuzz_topology.c — libFuzzer harness: the topology parser and validator (SPEC section 1) on any
+/* fuzz_topology.c — libFuzzer harness: the topology parser and validator (docs/RING.md) on any
  * bytes; a valid topology must survive a round trip through JSON and build a ring. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""nutcracker_oracle.py — the real twemproxy as the oracle of the ketama scheme (SPEC section 8).
+"""nutcracker_oracle.py — the real twemproxy as the oracle of the ketama scheme (docs/KETAMA.md).
 
 For each pool case: start memcached servers and a nutcracker in front of them on free loopback
 ports, write the same pool as a ringkeeper topology (ids named as twemproxy names servers), set

@@ -1,4 +1,4 @@
-/* test_libmemcached.c — libmemcached itself as an oracle of the ketama scheme (SPEC section 8):
+/* test_libmemcached.c — libmemcached itself as an oracle of the ketama scheme (docs/KETAMA.md):
  * with MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED and MD5 keys it builds the ring twemproxy builds (ties
  * aside, which random servers do not produce), so every key must land on the same server.
  * memcached_generate_hash only hashes: no server is contacted. */

@@ -434,7 +434,7 @@ static long rng_range(uint64_t *s, long lo, long hi)
     return lo + (long)(rng_next(s) % (uint64_t)(hi - lo + 1));
 }
 
-/* A valid topology of SPEC section 1: 3..12 nodes, weights 1..3, vnode_factor 40..160. */
+/* A valid topology of docs/RING.md: 3..12 nodes, weights 1..3, vnode_factor 40..160. */
 static int topology_json(char *buf, size_t size, uint64_t *rng, int worker)
 {
     static const char *const hashes[] = {"fnv1a_32", "md5_32", "xxh3_64"};
@@ -1023,7 +1023,7 @@ static int cmd_mixed(load_ctx *x)
            "passed: %llu\n",
            (unsigned long long)x->early_304);
     check_kinds(x, &failures);
-    if (x->early_304) /* SPEC section 4: a held poll ends with 304 only when its wait is over */
+    if (x->early_304) /* docs/API.md: a held poll ends with 304 only when its wait is over */
         fail(&failures, "%llu long polls answered 304 before their wait ended",
              (unsigned long long)x->early_304);
     if (x->backwards)

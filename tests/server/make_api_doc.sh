@@ -190,7 +190,7 @@ rk_start --token-file "$TMP/tokens" --db "$TMP/auth.db"
 ex e_unauthorized 401 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary "$T1"
 ex e_forbidden 403 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer not-a-configured-token' --data-binary "$T1"
 ex auth_ok 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer 0f3a9c1e7b2d4a6f8e0c' --data-binary "$T3"
-# the cutover of SPEC section 9, as two operators: alice publishes, bob approves
+# the cutover (docs/API.md, "Cutover"), as two operators: alice publishes, bob approves
 ALICE='Authorization: Bearer a11ce5ecret0000000000'
 BOB='Authorization: Bearer b0b5ecret00000000000'
 ex policy_default 200 '$RK/v1/clusters/cache/policy'
@@ -211,7 +211,7 @@ ex e_approval_required 409 -X POST '$RK/v1/clusters/cache/versions/2/activate' -
 ex approve 200 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D12\",\"comment\":\"reviewed the plan\"}"
 ex activate_force 200 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$J" -H "$BOB" --data-binary '{"force":true,"reason":"capacity for the sale"}'
 ex events 200 '$RK/v1/clusters/cache/events?limit=4'
-# the migration window of SPEC section 9, on a cluster of its own
+# the migration window of docs/API.md, on a cluster of its own
 ex window_v1 201 -X POST '$RK/v1/clusters/web/versions?activate=true' -H "$J" -H "$ALICE" --data-binary "$T3"
 ex window_policy 200 -X PUT '$RK/v1/clusters/web/policy' -H "$J" -H "$ALICE" --data-binary '{"migration_window":true}'
 ex window_v2 201 -X POST '$RK/v1/clusters/web/versions' -H "$J" -H "$ALICE" --data-binary "$T4"
@@ -397,7 +397,7 @@ EOF
 
 ### `POST /v1/clusters/{c}/versions`
 
-Publishes a topology (SPEC section 1: `hash`, `vnode_factor`, `nodes`, optional `comment`) as the next
+Publishes a topology ([RING.md, "Topology"](RING.md#topology): `hash`, `vnode_factor`, `nodes`, optional `comment`) as the next
 version of cluster `c`, creating the cluster on its first publish. The answer is 201 with the version
 document (the topology plus `cluster`, `version`, `state`, `created_at`, `activated_at`, `author`,
 `points` and the ring's `fingerprint`) and `Location`. The new version is `staged`: nothing changes for
@@ -512,7 +512,7 @@ EOF
 ### `GET /v1/clusters/{c}/ring`
 
 The active version document of cluster `c` — what clients route by — with `ETag: "v<N>.<store id>"`,
-and `"previous"`: `null`, or while a migration window is open (SPEC section 9, [below](#the-migration-window))
+and `"previous"`: `null`, or while a migration window is open ([below](#the-migration-window))
 `{"version": u, "fingerprint": "..."}`, the version clients keep answering the owners of, with the
 ETag `"v<N>+.<store id>"`. Before any activation it is 404 `no_active_version`.
 
@@ -556,7 +556,7 @@ EOF
 
 ### `GET /v1/clusters/{c}/clients`
 
-The clients of cluster `c` (SPEC section 9): every `RK-Client` id that asked for the ring in the last
+The clients of cluster `c`: every `RK-Client` id that asked for the ring in the last
 180 s (`--clients-expiry`), with the version it holds (the one it was sent, or had already: a 304 and a
 long poll held with the active version count for it; a held poll counts from when it starts), its
 address, user agent (cut to 128 bytes, bytes outside `0x20..0x7e` as `?`) and when it was last seen.
@@ -588,7 +588,7 @@ EOF
 
 ### `GET /v1/clusters/{c}/plan`
 
-The migration plan of SPEC section 3 between two versions of cluster `c`: which arcs of the hash space
+The migration plan of [RING.md, "Migration plan"](RING.md#migration-plan) between two versions of cluster `c`: which arcs of the hash space
 move from which node to which, how much moves against the least any placement could move
 (`minimal_fraction`), each node's share before and after, the balance before and after, and warnings.
 Both versions must use the same `hash` (422 `hash_mismatch` otherwise). Fractions are of the whole hash
@@ -624,7 +624,7 @@ EOF
 
 ## Cutover: policy, approvals, the gate, events
 
-SPEC section 9. Each cluster has a policy; its defaults keep everything above unchanged. With a
+Each cluster has a policy; its defaults keep everything above unchanged. With a
 policy, an activation (also `?activate=true` on publish or revert) passes a gate, in this order: the
 **budget** (the plan from the active version to `v`: `moved_fraction` at most `max_moved_fraction`, and
 the balance after — the most loaded node's share over its ideal — at most `max_balance_after`; else 422
@@ -715,7 +715,7 @@ EOF
 
 ## The migration window
 
-SPEC section 9. With the policy's `migration_window` set, activating `v` over `u` (also
+With the policy's `migration_window` set, activating `v` over `u` (also
 `?activate=true` on publish or revert) opens a window in the activation's transaction: the ring
 document carries `"previous": {"version": u, "fingerprint": "..."}` and its ETag is `"v<N>+.<store id>"`,
 and clients keep answering the owner of each key under `u` next to the owner under `v` (dual reads: read

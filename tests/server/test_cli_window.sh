@@ -42,8 +42,10 @@ check "lookup --replicas 2 in the window: 2 + 2 owners" 5 "$(head -1 "$TMP/out" 
 cli 0 "publish v3" publish "$TMP/t5"
 cli 2 "activate v3 in the window" activate 3
 check "activate in the window: plainly" "ringkeeper activate: server: cluster shop: the migration window from version 1 to 2 is open; once the data has moved, finish it (ringkeeper migration finish --cluster shop, or POST /v1/clusters/shop/migration/finish), then activate (HTTP 409)" "$(cat "$TMP/err")"
-cli 0 "migration finish" migration finish --comment "copied"
-check "migration finish: says so" "cluster shop: the migration window of version 2 is finished; clients drop the previous ring at their next refresh" "$(cat "$TMP/out")"
+cli 0 "migration finish" migration finish --comment "copied" -o json
+has "migration finish -o json: the ring document" "$TMP/out" '"previous": null'
+cli 2 "migration finish again" migration finish --quiet
+check "migration finish again: nothing on stdout" "" "$(cat "$TMP/out")"
 lookup
 check "lookup after the finish: owners only" "$(owners "$TMP/t4")" "$(cat "$TMP/out")"
 check "lookup after the finish: no note" "" "$(cat "$TMP/err")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_clients.sh — SPEC section 9's clients: RK-Client recorded on a ring 200, a 304 and a held
+# test_clients.sh — the cutover's (docs/API.md) clients: RK-Client recorded on a ring 200, a 304 and a held
 # long poll (with the version sent or already had), none without the header; the summary and
 # converged flipping with an activation; the expiry; the caps; hostile ids and user agents; the
 # ringkeeper_clients gauge; `ringkeeper clients`.
@@ -107,6 +107,12 @@ check "g: v3" 200 "$(ring fleet g)"
 check "cli exit" 0 "$?"
 printf '%s\n' "version  clients" "      2        2" "      3        1" "active: 3" "converged: no" >"$TMP/want"
 check "cli table" "$(cat "$TMP/want")" "$(cat "$TMP/out")"
+"$CLI" clients --server "$BASE" --cluster fleet --quiet >"$TMP/out" 2>&1
+check "cli --quiet: whether converged" "false" "$(cat "$TMP/out")"
+"$CLI" clients --server "$BASE" --cluster fleet -o json >"$TMP/out" 2>&1
+check "cli -o json exit" 0 "$?"
+check "cli -o json: every client listed" 3 "$(grep -c '"id": ' "$TMP/out")"
+has "cli -o json: the summary" "$TMP/out" '"converged": false'
 "$CLI" clients --server "$BASE" --cluster nosuch >"$TMP/out" 2>&1
 check "cli unknown cluster exit" 2 "$?"
 check "cli unknown cluster" "ringkeeper clients: server: there is no cluster named nosuch; publishing a version creates it (HTTP 404)" "$(cat "$TMP/out")"

@@ -2,7 +2,7 @@
 # test_crash.sh — publish in a loop (every other one activated too), kill -9 the server, restart:
 # every version acknowledged with 201 is there, unchanged (same fingerprint), and numbering has no
 # gap; every version has its publish event and every activation its activate event, and no event
-# names a change that is not there (SPEC section 9: events share the change's transaction); and a
+# names a change that is not there (docs/API.md, the cutover: events share the change's transaction); and a
 # migration window is open exactly when its events say so.
 # usage: test_crash.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"

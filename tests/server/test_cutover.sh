@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_cutover.sh — SPEC section 9 over HTTP with two operators' tokens: the policy (defaults,
+# test_cutover.sh — The cutover (docs/API.md) over HTTP with two operators' tokens: the policy (defaults,
 # field-by-field refusals, tokens), approvals bound to the plan's digest (self approval, a stale
 # digest), the gate (approval_required, budget_exceeded with its figures, force with a reason) and
 # the events that record all of it, newest first and paged.

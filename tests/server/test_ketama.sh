@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ketama.sh — the ketama scheme (SPEC section 8) through a real ringkeeperd: publish, the
+# test_ketama.sh — the ketama scheme (docs/KETAMA.md) through a real ringkeeperd: publish, the
 # version and ring documents, the verified client (CLI lookup) against the offline ring, plans
 # between ketama versions and refused across schemes, revert, and a database that keeps the scheme.
 # usage: test_ketama.sh RINGKEEPERD RINGKEEPER_CLI

@@ -15,6 +15,13 @@ sed -i "s|^RK=http://127.0.0.1:7070\$|RK=$BASE|" "$TMP/walk.sh"
 code=$?
 check "walkthrough runs" 0 "$code"
 [ "$code" -eq 0 ] || cat "$TMP/walk.out"
+has "walkthrough: an unknown cluster at first" "$TMP/walk.out" \
+    '{"error":{"code":"unknown_cluster","message":"there is no cluster named cache; publishing a version creates it"}}'
+has "walkthrough: ... as a 404" "$TMP/walk.out" " (HTTP 404)"
+has "walkthrough: a refused topology with its field" "$TMP/walk.out" '"field":"nodes[0].weight"}}'
+has "walkthrough: ... as a 400" "$TMP/walk.out" " (HTTP 400)"
+has "walkthrough: activating an older version says to revert" "$TMP/walk.out" "to roll back, revert to it"
+has "walkthrough: ... as a 409" "$TMP/walk.out" "(HTTP 409)"
 has "walkthrough shows the plan table" "$TMP/walk.out" "moved"
 has "walkthrough shows the ETag" "$TMP/walk.out" 'ETag: "v2.'
 has "walkthrough gets a 304" "$TMP/walk.out" "304"

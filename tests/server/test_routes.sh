@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_routes.sh — every route and status code of SPEC section 4 against a real ringkeeperd.
+# test_routes.sh — every route and status code of docs/API.md against a real ringkeeperd.
 # usage: test_routes.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 rk_start

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_window.sh — SPEC section 9's migration window over HTTP: with the policy's migration_window,
+# test_window.sh — the cutover's (docs/API.md) migration window over HTTP: with the policy's migration_window,
 # an activation opens one (the ring document names the previous version, the ETag is "v<N>+.<id>"),
 # another activation is refused until POST .../migration/finish closes it (with its event), a long
 # poll holding the open window's ETag is woken by the close, the window survives a restart, and
