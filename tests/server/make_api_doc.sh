@@ -635,6 +635,10 @@ A first activation (nothing active) has no plan: only the approvals count, of th
 with an empty fingerprint (`0:>1:<fingerprint>`).
 
 The examples run on the server with tokens, as two operators: `alice` publishes, `bob` approves.
+The whole flow end to end, as the two of them run it with the CLI while 50 library clients watch
+(approval, a stale approval, re-approval, activation under a migration window, the fleet converging
+and reading from both owners, the window finished, the previous ring dropped), is
+`tests/flow/test_flow.sh` (ctest `flow_cutover`).
 
 ### `GET /v1/clusters/{c}/policy`
 
