@@ -372,8 +372,10 @@ int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_er
     if (t->failed)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
     if (t->bytes > RKE_REQUEST_MAX)
-        return rk_error_set(err, RK_EINVAL, NULL, "an etcd request of %zu bytes, over %d", t->bytes,
-                            RKE_REQUEST_MAX);
+        return rk_error_set(err, RK_EINVAL, NULL,
+                            "one change would write %zu bytes to etcd, over the %u one request "
+                            "may carry; a comment or author that long cannot be stored",
+                            t->bytes, RKE_REQUEST_MAX);
     json_t *req = json_pack("{sOsO}", "compare", t->compare, "success", t->success);
     int rc = req ? call(c, "/v3/kv/txn", req, 1, &resp, unknown, err)
                  : rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");

@@ -24,8 +24,8 @@
 #include "ringkeeper.h"
 
 #define RKE_TIMEOUT_MS 5000 /* a whole request at most, then its outcome is unknown */
-#define RKE_REQUEST_MAX                                                                            \
-    1048576 /* the most bytes of keys and values one txn carries (etcd: 1.5 MiB) */
+/* The most bytes of keys and values one txn carries: etcd refuses requests over 1.5 MiB. */
+#define RKE_REQUEST_MAX (1280u << 10)
 
 typedef struct rke_client rke_client;
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nettle/sha2.h>
 
@@ -184,15 +185,27 @@ static int attempt(rke_store *s, rke_step *st, const rke_head *cur, int64_t rev,
     return rc;
 }
 
-int rke_run_step(rke_store *s, rke_step *st, rk_error *err)
+/* A random pause of up to RKE_BACKOFF_MS after the i-th lost race, so racing replicas spread out.
+ */
+static void backoff(int i, unsigned *seed)
+{
+    long cap_ms = i < 6 ? 1L << i : RKE_BACKOFF_MS;
+    long ms = rand_r(seed) % (cap_ms + 1);
+    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
+static int run_step_locked(rke_store *s, rke_step *st, rk_error *err)
 {
     int64_t first_events = -1;
     int uncertain = 0;
-    int rc = random_hex(st->op, (RKE_OP_LEN - 1) / 2, err);
+    unsigned seed = (unsigned)strtoul(st->op + 8, NULL, 16);
+    int rc = RK_OK;
     for (int i = 0; rc == RK_OK && i < RKE_STEP_ATTEMPTS; i++) {
         rke_head cur;
         int64_t rev;
         int done = 0, found = 0;
+        if (i > 0)
+            backoff(i, &seed);
         rc = rke_read_head(s, st->cluster, &cur, &rev, err);
         if (rc == RK_OK && rev == 0 && !st->create)
             return rkd_store_missing(err, RKD_STORE_ENOCLUSTER, st->cluster, 0);
@@ -210,6 +223,17 @@ int rke_run_step(rke_store *s, rke_step *st, rk_error *err)
                              "cluster %s changed under %d attempts in a row; nothing was changed, "
                              "retry",
                              st->cluster, RKE_STEP_ATTEMPTS);
+}
+
+int rke_run_step(rke_store *s, rke_step *st, rk_error *err)
+{
+    int rc = random_hex(st->op, (RKE_OP_LEN - 1) / 2, err);
+    if (rc != RK_OK)
+        return rc;
+    pthread_mutex_lock(&s->write_lock);
+    rc = run_step_locked(s, st, err);
+    pthread_mutex_unlock(&s->write_lock);
+    return rc;
 }
 
 /* ---- Versions ---- */
@@ -513,7 +537,6 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
         return rc;
     json_t *meta = draft_meta(p);
     rke_put_meta(s, t, d->cluster, v, meta);
-    t->failed |= !meta;
     json_decref(meta);
     rke_key_num(s, key, d->cluster, "t/", v);
     if (!p->chunks)
@@ -597,6 +620,7 @@ static void rke_close(void *b)
     rke_store *s = b;
     rke_client_free(s->etcd);
     free(s->prefix);
+    pthread_mutex_destroy(&s->write_lock);
     free(s);
 }
 
@@ -650,7 +674,8 @@ rkd_store *rkd_store_open_etcd(const char *location, rk_error *err)
         return NULL;
     }
     rke_store *s = calloc(1, sizeof *s);
-    if (!s) {
+    if (!s || pthread_mutex_init(&s->write_lock, NULL) != 0) {
+        free(s);
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }

@@ -203,12 +203,11 @@ static int put_approval(rke_store *s, rke_step *st, const approve_arg *p, rke_tx
     rke_kv kv;
     approval_key(s, key, st->cluster, p->v, p->digest, p->approver);
     int rc = rke_get(s->etcd, key, &kv, err);
-    json_t *j = rc == RK_OK && !kv.mod_revision
-                    ? json_pack("{sss?}", "created_at", st->now, "comment", p->comment)
-                    : NULL;
-    if (j)
+    if (rc == RK_OK && !kv.mod_revision) {
+        json_t *j = json_pack("{ssss?}", "created_at", st->now, "comment", p->comment);
         rke_put_json(t, key, j);
-    json_decref(j);
+        json_decref(j);
+    }
     rke_kv_deinit(&kv);
     return rc;
 }

@@ -6,10 +6,12 @@
  * Every change to a cluster is one etcd txn that compares the cluster's head key's mod_revision
  * with the one read at the start of the step, and puts the new head with the rest: the head is the
  * cluster's lock, as BEGIN IMMEDIATE is SQLite's. A txn that lost the race is built again on what
- * is there now (rke_run_step), at most RKE_STEP_ATTEMPTS times. */
+ * is there now (rke_run_step), at most RKE_STEP_ATTEMPTS times after a random pause; the steps of
+ * one replica take turns (write_lock), so only other replicas' writes make a step lose. */
 #ifndef RKD_STORE_ETCD_INTERNAL_H
 #define RKD_STORE_ETCD_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -18,14 +20,16 @@
 #include "store_backend.h"
 #include "store_etcd.h"
 
-#define RKE_STEP_ATTEMPTS 16 /* a step rebuilt this often on others' changes gives up (503) */
+#define RKE_STEP_ATTEMPTS 32 /* a step rebuilt this often on others' changes gives up (503) */
+#define RKE_BACKOFF_MS    64 /* the most a lost race waits, at random, before the next attempt */
 #define RKE_KEY_MAX       512
 #define RKE_OP_LEN        17 /* an op id: 16 hex digits and a NUL */
 
 /* The backend's state behind rkd_store_ops' `void *b`. */
 typedef struct rke_store {
-    rke_client *etcd; /* the members */
-    char *prefix;     /* every key starts with it, e.g. "/ringkeeper" */
+    rke_client *etcd;           /* the members */
+    char *prefix;               /* every key starts with it, e.g. "/ringkeeper" */
+    pthread_mutex_t write_lock; /* one step at a time here: races are only between replicas */
 } rke_store;
 
 /* A cluster's head: P/heads/<cluster>. Version and event numbers are gapless because each comes
