@@ -165,24 +165,26 @@ static int find_op(rke_store *s, rke_step *st, int64_t after, int64_t upto, int 
     return rc;
 }
 
-/* One attempt: the txn built on the head as it is now. *done when it applied or the build or
- * etcd refused (rc then says which); *uncertain when etcd may apply it later. */
-static int attempt(rke_store *s, rke_step *st, const rke_head *cur, int64_t rev, int *done,
+/* One attempt: the txn built on the head as it is now. *retry when it lost the race or etcd may
+ * apply it later (then *uncertain stays set for the rest of the step); otherwise it applied (RK_OK)
+ * or the build or etcd refused (the error). */
+static int attempt(rke_store *s, rke_step *st, const rke_head *cur, int64_t rev, int *retry,
                    int *uncertain, rk_error *err)
 {
     char key[RKE_KEY_MAX];
     rke_head next = *cur;
     rke_txn t;
-    int ok = 0;
+    int ok = 0, unknown = 0;
     rke_txn_init(&t);
     int rc = st->build(s, st, cur, &next, &t, err);
     head_key(s, key, st->cluster);
     rke_txn_if_mod(&t, key, rev);
     put_head(s, &t, st->cluster, &next);
-    rc = rc ? rc : rke_txn_commit(s->etcd, &t, &ok, uncertain, err);
+    rc = rc ? rc : rke_txn_commit(s->etcd, &t, &ok, &unknown, err);
     rke_txn_deinit(&t);
-    *done = ok || (rc != RK_OK && !*uncertain);
-    return rc;
+    *uncertain |= unknown;
+    *retry = unknown || (rc == RK_OK && !ok);
+    return unknown ? RK_OK : rc;
 }
 
 /* A random pause of up to RKE_BACKOFF_MS after the i-th lost race, so racing replicas spread out.
@@ -194,35 +196,47 @@ static void backoff(int i, unsigned *seed)
     nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
+/* A write etcd did not confirm, and etcd cannot be asked now whether it applied it. */
+static int unconfirmed(const rke_step *st, rk_error *err)
+{
+    char why[sizeof err->message];
+    snprintf(why, sizeof why, "%s", err->message);
+    return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                        "etcd did not confirm the change to cluster %s and cannot be asked now "
+                        "(%s); it may still be applied: read the cluster's events before "
+                        "retrying",
+                        st->cluster, why);
+}
+
 static int run_step_locked(rke_store *s, rke_step *st, rk_error *err)
 {
     int64_t first_events = -1;
-    int uncertain = 0;
+    int uncertain = 0, done = 0;
     unsigned seed = (unsigned)strtoul(st->op + 8, NULL, 16);
     int rc = RK_OK;
-    for (int i = 0; rc == RK_OK && i < RKE_STEP_ATTEMPTS; i++) {
+    for (int i = 0; rc == RK_OK && !done && i < RKE_STEP_ATTEMPTS; i++) {
         rke_head cur;
         int64_t rev;
-        int done = 0, found = 0;
         if (i > 0)
             backoff(i, &seed);
         rc = rke_read_head(s, st->cluster, &cur, &rev, err);
         if (rc == RK_OK && rev == 0 && !st->create)
             return rkd_store_missing(err, RKD_STORE_ENOCLUSTER, st->cluster, 0);
         first_events = first_events < 0 ? cur.events : first_events;
-        rc = rc || !uncertain ? rc : find_op(s, st, first_events, cur.events, &found, err);
-        if (rc != RK_OK || found)
-            return rc;
-        rc = attempt(s, st, &cur, rev, &done, &uncertain, err);
-        if (done)
-            return rc;
-        rc = uncertain ? RK_OK : rc;
+        rc = rc || !uncertain ? rc : find_op(s, st, first_events, cur.events, &done, err);
+        if (rc == RK_OK && !done) {
+            int retry = 0;
+            rc = attempt(s, st, &cur, rev, &retry, &uncertain, err);
+            done = !retry;
+        }
     }
-    return rc ? rc
-              : rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
-                             "cluster %s changed under %d attempts in a row; nothing was changed, "
-                             "retry",
-                             st->cluster, RKE_STEP_ATTEMPTS);
+    if (rc == RKD_STORE_EUNAVAILABLE && uncertain)
+        return unconfirmed(st, err);
+    if (rc != RK_OK || done)
+        return rc;
+    return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                        "cluster %s changed under %d attempts in a row; nothing was changed, retry",
+                        st->cluster, RKE_STEP_ATTEMPTS);
 }
 
 int rke_run_step(rke_store *s, rke_step *st, rk_error *err)
