@@ -121,30 +121,45 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
     return add;
 }
 
+/* A handle POSTing `body` to `path` at `host`, with the headers every request carries (*headers
+ * to free after the transfer), or NULL. */
+static CURL *new_handle(const char *host, const char *path, const char *body,
+                        struct curl_slist **headers)
+{
+    char url[300];
+    CURL *h = curl_easy_init();
+    struct curl_slist *one = curl_slist_append(NULL, "Grpc-Metadata-hasleader: true");
+    *headers = one ? curl_slist_append(one, "Content-Type: application/json") : NULL;
+    if (!h || !*headers) {
+        curl_slist_free_all(*headers ? *headers : one);
+        curl_easy_cleanup(h);
+        *headers = NULL;
+        return NULL;
+    }
+    snprintf(url, sizeof url, "http://%s%s", host, path);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, *headers);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+    return h;
+}
+
 /* POSTs `body` to one member; the answer in *b, curl's result returned, the HTTP status in
  * *status. */
 static CURLcode post(const char *host, const char *path, const char *body, buffer *b, long *status)
 {
-    char url[300];
-    CURL *h = curl_easy_init();
+    struct curl_slist *headers;
+    CURL *h = new_handle(host, path, body, &headers);
     if (!h)
         return CURLE_OUT_OF_MEMORY;
-    struct curl_slist *headers = curl_slist_append(NULL, "Grpc-Metadata-hasleader: true");
-    struct curl_slist *both =
-        headers ? curl_slist_append(headers, "Content-Type: application/json") : NULL;
-    snprintf(url, sizeof url, "http://%s%s", host, path);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, both);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)RKE_TIMEOUT_MS);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-    CURLcode rc = both ? curl_easy_perform(h) : CURLE_OUT_OF_MEMORY;
+    CURLcode rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    curl_slist_free_all(both ? both : headers);
+    curl_slist_free_all(headers);
     curl_easy_cleanup(h);
     return rc;
 }
@@ -259,6 +274,9 @@ static int parse_kvs(json_t *resp, rke_kvs *out, rk_error *err)
 {
     json_t *kvs = json_object_get(resp, "kvs");
     size_t n = json_array_size(kvs);
+    const char *rev =
+        json_string_value(json_object_get(json_object_get(resp, "header"), "revision"));
+    out->revision = rev ? strtoll(rev, NULL, 10) : 0;
     if (n == 0)
         return RK_OK;
     out->items = calloc(n, sizeof *out->items);
@@ -383,4 +401,111 @@ int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_er
     json_decref(req);
     json_decref(resp);
     return rc;
+}
+
+/* ---- Watching ---- */
+
+#define WATCH_LINE_MAX (1u << 20) /* a watch message this long ends the stream */
+
+typedef struct watch_state {
+    buffer line;            /* the message being received */
+    rke_watch_fn fn;        /* the caller's */
+    void *arg;              /* its argument */
+    const atomic_int *stop; /* the caller's stop flag */
+    char why[200];          /* why the stream ended, when etcd said */
+} watch_state;
+
+/* Calls fn for each put of one message; 0 when the message ends the watch. */
+static int watch_message(watch_state *w, json_t *msg)
+{
+    json_t *result = json_object_get(msg, "result");
+    json_t *events = json_object_get(result, "events");
+    if (!result || json_is_true(json_object_get(result, "canceled")) ||
+        json_object_get(result, "compact_revision")) {
+        const char *reason = json_string_value(json_object_get(result, "cancel_reason"));
+        snprintf(w->why, sizeof w->why, "etcd ended the watch%s%s", reason ? ": " : "",
+                 reason ? reason : " (compaction, or no leader)");
+        return 0;
+    }
+    for (size_t i = 0; i < json_array_size(events); i++) {
+        json_t *e = json_array_get(events, i);
+        rke_kv kv = {0};
+        rk_error ignored;
+        if (!json_object_get(e, "type") && parse_kv(json_object_get(e, "kv"), &kv, &ignored) == 0)
+            w->fn(w->arg, &kv); /* a put: DELETE events have a type */
+        rke_kv_deinit(&kv);
+    }
+    return 1;
+}
+
+/* Splits the stream into its newline-separated messages. */
+static size_t on_watch_data(char *ptr, size_t size, size_t n, void *arg)
+{
+    watch_state *w = arg;
+    size_t add = size * n;
+    if (on_data(ptr, 1, add, &w->line) != add)
+        return 0;
+    char *nl;
+    while ((nl = memchr(w->line.data, '\n', w->line.len)) != NULL) {
+        json_t *msg = json_loadb(w->line.data, (size_t)(nl - w->line.data), 0, NULL);
+        int go_on = watch_message(w, msg);
+        json_decref(msg);
+        w->line.len -= (size_t)(nl + 1 - w->line.data);
+        memmove(w->line.data, nl + 1, w->line.len + 1);
+        if (!go_on)
+            return 0;
+    }
+    return w->line.len > WATCH_LINE_MAX ? 0 : add;
+}
+
+static int on_watch_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    const watch_state *w = arg;
+    (void)a, (void)b, (void)c, (void)d;
+    return atomic_load(w->stop) != 0;
+}
+
+/* The body of a watch of [key, end) from revision `from`. */
+static char *watch_body(const char *key, const char *end, int64_t from)
+{
+    json_t *create = json_object();
+    int bad = !create || set_b64(create, "key", key, strlen(key)) ||
+              set_b64(create, "range_end", end, strlen(end)) ||
+              json_object_set_new(create, "start_revision", json_integer(from));
+    json_t *req = bad ? NULL : json_pack("{so}", "create_request", create);
+    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    if (!req)
+        json_decref(create);
+    json_decref(req);
+    return body;
+}
+
+int rke_watch(rke_client *c, const char *key, const char *end, int64_t from, rke_watch_fn fn,
+              void *arg, const atomic_int *stop, rk_error *err)
+{
+    watch_state w = {.fn = fn, .arg = arg, .stop = stop};
+    struct curl_slist *headers = NULL;
+    size_t at = atomic_load(&c->preferred);
+    char *body = watch_body(key, end, from);
+    CURL *h = body ? new_handle(c->hosts[at], "/v3/watch", body, &headers) : NULL;
+    if (!h) {
+        free(body);
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory starting an etcd watch");
+    }
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_watch_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_watch_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &w);
+    CURLcode rc = curl_easy_perform(h);
+    if (rc != CURLE_ABORTED_BY_CALLBACK) /* another member next time */
+        atomic_store(&c->preferred, (at + 1) % c->n);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(h);
+    free(body);
+    free(w.line.data);
+    if (atomic_load(stop))
+        return RK_OK;
+    return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "the etcd watch at %s ended: %s",
+                        c->hosts[at], w.why[0] ? w.why : curl_easy_strerror(rc));
 }

@@ -12,10 +12,11 @@
  * RK_ENOMEM when memory runs out. TLS and authentication are not spoken yet (plain http://).
  *
  * Thread safety: one client may be used from any number of threads at once; each request uses
- * its own curl handle. */
+ * its own curl handle. rke_watch holds its calling thread for as long as the watch lasts. */
 #ifndef RKD_ETCD_HTTP_H
 #define RKD_ETCD_HTTP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,7 @@ typedef struct rke_kv {
 typedef struct rke_kvs {
     rke_kv *items;
     size_t count;
+    int64_t revision; /* the store's revision the range was read at */
 } rke_kvs;
 
 void rke_kvs_free(rke_kvs *kvs);
@@ -79,5 +81,17 @@ void rke_txn_put_str(rke_txn *t, const char *key, const char *value);
 /* Sends the txn: *ok non-zero when the comparisons held and the puts applied. On failure, *unknown
  * is non-zero when etcd may still apply it. */
 int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_error *err);
+
+/* ---- Watching ---- */
+
+/* Called for each key put under a watch, with the key as it is now; `arg` is the watcher's. */
+typedef void (*rke_watch_fn)(void *arg, const rke_kv *kv);
+
+/* Watches the keys from `key` up to `end` for puts from revision `from` on, calling fn for each,
+ * until the stream ends: etcd lost its leader (hasleader), compacted past `from`, the member went
+ * away, or *stop became non-zero (checked about once a second). Returns RKD_STORE_EUNAVAILABLE
+ * with why it ended, or RK_OK when stopped; the caller resynchronises and watches again. */
+int rke_watch(rke_client *c, const char *key, const char *end, int64_t from, rke_watch_fn fn,
+              void *arg, const atomic_int *stop, rk_error *err);
 
 #endif /* RKD_ETCD_HTTP_H */

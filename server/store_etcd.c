@@ -104,8 +104,9 @@ static void put_head(rke_store *s, rke_txn *t, const char *cluster, const rke_he
 {
     char key[RKE_KEY_MAX];
     head_key(s, key, cluster);
-    json_t *j = json_pack("{sIsIsI}", "latest", (json_int_t)h->latest, "active",
-                          (json_int_t)h->active, "events", (json_int_t)h->events);
+    json_t *j =
+        json_pack("{sIsIsIss}", "latest", (json_int_t)h->latest, "active", (json_int_t)h->active,
+                  "events", (json_int_t)h->events, "writer", s->writer);
     rke_put_json(t, key, j);
     json_decref(j);
 }
@@ -632,6 +633,7 @@ static int rke_store_id(void *b, char id[RKD_STORE_ID_LEN], rk_error *err)
 static void rke_close(void *b)
 {
     rke_store *s = b;
+    rke_watch_stop(s->watcher); /* first: it uses the client */
     rke_client_free(s->etcd);
     free(s->prefix);
     pthread_mutex_destroy(&s->write_lock);
@@ -651,6 +653,7 @@ static const rkd_store_ops etcd_ops = {
     .put_policy = rke_put_policy,
     .approve = rke_approve,
     .list_events = rke_list_events,
+    .watch = rke_watch_start,
 };
 
 /* "HOST:PORT,...[/prefix]" into the endpoints and the prefix ("/ringkeeper" when none). */
@@ -693,7 +696,8 @@ rkd_store *rkd_store_open_etcd(const char *location, rk_error *err)
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
-    if (parse_location(s, location + skip, err) == RK_OK)
+    if (random_hex(s->writer, (RKE_OP_LEN - 1) / 2, err) == RK_OK &&
+        parse_location(s, location + skip, err) == RK_OK)
         return rkd_store_new(&etcd_ops, s, err);
     rke_close(s);
     return NULL;

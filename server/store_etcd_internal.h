@@ -12,6 +12,7 @@
 #define RKD_STORE_ETCD_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -25,15 +26,20 @@
 #define RKE_KEY_MAX       512
 #define RKE_OP_LEN        17 /* an op id: 16 hex digits and a NUL */
 
+typedef struct rke_watcher rke_watcher;
+
 /* The backend's state behind rkd_store_ops' `void *b`. */
 typedef struct rke_store {
     rke_client *etcd;           /* the members */
     char *prefix;               /* every key starts with it, e.g. "/ringkeeper" */
     pthread_mutex_t write_lock; /* one step at a time here: races are only between replicas */
+    char writer[RKE_OP_LEN];    /* this handle's id, in every head it writes (for the watch) */
+    rke_watcher *watcher;       /* the watch thread, or NULL before ops->watch */
 } rke_store;
 
-/* A cluster's head: P/heads/<cluster>. Version and event numbers are gapless because each comes
- * from here and the head is rewritten in the txn that uses it. */
+/* A cluster's head: P/heads/<cluster> (with the id of the handle that wrote it last). Version and
+ * event numbers are gapless because each comes from here and the head is rewritten in the txn that
+ * uses it. */
 typedef struct rke_head {
     int64_t latest; /* highest version, 0 before the first publish */
     int64_t active; /* the active version, 0 when none */
@@ -138,5 +144,12 @@ int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, con
                 const char *comment, const char *now, rk_error *err);
 int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
                     rkd_store_event_list *out, rk_error *err);
+
+/* ---- store_etcd_watch.c ---- */
+
+/* rkd_store_ops.watch: starts the thread that reports other replicas' activations. */
+int rke_watch_start(void *b, rkd_store_remote_fn fn, void *arg, rk_error *err);
+/* Stops and frees it (NULL is fine); returns within about a second. */
+void rke_watch_stop(rke_watcher *w);
 
 #endif /* RKD_STORE_ETCD_INTERNAL_H */

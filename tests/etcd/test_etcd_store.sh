@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_etcd_store.sh — what only the etcd store has: two ringkeeperd replicas over one three-member
 # etcd cluster (each sees what the other wrote; publishers racing through both get gapless numbers),
-# the --store flag's refusals, and quorum: lost (writes and /readyz 503, naming etcd), back (writes
+# a long poll on one replica woken by an activation through the other (the etcd watch), the
+# --store flag's refusals, and quorum: lost (writes and /readyz 503, naming etcd), back (writes
 # resume without a restart), and one member down (nothing noticed).
 # usage: test_etcd_store.sh RINGKEEPERD
 export RK_TEST_STORE=etcd
@@ -38,6 +39,28 @@ check "publish and activate through A" 201 "$(curl -s -o "$TMP/body" -w '%{http_
 check "B serves A's ring" 200 "$(curl -s -o "$TMP/body" -w '%{http_code}' "$B/v1/clusters/cache/ring")"
 has "B's ring is version 1" "$TMP/body" '"version":1'
 has "both give one store id" "$TMP/body" "$(curl -s "$A/v1/clusters/cache/ring" | grep -o '"store_id":"[0-9a-f]*"')"
+
+# a long poll held on B wakes when A activates, and B's cached ring is replaced
+tag=$(curl -s -D - -o /dev/null "$B/v1/clusters/cache/ring" | tr -d '\r' | sed -n 's/^ETag: //ip')
+curl -s -o "$TMP/poll" -w '%{http_code}' --max-time 70 -H "If-None-Match: $tag" \
+    "$B/v1/clusters/cache/ring?wait=60" >"$TMP/poll_code" &
+poll=$!
+for _ in $(seq 1 100); do
+    curl -s "$B/metrics" | grep -q '^ringkeeper_long_polls_waiting 1' && break
+    sleep 0.1
+done
+check "B holds the poll" 1 "$(curl -s "$B/metrics" | grep -c '^ringkeeper_long_polls_waiting 1')"
+topo 4 >"$TMP/t4"
+check "publish and activate v2 through A" 201 "$(curl -s -o /dev/null -w '%{http_code}' -H "$J" \
+    --data-binary @"$TMP/t4" "$A/v1/clusters/cache/versions?activate=true")"
+wait "$poll"
+check "B's poll answered" 200 "$(cat "$TMP/poll_code")"
+has "B's poll has version 2" "$TMP/poll" '"version":2'
+check "B's ring now" 200 "$(curl -s -o "$TMP/body" -w '%{http_code}' "$B/v1/clusters/cache/ring")"
+has "B's ring is version 2" "$TMP/body" '"version":2'
+check "B's version 1 is retired" 200 "$(curl -s -o "$TMP/body" -w '%{http_code}' \
+    "$B/v1/clusters/cache/versions/1")"
+has "B's version 1 says so" "$TMP/body" '"state":"retired"'
 
 # publishers racing through both replicas: 4 x 25 through each
 pids=()
@@ -78,7 +101,7 @@ etcd_launch 1 existing
 etcd_wait_leader || bad "no leader after the members came back"
 check "quorum back: publish" 201 "$(curl -s -o "$TMP/body" -w '%{http_code}' --max-time 30 \
     -H "$J" --data-binary @"$TMP/t3" "$B/v1/clusters/cache/versions")"
-has "quorum back: numbering went on without a gap" "$TMP/body" '"version":3'
+has "quorum back: numbering went on without a gap" "$TMP/body" '"version":4'
 
 kill -TERM "$A_PID"
 wait "$A_PID"
