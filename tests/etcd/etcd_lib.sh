@@ -48,7 +48,7 @@ etcd_launch() {
         --initial-cluster-token "$ETCD_CLUSTER_TOKEN" \
         --heartbeat-interval 50 --election-timeout 500 --logger zap --log-outputs stderr \
         >>"$ETCD_TMP/m$n.log" 2>&1 &
-    ETCD_PIDS[$n]=$!
+    ETCD_PIDS[n]=$!
 }
 
 # etcd_has_leader: some member answers /v3/maintenance/status with a leader.
