@@ -82,7 +82,7 @@ static int64_t num(json_t *o, const char *name)
 int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, rk_error *err)
 {
     char key[RKE_KEY_MAX];
-    rke_kv kv;
+    rke_kv kv = {0};
     memset(h, 0, sizeof *h);
     head_key(s, key, cluster);
     int rc = rke_get(s->etcd, key, &kv, err);
@@ -256,7 +256,7 @@ int rke_run_step(rke_store *s, rke_step *st, rk_error *err)
 int rke_read_meta(rke_store *s, const char *cluster, int64_t v, json_t **meta, rk_error *err)
 {
     char key[RKE_KEY_MAX];
-    rke_kv kv;
+    rke_kv kv = {0};
     rke_key_num(s, key, cluster, "v/", v);
     int rc = rke_get(s->etcd, key, &kv, err);
     *meta = rc == RK_OK ? rke_kv_json(&kv) : NULL;
@@ -337,7 +337,7 @@ static int read_chunk(rke_store *s, const char *cluster, const char *hex, char *
                       rk_error *err)
 {
     char key[RKE_KEY_MAX], got[2 * SHA256_DIGEST_SIZE + 1];
-    rke_kv kv;
+    rke_kv kv = {0};
     blob_key(s, key, hex ? hex : "");
     int rc = rke_get(s->etcd, key, &kv, err);
     if (rc == RK_OK)
@@ -364,7 +364,7 @@ static int read_topology(rke_store *s, const char *cluster, int64_t v, json_t *m
     char key[RKE_KEY_MAX];
     json_t *chunks = json_object_get(meta, "chunks");
     size_t len = 0;
-    rke_kv kv;
+    rke_kv kv = {0};
     if (!chunks) {
         rke_key_num(s, key, cluster, "t/", v);
         int rc = rke_get(s->etcd, key, &kv, err);
@@ -595,7 +595,7 @@ static int rke_ping(void *b, rk_error *err)
 {
     rke_store *s = b;
     char key[RKE_KEY_MAX];
-    rke_kv kv;
+    rke_kv kv = {0};
     id_key(s, key);
     int rc = rke_get(s->etcd, key, &kv, err);
     rke_kv_deinit(&kv);
@@ -607,7 +607,7 @@ static int rke_store_id(void *b, char id[RKD_STORE_ID_LEN], rk_error *err)
 {
     rke_store *s = b;
     char key[RKE_KEY_MAX], fresh[RKD_STORE_ID_LEN];
-    rke_kv kv;
+    rke_kv kv = {0};
     rke_txn t;
     int ok, uncertain;
     id_key(s, key);

@@ -13,7 +13,7 @@
 static int read_policy(rke_store *s, const char *cluster, rkd_store_policy *out, rk_error *err)
 {
     char key[RKE_KEY_MAX];
-    rke_kv kv;
+    rke_kv kv = {0};
     *out = RKD_STORE_POLICY_DEFAULTS;
     rke_key(s, key, cluster, "policy");
     int rc = rke_get(s->etcd, key, &kv, err);
@@ -200,7 +200,7 @@ typedef struct approve_arg {
 static int put_approval(rke_store *s, rke_step *st, const approve_arg *p, rke_txn *t, rk_error *err)
 {
     char key[RKE_KEY_MAX];
-    rke_kv kv;
+    rke_kv kv = {0};
     approval_key(s, key, st->cluster, p->v, p->digest, p->approver);
     int rc = rke_get(s->etcd, key, &kv, err);
     if (rc == RK_OK && !kv.mod_revision) {
