@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <nettle/base64.h>
@@ -15,6 +16,8 @@
 #define MAX_ENDPOINTS      16
 #define CONNECT_TIMEOUT_MS 1000
 #define RESPONSE_MAX       (64u << 20) /* the largest answer read: a range of many heads */
+#define NO_LEADER_ROUNDS   20          /* an election is waited for this many rounds ... */
+#define NO_LEADER_PAUSE_MS 100         /* ... this far apart, before answering unavailable */
 
 struct rke_client {
     char *hosts[MAX_ENDPOINTS]; /* "HOST:PORT" */
@@ -168,6 +171,7 @@ static CURLcode post(const char *host, const char *path, const char *body, buffe
 enum outcome {
     ANSWERED,  /* a 200 with JSON */
     NOT_SENT,  /* etcd cannot have acted on it: try another member */
+    NO_LEADER, /* the same, because the member has no leader (an election, or no quorum) */
     UNCERTAIN, /* it may have been applied */
 };
 
@@ -187,50 +191,75 @@ static enum outcome classify(CURLcode rc, long status, const buffer *b, char *wh
     json_t *j = json_loadb(b->data ? b->data : "", b->len, 0, NULL);
     const char *msg = json_string_value(json_object_get(j, "message"));
     snprintf(why, cap, "HTTP %ld: %s", status, msg ? msg : "no message");
-    enum outcome out = msg && strstr(msg, "no leader") ? NOT_SENT : UNCERTAIN;
+    enum outcome out = msg && strstr(msg, "no leader") ? NO_LEADER : UNCERTAIN;
     json_decref(j);
     return out;
 }
 
-/* POSTs `req` to `path` at each member in turn until one answers: the JSON answer in *resp. A
- * write (`write` non-zero) stops at the first member that may have applied it, *unknown set. */
-static int call(rke_client *c, const char *path, json_t *req, int write, json_t **resp,
-                int *unknown, rk_error *err)
+/* Where a request stands: the last member tried and why it did not answer. */
+typedef struct attempt_log {
+    char why[200];
+    char host[200];
+} attempt_log;
+
+/* Sends `body` to each member in turn until one answers (*resp). Returns ANSWERED, UNCERTAIN (a
+ * write that may have applied: no other member is tried), NO_LEADER when every member said so,
+ * else NOT_SENT. */
+static enum outcome try_members(rke_client *c, const char *path, const char *body, int write,
+                                json_t **resp, attempt_log *log)
 {
-    char why[200] = "", host[200] = "";
-    char *body = json_dumps(req, JSON_COMPACT);
     size_t first = atomic_load(&c->preferred);
-    *resp = NULL;
-    *unknown = 0;
-    if (!body)
-        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
-    for (size_t i = 0; i < c->n && !*resp && !*unknown; i++) {
+    int all_no_leader = 1;
+    for (size_t i = 0; i < c->n; i++) {
         size_t at = (first + i) % c->n;
         buffer b = {0};
         long status = 0;
         CURLcode rc = post(c->hosts[at], path, body, &b, &status);
-        enum outcome o = classify(rc, status, &b, why, sizeof why);
-        snprintf(host, sizeof host, "%s", c->hosts[at]);
-        if (o == ANSWERED)
-            *resp = json_loadb(b.data, b.len, 0, NULL);
+        enum outcome o = classify(rc, status, &b, log->why, sizeof log->why);
+        snprintf(log->host, sizeof log->host, "%s", c->hosts[at]);
+        *resp = o == ANSWERED ? json_loadb(b.data, b.len, 0, NULL) : NULL;
+        free(b.data);
         if (o == ANSWERED && !*resp)
-            snprintf(why, sizeof why, "an answer that is not JSON");
+            snprintf(log->why, sizeof log->why, "an answer that is not JSON");
         if (*resp)
             atomic_store(&c->preferred, at);
-        *unknown = write && (o == UNCERTAIN || (o == ANSWERED && !*resp));
-        free(b.data);
+        if (*resp || (write && (o == UNCERTAIN || o == ANSWERED)))
+            return *resp ? ANSWERED : UNCERTAIN;
+        all_no_leader &= o == NO_LEADER;
+    }
+    return all_no_leader ? NO_LEADER : NOT_SENT;
+}
+
+/* POSTs `req` to `path` (try_members), waiting out an election: while every member says it has
+ * no leader, again every NO_LEADER_PAUSE_MS for up to NO_LEADER_ROUNDS rounds. */
+static int call(rke_client *c, const char *path, json_t *req, int write, json_t **resp,
+                int *unknown, rk_error *err)
+{
+    attempt_log log = {"", ""};
+    char *body = json_dumps(req, JSON_COMPACT);
+    enum outcome o = NOT_SENT;
+    *resp = NULL;
+    if (!body)
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
+    for (int round = 0; round < NO_LEADER_ROUNDS; round++) {
+        if (round > 0)
+            nanosleep(&(struct timespec){0, NO_LEADER_PAUSE_MS * 1000000L}, NULL);
+        o = try_members(c, path, body, write, resp, &log);
+        if (o != NO_LEADER)
+            break;
     }
     free(body);
+    *unknown = o == UNCERTAIN;
     if (*resp)
         return RK_OK;
     if (*unknown)
         return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
-                            "etcd did not confirm a write (%s at %s); it may still be applied", why,
-                            host);
+                            "etcd did not confirm a write (%s at %s); it may still be applied",
+                            log.why, log.host);
     return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
                         "etcd is unavailable (%s at %s, the last of %zu member%s tried): it "
                         "needs a majority of its members up with a leader; nothing was changed",
-                        why, host, c->n, c->n == 1 ? "" : "s");
+                        log.why, log.host, c->n, c->n == 1 ? "" : "s");
 }
 
 /* ---- Reading ---- */

@@ -4,7 +4,8 @@
  *
  * Endpoints: several "HOST:PORT", tried in turn from the last one that answered. A request that
  * cannot have reached etcd's log (the member was unreachable, or answered "no leader" because
- * every request carries Grpc-Metadata-hasleader: true) moves on to the next member; a write whose
+ * every request carries Grpc-Metadata-hasleader: true) moves on to the next member; while every
+ * member says it has no leader (an election), the round is tried again for up to 2 s; a write whose
  * fate is unknown (a timeout or a broken connection after it was sent: etcd may still apply it)
  * stops there and says so through *unknown, for the caller to check before retrying.
  *

@@ -188,8 +188,7 @@ static int attempt(rke_store *s, rke_step *st, const rke_head *cur, int64_t rev,
     return unknown ? RK_OK : rc;
 }
 
-/* A random pause of up to RKE_BACKOFF_MS after the i-th lost race, so racing replicas spread out.
- */
+/* A random pause after the i-th lost race, so that racing replicas spread out. */
 static void backoff(int i, unsigned *seed)
 {
     long cap_ms = i < 6 ? 1L << i : RKE_BACKOFF_MS;

@@ -3,6 +3,7 @@
 # Source it after setting ETCD_TMP (a folder the caller removes) or let it use $TMP; then:
 #   etcd_start_cluster        starts members 0 1 2 and waits for a leader; sets ETCD_ENDPOINTS
 #                             ("127.0.0.1:P0,127.0.0.1:P1,127.0.0.1:P2", the --store etcd:// form)
+#   etcd_leader               prints the number (0..2) of the member that is leader now
 #   etcd_kill N               kill -9 member N (a fault: the others keep their data)
 #   etcd_restart N            starts member N again on its ports and data, waits for a leader
 #   etcd_stop_cluster         stops every member by PID (also from an EXIT trap; safe twice)
@@ -68,6 +69,18 @@ etcd_wait_leader() {
     for _ in $(seq 1 200); do
         etcd_has_leader && return 0
         sleep 0.1
+    done
+    return 1
+}
+
+etcd_leader() {
+    local i body
+    for i in 0 1 2; do
+        etcd_alive "$i" || continue
+        body=$(curl -s --max-time 1 -X POST -d '{}' \
+            "http://127.0.0.1:${ETCD_CLIENT_PORTS[$i]}/v3/maintenance/status" 2>/dev/null) || continue
+        python3 -c 'import json, sys; s = json.loads(sys.argv[1])
+sys.exit(s.get("leader") != s["header"]["member_id"])' "$body" 2>/dev/null && echo "$i" && return 0
     done
     return 1
 }

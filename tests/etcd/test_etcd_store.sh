@@ -3,7 +3,8 @@
 # etcd cluster (each sees what the other wrote; publishers racing through both get gapless numbers),
 # a long poll on one replica woken by an activation through the other (the etcd watch), the
 # --store flag's refusals, and quorum: lost (writes and /readyz 503, naming etcd), back (writes
-# resume without a restart), and one member down (nothing noticed).
+# resume without a restart), one member down (nothing noticed), and the leader killed -9 during
+# publishes (nothing acknowledged lost, no gap).
 # usage: test_etcd_store.sh RINGKEEPERD
 export RK_TEST_STORE=etcd
 . "$(dirname "$0")/../server/lib.sh" "$1"
@@ -81,6 +82,40 @@ seq 1 200 >"$TMP/want"
 if cmp -s "$TMP/versions" "$TMP/want"; then ok; else bad "versions are not exactly 1..200"; fi
 check "events: one publish each" 200 "$(curl -s "$A/v1/clusters/race/events?limit=1000" |
     grep -o '"kind":"publish"' | wc -l)"
+
+# the leader killed -9 while publishers run through both replicas: what was acknowledged is there,
+# numbering has no gap
+pids=()
+for w in 1 2 3 4; do
+    base=$A
+    [ $((w % 2)) = 0 ] && base=$B
+    (for _ in $(seq 1 30); do
+        curl -s -o "$TMP/leader.$w.body" -w '%{http_code}\n' --max-time 30 -H "$J" \
+            --data-binary @"$TMP/t3" "$base/v1/clusters/leader/versions"
+        grep -o '"version":[0-9]*' "$TMP/leader.$w.body" | head -1 | cut -d: -f2 >>"$TMP/acked.$w"
+    done >"$TMP/lcodes.$w") &
+    pids+=($!)
+done
+until [ "$(cat "$TMP"/lcodes.* 2>/dev/null | wc -l)" -ge 20 ]; do sleep 0.05; done
+leader=$(etcd_leader)
+check "a leader to kill" 1 "$([ -n "$leader" ] && echo 1)"
+etcd_kill "$leader"
+wait "${pids[@]}"
+etcd_launch "$leader" existing
+etcd_wait_leader || bad "no leader after the old one came back"
+curl -s "$A/v1/clusters/leader/versions?limit=1000" | grep -o '"version":[0-9]*' | cut -d: -f2 |
+    sort -n >"$TMP/lversions"
+n=$(wc -l <"$TMP/lversions")
+seq 1 "$n" >"$TMP/lwant"
+if cmp -s "$TMP/lversions" "$TMP/lwant"; then ok; else bad "leader killed: versions have a gap"; fi
+grep -h '^201$' "$TMP"/lcodes.* | wc -l >"$TMP/nacked"
+sort "$TMP"/acked.* | grep . >"$TMP/acked"
+sort "$TMP/lversions" >"$TMP/lsorted"
+check "leader killed: every acknowledged version listed once" "" \
+    "$(comm -23 "$TMP/acked" "$TMP/lsorted"; uniq -d "$TMP/acked")"
+check "leader killed: the 20 before the kill acknowledged at least" 1 \
+    "$([ "$(cat "$TMP/nacked")" -ge 20 ] && echo 1)"
+echo "leader killed: $(cat "$TMP/nacked") of 120 acknowledged, $n versions" # for the log
 
 # one member down: nothing noticed
 etcd_kill 0
