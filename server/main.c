@@ -96,7 +96,8 @@ static const char about[] =
     "       ringkeeperd --version\n"
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
     "\n"
-    "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
+    "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite\n"
+    "(--db) or in etcd (--store), where any number of replicas share them.\n"
     "\n";
 
 static const char exit_codes[] =
