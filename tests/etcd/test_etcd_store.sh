@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_etcd_store.sh — what only the etcd store has: two ringkeeperd replicas over one three-member
 # etcd cluster (each sees what the other wrote; publishers racing through both get gapless numbers),
-# a long poll on one replica woken by an activation through the other (the etcd watch), the
+# a long poll on one replica woken by an activation through the other (the etcd watch, also after
+# etcd compacted its history), the
 # --store flag's refusals, and quorum: lost (writes and /readyz 503, naming etcd), back (writes
 # resume without a restart), one member down (nothing noticed), and the leader killed -9 during
 # publishes (nothing acknowledged lost, no gap).
@@ -62,6 +63,27 @@ has "B's ring is version 2" "$TMP/body" '"version":2'
 check "B's version 1 is retired" 200 "$(curl -s -o "$TMP/body" -w '%{http_code}' \
     "$B/v1/clusters/cache/versions/1")"
 has "B's version 1 says so" "$TMP/body" '"state":"retired"'
+
+# etcd compacted to its newest revision while B holds a poll: the next activation through A still
+# wakes it
+tag=$(curl -s -D - -o /dev/null "$B/v1/clusters/cache/ring" | tr -d '\r' | sed -n 's/^ETag: //ip')
+curl -s -o "$TMP/poll" -w '%{http_code}' --max-time 70 -H "If-None-Match: $tag" \
+    "$B/v1/clusters/cache/ring?wait=60" >"$TMP/poll_code" &
+poll=$!
+for _ in $(seq 1 100); do
+    curl -s "$B/metrics" | grep -q '^ringkeeper_long_polls_waiting 1' && break
+    sleep 0.1
+done
+status=http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}
+rev=$(curl -s -X POST -d '{}' "$status/v3/maintenance/status" | sed 's/.*"revision":"\([0-9]*\)".*/\1/')
+check "compaction" 200 "$(curl -s -o "$TMP/compact" -w '%{http_code}' -X POST \
+    -d "{\"revision\":\"$rev\",\"physical\":true}" "$status/v3/kv/compaction")"
+topo 5 >"$TMP/t5"
+check "publish and activate v3 through A after the compaction" 201 "$(curl -s -o /dev/null \
+    -w '%{http_code}' -H "$J" --data-binary @"$TMP/t5" "$A/v1/clusters/cache/versions?activate=true")"
+wait "$poll"
+check "B's poll answered after the compaction" 200 "$(cat "$TMP/poll_code")"
+has "B's poll has version 3" "$TMP/poll" '"version":3'
 
 # publishers racing through both replicas: 4 x 25 through each
 pids=()
@@ -136,7 +158,7 @@ etcd_launch 1 existing
 etcd_wait_leader || bad "no leader after the members came back"
 check "quorum back: publish" 201 "$(curl -s -o "$TMP/body" -w '%{http_code}' --max-time 30 \
     -H "$J" --data-binary @"$TMP/t3" "$B/v1/clusters/cache/versions")"
-has "quorum back: numbering went on without a gap" "$TMP/body" '"version":4'
+has "quorum back: numbering went on without a gap" "$TMP/body" '"version":5'
 
 kill -TERM "$A_PID"
 wait "$A_PID"
