@@ -27,6 +27,7 @@ develop=(
     git clang-format
     curl sqlite3 openssl             # integration tests (TLS certificates made at test time)
     man-db groff-base                # the man pages' test renders them
+    etcd-server etcd-client          # the etcd store's tests: three members on loopback, etcdctl
     valgrind                         # leak checks of the CLI and a server run (.ci)
     libcmocka-dev                    # unit tests
     clang-14 libclang-rt-14-dev      # fuzzing (.ci/fuzz.sh: libFuzzer)

@@ -21,11 +21,12 @@
 #define MAX_PEM_BYTES  (1u << 20)
 #define FLAG_BASE      256 /* getopt_long's value of flags[0]; those below are short options */
 #define SYNOPSIS_WIDTH 90  /* columns of the usage's first lines */
+#define DEFAULT_DB     "./ringkeeper.db"
 
 enum { EXIT_USAGE = 2, EXIT_DATABASE = 3 };
 
 typedef struct options {
-    const char *listen, *db, *token_file, *migrations;
+    const char *listen, *db, *store, *token_file, *migrations;
     unsigned threads, max_body;
     const char *tls_cert, *tls_key; /* file names */
     unsigned max_connections, max_per_address, idle_timeout;
@@ -53,8 +54,11 @@ typedef struct flag {
 static const flag flags[] = {
     {"listen", "HOST:PORT", "127.0.0.1:7070", NULL, STRING(listen),
      "address to serve on (default {default}; port 0: any free port)"},
-    {"db", "FILE", "./ringkeeper.db", NULL, STRING(db),
-     "SQLite database, created when absent (default {default})"},
+    {"db", "FILE", NULL, NULL, STRING(db),
+     "SQLite database, created when absent (default " DEFAULT_DB ")"},
+    {"store", "URL", NULL, NULL, STRING(store),
+     "etcd://HOST:PORT[,HOST:PORT...][/prefix] instead of --db: replicas\n"
+     "sharing one etcd cluster (docs/ETCD.md; plain http, no auth yet)"},
     {"token-file", "FILE", NULL, NULL, STRING(token_file),
      "\"name:token\" lines; writes then need Authorization: Bearer <token>\n"
      "(reloaded on SIGHUP); without it every write is \"anonymous\""},
@@ -102,7 +106,8 @@ static const char about[] =
     "       ringkeeperd --version\n"
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
     "\n"
-    "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite.\n"
+    "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite\n"
+    "(--db) or in etcd (--store), where any number of replicas share them.\n"
     "\n";
 
 static const char exit_codes[] =
@@ -276,6 +281,18 @@ static int parse_options(int argc, char **argv, options *o)
     }
     if (rc == 0)
         rc = check_listen(o->listen);
+    if (rc == 0 && o->db && o->store)
+        return fprintf(stderr, "ringkeeperd: --db and --store name two stores: give one (--db for "
+                               "SQLite, --store etcd://... for etcd)\n"),
+               EXIT_USAGE;
+    if (rc == 0 && o->store && strncmp(o->store, "etcd://", 7) != 0)
+        return fprintf(stderr,
+                       "ringkeeperd: --store: must be etcd://HOST:PORT[,HOST:PORT...][/prefix], "
+                       "got \"%s\"\n",
+                       o->store),
+               EXIT_USAGE;
+    if (rc == 0 && !o->store && !o->db)
+        o->db = DEFAULT_DB;
     if (rc == 0 && !o->tls_cert != !o->tls_key)
         return fprintf(stderr,
                        "ringkeeperd: %s needs %s as well: HTTPS takes both a certificate "
@@ -348,6 +365,12 @@ static void wait_for_stop(const sigset_t *set, rkd_auth *auth)
     }
 }
 
+/* Where the store is: --store, else --db. */
+static const char *location(const options *o)
+{
+    return o->store ? o->store : o->db;
+}
+
 static int serve(const options *o, const char *const pem[2], rkd_store *store, rkd_auth *auth,
                  rkd_metrics *metrics, const sigset_t *signals)
 {
@@ -380,9 +403,9 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
         rkd_app_free(app);
         return err.code == RK_EINVAL ? EXIT_USAGE : 1; /* a --listen host that does not resolve */
     }
-    fprintf(stderr, "ringkeeperd: listening on port %u (%s%s, db %s, %u threads%s)\n",
-            rkd_http_port(http), o->listen, pem[0] ? ", https" : "", o->db, o->threads,
-            rkd_auth_enabled(auth) ? ", tokens required for writes" : "");
+    fprintf(stderr, "ringkeeperd: listening on port %u (%s%s, %s %s, %u threads%s)\n",
+            rkd_http_port(http), o->listen, pem[0] ? ", https" : "", o->store ? "store" : "db",
+            location(o), o->threads, rkd_auth_enabled(auth) ? ", tokens required for writes" : "");
     if (!rkd_auth_enabled(auth) && !is_loopback(o->listen))
         fprintf(stderr,
                 "ringkeeperd: warning: listening beyond loopback without --token-file: "
@@ -430,13 +453,15 @@ int main(int argc, char **argv)
         free(pem[1]);
         return EXIT_USAGE;
     }
-    rkd_store *store = rkd_store_open(o.db, o.migrations, &err);
+    rkd_store *store = rkd_store_open(location(&o), o.migrations, &err);
     if (!store) {
-        fprintf(stderr, "ringkeeperd: %s: %s\n", o.db, err.message);
+        fprintf(stderr, "ringkeeperd: %s: %s\n", location(&o), err.message);
         rkd_auth_free(auth);
         free(pem[0]);
         free(pem[1]);
-        return err.code == RKD_STORE_EUNAVAILABLE ? 1 : EXIT_DATABASE;
+        return err.code == RKD_STORE_EUNAVAILABLE ? 1
+               : err.code == RK_EINVAL            ? EXIT_USAGE
+                                                  : EXIT_DATABASE;
     }
     if (rkd_store_read_only(store))
         fprintf(stderr,

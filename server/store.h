@@ -13,10 +13,9 @@
  * to check (docs/RING.md); the store only refuses NULL or empty ones.
  *
  * Thread safety: every rkd_store_* call on one rkd_store may be made from any number of threads at
- * once, except rkd_store_close() and rkd_store_set_watch() (call those while no other thread uses
- * the store). Several rkd_store handles, in one process or several, may open the same database:
- * version numbers stay gap-free across all of them. Records and lists returned are owned by the
- * caller and not shared.
+ * once, except rkd_store_close() (call it while no other thread uses the store). Several rkd_store
+ * handles, in one process or several, may open the same database: version numbers stay gap-free
+ * across all of them. Records and lists returned are owned by the caller and not shared.
  *
  * Errors: every fallible call returns RK_OK (0) or a negative code, either an rk_status from
  * ringkeeper.h (RK_EINVAL, RK_ENOMEM, RK_ETOPOLOGY ...) or one of RKD_STORE_* below, and fills the
@@ -276,10 +275,13 @@ int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t befo
 int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error *err) RK_MUST_CHECK;
 
 /* Watching activations (for long polls on the ring). The sequence starts at 0 when the store opens
- * and grows by one with every activation this handle commits (publish with activate included).
- * The callback, when set, runs after each such commit, on the committing thread, with no store
- * lock held; it must be quick (signal a condition variable) and `cluster` is borrowed for the
- * call. Activations committed through other handles or processes are not seen. */
+ * and grows by one with every activation this handle commits (publish with activate included),
+ * and, on a backend that watches its storage (etcd), with every activation another handle or
+ * replica commits, as the backend learns of it. The callback, when set, runs after each, on the
+ * committing thread (or the backend's watch thread), with no store lock held but the watch's own:
+ * one callback at a time, and rkd_store_set_watch waits for one in flight. It must be quick
+ * (signal a condition variable) and `cluster` is borrowed for the call. On SQLite, activations
+ * committed through other handles or processes are not seen. */
 typedef void (*rkd_store_watch_fn)(void *arg, const char *cluster, int64_t version, uint64_t seq);
 
 uint64_t rkd_store_watch_seq(rkd_store *s);

@@ -2,6 +2,7 @@
  * over a backend's rkd_store_ops (store_backend.h). It checks arguments, builds what a publish
  * stores, parses what reads return, counts activations for watchers, and holds the rules backends
  * share (missing versions, preconditions), so no backend can answer differently. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,7 +17,8 @@
 struct rkd_store {
     const rkd_store_ops *ops;  /* the backend's table; borrowed */
     void *b;                   /* the backend's state; owned, released by ops->close */
-    atomic_uint_fast64_t seq;  /* activations committed through this handle */
+    atomic_uint_fast64_t seq;  /* activations committed through this handle or seen by ops->watch */
+    pthread_mutex_t watch_mu;  /* guards watch and watch_arg, held while calling watch */
     rkd_store_watch_fn watch;  /* called after each activation, or NULL */
     void *watch_arg;           /* its argument */
     char id[RKD_STORE_ID_LEN]; /* the backend's store id, read at open */
@@ -135,6 +137,21 @@ int rkd_store_no_window(const char *cluster, rk_error *err)
 
 /* ---- The handle ---- */
 
+static void notify(rkd_store *s, const char *cluster, int64_t version)
+{
+    uint64_t seq = atomic_fetch_add(&s->seq, 1) + 1;
+    pthread_mutex_lock(&s->watch_mu);
+    if (s->watch)
+        s->watch(s->watch_arg, cluster, version, seq);
+    pthread_mutex_unlock(&s->watch_mu);
+}
+
+/* ops->watch's callback: another handle activated `version`. */
+static void remote_activation(void *arg, const char *cluster, int64_t version)
+{
+    notify(arg, cluster, version);
+}
+
 rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
 {
     rk_error scratch;
@@ -145,10 +162,18 @@ rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
+    if (pthread_mutex_init(&s->watch_mu, NULL) != 0) {
+        ops->close(b);
+        free(s);
+        rk_error_set(err, RK_ENOMEM, NULL, "cannot create a mutex");
+        return NULL;
+    }
     s->ops = ops;
     s->b = b;
     atomic_init(&s->seq, 0);
-    if (ops->store_id(b, s->id, err) == RK_OK)
+    int rc = ops->store_id(b, s->id, err);
+    rc = rc || !ops->watch ? rc : ops->watch(b, remote_activation, s, err);
+    if (rc == RK_OK)
         return s;
     rkd_store_close(s);
     return NULL;
@@ -158,7 +183,8 @@ void rkd_store_close(rkd_store *s)
 {
     if (!s)
         return;
-    s->ops->close(s->b);
+    s->ops->close(s->b); /* first: a backend's watch thread may still call remote_activation */
+    pthread_mutex_destroy(&s->watch_mu);
     free(s);
 }
 
@@ -302,13 +328,6 @@ int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error 
 }
 
 /* ---- Publishing and activating ---- */
-
-static void notify(rkd_store *s, const char *cluster, int64_t version)
-{
-    uint64_t seq = atomic_fetch_add(&s->seq, 1) + 1;
-    if (s->watch)
-        s->watch(s->watch_arg, cluster, version, seq);
-}
 
 /* A record for `t` with everything but the version number, and its JSON text in *doc. The ring
  * is built here, before the backend is involved, for the fingerprint. */
@@ -528,6 +547,8 @@ uint64_t rkd_store_watch_seq(rkd_store *s)
 
 void rkd_store_set_watch(rkd_store *s, rkd_store_watch_fn fn, void *arg)
 {
+    pthread_mutex_lock(&s->watch_mu);
     s->watch = fn;
     s->watch_arg = arg;
+    pthread_mutex_unlock(&s->watch_mu);
 }

@@ -1,6 +1,9 @@
 # lib.sh — shared by the server tests: start a real ringkeeperd on a free loopback port with a
 # temporary database, speak HTTP with curl, count checks, and stop every process started.
 # Source it, then call rk_start; the EXIT trap stops the server and removes the temp folder.
+# RK_TEST_STORE=etcd: the same tests on the etcd store; the first rk_start starts three etcd members
+# (tests/etcd/etcd_lib.sh) for the whole script, and every rk_start without --db uses one key prefix
+# there, as every one uses $TMP/ringkeeper.db otherwise: a restarted server finds what it stored.
 set -u
 umask 077 # token files written by the tests must not be readable by others (the server refuses them)
 RKD=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # the ringkeeperd binary, first argument
@@ -11,11 +14,15 @@ PID=
 PORT=
 BASE=
 
+RK_TEST_STORE=${RK_TEST_STORE:-sqlite}
+. "$(dirname "${BASH_SOURCE[0]}")/../etcd/etcd_lib.sh"
+
 rk_cleanup() {
     if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
         kill -9 "$PID" 2>/dev/null
         wait "$PID" 2>/dev/null
     fi
+    etcd_stop_cluster
     jobs -p | xargs -r kill -9 2>/dev/null
     rm -rf "$TMP"
 }
@@ -44,11 +51,22 @@ finish() {
     [ "$FAILED" -eq 0 ]
 }
 
-# rk_start [FLAGS...]: starts ringkeeperd on 127.0.0.1:0 with $TMP/db (unless --db is given) and
-# waits (at most 10 s) for its "listening on port N" line.
+# rk_store_flags: the store flags of rk_start into STORE_FLAGS: $TMP/ringkeeper.db, or with
+# RK_TEST_STORE=etcd the script's etcd cluster (started on first use).
+rk_store_flags() {
+    if [ "$RK_TEST_STORE" != etcd ]; then
+        STORE_FLAGS=(--db "$TMP/ringkeeper.db")
+        return
+    fi
+    [ -n "$ETCD_ENDPOINTS" ] || etcd_start_cluster
+    STORE_FLAGS=(--store "etcd://$ETCD_ENDPOINTS/rk-test")
+}
+
+# rk_start [FLAGS...]: starts ringkeeperd on 127.0.0.1:0 with rk_store_flags' store (unless --db is
+# given) and waits (at most 10 s) for its "listening on port N" line.
 rk_start() {
-    local db=(--db "$TMP/ringkeeper.db")
-    case " $* " in *" --db "*) db=() ;; esac
+    local db=()
+    case " $* " in *" --db "*) ;; *) rk_store_flags; db=("${STORE_FLAGS[@]}") ;; esac
     : >"$TMP/server.log"
     "$RKD" --listen 127.0.0.1:0 "${db[@]}" "$@" 2>>"$TMP/server.log" &
     PID=$!

@@ -1,0 +1,98 @@
+/* etcd_http.h — a small client of etcd's v3 HTTP/JSON gateway (etcd 3.4: /v3/kv/range and
+ * /v3/kv/txn), for the etcd store (store_etcd.c). libcurl and jansson; keys and values are base64
+ * on the wire and plain bytes here.
+ *
+ * Endpoints: several "HOST:PORT", tried in turn from the last one that answered. A request that
+ * cannot have reached etcd's log (the member was unreachable, or answered "no leader" because
+ * every request carries Grpc-Metadata-hasleader: true) moves on to the next member; while every
+ * member says it has no leader (an election), the round is tried again for up to 2 s; a write whose
+ * fate is unknown (a timeout or a broken connection after it was sent: etcd may still apply it)
+ * stops there and says so through *unknown, for the caller to check before retrying.
+ *
+ * Errors: RKD_STORE_EUNAVAILABLE with a message naming etcd for anything etcd or the network does,
+ * RK_ENOMEM when memory runs out. TLS and authentication are not spoken yet (plain http://).
+ *
+ * Thread safety: one client may be used from any number of threads at once; each request uses
+ * its own curl handle. rke_watch holds its calling thread for as long as the watch lasts. */
+#ifndef RKD_ETCD_HTTP_H
+#define RKD_ETCD_HTTP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "ringkeeper.h"
+
+#define RKE_TIMEOUT_MS 5000 /* a whole request at most, then its outcome is unknown */
+/* The most bytes of keys and values one txn carries: etcd refuses requests over 1.5 MiB. */
+#define RKE_REQUEST_MAX (1280u << 10)
+
+typedef struct rke_client rke_client;
+
+/* One key as read. */
+typedef struct rke_kv {
+    char *key;            /* NUL-terminated */
+    char *value;          /* NUL-terminated (values are text or JSON here); `len` bytes before it */
+    size_t len;           /* the value's length */
+    int64_t mod_revision; /* the revision of its last change */
+} rke_kv;
+
+/* The keys of a range, in etcd's key order (ascending bytes: never sorted by the server). */
+typedef struct rke_kvs {
+    rke_kv *items;
+    size_t count;
+    int64_t revision; /* the store's revision the range was read at */
+} rke_kvs;
+
+void rke_kvs_free(rke_kvs *kvs);
+
+/* A new client of `endpoints` ("HOST:PORT[,HOST:PORT...]", at most 16), or NULL with err set
+ * (RK_EINVAL for a malformed list). */
+rke_client *rke_client_new(const char *endpoints, rk_error *err) RK_MUST_CHECK;
+void rke_client_free(rke_client *c);
+
+/* Keys from `key` up to `end` (exclusive; NULL: `key` alone) into *out (zeroed by the caller; the
+ * caller frees it, also on failure). Linearizable: what a majority has committed. */
+int rke_range(rke_client *c, const char *key, const char *end, rke_kvs *out, rk_error *err);
+/* `key`'s value into *out (a copy; key NULL and mod_revision 0 when absent). */
+int rke_get(rke_client *c, const char *key, rke_kv *out, rk_error *err);
+void rke_kv_deinit(rke_kv *kv);
+
+/* The end of the range of every key that starts with `prefix` (prefix with its last byte + 1);
+ * a new string or NULL (out of memory). */
+char *rke_prefix_end(const char *prefix);
+
+/* A transaction: comparisons that must all hold, then puts applied together. */
+typedef struct rke_txn {
+    json_t *compare; /* array of Compare */
+    json_t *success; /* array of RequestOp */
+    size_t bytes;    /* keys and values so far, before base64 */
+    int failed;      /* an allocation failed while building: commit reports RK_ENOMEM */
+} rke_txn;
+
+void rke_txn_init(rke_txn *t);
+void rke_txn_deinit(rke_txn *t);
+/* Compares `key`'s mod_revision with `rev` (0: the key must not exist). */
+void rke_txn_if_mod(rke_txn *t, const char *key, int64_t rev);
+/* Puts `len` bytes of `value` at `key`. */
+void rke_txn_put(rke_txn *t, const char *key, const char *value, size_t len);
+void rke_txn_put_str(rke_txn *t, const char *key, const char *value);
+/* Sends the txn: *ok non-zero when the comparisons held and the puts applied. On failure, *unknown
+ * is non-zero when etcd may still apply it. */
+int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_error *err);
+
+/* ---- Watching ---- */
+
+/* Called for each key put under a watch, with the key as it is now; `arg` is the watcher's. */
+typedef void (*rke_watch_fn)(void *arg, const rke_kv *kv);
+
+/* Watches the keys from `key` up to `end` for puts from revision `from` on, calling fn for each,
+ * until the stream ends: etcd lost its leader (hasleader), compacted past `from`, the member went
+ * away, or *stop became non-zero (checked about once a second). Returns RKD_STORE_EUNAVAILABLE
+ * with why it ended, or RK_OK when stopped; the caller resynchronises and watches again. */
+int rke_watch(rke_client *c, const char *key, const char *end, int64_t from, rke_watch_fn fn,
+              void *arg, const atomic_int *stop, rk_error *err);
+
+#endif /* RKD_ETCD_HTTP_H */

@@ -1,0 +1,290 @@
+/* store_etcd_cutover.c — SPEC section 9 in the etcd store: activation with its approval gate,
+ * policies, approvals and the audit of events. Each change is one rke_step (one txn guarded by the
+ * cluster's head), its event written in that txn, and the approvals an activation needs are read
+ * in its step: an approval added meanwhile moves the head, so the activation is rebuilt on it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_etcd_internal.h"
+
+/* ---- Policies and plans ---- */
+
+static int read_policy(rke_store *s, const char *cluster, rkd_store_policy *out, rk_error *err)
+{
+    char key[RKE_KEY_MAX];
+    rke_kv kv = {0};
+    *out = RKD_STORE_POLICY_DEFAULTS;
+    rke_key(s, key, cluster, "policy");
+    int rc = rke_get(s->etcd, key, &kv, err);
+    json_t *j = rc == RK_OK && kv.mod_revision ? rke_kv_json(&kv) : NULL;
+    if (rc == RK_OK && kv.mod_revision && !json_is_object(j))
+        rc = rke_damaged(err, cluster, "the policy");
+    if (j) {
+        out->max_moved_fraction = json_number_value(json_object_get(j, "max_moved_fraction"));
+        out->max_balance_after = json_number_value(json_object_get(j, "max_balance_after"));
+        out->approvals = json_integer_value(json_object_get(j, "approvals"));
+        out->distinct_approver = json_is_true(json_object_get(j, "distinct_approver"));
+        out->migration_window = json_is_true(json_object_get(j, "migration_window"));
+    }
+    json_decref(j);
+    rke_kv_deinit(&kv);
+    return rc;
+}
+
+/* The digest of the plan from `active` (0: none) to `to`. */
+static int plan_digest(rke_store *s, const char *cluster, int64_t active, const rke_plan_target *to,
+                       char digest[RK_PLAN_DIGEST_LEN], rk_error *err)
+{
+    json_t *meta = NULL;
+    int rc = active ? rke_read_meta(s, cluster, active, &meta, err) : RK_OK;
+    if (rc == RK_OK)
+        rkd_store_digest(active, rke_str(meta, "fingerprint"), to->v, to->fingerprint, digest);
+    json_decref(meta);
+    return rc;
+}
+
+/* "a/<v>/<digest>/" then the approver: an approval's key, so a range counts a plan's approvals. */
+static void approval_key(rke_store *s, char key[RKE_KEY_MAX], const char *cluster, int64_t v,
+                         const char *digest, const char *approver)
+{
+    char what[RKE_KEY_MAX];
+    snprintf(what, sizeof what, "a/%020lld/%s/%s", (long long)v, digest, approver ? approver : "");
+    rke_key(s, key, cluster, what);
+}
+
+/* Approvals of plan `digest` for v by anyone but `excluded` (NULL: count all). */
+static int count_approvals(rke_store *s, const char *cluster, int64_t v, const char *digest,
+                           const char *excluded, int64_t *have, rk_error *err)
+{
+    char from[RKE_KEY_MAX], skip[RKE_KEY_MAX];
+    rke_kvs kvs = {0};
+    approval_key(s, from, cluster, v, digest, NULL);
+    approval_key(s, skip, cluster, v, digest, excluded);
+    char *to = rke_prefix_end(from);
+    int rc = to ? rke_range(s->etcd, from, to, &kvs, err)
+                : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    *have = 0;
+    for (size_t i = 0; rc == RK_OK && i < kvs.count; i++)
+        *have += !excluded || strcmp(kvs.items[i].key, skip) != 0;
+    rke_kvs_free(&kvs);
+    free(to);
+    return rc;
+}
+
+/* ---- Activation ---- */
+
+int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
+                         rke_txn *t, const rke_plan_target *to, const rkd_store_activation *a,
+                         rk_error *err)
+{
+    char digest[RK_PLAN_DIGEST_LEN];
+    rkd_store_policy policy;
+    int64_t have = 0;
+    int rc = read_policy(s, st->cluster, &policy, err);
+    rc = rc ? rc : plan_digest(s, st->cluster, cur->active, to, digest, err);
+    if (rc == RK_OK && policy.approvals > 0)
+        rc = count_approvals(s, st->cluster, to->v, digest,
+                             policy.distinct_approver ? to->author : NULL, &have, err);
+    rc =
+        rc ? rc
+           : rkd_store_check_approvals(st->cluster, to->v, cur->active, digest, &policy, have, err);
+    if (rc != RK_OK)
+        return rc;
+    next->active = to->v;
+    rke_event e = {a->reason ? "force" : "activate", a->author,         to->v,    cur->active,
+                   cur->active ? digest : NULL,      a->moved_fraction, a->reason};
+    rke_step_event(s, st, next, t, &e);
+    return RK_OK;
+}
+
+typedef struct activate_arg {
+    int64_t v;
+    const rkd_store_activation *a;
+    json_t *meta; /* v's metadata as the last build wrote it */
+} activate_arg;
+
+static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
+                          rke_txn *t, rk_error *err)
+{
+    activate_arg *p = st->arg;
+    json_decref(p->meta);
+    p->meta = NULL;
+    int rc = rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active,
+                                        p->a->if_match_active, err);
+    rc = rc ? rc : rke_read_meta(s, st->cluster, p->v, &p->meta, err);
+    if (rc != RK_OK)
+        return rc;
+    const char *author = json_string_value(json_object_get(p->meta, "author"));
+    rke_plan_target to = {p->v, rke_str(p->meta, "fingerprint"), author};
+    rc = rke_activate_in_step(s, st, cur, next, t, &to, p->a, err);
+    t->failed |= json_object_set_new(p->meta, "activated_at", json_string(st->now)) != 0;
+    rke_put_meta(s, t, st->cluster, p->v, p->meta);
+    return rc;
+}
+
+/* The record is made from the metadata the step wrote, as active: what this activation did, even
+ * if another one follows before the answer leaves. */
+int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
+                 const char *now, rkd_store_version **out, char **doc, rk_error *err)
+{
+    rke_store *s = b;
+    activate_arg p = {v, a, NULL};
+    rke_step st = {.cluster = cluster, .build = build_activate, .arg = &p, .now = now};
+    int rc = rke_run_step(s, &st, err);
+    rke_head h = {.latest = v, .active = v};
+    if (rc == RK_OK && !p.meta) /* applied late, found in the events: read it back */
+        rc = rke_read_meta(s, cluster, v, &p.meta, err);
+    rc = rc ? rc : rke_version_out(s, cluster, v, &h, p.meta, out, doc, err);
+    json_decref(p.meta);
+    return rc;
+}
+
+/* ---- Policies ---- */
+
+int rke_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err)
+{
+    rke_store *s = b;
+    rke_head h;
+    int64_t rev;
+    int rc = rke_read_head(s, cluster, &h, &rev, err);
+    if (rc == RK_OK && rev == 0)
+        rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, cluster, 0);
+    return rc ? rc : read_policy(s, cluster, out, err);
+}
+
+typedef struct policy_arg {
+    const rkd_store_policy *p;
+    const char *author;
+    const char *detail;
+} policy_arg;
+
+static int build_policy(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next, rke_txn *t,
+                        rk_error *err)
+{
+    const policy_arg *p = st->arg;
+    char key[RKE_KEY_MAX];
+    (void)cur;
+    (void)err;
+    json_t *j = json_pack(
+        "{sfsosIsbsb}", "max_moved_fraction", p->p->max_moved_fraction, "max_balance_after",
+        p->p->max_balance_after == 0 ? json_null() : json_real(p->p->max_balance_after),
+        "approvals", (json_int_t)p->p->approvals, "distinct_approver", p->p->distinct_approver != 0,
+        "migration_window", p->p->migration_window != 0);
+    rke_key(s, key, st->cluster, "policy");
+    rke_put_json(t, key, j);
+    json_decref(j);
+    rke_event e = {"policy", p->author, 0, 0, NULL, -1, p->detail};
+    rke_step_event(s, st, next, t, &e);
+    return RK_OK;
+}
+
+int rke_put_policy(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
+                   const char *detail, const char *now, rk_error *err)
+{
+    policy_arg arg = {p, author, detail};
+    rke_step st = {.cluster = cluster, .build = build_policy, .arg = &arg, .now = now};
+    return rke_run_step(b, &st, err);
+}
+
+/* ---- Approvals ---- */
+
+typedef struct approve_arg {
+    int64_t v;
+    const char *digest;
+    const char *approver;
+    const char *comment;
+} approve_arg;
+
+/* Puts the approval unless the approver already gave it (approving twice is one approval). */
+static int put_approval(rke_store *s, rke_step *st, const approve_arg *p, rke_txn *t, rk_error *err)
+{
+    char key[RKE_KEY_MAX];
+    rke_kv kv = {0};
+    approval_key(s, key, st->cluster, p->v, p->digest, p->approver);
+    int rc = rke_get(s->etcd, key, &kv, err);
+    if (rc == RK_OK && !kv.mod_revision) {
+        json_t *j = json_pack("{ssss?}", "created_at", st->now, "comment", p->comment);
+        rke_put_json(t, key, j);
+        json_decref(j);
+    }
+    rke_kv_deinit(&kv);
+    return rc;
+}
+
+static int build_approve(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
+                         rke_txn *t, rk_error *err)
+{
+    const approve_arg *p = st->arg;
+    char want[RK_PLAN_DIGEST_LEN];
+    rkd_store_policy policy;
+    json_t *meta = NULL;
+    int rc =
+        rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active, RKD_STORE_ANY, err);
+    rc = rc ? rc : rke_read_meta(s, st->cluster, p->v, &meta, err);
+    rc = rc ? rc : read_policy(s, st->cluster, &policy, err);
+    const char *author = json_string_value(json_object_get(meta, "author"));
+    rke_plan_target to = {p->v, rke_str(meta, "fingerprint"), author};
+    rc = rc ? rc : plan_digest(s, st->cluster, cur->active, &to, want, err);
+    rc = rc ? rc
+            : rkd_store_check_approval(st->cluster, p->v, p->digest, want, &policy, author,
+                                       p->approver, err);
+    rc = rc ? rc : put_approval(s, st, p, t, err);
+    json_decref(meta);
+    rke_event e = {"approve", p->approver, p->v, cur->active, p->digest, -1, p->comment};
+    if (rc == RK_OK)
+        rke_step_event(s, st, next, t, &e);
+    return rc;
+}
+
+int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
+                const char *comment, const char *now, rk_error *err)
+{
+    approve_arg arg = {v, digest, approver, comment};
+    rke_step st = {.cluster = cluster, .build = build_approve, .arg = &arg, .now = now};
+    return rke_run_step(b, &st, err);
+}
+
+/* ---- Events ---- */
+
+static int parse_event(const rke_kv *kv, int64_t n, rkd_store_event *e, rk_error *err)
+{
+    json_t *j = rke_kv_json(kv);
+    json_t *moved = json_object_get(j, "moved_fraction");
+    e->event = n;
+    snprintf(e->kind, sizeof e->kind, "%s", rke_str(j, "kind"));
+    snprintf(e->at, sizeof e->at, "%s", rke_str(j, "at"));
+    snprintf(e->digest, sizeof e->digest, "%s", rke_str(j, "digest"));
+    e->version = json_integer_value(json_object_get(j, "version"));
+    e->from_version = json_integer_value(json_object_get(j, "from_version"));
+    e->moved_fraction = json_is_number(moved) ? json_number_value(moved) : -1;
+    int rc = j ? rkd_store_strdup(json_string_value(json_object_get(j, "author")), &e->author, err)
+               : rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "an event is damaged in etcd");
+    rc = rc ? rc
+            : rkd_store_strdup(json_string_value(json_object_get(j, "detail")), &e->detail, err);
+    json_decref(j);
+    return rc;
+}
+
+int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
+                    rkd_store_event_list *out, rk_error *err)
+{
+    rke_store *s = b;
+    rke_head h;
+    rke_kvs kvs = {0};
+    int64_t rev, lo, hi;
+    int rc = rke_read_head(s, cluster, &h, &rev, err);
+    if (rc == RK_OK && rev == 0)
+        rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, cluster, 0);
+    rke_page(h.events, limit, before, &lo, &hi, &out->next_before);
+    if (rc != RK_OK || hi < 1)
+        return rc;
+    rc = rke_read_numbered(s, cluster, "e/", lo, hi, &kvs, err);
+    out->items = rc ? NULL : calloc(kvs.count, sizeof *out->items);
+    if (rc == RK_OK && !out->items)
+        rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory listing events");
+    for (size_t i = kvs.count; rc == RK_OK && i-- > 0;) /* newest first */
+        rc = parse_event(&kvs.items[i], lo + (int64_t)i, &out->items[out->count++], err);
+    rke_kvs_free(&kvs);
+    return rc;
+}

@@ -1,0 +1,155 @@
+/* store_etcd_internal.h — what the files of the etcd store share and no other file sees: its state,
+ * the key layout (docs/ETCD.md), the per-cluster head, and the write step that every change runs
+ * through. store_etcd.c opens the store and reads and publishes versions; store_etcd_cutover.c has
+ * activation, policies, approvals and events (SPEC section 9).
+ *
+ * Every change to a cluster is one etcd txn that compares the cluster's head key's mod_revision
+ * with the one read at the start of the step, and puts the new head with the rest: the head is the
+ * cluster's lock, as BEGIN IMMEDIATE is SQLite's. A txn that lost the race is built again on what
+ * is there now (rke_run_step), at most RKE_STEP_ATTEMPTS times after a random pause; the steps of
+ * one replica take turns (write_lock), so only other replicas' writes make a step lose. */
+#ifndef RKD_STORE_ETCD_INTERNAL_H
+#define RKD_STORE_ETCD_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "etcd_http.h"
+#include "store_backend.h"
+#include "store_etcd.h"
+
+#define RKE_STEP_ATTEMPTS 32 /* a step rebuilt this often on others' changes gives up (503) */
+#define RKE_BACKOFF_MS    64 /* the most a lost race waits, at random, before the next attempt */
+#define RKE_KEY_MAX       512
+#define RKE_OP_LEN        17 /* an op id: 16 hex digits and a NUL */
+
+typedef struct rke_watcher rke_watcher;
+
+/* The backend's state behind rkd_store_ops' `void *b`. */
+typedef struct rke_store {
+    rke_client *etcd;           /* the members */
+    char *prefix;               /* every key starts with it, e.g. "/ringkeeper" */
+    pthread_mutex_t write_lock; /* one step at a time here: races are only between replicas */
+    char writer[RKE_OP_LEN];    /* this handle's id, in every head it writes (for the watch) */
+    rke_watcher *watcher;       /* the watch thread, or NULL before ops->watch */
+} rke_store;
+
+/* A cluster's head: P/heads/<cluster> (with the id of the handle that wrote it last). Version and
+ * event numbers are gapless because each comes from here and the head is rewritten in the txn that
+ * uses it. */
+typedef struct rke_head {
+    int64_t latest; /* highest version, 0 before the first publish */
+    int64_t active; /* the active version, 0 when none */
+    int64_t events; /* highest event number */
+} rke_head;
+
+/* An event to record (the fields of rkd_store_event); pointers borrowed, NULL/0/-1 for none. */
+typedef struct rke_event {
+    const char *kind;
+    const char *author;
+    int64_t version;
+    int64_t from_version;
+    const char *digest;
+    double moved_fraction;
+    const char *detail;
+} rke_event;
+
+typedef struct rke_step rke_step;
+
+/* Checks the preconditions against `cur` and adds the step's puts to `t`, moving `next` (a copy of
+ * cur) on; events go through rke_step_event. RK_OK or the error the whole step ends with. */
+typedef int (*rke_build_fn)(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
+                            rke_txn *t, rk_error *err);
+
+/* One atomic change of a cluster. */
+struct rke_step {
+    const char *cluster; /* borrowed */
+    int create;          /* non-zero: a cluster without a head starts empty (publish) */
+    rke_build_fn build;  /* what the step does */
+    void *arg;           /* the build's own input */
+    const char *now;     /* RFC 3339, for the events */
+    char op[RKE_OP_LEN]; /* this call's id, in each of its events: finds a write applied late */
+    int64_t version;     /* out: the version the first event of the step concerns */
+};
+
+/* Runs `st` until its txn applies (RK_OK), its build refuses, or etcd fails. After a write whose
+ * fate was unknown it first looks for st->op in the events written since, so a change that etcd
+ * applied late is not made twice. */
+int rke_run_step(rke_store *s, rke_step *st, rk_error *err);
+/* Adds event `e` as the next of next->events to `t`. */
+void rke_step_event(rke_store *s, const rke_step *st, rke_head *next, rke_txn *t,
+                    const rke_event *e);
+
+/* ---- Keys ---- */
+
+/* "<prefix>/c/<cluster>/<what>" (what "policy", "v/", "e/" ...) into `key`. */
+void rke_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster, const char *what);
+/* "<prefix>/c/<cluster>/<what><n as 20 digits>": numbers in key order. */
+void rke_key_num(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster, const char *what,
+                 int64_t n);
+
+/* ---- Reads (store_etcd.c) ---- */
+
+/* The head of `cluster` (zeros when absent), *rev its mod_revision (0 when absent). */
+int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, rk_error *err);
+/* Version v's metadata as JSON (new reference); a damaged or missing one is an error. */
+int rke_read_meta(rke_store *s, const char *cluster, int64_t v, json_t **meta, rk_error *err);
+/* Puts version v's metadata `meta` in `t`. */
+void rke_put_meta(rke_store *s, rke_txn *t, const char *cluster, int64_t v, json_t *meta);
+/* JSON `j` at `key` in `t` (compact). */
+void rke_put_json(rke_txn *t, const char *key, json_t *j);
+/* Reads the keys of numbers lo..hi under `what` into *kvs, one each and in order (else an error).
+ */
+int rke_read_numbered(rke_store *s, const char *cluster, const char *what, int64_t lo, int64_t hi,
+                      rke_kvs *kvs, rk_error *err);
+/* Versions or events lo..hi (hi < 1: none) of the page below `before` (0: the newest) of at most
+ * `limit`, among 1..count; *next_before as store.h's lists have it. */
+void rke_page(int64_t count, size_t limit, int64_t before, int64_t *lo, int64_t *hi,
+              int64_t *next_before);
+/* Version n as a new record (its state as `h` makes it) and its topology text. */
+int rke_version_out(rke_store *s, const char *cluster, int64_t n, const rke_head *h, json_t *meta,
+                    rkd_store_version **out, char **doc, rk_error *err);
+/* A JSON value read from `kv` (new reference), NULL when it is not JSON. */
+json_t *rke_kv_json(const rke_kv *kv);
+/* A JSON object member's string, "" when absent. */
+const char *rke_str(json_t *o, const char *name);
+/* RKD_STORE_EUNAVAILABLE: `what` of cluster is damaged in etcd. */
+int rke_damaged(rk_error *err, const char *cluster, const char *what);
+
+/* ---- store_etcd_cutover.c ---- */
+
+/* The version an activation moves to, as its plan sees it (publish-and-activate has not stored it
+ * yet); pointers borrowed. */
+typedef struct rke_plan_target {
+    int64_t v;               /* its number */
+    const char *fingerprint; /* its fingerprint */
+    const char *author;      /* its author, or NULL */
+} rke_plan_target;
+
+/* Inside a step's build: the approval gate of activating `to` over cur->active
+ * (rkd_store_check_approvals), then the new active number and the activation's event. The
+ * version's metadata (its activated_at) is the caller's to put. */
+int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
+                         rke_txn *t, const rke_plan_target *to, const rkd_store_activation *a,
+                         rk_error *err);
+int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
+                 const char *now, rkd_store_version **out, char **doc, rk_error *err);
+int rke_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err);
+int rke_put_policy(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
+                   const char *detail, const char *now, rk_error *err);
+int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
+                const char *comment, const char *now, rk_error *err);
+int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
+                    rkd_store_event_list *out, rk_error *err);
+
+/* ---- store_etcd_watch.c ---- */
+
+/* rkd_store_ops.watch: starts the thread that reports other replicas' activations. */
+int rke_watch_start(void *b, rkd_store_remote_fn fn, void *arg, rk_error *err);
+/* Stops and frees it (NULL is fine); returns within about a second. */
+void rke_watch_stop(rke_watcher *w);
+
+#endif /* RKD_STORE_ETCD_INTERNAL_H */
