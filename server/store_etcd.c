@@ -94,6 +94,7 @@ int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, 
         h->latest = num(j, "latest");
         h->active = num(j, "active");
         h->events = num(j, "events");
+        h->previous = num(j, "previous");
     }
     json_decref(j);
     rke_kv_deinit(&kv);
@@ -104,9 +105,9 @@ static void put_head(rke_store *s, rke_txn *t, const char *cluster, const rke_he
 {
     char key[RKE_KEY_MAX];
     head_key(s, key, cluster);
-    json_t *j =
-        json_pack("{sIsIsIss}", "latest", (json_int_t)h->latest, "active", (json_int_t)h->active,
-                  "events", (json_int_t)h->events, "writer", s->writer);
+    json_t *j = json_pack("{sIsIsIsIss}", "latest", (json_int_t)h->latest, "active",
+                          (json_int_t)h->active, "events", (json_int_t)h->events, "previous",
+                          (json_int_t)h->previous, "writer", s->writer);
     rke_put_json(t, key, j);
     json_decref(j);
 }
@@ -390,12 +391,27 @@ static int pick_number(const char *cluster, rkd_store_pick pick, int64_t v, cons
     return RK_OK;
 }
 
+/* The version kept by the migration window open over rec (the active one), for dual reads. */
+static int window_previous(rke_store *s, const rke_head *h, rkd_store_version *rec, rk_error *err)
+{
+    json_t *meta = NULL;
+    if (rec->version != h->active || !h->previous)
+        return RK_OK;
+    int rc = rke_read_meta(s, rec->cluster, h->previous, &meta, err);
+    rec->previous = rc ? 0 : h->previous;
+    snprintf(rec->previous_fingerprint, sizeof rec->previous_fingerprint, "%s",
+             rke_str(meta, "fingerprint"));
+    json_decref(meta);
+    return rc;
+}
+
 int rke_version_out(rke_store *s, const char *cluster, int64_t n, const rke_head *h, json_t *meta,
                     rkd_store_version **out, char **doc, rk_error *err)
 {
     *out = calloc(1, sizeof **out);
     int rc = *out ? meta_to_record(meta, cluster, n, h, *out, err)
                   : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    rc = rc ? rc : window_previous(s, h, *out, err);
     return rc ? rc : read_topology(s, cluster, n, meta, doc, err);
 }
 
@@ -651,6 +667,7 @@ static const rkd_store_ops etcd_ops = {
     .get_policy = rke_get_policy,
     .put_policy = rke_put_policy,
     .approve = rke_approve,
+    .finish_migration = rke_finish_migration,
     .list_events = rke_list_events,
     .watch = rke_watch_start,
 };

@@ -1,7 +1,8 @@
-/* store_etcd_cutover.c — SPEC section 9 in the etcd store: activation with its approval gate,
- * policies, approvals and the audit of events. Each change is one rke_step (one txn guarded by the
- * cluster's head), its event written in that txn, and the approvals an activation needs are read
- * in its step: an approval added meanwhile moves the head, so the activation is rebuilt on it. */
+/* store_etcd_cutover.c — SPEC section 9 in the etcd store: activation with its approval gate and
+ * migration window, policies, approvals and the audit of events. Each change is one rke_step (one
+ * txn guarded by the cluster's head), its event written in that txn, and the approvals an
+ * activation needs are read in its step: an approval added meanwhile moves the head, so the
+ * activation is rebuilt on it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,9 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     rkd_store_policy policy;
     int64_t have = 0;
     int rc = read_policy(s, st->cluster, &policy, err);
+    rc = rc ? rc
+            : rkd_store_check_window(st->cluster, cur->previous ? cur->active : 0, cur->previous,
+                                     err);
     rc = rc ? rc : plan_digest(s, st->cluster, cur->active, to, digest, err);
     if (rc == RK_OK && policy.approvals > 0)
         rc = count_approvals(s, st->cluster, to->v, digest,
@@ -92,6 +96,7 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     if (rc != RK_OK)
         return rc;
     next->active = to->v;
+    next->previous = policy.migration_window ? cur->active : 0; /* a first activation keeps none */
     rke_event e = {a->reason ? "force" : "activate", a->author,         to->v,    cur->active,
                    cur->active ? digest : NULL,      a->moved_fraction, a->reason};
     rke_step_event(s, st, next, t, &e);
@@ -101,7 +106,8 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
 typedef struct activate_arg {
     int64_t v;
     const rkd_store_activation *a;
-    json_t *meta; /* v's metadata as the last build wrote it */
+    json_t *meta;     /* v's metadata as the last build wrote it */
+    int64_t previous; /* the migration window the last build opened (0: none) */
 } activate_arg;
 
 static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
@@ -118,6 +124,7 @@ static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_h
     const char *author = json_string_value(json_object_get(p->meta, "author"));
     rke_plan_target to = {p->v, rke_str(p->meta, "fingerprint"), author};
     rc = rke_activate_in_step(s, st, cur, next, t, &to, p->a, err);
+    p->previous = next->previous;
     t->failed |= json_object_set_new(p->meta, "activated_at", json_string(st->now)) != 0;
     rke_put_meta(s, t, st->cluster, p->v, p->meta);
     return rc;
@@ -129,10 +136,10 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
                  const char *now, rkd_store_version **out, char **doc, rk_error *err)
 {
     rke_store *s = b;
-    activate_arg p = {v, a, NULL};
+    activate_arg p = {v, a, NULL, 0};
     rke_step st = {.cluster = cluster, .build = build_activate, .arg = &p, .now = now};
     int rc = rke_run_step(s, &st, err);
-    rke_head h = {.latest = v, .active = v};
+    rke_head h = {.latest = v, .active = v, .previous = p.previous};
     if (rc == RK_OK && !p.meta) /* applied late, found in the events: read it back */
         rc = rke_read_meta(s, cluster, v, &p.meta, err);
     rc = rc ? rc : rke_version_out(s, cluster, v, &h, p.meta, out, doc, err);
@@ -243,6 +250,45 @@ int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, con
     approve_arg arg = {v, digest, approver, comment};
     rke_step st = {.cluster = cluster, .build = build_approve, .arg = &arg, .now = now};
     return rke_run_step(b, &st, err);
+}
+
+/* ---- The migration window ---- */
+
+typedef struct finish_arg {
+    const char *author;
+    const char *comment;
+} finish_arg;
+
+/* The window is the head's `previous`, so closing it moves the head: other replicas' watches see
+ * it, and an activation racing the finish is rebuilt on it. */
+static int build_finish(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next, rke_txn *t,
+                        rk_error *err)
+{
+    const finish_arg *p = st->arg;
+    if (!cur->previous)
+        return rkd_store_no_window(st->cluster, err);
+    next->previous = 0;
+    st->version = cur->active;
+    rke_event e = {"finish", p->author, cur->active, cur->previous, NULL, -1, p->comment};
+    rke_step_event(s, st, next, t, &e);
+    return RK_OK;
+}
+
+/* The active version is read back after the step: its metadata no longer changes once it is
+ * active, and st.version is the one the finish concerned, even if an activation follows. */
+int rke_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
+                         const char *now, rkd_store_version **out, char **doc, rk_error *err)
+{
+    rke_store *s = b;
+    finish_arg arg = {author, comment};
+    rke_step st = {.cluster = cluster, .build = build_finish, .arg = &arg, .now = now};
+    json_t *meta = NULL;
+    int rc = rke_run_step(s, &st, err);
+    rke_head h = {.latest = st.version, .active = st.version};
+    rc = rc ? rc : rke_read_meta(s, cluster, st.version, &meta, err);
+    rc = rc ? rc : rke_version_out(s, cluster, st.version, &h, meta, out, doc, err);
+    json_decref(meta);
+    return rc;
 }
 
 /* ---- Events ---- */

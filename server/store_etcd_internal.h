@@ -41,9 +41,10 @@ typedef struct rke_store {
  * event numbers are gapless because each comes from here and the head is rewritten in the txn that
  * uses it. */
 typedef struct rke_head {
-    int64_t latest; /* highest version, 0 before the first publish */
-    int64_t active; /* the active version, 0 when none */
-    int64_t events; /* highest event number */
+    int64_t latest;   /* highest version, 0 before the first publish */
+    int64_t active;   /* the active version, 0 when none */
+    int64_t events;   /* highest event number */
+    int64_t previous; /* a migration window is open over `active`: the version it keeps; else 0 */
 } rke_head;
 
 /* An event to record (the fields of rkd_store_event); pointers borrowed, NULL/0/-1 for none. */
@@ -109,7 +110,8 @@ int rke_read_numbered(rke_store *s, const char *cluster, const char *what, int64
  * `limit`, among 1..count; *next_before as store.h's lists have it. */
 void rke_page(int64_t count, size_t limit, int64_t before, int64_t *lo, int64_t *hi,
               int64_t *next_before);
-/* Version n as a new record (its state as `h` makes it) and its topology text. */
+/* Version n as a new record (its state, and the migration window open over it, as `h` makes them)
+ * and its topology text. */
 int rke_version_out(rke_store *s, const char *cluster, int64_t n, const rke_head *h, json_t *meta,
                     rkd_store_version **out, char **doc, rk_error *err);
 /* A JSON value read from `kv` (new reference), NULL when it is not JSON. */
@@ -129,9 +131,10 @@ typedef struct rke_plan_target {
     const char *author;      /* its author, or NULL */
 } rke_plan_target;
 
-/* Inside a step's build: the approval gate of activating `to` over cur->active
- * (rkd_store_check_approvals), then the new active number and the activation's event. The
- * version's metadata (its activated_at) is the caller's to put. */
+/* Inside a step's build: the refusal while a migration window is open, the approval gate of
+ * activating `to` over cur->active (rkd_store_check_approvals), then the new active number, the
+ * window the policy opens and the activation's event. The version's metadata (its activated_at) is
+ * the caller's to put. */
 int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
                          rke_txn *t, const rke_plan_target *to, const rkd_store_activation *a,
                          rk_error *err);
@@ -142,6 +145,8 @@ int rke_put_policy(void *b, const char *cluster, const rkd_store_policy *p, cons
                    const char *detail, const char *now, rk_error *err);
 int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
                 const char *comment, const char *now, rk_error *err);
+int rke_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
+                         const char *now, rkd_store_version **out, char **doc, rk_error *err);
 int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
                     rkd_store_event_list *out, rk_error *err);
 
