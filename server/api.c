@@ -233,7 +233,7 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
         return NULL;
     }
     rkd_app_set_plan_limits(app, &(rkd_plan_limits){0});
-    rkd_store_set_watch(store, rkd_on_activation, app);
+    rkd_store_set_watch(store, rkd_on_store_change, app);
     return app;
 }
 

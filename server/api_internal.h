@@ -236,8 +236,10 @@ rkd_entry *rkd_version_entry(rkd_app *app, const char *cluster, int64_t version,
 void rkd_answer_doc(rkd_response *resp, rkd_entry *e);
 
 /* The store's watch callback (`arg` is the app): refreshes the cache and the metrics after an
- * activation, then calls the activation hook. */
-void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t seq);
+ * activation (or the cache after another replica's finish, rkd_on_window_closed), then calls the
+ * activation hook. */
+void rkd_on_store_change(void *arg, const char *cluster, int64_t version, rkd_store_change what,
+                         uint64_t seq);
 
 /* After the migration window over active `version` of `cluster` closed: refreshes the cached ring
  * document, then calls the activation hook (long polls wake: the ETag changed). The new ring

@@ -74,7 +74,7 @@ rkd_entry *rkd_active_entry(rkd_app *app, const char *cluster, int *rc, rk_error
 }
 
 /* Keyed by the version (the active document has key 0). A version's document changes only with its
- * state, at an activation of its cluster, which forgets them all (rkd_on_activation). */
+ * state, at an activation of its cluster, which forgets them all (rkd_on_store_change). */
 rkd_entry *rkd_version_entry(rkd_app *app, const char *cluster, int64_t version, int *rc,
                              rk_error *err)
 {
@@ -116,13 +116,19 @@ static rkd_entry *ring_changed(rkd_app *app, const char *cluster, int64_t versio
     return e;
 }
 
-/* The store's watch callback: runs after every activation this store handle commits. The
- * cluster's version documents are forgotten too (their states changed). */
-void rkd_on_activation(void *arg, const char *cluster, int64_t version, uint64_t seq)
+/* The store's watch callback: runs after every activation this store handle commits, and every
+ * activation or finished migration window another replica commits. At an activation the cluster's
+ * version documents are forgotten too (their states changed). */
+void rkd_on_store_change(void *arg, const char *cluster, int64_t version, rkd_store_change what,
+                         uint64_t seq)
 {
     rkd_app *app = arg;
     int rc = RK_OK;
     (void)seq;
+    if (what == RKD_CHANGE_WINDOW_CLOSED) {
+        rkd_cache_release(app->docs, rkd_on_window_closed(app, cluster, version, &rc, NULL));
+        return;
+    }
     rkd_count(app, RKD_COUNT_ACTIVATIONS);
     if (app->metrics)
         rkd_metrics_active_version(app->metrics, cluster, version);

@@ -281,8 +281,17 @@ int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error 
  * committing thread (or the backend's watch thread), with no store lock held but the watch's own:
  * one callback at a time, and rkd_store_set_watch waits for one in flight. It must be quick
  * (signal a condition variable) and `cluster` is borrowed for the call. On SQLite, activations
- * committed through other handles or processes are not seen. */
-typedef void (*rkd_store_watch_fn)(void *arg, const char *cluster, int64_t version, uint64_t seq);
+ * committed through other handles or processes are not seen.
+ *
+ * A backend that watches its storage also reports a migration window another handle finished
+ * (RKD_CHANGE_WINDOW_CLOSED, `version` the active one, the sequence unchanged): this handle's own
+ * finishes are not reported (rkd_store_finish_migration), their caller refreshes its caches. */
+typedef enum rkd_store_change {
+    RKD_CHANGE_ACTIVATION = 0,    /* `version` became active */
+    RKD_CHANGE_WINDOW_CLOSED = 1, /* the migration window over the active `version` was finished */
+} rkd_store_change;
+typedef void (*rkd_store_watch_fn)(void *arg, const char *cluster, int64_t version,
+                                   rkd_store_change what, uint64_t seq);
 
 uint64_t rkd_store_watch_seq(rkd_store *s);
 void rkd_store_set_watch(rkd_store *s, rkd_store_watch_fn fn, void *arg);

@@ -57,8 +57,9 @@ typedef struct rkd_store_draft {
     double moved_fraction;   /* with activate: for the activation's event; < 0 unknown */
 } rkd_store_draft;
 
-/* Tells the store-neutral layer of an activation another handle committed (watch, below). */
-typedef void (*rkd_store_remote_fn)(void *arg, const char *cluster, int64_t version);
+/* Tells the store-neutral layer of a change another handle committed (watch, below). */
+typedef void (*rkd_store_remote_fn)(void *arg, const char *cluster, int64_t version,
+                                    rkd_store_change what);
 
 /* The operations of a backend. `b` is the state its constructor returned. Every fallible one
  * returns RK_OK or a negative code with `err` (never NULL here) filled, and changes nothing on
@@ -109,9 +110,9 @@ typedef struct rkd_store_ops {
     int (*list_events)(void *b, const char *cluster, size_t limit, int64_t before,
                        rkd_store_event_list *out, rk_error *err);
     /* Optional (NULL: a handle sees only its own activations): calls fn, from a thread of the
-     * backend's until `close`, for each activation other handles commit (other replicas sharing
-     * the storage), and for those that might have been missed while it could not watch. Called
-     * once, by rkd_store_new. */
+     * backend's until `close`, for each activation and each finished migration window other
+     * handles commit (other replicas sharing the storage), and for those that might have been
+     * missed while it could not watch. Called once, by rkd_store_new. */
     int (*watch)(void *b, rkd_store_remote_fn fn, void *arg, rk_error *err);
 } rkd_store_ops;
 

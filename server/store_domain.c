@@ -137,19 +137,21 @@ int rkd_store_no_window(const char *cluster, rk_error *err)
 
 /* ---- The handle ---- */
 
-static void notify(rkd_store *s, const char *cluster, int64_t version)
+/* Calls the watch; only activations move the sequence. */
+static void notify(rkd_store *s, const char *cluster, int64_t version, rkd_store_change what)
 {
-    uint64_t seq = atomic_fetch_add(&s->seq, 1) + 1;
+    uint64_t seq =
+        what == RKD_CHANGE_ACTIVATION ? atomic_fetch_add(&s->seq, 1) + 1 : atomic_load(&s->seq);
     pthread_mutex_lock(&s->watch_mu);
     if (s->watch)
-        s->watch(s->watch_arg, cluster, version, seq);
+        s->watch(s->watch_arg, cluster, version, what, seq);
     pthread_mutex_unlock(&s->watch_mu);
 }
 
-/* ops->watch's callback: another handle activated `version`. */
-static void remote_activation(void *arg, const char *cluster, int64_t version)
+/* ops->watch's callback: another handle changed `cluster`'s ring. */
+static void remote_change(void *arg, const char *cluster, int64_t version, rkd_store_change what)
 {
-    notify(arg, cluster, version);
+    notify(arg, cluster, version, what);
 }
 
 rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
@@ -172,7 +174,7 @@ rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
     s->b = b;
     atomic_init(&s->seq, 0);
     int rc = ops->store_id(b, s->id, err);
-    rc = rc || !ops->watch ? rc : ops->watch(b, remote_activation, s, err);
+    rc = rc || !ops->watch ? rc : ops->watch(b, remote_change, s, err);
     if (rc == RK_OK)
         return s;
     rkd_store_close(s);
@@ -183,7 +185,7 @@ void rkd_store_close(rkd_store *s)
 {
     if (!s)
         return;
-    s->ops->close(s->b); /* first: a backend's watch thread may still call remote_activation */
+    s->ops->close(s->b); /* first: a backend's watch thread may still call remote_change */
     pthread_mutex_destroy(&s->watch_mu);
     free(s);
 }
@@ -393,7 +395,7 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
         return rc;
     rec->state = RKD_STATE_ACTIVE;
     memcpy(rec->activated_at, rec->created_at, sizeof rec->activated_at);
-    notify(s, rec->cluster, rec->version);
+    notify(s, rec->cluster, rec->version, RKD_CHANGE_ACTIVATION);
     return RK_OK;
 }
 
@@ -439,7 +441,7 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_s
         return rc;
     rc = s->ops->activate(s->b, cluster, v, a, now, &rec, &doc, err);
     if (rc == RK_OK)
-        notify(s, cluster, v);
+        notify(s, cluster, v, RKD_CHANGE_ACTIVATION);
     return finish_read(s, rc, rec, doc, out, err);
 }
 

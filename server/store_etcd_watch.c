@@ -1,12 +1,14 @@
 /* store_etcd_watch.c — rkd_store_ops.watch for the etcd store: one thread per replica watches every
- * cluster's head (one etcd watch over the heads' prefix) and reports the activations other
- * replicas commit, so that a long poll held here wakes and this replica's cached ring is replaced.
+ * cluster's head (one etcd watch over the heads' prefix) and reports the activations and finished
+ * migration windows other replicas commit, so that a long poll held here wakes and this replica's
+ * cached ring is replaced.
  *
- * It keeps the active number of every cluster it has seen. A head written by this replica only
- * updates that (the write already notified); one written by another replica with a new active
- * number is reported. Whenever the watch ends (etcd lost its leader, compacted the revisions it
- * was to resume from, the member went away), the heads are read again and every difference is
- * reported before watching from there: nothing is missed, at worst reported twice. */
+ * It keeps the active number and window of every cluster it has seen. A head written by this
+ * replica only updates them (the write already notified, or its caller refreshed); one written by
+ * another replica with a new active number, or with the window closed, is reported. Whenever the
+ * watch ends (etcd lost its leader, compacted the revisions it was to resume from, the member went
+ * away), the heads are read again and every difference is reported before watching from there:
+ * nothing is missed, at worst reported twice. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,7 +19,8 @@
 
 typedef struct seen_cluster {
     char *name;
-    int64_t active;
+    int64_t active;   /* its head's active number */
+    int64_t previous; /* its head's open migration window (0: none) */
 } seen_cluster;
 
 struct rke_watcher {
@@ -31,18 +34,23 @@ struct rke_watcher {
     int synced;             /* the heads were read once: differences are reported from then */
 };
 
-/* Records cluster `name`'s active number; reports it when it changed, the report asked for
- * (`report`) and the first reading is done. Out of memory: it is reported and not recorded. */
-static void saw(rke_watcher *w, const char *name, int64_t active, int report)
+/* Records cluster `name`'s head `h`; when the report is asked for (`report`) and the first reading
+ * is done, reports a new active number, else a closed migration window. Out of memory: it is
+ * reported and not recorded. */
+static void saw(rke_watcher *w, const char *name, const seen_cluster *h, int report)
 {
     size_t i = 0;
     while (i < w->count && strcmp(w->seen[i].name, name) != 0)
         i++;
-    int changed = i == w->count ? active != 0 : w->seen[i].active != active;
-    if (changed && report && w->synced)
-        w->fn(w->arg, name, active);
+    seen_cluster was = i < w->count ? w->seen[i] : (seen_cluster){NULL, 0, 0};
+    report = report && w->synced;
+    if (report && was.active != h->active)
+        w->fn(w->arg, name, h->active, RKD_CHANGE_ACTIVATION);
+    else if (report && was.previous && !h->previous)
+        w->fn(w->arg, name, h->active, RKD_CHANGE_WINDOW_CLOSED);
     if (i < w->count) {
-        w->seen[i].active = active;
+        w->seen[i].active = h->active;
+        w->seen[i].previous = h->previous;
         return;
     }
     size_t cap = w->cap ? w->cap * 2 : 16;
@@ -54,7 +62,7 @@ static void saw(rke_watcher *w, const char *name, int64_t active, int report)
     }
     w->seen = grown;
     w->cap = w->count == w->cap ? cap : w->cap;
-    w->seen[w->count++] = (seen_cluster){copy, active};
+    w->seen[w->count++] = (seen_cluster){copy, h->active, h->previous};
 }
 
 /* One head as read or watched: its cluster's name and JSON. */
@@ -62,9 +70,10 @@ static void saw_head(rke_watcher *w, const rke_kv *kv)
 {
     size_t skip = strlen(w->s->prefix) + strlen("/heads/");
     json_t *head = strlen(kv->key) > skip ? rke_kv_json(kv) : NULL;
+    seen_cluster h = {NULL, json_integer_value(json_object_get(head, "active")),
+                      json_integer_value(json_object_get(head, "previous"))};
     if (json_is_object(head))
-        saw(w, kv->key + skip, json_integer_value(json_object_get(head, "active")),
-            strcmp(rke_str(head, "writer"), w->s->writer) != 0);
+        saw(w, kv->key + skip, &h, strcmp(rke_str(head, "writer"), w->s->writer) != 0);
     json_decref(head);
 }
 

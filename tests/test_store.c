@@ -268,9 +268,11 @@ struct watch_log {
     uint64_t seq;
 };
 
-static void on_activate(void *arg, const char *cluster, int64_t version, uint64_t seq)
+static void on_activate(void *arg, const char *cluster, int64_t version, rkd_store_change what,
+                        uint64_t seq)
 {
     struct watch_log *log = arg;
+    assert_int_equal(what, RKD_CHANGE_ACTIVATION);
     log->calls++;
     snprintf(log->cluster, sizeof log->cluster, "%s", cluster);
     log->version = version;

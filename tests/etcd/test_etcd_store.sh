@@ -2,8 +2,8 @@
 # test_etcd_store.sh — what only the etcd store has: two ringkeeperd replicas over one three-member
 # etcd cluster (each sees what the other wrote; publishers racing through both get gapless numbers),
 # a long poll on one replica woken by an activation through the other (the etcd watch, also after
-# etcd compacted its history), the
-# --store flag's refusals, and quorum: lost (writes and /readyz 503, naming etcd), back (writes
+# etcd compacted its history), a migration window opened through one replica and finished through
+# the other (B's held poll wakes, its ring drops `previous`), the --store flag's refusals, and quorum: lost (writes and /readyz 503, naming etcd), back (writes
 # resume without a restart), one member down (nothing noticed), and the leader killed -9 during
 # publishes (nothing acknowledged lost, no gap).
 # usage: test_etcd_store.sh RINGKEEPERD
@@ -84,6 +84,39 @@ check "publish and activate v3 through A after the compaction" 201 "$(curl -s -o
 wait "$poll"
 check "B's poll answered after the compaction" 200 "$(cat "$TMP/poll_code")"
 has "B's poll has version 3" "$TMP/poll" '"version":3'
+
+# a migration window opened through A: B's ring names the previous version; A finishes it and a
+# poll B holds with the open window's ETag wakes, B's ring has previous null and the plain ETag
+ring_b() { # ring_b: B's ring of cluster win into $TMP/body, its ETag to stdout
+    curl -s -D - -o "$TMP/body" "$B/v1/clusters/win/ring" | tr -d '\r' | sed -n 's/^ETag: //ip'
+}
+check "window: v1 through A" 201 "$(curl -s -o /dev/null -w '%{http_code}' -H "$J" \
+    --data-binary @"$TMP/t3" "$A/v1/clusters/win/versions?activate=true")"
+check "window: the policy through A" 200 "$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "$J" \
+    --data-binary '{"migration_window":true}' "$A/v1/clusters/win/policy")"
+check "window: v2 through A opens it" 201 "$(curl -s -o /dev/null -w '%{http_code}' -H "$J" \
+    --data-binary @"$TMP/t4" "$A/v1/clusters/win/versions?activate=true")"
+tag=$(ring_b)
+has "window: B's ring names version 1" "$TMP/body" '"previous":{"version":1,'
+check "window: B's ETag is the open window's" 1 "$(grep -c '^"v2+\.' <<<"$tag")"
+check "window: activating through B is refused" 409 "$(curl -s -o "$TMP/body" -w '%{http_code}' \
+    -H "$J" --data-binary @"$TMP/t5" "$B/v1/clusters/win/versions?activate=true")"
+has "window: ... because it is open" "$TMP/body" '"code":"migration_open"'
+curl -s -o "$TMP/poll" -w '%{http_code}' --max-time 70 -H "If-None-Match: $tag" \
+    "$B/v1/clusters/win/ring?wait=60" >"$TMP/poll_code" &
+poll=$!
+for _ in $(seq 1 100); do
+    curl -s "$B/metrics" | grep -q '^ringkeeper_long_polls_waiting 1' && break
+    sleep 0.1
+done
+check "window: B holds the poll" 1 "$(curl -s "$B/metrics" | grep -c '^ringkeeper_long_polls_waiting 1')"
+check "window: finished through A" 200 "$(curl -s -o /dev/null -w '%{http_code}' -X POST \
+    "$A/v1/clusters/win/migration/finish")"
+wait "$poll"
+check "window: B's poll answered" 200 "$(cat "$TMP/poll_code")"
+has "window: B's poll has previous null" "$TMP/poll" '"previous":null'
+check "window: B's ETag is v2's without the window" "${tag/+/}" "$(ring_b)"
+has "window: B's ring has previous null" "$TMP/body" '"previous":null'
 
 # publishers racing through both replicas: 4 x 25 through each
 pids=()
