@@ -48,6 +48,7 @@ typedef struct rkd_response {
     char location[160];                /* Location header, or "" */
     const char *allow;                 /* Allow header (405), static, or NULL */
     unsigned retry_after;              /* Retry-After seconds (a 503 worth retrying), or 0 */
+    char stale[RKD_STORE_STALE_LEN];   /* RK-Stale header (rkd_store_stale), or "" */
     unsigned wait_seconds; /* > 0: hold the request (long poll), then call again resumed */
     char wait_cluster[RKD_CLUSTER_MAX]; /* ... woken early by an activation of this cluster */
 } rkd_response;

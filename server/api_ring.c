@@ -181,7 +181,8 @@ void rkd_h_ring(rkd_call *c)
     }
     const rkd_active_doc *doc = e->value;
     tag_match match = if_none_match(c, doc);
-    rkd_client_seen(c, doc->version); /* sent it, or has it (304, or held with it) */
+    rkd_store_stale(c->app->store, c->resp->stale); /* served, but maybe not the newest */
+    rkd_client_seen(c, doc->version);               /* sent it, or has it (304, or held with it) */
     rkd_format_etag(c->resp->etag, doc->version, doc->previous != 0, rkd_store_id(c->app->store));
     /* A bare tag never gets a 304 (its N may name a ring lost in a restore), but still waits:
      * older clients long-poll with it, and answering at once would make them spin. */

@@ -223,6 +223,8 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
         MHD_add_response_header(m, MHD_HTTP_HEADER_LOCATION, r->location);
     if (r->allow)
         MHD_add_response_header(m, MHD_HTTP_HEADER_ALLOW, r->allow);
+    if (r->stale[0])
+        MHD_add_response_header(m, "RK-Stale", r->stale);
     if (r->retry_after) {
         char secs[16];
         snprintf(secs, sizeof secs, "%u", r->retry_after);

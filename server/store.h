@@ -146,6 +146,14 @@ int rkd_store_ping(rkd_store *s, rk_error *err);
  * without such a mode. */
 int rkd_store_read_only(rkd_store *s);
 
+#define RKD_STORE_STALE_LEN 64 /* rkd_store_stale's text and its NUL */
+
+/* Non-zero while this handle may miss changes other handles commit because its storage does not
+ * answer (etcd without quorum: what it has cached may be stale), with why in `out`, e.g. "etcd
+ * unreachable since 2026-11-29T17:41:10Z"; else 0 and `out` "". Always 0 for a backend that no
+ * other handle shares (SQLite). Cheap enough for every read: it asks nothing of the storage. */
+int rkd_store_stale(rkd_store *s, char out[RKD_STORE_STALE_LEN]);
+
 typedef struct rkd_store_publish_opts {
     const char *author;      /* recorded as the version's author; NULL for none; borrowed */
     int64_t if_match_latest; /* RKD_STORE_ANY, or the latest version there must be (0: none yet) */

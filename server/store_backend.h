@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "store.h"
 
@@ -75,6 +76,8 @@ typedef struct rkd_store_ops {
     int (*ping)(void *b, rk_error *err);
     /* Optional (NULL: never read-only): non-zero while writes fail with RKD_STORE_EUNAVAILABLE. */
     int (*read_only)(void *b);
+    /* Optional (NULL: never stale): store.h's rkd_store_stale, `out` already "". */
+    int (*stale)(void *b, char out[RKD_STORE_STALE_LEN]);
     /* Stores `d` as the cluster's next version and sets *version to its number. */
     int (*publish)(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
     /* Activates version v as of `now` (checked with rkd_store_check_activation, then
@@ -122,6 +125,8 @@ rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err) RK_MU
 
 /* ---- Shared by backends, so that codes and messages agree whichever store answers ---- */
 
+/* Time t as RFC 3339 UTC ("2026-11-29T17:41:10Z"). */
+void rkd_store_format_time(time_t t, char out[RKD_STORE_TIME_LEN]);
 /* *dst = a new copy of src, or NULL for a NULL src; RK_ENOMEM with err set. */
 int rkd_store_strdup(const char *src, char **dst, rk_error *err);
 /* Reports a missing cluster (RKD_STORE_ENOCLUSTER), version v (RKD_STORE_ENOVERSION) or active

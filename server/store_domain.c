@@ -210,6 +210,12 @@ int rkd_store_read_only(rkd_store *s)
     return s->ops->read_only ? s->ops->read_only(s->b) : 0;
 }
 
+int rkd_store_stale(rkd_store *s, char out[RKD_STORE_STALE_LEN])
+{
+    out[0] = '\0';
+    return s->ops->stale ? s->ops->stale(s->b, out) : 0;
+}
+
 static int check_cluster_arg(const char *cluster, rk_error *err)
 {
     if (!cluster || !cluster[0])
@@ -217,12 +223,16 @@ static int check_cluster_arg(const char *cluster, rk_error *err)
     return RK_OK;
 }
 
-static void now_rfc3339(char out[RKD_STORE_TIME_LEN])
+void rkd_store_format_time(time_t t, char out[RKD_STORE_TIME_LEN])
 {
-    time_t t = time(NULL);
     struct tm tm;
     if (!gmtime_r(&t, &tm) || !strftime(out, RKD_STORE_TIME_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm))
         snprintf(out, RKD_STORE_TIME_LEN, "1970-01-01T00:00:00Z");
+}
+
+static void now_rfc3339(char out[RKD_STORE_TIME_LEN])
+{
+    rkd_store_format_time(time(NULL), out);
 }
 
 /* ---- Reading versions ---- */

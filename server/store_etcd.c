@@ -670,6 +670,7 @@ static const rkd_store_ops etcd_ops = {
     .finish_migration = rke_finish_migration,
     .list_events = rke_list_events,
     .watch = rke_watch_start,
+    .stale = rke_watch_stale,
 };
 
 /* "HOST:PORT,...[/prefix]" into the endpoints and the prefix ("/ringkeeper" when none). */

@@ -154,6 +154,8 @@ int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
 
 /* rkd_store_ops.watch: starts the thread that reports other replicas' activations. */
 int rke_watch_start(void *b, rkd_store_remote_fn fn, void *arg, rk_error *err);
+/* rkd_store_ops.stale: the heads could not be watched nor read since the last watch ended. */
+int rke_watch_stale(void *b, char out[RKD_STORE_STALE_LEN]);
 /* Stops and frees it (NULL is fine); returns within about a second. */
 void rke_watch_stop(rke_watcher *w);
 

@@ -8,7 +8,9 @@
  * another replica with a new active number, or with the window closed, is reported. Whenever the
  * watch ends (etcd lost its leader, compacted the revisions it was to resume from, the member went
  * away), the heads are read again and every difference is reported before watching from there:
- * nothing is missed, at worst reported twice. */
+ * nothing is missed, at worst reported twice. While the heads can be neither watched nor read (no
+ * quorum), the replica says its cached rings may be stale. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,6 +34,7 @@ struct rke_watcher {
     seen_cluster *seen;     /* the active number of each cluster seen; only the thread uses it */
     size_t count, cap;      /* entries in seen, its room */
     int synced;             /* the heads were read once: differences are reported from then */
+    _Atomic int64_t unseen_since; /* since when (epoch seconds) changes may be missed; 0: none */
 };
 
 /* Records cluster `name`'s head `h`; when the report is asked for (`report`) and the first reading
@@ -109,11 +112,17 @@ static void *watch_main(void *arg)
     char from_key[RKE_KEY_MAX];
     snprintf(from_key, sizeof from_key, "%s/heads/", w->s->prefix);
     char *to_key = rke_prefix_end(from_key);
+    time_t seen = time(NULL); /* when the heads were last known current: the store just opened */
     while (to_key && !atomic_load(&w->stop)) {
         int64_t from = 0;
         rk_error err;
-        if (resync(w, from_key, to_key, &from) == RK_OK)
+        if (resync(w, from_key, to_key, &from) == RK_OK) {
+            atomic_store(&w->unseen_since, 0);
             rke_watch(w->s->etcd, from_key, to_key, from, on_put, w, &w->stop, &err);
+            seen = time(NULL);
+        } else {
+            atomic_store(&w->unseen_since, (int64_t)seen);
+        }
         pause_unless_stopped(w);
     }
     free(to_key);
@@ -128,12 +137,27 @@ int rke_watch_start(void *b, rkd_store_remote_fn fn, void *arg, rk_error *err)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     *w = (rke_watcher){.s = s, .fn = fn, .arg = arg};
     atomic_init(&w->stop, 0);
+    atomic_init(&w->unseen_since, 0);
     if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
         free(w);
         return rk_error_set(err, RK_ENOMEM, NULL, "cannot start the etcd watch thread");
     }
     s->watcher = w;
     return RK_OK;
+}
+
+/* Stale from the end of the last watch, once the heads cannot be read either: a watch merely ended
+ * (a compaction, its member gone) is resumed at once, and nothing was missed. */
+int rke_watch_stale(void *b, char out[RKD_STORE_STALE_LEN])
+{
+    const rke_store *s = b;
+    char at[RKD_STORE_TIME_LEN];
+    time_t since = s->watcher ? (time_t)atomic_load(&s->watcher->unseen_since) : 0;
+    if (!since)
+        return 0;
+    rkd_store_format_time(since, at);
+    snprintf(out, RKD_STORE_STALE_LEN, "etcd unreachable since %s", at);
+    return 1;
 }
 
 void rke_watch_stop(rke_watcher *w)

@@ -3,9 +3,10 @@
 # etcd cluster (each sees what the other wrote; publishers racing through both get gapless numbers),
 # a long poll on one replica woken by an activation through the other (the etcd watch, also after
 # etcd compacted its history), a migration window opened through one replica and finished through
-# the other (B's held poll wakes, its ring drops `previous`), the --store flag's refusals, and quorum: lost (writes and /readyz 503, naming etcd), back (writes
-# resume without a restart), one member down (nothing noticed), and the leader killed -9 during
-# publishes (nothing acknowledged lost, no gap).
+# the other (B's held poll wakes, its ring drops `previous`), the --store flag's refusals, and
+# quorum: lost (writes and /readyz 503, naming etcd; B serves the ring it has with RK-Stale), back
+# (writes resume without a restart, RK-Stale gone), one member down (nothing noticed), and the
+# leader killed -9 during publishes (nothing acknowledged lost, no gap).
 # usage: test_etcd_store.sh RINGKEEPERD
 export RK_TEST_STORE=etcd
 . "$(dirname "$0")/../server/lib.sh" "$1"
@@ -173,10 +174,17 @@ check "leader killed: the 20 before the kill acknowledged at least" 1 \
 echo "leader killed: $(cat "$TMP/nacked") of 120 acknowledged, $n versions" # for the log
 
 # one member down: nothing noticed
+ring_stale() { # ring_stale: B's ring of cluster cache into $TMP/body, its RK-Stale to $TMP/stale
+    curl -s -D "$TMP/ring_headers" -o "$TMP/body" -w '%{http_code}' --max-time 30 \
+        "$B/v1/clusters/cache/ring"
+    tr -d '\r' <"$TMP/ring_headers" | sed -n 's/^RK-Stale: //ip' >"$TMP/stale"
+}
 etcd_kill 0
 check "one member down: publish" 201 "$(curl -s -o "$TMP/body" -w '%{http_code}' -H "$J" \
     --data-binary @"$TMP/t3" "$A/v1/clusters/cache/versions")"
 check "one member down: ready" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$B/readyz")"
+check "one member down: B's ring" 200 "$(ring_stale)"
+check "one member down: B's ring is not stale" "" "$(cat "$TMP/stale")"
 
 # quorum lost: two of three down
 etcd_kill 1
@@ -184,6 +192,15 @@ check "no quorum: publish 503" 503 "$(curl -s -o "$TMP/body" -w '%{http_code}' -
     -H "$J" --data-binary @"$TMP/t3" "$A/v1/clusters/cache/versions")"
 has "no quorum: the answer names etcd" "$TMP/body" "etcd"
 check "no quorum: not ready" 503 "$(curl -s -o "$TMP/body" -w '%{http_code}' --max-time 30 "$B/readyz")"
+# B notices once its watch ends (etcd cancels it without a leader) and the heads cannot be read
+for _ in $(seq 1 300); do
+    [ "$(ring_stale)" = 200 ] && [ -s "$TMP/stale" ] && break
+    sleep 0.1
+done
+check "no quorum: B serves the ring it has" 200 "$(ring_stale)"
+has "no quorum: ... version 3" "$TMP/body" '"version":3'
+check "no quorum: ... with RK-Stale" 1 \
+    "$(grep -c '^etcd unreachable since [0-9-]*T[0-9:]*Z$' "$TMP/stale")"
 
 # quorum back: writes resume without a restart
 etcd_launch 0 existing
@@ -192,6 +209,12 @@ etcd_wait_leader || bad "no leader after the members came back"
 check "quorum back: publish" 201 "$(curl -s -o "$TMP/body" -w '%{http_code}' --max-time 30 \
     -H "$J" --data-binary @"$TMP/t3" "$B/v1/clusters/cache/versions")"
 has "quorum back: numbering went on without a gap" "$TMP/body" '"version":5'
+for _ in $(seq 1 300); do
+    [ "$(ring_stale)" = 200 ] && [ ! -s "$TMP/stale" ] && break
+    sleep 0.1
+done
+check "quorum back: B's ring" 200 "$(ring_stale)"
+check "quorum back: B's ring is not stale" "" "$(cat "$TMP/stale")"
 
 kill -TERM "$A_PID"
 wait "$A_PID"

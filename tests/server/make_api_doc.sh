@@ -516,6 +516,12 @@ and `"previous"`: `null`, or while a migration window is open ([below](#the-migr
 `{"version": u, "fingerprint": "..."}`, the version clients keep answering the owners of, with the
 ETag `"v<N>+.<store id>"`. Before any activation it is 404 `no_active_version`.
 
+On the etcd store ([ETCD.md](ETCD.md)), a replica that can neither watch nor read etcd (no quorum)
+keeps answering with the ring it has (200, or 304 and long polls as usual), adding
+`RK-Stale: etcd unreachable since <RFC 3339>`, the time from which it may have missed another
+replica's activation or finish. The header goes once etcd answers again (the replica then catches
+up first); SQLite never sends it. A ring the replica does not have answers 503 `unavailable`.
+
 | parameter | default | meaning |
 |---|---|---|
 | `If-None-Match: "v<N>.<store id>"` | none | 304 with no body when N is still the active version of this store (and the window as open or closed as the ETag says); a bare `"v<N>"` gets the ring (200) |
