@@ -30,6 +30,19 @@ port=$(etcd_free_ports 1)
 check "no etcd: exit 1" 1 "$?"
 has "no etcd: names etcd" "$TMP/err" "etcd is unavailable"
 
+# hold_on_b CLUSTER TAG NAME: a long poll on B's ring with If-None-Match TAG, in the background
+# ($poll its PID, $TMP/poll its body, $TMP/poll_code its status), checked to be held
+hold_on_b() {
+    curl -s -o "$TMP/poll" -w '%{http_code}' --max-time 70 -H "If-None-Match: $2" \
+        "$B/v1/clusters/$1/ring?wait=60" >"$TMP/poll_code" &
+    poll=$!
+    for _ in $(seq 1 100); do
+        curl -s "$B/metrics" | grep -q '^ringkeeper_long_polls_waiting 1' && break
+        sleep 0.1
+    done
+    check "$3" 1 "$(curl -s "$B/metrics" | grep -c '^ringkeeper_long_polls_waiting 1')"
+}
+
 # two replicas
 rk_start
 A=$BASE A_PID=$PID
@@ -45,14 +58,7 @@ has "both give one store id" "$TMP/body" "$(curl -s "$A/v1/clusters/cache/ring" 
 
 # a long poll held on B wakes when A activates, and B's cached ring is replaced
 tag=$(curl -s -D - -o /dev/null "$B/v1/clusters/cache/ring" | tr -d '\r' | sed -n 's/^ETag: //ip')
-curl -s -o "$TMP/poll" -w '%{http_code}' --max-time 70 -H "If-None-Match: $tag" \
-    "$B/v1/clusters/cache/ring?wait=60" >"$TMP/poll_code" &
-poll=$!
-for _ in $(seq 1 100); do
-    curl -s "$B/metrics" | grep -q '^ringkeeper_long_polls_waiting 1' && break
-    sleep 0.1
-done
-check "B holds the poll" 1 "$(curl -s "$B/metrics" | grep -c '^ringkeeper_long_polls_waiting 1')"
+hold_on_b cache "$tag" "B holds the poll"
 topo 4 >"$TMP/t4"
 check "publish and activate v2 through A" 201 "$(curl -s -o /dev/null -w '%{http_code}' -H "$J" \
     --data-binary @"$TMP/t4" "$A/v1/clusters/cache/versions?activate=true")"
@@ -68,13 +74,7 @@ has "B's version 1 says so" "$TMP/body" '"state":"retired"'
 # etcd compacted to its newest revision while B holds a poll: the next activation through A still
 # wakes it
 tag=$(curl -s -D - -o /dev/null "$B/v1/clusters/cache/ring" | tr -d '\r' | sed -n 's/^ETag: //ip')
-curl -s -o "$TMP/poll" -w '%{http_code}' --max-time 70 -H "If-None-Match: $tag" \
-    "$B/v1/clusters/cache/ring?wait=60" >"$TMP/poll_code" &
-poll=$!
-for _ in $(seq 1 100); do
-    curl -s "$B/metrics" | grep -q '^ringkeeper_long_polls_waiting 1' && break
-    sleep 0.1
-done
+hold_on_b cache "$tag" "B holds the poll during the compaction"
 status=http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}
 rev=$(curl -s -X POST -d '{}' "$status/v3/maintenance/status" | sed 's/.*"revision":"\([0-9]*\)".*/\1/')
 check "compaction" 200 "$(curl -s -o "$TMP/compact" -w '%{http_code}' -X POST \
@@ -103,14 +103,7 @@ check "window: B's ETag is the open window's" 1 "$(grep -c '^"v2+\.' <<<"$tag")"
 check "window: activating through B is refused" 409 "$(curl -s -o "$TMP/body" -w '%{http_code}' \
     -H "$J" --data-binary @"$TMP/t5" "$B/v1/clusters/win/versions?activate=true")"
 has "window: ... because it is open" "$TMP/body" '"code":"migration_open"'
-curl -s -o "$TMP/poll" -w '%{http_code}' --max-time 70 -H "If-None-Match: $tag" \
-    "$B/v1/clusters/win/ring?wait=60" >"$TMP/poll_code" &
-poll=$!
-for _ in $(seq 1 100); do
-    curl -s "$B/metrics" | grep -q '^ringkeeper_long_polls_waiting 1' && break
-    sleep 0.1
-done
-check "window: B holds the poll" 1 "$(curl -s "$B/metrics" | grep -c '^ringkeeper_long_polls_waiting 1')"
+hold_on_b win "$tag" "window: B holds the poll"
 check "window: finished through A" 200 "$(curl -s -o /dev/null -w '%{http_code}' -X POST \
     "$A/v1/clusters/win/migration/finish")"
 wait "$poll"
