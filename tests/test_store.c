@@ -1,7 +1,7 @@
 /* test_store.c — ringkeeperd's storage layer (server/store.h) on SQLite: numbering, states,
- * preconditions, paging, concurrent publishers, reopening, databases it must refuse, the modes of
- * the files it creates (and of backups); and the
- * store-neutral layer over a backend that is not SQLite (store_backend.h). */
+ * preconditions, the migration window, paging, concurrent publishers, reopening, databases it must
+ * refuse, the modes of the files it creates (and of backups); and the store-neutral layer over a
+ * backend that is not SQLite (store_backend.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -337,6 +337,81 @@ static void test_unknown(void **state)
     assert_string_equal(rkd_store_errname(RKD_STORE_EPRECONDITION), "RKD_STORE_EPRECONDITION");
     assert_string_equal(rkd_store_errname(RK_EINVAL), "RK_EINVAL");
     assert_int_equal(rkd_store_ping(s, NULL), RK_OK);
+    rkd_store_close(s);
+}
+
+/* The window over the active version of `cluster`: the version it keeps (0: none), checking that
+ * the fingerprint given is that version's. */
+static int64_t window_of(rkd_store *s, const char *cluster)
+{
+    rkd_store_version *v = NULL, *kept = NULL;
+    assert_int_equal(rkd_store_get_active(s, cluster, &v, NULL), RK_OK);
+    int64_t previous = v->previous;
+    if (previous) {
+        assert_int_equal(rkd_store_get(s, cluster, previous, &kept, NULL), RK_OK);
+        assert_string_equal(v->previous_fingerprint, kept->fingerprint);
+        assert_int_equal(kept->previous, 0); /* only the active version shows the window */
+    } else {
+        assert_string_equal(v->previous_fingerprint, "");
+    }
+    rkd_store_version_free(kept);
+    rkd_store_version_free(v);
+    return previous;
+}
+
+/* The newest event of `cluster` is a "finish" of the window from `from` to `to`. */
+static void check_finish_event(rkd_store *s, const char *cluster, int64_t from, int64_t to)
+{
+    rkd_store_event_list events = {0};
+    assert_int_equal(rkd_store_list_events(s, cluster, 1, 0, &events, NULL), RK_OK);
+    assert_string_equal(events.items[0].kind, "finish");
+    assert_int_equal(events.items[0].version, to);
+    assert_int_equal(events.items[0].from_version, from);
+    assert_string_equal(events.items[0].author, "ops");
+    assert_string_equal(events.items[0].detail, "moved");
+    rkd_store_event_list_free(&events);
+}
+
+/* The migration window: opened by an activation under the policy (publish-and-activate too) when
+ * a version was active, refusing activations while open, closed by a finish with its event. */
+static void test_window(void **state)
+{
+    (void)state;
+    char path[256];
+    rkd_store_version *v = NULL;
+    rkd_store_policy policy = RKD_STORE_POLICY_DEFAULTS;
+    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL};
+    db_path(path, sizeof path, "window");
+    rkd_store *s = open_ok(path);
+    policy.migration_window = 1;
+    publish(s, "w", 1, RKD_STORE_ANY, 0, RK_OK);
+    assert_int_equal(rkd_store_put_policy(s, "w", &policy, "ops", "{}", NULL), RK_OK);
+    assert_int_equal(activate(s, "w", 1, RKD_STORE_ANY), RK_OK); /* the first keeps nothing */
+    assert_int_equal(window_of(s, "w"), 0);
+    assert_int_equal(rkd_store_finish_migration(s, "w", "ops", NULL, &v, NULL),
+                     RKD_STORE_ENOWINDOW);
+    assert_int_equal(rkd_store_finish_migration(s, "nope", "ops", NULL, &v, NULL),
+                     RKD_STORE_ENOCLUSTER);
+
+    publish(s, "w", 2, RKD_STORE_ANY, 1, RK_OK); /* v2 active, the window keeps v1 */
+    assert_int_equal(window_of(s, "w"), 1);
+    publish(s, "w", 3, RKD_STORE_ANY, 0, RK_OK);
+    assert_int_equal(activate(s, "w", 3, RKD_STORE_ANY), RKD_STORE_EWINDOWOPEN);
+    publish(s, "w", 3, RKD_STORE_ANY, 1, RKD_STORE_EWINDOWOPEN);
+    assert_int_equal(latest(s, "w"), 3); /* the refused publish left nothing */
+
+    assert_int_equal(rkd_store_finish_migration(s, "w", "ops", "moved", &v, NULL), RK_OK);
+    assert_int_equal(v->version, 2);
+    assert_int_equal(v->state, RKD_STATE_ACTIVE);
+    assert_int_equal(v->previous, 0);
+    rkd_store_version_free(v);
+    check_finish_event(s, "w", 1, 2);
+    assert_int_equal(window_of(s, "w"), 0);
+
+    assert_int_equal(rkd_store_activate(s, "w", 3, &a, &v, NULL), RK_OK);
+    assert_int_equal(v->previous, 2); /* the activation's record shows the window it opened */
+    rkd_store_version_free(v);
+    assert_int_equal(window_of(s, "w"), 2);
     rkd_store_close(s);
 }
 
@@ -840,6 +915,7 @@ int main(void)
         cmocka_unit_test(test_activate_states),  cmocka_unit_test(test_if_match),
         cmocka_unit_test(test_publish_activate), cmocka_unit_test(test_unknown),
         cmocka_unit_test(test_list_clusters),    cmocka_unit_test(test_concurrent_publish),
+        cmocka_unit_test(test_window),
     };
     /* SQLite's own: its file, schema, migrations and backups. */
     const struct CMUnitTest sqlite_only[] = {
