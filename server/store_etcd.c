@@ -398,9 +398,11 @@ static int window_previous(rke_store *s, const rke_head *h, rkd_store_version *r
     if (rec->version != h->active || !h->previous)
         return RK_OK;
     int rc = rke_read_meta(s, rec->cluster, h->previous, &meta, err);
-    rec->previous = rc ? 0 : h->previous;
-    snprintf(rec->previous_fingerprint, sizeof rec->previous_fingerprint, "%s",
-             rke_str(meta, "fingerprint"));
+    if (rc == RK_OK) {
+        rec->previous = h->previous;
+        snprintf(rec->previous_fingerprint, sizeof rec->previous_fingerprint, "%s",
+                 rke_str(meta, "fingerprint"));
+    }
     json_decref(meta);
     return rc;
 }

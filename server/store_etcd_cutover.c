@@ -82,10 +82,9 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     char digest[RK_PLAN_DIGEST_LEN];
     rkd_store_policy policy;
     int64_t have = 0;
-    int rc = read_policy(s, st->cluster, &policy, err);
-    rc = rc ? rc
-            : rkd_store_check_window(st->cluster, cur->previous ? cur->active : 0, cur->previous,
-                                     err);
+    int rc =
+        rkd_store_check_window(st->cluster, cur->previous ? cur->active : 0, cur->previous, err);
+    rc = rc ? rc : read_policy(s, st->cluster, &policy, err);
     rc = rc ? rc : plan_digest(s, st->cluster, cur->active, to, digest, err);
     if (rc == RK_OK && policy.approvals > 0)
         rc = count_approvals(s, st->cluster, to->v, digest,
