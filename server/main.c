@@ -1,5 +1,5 @@
-/* main.c — ringkeeperd: flags, start-up (or `ringkeeperd backup`), and the signal loop (SIGHUP
- * reloads tokens, SIGTERM and SIGINT stop after the requests in flight). */
+/* main.c — ringkeeperd: flags, start-up (or the `backup` and `migrate-store` subcommands), and the
+ * signal loop (SIGHUP reloads tokens, SIGTERM and SIGINT stop after the requests in flight). */
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -16,6 +16,7 @@
 
 #include "backup_cmd.h"
 #include "http.h"
+#include "migrate_cmd.h"
 
 #define STOP_GRACE_MS  10000
 #define MAX_PEM_BYTES  (1u << 20)
@@ -105,6 +106,8 @@ static const flag flags[] = {
 static const char about[] =
     "       ringkeeperd --version\n"
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
+    "       ringkeeperd migrate-store --from STORE --to STORE   (ringkeeperd migrate-store "
+    "--help)\n"
     "\n"
     "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite\n"
     "(--db) or in etcd (--store), where any number of replicas share them.\n"
@@ -422,6 +425,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "backup") == 0)
         return rkd_backup_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "migrate-store") == 0)
+        return rkd_migrate_main(argc - 1, argv + 1, default_migrations());
     options o = {0};
     int rc = parse_options(argc, argv, &o);
     if (rc)

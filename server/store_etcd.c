@@ -14,8 +14,7 @@
 
 #include "store_etcd_internal.h"
 
-#define INLINE_MAX (512u << 10) /* a larger topology goes to content-addressed chunks */
-#define CHUNK      (1u << 20)   /* bytes of one chunk: one put, under etcd's 1.5 MiB */
+#define CHUNK (1u << 20) /* bytes of one chunk: one put, under etcd's 1.5 MiB */
 
 /* ---- Keys ---- */
 
@@ -30,7 +29,7 @@ void rke_key_num(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster,
     snprintf(key, RKE_KEY_MAX, "%s/c/%s/%s%020lld", s->prefix, cluster, what, (long long)n);
 }
 
-static void head_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster)
+void rke_head_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster)
 {
     snprintf(key, RKE_KEY_MAX, "%s/heads/%s", s->prefix, cluster);
 }
@@ -84,7 +83,7 @@ int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, 
     char key[RKE_KEY_MAX];
     rke_kv kv = {0};
     memset(h, 0, sizeof *h);
-    head_key(s, key, cluster);
+    rke_head_key(s, key, cluster);
     int rc = rke_get(s->etcd, key, &kv, err);
     *rev = kv.mod_revision;
     json_t *j = rc == RK_OK && kv.mod_revision ? rke_kv_json(&kv) : NULL;
@@ -100,10 +99,10 @@ int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, 
     return rc;
 }
 
-static void put_head(rke_store *s, rke_txn *t, const char *cluster, const rke_head *h)
+void rke_put_head(rke_store *s, rke_txn *t, const char *cluster, const rke_head *h)
 {
     char key[RKE_KEY_MAX];
-    head_key(s, key, cluster);
+    rke_head_key(s, key, cluster);
     json_t *j =
         json_pack("{sIsIsIss}", "latest", (json_int_t)h->latest, "active", (json_int_t)h->active,
                   "events", (json_int_t)h->events, "writer", s->writer);
@@ -178,9 +177,9 @@ static int attempt(rke_store *s, rke_step *st, const rke_head *cur, int64_t rev,
     int ok = 0, unknown = 0;
     rke_txn_init(&t);
     int rc = st->build(s, st, cur, &next, &t, err);
-    head_key(s, key, st->cluster);
+    rke_head_key(s, key, st->cluster);
     rke_txn_if_mod(&t, key, rev);
-    put_head(s, &t, st->cluster, &next);
+    rke_put_head(s, &t, st->cluster, &next);
     rc = rc ? rc : rke_txn_commit(s->etcd, &t, &ok, &unknown, err);
     rke_txn_deinit(&t);
     *uncertain |= unknown;
@@ -497,7 +496,7 @@ static int rke_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err
 
 /* Writes a big topology as content-addressed chunks, before the publish's txn names them in the
  * version's metadata: a chunk nobody names is harmless, and a retry writes the same keys. */
-static int put_chunks(rke_store *s, const char *doc, json_t **chunks, rk_error *err)
+int rke_put_chunks(rke_store *s, const char *doc, json_t **chunks, rk_error *err)
 {
     size_t len = strlen(doc);
     int rc = (*chunks = json_array()) ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
@@ -523,16 +522,15 @@ typedef struct publish_arg {
     json_t *chunks; /* the topology's chunks, or NULL: stored whole */
 } publish_arg;
 
-static json_t *draft_meta(const publish_arg *p)
+json_t *rke_draft_meta(const rkd_store_draft *d, json_t *chunks)
 {
-    const rkd_store_draft *d = p->d;
     json_t *m =
         json_pack("{sssssssssssIsIsIss?ss?}", "created_at", d->created_at, "activated_at",
                   d->activate ? d->created_at : "", "scheme", d->scheme, "hash", d->hash,
                   "fingerprint", d->fingerprint, "vnode_factor", (json_int_t)d->vnode_factor,
                   "points", (json_int_t)d->points, "size", (json_int_t)strlen(d->topology),
                   "author", d->author, "comment", d->comment);
-    if (m && p->chunks && json_object_set(m, "chunks", p->chunks) != 0) {
+    if (m && chunks && json_object_set(m, "chunks", chunks) != 0) {
         json_decref(m);
         return NULL;
     }
@@ -549,7 +547,7 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     int rc = rkd_store_check_publish(d, cur->latest, err);
     if (rc != RK_OK)
         return rc;
-    json_t *meta = draft_meta(p);
+    json_t *meta = rke_draft_meta(d, p->chunks);
     rke_put_meta(s, t, d->cluster, v, meta);
     json_decref(meta);
     rke_key_num(s, key, d->cluster, "t/", v);
@@ -574,7 +572,8 @@ static int rke_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_e
                    .build = build_publish,
                    .arg = &p,
                    .now = d->created_at};
-    int rc = strlen(d->topology) > INLINE_MAX ? put_chunks(s, d->topology, &p.chunks, err) : RK_OK;
+    int rc = strlen(d->topology) > RKE_INLINE_MAX ? rke_put_chunks(s, d->topology, &p.chunks, err)
+                                                  : RK_OK;
     rc = rc ? rc : rke_run_step(s, &st, err);
     if (rc == RK_OK)
         *version = st.version;
@@ -584,7 +583,7 @@ static int rke_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_e
 
 /* ---- The store ---- */
 
-static void id_key(const rke_store *s, char key[RKE_KEY_MAX])
+void rke_id_key(const rke_store *s, char key[RKE_KEY_MAX])
 {
     snprintf(key, RKE_KEY_MAX, "%s/store_id", s->prefix);
 }
@@ -595,7 +594,7 @@ static int rke_ping(void *b, rk_error *err)
     rke_store *s = b;
     char key[RKE_KEY_MAX];
     rke_kv kv = {0};
-    id_key(s, key);
+    rke_id_key(s, key);
     int rc = rke_get(s->etcd, key, &kv, err);
     rke_kv_deinit(&kv);
     return rc;
@@ -609,7 +608,7 @@ static int rke_store_id(void *b, char id[RKD_STORE_ID_LEN], rk_error *err)
     rke_kv kv = {0};
     rke_txn t;
     int ok, uncertain;
-    id_key(s, key);
+    rke_id_key(s, key);
     int rc = random_hex(fresh, (RKD_STORE_ID_LEN - 1) / 2, err);
     rke_txn_init(&t);
     rke_txn_if_mod(&t, key, 0);
@@ -652,6 +651,9 @@ static const rkd_store_ops etcd_ops = {
     .put_policy = rke_put_policy,
     .approve = rke_approve,
     .list_events = rke_list_events,
+    .list_approvals = rke_list_approvals,
+    .adopt_id = rke_adopt_id,
+    .import = rke_import,
     .watch = rke_watch_start,
 };
 
