@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "backup_cmd.h"
+#include "etcd_opts.h"
 #include "http.h"
 #include "migrate_cmd.h"
 
@@ -33,6 +34,7 @@ typedef struct options {
     unsigned max_connections, max_per_address, idle_timeout;
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
     unsigned max_clients, max_clients_per_cluster, clients_expiry;
+    rkd_etcd_flags etcd; /* --etcd-* */
 } options;
 
 static const char *default_migrations(void);
@@ -59,7 +61,18 @@ static const flag flags[] = {
      "SQLite database, created when absent (default " DEFAULT_DB ")"},
     {"store", "URL", NULL, NULL, STRING(store),
      "etcd://HOST:PORT[,HOST:PORT...][/prefix] instead of --db: replicas\n"
-     "sharing one etcd cluster (docs/ETCD.md; plain http, no auth yet)"},
+     "sharing one etcd cluster (docs/ETCD.md); etcds://... over TLS"},
+    {"etcd-cacert", "FILE", NULL, NULL, STRING(etcd.cacert),
+     "etcds://: PEM CA to verify etcd with (default: the system's CAs)"},
+    {"etcd-cert", "FILE", NULL, NULL, STRING(etcd.cert),
+     "etcds://: PEM client certificate for etcd --client-cert-auth"},
+    {"etcd-key", "FILE", NULL, NULL, STRING(etcd.key), "PEM private key of --etcd-cert"},
+    {"etcd-user", "NAME", NULL, NULL, STRING(etcd.user),
+     "etcd user to authenticate as (etcd auth enabled); needs\n"
+     "--etcd-password-file"},
+    {"etcd-password-file", "FILE", NULL, NULL, STRING(etcd.password_file),
+     "the --etcd-user's password, its first line; refused when others\n"
+     "can read it (chmod 600)"},
     {"token-file", "FILE", NULL, NULL, STRING(token_file),
      "\"name:token\" lines; writes then need Authorization: Bearer <token>\n"
      "(reloaded on SIGHUP); without it every write is \"anonymous\""},
@@ -288,10 +301,10 @@ static int parse_options(int argc, char **argv, options *o)
         return fprintf(stderr, "ringkeeperd: --db and --store name two stores: give one (--db for "
                                "SQLite, --store etcd://... for etcd)\n"),
                EXIT_USAGE;
-    if (rc == 0 && o->store && strncmp(o->store, "etcd://", 7) != 0)
+    if (rc == 0 && o->store && !rkd_store_is_etcd(o->store))
         return fprintf(stderr,
-                       "ringkeeperd: --store: must be etcd://HOST:PORT[,HOST:PORT...][/prefix], "
-                       "got \"%s\"\n",
+                       "ringkeeperd: --store: must be etcd://HOST:PORT[,HOST:PORT...][/prefix] "
+                       "(etcds:// for TLS), got \"%s\"\n",
                        o->store),
                EXIT_USAGE;
     if (rc == 0 && !o->store && !o->db)
@@ -458,9 +471,17 @@ int main(int argc, char **argv)
         free(pem[1]);
         return EXIT_USAGE;
     }
-    rkd_store *store = rkd_store_open(location(&o), o.migrations, &err);
+    rkd_store_options sopt = {.migrations_dir = o.migrations};
+    char *password = NULL;
+    rkd_store *store = NULL;
+    if (rkd_etcd_flags_apply("ringkeeperd", &o.etcd, location(&o), &sopt, &password) != 0)
+        err.code = RK_EINVAL; /* said why */
+    else
+        store = rkd_store_open_with(location(&o), &sopt, &err);
+    rkd_etcd_password_free(password);
     if (!store) {
-        fprintf(stderr, "ringkeeperd: %s: %s\n", location(&o), err.message);
+        if (err.message[0])
+            fprintf(stderr, "ringkeeperd: %s: %s\n", location(&o), err.message);
         rkd_auth_free(auth);
         free(pem[0]);
         free(pem[1]);

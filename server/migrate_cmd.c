@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "etcd_opts.h"
 #include "migrate_cmd.h"
 #include "store_copy.h"
 
@@ -15,13 +16,17 @@ typedef struct migrate_options {
     const char *from;       /* --from, the store copied */
     const char *to;         /* --to, the empty store it goes into */
     const char *migrations; /* --migrations, for an SQLite side */
+    rkd_etcd_flags etcd;    /* --etcd-*, for the etcd side(s) */
 } migrate_options;
 
 static const char usage[] =
     "usage: ringkeeperd migrate-store --from STORE --to STORE [--migrations DIR]\n"
+    "                                 [--etcd-cacert FILE] [--etcd-cert FILE --etcd-key FILE]\n"
+    "                                 [--etcd-user NAME --etcd-password-file FILE]\n"
     "\n"
     "Copies every cluster of --from into --to, each STORE an SQLite database FILE or\n"
-    "etcd://HOST:PORT[,HOST:PORT...][/prefix]: every version with its number, state, timestamps,\n"
+    "etcd[s]://HOST:PORT[,HOST:PORT...][/prefix]: every version with its number, state, "
+    "timestamps,\n"
     "author, comment and fingerprint, the events, approvals, policies and an open migration\n"
     "window; then reads each version back from both and compares fingerprint and document.\n"
     "--to keeps the store id of --from, so clients' ETags and last-known-good files stay valid:\n"
@@ -31,6 +36,8 @@ static const char usage[] =
     "  --to STORE        an empty store (an SQLite file is created); one holding any cluster is\n"
     "                    refused: histories are never merged\n"
     "  --migrations DIR  the SQL migrations for an SQLite side (default: ringkeeperd's)\n"
+    "  --etcd-*          TLS and authentication for the etcd side(s), as ringkeeperd --help\n"
+    "                    says\n"
     "\n"
     "Exit codes: 0 copied and verified, 1 failure (etcd or the file unavailable, or the copy\n"
     "differs), 2 bad flags, 3 refused (--to holds clusters, or a file is not a ringkeeper\n"
@@ -41,6 +48,11 @@ static int parse_migrate_options(int argc, char **argv, migrate_options *o)
     static const struct option opts[] = {{"from", required_argument, NULL, 'f'},
                                          {"to", required_argument, NULL, 't'},
                                          {"migrations", required_argument, NULL, 'm'},
+                                         {"etcd-cacert", required_argument, NULL, 'A'},
+                                         {"etcd-cert", required_argument, NULL, 'C'},
+                                         {"etcd-key", required_argument, NULL, 'K'},
+                                         {"etcd-user", required_argument, NULL, 'U'},
+                                         {"etcd-password-file", required_argument, NULL, 'P'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     int c;
@@ -52,6 +64,11 @@ static int parse_migrate_options(int argc, char **argv, migrate_options *o)
         const char **field = c == 'f'   ? &o->from
                              : c == 't' ? &o->to
                              : c == 'm' ? &o->migrations
+                             : c == 'A' ? &o->etcd.cacert
+                             : c == 'C' ? &o->etcd.cert
+                             : c == 'K' ? &o->etcd.key
+                             : c == 'U' ? &o->etcd.user
+                             : c == 'P' ? &o->etcd.password_file
                                         : NULL;
         if (!field) {
             fputs(usage, stderr);
@@ -81,10 +98,11 @@ static int exit_code(int code)
                                : EXIT_FAILURE;
 }
 
-static rkd_store *open_side(const char *flag, const char *location, const char *migrations, int *rc)
+static rkd_store *open_side(const char *flag, const char *location, const rkd_store_options *opt,
+                            int *rc)
 {
     rk_error err = {0};
-    rkd_store *s = rkd_store_open(location, migrations, &err);
+    rkd_store *s = rkd_store_open_with(location, opt, &err);
     if (!s) {
         fprintf(stderr, "ringkeeperd migrate-store: %s %s: %s\n", flag, location, err.message);
         *rc = exit_code(err.code);
@@ -94,12 +112,17 @@ static rkd_store *open_side(const char *flag, const char *location, const char *
 
 int rkd_migrate_main(int argc, char **argv, const char *migrations)
 {
-    migrate_options o = {NULL, NULL, migrations};
+    migrate_options o = {NULL, NULL, migrations, {0}};
+    rkd_store_options sopt = {0};
+    char *password = NULL;
     int rc = parse_migrate_options(argc, argv, &o);
-    if (rc)
-        return rc;
-    rkd_store *from = open_side("--from", o.from, o.migrations, &rc);
-    rkd_store *to = from ? open_side("--to", o.to, o.migrations, &rc) : NULL;
+    sopt.migrations_dir = o.migrations;
+    rc = rc ? rc
+            : rkd_etcd_flags_apply("ringkeeperd migrate-store", &o.etcd,
+                                   rkd_store_is_etcd(o.from) ? o.from : o.to, &sopt, &password);
+    rkd_store *from = rc ? NULL : open_side("--from", o.from, &sopt, &rc);
+    rkd_store *to = from ? open_side("--to", o.to, &sopt, &rc) : NULL;
+    rkd_etcd_password_free(password);
     if (to) {
         rk_error err = {0};
         rkd_copy_summary sum;

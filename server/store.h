@@ -123,12 +123,29 @@ void rkd_store_cluster_list_free(rkd_store_cluster_list *list);
 
 typedef struct rkd_store rkd_store;
 
-/* Opens the store at `location` (the --db option) with the backend it names; today every location
- * is an SQLite database file (rkd_store_open_sqlite in store_sqlite.h: created when absent, its
- * schema brought up to date from the NNNN_*.sql files in `migrations_dir`). Returns a new store
- * (free with rkd_store_close) or NULL with `err` set. */
+/* Opens the store at `location` (--db or --store) with the backend it names: etcd:// or etcds://
+ * the etcd store (store_etcd.h), anything else an SQLite database file (rkd_store_open_sqlite in
+ * store_sqlite.h: created when absent, its schema brought up to date from the NNNN_*.sql files in
+ * `migrations_dir`). Returns a new store (free with rkd_store_close) or NULL with `err` set. */
 rkd_store *rkd_store_open(const char *location, const char *migrations_dir,
                           rk_error *err) RK_MUST_CHECK;
+
+/* How to open a store; every string borrowed for the call, NULL for none. */
+typedef struct rkd_store_options {
+    const char *migrations_dir; /* SQLite: the NNNN_*.sql files */
+    const char *etcd_cacert;    /* etcd (etcds://): PEM CA file; NULL: the system's CAs */
+    const char *etcd_cert;      /* etcd: PEM client certificate, with etcd_key */
+    const char *etcd_key;       /* etcd: its PEM private key */
+    const char *etcd_user;      /* etcd: the etcd user to authenticate as */
+    const char *etcd_password;  /* etcd: that user's password */
+} rkd_store_options;
+
+/* rkd_store_open with the options of every backend; the etcd ones are refused (RK_EINVAL) with
+ * an etcd:// location when they ask for TLS. */
+rkd_store *rkd_store_open_with(const char *location, const rkd_store_options *opt,
+                               rk_error *err) RK_MUST_CHECK;
+/* Non-zero when `location` names an etcd store (etcd:// or etcds://). */
+int rkd_store_is_etcd(const char *location);
 /* Closes the backend and frees the store; NULL is fine. */
 void rkd_store_close(rkd_store *s);
 

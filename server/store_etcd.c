@@ -658,7 +658,7 @@ static const rkd_store_ops etcd_ops = {
 };
 
 /* "HOST:PORT,...[/prefix]" into the endpoints and the prefix ("/ringkeeper" when none). */
-static int parse_location(rke_store *s, const char *rest, rk_error *err)
+static int parse_location(rke_store *s, const char *rest, const rke_security *sec, rk_error *err)
 {
     const char *slash = strchr(rest, '/');
     char *hosts = slash ? strndup(rest, (size_t)(slash - rest)) : strdup(rest);
@@ -676,21 +676,43 @@ static int parse_location(rke_store *s, const char *rest, rk_error *err)
                                 "digits, '.', '_' and '-' (at most 128 bytes)",
                                 s->prefix)
                  : RK_OK;
-    s->etcd = rc ? NULL : rke_client_new(hosts, err);
+    s->etcd = rc ? NULL : rke_client_new(hosts, sec, err);
     free(hosts);
     return rc ? rc : s->etcd ? RK_OK : err->code;
 }
 
-rkd_store *rkd_store_open_etcd(const char *location, rk_error *err)
+/* The scheme's length (0: not an etcd location, err set) and whether it asks for TLS;
+ * certificates without TLS are refused, as they would go unused. */
+static size_t check_scheme(const char *location, rke_security *sec, rk_error *err)
 {
-    rk_error scratch;
-    err = err ? err : &scratch;
-    size_t skip = strlen(RKD_STORE_ETCD_SCHEME);
-    if (!location || strncmp(location, RKD_STORE_ETCD_SCHEME, skip) != 0) {
-        rk_error_set(err, RK_EINVAL, NULL, "an etcd location starts with %s",
-                     RKD_STORE_ETCD_SCHEME);
-        return NULL;
+    size_t plain = strlen(RKD_STORE_ETCD_SCHEME), tls = strlen(RKD_STORE_ETCDS_SCHEME);
+    sec->tls = location && strncmp(location, RKD_STORE_ETCDS_SCHEME, tls) == 0;
+    if (sec->tls)
+        return tls;
+    if (!location || strncmp(location, RKD_STORE_ETCD_SCHEME, plain) != 0) {
+        rk_error_set(err, RK_EINVAL, NULL, "an etcd location starts with %s or %s (TLS)",
+                     RKD_STORE_ETCD_SCHEME, RKD_STORE_ETCDS_SCHEME);
+        return 0;
     }
+    if (sec->cacert || sec->cert || sec->key) {
+        rk_error_set(err, RK_EINVAL, NULL,
+                     "--etcd-cacert, --etcd-cert and --etcd-key are for TLS: give the location as "
+                     "%s...",
+                     RKD_STORE_ETCDS_SCHEME);
+        return 0;
+    }
+    return plain;
+}
+
+rkd_store *rkd_store_open_etcd(const char *location, const rke_security *how, rk_error *err)
+{
+    static const rke_security plain = {0};
+    rk_error scratch;
+    rke_security sec = how ? *how : plain;
+    err = err ? err : &scratch;
+    size_t skip = check_scheme(location, &sec, err);
+    if (!skip)
+        return NULL;
     rke_store *s = calloc(1, sizeof *s);
     if (!s || pthread_mutex_init(&s->write_lock, NULL) != 0) {
         free(s);
@@ -698,7 +720,7 @@ rkd_store *rkd_store_open_etcd(const char *location, rk_error *err)
         return NULL;
     }
     if (random_hex(s->writer, (RKE_OP_LEN - 1) / 2, err) == RK_OK &&
-        parse_location(s, location + skip, err) == RK_OK)
+        parse_location(s, location + skip, &sec, err) == RK_OK)
         return rkd_store_new(&etcd_ops, s, err);
     rke_close(s);
     return NULL;
