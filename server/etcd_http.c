@@ -340,7 +340,7 @@ static enum outcome try_rounds(rke_client *c, const char *path, const char *body
 }
 
 /* Asks etcd for a token for --etcd-user (a simple token lives 5 minutes by default) and keeps it.
- * Also when `stale` (the token just refused) was replaced meanwhile by another thread: harmless. */
+ * Threads that find the token refused at once each ask for one; the last kept wins, harmless. */
 static int authenticate(rke_client *c, rk_error *err)
 {
     attempt_log log = {"", ""};
@@ -394,9 +394,9 @@ static int call(rke_client *c, const char *path, json_t *req, int write, json_t 
     int rc = have_token(c, err);
     for (int tries = 0; rc == RK_OK && tries < 2; tries++) {
         o = try_rounds(c, path, body, write, resp, &log);
-        rc = o == AUTH && tries == 0 && c->sec.user ? authenticate(c, err) : RK_OK;
-        if (o != AUTH)
+        if (o != AUTH || !c->sec.user || tries > 0)
             break;
+        rc = authenticate(c, err); /* the token expired: a new one, then the request once more */
     }
     free(body);
     if (rc != RK_OK)

@@ -147,7 +147,6 @@ static int verify(rkd_store *to, const history *c, rk_error *err)
         rkd_store_version_free(got);
     }
     history back = {0};
-    rkd_store_cluster cl = {(char *)c->h.cluster, 0, 0};
     rc = rc ? rc : read_events(to, c->h.cluster, &back, err);
     rc = rc ? rc : rkd_store_list_approvals(to, c->h.cluster, &back.approvals, err);
     if (rc == RK_OK &&
@@ -155,7 +154,7 @@ static int verify(rkd_store *to, const history *c, rk_error *err)
         rc = rk_error_set(err, RKD_STORE_ECONFLICT, NULL,
                           "verification failed: cluster %s has %zu events and %zu approvals in "
                           "the copy, %zu and %zu in the source",
-                          cl.name, back.events.count, back.approvals.count, c->events.count,
+                          c->h.cluster, back.events.count, back.approvals.count, c->events.count,
                           c->approvals.count);
     history_free(&back);
     return rc;

@@ -82,7 +82,13 @@ printf 'rk-pw-456\n' >"$TMP/pw" && chmod 600 "$TMP/pw"
 AUTH=(--etcd-user rk --etcd-password-file "$TMP/pw")
 rk_start --store "etcd://$ETCD_ENDPOINTS/rk-auth" "${AUTH[@]}"
 check "auth: publish and activate" 201 "$(req POST "/v1/clusters/c/versions?activate=true" -H "$J" --data-binary @"$TMP/t3")"
-sleep 3 # the token has expired: the next request is refused once, authenticated again, sent again
+# a token taken now, as ringkeeperd's was, is refused after the sleep: so ringkeeperd's is too
+EP=http://127.0.0.1:${ETCD_CLIENT_PORTS[0]}
+token=$(curl -s -X POST -d '{"name":"rk","password":"rk-pw-456"}' "$EP/v3/auth/authenticate" |
+    sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+sleep 3 # past the TTL: ringkeeperd's next request is refused once, authenticated again, sent again
+curl -s -X POST -H "Authorization: $token" -d '{"key":"L3JrLWF1dGg="}' "$EP/v3/kv/range" >"$TMP/expired"
+has "auth: a token 3 s old is refused by etcd" "$TMP/expired" "invalid auth token"
 check "auth: publish after the token expired" 201 "$(req POST "/v1/clusters/c/versions?activate=true" -H "$J" --data-binary @"$TMP/t3")"
 check "auth: the ring after the token expired" 200 "$(req GET /v1/clusters/c/ring)"
 has "auth: the second version" "$TMP/body" '"version":2'

@@ -65,6 +65,7 @@ has "etcd: the ring's ETag, same version and store id" "$TMP/snap.etcd/cache.rin
 check "etcd: v1 of cache retired" retired "$(sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$TMP/snap.etcd/cache.1")"
 check "etcd: v1 of web superseded" superseded "$(sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$TMP/snap.etcd/web.1")"
 rk_stop
+check "the server on etcd stopped cleanly" 0 "$STOP_CODE"
 
 # ---- etcd -> SQLite ----
 check "migrate back" 0 "$(migrate --from "$ETCD" --to "$TMP/back.db")"
@@ -72,6 +73,7 @@ rk_start --db "$TMP/back.db"
 snapshot "$TMP/snap.back"
 same_as_sqlite "the round trip is equal" "$TMP/snap.back"
 rk_stop
+check "the server on the copy back stopped cleanly" 0 "$STOP_CODE"
 
 # ---- refusals ----
 check "into etcd holding clusters" 3 "$(migrate --from "$TMP/src.db" --to "$ETCD")"
