@@ -1,10 +1,12 @@
 /* migrate_cmd.c — `ringkeeperd migrate-store --from STORE --to STORE`: opens both stores, copies
  * one into the other with rkd_store_copy (which verifies the copy), and prints a summary. The
  * stores are SQLite files or etcd:// locations, in either direction. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "etcd_opts.h"
 #include "migrate_cmd.h"
@@ -32,7 +34,8 @@ static const char usage[] =
     "--to keeps the store id of --from, so clients' ETags and last-known-good files stay valid:\n"
     "after the copy, serve from --to only and retire --from (docs/OPERATIONS.md).\n"
     "\n"
-    "  --from STORE      the store to copy; nothing in it changes; stop its writers first\n"
+    "  --from STORE      the store to copy (a file must exist); nothing in it changes; stop\n"
+    "                    its writers first\n"
     "  --to STORE        an empty store (an SQLite file is created); one holding any cluster is\n"
     "                    refused: histories are never merged\n"
     "  --migrations DIR  the SQL migrations for an SQLite side (default: ringkeeperd's)\n"
@@ -79,6 +82,11 @@ static int parse_migrate_options(int argc, char **argv, migrate_options *o)
     if (optind != argc || !o->from || !o->to) {
         fputs(optind != argc ? usage : "ringkeeperd migrate-store: --from and --to are required\n",
               stderr);
+        return EXIT_USAGE;
+    }
+    if (!rkd_store_is_etcd(o->from) && access(o->from, F_OK) != 0) {
+        fprintf(stderr, "ringkeeperd migrate-store: --from %s: %s (an SQLite database to copy)\n",
+                o->from, strerror(errno));
         return EXIT_USAGE;
     }
     if (strcmp(o->from, o->to) == 0) {
