@@ -232,17 +232,17 @@ static int parse_file(parser *p, FILE *f, rk_error *err)
 /* Refuses a file others may read or its group may change, as ssh refuses such a key: anyone on the
  * machine could publish with its tokens, or add their own. Group read stays allowed, for a service
  * that gets the file through a group (docs/OPERATIONS.md). */
-static int check_mode(const char *path, FILE *f, rk_error *err)
+static int check_mode(const char *what, const char *path, FILE *f, rk_error *err)
 {
     struct stat st;
     if (fstat(fileno(f), &st) != 0)
-        return rk_error_set(err, RK_EIO, NULL, "cannot stat the token file %s: %s", path,
+        return rk_error_set(err, RK_EIO, NULL, "cannot stat %s %s: %s", what, path,
                             strerror(errno));
     if (st.st_mode & (S_IWGRP | S_IRWXO))
         return rk_error_set(err, RK_EINVAL, NULL,
-                            "the token file %s has mode 0%03o: others can read it or its group can "
-                            "change it; refused (chmod 600 %s, or 640 for a group that only reads)",
-                            path, (unsigned)(st.st_mode & 0777), path);
+                            "%s %s has mode 0%03o: others can read it or its group can change it; "
+                            "refused (chmod 600 %s, or 640 for a group that only reads)",
+                            what, path, (unsigned)(st.st_mode & 0777), path);
     return RK_OK;
 }
 
@@ -259,7 +259,7 @@ static int load(const char *path, table **out, rk_error *err)
         return rk_error_set(err, RK_EIO, NULL, "cannot open the token file %s: %s", path,
                             strerror(e));
     }
-    int rc = check_mode(path, f, err);
+    int rc = check_mode("the token file", path, f, err);
     if (rc == RK_OK)
         rc = parse_file(&p, f, err);
     fclose(f);
@@ -384,4 +384,27 @@ int rkd_auth_check(rkd_auth *a, const char *authorization, char *name_out, size_
         copy_name(name_out, name_size, hit->name);
     pthread_rwlock_unlock(&a->lock);
     return hit ? RKD_AUTH_OK : RKD_AUTH_WRONG;
+}
+
+int rkd_read_secret(const char *what, const char *path, char **out, rk_error *err)
+{
+    char buf[RKD_SECRET_MAX + 2];
+    *out = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return rk_error_set(err, RK_EINVAL, NULL, "cannot open %s %s: %s", what, path,
+                            strerror(errno));
+    int rc = check_mode(what, path, f, err);
+    size_t n = rc ? 0 : fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0'; /* the first line: `echo secret > file` adds a newline */
+    if (rc == RK_OK && (n > RKD_SECRET_MAX || buf[0] == '\0'))
+        rc = rk_error_set(err, RK_EINVAL, NULL, "%s %s must hold one line of 1..%d bytes", what,
+                          path, RKD_SECRET_MAX);
+    *out = rc ? NULL : strdup(buf);
+    if (rc == RK_OK && !*out)
+        rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    wipe(buf, sizeof buf);
+    return rc;
 }

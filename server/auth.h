@@ -1,4 +1,5 @@
-/* auth.h — bearer tokens of ringkeeperd: a token file of "name:token" lines, reloadable. */
+/* auth.h — bearer tokens of ringkeeperd: a token file of "name:token" lines, reloadable; and the
+ * same care for other secret files (the etcd password). */
 #ifndef RKD_AUTH_H
 #define RKD_AUTH_H
 
@@ -32,5 +33,12 @@ int rkd_auth_enabled(rkd_auth *a);
  * "anonymous" when no tokens are configured) to name_out. Tokens are compared in constant time.
  * Thread-safe, also against rkd_auth_reload. */
 int rkd_auth_check(rkd_auth *a, const char *authorization, char *name_out, size_t name_size);
+
+#define RKD_SECRET_MAX 1024 /* the longest secret rkd_read_secret reads */
+
+/* The first line of the secret file `path` (`what` names it in errors: "--etcd-password-file")
+ * into *out (new; overwrite it before freeing). Refused like the token file when others may read
+ * it or its group may change it (RK_EINVAL); RK_EINVAL too when it is missing or empty. */
+int rkd_read_secret(const char *what, const char *path, char **out, rk_error *err);
 
 #endif

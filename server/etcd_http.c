@@ -1,6 +1,7 @@
 /* etcd_http.c — the etcd v3 JSON gateway client of etcd_http.h: requests over libcurl with a
  * handle each (so any thread may call), failover between members, base64 through nettle (already
  * linked by the ring library), and etcd's answers mapped to the store's codes. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +20,15 @@
 #define NO_LEADER_ROUNDS   20          /* an election is waited for this many rounds ... */
 #define NO_LEADER_PAUSE_MS 100         /* ... this far apart, before answering unavailable */
 
+#define AUTH_PATH "/v3/auth/authenticate"
+
 struct rke_client {
     char *hosts[MAX_ENDPOINTS]; /* "HOST:PORT" */
     size_t n;                   /* how many */
     atomic_size_t preferred;    /* the last one that answered */
+    rke_security sec;           /* copies of the caller's strings */
+    pthread_mutex_t token_mu;   /* guards token */
+    char *token;                /* etcd's auth token while we hold one, else NULL */
 };
 
 /* ---- Endpoints ---- */
@@ -48,19 +54,47 @@ static int parse_endpoints(rke_client *c, const char *list, rk_error *err)
     return RK_OK;
 }
 
-rke_client *rke_client_new(const char *endpoints, rk_error *err)
+/* *dst = a copy of src (NULL stays NULL); non-zero when out of memory. */
+static int copy_opt(const char **dst, const char *src)
 {
+    *dst = src ? strdup(src) : NULL;
+    return src && !*dst;
+}
+
+static int copy_security(rke_security *dst, const rke_security *src)
+{
+    dst->tls = src->tls;
+    return copy_opt(&dst->cacert, src->cacert) | copy_opt(&dst->cert, src->cert) |
+           copy_opt(&dst->key, src->key) | copy_opt(&dst->user, src->user) |
+           copy_opt(&dst->password, src->password);
+}
+
+rke_client *rke_client_new(const char *endpoints, const rke_security *sec, rk_error *err)
+{
+    static const rke_security plain = {0};
     rke_client *c = calloc(1, sizeof *c);
-    if (!c) {
+    if (!c || pthread_mutex_init(&c->token_mu, NULL) != 0) {
+        free(c);
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
     atomic_init(&c->preferred, 0);
     curl_global_init(CURL_GLOBAL_DEFAULT); /* thread-safe since 7.84; counted, undone in free */
-    if (parse_endpoints(c, endpoints, err) == RK_OK)
+    int rc = copy_security(&c->sec, sec ? sec : &plain)
+                 ? rk_error_set(err, RK_ENOMEM, NULL, "out of memory")
+                 : parse_endpoints(c, endpoints, err);
+    if (rc == RK_OK)
         return c;
     rke_client_free(c);
     return NULL;
+}
+
+/* Frees a secret string after overwriting it: no copy left in freed memory. */
+static void free_secret(const char *s)
+{
+    if (s)
+        memset((char *)s, 0, strlen(s));
+    free((char *)s);
 }
 
 void rke_client_free(rke_client *c)
@@ -69,6 +103,13 @@ void rke_client_free(rke_client *c)
         return;
     for (size_t i = 0; i < c->n; i++)
         free(c->hosts[i]);
+    free((char *)c->sec.cacert);
+    free((char *)c->sec.cert);
+    free((char *)c->sec.key);
+    free((char *)c->sec.user);
+    free_secret(c->sec.password);
+    free_secret(c->token);
+    pthread_mutex_destroy(&c->token_mu);
     free(c);
     curl_global_cleanup();
 }
@@ -124,37 +165,71 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
     return add;
 }
 
+/* The headers every request carries: the token we hold (not to authenticate itself). NULL when
+ * out of memory. */
+static struct curl_slist *request_headers(rke_client *c, const char *path)
+{
+    struct curl_slist *all = curl_slist_append(NULL, "Grpc-Metadata-hasleader: true");
+    struct curl_slist *more = all ? curl_slist_append(all, "Content-Type: application/json") : NULL;
+    pthread_mutex_lock(&c->token_mu);
+    if (more && c->token && strcmp(path, AUTH_PATH) != 0) {
+        size_t n = strlen(c->token) + sizeof "Authorization: ";
+        char *line = malloc(n);
+        if (line)
+            snprintf(line, n, "Authorization: %s", c->token);
+        more = line ? curl_slist_append(all, line) : NULL;
+        free_secret(line);
+    }
+    pthread_mutex_unlock(&c->token_mu);
+    if (!more)
+        curl_slist_free_all(all);
+    return more ? all : NULL;
+}
+
+/* TLS as --etcd-cacert, --etcd-cert and --etcd-key say (the system's CAs without a CA file). */
+static void set_tls(CURL *h, const rke_security *sec)
+{
+    if (sec->cacert)
+        curl_easy_setopt(h, CURLOPT_CAINFO, sec->cacert);
+    if (sec->cert)
+        curl_easy_setopt(h, CURLOPT_SSLCERT, sec->cert);
+    if (sec->key)
+        curl_easy_setopt(h, CURLOPT_SSLKEY, sec->key);
+}
+
 /* A handle POSTing `body` to `path` at `host`, with the headers every request carries (*headers
- * to free after the transfer), or NULL. */
-static CURL *new_handle(const char *host, const char *path, const char *body,
-                        struct curl_slist **headers)
+ * to free after the transfer) and curl's own account of a failure in `errbuf`, or NULL. */
+static CURL *new_handle(rke_client *c, const char *host, const char *path, const char *body,
+                        struct curl_slist **headers, char errbuf[CURL_ERROR_SIZE])
 {
     char url[300];
     CURL *h = curl_easy_init();
-    struct curl_slist *one = curl_slist_append(NULL, "Grpc-Metadata-hasleader: true");
-    *headers = one ? curl_slist_append(one, "Content-Type: application/json") : NULL;
-    if (!h || !*headers) {
-        curl_slist_free_all(*headers ? *headers : one);
+    *headers = h ? request_headers(c, path) : NULL;
+    if (!*headers) {
         curl_easy_cleanup(h);
-        *headers = NULL;
         return NULL;
     }
-    snprintf(url, sizeof url, "http://%s%s", host, path);
+    errbuf[0] = '\0';
+    snprintf(url, sizeof url, "%s://%s%s", c->sec.tls ? "https" : "http", host, path);
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, *headers);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, c->sec.tls ? "https" : "http");
+    if (c->sec.tls)
+        set_tls(h, &c->sec);
     return h;
 }
 
-/* POSTs `body` to one member; the answer in *b, curl's result returned, the HTTP status in
- * *status. */
-static CURLcode post(const char *host, const char *path, const char *body, buffer *b, long *status)
+/* POSTs `body` to one member; the answer in *b, curl's result returned (its account in errbuf),
+ * the HTTP status in *status. */
+static CURLcode post(rke_client *c, const char *host, const char *path, const char *body, buffer *b,
+                     long *status, char errbuf[CURL_ERROR_SIZE])
 {
     struct curl_slist *headers;
-    CURL *h = new_handle(host, path, body, &headers);
+    CURL *h = new_handle(c, host, path, body, &headers, errbuf);
     if (!h)
         return CURLE_OUT_OF_MEMORY;
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
@@ -172,33 +247,50 @@ enum outcome {
     ANSWERED,  /* a 200 with JSON */
     NOT_SENT,  /* etcd cannot have acted on it: try another member */
     NO_LEADER, /* the same, because the member has no leader (an election, or no quorum) */
+    AUTH,      /* refused for an expired or unknown token: authenticate again, then retry */
     UNCERTAIN, /* it may have been applied */
 };
 
+/* Failures before a request was sent: no connection, or no TLS session (a certificate refused). */
+static int never_sent(CURLcode rc)
+{
+    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+           rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION ||
+           rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CACERT_BADFILE ||
+           rc == CURLE_SSL_ENGINE_INITFAILED;
+}
+
+/* What an etcd error message means for the request. */
+static enum outcome classify_message(const char *msg)
+{
+    if (msg && strstr(msg, "no leader"))
+        return NO_LEADER;
+    if (msg && (strstr(msg, "invalid auth token") || strstr(msg, "revision in header is old")))
+        return AUTH; /* refused before it reached the log: safe to send again */
+    return UNCERTAIN;
+}
+
 /* Classifies an attempt and says why in `why` when it did not answer. */
-static enum outcome classify(CURLcode rc, long status, const buffer *b, char *why, size_t cap)
+static enum outcome classify(CURLcode rc, long status, const buffer *b, const char *errbuf,
+                             char *why, size_t cap)
 {
     if (rc == CURLE_OK && status == 200)
         return ANSWERED;
-    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST) {
-        snprintf(why, cap, "%s", curl_easy_strerror(rc));
-        return NOT_SENT;
-    }
     if (rc != CURLE_OK) {
-        snprintf(why, cap, "%s", curl_easy_strerror(rc));
-        return UNCERTAIN;
+        snprintf(why, cap, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        return never_sent(rc) ? NOT_SENT : UNCERTAIN;
     }
     json_t *j = json_loadb(b->data ? b->data : "", b->len, 0, NULL);
     const char *msg = json_string_value(json_object_get(j, "message"));
     snprintf(why, cap, "HTTP %ld: %s", status, msg ? msg : "no message");
-    enum outcome out = msg && strstr(msg, "no leader") ? NO_LEADER : UNCERTAIN;
+    enum outcome out = classify_message(msg);
     json_decref(j);
     return out;
 }
 
 /* Where a request stands: the last member tried and why it did not answer. */
 typedef struct attempt_log {
-    char why[200];
+    char why[CURL_ERROR_SIZE + 64];
     char host[200];
 } attempt_log;
 
@@ -214,8 +306,9 @@ static enum outcome try_members(rke_client *c, const char *path, const char *bod
         size_t at = (first + i) % c->n;
         buffer b = {0};
         long status = 0;
-        CURLcode rc = post(c->hosts[at], path, body, &b, &status);
-        enum outcome o = classify(rc, status, &b, log->why, sizeof log->why);
+        char errbuf[CURL_ERROR_SIZE];
+        CURLcode rc = post(c, c->hosts[at], path, body, &b, &status, errbuf);
+        enum outcome o = classify(rc, status, &b, errbuf, log->why, sizeof log->why);
         snprintf(log->host, sizeof log->host, "%s", c->hosts[at]);
         *resp = o == ANSWERED ? json_loadb(b.data, b.len, 0, NULL) : NULL;
         free(b.data);
@@ -223,15 +316,71 @@ static enum outcome try_members(rke_client *c, const char *path, const char *bod
             snprintf(log->why, sizeof log->why, "an answer that is not JSON");
         if (*resp)
             atomic_store(&c->preferred, at);
-        if (*resp || (write && (o == UNCERTAIN || o == ANSWERED)))
-            return *resp ? ANSWERED : UNCERTAIN;
+        if (*resp || o == AUTH || (write && (o == UNCERTAIN || o == ANSWERED)))
+            return *resp ? ANSWERED : o == AUTH ? AUTH : UNCERTAIN;
         all_no_leader &= o == NO_LEADER;
     }
     return all_no_leader ? NO_LEADER : NOT_SENT;
 }
 
-/* POSTs `req` to `path` (try_members), waiting out an election: while every member says it has
- * no leader, again every NO_LEADER_PAUSE_MS for up to NO_LEADER_ROUNDS rounds. */
+/* try_members, waiting out an election: while every member says it has no leader, again every
+ * NO_LEADER_PAUSE_MS for up to NO_LEADER_ROUNDS rounds. */
+static enum outcome try_rounds(rke_client *c, const char *path, const char *body, int write,
+                               json_t **resp, attempt_log *log)
+{
+    enum outcome o = NOT_SENT;
+    for (int round = 0; round < NO_LEADER_ROUNDS; round++) {
+        if (round > 0)
+            nanosleep(&(struct timespec){0, NO_LEADER_PAUSE_MS * 1000000L}, NULL);
+        o = try_members(c, path, body, write, resp, log);
+        if (o != NO_LEADER)
+            break;
+    }
+    return o;
+}
+
+/* Asks etcd for a token for --etcd-user (a simple token lives 5 minutes by default) and keeps it.
+ * Threads that find the token refused at once each ask for one; the last kept wins, harmless. */
+static int authenticate(rke_client *c, rk_error *err)
+{
+    attempt_log log = {"", ""};
+    json_t *resp = NULL;
+    json_t *req = json_pack("{ssss}", "name", c->sec.user, "password", c->sec.password);
+    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_decref(req);
+    if (!body)
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    enum outcome o = try_rounds(c, AUTH_PATH, body, 0, &resp, &log);
+    free_secret(body);
+    const char *token = json_string_value(json_object_get(resp, "token"));
+    char *copy = token ? strdup(token) : NULL;
+    json_decref(resp);
+    if (!copy)
+        return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
+                            "etcd did not authenticate user %s (%s at %s); check --etcd-user and "
+                            "--etcd-password-file, and that etcd has auth enabled",
+                            c->sec.user, o == ANSWERED ? "no token in its answer" : log.why,
+                            log.host);
+    pthread_mutex_lock(&c->token_mu);
+    free_secret(c->token);
+    c->token = copy;
+    pthread_mutex_unlock(&c->token_mu);
+    return RK_OK;
+}
+
+/* Authenticates first when a user is set and no token is held yet. */
+static int have_token(rke_client *c, rk_error *err)
+{
+    if (!c->sec.user)
+        return RK_OK;
+    pthread_mutex_lock(&c->token_mu);
+    int held = c->token != NULL;
+    pthread_mutex_unlock(&c->token_mu);
+    return held ? RK_OK : authenticate(c, err);
+}
+
+/* POSTs `req` to `path` (try_rounds); a refused token is replaced once and the request sent
+ * again (etcd refused it before its log, so a write too). */
 static int call(rke_client *c, const char *path, json_t *req, int write, json_t **resp,
                 int *unknown, rk_error *err)
 {
@@ -239,16 +388,19 @@ static int call(rke_client *c, const char *path, json_t *req, int write, json_t 
     char *body = json_dumps(req, JSON_COMPACT);
     enum outcome o = NOT_SENT;
     *resp = NULL;
+    *unknown = 0;
     if (!body)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
-    for (int round = 0; round < NO_LEADER_ROUNDS; round++) {
-        if (round > 0)
-            nanosleep(&(struct timespec){0, NO_LEADER_PAUSE_MS * 1000000L}, NULL);
-        o = try_members(c, path, body, write, resp, &log);
-        if (o != NO_LEADER)
+    int rc = have_token(c, err);
+    for (int tries = 0; rc == RK_OK && tries < 2; tries++) {
+        o = try_rounds(c, path, body, write, resp, &log);
+        if (o != AUTH || !c->sec.user || tries > 0)
             break;
+        rc = authenticate(c, err); /* the token expired: a new one, then the request once more */
     }
     free(body);
+    if (rc != RK_OK)
+        return rc;
     *unknown = o == UNCERTAIN;
     if (*resp)
         return RK_OK;
@@ -437,11 +589,11 @@ int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_er
 #define WATCH_LINE_MAX (1u << 20) /* a watch message this long ends the stream */
 
 typedef struct watch_state {
-    buffer line;            /* the message being received */
-    rke_watch_fn fn;        /* the caller's */
-    void *arg;              /* its argument */
-    const atomic_int *stop; /* the caller's stop flag */
-    char why[200];          /* why the stream ended, when etcd said */
+    buffer line;                    /* the message being received */
+    rke_watch_fn fn;                /* the caller's */
+    void *arg;                      /* its argument */
+    const atomic_int *stop;         /* the caller's stop flag */
+    char why[CURL_ERROR_SIZE + 64]; /* why the stream ended, when etcd said */
 } watch_state;
 
 /* Calls fn for each put of one message; 0 when the message ends the watch. */
@@ -516,18 +668,22 @@ int rke_watch(rke_client *c, const char *key, const char *end, int64_t from, rke
     struct curl_slist *headers = NULL;
     size_t at = atomic_load(&c->preferred);
     char *body = watch_body(key, end, from);
-    CURL *h = body ? new_handle(c->hosts[at], "/v3/watch", body, &headers) : NULL;
+    char errbuf[CURL_ERROR_SIZE];
+    int rc = body ? have_token(c, err) : RK_ENOMEM;
+    CURL *h = rc == RK_OK ? new_handle(c, c->hosts[at], "/v3/watch", body, &headers, errbuf) : NULL;
     if (!h) {
         free(body);
-        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory starting an etcd watch");
+        return rc != RK_OK && rc != RK_ENOMEM
+                   ? rc
+                   : rk_error_set(err, RK_ENOMEM, NULL, "out of memory starting an etcd watch");
     }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_watch_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_watch_progress);
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, &w);
-    CURLcode rc = curl_easy_perform(h);
-    if (rc != CURLE_ABORTED_BY_CALLBACK) /* another member next time */
+    CURLcode done = curl_easy_perform(h);
+    if (done != CURLE_ABORTED_BY_CALLBACK) /* another member next time */
         atomic_store(&c->preferred, (at + 1) % c->n);
     curl_slist_free_all(headers);
     curl_easy_cleanup(h);
@@ -536,5 +692,8 @@ int rke_watch(rke_client *c, const char *key, const char *end, int64_t from, rke
     if (atomic_load(stop))
         return RK_OK;
     return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "the etcd watch at %s ended: %s",
-                        c->hosts[at], w.why[0] ? w.why : curl_easy_strerror(rc));
+                        c->hosts[at],
+                        w.why[0]    ? w.why
+                        : errbuf[0] ? errbuf
+                                    : curl_easy_strerror(done));
 }

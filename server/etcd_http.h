@@ -10,7 +10,13 @@
  * stops there and says so through *unknown, for the caller to check before retrying.
  *
  * Errors: RKD_STORE_EUNAVAILABLE with a message naming etcd for anything etcd or the network does,
- * RK_ENOMEM when memory runs out. TLS and authentication are not spoken yet (plain http://).
+ * RK_ENOMEM when memory runs out.
+ *
+ * Security (rke_security): TLS to every member (https), verified against a CA file or the
+ * system's, with a client certificate when given; and etcd's own users: the client asks
+ * /v3/auth/authenticate for a token before its first request and sends it in the Authorization
+ * header, and when etcd refuses a token (it expired: simple tokens live 5 minutes by default)
+ * gets a new one and sends the request again, once.
  *
  * Thread safety: one client may be used from any number of threads at once; each request uses
  * its own curl handle. rke_watch holds its calling thread for as long as the watch lasts. */
@@ -48,9 +54,21 @@ typedef struct rke_kvs {
 
 void rke_kvs_free(rke_kvs *kvs);
 
-/* A new client of `endpoints` ("HOST:PORT[,HOST:PORT...]", at most 16), or NULL with err set
- * (RK_EINVAL for a malformed list). */
-rke_client *rke_client_new(const char *endpoints, rk_error *err) RK_MUST_CHECK;
+/* How to reach the members; every string borrowed (the client keeps copies), NULL for none. */
+typedef struct rke_security {
+    int tls;              /* non-zero: https (etcds://), else plain http */
+    const char *cacert;   /* PEM CA file to verify the members with; NULL: the system's CAs */
+    const char *cert;     /* PEM client certificate (etcd --client-cert-auth), with `key` */
+    const char *key;      /* its PEM private key */
+    const char *user;     /* an etcd user (etcdctl user add); NULL: no etcd authentication */
+    const char *password; /* that user's password */
+} rke_security;
+
+/* A new client of `endpoints` ("HOST:PORT[,HOST:PORT...]", at most 16) reached as `sec` says
+ * (NULL: plain http, no user), or NULL with err set (RK_EINVAL for a malformed list). Nothing is
+ * sent before the first request. */
+rke_client *rke_client_new(const char *endpoints, const rke_security *sec,
+                           rk_error *err) RK_MUST_CHECK;
 void rke_client_free(rke_client *c);
 
 /* Keys from `key` up to `end` (exclusive; NULL: `key` alone) into *out (zeroed by the caller; the

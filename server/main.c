@@ -1,5 +1,5 @@
-/* main.c — ringkeeperd: flags, start-up (or `ringkeeperd backup`), and the signal loop (SIGHUP
- * reloads tokens, SIGTERM and SIGINT stop after the requests in flight). */
+/* main.c — ringkeeperd: flags, start-up (or the `backup` and `migrate-store` subcommands), and the
+ * signal loop (SIGHUP reloads tokens, SIGTERM and SIGINT stop after the requests in flight). */
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "backup_cmd.h"
+#include "etcd_opts.h"
 #include "http.h"
+#include "migrate_cmd.h"
 
 #define STOP_GRACE_MS  10000
 #define MAX_PEM_BYTES  (1u << 20)
@@ -32,6 +34,7 @@ typedef struct options {
     unsigned max_connections, max_per_address, idle_timeout;
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
     unsigned max_clients, max_clients_per_cluster, clients_expiry;
+    rkd_etcd_flags etcd; /* --etcd-* */
 } options;
 
 static const char *default_migrations(void);
@@ -58,7 +61,18 @@ static const flag flags[] = {
      "SQLite database, created when absent (default " DEFAULT_DB ")"},
     {"store", "URL", NULL, NULL, STRING(store),
      "etcd://HOST:PORT[,HOST:PORT...][/prefix] instead of --db: replicas\n"
-     "sharing one etcd cluster (docs/ETCD.md; plain http, no auth yet)"},
+     "sharing one etcd cluster (docs/ETCD.md); etcds://... over TLS"},
+    {"etcd-cacert", "FILE", NULL, NULL, STRING(etcd.cacert),
+     "etcds://: PEM CA to verify etcd with (default: the system's CAs)"},
+    {"etcd-cert", "FILE", NULL, NULL, STRING(etcd.cert),
+     "etcds://: PEM client certificate for etcd --client-cert-auth"},
+    {"etcd-key", "FILE", NULL, NULL, STRING(etcd.key), "PEM private key of --etcd-cert"},
+    {"etcd-user", "NAME", NULL, NULL, STRING(etcd.user),
+     "etcd user to authenticate as (etcd auth enabled); needs\n"
+     "--etcd-password-file"},
+    {"etcd-password-file", "FILE", NULL, NULL, STRING(etcd.password_file),
+     "the --etcd-user's password, its first line; refused when others\n"
+     "can read it (chmod 600)"},
     {"token-file", "FILE", NULL, NULL, STRING(token_file),
      "\"name:token\" lines; writes then need Authorization: Bearer <token>\n"
      "(reloaded on SIGHUP); without it every write is \"anonymous\""},
@@ -105,6 +119,8 @@ static const flag flags[] = {
 static const char about[] =
     "       ringkeeperd --version\n"
     "       ringkeeperd backup --db FILE --to FILE [--force]   (ringkeeperd backup --help)\n"
+    "       ringkeeperd migrate-store --from STORE --to STORE   (ringkeeperd migrate-store "
+    "--help)\n"
     "\n"
     "Serves versioned ring topologies over HTTP/JSON (routes: docs/API.md), stored in SQLite\n"
     "(--db) or in etcd (--store), where any number of replicas share them.\n"
@@ -285,10 +301,10 @@ static int parse_options(int argc, char **argv, options *o)
         return fprintf(stderr, "ringkeeperd: --db and --store name two stores: give one (--db for "
                                "SQLite, --store etcd://... for etcd)\n"),
                EXIT_USAGE;
-    if (rc == 0 && o->store && strncmp(o->store, "etcd://", 7) != 0)
+    if (rc == 0 && o->store && !rkd_store_is_etcd(o->store))
         return fprintf(stderr,
-                       "ringkeeperd: --store: must be etcd://HOST:PORT[,HOST:PORT...][/prefix], "
-                       "got \"%s\"\n",
+                       "ringkeeperd: --store: must be etcd://HOST:PORT[,HOST:PORT...][/prefix] "
+                       "(etcds:// for TLS), got \"%s\"\n",
                        o->store),
                EXIT_USAGE;
     if (rc == 0 && !o->store && !o->db)
@@ -422,6 +438,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "backup") == 0)
         return rkd_backup_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "migrate-store") == 0)
+        return rkd_migrate_main(argc - 1, argv + 1, default_migrations());
     options o = {0};
     int rc = parse_options(argc, argv, &o);
     if (rc)
@@ -453,9 +471,17 @@ int main(int argc, char **argv)
         free(pem[1]);
         return EXIT_USAGE;
     }
-    rkd_store *store = rkd_store_open(location(&o), o.migrations, &err);
+    rkd_store_options sopt = {.migrations_dir = o.migrations};
+    char *password = NULL;
+    rkd_store *store = NULL;
+    if (rkd_etcd_flags_apply("ringkeeperd", &o.etcd, location(&o), &sopt, &password) != 0)
+        err.code = RK_EINVAL; /* said why */
+    else
+        store = rkd_store_open_with(location(&o), &sopt, &err);
+    rkd_etcd_password_free(password);
     if (!store) {
-        fprintf(stderr, "ringkeeperd: %s: %s\n", location(&o), err.message);
+        if (err.message[0])
+            fprintf(stderr, "ringkeeperd: %s: %s\n", location(&o), err.message);
         rkd_auth_free(auth);
         free(pem[0]);
         free(pem[1]);

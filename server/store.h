@@ -123,12 +123,29 @@ void rkd_store_cluster_list_free(rkd_store_cluster_list *list);
 
 typedef struct rkd_store rkd_store;
 
-/* Opens the store at `location` (the --db option) with the backend it names; today every location
- * is an SQLite database file (rkd_store_open_sqlite in store_sqlite.h: created when absent, its
- * schema brought up to date from the NNNN_*.sql files in `migrations_dir`). Returns a new store
- * (free with rkd_store_close) or NULL with `err` set. */
+/* Opens the store at `location` (--db or --store) with the backend it names: etcd:// or etcds://
+ * the etcd store (store_etcd.h), anything else an SQLite database file (rkd_store_open_sqlite in
+ * store_sqlite.h: created when absent, its schema brought up to date from the NNNN_*.sql files in
+ * `migrations_dir`). Returns a new store (free with rkd_store_close) or NULL with `err` set. */
 rkd_store *rkd_store_open(const char *location, const char *migrations_dir,
                           rk_error *err) RK_MUST_CHECK;
+
+/* How to open a store; every string borrowed for the call, NULL for none. */
+typedef struct rkd_store_options {
+    const char *migrations_dir; /* SQLite: the NNNN_*.sql files */
+    const char *etcd_cacert;    /* etcd (etcds://): PEM CA file; NULL: the system's CAs */
+    const char *etcd_cert;      /* etcd: PEM client certificate, with etcd_key */
+    const char *etcd_key;       /* etcd: its PEM private key */
+    const char *etcd_user;      /* etcd: the etcd user to authenticate as */
+    const char *etcd_password;  /* etcd: that user's password */
+} rkd_store_options;
+
+/* rkd_store_open with the options of every backend; the etcd ones are refused (RK_EINVAL) with
+ * an etcd:// location when they ask for TLS. */
+rkd_store *rkd_store_open_with(const char *location, const rkd_store_options *opt,
+                               rk_error *err) RK_MUST_CHECK;
+/* Non-zero when `location` names an etcd store (etcd:// or etcds://). */
+int rkd_store_is_etcd(const char *location);
 /* Closes the backend and frees the store; NULL is fine. */
 void rkd_store_close(rkd_store *s);
 
@@ -262,6 +279,56 @@ void rkd_store_event_list_free(rkd_store_event_list *list);
  * newest first, into *out (free with rkd_store_event_list_free). */
 int rkd_store_list_events(rkd_store *s, const char *cluster, size_t limit, int64_t before,
                           rkd_store_event_list *out, rk_error *err) RK_MUST_CHECK;
+
+/* ---- Copying a whole store (ringkeeperd migrate-store) ---- */
+
+/* One approval as stored (docs/API.md). */
+typedef struct rkd_store_approval {
+    int64_t version;                     /* the version approved */
+    char digest[RK_PLAN_DIGEST_LEN];     /* the plan approved */
+    char *approver;                      /* owned by the list */
+    char *comment;                       /* NULL when none; owned by the list */
+    char created_at[RKD_STORE_TIME_LEN]; /* RFC 3339 UTC */
+} rkd_store_approval;
+
+typedef struct rkd_store_approval_list {
+    rkd_store_approval *items; /* by version, digest, approver */
+    size_t count;              /* how many */
+} rkd_store_approval_list;
+
+void rkd_store_approval_list_free(rkd_store_approval_list *list);
+
+/* Every approval of `cluster` into *out (free with rkd_store_approval_list_free). */
+int rkd_store_list_approvals(rkd_store *s, const char *cluster, rkd_store_approval_list *out,
+                             rk_error *err) RK_MUST_CHECK;
+
+/* A cluster's whole history as another store holds it, to be written as it is; every pointer
+ * borrowed. */
+typedef struct rkd_store_history {
+    const char *cluster;
+    rkd_store_version *const *versions;  /* versions 1..n in order, each with its topology */
+    size_t versions_count;               /* n, at least 1 */
+    const rkd_store_event *events;       /* events 1..m in order */
+    size_t events_count;                 /* m */
+    const rkd_store_approval *approvals; /* every approval */
+    size_t approvals_count;
+    const rkd_store_policy *policy; /* NULL: the defaults (never set) */
+    int64_t window_previous;        /* > 0: a migration window is open over the active version,
+                                       keeping this one; 0: none */
+} rkd_store_history;
+
+/* Makes an empty store take the identity `id` (16 lowercase hex digits) of the store it is copied
+ * from, so that clients' ETags and last-known-good files stay valid across the copy. Refuses a
+ * store that holds any cluster (RKD_STORE_ECONFLICT): copies never merge into existing histories.
+ * Takes effect for handles opened afterwards and for this one. */
+int rkd_store_adopt_id(rkd_store *s, const char *id, rk_error *err) RK_MUST_CHECK;
+
+/* Writes the history `h` as it is: the same version numbers, states, timestamps, authors,
+ * comments, fingerprints and topology documents, the same events, approvals, policy and open
+ * migration window. Refuses a cluster the store already has (RKD_STORE_ECONFLICT) and a history
+ * that is not numbered 1..n (RK_EINVAL). Not atomic on every backend (etcd writes it in several
+ * txns, the cluster appearing with the last): copy into a store no server uses yet. */
+int rkd_store_import(rkd_store *s, const rkd_store_history *h, rk_error *err) RK_MUST_CHECK;
 
 /* Version v, the active version (RKD_STORE_ENOACTIVE before any activation) or the latest version
  * of `cluster`, as a new record with its topology. */

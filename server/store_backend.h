@@ -21,6 +21,10 @@
  *
  * Not here on purpose: what only SQLite has (migrations, backup) lives in store_sqlite.h.
  *
+ * Copying (migrate-store): list_approvals, adopt_id and import exist so that a store can be
+ * written as another holds it, numbers, states and timestamps included; nothing else may write a
+ * version that way. rkd_store_refuse_import below gives every backend the same refusal.
+ *
  * Thread safety: the operations of one backend state may be called from any number of threads at
  * once, except `close`.
  */
@@ -112,6 +116,14 @@ typedef struct rkd_store_ops {
     /* Like `list`, for events. */
     int (*list_events)(void *b, const char *cluster, size_t limit, int64_t before,
                        rkd_store_event_list *out, rk_error *err);
+    /* Every approval of the cluster, into *out (zeroed and, on failure, emptied by the caller). */
+    int (*list_approvals)(void *b, const char *cluster, rkd_store_approval_list *out,
+                          rk_error *err);
+    /* rkd_store_adopt_id: `id` already checked; the emptiness check and the write in one step. */
+    int (*adopt_id)(void *b, const char *id, rk_error *err);
+    /* rkd_store_import: `h` already checked (numbered 1..n, every version with its topology
+     * text in docs[i]). */
+    int (*import)(void *b, const rkd_store_history *h, char *const *docs, rk_error *err);
     /* Optional (NULL: a handle sees only its own activations): calls fn, from a thread of the
      * backend's until `close`, for each activation and each finished migration window other
      * handles commit (other replicas sharing the storage), and for those that might have been
@@ -149,6 +161,13 @@ int rkd_store_check_approval(const char *cluster, int64_t v, const char *digest,
 /* An activation of v over `active` with `have` valid approvals of plan `digest`. */
 int rkd_store_check_approvals(const char *cluster, int64_t v, int64_t active, const char *digest,
                               const rkd_store_policy *p, int64_t have, rk_error *err);
+
+/* The draft of version `v` as it was published, its topology text `doc` (import); pointers
+ * borrowed from v and doc. */
+void rkd_store_draft_of(const rkd_store_version *v, const char *doc, rkd_store_draft *d);
+/* The refusal of adopt_id or import into a store that holds clusters (`what`: "any cluster" or
+ * the cluster's name); returns RKD_STORE_ECONFLICT. */
+int rkd_store_refuse_import(const char *what, rk_error *err);
 
 /* Reports that `cluster` has no open migration window; returns RKD_STORE_ENOWINDOW. */
 int rkd_store_no_window(const char *cluster, rk_error *err);

@@ -14,8 +14,7 @@
 
 #include "store_etcd_internal.h"
 
-#define INLINE_MAX (512u << 10) /* a larger topology goes to content-addressed chunks */
-#define CHUNK      (1u << 20)   /* bytes of one chunk: one put, under etcd's 1.5 MiB */
+#define CHUNK (1u << 20) /* bytes of one chunk: one put, under etcd's 1.5 MiB */
 
 /* ---- Keys ---- */
 
@@ -30,7 +29,7 @@ void rke_key_num(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster,
     snprintf(key, RKE_KEY_MAX, "%s/c/%s/%s%020lld", s->prefix, cluster, what, (long long)n);
 }
 
-static void head_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster)
+void rke_head_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster)
 {
     snprintf(key, RKE_KEY_MAX, "%s/heads/%s", s->prefix, cluster);
 }
@@ -84,7 +83,7 @@ int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, 
     char key[RKE_KEY_MAX];
     rke_kv kv = {0};
     memset(h, 0, sizeof *h);
-    head_key(s, key, cluster);
+    rke_head_key(s, key, cluster);
     int rc = rke_get(s->etcd, key, &kv, err);
     *rev = kv.mod_revision;
     json_t *j = rc == RK_OK && kv.mod_revision ? rke_kv_json(&kv) : NULL;
@@ -101,10 +100,10 @@ int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, 
     return rc;
 }
 
-static void put_head(rke_store *s, rke_txn *t, const char *cluster, const rke_head *h)
+void rke_put_head(rke_store *s, rke_txn *t, const char *cluster, const rke_head *h)
 {
     char key[RKE_KEY_MAX];
-    head_key(s, key, cluster);
+    rke_head_key(s, key, cluster);
     json_t *j = json_pack("{sIsIsIsIss}", "latest", (json_int_t)h->latest, "active",
                           (json_int_t)h->active, "events", (json_int_t)h->events, "previous",
                           (json_int_t)h->previous, "writer", s->writer);
@@ -179,9 +178,9 @@ static int attempt(rke_store *s, rke_step *st, const rke_head *cur, int64_t rev,
     int ok = 0, unknown = 0;
     rke_txn_init(&t);
     int rc = st->build(s, st, cur, &next, &t, err);
-    head_key(s, key, st->cluster);
+    rke_head_key(s, key, st->cluster);
     rke_txn_if_mod(&t, key, rev);
-    put_head(s, &t, st->cluster, &next);
+    rke_put_head(s, &t, st->cluster, &next);
     rc = rc ? rc : rke_txn_commit(s->etcd, &t, &ok, &unknown, err);
     rke_txn_deinit(&t);
     *uncertain |= unknown;
@@ -515,7 +514,7 @@ static int rke_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err
 
 /* Writes a big topology as content-addressed chunks, before the publish's txn names them in the
  * version's metadata: a chunk nobody names is harmless, and a retry writes the same keys. */
-static int put_chunks(rke_store *s, const char *doc, json_t **chunks, rk_error *err)
+int rke_put_chunks(rke_store *s, const char *doc, json_t **chunks, rk_error *err)
 {
     size_t len = strlen(doc);
     int rc = (*chunks = json_array()) ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
@@ -541,16 +540,15 @@ typedef struct publish_arg {
     json_t *chunks; /* the topology's chunks, or NULL: stored whole */
 } publish_arg;
 
-static json_t *draft_meta(const publish_arg *p)
+json_t *rke_draft_meta(const rkd_store_draft *d, json_t *chunks)
 {
-    const rkd_store_draft *d = p->d;
     json_t *m =
         json_pack("{sssssssssssIsIsIss?ss?}", "created_at", d->created_at, "activated_at",
                   d->activate ? d->created_at : "", "scheme", d->scheme, "hash", d->hash,
                   "fingerprint", d->fingerprint, "vnode_factor", (json_int_t)d->vnode_factor,
                   "points", (json_int_t)d->points, "size", (json_int_t)strlen(d->topology),
                   "author", d->author, "comment", d->comment);
-    if (m && p->chunks && json_object_set(m, "chunks", p->chunks) != 0) {
+    if (m && chunks && json_object_set(m, "chunks", chunks) != 0) {
         json_decref(m);
         return NULL;
     }
@@ -567,7 +565,7 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     int rc = rkd_store_check_publish(d, cur->latest, err);
     if (rc != RK_OK)
         return rc;
-    json_t *meta = draft_meta(p);
+    json_t *meta = rke_draft_meta(d, p->chunks);
     rke_put_meta(s, t, d->cluster, v, meta);
     json_decref(meta);
     rke_key_num(s, key, d->cluster, "t/", v);
@@ -592,7 +590,8 @@ static int rke_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_e
                    .build = build_publish,
                    .arg = &p,
                    .now = d->created_at};
-    int rc = strlen(d->topology) > INLINE_MAX ? put_chunks(s, d->topology, &p.chunks, err) : RK_OK;
+    int rc = strlen(d->topology) > RKE_INLINE_MAX ? rke_put_chunks(s, d->topology, &p.chunks, err)
+                                                  : RK_OK;
     rc = rc ? rc : rke_run_step(s, &st, err);
     if (rc == RK_OK)
         *version = st.version;
@@ -602,7 +601,7 @@ static int rke_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_e
 
 /* ---- The store ---- */
 
-static void id_key(const rke_store *s, char key[RKE_KEY_MAX])
+void rke_id_key(const rke_store *s, char key[RKE_KEY_MAX])
 {
     snprintf(key, RKE_KEY_MAX, "%s/store_id", s->prefix);
 }
@@ -613,7 +612,7 @@ static int rke_ping(void *b, rk_error *err)
     rke_store *s = b;
     char key[RKE_KEY_MAX];
     rke_kv kv = {0};
-    id_key(s, key);
+    rke_id_key(s, key);
     int rc = rke_get(s->etcd, key, &kv, err);
     rke_kv_deinit(&kv);
     return rc;
@@ -627,7 +626,7 @@ static int rke_store_id(void *b, char id[RKD_STORE_ID_LEN], rk_error *err)
     rke_kv kv = {0};
     rke_txn t;
     int ok, uncertain;
-    id_key(s, key);
+    rke_id_key(s, key);
     int rc = random_hex(fresh, (RKD_STORE_ID_LEN - 1) / 2, err);
     rke_txn_init(&t);
     rke_txn_if_mod(&t, key, 0);
@@ -671,12 +670,15 @@ static const rkd_store_ops etcd_ops = {
     .approve = rke_approve,
     .finish_migration = rke_finish_migration,
     .list_events = rke_list_events,
+    .list_approvals = rke_list_approvals,
+    .adopt_id = rke_adopt_id,
+    .import = rke_import,
     .watch = rke_watch_start,
     .stale = rke_watch_stale,
 };
 
 /* "HOST:PORT,...[/prefix]" into the endpoints and the prefix ("/ringkeeper" when none). */
-static int parse_location(rke_store *s, const char *rest, rk_error *err)
+static int parse_location(rke_store *s, const char *rest, const rke_security *sec, rk_error *err)
 {
     const char *slash = strchr(rest, '/');
     char *hosts = slash ? strndup(rest, (size_t)(slash - rest)) : strdup(rest);
@@ -694,21 +696,43 @@ static int parse_location(rke_store *s, const char *rest, rk_error *err)
                                 "digits, '.', '_' and '-' (at most 128 bytes)",
                                 s->prefix)
                  : RK_OK;
-    s->etcd = rc ? NULL : rke_client_new(hosts, err);
+    s->etcd = rc ? NULL : rke_client_new(hosts, sec, err);
     free(hosts);
     return rc ? rc : s->etcd ? RK_OK : err->code;
 }
 
-rkd_store *rkd_store_open_etcd(const char *location, rk_error *err)
+/* The scheme's length (0: not an etcd location, err set) and whether it asks for TLS;
+ * certificates without TLS are refused, as they would go unused. */
+static size_t check_scheme(const char *location, rke_security *sec, rk_error *err)
 {
-    rk_error scratch;
-    err = err ? err : &scratch;
-    size_t skip = strlen(RKD_STORE_ETCD_SCHEME);
-    if (!location || strncmp(location, RKD_STORE_ETCD_SCHEME, skip) != 0) {
-        rk_error_set(err, RK_EINVAL, NULL, "an etcd location starts with %s",
-                     RKD_STORE_ETCD_SCHEME);
-        return NULL;
+    size_t plain = strlen(RKD_STORE_ETCD_SCHEME), tls = strlen(RKD_STORE_ETCDS_SCHEME);
+    sec->tls = location && strncmp(location, RKD_STORE_ETCDS_SCHEME, tls) == 0;
+    if (sec->tls)
+        return tls;
+    if (!location || strncmp(location, RKD_STORE_ETCD_SCHEME, plain) != 0) {
+        rk_error_set(err, RK_EINVAL, NULL, "an etcd location starts with %s or %s (TLS)",
+                     RKD_STORE_ETCD_SCHEME, RKD_STORE_ETCDS_SCHEME);
+        return 0;
     }
+    if (sec->cacert || sec->cert || sec->key) {
+        rk_error_set(err, RK_EINVAL, NULL,
+                     "--etcd-cacert, --etcd-cert and --etcd-key are for TLS: give the location as "
+                     "%s...",
+                     RKD_STORE_ETCDS_SCHEME);
+        return 0;
+    }
+    return plain;
+}
+
+rkd_store *rkd_store_open_etcd(const char *location, const rke_security *how, rk_error *err)
+{
+    static const rke_security plain = {0};
+    rk_error scratch;
+    rke_security sec = how ? *how : plain;
+    err = err ? err : &scratch;
+    size_t skip = check_scheme(location, &sec, err);
+    if (!skip)
+        return NULL;
     rke_store *s = calloc(1, sizeof *s);
     if (!s || pthread_mutex_init(&s->write_lock, NULL) != 0) {
         free(s);
@@ -716,7 +740,7 @@ rkd_store *rkd_store_open_etcd(const char *location, rk_error *err)
         return NULL;
     }
     if (random_hex(s->writer, (RKE_OP_LEN - 1) / 2, err) == RK_OK &&
-        parse_location(s, location + skip, err) == RK_OK)
+        parse_location(s, location + skip, &sec, err) == RK_OK)
         return rkd_store_new(&etcd_ops, s, err);
     rke_close(s);
     return NULL;

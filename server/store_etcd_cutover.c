@@ -46,8 +46,8 @@ static int plan_digest(rke_store *s, const char *cluster, int64_t active, const 
 }
 
 /* "a/<v>/<digest>/" then the approver: an approval's key, so a range counts a plan's approvals. */
-static void approval_key(rke_store *s, char key[RKE_KEY_MAX], const char *cluster, int64_t v,
-                         const char *digest, const char *approver)
+void rke_approval_key(rke_store *s, char key[RKE_KEY_MAX], const char *cluster, int64_t v,
+                      const char *digest, const char *approver)
 {
     char what[RKE_KEY_MAX];
     snprintf(what, sizeof what, "a/%020lld/%s/%s", (long long)v, digest, approver ? approver : "");
@@ -60,8 +60,8 @@ static int count_approvals(rke_store *s, const char *cluster, int64_t v, const c
 {
     char from[RKE_KEY_MAX], skip[RKE_KEY_MAX];
     rke_kvs kvs = {0};
-    approval_key(s, from, cluster, v, digest, NULL);
-    approval_key(s, skip, cluster, v, digest, excluded);
+    rke_approval_key(s, from, cluster, v, digest, NULL);
+    rke_approval_key(s, skip, cluster, v, digest, excluded);
     char *to = rke_prefix_end(from);
     int rc = to ? rke_range(s->etcd, from, to, &kvs, err)
                 : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
@@ -165,21 +165,26 @@ typedef struct policy_arg {
     const char *detail;
 } policy_arg;
 
+void rke_put_policy_json(rke_store *s, rke_txn *t, const char *cluster, const rkd_store_policy *p)
+{
+    char key[RKE_KEY_MAX];
+    json_t *j =
+        json_pack("{sfsosIsbsb}", "max_moved_fraction", p->max_moved_fraction, "max_balance_after",
+                  p->max_balance_after == 0 ? json_null() : json_real(p->max_balance_after),
+                  "approvals", (json_int_t)p->approvals, "distinct_approver",
+                  p->distinct_approver != 0, "migration_window", p->migration_window != 0);
+    rke_key(s, key, cluster, "policy");
+    rke_put_json(t, key, j);
+    json_decref(j);
+}
+
 static int build_policy(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next, rke_txn *t,
                         rk_error *err)
 {
     const policy_arg *p = st->arg;
-    char key[RKE_KEY_MAX];
     (void)cur;
     (void)err;
-    json_t *j = json_pack(
-        "{sfsosIsbsb}", "max_moved_fraction", p->p->max_moved_fraction, "max_balance_after",
-        p->p->max_balance_after == 0 ? json_null() : json_real(p->p->max_balance_after),
-        "approvals", (json_int_t)p->p->approvals, "distinct_approver", p->p->distinct_approver != 0,
-        "migration_window", p->p->migration_window != 0);
-    rke_key(s, key, st->cluster, "policy");
-    rke_put_json(t, key, j);
-    json_decref(j);
+    rke_put_policy_json(s, t, st->cluster, p->p);
     rke_event e = {"policy", p->author, 0, 0, NULL, -1, p->detail};
     rke_step_event(s, st, next, t, &e);
     return RK_OK;
@@ -207,7 +212,7 @@ static int put_approval(rke_store *s, rke_step *st, const approve_arg *p, rke_tx
 {
     char key[RKE_KEY_MAX];
     rke_kv kv = {0};
-    approval_key(s, key, st->cluster, p->v, p->digest, p->approver);
+    rke_approval_key(s, key, st->cluster, p->v, p->digest, p->approver);
     int rc = rke_get(s->etcd, key, &kv, err);
     if (rc == RK_OK && !kv.mod_revision) {
         json_t *j = json_pack("{ssss?}", "created_at", st->now, "comment", p->comment);

@@ -24,7 +24,8 @@
 #define RKE_STEP_ATTEMPTS 32 /* a step rebuilt this often on others' changes gives up (503) */
 #define RKE_BACKOFF_MS    64 /* the most a lost race waits, at random, before the next attempt */
 #define RKE_KEY_MAX       512
-#define RKE_OP_LEN        17 /* an op id: 16 hex digits and a NUL */
+#define RKE_OP_LEN        17           /* an op id: 16 hex digits and a NUL */
+#define RKE_INLINE_MAX    (512u << 10) /* a larger topology goes to content-addressed chunks */
 
 typedef struct rke_watcher rke_watcher;
 
@@ -86,6 +87,15 @@ void rke_step_event(rke_store *s, const rke_step *st, rke_head *next, rke_txn *t
 
 /* ---- Keys ---- */
 
+/* "<prefix>/heads/<cluster>"; with cluster "", the prefix of every head. */
+void rke_head_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster);
+/* "<prefix>/store_id". */
+void rke_id_key(const rke_store *s, char key[RKE_KEY_MAX]);
+/* An approval's key, "<prefix>/c/<cluster>/a/<v>/<digest>/<approver>"; with approver NULL, the
+ * prefix of every approval of that plan. */
+void rke_approval_key(rke_store *s, char key[RKE_KEY_MAX], const char *cluster, int64_t v,
+                      const char *digest, const char *approver);
+
 /* "<prefix>/c/<cluster>/<what>" (what "policy", "v/", "e/" ...) into `key`. */
 void rke_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster, const char *what);
 /* "<prefix>/c/<cluster>/<what><n as 20 digits>": numbers in key order. */
@@ -100,6 +110,14 @@ int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, 
 int rke_read_meta(rke_store *s, const char *cluster, int64_t v, json_t **meta, rk_error *err);
 /* Puts version v's metadata `meta` in `t`. */
 void rke_put_meta(rke_store *s, rke_txn *t, const char *cluster, int64_t v, json_t *meta);
+/* Puts the head `h` of `cluster` (with this handle as its writer) in `t`. */
+void rke_put_head(rke_store *s, rke_txn *t, const char *cluster, const rke_head *h);
+/* Version metadata for draft `d` (activated_at: created_at when d->activate, else ""), listing
+ * `chunks` when not NULL; a new reference, NULL when out of memory. */
+json_t *rke_draft_meta(const rkd_store_draft *d, json_t *chunks);
+/* Writes topology `doc` as content-addressed chunks (each its own request), their names into
+ * *chunks (new array, also on failure). */
+int rke_put_chunks(rke_store *s, const char *doc, json_t **chunks, rk_error *err);
 /* JSON `j` at `key` in `t` (compact). */
 void rke_put_json(rke_txn *t, const char *key, json_t *j);
 /* Reads the keys of numbers lo..hi under `what` into *kvs, one each and in order (else an error).
@@ -140,6 +158,8 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
                          rk_error *err);
 int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
                  const char *now, rkd_store_version **out, char **doc, rk_error *err);
+/* Puts policy `p` of `cluster` in `t`. */
+void rke_put_policy_json(rke_store *s, rke_txn *t, const char *cluster, const rkd_store_policy *p);
 int rke_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err);
 int rke_put_policy(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
                    const char *detail, const char *now, rk_error *err);
@@ -149,6 +169,13 @@ int rke_finish_migration(void *b, const char *cluster, const char *author, const
                          const char *now, rkd_store_version **out, char **doc, rk_error *err);
 int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
                     rkd_store_event_list *out, rk_error *err);
+
+/* ---- store_etcd_import.c: copying a whole store (rkd_store_ops list_approvals, adopt_id,
+ * import) ---- */
+
+int rke_list_approvals(void *b, const char *cluster, rkd_store_approval_list *out, rk_error *err);
+int rke_adopt_id(void *b, const char *id, rk_error *err);
+int rke_import(void *b, const rkd_store_history *h, char *const *docs, rk_error *err);
 
 /* ---- store_etcd_watch.c ---- */
 

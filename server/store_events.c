@@ -176,12 +176,10 @@ int rks_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error
     return rc;
 }
 
-static int put_policy_locked(rks_store *s, rks_params *p, const rkd_store_policy *pol,
-                             const rks_event *e, rk_error *err)
+int rks_policy_row(rks_store *s, const rks_params *p, const rkd_store_policy *pol, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = cluster_id(s, p, err);
-    rc = rc ? rc : rks_statement(s, sql_put_policy, p, &st, err);
+    int rc = rks_statement(s, sql_put_policy, p, &st, err);
     if (rc != RK_OK) {
         sqlite3_finalize(st);
         return rc;
@@ -191,7 +189,14 @@ static int put_policy_locked(rks_store *s, rks_params *p, const rkd_store_policy
     bd = bd ? bd : rks_bind_int(st, ":approvals", pol->approvals);
     bd = bd ? bd : rks_bind_int(st, ":distinct", pol->distinct_approver ? 1 : 0);
     bd = bd ? bd : rks_bind_int(st, ":window", pol->migration_window ? 1 : 0);
-    rc = step_done(s, st, bd, "storing the policy", err);
+    return step_done(s, st, bd, "storing the policy", err);
+}
+
+static int put_policy_locked(rks_store *s, rks_params *p, const rkd_store_policy *pol,
+                             const rks_event *e, rk_error *err)
+{
+    int rc = cluster_id(s, p, err);
+    rc = rc ? rc : rks_policy_row(s, p, pol, err);
     return rc ? rc : rks_add_event(s, p->cid, e, p->now, err);
 }
 
@@ -209,8 +214,8 @@ int rks_put_policy(void *b, const char *cluster, const rkd_store_policy *pol, co
     return rc;
 }
 
-static int insert_approval(rks_store *s, const rks_params *p, const char *digest,
-                           const char *approver, const char *comment, rk_error *err)
+int rks_insert_approval(rks_store *s, const rks_params *p, const char *digest, const char *approver,
+                        const char *comment, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = rks_statement(s, sql_approve, p, &st, err);
@@ -237,7 +242,7 @@ static int approve_locked(rks_store *s, rks_params *p, const char *digest, const
     rc = rc ? rc
             : rkd_store_check_approval(p->cluster, p->v, digest, plan.digest, &plan.policy,
                                        plan.author, approver, err);
-    rc = rc ? rc : insert_approval(s, p, digest, approver, comment, err);
+    rc = rc ? rc : rks_insert_approval(s, p, digest, approver, comment, err);
     rks_event e = {.kind = "approve",
                    .author = approver,
                    .version = p->v,

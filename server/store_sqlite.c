@@ -303,6 +303,9 @@ static const rkd_store_ops sqlite_ops = {
     .approve = rks_approve,
     .list_events = rks_list_events,
     .finish_migration = rks_finish_migration,
+    .list_approvals = rks_list_approvals,
+    .adopt_id = rks_adopt_id,
+    .import = rks_import,
 };
 
 static rks_store *new_db(const char *path, rk_error *err)

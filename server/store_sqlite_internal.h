@@ -70,6 +70,10 @@ int rks_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
 int rks_fetch_locked(rks_store *s, rkd_store_pick pick, const rks_params *p,
                      rkd_store_version **out, char **doc, rk_error *err);
 
+/* Inserts version v of cluster `cid` from `d` as staged (the caller's transaction). */
+int rks_insert_version(rks_store *s, int64_t cid, int64_t v, const rkd_store_draft *d,
+                       rk_error *err);
+
 /* The SQL of store_versions.c that store_events.c shares. */
 extern const char rks_sql_cluster_id[];
 extern const char rks_sql_max_version[];
@@ -105,6 +109,12 @@ int rks_plan_locked(rks_store *s, int64_t cid, int64_t active, int64_t v, rks_pl
 int rks_gate_locked(rks_store *s, const char *cluster, int64_t cid, int64_t active, int64_t v,
                     char digest[RK_PLAN_DIGEST_LEN], rk_error *err);
 
+/* Sets the policy of cluster p->cid, without an event. */
+int rks_policy_row(rks_store *s, const rks_params *p, const rkd_store_policy *pol, rk_error *err);
+/* Records an approval of p->v by `approver` at p->now (once: approving twice is one approval). */
+int rks_insert_approval(rks_store *s, const rks_params *p, const char *digest, const char *approver,
+                        const char *comment, rk_error *err);
+
 /* The operations of rkd_store_ops; each takes the lock itself. */
 int rks_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err);
 int rks_put_policy(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
@@ -126,6 +136,13 @@ int rks_open_window_locked(rks_store *s, const rks_params *p, int64_t previous, 
 /* rkd_store_ops.finish_migration; takes the lock itself. */
 int rks_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
                          const char *now, rkd_store_version **out, char **doc, rk_error *err);
+
+/* ---- store_import.c: copying a whole store (rkd_store_ops list_approvals, adopt_id, import;
+ * each takes the lock itself) ---- */
+
+int rks_list_approvals(void *b, const char *cluster, rkd_store_approval_list *out, rk_error *err);
+int rks_adopt_id(void *b, const char *id, rk_error *err);
+int rks_import(void *b, const rkd_store_history *h, char *const *docs, rk_error *err);
 
 /* ---- store_migrate.c: the schema ---- */
 

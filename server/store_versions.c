@@ -276,8 +276,8 @@ static int activate_checked(rks_store *s, const rks_params *p, const rkd_store_a
     return rc ? rc : rks_open_window_locked(s, p, active, a->author, err);
 }
 
-static int insert_version(rks_store *s, int64_t cid, int64_t v, const rkd_store_draft *d,
-                          rk_error *err)
+int rks_insert_version(rks_store *s, int64_t cid, int64_t v, const rkd_store_draft *d,
+                       rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     rks_params p = {.cid = cid, .v = v, .now = d->created_at};
@@ -313,7 +313,7 @@ static int publish_locked(rks_store *s, const rkd_store_draft *d, int64_t *versi
     rc = rc ? rc : rks_int_query(s, rks_sql_cluster_id, &p, &p.cid, err);
     rc = rc ? rc : rks_int_query(s, rks_sql_max_version, &p, &latest, err);
     rc = rc ? rc : rkd_store_check_publish(d, latest, err);
-    rc = rc ? rc : insert_version(s, p.cid, latest + 1, d, err);
+    rc = rc ? rc : rks_insert_version(s, p.cid, latest + 1, d, err);
     rks_event e = {.kind = d->revert_of ? "revert" : "publish",
                    .author = d->author,
                    .version = latest + 1,

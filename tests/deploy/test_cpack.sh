@@ -26,6 +26,7 @@ client=$TMP/pkg/ringkeeper_${version}_${arch}.deb
 {
     echo bin/ringkeeperd
     echo lib/systemd/system/ringkeeperd.service
+    echo share/ringkeeper/systemd/ringkeeperd-etcd.conf
     echo share/doc/ringkeeperd/LICENSE
     ! command -v help2man >/dev/null || echo share/man/man1/ringkeeperd.1 # deploy/man
     (cd "$src/migrations" && ls ./*.sql | sed 's|^\./|share/ringkeeper/migrations/|')

@@ -11,21 +11,7 @@
 # shellcheck source=tests/deploy/unit_lib.sh
 . "$(dirname "$0")/unit_lib.sh" "$1" "$2"
 
-# ---- systemd-analyze verify ----
-# verify UNIT_FILE: prints what systemd-analyze says about the unit; fails on an exit code other than
-# 0 or on any line naming the unit (file:line messages, "ringkeeperd.service: ..."); other lines
-# (the environment, e.g. no systemd running) are printed but not failures.
-verify() {
-    local out rc
-    out=$(timeout 60 systemd-analyze verify --man=no "$1" 2>&1)
-    rc=$?
-    printf '%s' "$out" >"$TMP/verify.out"
-    if [ "$rc" -ne 0 ] || grep -q 'ringkeeperd\.service' "$TMP/verify.out"; then
-        return 1
-    fi
-    [ -s "$TMP/verify.out" ] && echo "note: systemd-analyze (not about the unit): $out"
-    return 0
-}
+# ---- systemd-analyze verify (unit_lib.sh) ----
 if command -v systemd-analyze >/dev/null; then
     if verify "$UNIT"; then ok; else bad "systemd-analyze verify $UNIT: $(cat "$TMP/verify.out")"; fi
     # the same check must catch a typo: an unknown directive, and a bad value

@@ -75,3 +75,18 @@ unit_start() {
     fi
     BASE=http://127.0.0.1:$PORT
 }
+
+# verify UNIT_FILE: prints what systemd-analyze says about the unit; fails on an exit code other than
+# 0 or on any line naming the unit (file:line messages, "ringkeeperd.service: ..."); other lines
+# (the environment, e.g. no systemd running) are printed but not failures.
+verify() {
+    local out rc
+    out=$(timeout 60 systemd-analyze verify --man=no "$1" 2>&1)
+    rc=$?
+    printf '%s' "$out" >"$TMP/verify.out"
+    if [ "$rc" -ne 0 ] || grep -q 'ringkeeperd\.service' "$TMP/verify.out"; then
+        return 1
+    fi
+    [ -s "$TMP/verify.out" ] && echo "note: systemd-analyze (not about the unit): $out"
+    return 0
+}

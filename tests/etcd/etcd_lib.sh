@@ -8,6 +8,8 @@
 #   etcd_restart N            starts member N again on its ports and data, waits for a leader
 #   etcd_stop_cluster         stops every member by PID (also from an EXIT trap; safe twice)
 # Ports come from the kernel (bind to port 0), six per cluster, so parallel tests do not collide.
+# TLS to clients: set ETCD_SCHEME=https, ETCD_CLIENT_ARGS (etcd's --cert-file ... flags) and
+# ETCD_CURL_ARGS (curl's --cacert ... for the health checks) before etcd_start_cluster.
 
 ETCD_TMP=${ETCD_TMP:-$TMP/etcd}
 ETCD_PIDS=(0 0 0)
@@ -15,6 +17,9 @@ ETCD_CLIENT_PORTS=()
 ETCD_PEER_PORTS=()
 ETCD_ENDPOINTS=
 ETCD_CLUSTER_TOKEN=
+ETCD_SCHEME=${ETCD_SCHEME:-http}
+ETCD_CLIENT_ARGS=()
+ETCD_CURL_ARGS=()
 
 # Free loopback TCP ports from the kernel, printed space-separated; held together while picked so
 # they are distinct. A small race remains (another process may take one before etcd binds it):
@@ -43,7 +48,8 @@ etcd_initial_cluster() {
 etcd_launch() {
     local n=$1 state=$2 cp=${ETCD_CLIENT_PORTS[$1]} pp=${ETCD_PEER_PORTS[$1]}
     etcd --name "m$n" --data-dir "$ETCD_TMP/m$n.data" \
-        --listen-client-urls "http://127.0.0.1:$cp" --advertise-client-urls "http://127.0.0.1:$cp" \
+        --listen-client-urls "$ETCD_SCHEME://127.0.0.1:$cp" \
+        --advertise-client-urls "$ETCD_SCHEME://127.0.0.1:$cp" "${ETCD_CLIENT_ARGS[@]}" \
         --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
         --initial-cluster "$(etcd_initial_cluster)" --initial-cluster-state "$state" \
         --initial-cluster-token "$ETCD_CLUSTER_TOKEN" \
@@ -56,8 +62,8 @@ etcd_launch() {
 etcd_has_leader() {
     local i body
     for i in 0 1 2; do
-        body=$(curl -s --max-time 1 -X POST -d '{}' \
-            "http://127.0.0.1:${ETCD_CLIENT_PORTS[$i]}/v3/maintenance/status" 2>/dev/null) || continue
+        body=$(curl -s --max-time 1 -X POST -d '{}' "${ETCD_CURL_ARGS[@]}" \
+            "$ETCD_SCHEME://127.0.0.1:${ETCD_CLIENT_PORTS[$i]}/v3/maintenance/status" 2>/dev/null) || continue
         case $body in *'"leader":"'[1-9]*) return 0 ;; esac
     done
     return 1
@@ -77,8 +83,8 @@ etcd_leader() {
     local i body
     for i in 0 1 2; do
         etcd_alive "$i" || continue
-        body=$(curl -s --max-time 1 -X POST -d '{}' \
-            "http://127.0.0.1:${ETCD_CLIENT_PORTS[$i]}/v3/maintenance/status" 2>/dev/null) || continue
+        body=$(curl -s --max-time 1 -X POST -d '{}' "${ETCD_CURL_ARGS[@]}" \
+            "$ETCD_SCHEME://127.0.0.1:${ETCD_CLIENT_PORTS[$i]}/v3/maintenance/status" 2>/dev/null) || continue
         python3 -c 'import json, sys; s = json.loads(sys.argv[1])
 sys.exit(s.get("leader") != s["header"]["member_id"])' "$body" 2>/dev/null && echo "$i" && return 0
     done

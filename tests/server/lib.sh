@@ -62,11 +62,11 @@ rk_store_flags() {
     STORE_FLAGS=(--store "etcd://$ETCD_ENDPOINTS/rk-test")
 }
 
-# rk_start [FLAGS...]: starts ringkeeperd on 127.0.0.1:0 with rk_store_flags' store (unless --db is
-# given) and waits (at most 10 s) for its "listening on port N" line.
+# rk_start [FLAGS...]: starts ringkeeperd on 127.0.0.1:0 with rk_store_flags' store (unless --db or
+# --store is given) and waits (at most 10 s) for its "listening on port N" line.
 rk_start() {
     local db=()
-    case " $* " in *" --db "*) ;; *) rk_store_flags; db=("${STORE_FLAGS[@]}") ;; esac
+    case " $* " in *" --db "* | *" --store "*) ;; *) rk_store_flags; db=("${STORE_FLAGS[@]}") ;; esac
     : >"$TMP/server.log"
     "$RKD" --listen 127.0.0.1:0 "${db[@]}" "$@" 2>>"$TMP/server.log" &
     PID=$!

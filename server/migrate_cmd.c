@@ -1,0 +1,151 @@
+/* migrate_cmd.c — `ringkeeperd migrate-store --from STORE --to STORE`: opens both stores, copies
+ * one into the other with rkd_store_copy (which verifies the copy), and prints a summary. The
+ * stores are SQLite files or etcd:// locations, in either direction. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "etcd_opts.h"
+#include "migrate_cmd.h"
+#include "store_copy.h"
+
+enum { EXIT_USAGE = 2, EXIT_REFUSED = 3 };
+
+typedef struct migrate_options {
+    const char *from;       /* --from, the store copied */
+    const char *to;         /* --to, the empty store it goes into */
+    const char *migrations; /* --migrations, for an SQLite side */
+    rkd_etcd_flags etcd;    /* --etcd-*, for the etcd side(s) */
+} migrate_options;
+
+static const char usage[] =
+    "usage: ringkeeperd migrate-store --from STORE --to STORE [--migrations DIR]\n"
+    "                                 [--etcd-cacert FILE] [--etcd-cert FILE --etcd-key FILE]\n"
+    "                                 [--etcd-user NAME --etcd-password-file FILE]\n"
+    "\n"
+    "Copies every cluster of --from into --to, each STORE an SQLite database FILE or\n"
+    "etcd[s]://HOST:PORT[,HOST:PORT...][/prefix]: every version with its number, state, "
+    "timestamps,\n"
+    "author, comment and fingerprint, the events, approvals, policies and an open migration\n"
+    "window; then reads each version back from both and compares fingerprint and document.\n"
+    "--to keeps the store id of --from, so clients' ETags and last-known-good files stay valid:\n"
+    "after the copy, serve from --to only and retire --from (docs/OPERATIONS.md).\n"
+    "\n"
+    "  --from STORE      the store to copy (a file must exist); nothing in it changes; stop\n"
+    "                    its writers first\n"
+    "  --to STORE        an empty store (an SQLite file is created); one holding any cluster is\n"
+    "                    refused: histories are never merged\n"
+    "  --migrations DIR  the SQL migrations for an SQLite side (default: ringkeeperd's)\n"
+    "  --etcd-*          TLS and authentication for the etcd side(s), as ringkeeperd --help\n"
+    "                    says\n"
+    "\n"
+    "Exit codes: 0 copied and verified, 1 failure (etcd or the file unavailable, or the copy\n"
+    "differs), 2 bad flags, 3 refused (--to holds clusters, or a file is not a ringkeeper\n"
+    "database).\n";
+
+static int parse_migrate_options(int argc, char **argv, migrate_options *o)
+{
+    static const struct option opts[] = {{"from", required_argument, NULL, 'f'},
+                                         {"to", required_argument, NULL, 't'},
+                                         {"migrations", required_argument, NULL, 'm'},
+                                         {"etcd-cacert", required_argument, NULL, 'A'},
+                                         {"etcd-cert", required_argument, NULL, 'C'},
+                                         {"etcd-key", required_argument, NULL, 'K'},
+                                         {"etcd-user", required_argument, NULL, 'U'},
+                                         {"etcd-password-file", required_argument, NULL, 'P'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage, stdout);
+            exit(0);
+        }
+        const char **field = c == 'f'   ? &o->from
+                             : c == 't' ? &o->to
+                             : c == 'm' ? &o->migrations
+                             : c == 'A' ? &o->etcd.cacert
+                             : c == 'C' ? &o->etcd.cert
+                             : c == 'K' ? &o->etcd.key
+                             : c == 'U' ? &o->etcd.user
+                             : c == 'P' ? &o->etcd.password_file
+                                        : NULL;
+        if (!field) {
+            fputs(usage, stderr);
+            return EXIT_USAGE;
+        }
+        *field = optarg;
+    }
+    if (optind != argc || !o->from || !o->to) {
+        fputs(optind != argc ? usage : "ringkeeperd migrate-store: --from and --to are required\n",
+              stderr);
+        return EXIT_USAGE;
+    }
+    if (!rkd_store_is_etcd(o->from) && access(o->from, F_OK) != 0) {
+        fprintf(stderr, "ringkeeperd migrate-store: --from %s: %s (an SQLite database to copy)\n",
+                o->from, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (strcmp(o->from, o->to) == 0) {
+        fprintf(stderr, "ringkeeperd migrate-store: --from and --to are both %s: give two stores\n",
+                o->from);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The exit code of a store error: refusals 3, bad locations 2, the rest 1. */
+static int exit_code(int code)
+{
+    return code == RKD_STORE_ECONFLICT || code == RKD_STORE_ENOTRK || code == RKD_STORE_ETOONEW
+               ? EXIT_REFUSED
+           : code == RK_EINVAL ? EXIT_USAGE
+                               : EXIT_FAILURE;
+}
+
+static rkd_store *open_side(const char *flag, const char *location, const rkd_store_options *opt,
+                            int *rc)
+{
+    rk_error err = {0};
+    rkd_store *s = rkd_store_open_with(location, opt, &err);
+    if (!s) {
+        fprintf(stderr, "ringkeeperd migrate-store: %s %s: %s\n", flag, location, err.message);
+        *rc = exit_code(err.code);
+    }
+    return s;
+}
+
+int rkd_migrate_main(int argc, char **argv, const char *migrations)
+{
+    migrate_options o = {NULL, NULL, migrations, {0}};
+    rkd_store_options sopt = {0};
+    char *password = NULL;
+    int rc = parse_migrate_options(argc, argv, &o);
+    sopt.migrations_dir = o.migrations;
+    rc = rc ? rc
+            : rkd_etcd_flags_apply("ringkeeperd migrate-store", &o.etcd,
+                                   rkd_store_is_etcd(o.from) ? o.from : o.to, &sopt, &password);
+    rkd_store *from = rc ? NULL : open_side("--from", o.from, &sopt, &rc);
+    rkd_store *to = from ? open_side("--to", o.to, &sopt, &rc) : NULL;
+    rkd_etcd_password_free(password);
+    if (to) {
+        rk_error err = {0};
+        rkd_copy_summary sum;
+        int code = rkd_store_copy(from, to, stderr, &sum, &err);
+        if (code == RK_OK)
+            fprintf(stderr,
+                    "ringkeeperd migrate-store: %s copied to %s and verified: %zu clusters, %zu "
+                    "versions, %zu events, %zu approvals; store id %s\n",
+                    o.from, o.to, sum.clusters, sum.versions, sum.events, sum.approvals,
+                    rkd_store_id(to));
+        else
+            fprintf(stderr, "ringkeeperd migrate-store: %s\n", err.message);
+        rc = code == RK_OK ? 0 : exit_code(code);
+    }
+    rkd_store_close(to);
+    rkd_store_close(from);
+    return rc;
+}
