@@ -91,13 +91,60 @@ async function clustersView() {
 
 /* ---- a cluster ---- */
 
-function shareRows(plan, side, prefix) {
-  const top = Math.max(1e-12, ...plan.nodes.map((n) => Math.max(n[side], n.ideal_after)));
-  return plan.nodes.map((n, i) => h("tr", {}, h("td", {}, n.id),
-    h("td", { class: "n" }, num(`${prefix}nodes.${i}.${side}`, n[side], true)),
+/* A node's colour swatch: the colour its arcs have in the ring pictures. */
+function swatch(k) {
+  return h("span", { class: "swatch", style: `background:${rkDraw.colour(k)}`, "aria-hidden": "true" });
+}
+
+/* Rows of node, the shares of `sides` and ideal_after as numbers, and a bar per side against the
+ * ideal (a black mark): the first side pale, the last full. Shares are of plan.nodes. */
+function shareRows(plan, sides, prefix) {
+  const top = Math.max(1e-12, ...plan.nodes.map((n) => Math.max(n.ideal_after, ...sides.map((s) => n[s]))));
+  const bar = (n, s, i) => h("span", { class: sides.length > 1 && i === 0 ? "bar before" : "bar", title: s, style: `width:${(200 * n[s]) / top}px` });
+  return plan.nodes.map((n, i) => h("tr", {}, h("td", {}, swatch(i), " ", n.id),
+    sides.map((s) => h("td", { class: "n" }, num(`${prefix}nodes.${i}.${s}`, n[s], true))),
     h("td", { class: "n" }, num(`${prefix}nodes.${i}.ideal_after`, n.ideal_after, true)),
-    h("td", {}, h("span", { class: "bar", style: `width:${(200 * n[side]) / top}px` }), " ",
+    h("td", { class: "bars" }, sides.map((s, k) => [bar(n, s, k), h("br", {})]),
       h("span", { class: "bar ideal", title: "ideal", style: `margin-left:${(200 * n.ideal_after) / top - 2}px` }))));
+}
+
+/* ---- rings drawn in the browser ---- */
+
+/* A version's document and its ring, rebuilt here (ring.js) from the topology. */
+async function versionRing(c, v) {
+  const doc = await get(`${clusterPath(c)}/versions/${v}`);
+  return { doc, ring: rkRing.build(doc) };
+}
+
+/* For each node of ring r, the index of the same id in plan.nodes (which sets its colour). */
+function nodeMap(r, plan) {
+  const at = new Map(plan.nodes.map((n, i) => [n.id, i]));
+  return Uint32Array.from(r.ids, (id) => at.get(id));
+}
+
+/* A line under a picture that checks, once it is drawn, that each ring rebuilt here is the
+ * server's (its fingerprint) and, for a plan, that the rings move exactly the plan's arcs: a
+ * browser that got the ring wrong must say so rather than show a wrong picture. */
+function ringCheck(rings, plan, v) {
+  const out = h("p", { id: "ring-check", class: "note", role: "status" }, "checking the rings drawn against the server's…");
+  setTimeout(() => {
+    const bad = rings.filter((x) => rkRing.fingerprint(x.ring) !== x.doc.fingerprint).map((x) => `v${x.doc.version}`);
+    let text = bad.length ? `the ring of ${bad.join(" and ")} drawn here differs from the server's (fingerprint): do not trust this picture`
+      : `rings drawn here match the server's fingerprints (${rings.map((x) => `v${x.doc.version} ${x.doc.fingerprint}`).join(", ")})`;
+    if (!bad.length && v && Array.isArray(plan.arcs)) {
+      const mine = rkDraw.movingArcs(v), same = mine.length === plan.arcs.length &&
+        mine.every((a, i) => ["first", "last", "from", "to"].every((k) => a[k] === plan.arcs[i][k]));
+      text += same ? `, and move exactly the plan's ${plan.arcs.length} arcs` : `, but move ${mine.length} arcs where the plan lists ${plan.arcs.length}: do not trust this plan`;
+      if (!same) bad.push("arcs");
+    }
+    out.className = bad.length ? "fail" : "pass";
+    out.textContent = text;
+  });
+  return out;
+}
+
+function svgLink(href, what) {
+  return h("a", { href, download: "", id: "svg-link" }, `download ${what} as SVG (for a ticket or a runbook)`);
 }
 
 async function clusterView(c) {
@@ -112,18 +159,29 @@ async function clusterView(c) {
           `plan v${active.version} → v${v.version}`) : ""))));
   const parts = [h("p", {}, h("a", { href: `#/c/${encodeURIComponent(c)}/plan` }, "review the plan: active → latest")),
     h("h2", {}, "Versions"), timeline];
+  let rest;
   if (active) {
-    const q = `?from=${active.version}&to=${active.version}`;
-    const ring = await get(clusterPath(c) + "/plan" + q + "&arcs=false");
+    const q = `?from=${active.version}&to=${active.version}`, built = await versionRing(c, active.version);
+    const layer = { label: `v${active.version}`, radius: 230, width: 44, ring: built.ring, map: rkRing.idRanks(built.ring), share: [] };
+    const shares = h("div", { id: "shares" }, h("p", { class: "note" }, "loading the shares…"));
     parts.push(h("h2", {}, `Active ring: v${active.version}`),
-      h("img", { class: "plan", src: clusterPath(c) + "/plan" + q + "&format=svg", alt: `the ring of v${active.version}` }),
-      h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
+      h("p", {}, "nodes ", num("doc.nodes.length", built.doc.nodes.length), ", points ", num("doc.points", built.doc.points)),
+      rkDraw.picture([layer], `the ring of v${active.version}, arcs coloured by node`),
+      ringCheck([built]), h("p", {}, svgLink(clusterPath(c) + "/plan" + q + "&format=svg", "this ring")),
+      h("h2", {}, "Shares"), shares);
+    /* The shares come from the plan of the version to itself, which costs the server seconds on a
+     * 100000-node ring: the ring is drawn first, and this fills in when it comes. */
+    rest = get(clusterPath(c) + "/plan" + q + "&arcs=false").then((ring) => {
+      layer.share.push(...ring.nodes.map((n) => n.share_after));
+      shares.replaceChildren(h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
         ", min ", num("ring.balance.after.min", ring.balance.after.min)),
-      table(["node", "share", "ideal", ""], shareRows(ring, "share_after", "ring.")));
+      table(["node", "share", "ideal", ""], shareRows(ring, ["share_after"], "ring.")));
+    });
   } else {
     parts.push(h("p", {}, "No version is active yet."));
   }
   show(`Cluster ${c}`, ...parts);
+  return rest;
 }
 
 /* ---- a plan ---- */
@@ -181,20 +239,42 @@ async function fetchPlan(base) {
   return r.body;
 }
 
+/* The plan's picture: the ring before (outer), the moving arcs in their destination's colour,
+ * the ring after (inner), as plan_svg.c lays them out. */
+function planPicture(plan, from, to) {
+  const [a, b] = [from.ring, to.ring], v = { a, b, mapA: nodeMap(a, plan), mapB: nodeMap(b, plan), ids: plan.nodes.map((n) => n.id) };
+  const picture = rkDraw.picture([
+    { label: `before: v${from.doc.version}`, radius: 250, width: 30, ring: a, map: v.mapA, share: plan.nodes.map((n) => n.share_before) },
+    { label: "moving", radius: 214, width: 14, v },
+    { label: `after: v${to.doc.version}`, radius: 178, width: 30, ring: b, map: v.mapB, share: plan.nodes.map((n) => n.share_after) }],
+  `plan v${from.doc.version} → v${to.doc.version}: outer ring before, inner ring after, between them the moving arcs in the colour of the node they move to`);
+  return [h("p", { class: "note" }, "outer ring: before; inner ring: after; between them the arcs that move, in the colour of the node they move to. ",
+    "Point at an arc, or focus the picture and use the arrow keys, to see its range and owner."), picture, ringCheck([from, to], plan, v)];
+}
+
+function planForm(versions, from, to, step, go) {
+  return h("form", { id: "plan-form", onsubmit: (ev) => { ev.preventDefault(); go(); } },
+    h("label", { for: "from" }, "from "), versionSelect("from", versions, from), " ",
+    h("label", { for: "to" }, "to "), versionSelect("to", versions, to), " ",
+    h("label", { for: "step" }, "steps of at most "),
+    h("input", { id: "step", type: "number", min: "0.001", max: "1", step: "any", value: step || "", placeholder: "e.g. 0.05", size: "6" }), " ",
+    h("button", { id: "go", type: "submit" }, "show plan"));
+}
+
 async function planView(c, query) {
   const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
   if (!versions.length) throw new Error(`cluster ${c} has no versions`);
   const active = versions.find((v) => v.state === "active");
   const from = Number(query.get("from")) || (active ? active.version : versions[versions.length - 1].version);
-  const to = Number(query.get("to")) || versions[0].version;
+  const to = Number(query.get("to")) || versions[0].version, step = query.get("step");
   const base = `${clusterPath(c)}/plan?from=${from}&to=${to}`;
-  const plan = await fetchPlan(base);
+  const [plan, before, after] = await Promise.all([fetchPlan(base + (step ? `&max_step=${encodeURIComponent(step)}` : "")),
+    versionRing(c, from), versionRing(c, to)]);
   const live = (p) => plan.nodes.filter((n) => n[p] > 0).length;
   const n = live("weight_before"), m = live("weight_after");
-  const go = () => { location.hash = `#/c/${encodeURIComponent(c)}/plan?from=${document.getElementById("from").value}&to=${document.getElementById("to").value}`; };
-  show(`Plan ${c}: v${from} → v${to}`,
-    h("p", {}, h("label", { for: "from" }, "from "), versionSelect("from", versions, from), " ",
-      h("label", { for: "to" }, "to "), versionSelect("to", versions, to), " ", h("button", { id: "go", onclick: go }, "show plan")),
+  const field = (id) => document.getElementById(id).value;
+  const go = () => { location.hash = `#/c/${encodeURIComponent(c)}/plan?from=${field("from")}&to=${field("to")}${field("step") ? "&step=" + field("step") : ""}`; };
+  show(`Plan ${c}: v${from} → v${to}`, planForm(versions, from, to, step, go),
     h("p", {}, "moved ", num("plan.moved_fraction", plan.moved_fraction, true), " of the hash space; minimal ",
       num("plan.minimal_fraction", plan.minimal_fraction, true),
       plan.digest ? [" · digest ", h("code", { id: "digest" }, plan.digest)] : ""),
@@ -206,30 +286,36 @@ async function planView(c, query) {
     h("h2", {}, "Self-check"), selfCheckPart(plan),
     h("h2", {}, "Cut over"), actionsPart(c, plan, to),
     h("h2", {}, "Warnings"), plan.warnings.length ? h("ul", { id: "warnings" }, plan.warnings.map((w) => h("li", {}, w))) : h("p", {}, "none"),
-    h("h2", {}, "Rings"), h("img", { class: "plan", id: "plan-svg", src: base + "&format=svg", alt: `plan v${from} → v${to}: rings before and after` }),
-    h("h2", {}, "Shares"), table(["node", "before", "after", "ideal after"], plan.nodes.map((x, i) => h("tr", {}, h("td", {}, x.id),
-      h("td", { class: "n" }, num(`plan.nodes.${i}.share_before`, x.share_before, true)),
-      h("td", { class: "n" }, num(`plan.nodes.${i}.share_after`, x.share_after, true)),
-      h("td", { class: "n" }, num(`plan.nodes.${i}.ideal_after`, x.ideal_after, true))))),
+    h("h2", {}, "Rings"), planPicture(plan, before, after), h("p", {}, svgLink(base + "&format=svg", "this plan")),
+    h("h2", {}, "Shares"), table(["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"], shareRows(plan, ["share_before", "share_after"], "plan.")),
     h("h2", {}, "Transfers"), plan.transfers.length ? transfersPart(plan) : h("p", {}, "nothing moves"),
     plan.steps ? [h("h2", {}, "Steps"), table(["step", "fraction", "arcs"], plan.steps.map((s, i) => h("tr", {},
       h("td", { class: "n" }, num(`plan.steps.${i}.step`, s.step)), h("td", { class: "n" }, num(`plan.steps.${i}.fraction`, s.fraction, true)),
-      h("td", { class: "n" }, String(s.arcs.length)))))] : "");
+      h("td", { class: "n" }, num(`plan.steps.${i}.arcs.length`, s.arcs.length)))))] : "");
   window.rkPlan = plan; /* the document the page shows, for a look from the developer tools */
 }
 
 /* ---- routing and the token ---- */
 
+/* Each view says when it is shown (data-ready, for the tests) and how long it took from the
+ * route to the first frame drawn after it, fetches, parsing and ring building included
+ * (data-render-ms; docs/PERFORMANCE.md). */
 async function route() {
+  const t0 = performance.now();
   const [path, q] = location.hash.replace(/^#/, "").split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const failed = (e) => show("Error", h("p", { class: "message error", id: "error" }, e.message));
+  let rest; /* what a view fills in after it is first drawn */
   try {
-    if (parts[0] === "c" && parts.length === 2) await clusterView(parts[1]);
+    if (parts[0] === "c" && parts.length === 2) rest = await clusterView(parts[1]);
     else if (parts[0] === "c" && parts[2] === "plan") await planView(parts[1], new URLSearchParams(q || ""));
     else await clustersView();
   } catch (e) {
-    show("Error", h("p", { class: "message error", id: "error" }, e.message));
+    failed(e);
   }
+  await new Promise((resolve) => requestAnimationFrame(resolve));
+  view.setAttribute("data-render-ms", (performance.now() - t0).toFixed(0));
+  await Promise.resolve(rest).catch(failed);
   view.setAttribute("data-ready", location.hash || "#/");
 }
 

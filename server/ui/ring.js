@@ -134,19 +134,25 @@ const rkRing = (() => {
     return r;
   }
 
+  /* Per node of r, its rank in id byte order: its index among a plan's nodes when the plan is
+   * between this version and itself. */
+  function idRanks(r) {
+    const rank = new Uint32Array(r.ids.length);
+    r.ids.map((_, k) => k).sort((a, b) => compareBytes(r.idBytes[a], r.idBytes[b])).forEach((k, i) => (rank[k] = i));
+    return rank;
+  }
+
   /* The ring fingerprint of SPEC section 2: XXH3 over the ids in byte order, then per point its
    * position and its node's rank in that order. */
   function fingerprint(r) {
-    const order = r.ids.map((_, k) => k).sort((a, b) => compareBytes(r.idBytes[a], r.idBytes[b]));
-    const rank = new Uint32Array(r.ids.length);
-    const head = order.reduce((s, k) => s + r.idBytes[k].length + 1, 0);
-    const buf = new Uint8Array(head + 12 * r.n);
+    const rank = idRanks(r), order = new Uint32Array(rank.length);
+    rank.forEach((i, k) => (order[i] = k));
+    const buf = new Uint8Array(r.idBytes.reduce((s, id) => s + id.length + 1, 12 * r.n));
     let o = 0;
-    order.forEach((k, i) => {
-      rank[k] = i;
+    for (const k of order) {
       buf.set(r.idBytes[k], o);
       o += r.idBytes[k].length + 1;
-    });
+    }
     const view = new DataView(buf.buffer);
     for (let i = 0; i < r.n; i++, o += 12) {
       view.setUint32(o, r.lo[i], true);
@@ -191,7 +197,7 @@ const rkRing = (() => {
     return after(r, hi, lo) % r.n;
   }
 
-  return { build, fingerprint, arc, owner, after, next, hex };
+  return { build, fingerprint, idRanks, arc, owner, after, next, hex };
 })();
 
 if (typeof module !== "undefined") module.exports = { rkRing };

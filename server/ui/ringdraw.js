@@ -219,8 +219,8 @@ const rkDraw = (() => {
 
   /* What a ring layer shows for its point i. */
   function ringCursor(layer, i) {
-    const r = layer.ring, p = (i + r.n - 1) % r.n, arc = rkRing.arc(r, i), k = layer.map[r.node[i]];
-    return { layer, point: i, arc, share: layer.share[k], f0: i ? frac(r, r.hi[p], r.lo[p]) : 0, f1: frac(r, r.hi[i], r.lo[i]) };
+    const r = layer.ring, p = (i + r.n - 1) % r.n;
+    return { layer, point: i, arc: rkRing.arc(r, i), f0: i ? frac(r, r.hi[p], r.lo[p]) : 0, f1: frac(r, r.hi[i], r.lo[i]) };
   }
 
   function moveCursor(layer, s) {
@@ -283,8 +283,9 @@ const rkDraw = (() => {
       line(`moves ${a.from} → ${a.to}`);
       Object.assign(box.dataset, { first: a.first, last: a.last, from: a.from, to: a.to, layer: cur.layer.label });
     } else {
-      line(`owner ${a.node}, ${pct(cur.share)} of the ring`);
-      Object.assign(box.dataset, { first: a.first, last: a.last, owner: a.node, share: String(cur.share), layer: cur.layer.label });
+      const share = cur.layer.share[cur.layer.map[cur.layer.ring.node[cur.point]]]; /* may come later */
+      line(`owner ${a.node}` + (share === undefined ? "" : `, ${pct(share)} of the ring`));
+      Object.assign(box.dataset, { first: a.first, last: a.last, owner: a.node, share: String(share), layer: cur.layer.label });
     }
     box.hidden = false;
   }
