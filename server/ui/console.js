@@ -175,7 +175,7 @@ async function clusterView(c) {
       layer.share.push(...ring.nodes.map((n) => n.share_after));
       shares.replaceChildren(h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
         ", min ", num("ring.balance.after.min", ring.balance.after.min)),
-      table(["node", "share", "ideal", ""], shareRows(ring, ["share_after"], "ring.")));
+      ...table(["node", "share", "ideal", ""], shareRows(ring, ["share_after"], "ring.")));
     });
   } else {
     parts.push(h("p", {}, "No version is active yet."));

@@ -22,7 +22,7 @@ const rkDraw = (() => {
    * is the last hash value, so every segment between two cuts is (cut, cut] ---- */
 
   function frac(r, hi, lo) {
-    return (hi * 4294967296 + lo) / 2 ** r.bits;
+    return (hi * 4294967296 + lo) * (r.bits === 32 ? 2 ** -32 : 2 ** -64);
   }
 
   /* Position of point i of ring r as a number for comparisons: exact order, as hi and lo are

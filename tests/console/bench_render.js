@@ -49,6 +49,7 @@ async function seed(base) {
 async function times(page, base, hash, runs) {
   const out = [];
   for (let i = 0; i < runs; i++) {
+    await page.goto("about:blank"); /* else the same URL is only a hash change, and no new load */
     await page.goto(`${base}/ui/${hash}`, { waitUntil: "load" });
     await page.waitForFunction((h) => document.getElementById("view").dataset.ready === h, { timeout: 120000 }, hash);
     out.push(Number(await page.$eval("#view", (e) => e.dataset.renderMs)));

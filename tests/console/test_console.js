@@ -13,7 +13,8 @@ const path = require("path");
 const puppeteer = require("puppeteer-core");
 const { rkModuloMoved } = require("../../server/ui/selfcheck.js");
 global.rkHash = require("../../server/ui/hash.js").rkHash;
-const { rkRing } = require("../../server/ui/ring.js"); // checked against the golden vectors by console_ring
+global.rkRing = require("../../server/ui/ring.js").rkRing; // checked against the golden vectors by console_ring
+const { rkDraw } = require("../../server/ui/ringdraw.js");
 
 const [BASE, TOKEN, OUT] = process.argv.slice(2);
 const failures = [];
@@ -58,6 +59,15 @@ async function pointAt(page, f, r) {
   return info(page);
 }
 
+// The colour drawn at fraction f of the circle of radius r, as #rrggbb.
+async function colourAt(page, f, r) {
+  return page.$eval("canvas.ring-base", (c, f, r) => {
+    const a = 2 * Math.PI * f - Math.PI / 2, k = c.width / c.clientWidth;
+    const [red, g, b] = c.getContext("2d").getImageData(Math.round(k * (c.clientWidth / 2 + r * Math.cos(a))), Math.round(k * (c.clientHeight / 2 + r * Math.sin(a))), 1, 1).data;
+    return "#" + [red, g, b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  }, f, r);
+}
+
 const info = (page) => page.$eval("#arc-info", (e) => ({ ...e.dataset, hidden: e.hidden, text: e.textContent }));
 
 // The ring of a version document, rebuilt here; its fingerprint must be the document's.
@@ -81,6 +91,12 @@ function sameArc(name, tip, arc, nodes, side) {
   const share = nodes.find((n) => n.id === arc.node)[side];
   check(`${name}: the arc pointed at`, tip.first === arc.first && tip.last === arc.last && tip.owner === arc.node &&
     Number(tip.share) === share && tip.text.includes(pct(share)) && !tip.hidden, `${JSON.stringify(tip)} vs ${JSON.stringify(arc)}, share ${share}`);
+}
+
+// One share shown per node, up to the 200 rows a table shows.
+async function sharesShown(page, name, nodes, side) {
+  const shown = await page.$$eval(`[data-k$='.${side}']`, (es) => es.length);
+  check(`${name}: a share per node`, shown === Math.min(200, nodes.length), `${shown} of ${nodes.length}`);
 }
 
 // The drawing is a fixed handful of elements, and the page a bounded number, whatever the ring.
@@ -128,11 +144,14 @@ async function clusterView(page) {
   check("cluster: authors shown", versions.every((v, i) => rows[i].includes(v.state) && rows[i].includes(v.author)), rows[0]);
   const doc = await api(`/v1/clusters/c/versions/${a}`);
   await numbersMatch(page, "cluster", { versions, ring, doc });
+  await sharesShown(page, "cluster", ring.nodes, "share_after");
   await ringsChecked(page, "cluster");
   await bounded(page, "cluster");
   const r = await ringOf("cluster", `/v1/clusters/c/versions/${a}`), arc = widest(r);
-  const tip = await pointAt(page, (fraction(arc.first, r.bits) + fraction(arc.last, r.bits)) / 2, 230);
-  sameArc("cluster: hover", tip, arc, ring.nodes, "share_after");
+  const mid = (fraction(arc.first, r.bits) + fraction(arc.last, r.bits)) / 2;
+  const owner = ring.nodes.findIndex((n) => n.id === arc.node), drawn = await colourAt(page, mid, 230);
+  check("cluster: the arc in its owner's colour", drawn === rkDraw.colour(owner), `${drawn} vs ${rkDraw.colour(owner)}`);
+  sameArc("cluster: hover", await pointAt(page, mid, 230), arc, ring.nodes, "share_after");
   await shot(page, "cluster");
   await page.mouse.move(0, 0);
   await page.focus("canvas.ring-base");
@@ -148,6 +167,7 @@ async function planView(page, hash, from, to, name, query) {
   await open(page, hash);
   const plan = await api(`/v1/clusters/c/plan?from=${from}&to=${to}${query || ""}`);
   await numbersMatch(page, name, { plan });
+  await sharesShown(page, name, plan.nodes, "share_before");
   const rings = await ringsChecked(page, name);
   check(`${name}: the rings move the plan's arcs`, rings.includes(`exactly the plan's ${plan.arcs.length} arcs`), rings);
   await bounded(page, name);
@@ -157,6 +177,8 @@ async function planView(page, hash, from, to, name, query) {
   const live = (k) => plan.nodes.filter((n) => n[k] > 0).length;
   const modulo = await page.$eval("#modulo", (e) => e.textContent);
   check(`${name}: modulo baseline`, modulo.includes(pct(rkModuloMoved(live("weight_before"), live("weight_after")))), modulo);
+  const digest = await page.$eval("#digest", (e) => e.textContent);
+  check(`${name}: the digest`, digest === plan.digest, digest);
   const warnings = await page.$$eval("#warnings li", (li) => li.map((l) => l.textContent));
   check(`${name}: warnings`, JSON.stringify(warnings) === JSON.stringify(plan.warnings), warnings);
   await shot(page, name);
@@ -168,7 +190,10 @@ async function planView(page, hash, from, to, name, query) {
 async function planHover(page, plan, from, to, name) {
   const bits = plan.hash === "xxh3_64" ? 64 : 32, size = (x) => fraction(x.last, bits) - fraction(x.first, bits);
   const arc = plan.arcs.reduce((m, x) => (size(x) > size(m) ? x : m));
-  const tip = await pointAt(page, (fraction(arc.first, bits) + fraction(arc.last, bits)) / 2, 214);
+  const mid = (fraction(arc.first, bits) + fraction(arc.last, bits)) / 2, dest = plan.nodes.findIndex((n) => n.id === arc.to);
+  const drawn = await colourAt(page, mid, 214);
+  check(`${name}: the moving arc in its destination's colour`, drawn === rkDraw.colour(dest), `${drawn} vs ${rkDraw.colour(dest)}`);
+  const tip = await pointAt(page, mid, 214);
   check(`${name}: the moving arc pointed at`, ["first", "last", "from", "to"].every((k) => tip[k] === arc[k]) &&
     tip.text.includes(`${arc.from} → ${arc.to}`), `${JSON.stringify(tip)} vs ${JSON.stringify(arc)}`);
   await shot(page, name + "-hover");
@@ -198,6 +223,7 @@ async function bigViews(page) {
     const plan = await api("/v1/clusters/big/plan?from=1&to=" + (name === "big ring" ? 1 : 2) + (name === "big ring" ? "&arcs=false" : ""));
     const versions = (await api("/v1/clusters/big/versions?limit=1000")).versions, doc = await api("/v1/clusters/big/versions/1");
     await numbersMatch(page, name, name === "big ring" ? { versions, ring: plan, doc } : { plan });
+    await sharesShown(page, name, plan.nodes, "share_after");
     const rings = await ringsChecked(page, name, 120000);
     if (plan.arcs) check(`${name}: the rings move the plan's arcs`, rings.includes(`exactly the plan's ${plan.arcs.length} arcs`), rings);
     await bounded(page, name);
@@ -218,6 +244,14 @@ async function tabReachesAll(page, name) {
   check(`${name}: Tab reaches every control`, seen.size === total, `${seen.size} of ${total}`);
 }
 
+// Clicks a cut-over button; what the page then says of the server's answer.
+async function click(page, selector) {
+  await page.$eval("#action-result", (e) => (e.textContent = ""));
+  await page.click(selector);
+  await page.waitForFunction(() => document.getElementById("action-result").textContent !== "");
+  return page.$eval("#action-result", (e) => e.textContent);
+}
+
 async function activate(page, errors) {
   await open(page, "#/c/c/plan?from=1&to=2");
   await page.click("#activate");
@@ -235,15 +269,31 @@ async function activate(page, errors) {
   const conflict = await page.$eval("#action-result", (e) => e.textContent);
   check("409 shown verbatim", conflict === `409 ${refusal.error.code}: ${refusal.error.message}`, conflict);
   await shot(page, "refused");
+  // The gate's refusals: over the budget (422), then without the approval it asks for (409); then
+  // the approval of exactly the plan shown.
+  const auth = { Authorization: "Bearer " + TOKEN, "Content-Type": "application/json" };
+  const policy = (p) => fetch(BASE + "/v1/clusters/c/policy", { method: "PUT", headers: auth, body: JSON.stringify(p) });
+  for (const [p, status] of [[{ max_moved_fraction: 0.01 }, 422], [{ max_moved_fraction: 1, approvals: 1 }, 409]]) {
+    await policy(p);
+    const want = await api("/v1/clusters/c/versions/2/activate", { method: "POST", headers: auth });
+    check(`the gate refuses with ${status}`, want.error && want.error.code, JSON.stringify(want));
+    await open(page, "#/c/c/plan?from=1&to=2");
+    const shown = await click(page, "#activate");
+    check(`${status} shown verbatim`, shown === `${status} ${want.error.code}: ${want.error.message}`, shown);
+    await shot(page, `refused-${status}`);
+  }
+  const approved = await click(page, "#approve");
+  const approvals = (await api("/v1/clusters/c/events?limit=10")).events.filter((e) => e.kind === "approve");
+  const digest = await page.$eval("#digest", (e) => e.textContent);
+  check("approve with the token: the digest shown", approved.startsWith("200") && approvals.length === 1 && approvals[0].digest === digest,
+    `${approved}; ${JSON.stringify(approvals)}`);
   await open(page, "#/c/c/plan?from=1&to=2");
-  await page.click("#activate");
-  await page.waitForFunction(() => document.getElementById("action-result").textContent !== "");
-  const done = await page.$eval("#action-result", (e) => e.textContent);
+  const done = await click(page, "#activate");
   const now = (await api("/v1/clusters")).clusters.find((c) => c.cluster === "c");
   check("activate with the token", done.startsWith("200") && now.active_version === 2, `${done}; active ${now.active_version}`);
   // Chromium logs every answer >= 400 to fetch() as an error: exactly the two refusals asked for.
-  const refused = errors.filter((e) => /status of (401|409)/.test(e));
-  check("the refusals are the only errors logged", refused.length === 2 && errors.length === 2, JSON.stringify(errors));
+  const refused = errors.filter((e) => /status of (401|409|422)/.test(e));
+  check("the refusals are the only errors logged", refused.length === 4 && errors.length === 4, JSON.stringify(errors));
   errors.length = 0;
 }
 
@@ -265,6 +315,9 @@ async function tampered(browser) {
   check("tampered plan: self-check fails", summary === "fail", summary);
   check("tampered plan: the arc sum fails", rows["arc fractions sum to moved_fraction"] === "fail", JSON.stringify(rows));
   check("tampered plan: the self-arc fails", rows["no arc from a node to itself"] === "fail", JSON.stringify(rows));
+  await page.waitForFunction(() => /pass|fail/.test(document.getElementById("ring-check").className));
+  const rings = await page.$eval("#ring-check", (e) => [e.className, e.textContent]);
+  check("tampered plan: the rings drawn do not move its arcs", rings[0] === "fail" && rings[1].includes("where the plan lists"), JSON.stringify(rings));
   await shot(page, "tampered");
   await page.close();
 }
