@@ -113,7 +113,7 @@ function shareRows(plan, sides, prefix) {
 /* A version's document and its ring, rebuilt here (ring.js) from the topology. */
 async function versionRing(c, v) {
   const doc = await get(`${clusterPath(c)}/versions/${v}`);
-  return { doc, ring: rkRing.build(doc) };
+  return { doc, ring: await rkRing.buildAsync(doc) };
 }
 
 /* For each node of ring r, the index of the same id in plan.nodes (which sets its colour). */

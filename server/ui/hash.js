@@ -12,12 +12,10 @@ const rkHash = (() => {
   const R = new Uint32Array(2); /* the last 64-bit result: high word, low word; a typed array, as
                                  * numbers over 2^30 kept in variables would be allocated */
 
-  /* a * b of two 32-bit words, all 64 bits, from 16-bit halves (each partial product is exact). */
+  /* a * b of two 32-bit words, all 64 bits. */
   function mul32(a, b) {
-    const a0 = a & 0xffff, a1 = a >>> 16, b0 = b & 0xffff, b1 = b >>> 16;
-    const m1 = a1 * b0, m2 = a0 * b1, mid = ((a0 * b0) >>> 16) + (m1 & 0xffff) + (m2 & 0xffff);
     R[1] = Math.imul(a, b) >>> 0;
-    R[0] = (a1 * b1 + (m1 >>> 16) + (m2 >>> 16) + (mid >>> 16)) >>> 0;
+    R[0] = mulHigh(a, b);
   }
 
   /* The low 64 bits of (ah:al) * (bh:bl). */
@@ -31,17 +29,19 @@ const rkHash = (() => {
     R[0] = (ah + bh + (R[1] < al ? 1 : 0)) >>> 0;
   }
 
-  /* The 128-bit product of two 64-bit values, its two halves xored (XXH3_mul128_fold64). */
+  /* The high word of a * b for two 32-bit words (the low one is Math.imul). */
+  function mulHigh(a, b) {
+    const a0 = a & 0xffff, a1 = a >>> 16, b0 = b & 0xffff, b1 = b >>> 16;
+    const m1 = a1 * b0, m2 = a0 * b1, mid = ((a0 * b0) >>> 16) + (m1 & 0xffff) + (m2 & 0xffff);
+    return (a1 * b1 + (m1 >>> 16) + (m2 >>> 16) + (mid >>> 16)) >>> 0;
+  }
+
+  /* The 128-bit product of two 64-bit values, its two halves xored (XXH3_mul128_fold64): the
+   * hottest function of a ring build, so the four partial products stay in locals. */
   function fold64(ah, al, bh, bl) {
-    mul32(al, bl);
-    const p0h = R[0], p0l = R[1];
-    mul32(al, bh);
-    const p1h = R[0], p1l = R[1];
-    mul32(ah, bl);
-    const p2h = R[0], p2l = R[1];
-    mul32(ah, bh);
-    const s1 = p0h + p1l + p2l, s2 = p1h + p2h + R[1] + Math.floor(s1 / TWO32);
-    const w3 = (R[0] + Math.floor(s2 / TWO32)) >>> 0;
+    const p0l = Math.imul(al, bl) >>> 0, p1l = Math.imul(al, bh) >>> 0, p2l = Math.imul(ah, bl) >>> 0, p3l = Math.imul(ah, bh) >>> 0;
+    const s1 = mulHigh(al, bl) + p1l + p2l, s2 = mulHigh(al, bh) + mulHigh(ah, bl) + p3l + Math.floor(s1 / TWO32);
+    const w3 = (mulHigh(ah, bh) + Math.floor(s2 / TWO32)) >>> 0;
     R[0] = (s1 ^ w3) >>> 0;
     R[1] = (p0l ^ s2) >>> 0;
   }

@@ -45,16 +45,17 @@ const rkRing = (() => {
     return len + 1;
   }
 
-  /* Places node k's points at r.hi/r.lo/r.node from index at: H("<id>#<i>") or ketama's MD5 words. */
-  function placeNode(r, doc, k, count, at) {
-    const id = r.idBytes[k], buf = new Uint8Array(id.length + 12);
+  /* Places the points of node k (global index; its id's bytes `id`) at p.hi/p.lo/p.node from
+   * index at: H("<id>#<i>"), or ketama's MD5 words of "<id>-<j>". */
+  function placeNode(p, id, k, count, at) {
+    const buf = new Uint8Array(id.length + 12);
     buf.set(id);
-    if (doc.scheme !== "ketama") {
-      const hash = rkHash[doc.hash];
+    if (p.scheme !== "ketama") {
+      const hash = rkHash[p.hash];
       buf[id.length] = 0x23; /* '#' */
       for (let i = 0, digits = putDecimal(buf, id.length + 1, 0); i < count; i++) {
-        hash(buf, id.length + 1 + digits, r.hi, r.lo, at + i);
-        r.node[at + i] = k;
+        hash(buf, id.length + 1 + digits, p.hi, p.lo, at + i);
+        p.node[at + i] = k;
         digits = increment(buf, id.length + 1, digits);
       }
       return;
@@ -62,17 +63,17 @@ const rkRing = (() => {
     buf[id.length] = 0x2d; /* '-' */
     for (let j = 0; j < count / 4; j++) {
       const words = rkHash.md5(buf, id.length + 1 + putDecimal(buf, id.length + 1, j));
-      for (let w = 0; w < 4; w++, at++) r.hi[at] = 0, r.lo[at] = words[w], r.node[at] = k;
+      for (let w = 0; w < 4; w++, at++) p.hi[at] = 0, p.lo[at] = words[w], p.node[at] = k;
     }
   }
 
-  /* Stable sort by position of the points in [s, e) of the arrays: insertion sort, as a bucket of
-   * sortPoints holds a few points; a crowded one (a hash that clusters) gets a merge sort. */
-  function sortBucket(hi, lo, node, s, e) {
-    const before = (a, b) => hi[a] < hi[b] || (hi[a] === hi[b] && lo[a] < lo[b]);
+  /* Stable sort by position of the points in [s, e) of r's arrays: insertion sort, as a bucket of
+   * sortRun holds a few points; a crowded one (a hash that clusters) gets the engine's merge sort. */
+  function sortBucket(r, s, e) {
+    const { hi, lo, node } = r;
     if (e - s > 64) {
-      const idx = Array.from({ length: e - s }, (_, i) => s + i).sort((a, b) => (before(b, a) ? 1 : before(a, b) ? -1 : 0));
-      const copy = [hi, lo, node].map((arr) => arr.slice(s, e));
+      const idx = Array.from({ length: e - s }, (_, i) => s + i).sort((a, b) => hi[a] - hi[b] || lo[a] - lo[b]);
+      const copy = [hi.slice(s, e), lo.slice(s, e), node.slice(s, e)];
       idx.forEach((from, i) => { hi[s + i] = copy[0][from - s], lo[s + i] = copy[1][from - s], node[s + i] = copy[2][from - s]; });
       return;
     }
@@ -112,26 +113,82 @@ const rkRing = (() => {
       r.hi[j] = x[3 * i], r.lo[j] = x[3 * i + 1], r.node[j] = x[3 * i + 2];
     }
     for (let d = 0; d <= mask; d++)
-      if (start[d + 1] - start[d] > 1) sortBucket(r.hi, r.lo, r.node, s + start[d], s + start[d + 1]);
+      if (start[d + 1] - start[d] > 1) sortBucket(r, s + start[d], s + start[d + 1]);
+  }
+
+  /* What placing a ring's points needs from its version document: the nodes in tie order (by id
+   * bytes; ketama by id length first: SPEC sections 2 and 8) and their point counts. */
+  function layout(doc) {
+    const ketama = doc.scheme === "ketama", ids = doc.nodes.map((n) => n.id);
+    const idBytes = ids.map((id) => encoder.encode(id)), counts = pointCounts(doc);
+    const bits = ketama ? 32 : rkHash.bits[doc.hash];
+    if (!bits) throw new Error(`the console cannot build rings of hash ${doc.hash}`);
+    const order = ids.map((_, k) => k).sort((a, b) =>
+      (ketama && idBytes[a].length - idBytes[b].length) || compareBytes(idBytes[a], idBytes[b]));
+    return { scheme: doc.scheme, hash: doc.hash, bits, ids, idBytes, counts, order, n: counts.reduce((s, c) => s + c, 0) };
+  }
+
+  /* One part of a ring, sorted: the points of nodes `index` (global indexes, in tie order) with
+   * their ids' bytes and point counts. A worker (ringworker.js) builds one from a message. */
+  function part({ scheme, hash, bits, index, idBytes, counts }) {
+    const n = counts.reduce((s, c) => s + c, 0);
+    const p = { scheme, hash, bits, n, hi: new Uint32Array(n), lo: new Uint32Array(n), node: new Uint32Array(n) };
+    for (let j = 0, at = 0; j < index.length; at += counts[j], j++) placeNode(p, idBytes[j], index[j], counts[j], at);
+    sortPoints(p);
+    return { n, hi: p.hi, lo: p.lo, node: p.node };
+  }
+
+  /* The part of layout l of the nodes at [from, to) of its tie order, as a message to a worker. */
+  function partSpec(l, from, to) {
+    const index = l.order.slice(from, to);
+    return { scheme: l.scheme, hash: l.hash, bits: l.bits, index, idBytes: index.map((k) => l.idBytes[k]), counts: index.map((k) => l.counts[k]) };
+  }
+
+  /* The ring of layout l from parts sorted each, the earlier in tie order first: a stable merge,
+   * so that at one position the earlier part's point comes first, as in one sort. */
+  function merge(l, parts) {
+    let [a, b] = parts;
+    const r = { ids: l.ids, idBytes: l.idBytes, bits: l.bits, n: l.n, hi: a.hi, lo: a.lo, node: a.node };
+    if (!b) return r;
+    r.hi = new Uint32Array(l.n), r.lo = new Uint32Array(l.n), r.node = new Uint32Array(l.n);
+    for (let i = 0, j = 0, o = 0; o < l.n; o++) {
+      const fromA = j >= b.n || (i < a.n && (a.hi[i] < b.hi[j] || (a.hi[i] === b.hi[j] && a.lo[i] <= b.lo[j])));
+      const src = fromA ? a : b, k = fromA ? i++ : j++;
+      r.hi[o] = src.hi[k], r.lo[o] = src.lo[k], r.node[o] = src.node[k];
+    }
+    return r;
   }
 
   /* The ring of a version document: {ids, idBytes, bits, n, hi, lo, node}; node indexes doc.nodes. */
   function build(doc) {
-    const ketama = doc.scheme === "ketama";
-    const ids = doc.nodes.map((n) => n.id), idBytes = ids.map((id) => encoder.encode(id));
-    const counts = pointCounts(doc), n = counts.reduce((s, c) => s + c, 0);
-    const r = { ids, idBytes, bits: ketama ? 32 : rkHash.bits[doc.hash], n, hi: new Uint32Array(n), lo: new Uint32Array(n), node: new Uint32Array(n) };
-    if (!r.bits) throw new Error(`the console cannot build rings of hash ${doc.hash}`);
-    /* ties at one position: by id bytes, ketama by id length first (SPEC sections 2 and 8) */
-    const order = ids.map((_, k) => k).sort((a, b) =>
-      (ketama && idBytes[a].length - idBytes[b].length) || compareBytes(idBytes[a], idBytes[b]));
-    let at = 0;
-    for (const k of order) {
-      placeNode(r, doc, k, counts[k], at);
-      at += counts[k];
+    const l = layout(doc);
+    return merge(l, [part(partSpec(l, 0, l.order.length))]);
+  }
+
+  /* The index in l's tie order that splits its points in two halves. */
+  function halfway(l) {
+    let k = 0;
+    for (let sum = 0; k < l.order.length && 2 * sum < l.n; k++) sum += l.counts[l.order[k]];
+    return k;
+  }
+
+  /* build() off the page's thread, in two workers at once when the ring is big: the page stays
+   * responsive and both cores hash. Falls back to build() where workers fail or do not exist. */
+  async function buildAsync(doc) {
+    const l = layout(doc);
+    if (typeof Worker === "undefined" || l.n < 200000) return build(doc);
+    const k = halfway(l);
+    const run = (spec) => new Promise((resolve, reject) => {
+      const w = new Worker("ringworker.js");
+      w.onmessage = (ev) => resolve(ev.data);
+      w.onerror = (ev) => reject(new Error(ev.message));
+      w.postMessage(spec);
+    });
+    try {
+      return merge(l, await Promise.all([run(partSpec(l, 0, k)), run(partSpec(l, k, l.order.length))]));
+    } catch (e) {
+      return build(doc);
     }
-    sortPoints(r);
-    return r;
   }
 
   /* Per node of r, its rank in id byte order: its index among a plan's nodes when the plan is
@@ -197,7 +254,7 @@ const rkRing = (() => {
     return after(r, hi, lo) % r.n;
   }
 
-  return { build, fingerprint, idRanks, arc, owner, after, next, hex };
+  return { build, buildAsync, part, partSpec, layout, merge, halfway, fingerprint, idRanks, arc, owner, after, next, hex };
 })();
 
 if (typeof module !== "undefined") module.exports = { rkRing };
