@@ -64,12 +64,14 @@ function show(title, ...parts) {
   view.replaceChildren(h("h1", {}, title), ...parts.flat(Infinity));
 }
 
-function table(head, rows, note) {
-  const shown = rows.slice(0, MAX_ROWS);
+/* A table of the first MAX_ROWS items, row(item, index) building each, and a note saying how many
+ * were left out: a 100000-node plan must not become 100000 rows, nor build them to drop them. */
+function table(head, items, row = (x) => x, note = "") {
+  const shown = items.slice(0, MAX_ROWS).map(row);
   return [
     h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
       h("tbody", {}, shown)),
-    rows.length > shown.length ? h("p", { class: "note" }, `${shown.length} of ${rows.length} rows shown${note || ""}`) : "",
+    items.length > shown.length ? h("p", { class: "note" }, `${shown.length} of ${items.length} rows shown${note}`) : "",
   ];
 }
 
@@ -96,16 +98,21 @@ function swatch(k) {
   return h("span", { class: "swatch", style: `background:${rkDraw.colour(k)}`, "aria-hidden": "true" });
 }
 
-/* Rows of node, the shares of `sides` and ideal_after as numbers, and a bar per side against the
- * ideal (a black mark): the first side pale, the last full. Shares are of plan.nodes. */
-function shareRows(plan, sides, prefix) {
-  const top = Math.max(1e-12, ...plan.nodes.map((n) => Math.max(n.ideal_after, ...sides.map((s) => n[s]))));
-  const bar = (n, s, i) => h("span", { class: sides.length > 1 && i === 0 ? "bar before" : "bar", title: s, style: `width:${(200 * n[s]) / top}px` });
-  return plan.nodes.map((n, i) => h("tr", {}, h("td", {}, swatch(i), " ", n.id),
-    sides.map((s) => h("td", { class: "n" }, num(`${prefix}nodes.${i}.${s}`, n[s], true))),
-    h("td", { class: "n" }, num(`${prefix}nodes.${i}.ideal_after`, n.ideal_after, true)),
-    h("td", { class: "bars" }, sides.map((s, k) => [bar(n, s, k), h("br", {})]),
-      h("span", { class: "bar ideal", title: "ideal", style: `margin-left:${(200 * n.ideal_after) / top - 2}px` }))));
+/* A table of plan.nodes: id, the shares of `sides` and ideal_after as numbers, and a bar per side
+ * against the ideal (a black mark), the first side pale when there are two. On rings of more nodes
+ * than a table shows, the nodes furthest from their ideal (or most changed, with two sides) first. */
+function sharesTable(plan, sides, prefix, head) {
+  const nodes = plan.nodes, top = Math.max(1e-12, ...nodes.map((n) => Math.max(n.ideal_after, ...sides.map((s) => n[s]))));
+  const score = sides.length > 1 ? (n) => Math.abs(n[sides[1]] - n[sides[0]]) : (n) => Math.abs(n[sides[0]] - n.ideal_after);
+  const order = nodes.map((_, i) => i);
+  if (nodes.length > MAX_ROWS) order.sort((a, b) => score(nodes[b]) - score(nodes[a]) || a - b);
+  const bar = (n, s, k) => h("span", { class: sides.length > 1 && k === 0 ? "bar before" : "bar", title: s, style: `width:${(200 * n[s]) / top}px` });
+  return table(head, order, (i) => h("tr", {}, h("td", {}, swatch(i), " ", nodes[i].id),
+    sides.map((s) => h("td", { class: "n" }, num(`${prefix}nodes.${i}.${s}`, nodes[i][s], true))),
+    h("td", { class: "n" }, num(`${prefix}nodes.${i}.ideal_after`, nodes[i].ideal_after, true)),
+    h("td", { class: "bars" }, sides.map((s, k) => [bar(nodes[i], s, k), h("br", {})]),
+      h("span", { class: "bar ideal", title: "ideal", style: `margin-left:${(200 * nodes[i].ideal_after) / top - 2}px` }))),
+  sides.length > 1 ? ": the most changed nodes" : ": the nodes furthest from their ideal share");
 }
 
 /* ---- rings drawn in the browser ---- */
@@ -127,7 +134,7 @@ function nodeMap(r, plan) {
  * browser that got the ring wrong must say so rather than show a wrong picture. */
 function ringCheck(rings, plan, v) {
   const out = h("p", { id: "ring-check", class: "note", role: "status" }, "checking the rings drawn against the server's…");
-  setTimeout(() => {
+  requestAnimationFrame(() => setTimeout(() => { /* after the picture is on screen */
     const bad = rings.filter((x) => rkRing.fingerprint(x.ring) !== x.doc.fingerprint).map((x) => `v${x.doc.version}`);
     let text = bad.length ? `the ring of ${bad.join(" and ")} drawn here differs from the server's (fingerprint): do not trust this picture`
       : `rings drawn here match the server's fingerprints (${rings.map((x) => `v${x.doc.version} ${x.doc.fingerprint}`).join(", ")})`;
@@ -139,7 +146,7 @@ function ringCheck(rings, plan, v) {
     }
     out.className = bad.length ? "fail" : "pass";
     out.textContent = text;
-  });
+  }));
   return out;
 }
 
@@ -151,12 +158,12 @@ async function clusterView(c) {
   const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
   const active = versions.find((v) => v.state === "active");
   const timeline = table(["version", "state", "author", "created", "activated", "comment", "fingerprint", ""],
-    versions.map((v, i) => h("tr", {}, h("td", { class: "n" }, num(`versions.${i}.version`, v.version)),
+    versions, (v, i) => h("tr", {}, h("td", { class: "n" }, num(`versions.${i}.version`, v.version)),
       h("td", {}, v.state), h("td", {}, v.author), h("td", {}, v.created_at), h("td", {}, v.activated_at || ""),
       h("td", {}, v.comment || ""), h("td", {}, v.fingerprint),
       h("td", {}, active && v.version !== active.version
         ? h("a", { href: `#/c/${encodeURIComponent(c)}/plan?from=${active.version}&to=${v.version}` },
-          `plan v${active.version} → v${v.version}`) : ""))));
+          `plan v${active.version} → v${v.version}`) : "")));
   const parts = [h("p", {}, h("a", { href: `#/c/${encodeURIComponent(c)}/plan` }, "review the plan: active → latest")),
     h("h2", {}, "Versions"), timeline];
   let rest;
@@ -175,13 +182,13 @@ async function clusterView(c) {
       layer.share.push(...ring.nodes.map((n) => n.share_after));
       shares.replaceChildren(h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
         ", min ", num("ring.balance.after.min", ring.balance.after.min)),
-      ...table(["node", "share", "ideal", ""], shareRows(ring, ["share_after"], "ring.")));
+      ...sharesTable(ring, ["share_after"], "ring.", ["node", "share", "ideal", "share, ideal (mark)"]));
     });
   } else {
     parts.push(h("p", {}, "No version is active yet."));
   }
   show(`Cluster ${c}`, ...parts);
-  return rest;
+  return { rest }; /* not the promise itself, which the caller's await would wait for */
 }
 
 /* ---- a plan ---- */
@@ -197,9 +204,9 @@ function versionSelect(id, versions, chosen) {
 function transfersPart(plan) {
   const froms = [...new Set(plan.transfers.map((t) => t.from))], tos = [...new Set(plan.transfers.map((t) => t.to))];
   if (froms.length > 20 || tos.length > 20)
-    return table(["from", "to", "fraction", "arcs"], plan.transfers.map((t, i) => h("tr", {}, h("td", {}, t.from),
+    return table(["from", "to", "fraction", "arcs"], plan.transfers, (t, i) => h("tr", {}, h("td", {}, t.from),
       h("td", {}, t.to), h("td", { class: "n" }, num(`plan.transfers.${i}.fraction`, t.fraction, true)),
-      h("td", { class: "n" }, num(`plan.transfers.${i}.arcs`, t.arcs)))));
+      h("td", { class: "n" }, num(`plan.transfers.${i}.arcs`, t.arcs))));
   const cell = (f, t) => {
     const i = plan.transfers.findIndex((x) => x.from === f && x.to === t);
     return h("td", { class: "n" }, i < 0 ? "" : num(`plan.transfers.${i}.fraction`, plan.transfers[i].fraction, true));
@@ -287,11 +294,11 @@ async function planView(c, query) {
     h("h2", {}, "Cut over"), actionsPart(c, plan, to),
     h("h2", {}, "Warnings"), plan.warnings.length ? h("ul", { id: "warnings" }, plan.warnings.map((w) => h("li", {}, w))) : h("p", {}, "none"),
     h("h2", {}, "Rings"), planPicture(plan, before, after), h("p", {}, svgLink(base + "&format=svg", "this plan")),
-    h("h2", {}, "Shares"), table(["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"], shareRows(plan, ["share_before", "share_after"], "plan.")),
+    h("h2", {}, "Shares"), sharesTable(plan, ["share_before", "share_after"], "plan.", ["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"]),
     h("h2", {}, "Transfers"), plan.transfers.length ? transfersPart(plan) : h("p", {}, "nothing moves"),
-    plan.steps ? [h("h2", {}, "Steps"), table(["step", "fraction", "arcs"], plan.steps.map((s, i) => h("tr", {},
+    plan.steps ? [h("h2", {}, "Steps"), table(["step", "fraction", "arcs"], plan.steps, (s, i) => h("tr", {},
       h("td", { class: "n" }, num(`plan.steps.${i}.step`, s.step)), h("td", { class: "n" }, num(`plan.steps.${i}.fraction`, s.fraction, true)),
-      h("td", { class: "n" }, num(`plan.steps.${i}.arcs.length`, s.arcs.length)))))] : "");
+      h("td", { class: "n" }, num(`plan.steps.${i}.arcs.length`, s.arcs.length))))] : "");
   window.rkPlan = plan; /* the document the page shows, for a look from the developer tools */
 }
 
@@ -307,7 +314,7 @@ async function route() {
   const failed = (e) => show("Error", h("p", { class: "message error", id: "error" }, e.message));
   let rest; /* what a view fills in after it is first drawn */
   try {
-    if (parts[0] === "c" && parts.length === 2) rest = await clusterView(parts[1]);
+    if (parts[0] === "c" && parts.length === 2) ({ rest } = await clusterView(parts[1]));
     else if (parts[0] === "c" && parts[2] === "plan") await planView(parts[1], new URLSearchParams(q || ""));
     else await clustersView();
   } catch (e) {

@@ -109,21 +109,36 @@ const rkDraw = (() => {
       f0: span(v.a, v.b, lo)[0], f1: span(v.a, v.b, hi)[1] };
   }
 
+  /* Calls visit(from, to, sh, sl, eh, el) for each segment of the overlay of v's two rings whose
+   * owners (plan node indexes) differ: the hash values (sh:sl, eh:el], sh = -1 from zero and eh = -1
+   * to the end of the space. One pass over both rings, no object per segment: two 4M-point rings
+   * have 8M segments. Empty segments (two points of one ring at one position) are skipped. */
+  function overlay(v, visit) {
+    const { a, b, mapA, mapB } = v, [endH, endL] = last(a.bits);
+    let i = 0, j = 0, ph = -1, pl = 0;
+    while (i < a.n || j < b.n) {
+      const c = i >= a.n ? 1 : j >= b.n ? -1 : a.hi[i] - b.hi[j] || a.lo[i] - b.lo[j];
+      const eh = c <= 0 ? a.hi[i] : b.hi[j], el = c <= 0 ? a.lo[i] : b.lo[j];
+      const from = mapA[a.node[i < a.n ? i : 0]], to = mapB[b.node[j < b.n ? j : 0]];
+      if (from !== to && (eh !== ph || el !== pl)) visit(from, to, ph, pl, eh, el);
+      i += c <= 0 ? 1 : 0;
+      j += c >= 0 ? 1 : 0;
+      ph = eh, pl = el;
+    }
+    const from = mapA[a.node[0]], to = mapB[b.node[0]];
+    if (from !== to && (ph !== endH || pl !== endL)) visit(from, to, ph, pl, -1, 0);
+  }
+
   /* Every moving arc of a plan's two rings, as the plan lists them: {first, last, from, to}. */
   function movingArcs(v) {
-    const out = [];
-    let open = null;
-    for (let s = { ia: 0, ib: 0 }; s; s = forward(v.a, v.b, s)) {
-      const [from, to] = owners(v, s);
-      if (from === to) {
-        open = null;
-        continue;
-      }
-      const [first, last] = range(v.a, v.b, s);
-      if (open && open.from === v.ids[from] && open.to === v.ids[to]) open.last = last;
-      else out.push((open = { first, last, from: v.ids[from], to: v.ids[to] }));
-    }
-    return out;
+    const arcs = [], bits = v.a.bits;
+    overlay(v, (from, to, sh, sl, eh, el) => {
+      const open = arcs[arcs.length - 1];
+      if (open && open.eh === sh && open.el === sl && open.from === from && open.to === to) open.eh = eh, open.el = el;
+      else arcs.push({ from, to, sh, sl, eh, el });
+    });
+    return arcs.map((x) => ({ first: rkRing.hex(...(x.sh < 0 ? [0, 0] : rkRing.next(bits, x.sh, x.sl))),
+      last: rkRing.hex(...(x.eh < 0 ? last(bits) : [x.eh, x.el])), from: v.ids[x.from], to: v.ids[x.to] }));
   }
 
   /* ---- bins: per bin the plan node of its longest stretch, -1 when empty ---- */
@@ -163,11 +178,8 @@ const rkDraw = (() => {
 
   /* The bins of the moving stretches of a plan, coloured by destination. */
   function moveBins(v) {
-    const bins = binner();
-    for (let s = { ia: 0, ib: 0 }; s; s = forward(v.a, v.b, s)) {
-      const [from, to] = owners(v, s), [f0, f1] = span(v.a, v.b, s);
-      bins.add(f0, f1, from === to ? -1 : to);
-    }
+    const bins = binner(), r = v.a;
+    overlay(v, (from, to, sh, sl, eh, el) => bins.add(sh < 0 ? 0 : frac(r, sh, sl), eh < 0 ? 1 : frac(r, eh, el), to));
     return bins.done();
   }
 
