@@ -275,8 +275,10 @@ async function planView(c, query) {
   const from = Number(query.get("from")) || (active ? active.version : versions[versions.length - 1].version);
   const to = Number(query.get("to")) || versions[0].version, step = query.get("step");
   const base = `${clusterPath(c)}/plan?from=${from}&to=${to}`;
-  const [plan, before, after] = await Promise.all([fetchPlan(base + (step ? `&max_step=${encodeURIComponent(step)}` : "")),
-    versionRing(c, from), versionRing(c, to)]);
+  const [plan, before, afterDoc] = await Promise.all([fetchPlan(base + (step ? `&max_step=${encodeURIComponent(step)}` : "")),
+    versionRing(c, from), get(`${clusterPath(c)}/versions/${to}`)]);
+  /* the ring after from the ring before where it can: only the nodes that changed are hashed */
+  const after = { doc: afterDoc, ring: rkRing.derive(before.ring, before.doc, afterDoc) || (await rkRing.buildAsync(afterDoc)) };
   const live = (p) => plan.nodes.filter((n) => n[p] > 0).length;
   const n = live("weight_before"), m = live("weight_after");
   const field = (id) => document.getElementById(id).value;

@@ -138,31 +138,50 @@ const rkRing = (() => {
     return { n, hi: p.hi, lo: p.lo, node: p.node };
   }
 
-  /* The part of layout l of the nodes at [from, to) of its tie order, as a message to a worker. */
-  function partSpec(l, from, to) {
-    const index = l.order.slice(from, to);
+  /* The part of layout l of nodes `index` (in tie order), as a message to a worker. */
+  function partSpec(l, index) {
     return { scheme: l.scheme, hash: l.hash, bits: l.bits, index, idBytes: index.map((k) => l.idBytes[k]), counts: index.map((k) => l.counts[k]) };
   }
 
-  /* The ring of layout l from parts sorted each, the earlier in tie order first: a stable merge,
-   * so that at one position the earlier part's point comes first, as in one sort. */
+  /* The ring of layout l from two parts sorted each: a merge that puts, at one position, the point
+   * of the node first in tie order first, as one sort of the whole would. */
   function merge(l, parts) {
-    let [a, b] = parts;
+    const [a, b] = parts;
     const r = { ids: l.ids, idBytes: l.idBytes, bits: l.bits, n: l.n, hi: a.hi, lo: a.lo, node: a.node };
     if (!b) return r;
+    const rank = new Uint32Array(l.ids.length);
+    l.order.forEach((k, i) => (rank[k] = i));
     r.hi = new Uint32Array(l.n), r.lo = new Uint32Array(l.n), r.node = new Uint32Array(l.n);
     for (let i = 0, j = 0, o = 0; o < l.n; o++) {
-      const fromA = j >= b.n || (i < a.n && (a.hi[i] < b.hi[j] || (a.hi[i] === b.hi[j] && a.lo[i] <= b.lo[j])));
-      const src = fromA ? a : b, k = fromA ? i++ : j++;
+      const c = i >= a.n ? 1 : j >= b.n ? -1 : a.hi[i] - b.hi[j] || a.lo[i] - b.lo[j] || rank[a.node[i]] - rank[b.node[j]];
+      const src = c <= 0 ? a : b, k = c <= 0 ? i++ : j++;
       r.hi[o] = src.hi[k], r.lo[o] = src.lo[k], r.node[o] = src.node[k];
     }
     return r;
   }
 
+  /* The ring of version document `doc` from ring r of document `base`: with one hash and
+   * vnode_factor, a node of one id and weight has the same points in both, so only new and
+   * reweighted nodes are hashed (a plan between two 4M-point versions that differ by ten nodes
+   * hashes 400 points, not 4M). null for ketama, whose point counts change with every node. */
+  function derive(r, base, doc) {
+    if (base.scheme === "ketama" || doc.scheme === "ketama" || base.hash !== doc.hash || base.vnode_factor !== doc.vnode_factor) return null;
+    const l = layout(doc), was = new Map(base.nodes.map((n) => [n.id, n.weight]));
+    const at = new Map(l.ids.map((id, k) => [id, k])), same = doc.nodes.map((n) => was.get(n.id) === n.weight);
+    const keep = Int32Array.from(r.ids, (id) => (same[at.get(id)] ? at.get(id) : -1));
+    let n = 0;
+    for (let i = 0; i < r.n; i++) n += keep[r.node[i]] >= 0 ? 1 : 0;
+    const kept = { n, hi: new Uint32Array(n), lo: new Uint32Array(n), node: new Uint32Array(n) };
+    for (let i = 0, o = 0; i < r.n; i++)
+      if (keep[r.node[i]] >= 0) kept.hi[o] = r.hi[i], kept.lo[o] = r.lo[i], kept.node[o++] = keep[r.node[i]];
+    const fresh = l.order.filter((k) => !same[k]);
+    return merge(l, [kept, part(partSpec(l, fresh))]);
+  }
+
   /* The ring of a version document: {ids, idBytes, bits, n, hi, lo, node}; node indexes doc.nodes. */
   function build(doc) {
     const l = layout(doc);
-    return merge(l, [part(partSpec(l, 0, l.order.length))]);
+    return merge(l, [part(partSpec(l, l.order))]);
   }
 
   /* The index in l's tie order that splits its points in two halves. */
@@ -185,7 +204,7 @@ const rkRing = (() => {
       w.postMessage(spec);
     });
     try {
-      return merge(l, await Promise.all([run(partSpec(l, 0, k)), run(partSpec(l, k, l.order.length))]));
+      return merge(l, await Promise.all([run(partSpec(l, l.order.slice(0, k))), run(partSpec(l, l.order.slice(k)))]));
     } catch (e) {
       return build(doc);
     }
@@ -254,7 +273,7 @@ const rkRing = (() => {
     return after(r, hi, lo) % r.n;
   }
 
-  return { build, buildAsync, part, partSpec, layout, merge, halfway, fingerprint, idRanks, arc, owner, after, next, hex };
+  return { build, buildAsync, derive, part, partSpec, layout, merge, halfway, fingerprint, idRanks, arc, owner, after, next, hex };
 })();
 
 if (typeof module !== "undefined") module.exports = { rkRing };

@@ -1,7 +1,7 @@
 // test_ring.js VECTORS_DIR — the console's hashes and ring (server/ui/hash.js, ring.js) against the
 // golden vectors the C library must match: every hash, each ring's first points, fingerprint, key
 // owners and shares, ketama's point counts, a ring built in two parts, and the moving arcs of two rings (ringdraw.js) against
-// the plans' transfers. Run by node, no browser. Exits 1 on any failure.
+// the plans' transfers, and each plan's ring after derived from its ring before. Run by node, no browser. Exits 1 on any failure.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -67,7 +67,8 @@ function ketama() {
 // The arcs that move between each plan's two rings, summed per (from, to), against its transfers.
 function plans() {
   for (const p of JSON.parse(fs.readFileSync(path.join(dir, "plans.json"), "utf8"))) {
-    const a = rkRing.build(p.from), b = rkRing.build(p.to);
+    const a = rkRing.build(p.from), b = rkRing.build(p.to), derived = rkRing.derive(a, p.from, p.to);
+    check(`plan ${p.name}: the ring after derived from the ring before`, rkRing.fingerprint(derived) === rkRing.fingerprint(b), "differs");
     const ids = [...new Set([...a.ids, ...b.ids])].sort();
     const map = (r) => Uint32Array.from(r.ids, (id) => ids.indexOf(id));
     const arcs = rkDraw.movingArcs({ a, b, mapA: map(a), mapB: map(b), ids }), got = {};
@@ -90,7 +91,7 @@ function plans() {
 function parts() {
   const doc = { hash: "fnv1a_32", vnode_factor: 10, nodes: Array.from({ length: 100000 }, (_, k) => ({ id: `n${k}`, weight: 1 })) };
   const whole = rkRing.build(doc), l = rkRing.layout(doc), k = rkRing.halfway(l);
-  const merged = rkRing.merge(l, [rkRing.part(rkRing.partSpec(l, 0, k)), rkRing.part(rkRing.partSpec(l, k, l.order.length))]);
+  const merged = rkRing.merge(l, [rkRing.part(rkRing.partSpec(l, l.order.slice(0, k))), rkRing.part(rkRing.partSpec(l, l.order.slice(k)))]);
   let ties = 0;
   for (let i = 1; i < whole.n; i++) ties += whole.lo[i] === whole.lo[i - 1];
   check("two parts merged: the same ring", rkRing.fingerprint(merged) === rkRing.fingerprint(whole) && k > 0 && k < l.order.length, `split at ${k}`);
