@@ -342,6 +342,8 @@ async function main() {
     const stepped = await planView(page, "#/c/c/plan?from=1&to=2&step=0.05", 1, 2, "plan-steps", "&max_step=0.05");
     const steps = await page.$$eval("[data-k^='plan.steps.']", (es) => es.length);
     check("plan-steps: the steps are shown", stepped.steps.length > 1 && steps === 3 * stepped.steps.length, `${steps} numbers, ${stepped.steps.length} steps`);
+    await open(page, "#/c/kt");
+    await ringsChecked(page, "ketama ring");
     await bigViews(page);
     check("no console errors while viewing", errors.length === 0, JSON.stringify(errors));
     await activate(page, errors);
