@@ -98,7 +98,14 @@ function parts() {
   check("two parts merged: with ties", ties > 0 && whole.node.every((x, i) => merged.node[i] === x), `${ties} ties`);
 }
 
+// Ids in UTF-8 byte order, where UTF-16 (JavaScript's string order) would put U+1F600 before U+FFFD.
+function idOrder() {
+  const ranks = rkRing.idRanks({ ids: ["b", "\u{1F600}", "\uFFFD", "a", "ab"] });
+  check("ids in byte order", [...ranks].join() === "2,4,3,0,1", [...ranks].join());
+}
+
 hashes();
+idOrder();
 rings();
 parts();
 ketama();
