@@ -97,7 +97,8 @@ const rkDraw = (() => {
   }
 
   /* The moving arc holding segment s, merged over neighbours with the same (from, to), as the
-   * plan's arcs are: {first, last, from, to, fraction}; null when s does not move. */
+   * plan's arcs are: {first, last, from, to}, with dest (to's plan index) and the span f0..f1 for
+   * drawing; null when s does not move. */
   function movingArc(v, s) {
     const [from, to] = owners(v, s);
     if (from === to) return null;
@@ -105,7 +106,7 @@ const rkDraw = (() => {
     let lo = s, hi = s;
     for (let t = backward(v.a, v.b, lo); same(t); t = backward(v.a, v.b, t)) lo = t;
     for (let t = forward(v.a, v.b, hi); same(t); t = forward(v.a, v.b, t)) hi = t;
-    return { first: range(v.a, v.b, lo)[0], last: range(v.a, v.b, hi)[1], from: v.ids[from], to: v.ids[to],
+    return { first: range(v.a, v.b, lo)[0], last: range(v.a, v.b, hi)[1], from: v.ids[from], to: v.ids[to], dest: to,
       f0: span(v.a, v.b, lo)[0], f1: span(v.a, v.b, hi)[1] };
   }
 
@@ -232,12 +233,12 @@ const rkDraw = (() => {
   /* What a ring layer shows for its point i. */
   function ringCursor(layer, i) {
     const r = layer.ring, p = (i + r.n - 1) % r.n;
-    return { layer, point: i, arc: rkRing.arc(r, i), f0: i ? frac(r, r.hi[p], r.lo[p]) : 0, f1: frac(r, r.hi[i], r.lo[i]) };
+    return { layer, point: i, arc: rkRing.arc(r, i), colour: colour(layer.map[r.node[i]]), f0: i ? frac(r, r.hi[p], r.lo[p]) : 0, f1: frac(r, r.hi[i], r.lo[i]) };
   }
 
   function moveCursor(layer, s) {
     const arc = movingArc(layer.v, s);
-    return arc && { layer, arc, f0: arc.f0, f1: arc.f1 };
+    return arc && { layer, arc, colour: colour(arc.dest), f0: arc.f0, f1: arc.f1 };
   }
 
   /* The moving arc drawn in bin k: the longest moving segment in it, merged into its arc. */
@@ -326,8 +327,8 @@ const rkDraw = (() => {
       cur = c;
       if (!c) return void (box.hidden = true);
       const pad = Math.max(0, (0.004 - (c.f1 - c.f0)) / 2); /* a sub-pixel arc still gets a mark */
-      stroke(ctx, c.layer.radius, c.layer.width + 6, c.f0 - pad, c.f1 + pad, "rgba(0,0,0,0.85)");
-      stroke(ctx, c.layer.radius, c.layer.width, c.f0 - pad, c.f1 + pad, "#fff");
+      stroke(ctx, c.layer.radius, c.layer.width + 8, c.f0 - pad, c.f1 + pad, "#000"); /* outlined, in its own colour */
+      stroke(ctx, c.layer.radius, c.layer.width + 2, c.f0 - pad, c.f1 + pad, c.colour);
       describe(box, c);
       const mid = angle((c.f0 + c.f1) / 2);
       box.style.left = (x ?? C + (c.layer.radius + 20) * Math.cos(mid)) + 12 + "px";
