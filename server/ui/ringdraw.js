@@ -303,53 +303,63 @@ const rkDraw = (() => {
     box.hidden = false;
   }
 
+  /* The arc under a mouse event, or null off the circles. */
+  function pointed(layers, ev) {
+    const x = ev.offsetX - C, y = ev.offsetY - C, rho = Math.hypot(x, y);
+    const layer = layers.find((l) => Math.abs(rho - l.radius) <= l.width / 2 + 3);
+    return layer ? cursorAt(layer, ((Math.atan2(y, x) + Math.PI / 2 + TAU) % TAU) / TAU) : null;
+  }
+
+  /* Where a key moves the cursor: left and right along its circle, up and down to the next circle
+   * at the same angle, Home to the top; undefined for other keys. */
+  function keyed(layers, cur, key) {
+    const i = layers.indexOf(cur.layer), f = (cur.f0 + cur.f1) / 2;
+    const moves = { ArrowRight: () => step(cur, 1), ArrowLeft: () => step(cur, -1), Home: () => near(cur.layer, 0) || cur,
+      ArrowUp: () => near(layers[Math.max(0, i - 1)], f) || cur, ArrowDown: () => near(layers[Math.min(layers.length - 1, i + 1)], f) || cur };
+    return moves[key] && moves[key]();
+  }
+
+  /* Marks cursor c on the overlay (outlined, in its own colour: a sub-pixel arc still gets a
+   * mark) and says what it is in the box, at x, y or else beside the arc. */
+  function mark(over, box, c, x, y) {
+    const ctx = over.getContext("2d");
+    ctx.clearRect(0, 0, SIZE, SIZE);
+    box.hidden = !c;
+    if (!c) return;
+    const pad = Math.max(0, (0.004 - (c.f1 - c.f0)) / 2), mid = angle((c.f0 + c.f1) / 2);
+    stroke(ctx, c.layer.radius, c.layer.width + 8, c.f0 - pad, c.f1 + pad, "#000");
+    stroke(ctx, c.layer.radius, c.layer.width + 2, c.f0 - pad, c.f1 + pad, c.colour);
+    describe(box, c);
+    box.style.left = (x ?? C + (c.layer.radius + 20) * Math.cos(mid)) + 12 + "px";
+    box.style.top = (y ?? C + (c.layer.radius + 20) * Math.sin(mid)) + 12 + "px";
+  }
+
   /* A picture of the layers: [{label, radius, width, ring, map, share} | {label, radius, width,
-   * v: {a, b, mapA, mapB, ids}}]. Pointer and arrow keys show an arc; Up and Down change circle. */
+   * v: {a, b, mapA, mapB, ids}}]: the canvas, an overlay for the arc looked at, and the box saying
+   * what it is (role status, so a screen reader says it too). */
   function picture(layers, label) {
     for (const l of layers) l.bins = l.v ? moveBins(l.v) : ringBins(l.ring, l.map);
     const base = canvas("ring-base"), over = canvas("ring-over"), box = document.createElement("div");
-    const wrap = document.createElement("div");
-    box.className = "arc-info";
-    box.id = "arc-info";
+    const wrap = Object.assign(document.createElement("div"), { className: "ring-box" });
+    Object.assign(box, { className: "arc-info", id: "arc-info", hidden: true });
     box.setAttribute("role", "status");
-    box.hidden = true;
     for (const l of layers) drawBins(base.getContext("2d"), l);
     base.tabIndex = 0;
     base.setAttribute("role", "img");
     base.setAttribute("aria-label", label + ". Arrow keys: left and right step through the arcs, up and down change circle.");
     base.setAttribute("aria-describedby", box.id);
-    wrap.className = "ring-box";
     wrap.append(base, over, box);
     let cur = null;
-    const show = (c, x, y) => {
-      const ctx = over.getContext("2d");
-      ctx.clearRect(0, 0, SIZE, SIZE);
-      cur = c;
-      if (!c) return void (box.hidden = true);
-      const pad = Math.max(0, (0.004 - (c.f1 - c.f0)) / 2); /* a sub-pixel arc still gets a mark */
-      stroke(ctx, c.layer.radius, c.layer.width + 8, c.f0 - pad, c.f1 + pad, "#000"); /* outlined, in its own colour */
-      stroke(ctx, c.layer.radius, c.layer.width + 2, c.f0 - pad, c.f1 + pad, c.colour);
-      describe(box, c);
-      const mid = angle((c.f0 + c.f1) / 2);
-      box.style.left = (x ?? C + (c.layer.radius + 20) * Math.cos(mid)) + 12 + "px";
-      box.style.top = (y ?? C + (c.layer.radius + 20) * Math.sin(mid)) + 12 + "px";
-    };
-    base.addEventListener("mousemove", (ev) => {
-      const x = ev.offsetX - C, y = ev.offsetY - C, rho = Math.hypot(x, y);
-      const layer = layers.find((l) => Math.abs(rho - l.radius) <= l.width / 2 + 3);
-      const f = (Math.atan2(y, x) + Math.PI / 2 + TAU) % TAU / TAU;
-      show(layer ? cursorAt(layer, f) : null, ev.offsetX, ev.offsetY);
-    });
+    const show = (c, x, y) => mark(over, box, (cur = c), x, y);
+    base.addEventListener("mousemove", (ev) => show(pointed(layers, ev), ev.offsetX, ev.offsetY));
     base.addEventListener("mouseleave", () => document.activeElement !== base && show(null));
     base.addEventListener("focus", () => show(cur || near(layers[0], 0)));
     base.addEventListener("blur", () => show(null));
     base.addEventListener("keydown", (ev) => {
-      const i = layers.indexOf(cur.layer), f = (cur.f0 + cur.f1) / 2;
-      const next = { ArrowRight: () => step(cur, 1), ArrowLeft: () => step(cur, -1), Home: () => near(cur.layer, 0) || cur,
-        ArrowUp: () => near(layers[Math.max(0, i - 1)], f) || cur, ArrowDown: () => near(layers[Math.min(layers.length - 1, i + 1)], f) || cur }[ev.key];
+      const next = keyed(layers, cur || near(layers[0], 0), ev.key); /* the pointer may have left nothing under it */
       if (!next) return;
       ev.preventDefault();
-      show(next());
+      show(next);
     });
     return wrap;
   }
