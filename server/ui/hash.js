@@ -52,7 +52,7 @@ const rkHash = (() => {
     R[0] = (h ^ (s < 32 ? h >>> s : 0)) >>> 0;
   }
 
-  const SECRET = new Uint8Array([
+  const SECRET = new Uint8Array([ /* XXH3_kSecret of libxxhash's xxhash.h: the default secret */
     0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
     0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f,
     0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a, 0xd0, 0x7d, 0xcc, 0xff, 0x72, 0x21,
@@ -72,6 +72,7 @@ const rkHash = (() => {
   function le32(b, o) {
     return (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
   }
+
   /* the secret's words that short keys use, xored in pairs as XXH3 combines them */
   const S24 = (le32(SECRET, 24) ^ le32(SECRET, 32)) >>> 0, S28 = (le32(SECRET, 28) ^ le32(SECRET, 36)) >>> 0;
   const S40 = (le32(SECRET, 40) ^ le32(SECRET, 48)) >>> 0, S44 = (le32(SECRET, 44) ^ le32(SECRET, 52)) >>> 0;
@@ -194,6 +195,7 @@ const rkHash = (() => {
 
   /* Inputs over 240 bytes: 1024-byte blocks of 16 stripes, then the stripes left and the last. */
   function long(b, o, n) {
+    /* XXH3_INIT_ACC: eight primes as (high, low) words */
     const acc = new Uint32Array([0, 0xc2b2ae3d, ...P64_1, ...P64_2, ...P64_3, 0x85ebca77, 0xc2b2ae63,
       0, 0x85ebca77, 0x27d4eb2f, 0x165667c5, 0, P32_1]);
     const blocks = Math.floor((n - 1) / 1024);
