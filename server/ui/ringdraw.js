@@ -25,8 +25,8 @@ const rkDraw = (() => {
     return (hi * 4294967296 + lo) * (r.bits === 32 ? 2 ** -32 : 2 ** -64);
   }
 
-  /* Position of point i of ring r as a number for comparisons: exact order, as hi and lo are
-   * compared separately. -1 before the first point, Infinity past the last. */
+  /* Point i of ring a against point j of ring b by position (negative, 0, positive); index -1 is
+   * before every point and index n past every point, as the ends of the hash space. */
   function cmp(a, i, b, j) {
     if (i < 0 || j < 0) return (i < 0 ? -1 : 0) - (j < 0 ? -1 : 0);
     if (i >= a.n || j >= b.n) return (i >= a.n ? 1 : 0) - (j >= b.n ? 1 : 0);
