@@ -28,6 +28,10 @@ function startServer(dir) {
       if (m) resolve({ server, base: `http://127.0.0.1:${m[1]}` });
     });
     server.on("exit", () => reject(new Error("ringkeeperd exited: " + log)));
+    setTimeout(() => reject(new Error("ringkeeperd did not listen within 10 s: " + log)), 10000).unref();
+  }).catch((e) => {
+    server.kill("SIGKILL");
+    throw e;
   });
 }
 
@@ -79,9 +83,9 @@ function parts(page) {
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rk-bench-"));
   const { server, base } = await startServer(dir);
-  const browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", args: [...FLAGS, `--user-data-dir=${path.join(dir, "profile")}`], headless: true });
-  let failed = false;
+  let failed = false, browser = null;
   try {
+    browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", args: [...FLAGS, `--user-data-dir=${path.join(dir, "profile")}`], headless: true });
     await seed(base);
     const page = await browser.newPage();
     await page.setViewport({ width: 1200, height: 900 });
@@ -93,9 +97,12 @@ async function main() {
     await times(page, base, "#/", 1); /* a page that builds no ring meanwhile */
     for (const line of await parts(page)) console.log("  " + line);
   } finally {
-    await browser.close();
-    server.kill("SIGTERM");
-    await new Promise((resolve) => server.on("exit", resolve));
+    if (browser) await browser.close();
+    if (server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((resolve) => server.on("exit", resolve));
+      server.kill("SIGTERM");
+      await exited;
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   }
   process.exit(failed ? 1 : 0);
