@@ -136,7 +136,7 @@ const rkRing = (() => {
   }
 
   /* One part of a ring, sorted: the points of nodes `index` (global indexes, in tie order) with
-   * their ids' bytes and point counts. A worker (ringworker.js) builds one from a message. */
+   * their ids and point counts. A worker (ringworker.js) builds one from a message. */
   function part({ scheme, hash, bits, index, ids, counts }) {
     const n = counts.reduce((s, c) => s + c, 0);
     const p = { scheme, hash, bits, n, hi: new Uint32Array(n), lo: new Uint32Array(n), node: new Uint32Array(n) };
