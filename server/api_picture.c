@@ -159,9 +159,19 @@ static int parse_hash(const char *s, unsigned bits, uint64_t *out)
     return errno == 0 && (bits == 64 || v <= UINT32_MAX) ? 0 : -1;
 }
 
+/* The rank of node k of t in id byte order: one pass, where id_ranks sorts them all. */
+static uint32_t id_rank(const rk_topology *t, uint32_t k)
+{
+    const char *id = rk_topology_node(t, k)->id;
+    uint32_t rank = 0;
+    for (size_t i = 0; i < rk_topology_node_count(t); i++)
+        rank += strcmp(rk_topology_node(t, i)->id, id) < 0;
+    return rank;
+}
+
 /* The arc document: the hash value asked (at), first and last (inclusive, 16 hex digits as plan
- * arcs have them; first > last when it wraps past the top of the space), owner, its fraction and
- * the owner's share of the ring. */
+ * arcs have them; first > last when it wraps past the top of the space), owner and its rank
+ * (its colour), the arc's fraction and the owner's share of the ring. */
 static json_t *arc_json(rkd_call *c, const rk_ring *r, uint64_t h)
 {
     rk_ring_arc a;
@@ -172,10 +182,12 @@ static json_t *arc_json(rkd_call *c, const rk_ring *r, uint64_t h)
     snprintf(first, sizeof first, "%016llx",
              (unsigned long long)(a.start == top ? 0 : a.start + 1));
     snprintf(last, sizeof last, "%016llx", (unsigned long long)a.end);
-    return json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:f, s:f}", "cluster", c->cluster, "version",
-                     (json_int_t)c->version, "at", at, "first", first, "last", last, "owner",
-                     rk_topology_node(rk_ring_topology(r), a.node)->id, "fraction", a.fraction,
-                     "share", rk_ring_share(r, a.node));
+    const rk_topology *t = rk_ring_topology(r);
+    return json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:I, s:f, s:f}", "cluster", c->cluster,
+                     "version", (json_int_t)c->version, "at", at, "first", first, "last", last,
+                     "owner", rk_topology_node(t, a.node)->id, "rank",
+                     (json_int_t)id_rank(t, a.node), "fraction", a.fraction, "share",
+                     rk_ring_share(r, a.node));
 }
 
 void rkd_h_arc(rkd_call *c)

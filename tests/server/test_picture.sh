@@ -79,6 +79,8 @@ for a in arcs:
     by_owner[a["owner"]] = by_owner.get(a["owner"], 0) + a["fraction"]
     if a["share"] != next(n["share_after"] for n in shares["nodes"] if n["id"] == a["owner"]):
         fails.append("arc %s: share %s" % (a["first"], a["share"]))
+    if shares["nodes"][a["rank"]]["id"] != a["owner"]:
+        fails.append("arc %s: rank %s" % (a["first"], a["rank"]))
 for n in shares["nodes"]:
     if abs(by_owner[n["id"]] - n["share_after"]) > 1e-12:
         fails.append("%s: arcs sum to %s, the share is %s" % (n["id"], by_owner[n["id"]], n["share_after"]))
