@@ -13,32 +13,10 @@
 #include <jansson.h>
 #include <math.h>
 
+#include "golden.h"
 #include "ringkeeper.h"
 
 #define BINS 360 /* the smallest picture the server draws: bins wider than the vectors' arcs */
-
-static json_t *load(const char *name)
-{
-    char path[1024];
-    json_error_t jerr;
-    snprintf(path, sizeof path, "%s/%s", RK_VECTORS_DIR, name);
-    json_t *doc = json_load_file(path, 0, &jerr);
-    if (!doc)
-        fail_msg("%s: %s", path, jerr.text);
-    return doc;
-}
-
-static rk_ring *ring_of(const json_t *topology)
-{
-    rk_error err = {0};
-    rk_topology *t = rk_topology_from_json(topology, &err);
-    if (!t)
-        fail_msg("topology refused: %s", err.message);
-    rk_ring *r = rk_ring_build(t, &err);
-    rk_topology_free(t);
-    assert_non_null(r);
-    return r;
-}
 
 static uint64_t top_of(const rk_ring *r)
 {
