@@ -48,7 +48,7 @@ for v in big1 big2; do
     check "publish $v" 201 "$(req POST /v1/clusters/big/versions "${AUTH[@]}" --data-binary "@$TMP/$v.json")"
 done
 check "activate big v1" 200 "$(req POST /v1/clusters/big/versions/1/activate "${AUTH[@]}")"
-# A ketama ring (SPEC section 8): the console must rebuild it as the server does.
+# A ketama ring (SPEC section 8): a 32-bit space whatever its hash, drawn and pointed at as the server says.
 KETAMA='{"scheme":"ketama","hash":"fnv1a_64","nodes":[{"id":"10.0.0.1","addr":"10.0.0.1:11211","weight":1},{"id":"cache-b","addr":"10.0.0.2:11212","weight":2},{"id":"10.0.0.3:11213","addr":"10.0.0.3:11213","weight":1}]}'
 check "publish a ketama ring" 201 "$(req POST '/v1/clusters/kt/versions?activate=true' "${AUTH[@]}" --data "$KETAMA")"
 check "a second cluster" 201 "$(req POST /v1/clusters/other/versions "${AUTH[@]}" --data-binary "@$TMP/v2.json")"
