@@ -199,20 +199,18 @@ void rkd_h_arc(rkd_call *c)
                            "query parameter hash is required: a hash value of the ring");
         return;
     }
-    if (not_modified(c, c->version))
-        return;
     rkd_entry *e = version_ring(c);
     if (!e)
         return;
     unsigned bits = rk_ring_bits(e->value);
-    if (parse_hash(s, bits, &h) == 0)
-        rkd_answer_json(c->resp, 200, arc_json(c, e->value, h));
-    else
+    if (parse_hash(s, bits, &h) != 0)
         rkd_response_error(c->resp, 400, "invalid_parameter", "hash",
                            "query parameter hash must be a value of this ring's %u-bit hash space: "
                            "16 hex digits%s, or a decimal number (one of that many digits with a "
                            "leading 0)",
                            bits, bits == 32 ? " or 8" : "");
+    else if (!not_modified(c, c->version))
+        rkd_answer_json(c->resp, 200, arc_json(c, e->value, h));
     rkd_cache_release(c->app->rings, e);
 }
 

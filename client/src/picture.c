@@ -100,17 +100,22 @@ static uint32_t *node_map(const rk_plan *p, const rk_topology *t)
 static int side_stretches(rki_layer *l, const rk_plan *p, const rk_ring *given, int after,
                           rk_error *err)
 {
+    rk_error local = {0};
     /* the ring takes a reference, which changes only the topology's reference count */
-    rk_ring *built = given ? NULL : rk_ring_build((rk_topology *)rki_plan_topology(p, after), err);
+    rk_ring *built =
+        given ? NULL : rk_ring_build((rk_topology *)rki_plan_topology(p, after), &local);
     const rk_ring *r = given ? given : built;
     uint32_t *map = r ? node_map(p, r->topo) : NULL;
+    int rc = !r ? local.code : map ? RK_OK : RK_ENOMEM;
     if (map)
         ring_stretches(l, r, map);
-    else if (r)
+    else if (!r && err)
+        *err = local;
+    else
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory drawing a plan");
     free(map);
     rk_ring_free(built);
-    return !r ? err->code : map ? RK_OK : RK_ENOMEM;
+    return rc;
 }
 
 int rki_plan_layer(rki_layer *l, const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
