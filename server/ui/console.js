@@ -149,7 +149,8 @@ async function clusterView(c) {
     const shares = h("div", { id: "shares" }, h("p", { class: "note" }, "loading the shares…"));
     parts.push(h("h2", {}, `Active ring: v${active.version}`),
       h("p", {}, "nodes ", num("picture.node_count", picture.node_count), ", points ", num("picture.points", picture.points)),
-      rkDraw.picture([layer], `the ring of v${active.version}, arcs coloured by node`), h("p", {}, svgLink(clusterPath(c) + "/plan" + q + "&format=svg", "this ring")),
+      rkDraw.picture([layer], `the ring of v${active.version}, arcs coloured by node`),
+      h("p", {}, svgLink(clusterPath(c) + "/plan" + q + "&format=svg", "this ring")),
       h("h2", {}, "Shares"), shares);
     /* The shares come from the plan of the version to itself, which costs the server seconds on a
      * 100000-node ring: the ring is drawn first, and this fills in when it comes. */

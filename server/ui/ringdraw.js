@@ -47,8 +47,8 @@ const rkDraw = (() => {
 
   /* ---- what a circle holds at a hash value ---- */
 
-  /* The arc of a ring circle at hash value v, from the server: a cursor, or null when the asking
-   * failed (said in the box). */
+  /* The arc of a ring circle at hash value v, as the server says: a cursor; throws when the
+   * server does not answer it (the box says so). */
   async function ringArc(layer, v) {
     const r = await fetch(`${layer.arcs}?hash=${hex(v)}`);
     if (r.status !== 200) throw new Error(`the arc at ${hex(v)}: HTTP ${r.status}`);
@@ -94,7 +94,7 @@ const rkDraw = (() => {
 
   /* The arc at fraction f of a circle; for the moving arcs, the one drawn there or else the next. */
   async function near(layer, f) {
-    if (!layer.moves) return layer.arcs ? ringArc(layer, hashAt(layer.bits, f)) : null;
+    if (!layer.moves) return ringArc(layer, hashAt(layer.bits, f));
     if (!layer.moves.length) return null;
     return moveInBin(layer, f) || moveCursor(layer, firstFrom(layer, hashAt(layer.bits, f)) % layer.moves.length);
   }
@@ -209,6 +209,24 @@ const rkDraw = (() => {
     };
   }
 
+  /* The keydown handler of a picture: each key steps from where the keys before it led, so quick
+   * presses queue rather than replace each other; the box shows where the last one leads. */
+  function stepper(layers, current, ask) {
+    let queued = null;
+    return (ev) => {
+      if (!KEYS[ev.key]) return;
+      ev.preventDefault();
+      const from = (queued || Promise.resolve(current())).catch(() => current());
+      const to = from.then(async (c) => {
+        const at = c || (await near(layers[0], 0));
+        return at && ((await KEYS[ev.key](layers, at)) || at);
+      });
+      queued = to;
+      to.finally(() => queued === to && (queued = null)).catch(() => {});
+      ask(() => to, 0);
+    };
+  }
+
   /* A picture of the layers: [{label, radius, width, bits, bins, arcs: the version's arc URL} |
    * {label, radius, width, bits, bins, moves: the plan's arcs or [], rank: id -> plan index}]:
    * the canvas, an overlay for the arc looked at, and the box saying what it is (role status, so a
@@ -233,21 +251,7 @@ const rkDraw = (() => {
     base.addEventListener("mouseleave", () => document.activeElement !== base && ask(async () => null, 0));
     base.addEventListener("focus", () => ask(async () => cur || near(layers[0], 0), 0));
     base.addEventListener("blur", () => ask(async () => null, 0));
-    /* Each key steps from where the keys before it led, so quick presses queue rather than
-     * replace each other; the box shows where the last one leads. */
-    let queued = null;
-    base.addEventListener("keydown", (ev) => {
-      if (!KEYS[ev.key]) return;
-      ev.preventDefault();
-      const from = (queued || Promise.resolve(cur)).catch(() => cur);
-      const to = from.then(async (c) => {
-        const at = c || (await near(layers[0], 0));
-        return at && ((await KEYS[ev.key](layers, at)) || at);
-      });
-      queued = to;
-      to.finally(() => queued === to && (queued = null)).catch(() => {});
-      ask(() => to, 0);
-    });
+    base.addEventListener("keydown", stepper(layers, () => cur, ask));
     return wrap;
   }
 
