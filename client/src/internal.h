@@ -146,8 +146,6 @@ typedef struct rki_layer {
  * frees its bins. */
 int rki_layer_init(rki_layer *l, unsigned bits, size_t bins);
 void rki_layer_deinit(rki_layer *l);
-/* Adds the stretch [first, last] of `node`; stretches must come in ascending hash order. */
-void rki_layer_add(rki_layer *l, uint64_t first, uint64_t last, uint32_t node);
 /* Adds the stretches of a plan's circle (rk_plan_picture) to l. RK_OK or an error code, err set. */
 int rki_plan_layer(rki_layer *l, const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
                    rk_error *err);

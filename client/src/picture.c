@@ -42,7 +42,8 @@ static void layer_bins(rki_layer *l, uint64_t first, uint64_t last, uint32_t nod
     }
 }
 
-void rki_layer_add(rki_layer *l, uint64_t first, uint64_t last, uint32_t node)
+/* Adds the stretch [first, last] of `node`; stretches must come in ascending hash order. */
+static void layer_add(rki_layer *l, uint64_t first, uint64_t last, uint32_t node)
 {
     rki_stretch *tail = l->n ? &l->exact[l->n - 1] : NULL;
     layer_bins(l, first, last, node);
@@ -65,12 +66,12 @@ static inline uint32_t mapped(const rk_ring *r, const uint32_t *map, size_t i)
 static void ring_stretches(rki_layer *l, const rk_ring *r, const uint32_t *map)
 {
     uint64_t max = r->bits == 64 ? UINT64_MAX : (UINT64_C(1) << r->bits) - 1;
-    rki_layer_add(l, 0, r->pos[0], mapped(r, map, 0));
+    layer_add(l, 0, r->pos[0], mapped(r, map, 0));
     for (size_t i = 1; i < r->n; i++)
         if (r->pos[i] > r->pos[i - 1])
-            rki_layer_add(l, r->pos[i - 1] + 1, r->pos[i], mapped(r, map, i));
+            layer_add(l, r->pos[i - 1] + 1, r->pos[i], mapped(r, map, i));
     if (r->pos[r->n - 1] < max) /* past the last point wraps to the first */
-        rki_layer_add(l, r->pos[r->n - 1] + 1, max, mapped(r, map, 0));
+        layer_add(l, r->pos[r->n - 1] + 1, max, mapped(r, map, 0));
 }
 
 /* Plan node index of each of the topology's nodes: the plan's nodes are the union of both
@@ -126,7 +127,7 @@ int rki_plan_layer(rki_layer *l, const rk_plan *p, rk_plan_circle circle, const 
     size_t na;
     const rk_arc *arcs = rk_plan_arcs(p, &na);
     for (size_t k = 0; k < na; k++)
-        rki_layer_add(l, arcs[k].first, arcs[k].last, arcs[k].to);
+        layer_add(l, arcs[k].first, arcs[k].last, arcs[k].to);
     return RK_OK;
 }
 
