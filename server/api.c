@@ -1,7 +1,7 @@
 /* api.c — the router of docs/API.md's API: the route table, path matching and dispatch to the
- * handlers (api_admin.c, api_versions.c, api_ring.c, api_plan.c), and the app they share. A new
- * route is a line of `routes` and a handler declared in api_internal.h. Request in, response out,
- * no sockets.
+ * handlers (api_admin.c, api_versions.c, api_ring.c, api_plan.c, api_picture.c, api_cutover.c,
+ * api_clients.c, api_ui.c), and the app they share. A new route is a line of `routes` and a handler
+ * declared in api_internal.h. Request in, response out, no sockets.
  *
  * Error codes (the "code" of every error body; "field" is set where one thing is to blame):
  *
@@ -68,6 +68,8 @@ static const route routes[] = {
     {"POST", "/v1/clusters/{c}/versions", "GET, POST", rkd_h_publish},
     {"GET", "/v1/clusters/{c}/versions", "GET, POST", rkd_h_list_versions},
     {"GET", "/v1/clusters/{c}/versions/{v}", "GET", rkd_h_get_version},
+    {"GET", "/v1/clusters/{c}/versions/{v}/picture", "GET", rkd_h_picture},
+    {"GET", "/v1/clusters/{c}/versions/{v}/arc", "GET", rkd_h_arc},
     {"POST", "/v1/clusters/{c}/versions/{v}/activate", "POST", rkd_h_activate},
     {"POST", "/v1/clusters/{c}/versions/{v}/revert", "POST", rkd_h_revert},
     {"GET", "/v1/clusters/{c}/ring", "GET", rkd_h_ring},

@@ -149,12 +149,26 @@ void rkd_h_clients(rkd_call *c);       /* api_clients.c */
 
 /* Records the RK-Client of the call, if any, as holding `version` of the call's cluster. */
 void rkd_client_seen(rkd_call *c, int64_t version);
+void rkd_h_picture(rkd_call *c); /* api_picture.c */
+void rkd_h_arc(rkd_call *c);     /* api_picture.c */
 
 /* ---- api_plan.c ---- */
 
 /* Version `v` of the call's cluster as a built ring, held (rkd_cache_release on app->rings): from
  * the cache, else built and cached; NULL with *rc and err set. */
 rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
+
+/* ---- api_picture.c ---- */
+
+#define RKD_PICTURE_BINS     2880 /* bins of a picture by default: an eighth of a degree */
+#define RKD_PICTURE_MIN_BINS 360  /* ... at least (a degree) */
+#define RKD_PICTURE_MAX_BINS 4096 /* ... at most, which bounds a picture's size and work */
+
+/* The three circles of plan p (before, moving, after) in `bins` bins, run-length encoded, with the
+ * nodes drawn; rings[0] and rings[1] are the rings p was made from. New reference, or NULL when
+ * out of memory. */
+json_t *rkd_plan_picture_json(const rk_plan *p, const rk_plan_meta *meta, const rk_ring *rings[2],
+                              size_t bins);
 
 /* ---- api_cutover.c: the gate of an activation (docs/API.md) ---- */
 

@@ -14,7 +14,14 @@
     2 /* a plan takes up to about a second at the caps: a retry then may pass */
 
 /* How a plan is rendered: ?format= or Accept. */
-typedef enum { PLAN_JSON, PLAN_TEXT, PLAN_SVG } plan_form;
+typedef enum { PLAN_JSON, PLAN_TEXT, PLAN_SVG, PLAN_PICTURE } plan_form;
+
+/* What the query asks of the rendering. */
+typedef struct plan_ask {
+    plan_form form;
+    int arcs;     /* JSON: list the arcs */
+    int64_t bins; /* picture: bins per circle */
+} plan_ask;
 
 /* A decimal number in (0, 1]: digits and a point (strtod's exponents allowed), no sign, no
  * spaces, no "nan". */
@@ -73,43 +80,52 @@ static int plan_versions(rkd_call *c, int64_t *from, int64_t *to)
     return rc == RK_OK ? 0 : -1;
 }
 
+/* The rendering ?format= names (NULL: by Accept): 0, or -1 after answering 400. */
+static int plan_format(rkd_call *c, const char *format, plan_form *form)
+{
+    static const char *names[] = {"json", "text", "svg", "picture"};
+    const char *accept = c->req->header(c->req, "Accept");
+    *form = accept && strstr(accept, "text/plain") ? PLAN_TEXT : PLAN_JSON;
+    for (size_t k = 0; format && k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(format, names[k]) == 0) {
+            *form = (plan_form)k;
+            return 0;
+        }
+    if (format)
+        rkd_response_error(c->resp, 400, "invalid_parameter", "format",
+                           "query parameter format must be json, text, svg or picture");
+    return format ? -1 : 0;
+}
+
 /* The plan's options and rendering from the query: 0, or -1 after answering 400. */
-static int plan_query(rkd_call *c, rk_plan_options *opt, plan_form *form, int *arcs)
+static int plan_query(rkd_call *c, rk_plan_options *opt, plan_ask *ask)
 {
     const char *step = c->req->query(c->req, "max_step");
-    const char *format = c->req->query(c->req, "format");
-    const char *accept = c->req->header(c->req, "Accept");
     int64_t keys = 0;
     if (step && parse_fraction(step, &opt->max_step) != 0) {
         rkd_response_error(c->resp, 400, "invalid_parameter", "max_step",
                            "query parameter max_step must be a number above 0 and at most 1");
         return -1;
     }
-    if (rkd_query_int(c, "keys", 1, INT64_MAX, &keys) < 0 || rkd_query_bool(c, "arcs", arcs) != 0)
+    if (rkd_query_int(c, "keys", 1, INT64_MAX, &keys) < 0 ||
+        rkd_query_bool(c, "arcs", &ask->arcs) != 0 ||
+        rkd_query_int(c, "bins", RKD_PICTURE_MIN_BINS, RKD_PICTURE_MAX_BINS, &ask->bins) < 0)
         return -1;
     opt->keys = (uint64_t)keys;
-    if (format && strcmp(format, "json") != 0 && strcmp(format, "text") != 0 &&
-        strcmp(format, "svg") != 0) {
-        rkd_response_error(c->resp, 400, "invalid_parameter", "format",
-                           "query parameter format must be json, text or svg");
-        return -1;
-    }
-    if (format)
-        *form = !strcmp(format, "text") ? PLAN_TEXT : !strcmp(format, "svg") ? PLAN_SVG : PLAN_JSON;
-    else
-        *form = accept && strstr(accept, "text/plain") ? PLAN_TEXT : PLAN_JSON;
-    return 0;
+    return plan_format(c, c->req->query(c->req, "format"), &ask->form);
 }
 
 /* Rows the rendering of `p` would hold, which its memory and time grow with: the table has a line
  * per transfer and step, the JSON an object per arc (unless left out), transfer and step arc. The
- * SVG has none: its size is bounded whatever the plan (rk_plan_to_svg). */
+ * SVG and the picture have none: their size is bounded whatever the plan. */
 static size_t plan_rows(const rk_plan *p, plan_form form, int arcs)
 {
     size_t na, nt, ns, np;
     rk_plan_arcs(p, &na), rk_plan_transfers(p, &nt), rk_plan_steps(p, &ns);
     rk_plan_step_arcs(p, &np);
-    return form == PLAN_SVG ? 0 : form == PLAN_TEXT ? nt + ns : (arcs ? na : 0) + nt + np;
+    if (form == PLAN_SVG || form == PLAN_PICTURE)
+        return 0;
+    return form == PLAN_TEXT ? nt + ns : (arcs ? na : 0) + nt + np;
 }
 
 /* 0, or -1 after answering 422 when rendering `p` would pass --max-plan-rows. */
@@ -128,20 +144,23 @@ static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, plan_form form
     return -1;
 }
 
-/* Renders plan `p` as the query asked. */
-static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta, plan_form form,
-                        int arcs)
+/* Renders plan `p`, made from `rings`, as the query asked. */
+static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
+                        const rk_ring *rings[2], const plan_ask *ask)
 {
-    if (form == PLAN_JSON) {
-        rkd_answer_json(c->resp, 200, rk_plan_to_json(p, meta, arcs ? 0 : RK_PLAN_NO_ARCS));
+    if (ask->form == PLAN_JSON || ask->form == PLAN_PICTURE) {
+        rkd_answer_json(c->resp, 200,
+                        ask->form == PLAN_JSON
+                            ? rk_plan_to_json(p, meta, ask->arcs ? 0 : RK_PLAN_NO_ARCS)
+                            : rkd_plan_picture_json(p, meta, rings, (size_t)ask->bins));
         return;
     }
-    char *body = form == PLAN_SVG ? rk_plan_to_svg(p, meta) : rk_plan_to_text(p, meta);
+    char *body = ask->form == PLAN_SVG ? rk_plan_to_svg(p, meta) : rk_plan_to_text(p, meta);
     if (!body) {
         rkd_out_of_memory(c->resp);
         return;
     }
-    rkd_set_body(c->resp, 200, form == PLAN_SVG ? CT_SVG : RKD_CT_TEXT, body, strlen(body));
+    rkd_set_body(c->resp, 200, ask->form == PLAN_SVG ? CT_SVG : RKD_CT_TEXT, body, strlen(body));
 }
 
 /* Answers a failed plan: over --max-plan-arcs with the way out, anything else as it is. */
@@ -165,10 +184,10 @@ static size_t plan(rkd_call *c)
     rkd_entry *from = NULL, *to = NULL;
     rk_plan *plan = NULL;
     rk_error err = {0};
-    plan_form form = PLAN_JSON;
-    int arcs = 1, rc = RK_OK;
+    plan_ask ask = {PLAN_JSON, 1, RKD_PICTURE_BINS};
+    int rc = RK_OK;
     size_t rows = 0;
-    if (plan_query(c, &opt, &form, &arcs) != 0 ||
+    if (plan_query(c, &opt, &ask) != 0 ||
         plan_versions(c, &meta.from_version, &meta.to_version) != 0)
         goto done;
     from = rkd_ring_entry(c, meta.from_version, &rc, &err);
@@ -179,9 +198,9 @@ static size_t plan(rkd_call *c)
         fail_plan(c, rc, &err);
         goto done;
     }
-    rows = plan_rows(plan, form, arcs);
-    if (check_rows(c, plan, rows, form, arcs) == 0)
-        answer_plan(c, plan, &meta, form, arcs);
+    rows = plan_rows(plan, ask.form, ask.arcs);
+    if (check_rows(c, plan, rows, ask.form, ask.arcs) == 0)
+        answer_plan(c, plan, &meta, (const rk_ring *[2]){from->value, to->value}, &ask);
 done:
     rk_plan_free(plan);
     rkd_cache_release(c->app->rings, to);

@@ -1,8 +1,8 @@
-/* store_etcd_cutover.c — SPEC section 9 in the etcd store: activation with its approval gate and
- * migration window, policies, approvals and the audit of events. Each change is one rke_step (one
- * txn guarded by the cluster's head), its event written in that txn, and the approvals an
- * activation needs are read in its step: an approval added meanwhile moves the head, so the
- * activation is rebuilt on it. */
+/* store_etcd_cutover.c — the cutover (docs/API.md) in the etcd store: activation with its approval
+ * gate and migration window, policies, approvals and the audit of events. Each change is one
+ * rke_step (one txn guarded by the cluster's head), its event written in that txn, and the
+ * approvals an activation needs are read in its step: an approval added meanwhile moves the head,
+ * so the activation is rebuilt on it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

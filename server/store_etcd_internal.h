@@ -1,7 +1,7 @@
 /* store_etcd_internal.h — what the files of the etcd store share and no other file sees: its state,
  * the key layout (docs/ETCD.md), the per-cluster head, and the write step that every change runs
  * through. store_etcd.c opens the store and reads and publishes versions; store_etcd_cutover.c has
- * activation, policies, approvals and events (SPEC section 9).
+ * activation, policies, approvals and events (docs/API.md, "Cutover").
  *
  * Every change to a cluster is one etcd txn that compares the cluster's head key's mod_revision
  * with the one read at the start of the step, and puts the new head with the rest: the head is the

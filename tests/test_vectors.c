@@ -12,30 +12,8 @@
 #include <math.h>
 #include <jansson.h>
 
+#include "golden.h"
 #include "ringkeeper.h"
-
-static json_t *load(const char *name)
-{
-    char path[1024];
-    json_error_t jerr;
-    snprintf(path, sizeof path, "%s/%s", RK_VECTORS_DIR, name);
-    json_t *doc = json_load_file(path, 0, &jerr);
-    if (!doc)
-        fail_msg("%s: %s", path, jerr.text);
-    return doc;
-}
-
-static rk_ring *ring_of(const json_t *topology)
-{
-    rk_error err = {0};
-    rk_topology *t = rk_topology_from_json(topology, &err);
-    if (!t)
-        fail_msg("topology refused: %s", err.message);
-    rk_ring *r = rk_ring_build(t, &err);
-    rk_topology_free(t);
-    assert_non_null(r);
-    return r;
-}
 
 static uint32_t node_index(const rk_ring *r, const char *id)
 {

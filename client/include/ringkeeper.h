@@ -257,6 +257,8 @@ RK_API void rk_ring_free(rk_ring *r);
 /* The topology the ring was built from; borrowed. */
 RK_API const rk_topology *rk_ring_topology(const rk_ring *r);
 RK_API size_t rk_ring_point_count(const rk_ring *r);
+/* The ring's hash space is 2^bits values: 32 or 64 (the hash's, 32 for every ketama ring). */
+RK_API unsigned rk_ring_bits(const rk_ring *r);
 /* Point i in ring order: its position and the index of its node in the topology. */
 RK_API void rk_ring_point(const rk_ring *r, size_t i, uint64_t *position, uint32_t *node);
 /* The fingerprint of docs/RING.md, as a number and as 16 lowercase hex digits (borrowed). */
@@ -271,6 +273,31 @@ RK_API uint32_t rk_ring_lookup_hash(const rk_ring *r, uint64_t hash);
  * (fewer when fewer nodes own points). */
 RK_API size_t rk_ring_lookup_replicas(const rk_ring *r, const void *key, size_t len, uint32_t *out,
                                       size_t want);
+/* The arc of the ring that holds hash value `hash`: the hash values from start + 1 to end, wrapping
+ * past the top of the hash space when start >= end (start == end: the whole space, every point at
+ * one position). Its owner owns start + 1 and end as rk_ring_lookup_hash says; end + 1 is the
+ * first value of the next arc, and start the last of the previous one. */
+typedef struct rk_ring_arc {
+    uint64_t start;  /* the last hash value before the arc: exclusive */
+    uint64_t end;    /* the arc's last hash value, the position of its point: inclusive */
+    uint32_t node;   /* its owner: index into the ring's topology */
+    double fraction; /* its size as a fraction of the hash space */
+} rk_ring_arc;
+
+/* Fills *out with the arc holding `hash` (a value of the ring's hash space; above a 32-bit space
+ * it wraps to the first arc, as a lookup does). Allocates nothing. */
+RK_API void rk_ring_arc_at(const rk_ring *r, uint64_t hash, rk_ring_arc *out);
+
+#define RK_NO_NODE          UINT32_MAX /* a picture's bin that nothing is in */
+#define RK_PICTURE_MAX_BINS 65536      /* bins of a picture at most */
+
+/* The ring as a picture of `bins` equal bins of the hash space (1..RK_PICTURE_MAX_BINS), bin b
+ * holding hash values [b, b + 1) * 2^bits / bins: out[b] (the caller's array of `bins`) is the
+ * owner (topology index) of the longest stretch in it, so arcs below a bin merge into their
+ * neighbours. One pass over the points; allocates only while it runs. RK_OK, RK_EINVAL (field
+ * "bins") or RK_ENOMEM. */
+RK_API int rk_ring_picture(const rk_ring *r, size_t bins, uint32_t *out, rk_error *err);
+
 /* Share of the hash space node i owns (0 for a draining node), and its ideal weight / total weight.
  */
 RK_API double rk_ring_share(const rk_ring *r, size_t node);
@@ -371,6 +398,21 @@ RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST
  * the plan's topologies, which costs as much as building them. New NUL-terminated string, free()
  * it; NULL when out of memory. */
 RK_API char *rk_plan_to_svg(const rk_plan *p, const rk_plan_meta *meta) RK_MUST_CHECK;
+
+/* The circles of a plan's picture (rk_plan_picture, rk_plan_to_svg). */
+typedef enum rk_plan_circle {
+    RK_PLAN_BEFORE = 0, /* the ring before, by owner */
+    RK_PLAN_MOVING = 1, /* the moving arcs, by destination; RK_NO_NODE where nothing moves */
+    RK_PLAN_AFTER = 2,  /* the ring after, by owner */
+} rk_plan_circle;
+
+/* One circle of the plan's picture in `bins` bins, as rk_ring_picture, with plan node indexes
+ * (rk_plan_nodes) in the caller's `out`: the circles rk_plan_to_svg draws. For BEFORE and AFTER,
+ * `ring` is that side's ring the plan was made from, or NULL to rebuild it from the plan's
+ * topology (as costly as building it); MOVING ignores it. RK_OK, RK_EINVAL (field "bins") or
+ * RK_ENOMEM. */
+RK_API int rk_plan_picture(const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
+                           size_t bins, uint32_t *out, rk_error *err);
 
 /* ==============================================================================================
  * Part 2 — client (docs/CLIENT.md): libcurl and a refresher thread, on top of part 1

@@ -123,6 +123,34 @@ int rki_radix_sort(uint64_t **key, uint32_t **val, size_t n);
 int rki_plan_steps(const rk_arc *arcs, size_t n, unsigned bits, double max_step, rk_step **steps,
                    size_t *n_steps, rk_arc **out, size_t *n_out, size_t *visits);
 
+/* ---- picture.c: binned pictures of rings and plans, for rk_*_picture and plan_svg.c ---- */
+
+#define RKI_LAYER_MAX 1440 /* stretches a layer keeps exactly; plan_svg.c draws up to this many */
+
+typedef struct rki_stretch {
+    uint64_t first, last; /* hash values, inclusive */
+    uint32_t node;        /* the owner, or a moving arc's destination */
+} rki_stretch;
+
+/* One circle of a picture while its stretches arrive in hash order. */
+typedef struct rki_layer {
+    double space;                     /* size of the hash space */
+    size_t bins;                      /* equal bins of the space */
+    rki_stretch exact[RKI_LAYER_MAX]; /* the first stretches, adjacent ones of one node merged */
+    size_t n;                         /* used in exact */
+    size_t stretches;                 /* all stretches seen (after merging) */
+    double *best;      /* per bin: the longest stretch's fraction of the space; owned */
+    uint32_t *best_of; /* and its node, RK_NO_NODE for an empty bin; owned */
+} rki_layer;
+
+/* An empty layer of `bins` bins for a space of 2^bits; RK_OK or RK_ENOMEM. rki_layer_deinit
+ * frees its bins. */
+int rki_layer_init(rki_layer *l, unsigned bits, size_t bins);
+void rki_layer_deinit(rki_layer *l);
+/* Adds the stretches of a plan's circle (rk_plan_picture) to l. RK_OK or an error code, err set. */
+int rki_plan_layer(rki_layer *l, const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
+                   rk_error *err);
+
 /* Accessors for plan_format.c. */
 const rk_plan_options *rki_plan_options(const rk_plan *p);
 const rk_topology *rki_plan_topology(const rk_plan *p, int after);

@@ -2,9 +2,9 @@
  * per-node share bars, for change tickets, runbooks and the console (server/ui/).
  *
  * The picture is bounded whatever the ring: each of its three circles (before, moving, after) draws
- * at most LAYER_MAX arcs, and at most MAX_BARS nodes get bars. A layer of more stretches is drawn
- * from BINS equal bins instead, each bin in the colour of its longest stretch: stretches below a
- * pixel merge into their neighbours, and the SVG says so in a comment. */
+ * at most RKI_LAYER_MAX arcs (picture.c), and at most MAX_BARS nodes get bars. A layer of more
+ * stretches is drawn from BINS equal bins instead, each bin in the colour of its longest stretch:
+ * stretches below a pixel merge into their neighbours, and the SVG says so in a comment. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +13,7 @@
 #include "internal.h"
 
 #define BINS      1440 /* a quarter of a degree: about a pixel on the drawn rings */
-#define LAYER_MAX 1440 /* arcs drawn exactly per circle; more are drawn from the bins */
 #define MAX_BARS  32   /* nodes with share bars; on bigger rings, the most changed ones */
-#define NO_NODE   UINT32_MAX
 #define PI        3.14159265358979323846
 #define MIN_SWEEP (0.25 / 360) /* a moving arc is never drawn thinner than this, or it vanishes */
 
@@ -24,55 +22,6 @@
 #define R_OUT  250.0 /* the ring before */
 #define R_MOVE 214.0 /* the moving arcs, between the two */
 #define R_IN   178.0 /* the ring after */
-
-typedef struct seg {
-    uint64_t first, last; /* hash values, inclusive */
-    uint32_t node;        /* plan node index: the owner, or a moving arc's destination */
-} seg;
-
-/* One circle of the picture while its stretches arrive in hash order. */
-typedef struct layer {
-    double space;           /* size of the hash space */
-    seg exact[LAYER_MAX];   /* the stretches, adjacent ones of one node merged */
-    size_t n;               /* used in exact */
-    size_t stretches;       /* all stretches seen (after merging) */
-    double best[BINS];      /* per bin: the longest stretch's fraction of the space */
-    uint32_t best_of[BINS]; /* and its node, NO_NODE for an empty bin */
-} layer;
-
-static void layer_init(layer *l, unsigned bits)
-{
-    l->space = ldexp(1.0, (int)bits);
-    l->n = l->stretches = 0;
-    for (size_t b = 0; b < BINS; b++)
-        l->best[b] = 0, l->best_of[b] = NO_NODE;
-}
-
-/* Credits each bin that [first, last] overlaps with the length of the overlap. */
-static void layer_bins(layer *l, uint64_t first, uint64_t last, uint32_t node)
-{
-    double f0 = (double)first / l->space, f1 = ((double)last + 1.0) / l->space;
-    size_t b0 = (size_t)(f0 * BINS), b1 = (size_t)(f1 * BINS);
-    for (size_t b = b0; b <= b1 && b < BINS; b++) {
-        double lo = fmax(f0, (double)b / BINS), hi = fmin(f1, (double)(b + 1) / BINS);
-        if (hi - lo > l->best[b])
-            l->best[b] = hi - lo, l->best_of[b] = node;
-    }
-}
-
-/* Adds a stretch; stretches must come in ascending hash order. */
-static void layer_add(layer *l, uint64_t first, uint64_t last, uint32_t node)
-{
-    seg *tail = l->n ? &l->exact[l->n - 1] : NULL;
-    layer_bins(l, first, last, node);
-    if (tail && tail->node == node && tail->last + 1 == first) {
-        tail->last = last;
-        return;
-    }
-    if (l->n < LAYER_MAX)
-        l->exact[l->n++] = (seg){first, last, node};
-    l->stretches++;
-}
 
 /* A deterministic colour for plan node k (nodes in id order): hues a golden angle apart, in two
  * lightnesses, so neighbours in id order never look alike. */
@@ -126,10 +75,10 @@ static void put_arc(FILE *f, const char *cls, double r, double width, double f0,
 }
 
 /* Draws a layer: its stretches when they fit, else runs of bins of one node. */
-static void put_layer(FILE *f, const layer *l, const char *cls, double r, double width,
+static void put_layer(FILE *f, const rki_layer *l, const char *cls, double r, double width,
                       double min_sweep)
 {
-    if (l->stretches <= LAYER_MAX) {
+    if (l->stretches <= RKI_LAYER_MAX) {
         for (size_t k = 0; k < l->n; k++) {
             double f0 = (double)l->exact[k].first / l->space;
             double f1 = ((double)l->exact[k].last + 1.0) / l->space, pad = 0;
@@ -142,72 +91,15 @@ static void put_layer(FILE *f, const layer *l, const char *cls, double r, double
     fprintf(f,
             "<!-- %s: %zu arcs, over the cap of %d: drawn from %d bins, each in the colour of "
             "its longest arc -->\n",
-            cls, l->stretches, LAYER_MAX, BINS);
+            cls, l->stretches, RKI_LAYER_MAX, BINS);
     for (size_t b = 0; b < BINS;) {
         size_t e = b + 1;
         while (e < BINS && l->best_of[e] == l->best_of[b])
             e++;
-        if (l->best_of[b] != NO_NODE)
+        if (l->best_of[b] != RK_NO_NODE)
             put_arc(f, cls, r, width, (double)b / BINS, (double)e / BINS, l->best_of[b]);
         b = e;
     }
-}
-
-/* Plan node index of each of the topology's nodes: the plan's nodes are the union of both
- * topologies' nodes, sorted by id. */
-static uint32_t *node_map(const rk_plan *p, const rk_topology *t)
-{
-    size_t nn, n = rk_topology_node_count(t);
-    const rk_plan_node *nodes = rk_plan_nodes(p, &nn);
-    uint32_t *map = malloc(n * sizeof *map);
-    for (size_t i = 0; map && i < n; i++) {
-        const char *id = rk_topology_node(t, i)->id;
-        size_t lo = 0, hi = nn;
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (strcmp(nodes[mid].id, id) <= 0)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        map[i] = (uint32_t)lo;
-    }
-    return map;
-}
-
-/* The owners' stretches of one side of the plan, rebuilt from its topology: the plan keeps only
- * the moving arcs. RK_OK or an error code. */
-static int ring_layer(const rk_plan *p, int after, layer *l)
-{
-    rk_error err = {0};
-    /* the ring takes a reference, which changes only the topology's reference count */
-    rk_ring *r = rk_ring_build((rk_topology *)rki_plan_topology(p, after), &err);
-    uint32_t *map = r ? node_map(p, r->topo) : NULL;
-    if (!map) {
-        rk_ring_free(r);
-        return r ? RK_ENOMEM : err.code;
-    }
-    uint64_t max = r->bits == 64 ? UINT64_MAX : (UINT64_C(1) << r->bits) - 1;
-    layer_init(l, r->bits);
-    layer_add(l, 0, r->pos[0], map[rki_node_at(r, 0)]);
-    for (size_t i = 1; i < r->n; i++)
-        if (r->pos[i] > r->pos[i - 1])
-            layer_add(l, r->pos[i - 1] + 1, r->pos[i], map[rki_node_at(r, i)]);
-    if (r->pos[r->n - 1] < max) /* past the last point wraps to the first */
-        layer_add(l, r->pos[r->n - 1] + 1, max, map[rki_node_at(r, 0)]);
-    free(map);
-    rk_ring_free(r);
-    return RK_OK;
-}
-
-static void moving_layer(const rk_plan *p, layer *l)
-{
-    size_t na;
-    const rk_arc *arcs = rk_plan_arcs(p, &na);
-    const rk_topology *t = rki_plan_topology(p, 0);
-    layer_init(l, rki_topology_scheme(t)->bits(t));
-    for (size_t k = 0; k < na; k++)
-        layer_add(l, arcs[k].first, arcs[k].last, arcs[k].to);
 }
 
 typedef struct ranked {
@@ -318,24 +210,34 @@ static void put_title(FILE *f, const rk_plan *p, const rk_plan_meta *meta)
             100 * rk_plan_minimal_fraction(p));
 }
 
-static int put_rings(FILE *f, const rk_plan *p, layer *l)
+/* One circle of the picture, drawn; RK_OK or an error code. */
+static int put_circle(FILE *f, const rk_plan *p, rk_plan_circle circle, rki_layer *l)
 {
-    size_t na;
-    int rc = ring_layer(p, 0, l);
-    if (rc != RK_OK)
-        return rc;
-    put_layer(f, l, "before", R_OUT, 30, 0);
-    if (rk_plan_arcs(p, &na) && na > 0) {
-        moving_layer(p, l);
-        put_layer(f, l, "move", R_MOVE, 14, MIN_SWEEP);
-    }
-    rc = ring_layer(p, 1, l);
+    static const struct {
+        const char *cls;
+        double radius, width, min_sweep;
+    } look[] = {{"before", R_OUT, 30, 0}, {"move", R_MOVE, 14, MIN_SWEEP}, {"after", R_IN, 30, 0}};
+    rk_error err = {0};
+    const rk_topology *t = rki_plan_topology(p, 0);
+    int rc = rki_layer_init(l, rki_topology_scheme(t)->bits(t), BINS);
+    rc = rc ? rc : rki_plan_layer(l, p, circle, NULL, &err);
     if (rc == RK_OK)
-        put_layer(f, l, "after", R_IN, 30, 0);
+        put_layer(f, l, look[circle].cls, look[circle].radius, look[circle].width,
+                  look[circle].min_sweep);
+    rki_layer_deinit(l);
     return rc;
 }
 
-static int put_svg(FILE *f, const rk_plan *p, const rk_plan_meta *meta, layer *l)
+static int put_rings(FILE *f, const rk_plan *p, rki_layer *l)
+{
+    size_t na;
+    int rc = put_circle(f, p, RK_PLAN_BEFORE, l);
+    if (rc == RK_OK && rk_plan_arcs(p, &na) && na > 0)
+        rc = put_circle(f, p, RK_PLAN_MOVING, l);
+    return rc ? rc : put_circle(f, p, RK_PLAN_AFTER, l);
+}
+
+static int put_svg(FILE *f, const rk_plan *p, const rk_plan_meta *meta, rki_layer *l)
 {
     char *bars = NULL;
     size_t size = 0;
@@ -373,7 +275,7 @@ char *rk_plan_to_svg(const rk_plan *p, const rk_plan_meta *meta)
 {
     char *buf = NULL;
     size_t size = 0;
-    layer *l = malloc(sizeof *l);
+    rki_layer *l = malloc(sizeof *l);
     FILE *f = l ? open_memstream(&buf, &size) : NULL;
     if (!f) {
         free(l);

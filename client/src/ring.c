@@ -322,13 +322,19 @@ static int place_points(rk_ring *r, const rki_scheme *scheme)
     return rc;
 }
 
+/* 2^-bits: a power of two, so multiplying by it is exact, as dividing by 2^bits would be */
+static double per_value(const rk_ring *r)
+{
+    return r->bits == 64 ? 1.0 / 18446744073709551616.0 : 1.0 / 4294967296.0;
+}
+
 /* Hash values point 0 owns: from the last position + 1, around zero, to its own, as a fraction. */
-static double first_arc(const rk_ring *r, double per_value)
+static double first_arc(const rk_ring *r)
 {
     if (r->pos[0] == r->pos[r->n - 1])
         return 1.0; /* every point at one position: the first owns the whole space */
     uint64_t mask = r->bits == 64 ? UINT64_MAX : 0xFFFFFFFFu;
-    return (double)((r->pos[0] - r->pos[r->n - 1]) & mask) * per_value;
+    return (double)((r->pos[0] - r->pos[r->n - 1]) & mask) * per_value(r);
 }
 
 static int compute_shares(rk_ring *r)
@@ -338,11 +344,9 @@ static int compute_shares(rk_ring *r)
     r->ideal = calloc(nn, sizeof *r->ideal);
     if (!r->share || !r->ideal)
         return RK_ENOMEM;
-    /* 2^-bits: a power of two, so multiplying by it is exact, as dividing by 2^bits would be */
-    double per_value = r->bits == 64 ? 1.0 / 18446744073709551616.0 : 1.0 / 4294967296.0;
-    r->share[rki_node_at(r, 0)] += first_arc(r, per_value);
+    r->share[rki_node_at(r, 0)] += first_arc(r);
     for (size_t i = 1; i < r->n; i++) /* point i owns from the previous position + 1 to its own */
-        r->share[rki_node_at(r, i)] += (double)(r->pos[i] - r->pos[i - 1]) * per_value;
+        r->share[rki_node_at(r, i)] += (double)(r->pos[i] - r->pos[i - 1]) * per_value(r);
     uint64_t total = 0;
     for (size_t k = 0; k < nn; k++)
         total += rk_topology_node(r->topo, k)->weight;
@@ -438,6 +442,11 @@ size_t rk_ring_point_count(const rk_ring *r)
     return r->n;
 }
 
+unsigned rk_ring_bits(const rk_ring *r)
+{
+    return r->bits;
+}
+
 void rk_ring_point(const rk_ring *r, size_t i, uint64_t *position, uint32_t *node)
 {
     *position = r->pos[i];
@@ -487,6 +496,18 @@ static inline size_t find_point(const rk_ring *r, uint64_t h)
 uint32_t rk_ring_lookup_hash(const rk_ring *r, uint64_t hash)
 {
     return rki_node_at(r, find_point(r, hash));
+}
+
+void rk_ring_arc_at(const rk_ring *r, uint64_t hash, rk_ring_arc *out)
+{
+    size_t i = find_point(r, hash), prev = i ? i - 1 : r->n - 1;
+    uint64_t mask = r->bits == 64 ? UINT64_MAX : 0xFFFFFFFFu;
+    /* i is the first point of a tie, so the point before it is below it, or all are at one place */
+    out->start = r->pos[prev];
+    out->end = r->pos[i];
+    out->node = rki_node_at(r, i);
+    out->fraction =
+        out->start == out->end ? 1.0 : (double)((out->end - out->start) & mask) * per_value(r);
 }
 
 /* H(key): XXH3 inlined here (one call less per lookup on the fastest hash), the ketama scheme's

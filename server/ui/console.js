@@ -64,12 +64,14 @@ function show(title, ...parts) {
   view.replaceChildren(h("h1", {}, title), ...parts.flat(Infinity));
 }
 
-function table(head, rows, note) {
-  const shown = rows.slice(0, MAX_ROWS);
+/* A table of the first MAX_ROWS items, row(item, index) building each, and a note saying how many
+ * were left out: a 100000-node plan must not become 100000 rows, nor build them to drop them. */
+function table(head, items, row = (x) => x, note = "") {
+  const shown = items.slice(0, MAX_ROWS).map(row);
   return [
     h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
       h("tbody", {}, shown)),
-    rows.length > shown.length ? h("p", { class: "note" }, `${shown.length} of ${rows.length} rows shown${note || ""}`) : "",
+    items.length > shown.length ? h("p", { class: "note" }, `${shown.length} of ${items.length} rows shown${note}`) : "",
   ];
 }
 
@@ -100,39 +102,77 @@ async function clustersView() {
 
 /* ---- a cluster ---- */
 
-function shareRows(plan, side, prefix) {
-  const top = Math.max(1e-12, ...plan.nodes.map((n) => Math.max(n[side], n.ideal_after)));
-  return plan.nodes.map((n, i) => h("tr", {}, h("td", {}, n.id),
-    h("td", { class: "n" }, num(`${prefix}nodes.${i}.${side}`, n[side], true)),
-    h("td", { class: "n" }, num(`${prefix}nodes.${i}.ideal_after`, n.ideal_after, true)),
-    h("td", {}, h("span", { class: "bar", style: `width:${(200 * n[side]) / top}px` }), " ",
-      h("span", { class: "bar ideal", title: "ideal", style: `margin-left:${(200 * n.ideal_after) / top - 2}px` }))));
+/* A node's colour swatch: the colour its arcs have in the ring pictures. */
+function swatch(k) {
+  return h("span", { class: "swatch", style: `background:${rkDraw.colour(k)}`, "aria-hidden": "true" });
+}
+
+/* A table of plan.nodes: id, the shares of `sides` and ideal_after as numbers, and a bar per side
+ * against the ideal (a black mark), the first side pale when there are two. On rings of more nodes
+ * than a table shows, the nodes furthest from their ideal (or most changed, with two sides) first. */
+function sharesTable(plan, sides, prefix, head) {
+  const nodes = plan.nodes, top = Math.max(1e-12, ...nodes.map((n) => Math.max(n.ideal_after, ...sides.map((s) => n[s]))));
+  const score = sides.length > 1 ? (n) => Math.abs(n[sides[1]] - n[sides[0]]) : (n) => Math.abs(n[sides[0]] - n.ideal_after);
+  const order = nodes.map((_, i) => i);
+  if (nodes.length > MAX_ROWS) order.sort((a, b) => score(nodes[b]) - score(nodes[a]) || a - b);
+  const bar = (n, s, k) => h("span", { class: sides.length > 1 && k === 0 ? "bar before" : "bar", title: s, style: `width:${(200 * n[s]) / top}px` });
+  return table(head, order, (i) => h("tr", {}, h("td", {}, swatch(i), " ", nodes[i].id),
+    sides.map((s) => h("td", { class: "n" }, num(`${prefix}nodes.${i}.${s}`, nodes[i][s], true))),
+    h("td", { class: "n" }, num(`${prefix}nodes.${i}.ideal_after`, nodes[i].ideal_after, true)),
+    h("td", { class: "bars" }, sides.map((s, k) => [bar(nodes[i], s, k), h("br", {})]),
+      h("span", { class: "bar ideal", title: "ideal", style: `margin-left:${(200 * nodes[i].ideal_after) / top - 2}px` }))),
+  sides.length > 1 ? ": the most changed nodes" : ": the nodes furthest from their ideal share");
+}
+
+/* ---- ring pictures: drawn from the server's bins, arcs asked of the server ---- */
+
+function versionPath(c, v) {
+  return `${clusterPath(c)}/versions/${v}`;
+}
+
+/* A ring circle of the picture: version v's bins, and where to ask for its arcs. */
+function ringLayer(c, v, label, radius, width, bits, runs) {
+  return { label, radius, width, bits, bins: rkDraw.bins(runs), arcs: versionPath(c, v) + "/arc" };
+}
+
+function svgLink(href, what) {
+  return h("a", { href, download: "", id: "svg-link" }, `download ${what} as SVG (for a ticket or a runbook)`);
 }
 
 async function clusterView(c) {
   const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
   const active = versions.find((v) => v.state === "active");
   const timeline = table(["version", "state", "author", "created", "activated", "comment", "fingerprint", ""],
-    versions.map((v, i) => h("tr", {}, h("td", { class: "n" }, num(`versions.${i}.version`, v.version)),
+    versions, (v, i) => h("tr", {}, h("td", { class: "n" }, num(`versions.${i}.version`, v.version)),
       h("td", {}, v.state), h("td", {}, v.author), h("td", {}, v.created_at), h("td", {}, v.activated_at || ""),
       h("td", {}, v.comment || ""), h("td", {}, v.fingerprint),
       h("td", {}, active && v.version !== active.version
         ? h("a", { href: `#/c/${encodeURIComponent(c)}/plan?from=${active.version}&to=${v.version}` },
-          `plan v${active.version} → v${v.version}`) : ""))));
+          `plan v${active.version} → v${v.version}`) : "")));
   const parts = [h("p", {}, h("a", { href: `#/c/${encodeURIComponent(c)}/plan` }, "review the plan: active → latest")),
     h("h2", {}, "Versions"), timeline];
+  let rest;
   if (active) {
-    const q = `?from=${active.version}&to=${active.version}`;
-    const ring = await get(clusterPath(c) + "/plan" + q + "&arcs=false");
+    const q = `?from=${active.version}&to=${active.version}`, picture = await get(versionPath(c, active.version) + "/picture");
+    const layer = ringLayer(c, active.version, `v${active.version}`, 230, 44, picture.bits, picture.runs);
+    const shares = h("div", { id: "shares" }, h("p", { class: "note" }, "loading the shares…"));
     parts.push(h("h2", {}, `Active ring: v${active.version}`),
-      h("img", { class: "plan", src: clusterPath(c) + "/plan" + q + "&format=svg", alt: `the ring of v${active.version}` }),
-      h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
+      h("p", {}, "nodes ", num("picture.node_count", picture.node_count), ", points ", num("picture.points", picture.points)),
+      rkDraw.picture([layer], `the ring of v${active.version}, arcs coloured by node`),
+      h("p", {}, svgLink(clusterPath(c) + "/plan" + q + "&format=svg", "this ring")),
+      h("h2", {}, "Shares"), shares);
+    /* The shares come from the plan of the version to itself, which costs the server seconds on a
+     * 100000-node ring: the ring is drawn first, and this fills in when it comes. */
+    rest = get(clusterPath(c) + "/plan" + q + "&arcs=false").then((ring) => {
+      shares.replaceChildren(h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
         ", min ", num("ring.balance.after.min", ring.balance.after.min)),
-      table(["node", "share", "ideal", ""], shareRows(ring, "share_after", "ring.")));
+      ...sharesTable(ring, ["share_after"], "ring.", ["node", "share", "ideal", "share, ideal (mark)"]));
+    });
   } else {
     parts.push(h("p", {}, "No version is active yet."));
   }
   show(`Cluster ${c}`, ...parts);
+  return { rest }; /* not the promise itself, which the caller's await would wait for */
 }
 
 /* ---- a plan ---- */
@@ -148,9 +188,9 @@ function versionSelect(id, versions, chosen) {
 function transfersPart(plan) {
   const froms = [...new Set(plan.transfers.map((t) => t.from))], tos = [...new Set(plan.transfers.map((t) => t.to))];
   if (froms.length > 20 || tos.length > 20)
-    return table(["from", "to", "fraction", "arcs"], plan.transfers.map((t, i) => h("tr", {}, h("td", {}, t.from),
+    return table(["from", "to", "fraction", "arcs"], plan.transfers, (t, i) => h("tr", {}, h("td", {}, t.from),
       h("td", {}, t.to), h("td", { class: "n" }, num(`plan.transfers.${i}.fraction`, t.fraction, true)),
-      h("td", { class: "n" }, num(`plan.transfers.${i}.arcs`, t.arcs)))));
+      h("td", { class: "n" }, num(`plan.transfers.${i}.arcs`, t.arcs))));
   const cell = (f, t) => {
     const i = plan.transfers.findIndex((x) => x.from === f && x.to === t);
     return h("td", { class: "n" }, i < 0 ? "" : num(`plan.transfers.${i}.fraction`, plan.transfers[i].fraction, true));
@@ -190,20 +230,43 @@ async function fetchPlan(base) {
   return r.body;
 }
 
+/* The plan's picture (the server's circles, pic): the ring before (outer), the moving arcs in
+ * their destination's colour, the ring after (inner), as plan_svg.c lays them out. The moving
+ * arcs pointed at are the plan's own, when it lists them. */
+function planPicture(c, plan, pic) {
+  const { from, to, bits, circles } = pic, rank = new Map(plan.nodes.map((n, i) => [n.id, i]));
+  const picture = rkDraw.picture([ringLayer(c, from, `before: v${from}`, 250, 30, bits, circles.before),
+    { label: "moving", radius: 214, width: 14, bits, bins: rkDraw.bins(circles.moving), moves: plan.arcs || [], rank },
+    ringLayer(c, to, `after: v${to}`, 178, 30, bits, circles.after)],
+  `plan v${from} → v${to}: outer ring before, inner ring after, between them the moving arcs in the colour of the node they move to`);
+  return [h("p", { class: "note" }, "outer ring: before; inner ring: after; between them the arcs that move, in the colour of the node they move to. ",
+    "Point at an arc, or focus the picture and use the arrow keys, to see its range and owner.",
+    plan.arcs ? "" : " This plan has too many arcs to list here: the moving ones are drawn but not pointed at."), picture];
+}
+
+function planForm(versions, from, to, step, go) {
+  return h("form", { id: "plan-form", onsubmit: (ev) => { ev.preventDefault(); go(); } },
+    h("label", { for: "from" }, "from "), versionSelect("from", versions, from), " ",
+    h("label", { for: "to" }, "to "), versionSelect("to", versions, to), " ",
+    h("label", { for: "step" }, "steps of at most "),
+    h("input", { id: "step", type: "number", min: "0.001", max: "1", step: "any", value: step || "", placeholder: "e.g. 0.05", size: "6" }), " ",
+    h("button", { id: "go", type: "submit" }, "show plan"));
+}
+
 async function planView(c, query) {
   const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
   if (!versions.length) throw new Error(`cluster ${c} has no versions`);
   const active = versions.find((v) => v.state === "active");
   const from = Number(query.get("from")) || (active ? active.version : versions[versions.length - 1].version);
-  const to = Number(query.get("to")) || versions[0].version;
+  const to = Number(query.get("to")) || versions[0].version, step = query.get("step");
   const base = `${clusterPath(c)}/plan?from=${from}&to=${to}`;
-  const plan = await fetchPlan(base);
+  const [plan, pic] = await Promise.all([fetchPlan(base + (step ? `&max_step=${encodeURIComponent(step)}` : "")),
+    get(base + "&format=picture")]);
   const live = (p) => plan.nodes.filter((n) => n[p] > 0).length;
   const n = live("weight_before"), m = live("weight_after");
-  const go = () => { location.hash = `#/c/${encodeURIComponent(c)}/plan?from=${document.getElementById("from").value}&to=${document.getElementById("to").value}`; };
-  show(`Plan ${c}: v${from} → v${to}`,
-    h("p", {}, h("label", { for: "from" }, "from "), versionSelect("from", versions, from), " ",
-      h("label", { for: "to" }, "to "), versionSelect("to", versions, to), " ", h("button", { id: "go", onclick: go }, "show plan")),
+  const field = (id) => document.getElementById(id).value;
+  const go = () => { location.hash = `#/c/${encodeURIComponent(c)}/plan?from=${field("from")}&to=${field("to")}${field("step") ? "&step=" + field("step") : ""}`; };
+  show(`Plan ${c}: v${from} → v${to}`, planForm(versions, from, to, step, go),
     h("p", {}, "moved ", num("plan.moved_fraction", plan.moved_fraction, true), " of the hash space; minimal ",
       num("plan.minimal_fraction", plan.minimal_fraction, true),
       plan.digest ? [" · digest ", h("code", { id: "digest" }, plan.digest)] : ""),
@@ -215,30 +278,36 @@ async function planView(c, query) {
     h("h2", {}, "Self-check"), selfCheckPart(plan),
     h("h2", {}, "Cut over"), actionsPart(c, plan, to),
     h("h2", {}, "Warnings"), plan.warnings.length ? h("ul", { id: "warnings" }, plan.warnings.map((w) => h("li", {}, w))) : h("p", {}, "none"),
-    h("h2", {}, "Rings"), h("img", { class: "plan", id: "plan-svg", src: base + "&format=svg", alt: `plan v${from} → v${to}: rings before and after` }),
-    h("h2", {}, "Shares"), table(["node", "before", "after", "ideal after"], plan.nodes.map((x, i) => h("tr", {}, h("td", {}, x.id),
-      h("td", { class: "n" }, num(`plan.nodes.${i}.share_before`, x.share_before, true)),
-      h("td", { class: "n" }, num(`plan.nodes.${i}.share_after`, x.share_after, true)),
-      h("td", { class: "n" }, num(`plan.nodes.${i}.ideal_after`, x.ideal_after, true))))),
+    h("h2", {}, "Rings"), planPicture(c, plan, pic), h("p", {}, svgLink(base + "&format=svg", "this plan")),
+    h("h2", {}, "Shares"), sharesTable(plan, ["share_before", "share_after"], "plan.", ["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"]),
     h("h2", {}, "Transfers"), plan.transfers.length ? transfersPart(plan) : h("p", {}, "nothing moves"),
-    plan.steps ? [h("h2", {}, "Steps"), table(["step", "fraction", "arcs"], plan.steps.map((s, i) => h("tr", {},
+    plan.steps ? [h("h2", {}, "Steps"), table(["step", "fraction", "arcs"], plan.steps, (s, i) => h("tr", {},
       h("td", { class: "n" }, num(`plan.steps.${i}.step`, s.step)), h("td", { class: "n" }, num(`plan.steps.${i}.fraction`, s.fraction, true)),
-      h("td", { class: "n" }, String(s.arcs.length)))))] : "");
+      h("td", { class: "n" }, num(`plan.steps.${i}.arcs.length`, s.arcs.length))))] : "");
   window.rkPlan = plan; /* the document the page shows, for a look from the developer tools */
 }
 
 /* ---- routing and the token ---- */
 
+/* Each view says when it is shown (data-ready, for the tests) and how long it took from the
+ * route to the first frame drawn after it, fetches and drawing included
+ * (data-render-ms; docs/PERFORMANCE.md). */
 async function route() {
+  const t0 = performance.now();
   const [path, q] = location.hash.replace(/^#/, "").split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const failed = (e) => show("Error", h("p", { class: "message error", id: "error" }, e.message));
+  let rest; /* what a view fills in after it is first drawn */
   try {
-    if (parts[0] === "c" && parts.length === 2) await clusterView(parts[1]);
+    if (parts[0] === "c" && parts.length === 2) ({ rest } = await clusterView(parts[1]));
     else if (parts[0] === "c" && parts[2] === "plan") await planView(parts[1], new URLSearchParams(q || ""));
     else await clustersView();
   } catch (e) {
-    show("Error", h("p", { class: "message error", id: "error" }, e.message));
+    failed(e);
   }
+  await new Promise((resolve) => requestAnimationFrame(resolve));
+  view.setAttribute("data-render-ms", (performance.now() - t0).toFixed(0));
+  await Promise.resolve(rest).catch(failed);
   view.setAttribute("data-ready", location.hash || "#/");
 }
 

@@ -33,6 +33,25 @@ for v in v1 v2 v3; do
 done
 check "activate v1" 200 "$(req POST /v1/clusters/c/versions/1/activate "${AUTH[@]}")"
 check "a client of c (the clients column)" 200 "$(req GET /v1/clusters/c/ring -H 'RK-Client: web-1')"
+# A big cluster: 100000 nodes x 40 points (4M points, under the server's 4194304), then ten nodes
+# replaced: the ring and the plan must stay bounded in the page whatever the ring's size.
+python3 - "$TMP" <<'PY'
+import json, sys
+def topo(ids):
+    return {"hash": "xxh3_64", "vnode_factor": 40,
+            "nodes": [{"id": i, "addr": "10.%d.%d.%d:11211" % (k >> 16, (k >> 8) & 255, k & 255), "weight": 1}
+                      for k, i in enumerate(ids)]}
+ids = ["node-%06d" % k for k in range(100000)]
+json.dump(topo(ids), open(sys.argv[1] + "/big1.json", "w"))
+json.dump(topo(ids[10:] + ["new-%02d" % k for k in range(10)]), open(sys.argv[1] + "/big2.json", "w"))
+PY
+for v in big1 big2; do
+    check "publish $v" 201 "$(req POST /v1/clusters/big/versions "${AUTH[@]}" --data-binary "@$TMP/$v.json")"
+done
+check "activate big v1" 200 "$(req POST /v1/clusters/big/versions/1/activate "${AUTH[@]}")"
+# A ketama ring (docs/KETAMA.md): a 32-bit space whatever its hash, drawn and pointed at as the server says.
+KETAMA='{"scheme":"ketama","hash":"fnv1a_64","nodes":[{"id":"10.0.0.1","addr":"10.0.0.1:11211","weight":1},{"id":"cache-b","addr":"10.0.0.2:11212","weight":2},{"id":"10.0.0.3:11213","addr":"10.0.0.3:11213","weight":1}]}'
+check "publish a ketama ring" 201 "$(req POST '/v1/clusters/kt/versions?activate=true' "${AUTH[@]}" --data "$KETAMA")"
 check "a second cluster" 201 "$(req POST /v1/clusters/other/versions "${AUTH[@]}" --data-binary "@$TMP/v2.json")"
 check "GET / redirects" 302 "$(req GET /)"
 has "to the console" "$TMP/headers" 'Location: /ui/'

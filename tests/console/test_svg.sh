@@ -53,6 +53,6 @@ check "cli remote svg" 0 "$("$CLI" plan --server "$BASE" --cluster c --to 2 --fo
     >"$TMP/remote.svg"; echo $?)"
 cmp -s "$TMP/remote.svg" "$TMP/server.svg" && ok || bad "the CLI prints the server's SVG as sent"
 check "bad format" 400 "$(req GET '/v1/clusters/c/plan?format=png')"
-has "bad format names svg" "$TMP/body" 'json, text or svg'
+has "bad format names svg" "$TMP/body" 'json, text, svg or picture'
 check "svg of unknown version" 404 "$(req GET '/v1/clusters/c/plan?format=svg&to=9')"
 finish

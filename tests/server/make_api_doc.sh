@@ -142,6 +142,9 @@ curl -s -o /dev/null -H 'RK-Client: web-1' -A 'libringkeeper/0.1.0' "$BASE/v1/cl
 ex publish_v2 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'If-Match: "v1"' --data-binary "$T4"
 ex plan_json 200 '$RK/v1/clusters/cache/plan?max_step=0.1&keys=1000000'
 ex plan_text 200 '$RK/v1/clusters/cache/plan?from=1&to=2&max_step=0.1' -H 'Accept: text/plain'
+ex picture 200 '$RK/v1/clusters/cache/versions/2/picture?bins=360'
+ex arc 200 '$RK/v1/clusters/cache/versions/2/arc?hash=8000000000000000'
+ex plan_picture 200 '$RK/v1/clusters/cache/plan?from=1&to=2&format=picture&bins=360'
 ex activate_v2 200 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H 'If-Match: "v1"'
 ex ring 200 '$RK/v1/clusters/cache/ring'
 TAG=$(sed -n 's/^ETag: *//Ip' "$TMP/h" | tr -d '\r')
@@ -339,6 +342,8 @@ EOF
 | [`GET /v1/clusters/{c}/ring`](#get-v1clusterscring) | the active version, with ETag and long poll |
 | [`GET /v1/clusters/{c}/plan`](#get-v1clusterscplan) | what moves between two versions |
 | [`GET /v1/clusters/{c}/clients`](#get-v1clusterscclients) | which clients hold which version, stragglers first |
+| [`GET /v1/clusters/{c}/versions/{v}/picture`](#get-v1clusterscversionsvpicture) | a version's ring in equal bins, for drawing it |
+| [`GET /v1/clusters/{c}/versions/{v}/arc`](#get-v1clusterscversionsvarc) | the exact arc holding a hash value |
 | [`GET /v1/clusters/{c}/policy`](#get-v1clusterscpolicy) | the cluster's cutover policy |
 | [`PUT /v1/clusters/{c}/policy`](#put-v1clusterscpolicy) | change it |
 | [`POST /v1/clusters/{c}/versions/{v}/approve`](#post-v1clusterscversionsvapprove) | approve the plan from the active version to v |
@@ -609,6 +614,8 @@ ideal share, which `balance` and `warnings` point out.
 | `?keys=K` | none | adds `keys_estimate` (for K keys) to each transfer and step; K >= 1 |
 | `?arcs=false` | `true` | leaves out the top-level `arcs` list (the steps still list theirs) |
 | `?format=text` or `Accept: text/plain` | JSON | a table for people instead of JSON (`format=json` forces JSON) |
+| `?format=picture` | JSON | the picture's three circles as JSON, for a program that draws them itself (the console): see below |
+| `?bins=N` | `2880` | with `format=picture`: bins per circle, 360 to 4096 |
 | `?format=svg` | JSON | one self-contained SVG picture (`image/svg+xml`): the ring before (outside) and after (inside), the moving arcs between them in the colour of the node they move to, per-node share bars against the ideal, and moved vs minimal in the title; bounded whatever the ring (at most 1440 arcs per circle, finer stretches drawn by quarter degree; bars for the 32 most changed nodes), so `--max-plan-rows` does not apply to it |
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `unknown_version`,
@@ -626,6 +633,61 @@ The same plan as a table:
 
 EOF
     show plan_text
+    cat <<'EOF'
+
+The same plan as the console draws it (`format=picture`): the SVG's three circles, each in `bins`
+equal bins of the hash space (bin b holds the values from b × 2^bits / bins on), run-length encoded as
+`[bins, node]` pairs, `node` the index of a node in the plan's `nodes` list (its `rank`, which sets its
+colour), `null` where nothing is. `before` and `after` are the rings by owner (as
+`.../versions/{v}/picture`), `moving` the arcs that move, by destination. `nodes` lists the nodes
+drawn. Its size is bounded by the bins whatever the ring, so `--max-plan-rows` does not apply; the
+plan is still computed (`--max-plan-arcs`, `--plan-concurrency`).
+
+EOF
+    show plan_picture
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/versions/{v}/picture`
+
+Version `v`'s ring in `bins` equal bins of the hash space, each bin in the node of its longest
+stretch, as the library computes it (`rk_ring_picture`): what the console draws, so a browser never
+rebuilds a ring. `runs` are `[bins, rank]` pairs in hash order, `rank` a node's index among all the
+version's nodes in id byte order (the index the plan's `nodes` list gives it, which sets its colour);
+`nodes` lists the nodes drawn, by rank, with their `share` of the hash space and `ideal` share. Also
+`points`, `node_count`, `bits` (the hash space is 2^bits) and the `fingerprint`. A version never
+changes: the answer has the ETag `"v<N>.<store id>"`, and `If-None-Match` with it gets 304. Its
+size is bounded by the bins whatever the ring; the ring is built once and kept with the plans'.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?bins=N` | `2880` | bins, 360 to 4096 (an eighth of a degree by default) |
+
+Errors: 400 `invalid_parameter` (field `bins`), `invalid_cluster`, `invalid_version`; 404
+`unknown_cluster`, `unknown_version`.
+
+EOF
+    show picture
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/versions/{v}/arc`
+
+The arc of version `v`'s ring that holds hash value `hash` (`rk_ring_arc_at`): its `first` and
+`last` hash values (inclusive, 16 hex digits as plan arcs have them; `first` is above `last` for the
+arc that wraps past the top of the hash space), its `owner` and the owner's `rank` (as in the
+picture), the arc's `fraction` of the hash space and the owner's `share` of the ring; `at` is the
+value asked. The next arc is the one at `last` + 1, the
+previous one the one at `first` − 1: that is how the console steps from arc to arc. ETag and 304 as
+for the picture.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?hash=H` | required | a value of the ring's hash space (2^`bits` values): 16 hex digits as the API writes hash values (also 8 on a 32-bit ring), else a decimal number (a decimal of exactly 16 digits, or 8 on a 32-bit ring, needs a leading 0) |
+
+Errors: 400 `invalid_parameter` (field `hash`), `invalid_cluster`, `invalid_version`; 404
+`unknown_cluster`, `unknown_version`.
+
+EOF
+    show arc
     cat <<'EOF'
 
 ## Cutover: policy, approvals, the gate, events
