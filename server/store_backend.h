@@ -62,6 +62,18 @@ typedef struct rkd_store_draft {
     double moved_fraction;   /* with activate: for the activation's event; < 0 unknown */
 } rkd_store_draft;
 
+/* An event a backend records with the change it describes (the fields of rkd_store_event); every
+ * pointer borrowed, NULL (0, or < 0 for the fraction) for none. */
+typedef struct rkd_store_event_draft {
+    const char *kind;
+    const char *author;
+    int64_t version;
+    int64_t from_version;
+    const char *digest;
+    double moved_fraction;
+    const char *detail;
+} rkd_store_event_draft;
+
 /* Tells the store-neutral layer of a change another handle committed (watch, below). */
 typedef void (*rkd_store_remote_fn)(void *arg, const char *cluster, int64_t version,
                                     rkd_store_change what);

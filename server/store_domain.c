@@ -384,22 +384,12 @@ done:
 static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
                         const rkd_store_publish_opts *opt, rk_error *err)
 {
-    rkd_store_draft d = {
-        .cluster = rec->cluster,
-        .topology = doc,
-        .scheme = rk_scheme_name(rk_hash_scheme(rec->hash)),
-        .hash = rk_hash_name(rec->hash),
-        .vnode_factor = rec->vnode_factor,
-        .points = rec->points,
-        .fingerprint = rec->fingerprint,
-        .created_at = rec->created_at,
-        .author = rec->author,
-        .comment = rec->comment,
-        .if_match_latest = opt->if_match_latest,
-        .activate = opt->activate,
-        .revert_of = opt->revert_of,
-        .moved_fraction = opt->moved_fraction,
-    };
+    rkd_store_draft d;
+    rkd_store_draft_of(rec, doc, &d);
+    d.if_match_latest = opt->if_match_latest;
+    d.activate = opt->activate;
+    d.revert_of = opt->revert_of;
+    d.moved_fraction = opt->moved_fraction;
     int rc = s->ops->publish(s->b, &d, &rec->version, err);
     if (rc != RK_OK || !opt->activate)
         return rc;

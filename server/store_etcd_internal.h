@@ -48,16 +48,7 @@ typedef struct rke_head {
     int64_t previous; /* a migration window is open over `active`: the version it keeps; else 0 */
 } rke_head;
 
-/* An event to record (the fields of rkd_store_event); pointers borrowed, NULL/0/-1 for none. */
-typedef struct rke_event {
-    const char *kind;
-    const char *author;
-    int64_t version;
-    int64_t from_version;
-    const char *digest;
-    double moved_fraction;
-    const char *detail;
-} rke_event;
+typedef rkd_store_event_draft rke_event;
 
 typedef struct rke_step rke_step;
 

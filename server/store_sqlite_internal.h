@@ -81,16 +81,7 @@ extern const char rks_sql_active_version[];
 
 /* ---- store_events.c: docs/API.md (policies, approvals, events) ---- */
 
-/* An event to record; every pointer borrowed, NULL (0, or < 0 for the fraction) for none. */
-typedef struct rks_event {
-    const char *kind;
-    const char *author;
-    int64_t version;
-    int64_t from_version;
-    const char *digest;
-    double moved_fraction;
-    const char *detail;
-} rks_event;
+typedef rkd_store_event_draft rks_event;
 
 /* What an approval or an activation of a version is checked against. */
 typedef struct rks_plan_state {
