@@ -157,6 +157,11 @@ void rkd_h_arc(rkd_call *c);     /* api_picture.c */
 /* Version `v` of the call's cluster as a built ring, held (rkd_cache_release on app->rings): from
  * the cache, else built and cached; NULL with *rc and err set. */
 rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
+/* Takes one of the --plan-concurrency slots that bound plans and ring builds (about 1 s and
+ * 500 MB each at 4M points): 1, or 0 after answering 503 with Retry-After. Release a taken slot
+ * with rkd_plan_slot_release. */
+int rkd_plan_slot(rkd_call *c);
+void rkd_plan_slot_release(rkd_call *c);
 
 /* ---- api_picture.c ---- */
 

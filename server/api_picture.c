@@ -76,12 +76,18 @@ static int not_modified(rkd_call *c, int64_t v)
     return 1;
 }
 
-/* The call's version as a ring, held; NULL after answering. */
+/* The call's version as a ring, held; NULL after answering. A ring not built yet costs what a
+ * plan does, so building it takes a plan slot: a client asking for pictures of many versions
+ * cannot build more rings at once than --plan-concurrency. */
 static rkd_entry *version_ring(rkd_call *c)
 {
     rk_error err = {0};
     int rc = RK_OK;
-    rkd_entry *e = rkd_ring_entry(c, c->version, &rc, &err);
+    rkd_entry *e = rkd_cache_get(c->app->rings, c->cluster, c->version);
+    if (e || !rkd_plan_slot(c))
+        return e;
+    e = rkd_ring_entry(c, c->version, &rc, &err);
+    rkd_plan_slot_release(c);
     if (!e)
         rkd_fail(c, rc, &err);
     return e;

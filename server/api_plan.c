@@ -208,16 +208,30 @@ done:
     return rows;
 }
 
-void rkd_h_plan(rkd_call *c)
+int rkd_plan_slot(rkd_call *c)
 {
     unsigned running = atomic_fetch_add(&c->app->plans, 1);
-    if (running >= c->app->plan.concurrency) {
-        rkd_response_error(c->resp, 503, "unavailable", NULL,
-                           "%u plans are being computed, this server's limit (ringkeeperd "
-                           "--plan-concurrency); retry in a few seconds",
-                           running);
-        c->resp->retry_after = PLAN_RETRY_AFTER_S;
-    } else if (plan(c) > TRIM_ROWS)
-        malloc_trim(0); /* glibc keeps a big plan's freed heap otherwise: give it back */
+    if (running < c->app->plan.concurrency)
+        return 1;
     atomic_fetch_sub(&c->app->plans, 1);
+    rkd_response_error(c->resp, 503, "unavailable", NULL,
+                       "%u plans or ring builds are being computed, this server's limit "
+                       "(ringkeeperd --plan-concurrency); retry in a few seconds",
+                       running);
+    c->resp->retry_after = PLAN_RETRY_AFTER_S;
+    return 0;
+}
+
+void rkd_plan_slot_release(rkd_call *c)
+{
+    atomic_fetch_sub(&c->app->plans, 1);
+}
+
+void rkd_h_plan(rkd_call *c)
+{
+    if (!rkd_plan_slot(c))
+        return;
+    if (plan(c) > TRIM_ROWS)
+        malloc_trim(0); /* glibc keeps a big plan's freed heap otherwise: give it back */
+    rkd_plan_slot_release(c);
 }
