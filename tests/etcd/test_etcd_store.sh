@@ -176,8 +176,14 @@ etcd_kill 0
 check "one member down: publish" 201 "$(curl -s -o "$TMP/body" -w '%{http_code}' -H "$J" \
     --data-binary @"$TMP/t3" "$A/v1/clusters/cache/versions")"
 check "one member down: ready" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$B/readyz")"
+# When the member killed was the leader, B's heads read fails during the election and B says its
+# ring may be stale until its next resync (0.5 s apart): it must be gone soon after, not stick.
+for _ in $(seq 1 50); do
+    [ "$(ring_stale)" = 200 ] && [ ! -s "$TMP/stale" ] && break
+    sleep 0.1
+done
 check "one member down: B's ring" 200 "$(ring_stale)"
-check "one member down: B's ring is not stale" "" "$(cat "$TMP/stale")"
+check "one member down: B's ring is not stale (within 5 s)" "" "$(cat "$TMP/stale")"
 
 # quorum lost: two of three down
 etcd_kill 1
