@@ -17,7 +17,7 @@ TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure \
     -R '^(test_client|test_api|test_auth|test_metrics|test_store|test_clients)$'
 
 echo "+ ThreadSanitizer: ringkeeperd under the mixed load and kill rounds, shortened"
-TSAN_OPTIONS=halt_on_error=1 RK_LOAD_SECONDS=20 RK_LOAD_ROUNDS=5 RK_LOAD_RSS=0 \
+TSAN_OPTIONS=halt_on_error=1 RK_LOAD_SANITIZER=tsan \
     tests/load/test_load.sh build-tsan/server/ringkeeperd build-tsan/tests/load/rk_load
 
 echo "+ valgrind: the CLI"
