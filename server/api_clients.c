@@ -1,15 +1,60 @@
-/* api_clients.c — the cutover's (docs/API.md) clients: the RK-Client header recorded on every ring
- * request, and GET /v1/clusters/{c}/clients, which lists them stragglers first with a summary. */
+/* api_clients.c — the cutover's (docs/API.md) clients: what each ring request says its client holds
+ * (If-None-Match) and refuses (RK-Refused), recorded under its RK-Client id, and
+ * GET /v1/clusters/{c}/clients, which lists them stragglers first with a summary. */
 #include <string.h>
 
 #include "api_internal.h"
 
-void rkd_client_seen(rkd_call *c, int64_t version)
+/* A version tag of this store (or a bare one): its version, else 0. */
+static int64_t our_version(rkd_call *c, const char *tag, int *open, int *same)
+{
+    int64_t v = 0;
+    char id[RKD_STORE_ID_LEN];
+    if (!tag || rkd_parse_etag(tag, &v, open, id) != 0)
+        return 0;
+    *same = id[0] != '\0';
+    return !id[0] || strcmp(id, rkd_store_id(c->app->store)) == 0 ? v : 0;
+}
+
+/* RK-Refused: "<the refused ring's ETag>" <reason>. */
+static void parse_refused(rkd_call *c, rkd_claim *out)
+{
+    char tag[RKD_ETAG_MAX];
+    int open = 0, same = 0;
+    const char *s = c->req->header(c->req, "RK-Refused");
+    const char *end = s && s[0] == '"' ? strchr(s + 1, '"') : NULL;
+    if (!end || (size_t)(end - s) + 2 > sizeof tag)
+        return;
+    memcpy(tag, s, (size_t)(end - s) + 1);
+    tag[end - s + 1] = '\0';
+    out->refused = our_version(c, tag, &open, &same);
+    if (out->refused)
+        out->reason = end + 1 + strspn(end + 1, " \t");
+}
+
+rkd_claim rkd_claim_of(rkd_call *c)
+{
+    rkd_claim claim = {0};
+    int same = 0;
+    claim.held = our_version(c, c->req->header(c->req, "If-None-Match"), &claim.open, &same);
+    claim.held_same = claim.held && same;
+    parse_refused(c, &claim);
+    return claim;
+}
+
+void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered)
 {
     const char *id = c->req->header(c->req, "RK-Client");
-    if (id) /* a request without the header is not tracked */
-        rkd_clients_seen(c->app->clients, c->cluster, id, version, c->req->addr,
-                         c->req->header(c->req, "User-Agent"));
+    if (!id) /* a request without the header is not tracked */
+        return;
+    rkd_client_report r = {.id = id,
+                           .held = claim->held,
+                           .offered = offered,
+                           .refused = claim->refused,
+                           .reason = claim->reason,
+                           .addr = c->req->addr,
+                           .agent = c->req->header(c->req, "User-Agent")};
+    rkd_clients_seen(c->app->clients, c->cluster, &r);
 }
 
 /* The active version of the call's cluster, 0 when it has none: 0, or -1 after answering (an

@@ -147,8 +147,21 @@ void rkd_h_clients(rkd_call *c);       /* api_clients.c */
 
 /* ---- api_clients.c ---- */
 
-/* Records the RK-Client of the call, if any, as holding `version` of the call's cluster. */
-void rkd_client_seen(rkd_call *c, int64_t version);
+/* What a ring request says of the ring its client holds and the one it refuses (docs/API.md,
+ * "Clients"). Versions are of this server's store; a tag of another store counts as none. */
+typedef struct rkd_claim {
+    int64_t held;       /* If-None-Match's version; a bare "v<N>" of an older client counts */
+    int open;           /* ... and whether that tag says a migration window is open */
+    int held_same;      /* the tag names this store (not a bare one): a 304 may answer it */
+    int64_t refused;    /* RK-Refused's version; 0: none */
+    const char *reason; /* RK-Refused's reason, in the request's header; NULL with refused 0 */
+} rkd_claim;
+
+/* The claim of the call's request. */
+rkd_claim rkd_claim_of(rkd_call *c);
+/* Records the RK-Client of the call, if any, with `claim`, as offered `offered` (0: none yet, a
+ * poll that is held). */
+void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered);
 void rkd_h_picture(rkd_call *c); /* api_picture.c */
 void rkd_h_arc(rkd_call *c);     /* api_picture.c */
 

@@ -145,26 +145,22 @@ rkd_entry *rkd_on_window_closed(rkd_app *app, const char *cluster, int64_t versi
     return ring_changed(app, cluster, version, ring_tag(version, 0), rc, err);
 }
 
-/* What If-None-Match says of the active version `doc` of this store. A "+" after N must match
+/* What a request's claim says of the active version `doc` of this store. A "+" after N must match
  * the open migration window (docs/API.md), so that its close is news. */
 typedef enum tag_match {
-    TAG_OTHER = 0, /* absent, unparsable, another version or store, or another window state */
-    TAG_BARE = 1,  /* "v<N>" of the active N without a store id: maybe another ring numbered N */
-    TAG_SAME = 2,  /* "v<N>.<store id>": the client has this very ring */
+    TAG_OTHER = 0,   /* no claim, another version or store, or another window state */
+    TAG_BARE = 1,    /* "v<N>" of the active N without a store id: maybe another ring numbered N */
+    TAG_SAME = 2,    /* "v<N>.<store id>": the client has this very ring */
+    TAG_REFUSED = 3, /* RK-Refused names N, whatever the window: the ring is the same */
 } tag_match;
 
-static tag_match if_none_match(rkd_call *c, const rkd_active_doc *doc)
+static tag_match match_of(const rkd_claim *claim, const rkd_active_doc *doc)
 {
-    int64_t v = -1;
-    int open = 0;
-    char id[RKD_STORE_ID_LEN];
-    const char *s = c->req->header(c->req, "If-None-Match");
-    if (!s || rkd_parse_etag(s, &v, &open, id) != 0 || v != doc->version ||
-        open != (doc->previous != 0))
+    if (claim->refused == doc->version)
+        return TAG_REFUSED;
+    if (claim->held != doc->version || claim->open != (doc->previous != 0))
         return TAG_OTHER;
-    if (!id[0])
-        return TAG_BARE;
-    return strcmp(id, rkd_store_id(c->app->store)) == 0 ? TAG_SAME : TAG_OTHER;
+    return claim->held_same ? TAG_SAME : TAG_BARE;
 }
 
 void rkd_h_ring(rkd_call *c)
@@ -180,16 +176,20 @@ void rkd_h_ring(rkd_call *c)
         return;
     }
     const rkd_active_doc *doc = e->value;
-    tag_match match = if_none_match(c, doc);
+    rkd_claim claim = rkd_claim_of(c);
+    tag_match match = match_of(&claim, doc);
     rkd_store_stale(c->app->store, c->resp->stale); /* served, but maybe not the newest */
-    rkd_client_seen(c, doc->version);               /* sent it, or has it (304, or held with it) */
     rkd_format_etag(c->resp->etag, doc->version, doc->previous != 0, rkd_store_id(c->app->store));
     /* A bare tag never gets a 304 (its N may name a ring lost in a restore), but still waits:
-     * older clients long-poll with it, and answering at once would make them spin. */
-    if (match != TAG_OTHER && wait > 0 && !c->req->resumed) {
+     * older clients long-poll with it, and answering at once would make them spin. A client that
+     * refuses the active ring is never sent it again: it waits for a newer one, and is answered
+     * 304 (the refused ring is still the active one) when its wait is up. */
+    int hold = match != TAG_OTHER && wait > 0 && !c->req->resumed;
+    rkd_client_seen(c, &claim, hold ? 0 : doc->version); /* a held poll is offered nothing yet */
+    if (hold) {
         c->resp->wait_seconds = (unsigned)wait;
         snprintf(c->resp->wait_cluster, sizeof c->resp->wait_cluster, "%s", c->cluster);
-    } else if (match == TAG_SAME) {
+    } else if (match == TAG_SAME || match == TAG_REFUSED) {
         c->resp->status = 304;
     } else {
         rkd_answer_doc(c->resp, e); /* shared, not copied: it holds the entry until sent */

@@ -34,7 +34,10 @@ struct entry {
     lru_link peers;                  /* in its group's ids */
     group *group;                    /* its cluster */
     uint64_t hash;                   /* of (cluster, id) */
-    int64_t version;                 /* the version it was sent or already had */
+    int64_t held;                    /* the version it says it holds; 0: none */
+    int64_t offered;                 /* the version it was last sent or confirmed; 0: none */
+    int64_t refused;                 /* the version it says it refuses; 0: none */
+    char *reason;                    /* owned, cut and made printable; NULL unless refused */
     int64_t seen_ms;                 /* CLOCK_MONOTONIC: for the expiry */
     time_t seen_at;                  /* CLOCK_REALTIME: for people */
     char addr[RKD_CLIENTS_ADDR_MAX]; /* numeric address, or "" */
@@ -44,6 +47,10 @@ struct entry {
 
 #define ALL   offsetof(entry, all)   /* the lists' `which`: the list of all ids ... */
 #define PEERS offsetof(entry, peers) /* ... or of a cluster's */
+
+#define HELD    offsetof(entry, held)    /* the versions tallied: held, */
+#define OFFERED offsetof(entry, offered) /* offered */
+#define REFUSED offsetof(entry, refused) /* or refused */
 
 /* The ids of one cluster; freed when its last id goes. */
 struct group {
@@ -101,6 +108,7 @@ void rkd_clients_free(rkd_clients *t)
     for (entry *e = t->all.head, *next; e; e = next) {
         next = e->all.next;
         free(e->agent);
+        free(e->reason);
         free(e);
     }
     for (group *g = t->groups, *next; g; g = next) {
@@ -178,6 +186,7 @@ static void drop(rkd_clients *t, entry *e)
     if (--e->group->count == 0)
         free_group(t, e->group);
     free(e->agent);
+    free(e->reason);
     free(e);
 }
 
@@ -200,18 +209,28 @@ static entry *find(rkd_clients *t, uint64_t hash, const char *cluster, const cha
 
 /* ---- recording ---- */
 
-/* The agent as kept: cut, every byte outside 0x20..0x7e a '?' (it is shown to people). */
-static char *clean_agent(const char *agent)
+/* A client's text as kept: cut to `max` bytes, every byte outside 0x20..0x7e a '?' (it is shown to
+ * people). NULL for NULL, or out of memory. */
+static char *clean_text(const char *text, size_t max)
 {
-    if (!agent)
+    if (!text)
         return NULL;
-    size_t n = strnlen(agent, RKD_CLIENTS_AGENT_MAX);
+    size_t n = strnlen(text, max);
     char *out = malloc(n + 1);
     for (size_t i = 0; out && i < n; i++)
-        out[i] = agent[i] >= 0x20 && agent[i] <= 0x7e ? agent[i] : '?';
+        out[i] = text[i] >= 0x20 && text[i] <= 0x7e ? text[i] : '?';
     if (out)
         out[n] = '\0';
     return out;
+}
+
+/* Replaces *kept with `text` as kept, unless it is that already. */
+static void keep_text(char **kept, const char *text, size_t max)
+{
+    if (!text == !*kept && (!text || strncmp(text, *kept, max) == 0))
+        return;
+    free(*kept);
+    *kept = clean_text(text, max); /* out of memory: none */
 }
 
 /* Makes room for one more id of `cluster`: the one seen longest ago there, or of all, goes. */
@@ -255,24 +274,24 @@ static entry *insert(rkd_clients *t, uint64_t hash, const char *cluster, const c
 }
 
 /* Sets what `e` was seen with, and moves it to the tails (seen last). */
-static void update(rkd_clients *t, entry *e, int64_t version, const char *addr, const char *agent,
-                   int64_t now)
+static void update(rkd_clients *t, entry *e, const rkd_client_report *r, int64_t now)
 {
-    e->version = version;
+    e->held = r->held > 0 ? r->held : 0;
+    if (r->offered > 0)
+        e->offered = r->offered;
+    e->refused = r->refused > 0 ? r->refused : 0;
+    keep_text(&e->reason, e->refused ? (r->reason ? r->reason : "") : NULL, RKD_CLIENTS_REASON_MAX);
     e->seen_ms = now;
     e->seen_at = time(NULL);
-    snprintf(e->addr, sizeof e->addr, "%s", addr ? addr : "");
-    if (!agent != !e->agent || (agent && strncmp(agent, e->agent, RKD_CLIENTS_AGENT_MAX) != 0)) {
-        free(e->agent);
-        e->agent = clean_agent(agent); /* out of memory: no agent, still the version */
-    }
+    snprintf(e->addr, sizeof e->addr, "%s", r->addr ? r->addr : "");
+    keep_text(&e->agent, r->agent, RKD_CLIENTS_AGENT_MAX);
     move_to_tail(&t->all, e, ALL);
     move_to_tail(&e->group->ids, e, PEERS);
 }
 
-void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64_t version,
-                      const char *addr, const char *agent)
+void rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_report *r)
 {
+    const char *id = r ? r->id : NULL;
     if (!t || !cluster || strlen(cluster) >= CLUSTER_BYTES || !rk_client_id_valid(id))
         return;
     uint64_t hash = key_hash(t, cluster, id);
@@ -283,13 +302,13 @@ void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64
     if (!e)
         e = insert(t, hash, cluster, id);
     if (e)
-        update(t, e, version, addr, agent, now);
+        update(t, e, r, now);
     pthread_mutex_unlock(&t->mu);
 }
 
 /* ---- reading ---- */
 
-/* How many ids of a cluster hold one version. */
+/* How many ids of a cluster hold one version (0: none). */
 typedef struct tally_row {
     int64_t version;
     size_t count;
@@ -301,17 +320,19 @@ static int by_version(const void *a, const void *b)
     return (x->version > y->version) - (x->version < y->version);
 }
 
-/* The versions the ids of `g` hold and how many hold each, lowest first: a new array of *n rows
- * (free it), NULL when out of memory. With the lock held. The versions are the server's (an id
- * holds what was active when it was seen), so they are few: a linear search finds each. */
-static tally_row *tally(const group *g, size_t *n)
+/* The versions the ids of `g` have in `field` (HELD or REFUSED) and how many have each, lowest
+ * first: a new array of *n rows (free it), NULL when out of memory. With the lock held. A client
+ * can only claim to hold a ring this server sent it, so the versions are few in practice; an id
+ * claiming a version of its own costs one row, and the ids per cluster are capped. */
+static tally_row *tally(const group *g, size_t field, size_t *n)
 {
     tally_row *rows = NULL;
     size_t cap = 0;
     *n = 0;
     for (const entry *e = g->ids.head; e; e = e->peers.next) {
         size_t i = 0;
-        while (i < *n && rows[i].version != e->version)
+        int64_t v = *(const int64_t *)((const char *)e + field);
+        while (i < *n && rows[i].version != v)
             i++;
         if (i == cap) {
             tally_row *grown = realloc(rows, (cap = cap ? 2 * cap : 4) * sizeof *rows);
@@ -322,7 +343,7 @@ static tally_row *tally(const group *g, size_t *n)
             rows = grown;
         }
         if (i == *n)
-            rows[(*n)++] = (tally_row){e->version, 0};
+            rows[(*n)++] = (tally_row){v, 0};
         rows[i].count++;
     }
     qsort(rows, *n, sizeof *rows, by_version);
@@ -337,12 +358,20 @@ static void rfc3339(char out[32], time_t when)
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* A version as JSON: null for none. */
+static json_t *version_json(int64_t v)
+{
+    return v > 0 ? json_integer((json_int_t)v) : json_null();
+}
+
 static json_t *client_json(const entry *e)
 {
     char at[32];
     rfc3339(at, e->seen_at);
-    return json_pack("{s:s,s:I,s:s?,s:s?,s:s}", "id", e->id, "version", (json_int_t)e->version,
-                     "addr", e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "last_seen", at);
+    return json_pack("{s:s,s:o,s:o,s:o,s:s?,s:s?,s:s?,s:s}", "id", e->id, "held",
+                     version_json(e->held), "offered", version_json(e->offered), "refused",
+                     version_json(e->refused), "reason", e->reason, "addr",
+                     e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "last_seen", at);
 }
 
 /* Appends the ids of `g` at `version` to `list`, in the order they were last seen, until it holds
@@ -350,7 +379,7 @@ static json_t *client_json(const entry *e)
 static int append_version(json_t *list, const group *g, int64_t version, size_t limit)
 {
     for (const entry *e = g->ids.head; e && json_array_size(list) < limit; e = e->peers.next) {
-        if (e->version == version && json_array_append_new(list, client_json(e)) != 0)
+        if (e->held == version && json_array_append_new(list, client_json(e)) != 0)
             return -1;
     }
     return 0;
@@ -370,21 +399,47 @@ static json_t *list_json(const group *g, const tally_row *rows, size_t n, size_t
     return list;
 }
 
-/* converged: at least one id, and all at the active version. */
-static json_t *summary_json(const tally_row *rows, size_t n, size_t total, int64_t active)
+/* How many ids have a version: the one asked about, and none. */
+typedef struct counts {
+    size_t at, none;
+} counts;
+
+/* {"<version>": count, ...} of the versions of `field` in `g` (none left out), with the counts of
+ * `version` and of none in *c. NULL when out of memory. */
+static json_t *versions_json(const group *g, size_t field, int64_t version, counts *c)
 {
-    json_t *by = json_object();
+    size_t n = 0;
+    tally_row *rows = g ? tally(g, field, &n) : NULL;
+    json_t *by = g && !rows ? NULL : json_object();
+    *c = (counts){0, 0};
     for (size_t i = 0; by && i < n; i++) {
         char v[24];
         snprintf(v, sizeof v, "%lld", (long long)rows[i].version);
-        if (json_object_set_new(by, v, json_integer((json_int_t)rows[i].count)) != 0) {
+        c->at += rows[i].version == version ? rows[i].count : 0;
+        c->none += rows[i].version == 0 ? rows[i].count : 0;
+        if (rows[i].version > 0 &&
+            json_object_set_new(by, v, json_integer((json_int_t)rows[i].count)) != 0) {
             json_decref(by);
-            return NULL;
+            by = NULL;
         }
     }
-    return json_pack("{s:o,s:o,s:b,s:I}", "by_version", by, "active",
-                     active > 0 ? json_integer((json_int_t)active) : json_null(), "converged",
-                     n == 1 && rows[0].version == active, "total", (json_int_t)total);
+    free(rows);
+    return by;
+}
+
+/* converged: at least one id, and all hold the active version. */
+static json_t *summary_json(const group *g, int64_t active)
+{
+    counts held, offered, refused;
+    size_t total = g ? g->count : 0;
+    json_t *by_held = versions_json(g, HELD, active, &held);
+    json_t *by_offered = versions_json(g, OFFERED, active, &offered);
+    json_t *by_refused = versions_json(g, REFUSED, active, &refused);
+    return json_pack("{s:o,s:o,s:o,s:I,s:I,s:o,s:b,s:I}", "by_version", by_held,
+                     "offered_by_version", by_offered, "refusing_by_version", by_refused, "none",
+                     (json_int_t)held.none, "refusing", (json_int_t)refused.at, "active",
+                     version_json(active), "converged", active > 0 && total && held.at == total,
+                     "total", (json_int_t)total);
 }
 
 json_t *rkd_clients_json(rkd_clients *t, const char *cluster, int64_t active, size_t limit)
@@ -394,29 +449,44 @@ json_t *rkd_clients_json(rkd_clients *t, const char *cluster, int64_t active, si
     pthread_mutex_lock(&t->mu);
     expire(t, mono_ms());
     const group *g = find_group(t, cluster);
-    tally_row *rows = g ? tally(g, &n) : NULL;
+    tally_row *rows = g ? tally(g, HELD, &n) : NULL;
     if (!g || rows)
         doc = json_pack("{s:o,s:o}", "clients", g ? list_json(g, rows, n, limit) : json_array(),
-                        "summary", summary_json(rows, n, g ? g->count : 0, active));
+                        "summary", summary_json(g, active));
     pthread_mutex_unlock(&t->mu);
     free(rows);
     return doc;
 }
 
+/* One gauge's rows: the versions of `field` in each cluster, none (0) as `none`, or left out. */
+static void gauge_rows(rkd_clients *t, FILE *f, const char *name, size_t field, const char *none)
+{
+    for (const group *g = t->groups; g; g = g->next) {
+        size_t n = 0;
+        tally_row *rows = tally(g, field, &n);
+        for (size_t i = 0; rows && i < n; i++) {
+            if (rows[i].version > 0)
+                fprintf(f, "%s{cluster=\"%s\",version=\"%lld\"} %zu\n", name, g->name,
+                        (long long)rows[i].version, rows[i].count);
+            else if (none)
+                fprintf(f, "%s{cluster=\"%s\",version=\"%s\"} %zu\n", name, g->name, none,
+                        rows[i].count);
+        }
+        free(rows);
+    }
+}
+
 void rkd_clients_metrics(rkd_clients *t, FILE *f)
 {
     fputs("# HELP ringkeeper_clients Clients (RK-Client ids) seen in the last expiry, by cluster "
-          "and the version they hold.\n# TYPE ringkeeper_clients gauge\n",
+          "and the version they hold (none: no ring yet).\n# TYPE ringkeeper_clients gauge\n",
           f);
     pthread_mutex_lock(&t->mu);
     expire(t, mono_ms());
-    for (const group *g = t->groups; g; g = g->next) {
-        size_t n = 0;
-        tally_row *rows = tally(g, &n);
-        for (size_t i = 0; rows && i < n; i++)
-            fprintf(f, "ringkeeper_clients{cluster=\"%s\",version=\"%lld\"} %zu\n", g->name,
-                    (long long)rows[i].version, rows[i].count);
-        free(rows);
-    }
+    gauge_rows(t, f, "ringkeeper_clients", HELD, "none");
+    fputs("# HELP ringkeeper_clients_refusing Clients seen in the last expiry that refuse a "
+          "version, by cluster and that version.\n# TYPE ringkeeper_clients_refusing gauge\n",
+          f);
+    gauge_rows(t, f, "ringkeeper_clients_refusing", REFUSED, NULL);
     pthread_mutex_unlock(&t->mu);
 }

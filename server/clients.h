@@ -1,7 +1,8 @@
-/* clients.h — the cutover's (docs/API.md) clients: per cluster, in memory, the version each
- * RK-Client id was last sent or already had, its address, user agent and when it was last seen.
- * Bounded whatever ids a client invents: a cap per cluster and in total (the id seen longest ago
- * goes first), cut strings, and ids silent for the expiry forgotten.
+/* clients.h — the cutover's (docs/API.md) clients: per cluster, in memory, what each RK-Client id
+ * holds (the version its own latest request named in If-None-Match, never merely what it was sent),
+ * the version it was last offered, the one it last refused and why, its address, user agent and
+ * when it was last seen. Bounded whatever ids a client invents: a cap per cluster and in total (the
+ * id seen longest ago goes first), cut strings, and ids silent for the expiry forgotten.
  *
  * Thread safety: every function may run on many threads at once for one table.
  */
@@ -17,6 +18,7 @@
 #include "ringkeeper.h" /* rk_client_id_valid: the ids tracked */
 
 #define RKD_CLIENTS_AGENT_MAX       128    /* bytes of a user agent kept; the rest is cut */
+#define RKD_CLIENTS_REASON_MAX      160    /* bytes of a refusal's reason kept; the rest is cut */
 #define RKD_CLIENTS_ADDR_MAX        64     /* a numeric IPv6 address with its scope fits */
 #define RKD_CLIENTS_EXPIRY_S        180    /* docs/API.md: an id silent this long is forgotten */
 #define RKD_CLIENTS_MAX_TOTAL       100000 /* ids tracked at most, all clusters together */
@@ -36,21 +38,37 @@ typedef struct rkd_clients rkd_clients;
 rkd_clients *rkd_clients_new(const rkd_clients_limits *limits);
 void rkd_clients_free(rkd_clients *t);
 
-/* Records that client `id` of `cluster` has `version` now. An id that breaks rk_client_id_valid's
- * rule is ignored rather than refused: the ring is served whatever the header says. `addr` and
- * `agent` may be NULL; the agent is cut to RKD_CLIENTS_AGENT_MAX bytes with bytes outside
- * 0x20..0x7e replaced by '?'. Past a cap the id of that cluster (or of all) seen longest ago is
- * forgotten to make room. Out of memory: the id is not recorded. */
-void rkd_clients_seen(rkd_clients *t, const char *cluster, const char *id, int64_t version,
-                      const char *addr, const char *agent);
+/* What one ring request says of its client. Versions are of this server's store; 0 means none. */
+typedef struct rkd_client_report {
+    const char *id;     /* RK-Client */
+    int64_t held;       /* the ring it holds (If-None-Match); 0: none, or another store's */
+    int64_t offered;    /* the version this answer sends or confirms; 0: none yet (a held poll),
+                           the last one offered is kept */
+    int64_t refused;    /* the version RK-Refused names; 0: it refuses none */
+    const char *reason; /* RK-Refused's reason; NULL when it refuses none */
+    const char *addr;   /* numeric address, or NULL */
+    const char *agent;  /* User-Agent, or NULL */
+} rkd_client_report;
 
-/* {"clients": [the `limit` first, stragglers first: lowest version, then seen longest ago],
- *  "summary": {"by_version": {"3": 2, ...}, "active": `active` or null when < 1, "converged",
+/* Records `r` for its id in `cluster`. An id that breaks rk_client_id_valid's rule is ignored
+ * rather than refused: the ring is served whatever the header says. The agent and the reason are
+ * cut (RKD_CLIENTS_AGENT_MAX, RKD_CLIENTS_REASON_MAX bytes) with bytes outside 0x20..0x7e replaced
+ * by '?'. Past a cap the id of that cluster (or of all) seen longest ago is forgotten to make
+ * room. Out of memory: the id, or its agent or reason, is not recorded. */
+void rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_report *r);
+
+/* {"clients": [the `limit` first, stragglers first: lowest held version (none first), then seen
+ *  longest ago; each {"id", "held", "offered", "refused", "reason", "addr", "user_agent",
+ *  "last_seen"}],
+ *  "summary": {"by_version": {"3": 2, ...} (held versions), "none": ids holding none,
+ *  "refusing": ids that refuse `active`, "active": `active` or null when < 1, "converged",
  *  "total": how many}} of `cluster`; the summary counts them all. converged: at least one client,
- * and every one at `active`. New reference, NULL when out of memory. */
+ * and every one holds `active`. New reference, NULL when out of memory. */
 json_t *rkd_clients_json(rkd_clients *t, const char *cluster, int64_t active, size_t limit);
 
-/* Appends the ringkeeper_clients{cluster,version} gauges (Prometheus text) to `f`. */
+/* Appends the ringkeeper_clients{cluster,version} gauges of held versions (version "none" for ids
+ * that hold none) and ringkeeper_clients_refusing{cluster,version}, ids by the version they
+ * refuse, (Prometheus text) to `f`. */
 void rkd_clients_metrics(rkd_clients *t, FILE *f);
 
 #endif

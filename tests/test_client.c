@@ -640,25 +640,83 @@ static void test_client_id(void **state)
     assert_int_equal(rk_client_fetch(none, &err), RK_OK);
     char host[256] = "", want[512];
     assert_int_equal(gethostname(host, sizeof host - 1), 0);
-    snprintf(want, sizeof want, "{\"id\":\"%s:%ld\",\"version\":1,", host, (long)getpid());
+    /* a first fetch holds nothing yet: it was offered v1 */
+    snprintf(want, sizeof want, "{\"id\":\"%s:%ld\",\"held\":null,\"offered\":1,", host,
+             (long)getpid());
     clients_of("ids", &b);
-    assert_has(&b, "{\"id\":\"app-7\",\"version\":1,");
+    assert_has(&b, "{\"id\":\"app-7\",\"held\":null,\"offered\":1,");
     assert_has(&b, want);
     assert_has(&b, "\"total\":2}"); /* "" is not counted */
     free(b.data);
 
-    pthread_t th; /* the long poll is answered with v2 and recorded so */
+    pthread_t th; /* the long poll holds v1; it is offered v2, and holds it from its next request */
     assert_int_equal(pthread_create(&th, NULL, long_poll, &p), 0);
     sleep_ms(300);
+    clients_of("ids", &b);
+    assert_has(&b, "{\"id\":\"app-7\",\"held\":1,\"offered\":1,");
+    free(b.data);
     publish(&shared, "ids", "fnv1a_32", 40, 4);
     pthread_join(th, NULL);
     assert_int_equal(p.rc, RK_OK);
     clients_of("ids", &b);
-    assert_has(&b, "{\"id\":\"app-7\",\"version\":2,");
+    assert_has(&b, "{\"id\":\"app-7\",\"held\":1,\"offered\":2,");
+    free(b.data);
+    assert_int_equal(rk_client_refresh(p.c, 0, NULL, &err), RK_OK);
+    clients_of("ids", &b);
+    assert_has(&b, "{\"id\":\"app-7\",\"held\":2,\"offered\":2,");
     free(b.data);
     rk_client_free(p.c);
     rk_client_free(dflt);
     rk_client_free(none);
+}
+
+/* SPEC 9, "Clients": a client that refuses the active ring says so in its next requests, with the
+ * reason its application got; it is never counted on the refused version, is not sent that ring
+ * again (its long polls are held), and its refusal ends when it accepts a newer ring. */
+static void test_refusal_reported(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    body b = {0};
+    rk_client_config cfg = {.server = shared.url,
+                            .cluster = "picky",
+                            .expect_hash = "fnv1a_32",
+                            .expect_vnode_factor = 40,
+                            .client_id = "picky-1"};
+    publish(&shared, "picky", "fnv1a_32", 40, 3);
+    rk_client *c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_OK); /* now it holds v1 */
+    publish(&shared, "picky", "fnv1a_32", 160, 3);                /* v2: vnode_factor 160 */
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EEXPECT);
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EEXPECT);
+        assert_non_null(strstr(err.message, "still refused"));
+        assert_non_null(strstr(err.message, "vnode_factor 160"));
+        clients_of("picky", &b);
+        assert_has(&b, "{\"id\":\"picky-1\",\"held\":1,\"offered\":2,\"refused\":2,"
+                       "\"reason\":\"vnode_factor: the server's ring has vnode_factor 160 but");
+        assert_has(&b, "\"by_version\":{\"1\":1}");
+        assert_has(&b, "\"refusing\":1,");
+        assert_has(&b, "\"converged\":false");
+        free(b.data);
+    }
+    double t0 = now_s(); /* the refused ring is not sent again: the poll is held its whole wait */
+    assert_int_equal(rk_client_refresh(c, 1, NULL, &err), RK_EEXPECT);
+    assert_true(now_s() - t0 >= 0.9);
+    rk_snapshot *s = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(s), 1); /* the last good ring stays in service */
+    rk_snapshot_release(s);
+
+    publish(&shared, "picky", "fnv1a_32", 40, 4); /* v3: acceptable */
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_OK);
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_OK);
+    clients_of("picky", &b);
+    assert_has(&b, "{\"id\":\"picky-1\",\"held\":3,\"offered\":3,\"refused\":null,");
+    assert_has(&b, "\"converged\":true");
+    free(b.data);
+    rk_client_free(c);
 }
 
 /* An id that breaks the rule is refused at rk_client_new, naming the field. */
@@ -687,11 +745,12 @@ static void test_client_id_invalid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_verify),          cmocka_unit_test(test_fetch_refresh),
-        cmocka_unit_test(test_expect_refused),  cmocka_unit_test(test_long_poll),
-        cmocka_unit_test(test_last_known_good), cmocka_unit_test(test_refresher),
-        cmocka_unit_test(test_threads),         cmocka_unit_test(test_migration_window),
-        cmocka_unit_test(test_client_id),       cmocka_unit_test(test_client_id_invalid),
+        cmocka_unit_test(test_verify),           cmocka_unit_test(test_fetch_refresh),
+        cmocka_unit_test(test_expect_refused),   cmocka_unit_test(test_long_poll),
+        cmocka_unit_test(test_last_known_good),  cmocka_unit_test(test_refresher),
+        cmocka_unit_test(test_threads),          cmocka_unit_test(test_migration_window),
+        cmocka_unit_test(test_client_id),        cmocka_unit_test(test_client_id_invalid),
+        cmocka_unit_test(test_refusal_reported),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

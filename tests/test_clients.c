@@ -36,23 +36,125 @@ static json_t *summary(json_t *doc)
     return json_object_get(doc, "summary");
 }
 
+/* A ring request of `id` holding `held`, answered (sent or confirmed) with it. */
+static void seen(rkd_clients *t, const char *cluster, const char *id, int64_t held,
+                 const char *addr, const char *agent)
+{
+    rkd_client_report r = {.id = id, .held = held, .offered = held, .addr = addr, .agent = agent};
+    rkd_clients_seen(t, cluster, &r);
+}
+
+static json_int_t summary_int(json_t *doc, const char *key)
+{
+    return json_integer_value(json_object_get(summary(doc), key));
+}
+
+/* The count of `version` in the summary's table `table` (by_version, offered_by_version ...). */
+static json_int_t count_of(json_t *doc, const char *table, const char *version)
+{
+    return json_integer_value(json_object_get(json_object_get(summary(doc), table), version));
+}
+
+/* The client listed in `doc` with `id`, or NULL. */
+static json_t *listed(json_t *doc, const char *id)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(doc, "clients"), i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* SPEC 9, "Clients": a client is counted on what its own latest request says it holds, never on
+ * what it was sent; a refusal is shown with its reason and never counted as held. */
+static void test_held_not_sent(void **state)
+{
+    (void)state;
+    rkd_clients *t = rkd_clients_new(NULL);
+    assert_non_null(t);
+    rkd_client_report sent = {.id = "dead", .held = 3, .offered = 4};
+    rkd_clients_seen(t, "a", &sent); /* answered v4, then killed before its next request */
+    sent.id = "good";
+    rkd_clients_seen(t, "a", &sent);
+    rkd_client_report now = {.id = "good", .held = 4, .offered = 4};
+    rkd_clients_seen(t, "a", &now); /* its next poll holds v4 */
+    rkd_client_report refusing = {.id = "picky", .held = 3, .offered = 4};
+    rkd_clients_seen(t, "a", &refusing);
+    refusing.refused = 4;
+    refusing.reason = "vnode_factor: the server's ring has vnode_factor 200\n but expects 160";
+    rkd_clients_seen(t, "a", &refusing);
+    refusing.offered = 0; /* held poll: keeps what it was last offered */
+    rkd_clients_seen(t, "a", &refusing);
+    rkd_client_report first = {.id = "fresh", .offered = 4}; /* a first fetch holds nothing */
+    rkd_clients_seen(t, "a", &first);
+
+    json_t *doc = rkd_clients_json(t, "a", 4, 10);
+    assert_int_equal(count_of(doc, "by_version", "3"), 2);
+    assert_int_equal(count_of(doc, "by_version", "4"), 1);
+    assert_int_equal(summary_int(doc, "none"), 1);
+    assert_int_equal(summary_int(doc, "refusing"), 1);
+    assert_int_equal(count_of(doc, "offered_by_version", "4"), 4);
+    assert_int_equal(count_of(doc, "refusing_by_version", "4"), 1);
+    assert_false(json_is_true(json_object_get(summary(doc), "converged")));
+    json_t *p = listed(doc, "picky");
+    assert_int_equal(json_integer_value(json_object_get(p, "held")), 3);
+    assert_int_equal(json_integer_value(json_object_get(p, "offered")), 4);
+    assert_int_equal(json_integer_value(json_object_get(p, "refused")), 4);
+    assert_string_equal(json_string_value(json_object_get(p, "reason")),
+                        "vnode_factor: the server's ring has vnode_factor 200? but expects 160");
+    assert_true(json_is_null(json_object_get(listed(doc, "fresh"), "held")));
+    assert_true(json_is_null(json_object_get(listed(doc, "good"), "refused")));
+    json_decref(doc);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    rkd_clients_metrics(t, f);
+    fclose(f);
+    assert_non_null(strstr(text, "ringkeeper_clients_refusing{cluster=\"a\",version=\"4\"} 1\n"));
+    assert_non_null(strstr(text, "ringkeeper_clients{cluster=\"a\",version=\"none\"} 1\n"));
+    assert_non_null(strstr(text, "ringkeeper_clients{cluster=\"a\",version=\"3\"} 2\n"));
+    free(text);
+
+    /* the refuser accepts v5; the dead one and the fresh one go quiet: converged needs them gone */
+    rkd_client_report healed = {.id = "picky", .held = 5, .offered = 5};
+    rkd_clients_seen(t, "a", &healed);
+    doc = rkd_clients_json(t, "a", 5, 10);
+    assert_int_equal(summary_int(doc, "refusing"), 0);
+    assert_true(json_is_null(json_object_get(listed(doc, "picky"), "reason")));
+    assert_false(json_is_true(json_object_get(summary(doc), "converged")));
+    json_decref(doc);
+    rkd_clients_free(t);
+
+    t = rkd_clients_new(NULL);
+    rkd_clients_seen(t, "a", &healed);
+    doc = rkd_clients_json(t, "a", 5, 10);
+    assert_true(json_is_true(json_object_get(summary(doc), "converged")));
+    json_decref(doc);
+    rkd_clients_free(t);
+}
+
 static void test_order_and_caps(void **state)
 {
     (void)state;
     char ids[256];
     rkd_clients *t = rkd_clients_new(&(rkd_clients_limits){5, 3, 180});
     assert_non_null(t);
-    rkd_clients_seen(t, "a", "x", 2, "127.0.0.1", "agent");
-    rkd_clients_seen(t, "a", "y", 1, NULL, NULL);
-    rkd_clients_seen(t, "a", "z", 2, NULL, NULL);
+    seen(t, "a", "x", 2, "127.0.0.1", "agent");
+    seen(t, "a", "y", 1, NULL, NULL);
+    seen(t, "a", "z", 2, NULL, NULL);
     json_t *doc = rkd_clients_json(t, "a", 2, 10);
     ids_of(doc, ids, sizeof ids);
     assert_string_equal(ids, "y x z "); /* the lowest version, then the one seen longest ago */
     assert_false(json_is_true(json_object_get(summary(doc), "converged")));
     json_decref(doc);
 
-    rkd_clients_seen(t, "a", "x", 2, NULL, NULL); /* seen again: now the newest */
-    rkd_clients_seen(t, "a", "w", 2, NULL, NULL); /* the cluster's cap: y, seen longest ago, goes */
+    seen(t, "a", "x", 2, NULL, NULL); /* seen again: now the newest */
+    seen(t, "a", "w", 2, NULL, NULL); /* the cluster's cap: y, seen longest ago, goes */
     doc = rkd_clients_json(t, "a", 2, 2);
     ids_of(doc, ids, sizeof ids);
     assert_string_equal(ids, "z x "); /* limit 2 of the 3 ... */
@@ -60,9 +162,9 @@ static void test_order_and_caps(void **state)
     assert_true(json_is_true(json_object_get(summary(doc), "converged")));
     json_decref(doc);
 
-    rkd_clients_seen(t, "b", "p", 7, NULL, NULL);
-    rkd_clients_seen(t, "b", "q", 7, NULL, NULL);
-    rkd_clients_seen(t, "b", "r", 7, NULL, NULL); /* the total cap (5): z, the oldest of all */
+    seen(t, "b", "p", 7, NULL, NULL);
+    seen(t, "b", "q", 7, NULL, NULL);
+    seen(t, "b", "r", 7, NULL, NULL); /* the total cap (5): z, the oldest of all */
     doc = rkd_clients_json(t, "a", 2, 10);
     ids_of(doc, ids, sizeof ids);
     assert_string_equal(ids, "x w ");
@@ -81,9 +183,9 @@ static void test_invalid_ids(void **state)
     rkd_clients *t = rkd_clients_new(NULL);
     assert_non_null(t);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        rkd_clients_seen(t, "a", bad[i], 1, NULL, NULL);
+        seen(t, "a", bad[i], 1, NULL, NULL);
     long_id[RK_CLIENT_ID_MAX] = '\0';
-    rkd_clients_seen(t, "a", long_id, 1, NULL, "ag\x1bnt\n");
+    seen(t, "a", long_id, 1, NULL, "ag\x1bnt\n");
     json_t *doc = rkd_clients_json(t, "a", 1, 10);
     json_t *only = json_array_get(json_object_get(doc, "clients"), 0);
     assert_int_equal(json_integer_value(json_object_get(summary(doc), "total")), 1);
@@ -113,7 +215,7 @@ static void test_memory_at_cap(void **state)
     assert_non_null(t);
     for (long i = 0; i < RKD_CLIENTS_MAX_TOTAL + RKD_CLIENTS_MAX_PER_CLUSTER; i++) {
         snprintf(id, sizeof id, "%0*ld", RK_CLIENT_ID_MAX, i);
-        rkd_clients_seen(t, i % 2 ? "odd" : "even", id, 1 + i % 7, "2001:db8::1234:5678", agent);
+        seen(t, i % 2 ? "odd" : "even", id, 1 + i % 7, "2001:db8::1234:5678", agent);
     }
     size_t used = mallinfo2().uordblks - before;
     double t0 = now_ms();
@@ -152,7 +254,7 @@ static void *hammer(void *arg)
     size_t len = 0;
     for (long i = 0; i < ROUNDS; i++) {
         snprintf(id, sizeof id, "t%ld-%ld", me, i % 50);
-        rkd_clients_seen(t, i % 2 ? "a" : "b", id, 1 + i % 3, "127.0.0.1", "hammer");
+        seen(t, i % 2 ? "a" : "b", id, 1 + i % 3, "127.0.0.1", "hammer");
         if (i % 100 == 0)
             json_decref(rkd_clients_json(t, "a", 3, 10));
         if (i % 500 == 0) {
@@ -191,9 +293,8 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order_and_caps),
-        cmocka_unit_test(test_invalid_ids),
-        cmocka_unit_test(test_memory_at_cap),
+        cmocka_unit_test(test_order_and_caps), cmocka_unit_test(test_held_not_sent),
+        cmocka_unit_test(test_invalid_ids),    cmocka_unit_test(test_memory_at_cap),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,19 +36,24 @@ struct rk_client {
     rki_fetch *fetch;     /* owned; fetching thread only */
     rki_ring_id floor;    /* newest ring accepted, the file's included; fetching thread */
     rki_ring_id saved;    /* ring the last-known-good file holds; fetching thread */
-    int64_t saved_prev;   /* ... and the previous version its window names (0: none) */
-    atomic_int stop;      /* set: the refresher and its transfer stop */
-    pthread_mutex_t mu;   /* guards current and st (and the refresher's pause) */
-    pthread_cond_t cv;    /* broadcast when stop is set */
-    rk_snapshot *current; /* in service, reference held; NULL before the first ring */
-    rki_window window;    /* the migration window of the ring in service (docs/API.md); written
-                             under mu by the fetching thread only */
-    int prev_wanted;      /* that window's previous ring is not in service yet: fetch it */
-    rk_client_status st;  /* counters and the last outcome */
-    pthread_t thread;     /* the refresher, when running */
-    int running;          /* the refresher was started (start/stop are not concurrent) */
-    unsigned wait_s;      /* the refresher's long poll */
-    unsigned retry_ms;    /* the refresher's pause after an error */
+    /* The ring refused last, said in every request (RK-Refused) until a ring is accepted, so the
+     * server neither counts it as held nor sends it again; fetching thread. */
+    rki_ring_id refused;              /* version 0: none */
+    int refused_code;                 /* why, as the application was told: its code ... */
+    char refused_why[RKI_REASON_MAX]; /* ... and message, printable ASCII */
+    int64_t saved_prev;               /* ... and the previous version its window names (0: none) */
+    atomic_int stop;                  /* set: the refresher and its transfer stop */
+    pthread_mutex_t mu;               /* guards current and st (and the refresher's pause) */
+    pthread_cond_t cv;                /* broadcast when stop is set */
+    rk_snapshot *current;             /* in service, reference held; NULL before the first ring */
+    rki_window window;   /* the migration window of the ring in service (docs/API.md); written
+                            under mu by the fetching thread only */
+    int prev_wanted;     /* that window's previous ring is not in service yet: fetch it */
+    rk_client_status st; /* counters and the last outcome */
+    pthread_t thread;    /* the refresher, when running */
+    int running;         /* the refresher was started (start/stop are not concurrent) */
+    unsigned wait_s;     /* the refresher's long poll */
+    unsigned retry_ms;   /* the refresher's pause after an error */
     /* The last-known-good file as verified by rk_client_new, kept until the first fetch so that
      * the same bytes from the server, or a fallback to the file, do not build the ring again. */
     char *file_body;        /* owned; NULL when none */
@@ -419,6 +424,28 @@ static void accepted_note(rk_client *c, const rki_ring_id *id, const rki_ring_id
                  before->store_id[0] ? before->store_id : "(none)");
 }
 
+/* Remembers that ring `id` was refused with `e`, for the next requests to say so. */
+static void note_refusal(rk_client *c, const rki_ring_id *id, int rc, const rk_error *e)
+{
+    if (id->version <= 0 || rc == RK_ENOMEM)
+        return; /* the document named no ring, or the refusal was this process's own trouble */
+    c->refused = *id;
+    c->refused_code = rc;
+    snprintf(c->refused_why, sizeof c->refused_why, "%.*s", RKI_REASON_MAX - 1, e->message);
+    for (char *p = c->refused_why; *p; p++) /* a header line: no control or non-ASCII byte */
+        *p = *p >= 0x20 && *p <= 0x7e ? *p : '?';
+}
+
+/* The server's 304 to a client refusing a newer ring than the one it holds: still the active one.
+ */
+static int still_refused(rk_client *c, rk_error *e)
+{
+    return rk_error_set(e, c->refused_code, NULL,
+                        "version %" PRId64 " is still the active one and still refused (the "
+                        "server was told): %s",
+                        c->refused.version, c->refused_why);
+}
+
 /* Verifies a 200's body and puts it in service unless it is the ring in service. Versions compare
  * only within one store id: another store's ring is the server's authority (after a restore). */
 static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_error *e)
@@ -429,9 +456,11 @@ static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_err
     int rc =
         ring ? RK_OK : rki_verify_doc(&c->cfg, r->body, r->len, &c->floor, 0, &id, &w, &ring, e);
     if (rc == RK_EOLDVERSION && rki_same_ring(&c->saved, &c->floor))
-        return older_than_file(c, id.version, e);
-    if (rc != RK_OK)
+        rc = older_than_file(c, id.version, e);
+    if (rc != RK_OK) {
+        note_refusal(c, &id, rc, e);
         return rc;
+    }
     rki_ring_id current = current_id(c);
     if (rki_same_ring(&id, &current)) { /* versions are immutable within a store: the same ring */
         rk_ring_free(ring);
@@ -449,9 +478,35 @@ static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_err
     pthread_mutex_lock(&c->mu);
     c->st.from_cache = 0;
     pthread_mutex_unlock(&c->mu);
+    memset(&c->refused, 0, sizeof c->refused);
     accepted_note(c, &id, &before, e);
     save(c, r->body, r->len, &id, &w, e);
     return RK_OK;
+}
+
+/* A 304 to the first fetch, which named the last-known-good file's ring (verified at start): that
+ * ring is the active one. */
+static int accept_file(rk_client *c, int *changed, rk_error *e)
+{
+    rki_ring_id id;
+    rki_window w;
+    rk_ring *ring = take_file_ring(c, c->file_body, c->file_len, &id, &w);
+    int rc = install(c, ring, &id, &w, 0, e);
+    if (rc != RK_OK)
+        return rc;
+    *changed = 1;
+    memset(&c->refused, 0, sizeof c->refused);
+    return rk_error_set(e, RK_OK, NULL,
+                        "version %" PRId64 " from the last-known-good file is the active one at "
+                        "%.100s: in service",
+                        id.version, c->url);
+}
+
+/* Whether the ring `have` names has a migration window open: the one in service, or before any,
+ * the last-known-good file's. */
+static int window_open(rk_client *c)
+{
+    return c->current ? c->window.previous != 0 : c->file_ring && c->file_window.previous != 0;
 }
 
 /* One GET of the ring (conditional on `have` when its version is not 0) and what follows from its
@@ -462,17 +517,24 @@ static int ring_round(rk_client *c, const rki_ring_id *have, unsigned wait, int 
                       rk_error *e)
 {
     rki_response r;
-    char etag[64];
+    char etag[64], refused[RKI_REASON_MAX + 64];
     *changed = 0;
-    snprintf(etag, sizeof etag, "\"v%" PRId64 "%s%s%s\"", have->version,
-             c->window.previous ? "+" : "", have->store_id[0] ? "." : "", have->store_id);
+    snprintf(etag, sizeof etag, "\"v%" PRId64 "%s%s%s\"", have->version, window_open(c) ? "+" : "",
+             have->store_id[0] ? "." : "", have->store_id);
+    snprintf(refused, sizeof refused, "\"v%" PRId64 "%s%s\" %s", c->refused.version,
+             c->refused.store_id[0] ? "." : "", c->refused.store_id, c->refused_why);
+    rki_claim claim = {have->version > 0 ? etag : NULL, c->refused.version > 0 ? refused : NULL};
     if (wait > 0)
         snprintf(c->url_buf, c->url_size, "%s?wait=%u", c->url, wait);
     else
         snprintf(c->url_buf, c->url_size, "%s", c->url);
-    int rc = rki_fetch_get(c->fetch, c->url_buf, have->version > 0 ? etag : NULL, wait, &r, e);
+    int rc = rki_fetch_get(c->fetch, c->url_buf, &claim, wait, &r, e);
     if (rc != RK_OK)
         return rc;
+    if (r.status == 304 && c->refused.version > have->version)
+        return still_refused(c, e);
+    if (r.status == 304 && have->version > 0 && !c->current && c->file_ring)
+        return accept_file(c, changed, e);
     if (r.status == 304 && have->version > 0) {
         pthread_mutex_lock(&c->mu);
         c->st.from_cache = 0; /* the server confirmed the version in service */
@@ -599,8 +661,12 @@ int rk_client_fetch(rk_client *c, rk_error *err)
 {
     rk_error e = {0}, fe = {0};
     int changed;
-    static const rki_ring_id none = {0};
-    int rc = fetch_round(c, &none, 0, &changed, &e);
+    /* A ring from the last-known-good file is what this client holds: the server counts it so, and
+     * answers 304 when it is still the active one (docs/API.md, "Clients"). */
+    rki_ring_id have = {0};
+    if (c->file_ring && !current_version(c))
+        have = c->saved;
+    int rc = fetch_round(c, &have, 0, &changed, &e);
     record(c, rc, &e);
     if (rc != RK_OK && rc != RK_EINVAL && c->cfg.cache_file && !c->cfg.reset_cache &&
         current_version(c) == 0 && load_cache(c, &e, &fe) == RK_OK) {

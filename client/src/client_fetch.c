@@ -150,13 +150,17 @@ static CURLcode run(rki_fetch *f)
     return rc;
 }
 
-static struct curl_slist *headers_for(const rk_client_config *cfg, const char *etag)
+static struct curl_slist *headers_for(const rk_client_config *cfg, const rki_claim *claim)
 {
-    char line[128];
+    char line[384];
     struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
     struct curl_slist *next = h;
-    if (next && etag) {
-        snprintf(line, sizeof line, "If-None-Match: %s", etag);
+    if (next && claim && claim->etag) {
+        snprintf(line, sizeof line, "If-None-Match: %s", claim->etag);
+        next = curl_slist_append(h, line);
+    }
+    if (next && claim && claim->refused) {
+        snprintf(line, sizeof line, "RK-Refused: %s", claim->refused);
         next = curl_slist_append(h, line);
     }
     if (next && cfg->client_id[0]) { /* "": the caller asked not to be counted */
@@ -196,11 +200,11 @@ static int transfer_error(rki_fetch *f, CURLcode rc, const char *url, rk_error *
                         url, f->errbuf[0] ? f->errbuf : curl_easy_strerror(rc));
 }
 
-int rki_fetch_get(rki_fetch *f, const char *url, const char *etag, unsigned wait_s,
+int rki_fetch_get(rki_fetch *f, const char *url, const rki_claim *claim, unsigned wait_s,
                   rki_response *out, rk_error *err)
 {
     long total = f->cfg->timeout_ms ? f->cfg->timeout_ms : RKI_DEFAULT_TIMEOUT_MS;
-    struct curl_slist *h = headers_for(f->cfg, etag);
+    struct curl_slist *h = headers_for(f->cfg, claim);
     int rc = RK_ENOMEM;
     if (!h)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building a request");

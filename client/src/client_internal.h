@@ -13,6 +13,7 @@
 #define RKI_DEFAULT_TIMEOUT_MS         10000L
 #define RKI_DEFAULT_MAX_BODY           ((size_t)64 << 20)
 #define RKI_MAX_WAIT_S                 60u
+#define RKI_REASON_MAX                 160 /* bytes of a refusal's message the server is told */
 /* The largest version accepted: 2^53-1, the largest integer every JSON reader holds exactly (RFC
  * 7493); ringkeeperd numbers 1, 2, 3 ..., so anything near it comes from a hostile or broken
  * server.
@@ -75,10 +76,17 @@ typedef struct rki_response {
  * thread can abort a transfer (set it, then call rki_fetch_wakeup). NULL with `err` set. */
 rki_fetch *rki_fetch_new(const rk_client_config *cfg, const atomic_int *stop, rk_error *err);
 void rki_fetch_free(rki_fetch *f);
-/* GET `url` with If-None-Match: `etag` (NULL for none) and a total timeout of the configured one
+/* The claim a ring request makes (docs/API.md, "Clients"): If-None-Match, the ring it holds, and
+ * RK-Refused, the ring it refuses with the reason its application was given. */
+typedef struct rki_claim {
+    const char *etag;    /* NULL: none */
+    const char *refused; /* the header's value, printable ASCII; NULL: none */
+} rki_claim;
+
+/* GET `url` with the headers of `claim` (NULL: none) and a total timeout of the configured one
  * plus wait_s. RK_OK with any HTTP status in *out; RK_EUNREACHABLE (network, TLS,
  * timeout, aborted by `stop`) or RK_ETOOLARGE (over max_body) otherwise. */
-int rki_fetch_get(rki_fetch *f, const char *url, const char *etag, unsigned wait_s,
+int rki_fetch_get(rki_fetch *f, const char *url, const rki_claim *claim, unsigned wait_s,
                   rki_response *out, rk_error *err);
 /* Makes a transfer in progress on another thread notice `stop` at once. Any thread. */
 void rki_fetch_wakeup(rki_fetch *f);

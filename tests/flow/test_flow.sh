@@ -39,7 +39,14 @@ fleet_is() {
     done
     bad "the fleet: want every client at [$1 $2 $3], got [$got]"
 }
-clients_say() { # clients_say TABLE...: `ringkeeper clients`, line by line
+# clients_say TABLE...: `ringkeeper clients`, line by line (at most 5 s: a client holds a new ring on
+# the server's books from its next poll, which follows the one that sent it at once)
+clients_say() {
+    for _ in $(seq 1 50); do
+        RINGKEEPER_TOKEN= "$RK" clients --server "$BASE" --cluster shop >"$TMP/out" 2>"$TMP/err"
+        [ "$(cat "$TMP/out")" = "$(printf '%s\n' "$@")" ] && break
+        sleep 0.1
+    done
     as "" 0 "clients" clients
     check "clients: the table" "$(printf '%s\n' "$@")" "$(cat "$TMP/out")"
 }
@@ -52,7 +59,8 @@ alice 0 "alice sets the policy" policy set --approvals 1 --distinct-approver yes
     2>"$TMP/fleet.err" &
 FLEET=$!
 fleet_is 1 0 0
-clients_say "version  clients" "      1       50" "active: 1" "converged: yes"
+clients_say "version  holding  offered  refusing" "      1       50       50         0" \
+    "holding none: 0" "active: 1" "converged: yes"
 
 alice 0 "alice publishes v2, a hotfix" publish "$TMP/t5"
 alice 0 "alice publishes v3, the change to review" publish "$TMP/t6"
@@ -75,7 +83,8 @@ alice 0 "alice activates v3: the window opens" activate 3
 
 # the fleet converges, every client reads the moving keys from both owners
 fleet_is 3 2 +
-clients_say "version  clients" "      3       50" "active: 3" "converged: yes"
+clients_say "version  holding  offered  refusing" "      3       50       50         0" \
+    "holding none: 0" "active: 3" "converged: yes"
 check "the ring names the previous version" 200 "$(req GET /v1/clusters/shop/ring)"
 has "previous: v2" "$TMP/body" '"previous":{"version":2'
 

@@ -13,8 +13,13 @@
  *   3. reads the server's VmRSS before and with the N held;
  *   4. publishes and activates version V+1 (?activate=true) and times, from sending it, the answer
  *      of each poll;
- *   5. checks: every poll answered 200 with V+1, GET .../clients counts N at V+1 and converged, and
- *      the RSS per held client is at most BYTES (default RSS_PER_CLIENT_MAX).
+ *   5. checks: every poll answered 200 with V+1 (sent, not yet held: GET .../clients still counts
+ *      N at V), and the RSS per held client is at most BYTES (default RSS_PER_CLIENT_MAX);
+ *   6. CONFIRM_ROUNDS rounds of one more request of every client (SPEC 9, "Clients"): the first K
+ *      (--refusers, default 0) still hold V and refuse V+1 (RK-Refused, a 1 s poll), the others
+ *      hold V+1 (no wait); every answer must be a 304, and the bytes of ring sent to the refusers
+ *      must stay 0; after each round GET .../clients counts N-K at V+1, K at V, K refusing, and
+ *      converged only when K is 0.
  * Prints the figures; exit 0 when every check passed, 1 with "FAIL: ..." lines, 2 bad usage. */
 #include <pthread.h>
 #include <stdarg.h>
@@ -37,6 +42,9 @@
 #define RSS_PER_CLIENT_MAX 65536L
 #define URL_MAX            1024
 #define STATUS_BODY_MAX    (4L << 20)
+#define CONFIRM_ROUNDS     3
+#define REFUSAL                                                                                    \
+    "vnode_factor: the server's ring has vnode_factor 160 but this application expects 40"
 #define NEW_TOPOLOGY                                                                               \
     "{\"hash\":\"fnv1a_32\",\"vnode_factor\":160,\"nodes\":[{\"id\":\"f1\",\"addr\":\"10.9.0.1:"   \
     "1\","                                                                                         \
@@ -51,8 +59,10 @@ typedef struct etag {
 /* One client of the fleet: its long poll and what it got. */
 typedef struct poller {
     CURL *easy;                 /* the poll */
-    struct curl_slist *headers; /* If-None-Match and RK-Client */
-    etag got;                   /* the answer's; version < 0: not a 200 (minus the status) */
+    struct curl_slist *headers; /* If-None-Match, RK-Client, RK-Refused */
+    etag got;                   /* the answer's */
+    long status;                /* the answer's; 1000 + the CURLcode when there was none */
+    long body_bytes;            /* bytes of body received, all rounds */
     double done_at;             /* CLOCK_MONOTONIC seconds of the answer; 0 while held */
 } poller;
 
@@ -68,7 +78,7 @@ typedef struct slice {
 
 struct fleet {
     const char *url, *cluster;
-    long n, pid, rss_max;
+    long n, pid, rss_max, refusers;
     poller *p;
     slice s[SLICES];
     atomic_long done; /* polls answered */
@@ -130,9 +140,10 @@ static size_t keep_text(char *data, size_t size, size_t n, void *arg)
     return add;
 }
 
-static size_t discard(char *data, size_t size, size_t n, void *arg)
+static size_t count_body(char *data, size_t size, size_t n, void *arg)
 {
-    (void)data, (void)arg;
+    (void)data;
+    ((poller *)arg)->body_bytes += (long)(size * n);
     return size * n;
 }
 
@@ -210,24 +221,35 @@ static void server_counts(const fleet *f, long version, long *held, long *counte
 
 /* ---- the fleet ---- */
 
-static int poller_init(fleet *f, long i, const char *tag)
+/* Sets poll `i` up as client fleet-<i> holding `tag`, waiting `wait` s, refusing `refused` (NULL:
+ * none). */
+static int poller_init(fleet *f, long i, const char *tag, int wait, const char *refused)
 {
-    char url[URL_MAX], line[128];
+    char url[URL_MAX], line[256];
     poller *p = &f->p[i];
-    snprintf(url, sizeof url, "%s/v1/clusters/%s/ring?wait=60", f->url, f->cluster);
+    curl_slist_free_all(p->headers);
+    snprintf(url, sizeof url, "%s/v1/clusters/%s/ring?wait=%d", f->url, f->cluster, wait);
     snprintf(line, sizeof line, "If-None-Match: %s", tag);
     p->headers = curl_slist_append(NULL, line);
     snprintf(line, sizeof line, "RK-Client: fleet-%ld", i);
     if (p->headers && !curl_slist_append(p->headers, line))
         return -1;
-    p->easy = p->headers ? curl_easy_init() : NULL;
-    if (!p->easy)
+    snprintf(line, sizeof line, "RK-Refused: %s %s", refused ? refused : "", REFUSAL);
+    if (p->headers && refused && !curl_slist_append(p->headers, line))
         return -1;
+    if (!p->easy)
+        p->easy = curl_easy_init();
+    if (!p->headers || !p->easy)
+        return -1;
+    p->got = (etag){0};
+    p->status = 0;
+    p->done_at = 0;
     curl_easy_setopt(p->easy, CURLOPT_URL, url);
     curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
     curl_easy_setopt(p->easy, CURLOPT_TIMEOUT, (long)(60 + PHASE_MAX_S));
     curl_easy_setopt(p->easy, CURLOPT_CONNECTTIMEOUT, 30L);
-    curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, count_body);
+    curl_easy_setopt(p->easy, CURLOPT_WRITEDATA, p);
     curl_easy_setopt(p->easy, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(p->easy, CURLOPT_HEADERDATA, &p->got);
     curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
@@ -248,9 +270,8 @@ static void drive(slice *s, int timeout_ms)
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
         curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
         p->done_at = now_s();
+        p->status = m->data.result == CURLE_OK ? status : 1000 + (long)m->data.result;
         atomic_fetch_add(&s->f->done, 1);
-        if (m->data.result != CURLE_OK || status != 200)
-            p->got.version = -(status ? status : 1000 + (long)m->data.result);
         curl_multi_remove_handle(s->multi, m->easy_handle);
     }
     curl_multi_poll(s->multi, NULL, 0, timeout_ms, NULL);
@@ -288,7 +309,7 @@ static int slices_start(fleet *f)
     return 0;
 }
 
-/* Stops and joins the slices, and frees every poll. */
+/* Stops and joins the slices (their connections close), ready for the next round. */
 static void slices_stop(fleet *f)
 {
     atomic_store(&f->stop, 1);
@@ -297,12 +318,20 @@ static void slices_stop(fleet *f)
         if (!s->multi)
             continue;
         pthread_join(s->thread, NULL);
-        for (long j = s->from; j < s->to; j++) {
+        for (long j = s->from; j < s->to; j++)
             curl_multi_remove_handle(s->multi, f->p[j].easy); /* fine when not added */
-            curl_easy_cleanup(f->p[j].easy);
-            curl_slist_free_all(f->p[j].headers);
-        }
         curl_multi_cleanup(s->multi);
+        s->multi = NULL;
+    }
+    atomic_store(&f->stop, 0);
+    atomic_store(&f->done, 0);
+}
+
+static void pollers_free(fleet *f)
+{
+    for (long j = 0; j < f->n; j++) {
+        curl_easy_cleanup(f->p[j].easy);
+        curl_slist_free_all(f->p[j].headers);
     }
 }
 
@@ -357,7 +386,7 @@ static void converge(fleet *f, long version)
     double *at = calloc((size_t)f->n, sizeof *at);
     long wrong = 0;
     for (long i = 0; i < f->n; i++) {
-        wrong += f->p[i].got.version != version + 1;
+        wrong += f->p[i].status != 200 || f->p[i].got.version != version + 1;
         if (at)
             at[i] = f->p[i].done_at ? f->p[i].done_at - t0 : PHASE_MAX_S;
     }
@@ -372,26 +401,69 @@ static void converge(fleet *f, long version)
         fail(f, "%ld of %ld polls were not answered 200 with v%ld", wrong, f->n, version + 1);
 }
 
-/* GET .../clients: N clients, all at `version`, converged. */
-static void check_clients(fleet *f, long version)
+/* GET .../clients after the activation of `version`: N-K hold it, the K refusers hold the version
+ * before and refuse it; converged only with no refuser. With `sent`, no client has asked again
+ * since it was sent `version`: all N still hold the one before. */
+static void check_clients(fleet *f, long version, int sent)
 {
-    char path[URL_MAX];
+    char path[URL_MAX], v[24], before[24];
     text t = {0};
     snprintf(path, sizeof path, "/v1/clusters/%s/clients?limit=1", f->cluster);
     long status = request(f, "GET", path, NULL, &t, NULL);
     json_t *doc = json_loads(t.data ? t.data : "", 0, NULL);
-    json_t *s = json_object_get(doc, "summary");
-    char v[24];
+    json_t *s = json_object_get(doc, "summary"), *by = json_object_get(s, "by_version");
     snprintf(v, sizeof v, "%ld", version);
-    long at = (long)json_integer_value(json_object_get(json_object_get(s, "by_version"), v));
+    snprintf(before, sizeof before, "%ld", version - 1);
+    long at = (long)json_integer_value(json_object_get(by, v));
+    long old = (long)json_integer_value(json_object_get(by, before));
+    long refusing = (long)json_integer_value(json_object_get(s, "refusing"));
     long total = (long)json_integer_value(json_object_get(s, "total"));
     int converged = json_is_true(json_object_get(s, "converged"));
-    printf("clients: %ld counted, %ld at v%ld, converged %s\n", total, at, version,
-           converged ? "true" : "false");
-    if (status != 200 || total != f->n || at != f->n || !converged)
-        fail(f, "GET clients should count %ld, all at v%ld, converged", f->n, version);
+    long want_old = sent ? f->n : f->refusers, want_refusing = sent ? 0 : f->refusers;
+    printf("clients: %ld counted, %ld holding v%ld, %ld holding v%ld, %ld refusing, converged "
+           "%s\n",
+           total, at, version, old, version - 1, refusing, converged ? "true" : "false");
+    if (status != 200 || total != f->n || at != f->n - want_old || old != want_old ||
+        refusing != want_refusing || converged != (want_old == 0))
+        fail(f, "GET clients should count %ld: %ld holding v%ld, %ld holding v%ld, %ld refusing",
+             f->n, f->n - want_old, version, want_old, version - 1, want_refusing);
     json_decref(doc);
     free(t.data);
+}
+
+/* One round of one more request of every client after the activation of `now` (see the head). */
+static void confirm_round(fleet *f, const etag *old, const etag *now, int round)
+{
+    long refusers_bytes = 0, not_304 = 0;
+    for (long i = 0; i < f->n; i++) {
+        int refuses = i < f->refusers;
+        if (poller_init(f, i, refuses ? old->tag : now->tag, refuses, refuses ? now->tag : NULL)) {
+            fail(f, "out of memory for poll %ld", i);
+            return;
+        }
+    }
+    double t0 = now_s();
+    if (slices_start(f) != 0) {
+        fail(f, "cannot start the threads of the fleet");
+        return;
+    }
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    while (atomic_load(&f->done) < f->n && now_s() < t0 + PHASE_MAX_S)
+        nanosleep(&pause, NULL);
+    slices_stop(f);
+    for (long i = 0; i < f->n; i++) {
+        not_304 += f->p[i].status != 304;
+        refusers_bytes += i < f->refusers ? f->p[i].body_bytes : 0;
+    }
+    printf("round %d: %ld requests in %.1f s, %ld not answered 304; ring bytes sent to the %ld "
+           "refusers since they refused: %ld\n",
+           round, f->n, now_s() - t0, not_304, f->refusers, refusers_bytes);
+    if (not_304)
+        fail(f, "round %d: %ld of %ld requests were not answered 304", round, not_304, f->n);
+    if (refusers_bytes)
+        fail(f, "round %d: the refusers were sent %ld bytes of the ring they refused", round,
+             refusers_bytes);
+    check_clients(f, now->version, 0);
 }
 
 static int run(fleet *f)
@@ -408,7 +480,7 @@ static int run(fleet *f)
         return 1;
     }
     for (long i = 0; i < f->n; i++) {
-        if (poller_init(f, i, active.tag) != 0) {
+        if (poller_init(f, i, active.tag, 60, NULL) != 0) {
             fail(f, "out of memory for poll %ld", i);
             return 1;
         }
@@ -426,7 +498,14 @@ static int run(fleet *f)
     if ((held - before) * 1024 / f->n > f->rss_max)
         fail(f, "RSS per held client should be at most %ld bytes", f->rss_max);
     converge(f, version);
-    check_clients(f, version + 1);
+    slices_stop(f);
+    check_clients(f, version + 1, 1);
+    etag now = f->p[0].got;
+    for (long i = 0; i < f->refusers; i++)
+        f->p[i].body_bytes =
+            0; /* the ring they are about to refuse came once: what follows counts */
+    for (int round = 1; round <= CONFIRM_ROUNDS && now.version == version + 1; round++)
+        confirm_round(f, &active, &now, round);
     return f->failures ? 1 : 0;
 }
 
@@ -436,7 +515,7 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: rk_fleet --url URL --cluster C --clients N (1..%d) --pid SERVER_PID\n"
-            "                [--rss-per-client BYTES (default %ld)]\n",
+            "                [--rss-per-client BYTES (default %ld)] [--refusers K (default 0)]\n",
             MAX_CLIENTS, RSS_PER_CLIENT_MAX);
     return 2;
 }
@@ -467,12 +546,14 @@ static int parse_args(fleet *f, int argc, char **argv)
             bad = number(v, 1, 1L << 30, &f->pid);
         else if (strcmp(k, "--rss-per-client") == 0)
             bad = number(v, 1, 1L << 30, &f->rss_max);
+        else if (strcmp(k, "--refusers") == 0)
+            bad = number(v, 0, MAX_CLIENTS, &f->refusers);
         else
             bad = 1;
         if (bad)
             return -1;
     }
-    return argc % 2 == 1 && f->url && f->cluster && f->n && f->pid ? 0 : -1;
+    return argc % 2 == 1 && f->url && f->cluster && f->n && f->pid && f->refusers <= f->n ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -485,8 +566,10 @@ int main(int argc, char **argv)
     atomic_init(&f.stop, 0);
     f.p = calloc((size_t)f.n, sizeof *f.p);
     int rc = f.p ? run(&f) : 1;
-    if (f.p)
+    if (f.p) {
         slices_stop(&f);
+        pollers_free(&f);
+    }
     free(f.p);
     curl_global_cleanup();
     printf("%s\n", rc ? "FAILED" : "ok");

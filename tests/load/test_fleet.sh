@@ -2,10 +2,13 @@
 # test_fleet.sh — a fleet converging (docs/PERFORMANCE.md, "A fleet converging"), loopback only:
 # RK_FLEET_CLIENTS (default 10000) clients long-poll one cluster, each with its own RK-Client id;
 # then one activation. rk_fleet checks that every poll is answered 200 with the new version, that
-# GET .../clients counts them all at it and converged, and that ringkeeperd's RSS per held client
-# stays under a generous bound (RK_FLEET_RSS bytes, default 65536; 0 drops it, for a sanitizer
-# build whose memory grows by design). It prints the RSS per client and the time until the last
-# client holds the new ring: figures, not checked.
+# GET .../clients still counts them at the old one until they ask again (a ring sent is not a ring
+# held), then, over three more rounds in which 1% of them refuse the new ring, that it counts the
+# others at it, the refusers at the old one and refusing, never converged, and that the refusers
+# are sent no byte of the ring they refused; and that ringkeeperd's RSS per held client stays
+# under a generous bound (RK_FLEET_RSS bytes, default 65536; 0 drops it, for a sanitizer build
+# whose memory grows by design). It prints the RSS per client and the time until the last client
+# holds the new ring: figures, not checked.
 # usage: test_fleet.sh RINGKEEPERD RK_FLEET
 . "$(dirname "$0")/../server/lib.sh" "$1"
 FLEET=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -26,7 +29,7 @@ topo 3 >"$TMP/t"
 check "publish v1" 201 "$(req POST '/v1/clusters/fleet/versions?activate=true' \
     -H 'Content-Type: application/json' --data-binary @"$TMP/t")"
 "$FLEET" --url "$BASE" --cluster fleet --clients "$N" --pid "$PID" --rss-per-client "$RSS" \
-    >"$TMP/fleet.out" 2>&1
+    --refusers $((N / 100)) >"$TMP/fleet.out" 2>&1
 code=$?
 cat "$TMP/fleet.out"
 check "rk_fleet exit code" 0 "$code"

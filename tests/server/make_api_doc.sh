@@ -153,9 +153,14 @@ ex ring_bare 200 '$RK/v1/clusters/cache/ring' -H 'If-None-Match: "v2"'
 start=$(date +%s)
 ex ring_wait 304 '$RK/v1/clusters/cache/ring?wait=1' -H "If-None-Match: $TAG"
 WAITED=$(($(date +%s) - start))
+# web-2 fetches v2 and confirms it (its next poll names it); web-3 refuses v2 and says so
 for id in web-2 web-3; do
     curl -s -o /dev/null -H "RK-Client: $id" -A 'libringkeeper/0.1.0' "$BASE/v1/clusters/cache/ring"
 done
+curl -s -o /dev/null -H "RK-Client: web-2" -A 'libringkeeper/0.1.0' -H "If-None-Match: $TAG" \
+    "$BASE/v1/clusters/cache/ring"
+ex ring_refused 304 '$RK/v1/clusters/cache/ring' -H 'RK-Client: web-3' -A 'libringkeeper/0.1.0' \
+    -H "RK-Refused: $TAG vnode_factor: the server's ring has vnode_factor 160 but this application expects 100"
 ex clients 200 '$RK/v1/clusters/cache/clients'
 ex clients_limit 200 '$RK/v1/clusters/cache/clients?limit=1'
 ex revert_v1 201 -X POST '$RK/v1/clusters/cache/versions/1/revert'
@@ -531,7 +536,8 @@ up first); SQLite never sends it. A ring the replica does not have answers 503 `
 |---|---|---|
 | `If-None-Match: "v<N>.<store id>"` | none | 304 with no body when N is still the active version of this store (and the window as open or closed as the ETag says); a bare `"v<N>"` gets the ring (200) |
 | `?wait=S` | 0 | with `If-None-Match`: hold the request until another version is activated or the migration window closes (200 with the ring) or S seconds pass (304); 0..60 |
-| `RK-Client: <id>` | none | count this client (1..128 bytes of `!`..`~`) under the version it is sent or has; see [clients](#get-v1clusterscclients) |
+| `RK-Client: <id>` | none | count this client (1..128 bytes of `!`..`~`) under the version its `If-None-Match` says it holds; see [clients](#get-v1clusterscclients) |
+| `RK-Refused: "v<N>.<store id>" <reason>` | none | this client refused version N, for `reason` (printable ASCII, 160 bytes kept): while N is active it is not sent again: 304, and a long poll is held until a newer version is active (or S seconds pass: 304) |
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `no_active_version`.
 
@@ -565,15 +571,29 @@ EOF
     show e_no_active_version
     cat <<'EOF'
 
+A client whose application refused the active ring (the library does this by itself, in its next
+request after a refusal) is not sent it again: 304 at once, or its long poll held:
+
+EOF
+    show ring_refused
+    cat <<'EOF'
+
 ### `GET /v1/clusters/{c}/clients`
 
 The clients of cluster `c`: every `RK-Client` id that asked for the ring in the last
-180 s (`--clients-expiry`), with the version it holds (the one it was sent, or had already: a 304 and a
-long poll held with the active version count for it; a held poll counts from when it starts), its
-address, user agent (cut to 128 bytes, bytes outside `0x20..0x7e` as `?`) and when it was last seen.
-Stragglers come first: the lowest version, then the one seen longest ago. `summary` counts every client
-whatever `limit` lists: how many hold each version, the `active` version (`null` before the first
-activation), `converged` — at least one client, and every one at the active version — and `total`.
+180 s (`--clients-expiry`), with `held`, the version its own latest request says it holds (its
+`If-None-Match`; `null` for none, as on a first fetch, or a tag of another store), never merely the one
+it was sent: a client that died with its poll open, or that refused the new ring, stays on the version
+it named. Then `offered`, the version last sent to it or confirmed by a 304 (a held poll is offered
+nothing until it is answered); `refused` and `reason`, the version its latest request said it refuses
+(`RK-Refused`) and why, as its library told its application (`null` when none); its address, user
+agent (cut to 128 bytes, bytes outside `0x20..0x7e` as `?`) and when it was last seen.
+Stragglers come first: the lowest version held (none first), then the one seen longest ago. `summary`
+counts every client whatever `limit` lists: how many hold each version (`by_version`), were last offered
+each (`offered_by_version`) and refuse each (`refusing_by_version`); `none`, those holding none;
+`refusing`, those that refuse the active version; the `active` version (`null` before the first
+activation); `converged` — at least one client, and every one holding the active version — and
+`total`.
 Requests without `RK-Client`, or with an id that is not 1..128 bytes of `!`..`~`, are served but not
 counted. The table is in memory only, and bounded: at most `--max-clients-per-cluster` ids (default
 50000) in a cluster and `--max-clients` (default 100000) in all; past a cap the id seen longest ago is
@@ -585,7 +605,8 @@ forgotten. `ringkeeper clients` prints the summary as a table.
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`.
 
-Here `web-1` fetched version 1 and has not been seen since; `web-2` and `web-3` hold version 2:
+Here `web-1` fetched version 1 and has not been seen since (it holds none, as far as its request said);
+`web-2` holds version 2; `web-3` was sent version 2, refused it, and holds none:
 
 EOF
     show clients
