@@ -175,14 +175,18 @@ done:
 
 /* ---- Approvals ---- */
 
+/* {"digest", "comment", "dry_run"}: with dry_run true every check of an approval runs and nothing
+ * is recorded, so a tool can say "you may not approve this" before showing the plan. */
 void rkd_h_approve(rkd_call *c)
 {
-    static const char *const fields[] = {"digest", "comment", NULL};
+    static const char *const fields[] = {"digest", "comment", "dry_run", NULL};
     rk_error err = {0};
     const char *digest = NULL, *comment = NULL;
+    int dry_run = 0;
     json_t *doc = body_object(c, 0);
-    if (!doc || known_fields(c, doc, fields, "digest and comment") != 0 ||
-        text_field(c, doc, "digest", &digest) != 0 || text_field(c, doc, "comment", &comment) != 0)
+    if (!doc || known_fields(c, doc, fields, "digest, comment and dry_run") != 0 ||
+        text_field(c, doc, "digest", &digest) != 0 ||
+        text_field(c, doc, "comment", &comment) != 0 || bool_field(c, doc, "dry_run", &dry_run))
         goto done;
     if (!digest) {
         rkd_response_error(c->resp, 400, "invalid_body", "digest",
@@ -190,15 +194,16 @@ void rkd_h_approve(rkd_call *c)
         goto done;
     }
     int rc = rkd_store_approve(c->app->store, c->cluster, c->version, digest, c->req->author,
-                               comment, &err);
+                               comment, dry_run, &err);
     if (rc != RK_OK) {
         rkd_fail(c, rc, &err);
         goto done;
     }
     rkd_answer_json(c->resp, 200,
-                    json_pack("{s:s, s:I, s:s, s:s, s:s*}", "cluster", c->cluster, "version",
+                    json_pack("{s:s, s:I, s:s, s:s, s:s*, s:b}", "cluster", c->cluster, "version",
                               (json_int_t)c->version, "digest", digest, "approver",
-                              c->req->author ? c->req->author : "", "comment", comment));
+                              c->req->author ? c->req->author : "", "comment", comment, "dry_run",
+                              dry_run));
 done:
     json_decref(doc);
 }

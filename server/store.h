@@ -47,7 +47,8 @@
     X(EPLANCHANGED, -110, "the plan changed since it was reviewed")                                \
     X(ESELFAPPROVAL, -111, "an author may not approve their own version")                          \
     X(EWINDOWOPEN, -112, "a migration window is open")                                             \
-    X(ENOWINDOW, -113, "no migration window is open")
+    X(ENOWINDOW, -113, "no migration window is open")                                              \
+    X(EDRYRUN, -114, "every check passed; nothing was written (a dry run)")
 
 typedef enum rkd_store_status {
 #define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,
@@ -232,12 +233,14 @@ int rkd_store_put_policy(rkd_store *s, const char *cluster, const rkd_store_poli
 
 /* Records that `approver` approves moving from the active version to `v` by the plan named
  * `digest` (rk_plan_digest; with nothing active, from version 0 and fingerprint ""), with an
- * "approve" event. RKD_STORE_EPLANCHANGED when the digest is not that plan's now;
+ * "approve" event. RKD_STORE_EPLANCHANGED when the digest is not that plan's now (the message
+ * says whether it is the plan from a version that was active before, or no plan to v at all);
  * RKD_STORE_ESELFAPPROVAL when the policy has distinct_approver and `approver` is v's author;
  * RKD_STORE_ECONFLICT when v is not newer than the active version. Approving twice is one
- * approval. */
+ * approval. With `dry_run`, every check runs and nothing is written (RK_OK when all pass). */
 int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *digest,
-                      const char *approver, const char *comment, rk_error *err) RK_MUST_CHECK;
+                      const char *approver, const char *comment, int dry_run,
+                      rk_error *err) RK_MUST_CHECK;
 
 /* Closes the migration window of `cluster` and records a "finish" event by `author` (version: the
  * active one, from_version: the previous one, detail: `comment`, may be NULL) in one transaction:

@@ -90,12 +90,10 @@ int rkd_store_check_approval(const char *cluster, int64_t v, const char *digest,
                              const rkd_store_policy *p, const char *author, const char *approver,
                              rk_error *err)
 {
-    if (strcmp(digest, want) != 0)
+    if (strcmp(digest, want) != 0) /* rkd_store_approve says which plan `digest` is, if any */
         return rk_error_set(err, RKD_STORE_EPLANCHANGED, "digest",
-                            "cluster %s: the plan to version %lld is now %s, not %s (another "
-                            "version was activated since the review); review the plan again "
-                            "and approve its digest",
-                            cluster, (long long)v, want, digest);
+                            "cluster %s: the plan to version %lld is now %s, not %s", cluster,
+                            (long long)v, want, digest);
     if (p->distinct_approver && author && approver && strcmp(author, approver) == 0)
         return rk_error_set(err, RKD_STORE_ESELFAPPROVAL, NULL,
                             "cluster %s: %s published version %lld and the policy asks for a "
@@ -107,12 +105,15 @@ int rkd_store_check_approval(const char *cluster, int64_t v, const char *digest,
 int rkd_store_check_approvals(const char *cluster, int64_t v, int64_t active, const char *digest,
                               const rkd_store_policy *p, int64_t have, rk_error *err)
 {
+    char over[40] = "(a first activation)";
     if (have >= p->approvals)
         return RK_OK;
+    if (active)
+        snprintf(over, sizeof over, "over %lld", (long long)active);
     return rk_error_set(err, RKD_STORE_EAPPROVAL, NULL,
-                        "cluster %s: activating version %lld over %lld needs %lld approval%s of "
-                        "plan %s and has %lld; approve it with: ringkeeper approve %lld",
-                        cluster, (long long)v, (long long)active, (long long)p->approvals,
+                        "cluster %s: activating version %lld %s needs %lld approval%s of plan %s "
+                        "and has %lld; approve it with: ringkeeper approve %lld",
+                        cluster, (long long)v, over, (long long)p->approvals,
                         p->approvals == 1 ? "" : "s", digest, (long long)have, (long long)v);
 }
 
@@ -417,6 +418,13 @@ int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
         return rc;
     memcpy(rec->store_id, s->id, sizeof rec->store_id);
     rc = store_record(s, rec, doc, opt, err);
+    if (rc == RKD_STORE_EAPPROVAL) /* the message named the version this publish would have been */
+        rk_error_set(err, rc, NULL,
+                     "cluster %s: the policy needs approvals before a version is activated, and "
+                     "one published with activate=true has none yet; nothing was published: "
+                     "publish it without activate=true, then approve it (ringkeeper approve V) "
+                     "and activate it",
+                     cluster);
     if (rc == RK_OK) {
         *out = rec;
         rec = NULL;
@@ -498,8 +506,54 @@ int rkd_store_put_policy(rkd_store *s, const char *cluster, const rkd_store_poli
     return rc ? rc : s->ops->put_policy(s->b, cluster, p, author, detail, now, err);
 }
 
+/* Why `digest` is not the plan from the active version to `v`: it is the plan from a version
+ * active before (the review was overtaken by an activation), or none from any of the
+ * RKD_STORE_LIST_MAX versions before v (a digest mistyped, or of another version). Replaces err's
+ * message; one page of version records, on this refusal only. */
+static void explain_digest(rkd_store *s, const char *cluster, int64_t v, const char *digest,
+                           rk_error *err)
+{
+    rkd_store_version_list l = {0};
+    rk_error ignored;
+    char d[RK_PLAN_DIGEST_LEN], want[RK_PLAN_DIGEST_LEN] = "", was[48] = "";
+    if (rkd_store_list(s, cluster, RKD_STORE_LIST_MAX, v + 1, &l, &ignored) != RK_OK || !l.count ||
+        l.items[0].version != v) {
+        rkd_store_version_list_free(&l);
+        return; /* the backend's message stands */
+    }
+    const char *to = l.items[0].fingerprint;
+    int64_t active = 0;
+    rkd_store_digest(0, "", v, to, d);
+    if (strcmp(d, digest) == 0)
+        snprintf(was, sizeof was, "nothing (a first activation)");
+    for (size_t i = 1; i < l.count; i++) {
+        rkd_store_digest(l.items[i].version, l.items[i].fingerprint, v, to, d);
+        if (l.items[i].state == RKD_STATE_ACTIVE) {
+            active = l.items[i].version;
+            memcpy(want, d, sizeof want);
+        }
+        if (!was[0] && strcmp(d, digest) == 0)
+            snprintf(was, sizeof was, "version %lld", (long long)l.items[i].version);
+    }
+    rkd_store_version_list_free(&l);
+    if (!want[0]) /* nothing active: the plan is from nothing */
+        rkd_store_digest(0, "", v, to, want);
+    if (was[0])
+        rk_error_set(err, RKD_STORE_EPLANCHANGED, "digest",
+                     "cluster %s: the plan to version %lld is now %s, not %s, which is the plan "
+                     "from %s: version %lld was activated since that review; review the plan from "
+                     "it and approve its digest",
+                     cluster, (long long)v, want, digest, was, (long long)active);
+    else
+        rk_error_set(err, RKD_STORE_EPLANCHANGED, "digest",
+                     "cluster %s: the plan to version %lld is now %s, not %s, which is no plan to "
+                     "it from any earlier version: check the digest (ringkeeper approve %lld reads "
+                     "it from the server)",
+                     cluster, (long long)v, want, digest, (long long)v);
+}
+
 int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *digest,
-                      const char *approver, const char *comment, rk_error *err)
+                      const char *approver, const char *comment, int dry_run, rk_error *err)
 {
     rk_error scratch;
     char now[RKD_STORE_TIME_LEN];
@@ -510,7 +564,10 @@ int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *
                         strspn(digest, "0123456789abcdef") != RK_PLAN_DIGEST_LEN - 1))
         rc = rk_error_set(err, RK_EINVAL, "digest",
                           "digest is the plan's 16 lowercase hex digits, as GET .../plan shows");
-    return rc ? rc : s->ops->approve(s->b, cluster, v, digest, approver, comment, now, err);
+    rc = rc ? rc : s->ops->approve(s->b, cluster, v, digest, approver, comment, dry_run, now, err);
+    if (rc == RKD_STORE_EPLANCHANGED)
+        explain_digest(s, cluster, v, digest, err);
+    return rc == RKD_STORE_EDRYRUN ? RK_OK : rc;
 }
 
 void rkd_store_event_list_free(rkd_store_event_list *list)

@@ -205,6 +205,7 @@ typedef struct approve_arg {
     const char *digest;
     const char *approver;
     const char *comment;
+    int dry_run;
 } approve_arg;
 
 /* Puts the approval unless the approver already gave it (approving twice is one approval). */
@@ -240,7 +241,7 @@ static int build_approve(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     rc = rc ? rc
             : rkd_store_check_approval(st->cluster, p->v, p->digest, want, &policy, author,
                                        p->approver, err);
-    rc = rc ? rc : put_approval(s, st, p, t, err);
+    rc = rc ? rc : p->dry_run ? RKD_STORE_EDRYRUN : put_approval(s, st, p, t, err);
     json_decref(meta);
     rke_event e = {"approve", p->approver, p->v, cur->active, p->digest, -1, p->comment};
     if (rc == RK_OK)
@@ -249,9 +250,9 @@ static int build_approve(rke_store *s, rke_step *st, const rke_head *cur, rke_he
 }
 
 int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
-                const char *comment, const char *now, rk_error *err)
+                const char *comment, int dry_run, const char *now, rk_error *err)
 {
-    approve_arg arg = {v, digest, approver, comment};
+    approve_arg arg = {v, digest, approver, comment, dry_run};
     rke_step st = {.cluster = cluster, .build = build_approve, .arg = &arg, .now = now};
     return rke_run_step(b, &st, err);
 }

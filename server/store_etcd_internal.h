@@ -155,7 +155,7 @@ int rke_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error
 int rke_put_policy(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
                    const char *detail, const char *now, rk_error *err);
 int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
-                const char *comment, const char *now, rk_error *err);
+                const char *comment, int dry_run, const char *now, rk_error *err);
 int rke_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
                          const char *now, rkd_store_version **out, char **doc, rk_error *err);
 int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,

@@ -230,7 +230,7 @@ int rks_insert_approval(rks_store *s, const rks_params *p, const char *digest, c
 }
 
 static int approve_locked(rks_store *s, rks_params *p, const char *digest, const char *approver,
-                          const char *comment, rk_error *err)
+                          const char *comment, int dry_run, rk_error *err)
 {
     int64_t latest = 0, active = 0;
     rks_plan_state plan = {0};
@@ -242,7 +242,9 @@ static int approve_locked(rks_store *s, rks_params *p, const char *digest, const
     rc = rc ? rc
             : rkd_store_check_approval(p->cluster, p->v, digest, plan.digest, &plan.policy,
                                        plan.author, approver, err);
-    rc = rc ? rc : rks_insert_approval(s, p, digest, approver, comment, err);
+    rc = rc        ? rc
+         : dry_run ? RKD_STORE_EDRYRUN
+                   : rks_insert_approval(s, p, digest, approver, comment, err);
     rks_event e = {.kind = "approve",
                    .author = approver,
                    .version = p->v,
@@ -256,13 +258,13 @@ static int approve_locked(rks_store *s, rks_params *p, const char *digest, const
 }
 
 int rks_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
-                const char *comment, const char *now, rk_error *err)
+                const char *comment, int dry_run, const char *now, rk_error *err)
 {
     rks_store *s = b;
     rks_params p = {.cluster = cluster, .v = v, .now = now};
     pthread_mutex_lock(&s->lock);
     int rc = rks_begin(s, err);
-    rc = rc ? rc : approve_locked(s, &p, digest, approver, comment, err);
+    rc = rc ? rc : approve_locked(s, &p, digest, approver, comment, dry_run, err);
     rc = rks_finish(s, rc, err);
     pthread_mutex_unlock(&s->lock);
     return rc;

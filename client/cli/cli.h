@@ -184,6 +184,11 @@ int rk_cli_status_exit(long status);
 int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, rk_cli_body *out,
                 const char *method, const char *route_fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* As rk_cli_call, except that an error answer whose code is `code` is not printed: *had is set
+ * (else cleared) and the status's exit code returned, for a caller that has another way. */
+int rk_cli_call_except(const char *cmd, const rk_cli_server *s, const char *code, int *had,
+                       const rk_cli_body *in, rk_cli_body *out, const char *method,
+                       const char *route_fmt, ...) __attribute__((format(printf, 8, 9)));
 typedef enum { RK_CLI_ACTIVE, RK_CLI_LATEST } rk_cli_default_version;
 
 /* The ring of version `version` (a decimal number) of the cluster, or when it is NULL of the

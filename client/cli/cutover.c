@@ -43,6 +43,82 @@ static int confirmed(const char *digest, const char *v)
     return strcmp(line, "y") == 0 || strcmp(line, "yes") == 0;
 }
 
+/* A first activation (SPEC 9: nothing is active, so there is no plan and only the approvals
+ * count): what version V is, for people, into *text, and the digest of the move from nothing. */
+static int first_activation(const char *cmd, const rk_cli_server *s, const char *v,
+                            rk_cli_body *text, char digest[RK_PLAN_DIGEST_LEN])
+{
+    rk_cli_body got = {0};
+    int rc = rk_cli_call(cmd, s, NULL, &got, "GET", "/versions/%s", v);
+    json_t *doc = rc == RK_EXIT_OK ? json_loadb(got.data, got.len, 0, NULL) : NULL;
+    free(got.data);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    const char *fp = json_string_value(json_object_get(doc, "fingerprint"));
+    json_int_t version = json_integer_value(json_object_get(doc, "version"));
+    if (!fp || version < 1) {
+        json_decref(doc);
+        return rk_cli_fail(cmd, RK_EXIT_FAIL, "the server's version %s is no version document", v);
+    }
+    rk_plan_digest(0, "", version, fp, digest);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (f) {
+        fprintf(f,
+                "first activation of cluster %s: no version is active, so nothing moves and "
+                "there is no plan to review; activating version %lld needs only the approvals\n"
+                "version %lld: %zu nodes, %lld points, hash %s, fingerprint %s\ndigest %s\n",
+                s->cluster, (long long)version, (long long)version,
+                json_array_size(json_object_get(doc, "nodes")),
+                (long long)json_integer_value(json_object_get(doc, "points")),
+                json_string_value(json_object_get(doc, "hash")), fp, digest);
+        fclose(f);
+    }
+    json_decref(doc);
+    text->data = out;
+    text->len = out ? len : 0;
+    return out ? RK_EXIT_OK : rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");
+}
+
+/* What approving V approves: the server's plan from the active version to V as text, or a first
+ * activation's; with its digest. Returns an exit code. */
+static int approved_plan(const char *cmd, const rk_cli_server *s, const char *v, rk_cli_body *text,
+                         char digest[RK_PLAN_DIGEST_LEN])
+{
+    int first = 0;
+    int rc = rk_cli_call_except(cmd, s, "no_active_version", &first, NULL, text, "GET",
+                                "/plan?to=%s&format=text", v);
+    if (first)
+        return first_activation(cmd, s, v, text, digest);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    const char *line = strstr(text->data, "\ndigest ");
+    if (line)
+        sscanf(line, "\ndigest %16[0-9a-f]", digest);
+    return strlen(digest) == RK_PLAN_DIGEST_LEN - 1
+               ? RK_EXIT_OK
+               : rk_cli_fail(cmd, RK_EXIT_FAIL, "the server's plan carries no digest");
+}
+
+/* Every check of the approval (who may approve, which plan) without recording it, so that a
+ * refusal comes before the plan is printed and a person is asked. Returns an exit code. */
+static int approval_allowed(const char *cmd, const rk_cli_server *s, const char *v,
+                            const char *digest)
+{
+    rk_cli_body in = {0}, out = {0};
+    json_t *doc = json_pack("{s:s, s:b}", "digest", digest, "dry_run", 1);
+    in.data = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!in.data)
+        return rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");
+    in.len = strlen(in.data);
+    int rc = rk_cli_call(cmd, s, &in, &out, "POST", "/versions/%s/approve", v);
+    free(in.data);
+    free(out.data);
+    return rc;
+}
+
 static int approve(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     rk_cli_server s = {0};
@@ -58,19 +134,15 @@ static int approve(const rk_cli_cmd *cmd, int argc, char **argv)
     if (rc != RK_EXIT_OK)
         return rc;
     rk_cli_body plan = {0};
-    rc = rk_cli_call(cmd->name, &s, NULL, &plan, "GET", "/plan?to=%s&format=text", v);
-    if (rc != RK_EXIT_OK)
-        return rc;
     char digest[RK_PLAN_DIGEST_LEN] = "";
-    const char *line = strstr(plan.data, "\ndigest ");
-    if (line)
-        sscanf(line, "\ndigest %16[0-9a-f]", digest);
-    if (!rk_cli_out.quiet)
+    rc = approved_plan(cmd->name, &s, v, &plan, digest);
+    rc = rc ? rc : approval_allowed(cmd->name, &s, v, digest);
+    if (rc == RK_EXIT_OK && !rk_cli_out.quiet)
         rk_cli_write_safe(stdout, plan.data, plan.len, RK_CLI_SAFE_LINES);
     free(plan.data);
     fflush(stdout);
-    if (strlen(digest) != RK_PLAN_DIGEST_LEN - 1)
-        return rk_cli_fail(cmd->name, RK_EXIT_FAIL, "the server's plan carries no digest");
+    if (rc != RK_EXIT_OK)
+        return rc;
     if (!yes && !confirmed(digest, v))
         return rk_cli_fail(cmd->name, RK_EXIT_USAGE, "not approved");
     char route[64];
@@ -83,9 +155,12 @@ const rk_cli_cmd rk_cli_approve = {
     "approve", approve,
     "usage: ringkeeper approve V --server URL --cluster C [--yes] [--comment TEXT] [--token T]\n"
     "\n"
-    "Fetches and prints the plan from the active version to V, then, once you confirm (or with\n"
-    "--yes), approves exactly that plan by its digest. When another version is activated first,\n"
-    "the plan changes and the approval no longer counts: approve again.\n"
+    "Fetches the plan from the active version to V, checks with the server that you may approve\n"
+    "it (a dry run: an author under a distinct-approver policy is told so at once), prints it,\n"
+    "then, once you confirm (or with --yes), approves exactly that plan by its digest. With no\n"
+    "version active yet (a first activation) there is no plan: it shows what V is and approves\n"
+    "the move from nothing. When another version is activated first, the plan changes and the\n"
+    "approval no longer counts: approve again.\n"
     "\n"
     "  --yes          do not ask\n"
     "  --comment T    a comment recorded with the approval\n" RK_CLI_OUTPUT_HELP("json")

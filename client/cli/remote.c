@@ -68,14 +68,23 @@ static int server_error(const char *cmd, long status, const char *body, size_t l
     return rc;
 }
 
-int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, rk_cli_body *out,
-                const char *method, const char *route_fmt, ...)
+/* The error code of an error body, or "". */
+static const char *error_code(const char *body, size_t len, char out[64])
 {
-    char url[MAX_URL];
-    va_list ap;
-    va_start(ap, route_fmt);
+    json_t *doc = json_loadb(body ? body : "", len, 0, NULL);
+    const char *code = json_string_value(json_object_get(json_object_get(doc, "error"), "code"));
+    snprintf(out, 64, "%s", code ? code : "");
+    json_decref(doc);
+    return out;
+}
+
+/* rk_cli_call and rk_cli_call_except: an error answer of code `quiet` (NULL: none) sets *had and
+ * is not printed. */
+static int vcall(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, rk_cli_body *out,
+                 const char *quiet, int *had, const char *method, const char *route_fmt, va_list ap)
+{
+    char url[MAX_URL], code[64];
     int bad_url = cluster_url(url, s, route_fmt, ap);
-    va_end(ap);
     if (bad_url)
         return rk_cli_fail(cmd, RK_EXIT_USAGE, "--server: the URL is too long");
     char if_match[64];
@@ -89,10 +98,35 @@ int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, 
     if (rc != RK_EXIT_OK)
         return rc;
     rc = rk_cli_status_exit(status);
-    if (rc != RK_EXIT_OK) {
+    if (rc != RK_EXIT_OK && quiet && strcmp(error_code(out->data, out->len, code), quiet) == 0)
+        *had = 1;
+    else if (rc != RK_EXIT_OK)
         server_error(cmd, status, out->data, out->len);
+    if (rc != RK_EXIT_OK) {
         free(out->data);
         out->data = NULL;
     }
+    return rc;
+}
+
+int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, rk_cli_body *out,
+                const char *method, const char *route_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, route_fmt);
+    int rc = vcall(cmd, s, in, out, NULL, NULL, method, route_fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int rk_cli_call_except(const char *cmd, const rk_cli_server *s, const char *code, int *had,
+                       const rk_cli_body *in, rk_cli_body *out, const char *method,
+                       const char *route_fmt, ...)
+{
+    va_list ap;
+    *had = 0;
+    va_start(ap, route_fmt);
+    int rc = vcall(cmd, s, in, out, code, had, method, route_fmt, ap);
+    va_end(ap);
     return rc;
 }

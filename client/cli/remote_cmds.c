@@ -44,6 +44,25 @@ static char *force_body(size_t *len, const char *reason)
     return s;
 }
 
+/* `publish --activate` refused for want of approvals changed nothing: publish the version staged
+ * and say how to approve and activate it, by its number. Returns an exit code (2: not active). */
+static int publish_unapproved(const char *cmd, const rk_cli_server *s, const rk_cli_body *in)
+{
+    rk_cli_body out = {0};
+    int rc = rk_cli_call(cmd, s, in, &out, "POST", "/versions");
+    json_t *doc = rc == RK_EXIT_OK ? json_loadb(out.data, out.len, 0, NULL) : NULL;
+    json_int_t v = json_integer_value(json_object_get(doc, "version"));
+    json_decref(doc);
+    free(out.data);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    return rk_cli_fail(cmd, RK_EXIT_USAGE,
+                       "published version %lld, staged: the policy of cluster %s needs approvals "
+                       "before it is activated; approve it with: ringkeeper approve %lld, then "
+                       "activate it with: ringkeeper activate %lld",
+                       (long long)v, s->cluster, (long long)v, (long long)v);
+}
+
 static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     const rk_cli_remote *r = cmd->remote;
@@ -73,9 +92,13 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     if (reason && !(in.data = force_body(&in.len, reason)))
         return rk_cli_fail(cmd->name, RK_EXIT_FAIL, "out of memory");
     const char *version = r->operand_is_file ? NULL : operand;
-    rc = rk_cli_call(cmd->name, &server, in.data ? &in : NULL, &out, r->method, "/versions%s%s%s%s",
-                     version ? "/" : "", version ? version : "", r->action,
-                     flag ? r->flag_query : "");
+    int unapproved = 0; /* publish --activate refused for want of approvals: nothing changed */
+    rc = rk_cli_call_except(
+        cmd->name, &server, r->operand_is_file && flag ? "approval_required" : NULL, &unapproved,
+        in.data ? &in : NULL, &out, r->method, "/versions%s%s%s%s", version ? "/" : "",
+        version ? version : "", r->action, flag ? r->flag_query : "");
+    if (unapproved)
+        rc = publish_unapproved(cmd->name, &server, &in);
     free(in.data);
     if (rc == RK_EXIT_OK)
         rc = rk_cli_print_body(cmd->name, &out);

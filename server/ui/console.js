@@ -77,11 +77,15 @@ function table(head, items, row = (x) => x, note = "") {
 
 /* ---- clusters ---- */
 
-/* The "clients converged" cell from GET .../clients' summary (docs/API.md). */
+/* The "clients converged" cell from GET .../clients' summary (docs/API.md): how many hold the
+ * active version, and of the others how many were offered it (not yet confirmed) and refuse it. */
 function convergedText(s) {
   if (s.total === 0) return "none seen";
   if (s.converged) return `yes, ${s.total}`;
-  return `no: ${s.by_version[String(s.active)] || 0} of ${s.total} on v${s.active}`;
+  const v = String(s.active), held = s.by_version[v] || 0;
+  const offered = (s.offered_by_version[v] || 0) - held;
+  return `no: ${held} of ${s.total} hold v${v}` + (offered > 0 ? `, ${offered} offered` : "") +
+    (s.refusing ? `, ${s.refusing} refusing` : "");
 }
 
 async function clustersView() {
@@ -208,16 +212,36 @@ function selfCheckPart(plan) {
       h("td", {}, x.name), h("td", { class: x.status }, x.status), h("td", {}, x.detail))))];
 }
 
-function actionsPart(c, plan, to) {
+/* The writes a plan leads to, each confirmed first, naming the version and the digest: approve
+ * and activate a version newer than the active one (none for the active version or an older one:
+ * the server would refuse them), and after a refusal over the budget, a forced activation with a
+ * reason, as `ringkeeper activate V --force REASON` does. */
+function actionsPart(c, plan, to, active) {
   const out = h("div", { id: "action-result", class: "message", role: "status" }, "");
+  if (active && to <= active.version)
+    return [h("p", { id: "no-actions" }, to === active.version ? `v${to} is the active version: nothing to approve or activate.`
+      : `v${to} is older than the active v${active.version}: to roll back, revert to it (ringkeeper revert ${to}) and activate the copy.`), out];
+  const path = `${clusterPath(c)}/versions/${to}`, of = plan.digest ? ` by plan ${plan.digest}` : "";
+  const force = h("form", { id: "force-form", hidden: true, onsubmit: (ev) => { ev.preventDefault(); forced(); } },
+    h("label", { for: "force-reason" }, "reason "), h("input", { id: "force-reason", size: "40", required: true }), " ",
+    h("button", { id: "force", type: "submit" }, `activate v${to} past the budget`));
   const report = (r) => {
     out.className = "message " + (r.status < 300 ? "ok" : "error");
     out.textContent = r.status < 300 ? `${r.status}: done (v${to} ${r.body.state || "approved"})` : errorText(r);
+    force.hidden = !(r.body && r.body.error && r.body.error.code === "budget_exceeded");
   };
-  const buttons = [h("button", { id: "activate", onclick: async () => report(await call("POST", `${clusterPath(c)}/versions/${to}/activate`)) }, `activate v${to}`)];
+  const write = async (question, route, body) => {
+    if (confirm(question)) report(await call("POST", route, body));
+  };
+  const forced = () => {
+    const reason = document.getElementById("force-reason").value.trim();
+    write(`Activate v${to} of ${c}${of} past the policy's budget, recorded with the reason "${reason}"?`,
+      path + "/activate", { force: true, reason });
+  };
+  const buttons = [h("button", { id: "activate", onclick: () => write(`Activate v${to} of ${c}${of}?`, path + "/activate") }, `activate v${to}`)];
   if (plan.digest) /* approvals come with plan digests (docs/API.md); older servers have neither */
-    buttons.unshift(h("button", { id: "approve", onclick: async () => report(await call("POST", `${clusterPath(c)}/versions/${to}/approve`, { digest: plan.digest })) }, `approve v${to}`));
-  return [h("p", {}, buttons, token() ? "" : " (no token kept: paste one above if the server needs it)"), out];
+    buttons.unshift(h("button", { id: "approve", onclick: () => write(`Approve the move of ${c} to v${to}${of}?`, path + "/approve", { digest: plan.digest }) }, `approve v${to}`));
+  return [h("p", {}, buttons, token() ? "" : " (no token kept: paste one above if the server needs it)"), out, force];
 }
 
 async function fetchPlan(base) {
@@ -276,7 +300,7 @@ async function planView(c, query) {
       " min ", num("plan.balance.before.min", plan.balance.before.min), "; after max ",
       num("plan.balance.after.max", plan.balance.after.max), " min ", num("plan.balance.after.min", plan.balance.after.min)),
     h("h2", {}, "Self-check"), selfCheckPart(plan),
-    h("h2", {}, "Cut over"), actionsPart(c, plan, to),
+    h("h2", {}, "Cut over"), actionsPart(c, plan, to, active),
     h("h2", {}, "Warnings"), plan.warnings.length ? h("ul", { id: "warnings" }, plan.warnings.map((w) => h("li", {}, w))) : h("p", {}, "none"),
     h("h2", {}, "Rings"), planPicture(c, plan, pic), h("p", {}, svgLink(base + "&format=svg", "this plan")),
     h("h2", {}, "Shares"), sharesTable(plan, ["share_before", "share_after"], "plan.", ["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"]),

@@ -135,8 +135,10 @@ async function clustersView(page) {
     const text = await page.$eval(`[data-staged="${c.cluster}"]`, (e) => e.textContent);
     check(`clusters: staged of ${c.cluster}`, text === String(staged), `${text} vs ${staged}`);
     const s = (await api(`/v1/clusters/${c.cluster}/clients?limit=1`)).summary;
+    const held = s.by_version[String(s.active)] || 0, offered = (s.offered_by_version[String(s.active)] || 0) - held;
     const want = s.total === 0 ? "none seen" : s.converged ? `yes, ${s.total}`
-      : `no: ${s.by_version[String(s.active)] || 0} of ${s.total} on v${s.active}`;
+      : `no: ${held} of ${s.total} hold v${s.active}` + (offered > 0 ? `, ${offered} offered` : "") +
+        (s.refusing ? `, ${s.refusing} refusing` : "");
     const shown = await page.$eval(`[data-clients="${c.cluster}"]`, (e) => e.textContent);
     check(`clusters: clients of ${c.cluster}`, shown === want, `${shown} vs ${want}`);
   }
@@ -248,7 +250,9 @@ async function bigHover(page, ring) {
 
 // Tab from the top must reach every link, button, field and list on the page.
 async function tabReachesAll(page, name) {
-  const total = await page.$$eval("a[href], button, select, input, [tabindex='0']", (es) => es.map((e, i) => (e.dataset.tab = i)).length);
+  // the controls shown: a hidden form's (the forced activation before a 422) are not reachable
+  const total = await page.$$eval("a[href], button, select, input, [tabindex='0']",
+    (es) => es.filter((e) => !e.closest("[hidden]")).map((e, i) => (e.dataset.tab = i)).length);
   await page.evaluate(() => document.activeElement && document.activeElement.blur());
   const seen = new Set();
   for (let i = 0; i < total + 5; i++) {
@@ -268,6 +272,8 @@ async function click(page, selector) {
 }
 
 async function activate(page, errors) {
+  const questions = [];
+  page.on("dialog", (d) => { questions.push(d.message()); d.accept(); }); // every write asks first
   await open(page, "#/c/c/plan?from=1&to=2");
   await page.click("#activate");
   await page.waitForFunction(() => document.getElementById("action-result").textContent !== "");
@@ -277,17 +283,17 @@ async function activate(page, errors) {
   await page.click("#token-save");
   const stored = await page.evaluate(() => [sessionStorage.getItem("rk-token"), localStorage.length, document.cookie]);
   check("token in sessionStorage only", stored[0] === TOKEN && stored[1] === 0 && stored[2] === "", JSON.stringify(stored));
+  // The active version offers no write: the server would refuse it (409)
   await open(page, "#/c/c/plan?from=1&to=1");
-  const refusal = await api("/v1/clusters/c/versions/1/activate", { method: "POST", headers: { Authorization: "Bearer " + TOKEN } });
-  await page.click("#activate");
-  await page.waitForFunction(() => document.getElementById("action-result").textContent !== "");
-  const conflict = await page.$eval("#action-result", (e) => e.textContent);
-  check("409 shown verbatim", conflict === `409 ${refusal.error.code}: ${refusal.error.message}`, conflict);
-  await shot(page, "refused");
+  const none = await page.evaluate(() => [!!document.getElementById("activate"), !!document.getElementById("approve"),
+    (document.getElementById("no-actions") || {}).textContent]);
+  check("the active version: no approve or activate", !none[0] && !none[1] && none[2] === "v1 is the active version: nothing to approve or activate.",
+    JSON.stringify(none));
   // The gate's refusals: over the budget (422), then without the approval it asks for (409); then
   // the approval of exactly the plan shown.
   const auth = { Authorization: "Bearer " + TOKEN, "Content-Type": "application/json" };
   const policy = (p) => fetch(BASE + "/v1/clusters/c/policy", { method: "PUT", headers: auth, body: JSON.stringify(p) });
+  check("activate asked first, naming the version and the digest", /^Activate v2 of c by plan [0-9a-f]{16}\?$/.test(questions[0]), questions[0]);
   for (const [p, status] of [[{ max_moved_fraction: 0.01 }, 422], [{ max_moved_fraction: 1, approvals: 1 }, 409]]) {
     await policy(p);
     const want = await api("/v1/clusters/c/versions/2/activate", { method: "POST", headers: auth });
@@ -295,6 +301,8 @@ async function activate(page, errors) {
     await open(page, "#/c/c/plan?from=1&to=2");
     const shown = await click(page, "#activate");
     check(`${status} shown verbatim`, shown === `${status} ${want.error.code}: ${want.error.message}`, shown);
+    const forceOffered = await page.$eval("#force-form", (e) => !e.hidden);
+    check(`${status}: the force form ${status === 422 ? "offered" : "not offered"}`, forceOffered === (status === 422), String(forceOffered));
     await shot(page, `refused-${status}`);
   }
   const approved = await click(page, "#approve");
@@ -302,11 +310,21 @@ async function activate(page, errors) {
   const digest = await page.$eval("#digest", (e) => e.textContent);
   check("approve with the token: the digest shown", approved.startsWith("200") && approvals.length === 1 && approvals[0].digest === digest,
     `${approved}; ${JSON.stringify(approvals)}`);
+  check("approve asked first, naming the version and the digest", questions.at(-1) === `Approve the move of c to v2 by plan ${digest}?`, questions.at(-1));
+  // Approved but over the budget: the 422 leads to a forced activation with a reason
+  await policy({ max_moved_fraction: 0.01 });
   await open(page, "#/c/c/plan?from=1&to=2");
-  const done = await click(page, "#activate");
+  const over = await click(page, "#activate");
+  check("approved, over the budget: 422", over.startsWith("422 budget_exceeded"), over);
+  await page.type("#force-reason", "capacity for the sale");
+  const done = await click(page, "#force");
   const now = (await api("/v1/clusters")).clusters.find((c) => c.cluster === "c");
-  check("activate with the token", done.startsWith("200") && now.active_version === 2, `${done}; active ${now.active_version}`);
-  // Chromium logs every answer >= 400 to fetch() as an error: exactly the two refusals asked for.
+  check("forced with a reason", done.startsWith("200") && now.active_version === 2, `${done}; active ${now.active_version}`);
+  check("the force asked first, with its reason", questions.at(-1).includes("past the policy's budget, recorded with the reason \"capacity for the sale\""), questions.at(-1));
+  const force = (await api("/v1/clusters/c/events?limit=1")).events[0];
+  check("the force's event and reason", force.kind === "force" && force.detail === "capacity for the sale", JSON.stringify(force));
+  await policy({ max_moved_fraction: 1, approvals: 0 });
+  // Chromium logs every answer >= 400 to fetch() as an error: exactly the refusals asked for.
   const refused = errors.filter((e) => /status of (401|409|422)/.test(e));
   check("the refusals are the only errors logged", refused.length === 4 && errors.length === 4, JSON.stringify(errors));
   errors.length = 0;

@@ -216,6 +216,7 @@ ex e_self_approval 403 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J
 ex e_plan_changed 409 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D01\"}"
 ex e_budget_exceeded 422 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$BOB"
 ex e_approval_required 409 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$J" -H "$BOB" --data-binary '{"force":true,"reason":"capacity for the sale"}'
+ex approve_dry_run 200 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D12\",\"dry_run\":true}"
 ex approve 200 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D12\",\"comment\":\"reviewed the plan\"}"
 ex activate_force 200 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$J" -H "$BOB" --data-binary '{"force":true,"reason":"capacity for the sale"}'
 ex events 200 '$RK/v1/clusters/cache/events?limit=4'
@@ -762,17 +763,30 @@ EOF
 
 Records that the token's name approves moving from the version active now to `v` by exactly the plan
 named `digest` (the `digest` of `GET .../plan`: XXH3-64 of `<from>:<fingerprint>><to>:<fingerprint>`).
-Body `{"digest": "...", "comment": "..."}` (comment optional). Approving twice counts once. Once another
-version is activated, the plan from the active version to `v` is another one and its approvals no
-longer count: approve again.
+Body `{"digest": "...", "comment": "...", "dry_run": false}` (comment and dry_run optional). Approving
+twice counts once. Once another version is activated, the plan from the active version to `v` is
+another one and its approvals no longer count: approve again. With nothing active (a first activation:
+no plan, only the approvals count), the digest is the one from version 0, `0:>v:<fingerprint>`: the 409
+`approval_required` of the activation names it, and `ringkeeper approve V` computes it.
+`"dry_run": true` runs every check of an approval (who may approve, which plan, the version) and records
+nothing: 200 with `"dry_run": true`, or the refusal the approval would get. `ringkeeper approve` asks
+it first, so that an author under `distinct_approver` is told before the plan is printed.
 
 Errors: 400 `malformed_json`, `invalid_body`; 401, 403, 403 `self_approval`; 404 `unknown_cluster`,
-`unknown_version`; 409 `conflict` (v not newer than the active version), `plan_changed`.
+`unknown_version`; 409 `conflict` (v not newer than the active version), `plan_changed` (its message
+says which plan the digest is: the plan from a version active before, whose review an activation
+overtook, or no plan to `v` from any earlier version, a digest mistyped).
 
 The plan bob reviews (its `digest` line is what he approves):
 
 EOF
     show cutover_plan
+    cat <<'EOF'
+
+Asking first whether bob may approve it (nothing is recorded), then approving:
+
+EOF
+    show approve_dry_run
     echo
     show approve
     cat <<'EOF'
@@ -910,7 +924,7 @@ EOF
         plan_too_large) echo "Steps of 0.01% would render more rows than this server's \`--max-plan-rows 1000\`." ;;
         invalid_body) echo "A field of a policy, approval or activation body is out of range; \`field\` names it." ;;
         self_approval) echo "The policy asks for a distinct approver, and alice published version 2." ;;
-        plan_changed) echo "The digest approved is not the plan from the active version to 2 (here: an old plan's)." ;;
+        plan_changed) echo "The digest approved is not the plan from the active version to 2 (here: the first activation's, of version 1)." ;;
         approval_required) echo "Forced past the budget, but nobody approved the plan yet: force never passes the approvals." ;;
         budget_exceeded) echo "The plan moves more than the policy's \`max_moved_fraction\`." ;;
         migration_open) echo "A migration window from version 1 to 2 of \`web\` is open: finish it before activating version 3." ;;

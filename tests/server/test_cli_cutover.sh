@@ -37,6 +37,7 @@ printf 'y\n' | RINGKEEPER_TOKEN=$BOB "$RK" approve 3 --server "$BASE" --cluster 
 check "approve v3: confirmed" 0 "$?"
 cli "$ALICE" 2 "approve: alice published it" approve 3 --yes
 has "approve: self approval refused" "$TMP/err" "another operator must approve"
+check "approve: refused before the plan is shown" "" "$(cat "$TMP/out")"
 
 cli "$BOB" 0 "approve v2" approve 2 --yes --comment "small step first"
 cli "$ALICE" 2 "activate v2: over budget" activate 2
@@ -54,4 +55,28 @@ check "events: newest first" "activate approve activate policy approve" \
 has "events: the versions moved" "$TMP/out" "v2 -> v3"
 has "events: bob's comment" "$TMP/out" "small step first"
 cli "$BOB" 2 "events: a bad limit" events --limit 0
+
+# a policy that needs approvals from the very first activation: every refusal leads somewhere
+clu() { # clu TOKEN EXIT NAME ARGS...: as cli, on cluster fresh
+    local tok=$1 want=$2 name=$3
+    shift 3
+    RINGKEEPER_TOKEN=$tok "$RK" "$@" --server "$BASE" --cluster fresh </dev/null >"$TMP/out" 2>"$TMP/err"
+    check "$name: exit" "$want" "$?"
+}
+clu "$ALICE" 0 "fresh: publish v1" publish "$TMP/t3"
+clu "$ALICE" 0 "fresh: policy" policy set --approvals 1 --distinct-approver yes
+clu "$ALICE" 2 "fresh: activate v1 unapproved" activate 1
+has "fresh: says how to approve" "$TMP/err" "approve it with: ringkeeper approve 1"
+clu "$BOB" 0 "fresh: approve 1, a first activation" approve 1 --yes
+has "fresh: shows what it approves" "$TMP/out" "first activation of cluster fresh: no version is active, so nothing moves"
+has "fresh: v1's nodes" "$TMP/out" "version 1: 3 nodes"
+clu "$ALICE" 0 "fresh: activate v1 approved" activate 1
+# publish --activate: nothing is active without approvals, so the version is published staged and
+# the refusal names it
+clu "$ALICE" 2 "fresh: publish --activate unapproved" publish "$TMP/t4" --activate
+check "fresh: publish --activate: says what to do" "ringkeeper publish: published version 2, staged: the policy of cluster fresh needs approvals before it is activated; approve it with: ringkeeper approve 2, then activate it with: ringkeeper activate 2" "$(cat "$TMP/err")"
+clu "$ALICE" 0 "fresh: v2 exists" show 2 -o json
+has "fresh: v2 is staged" "$TMP/out" '"state": "staged"'
+clu "$BOB" 0 "fresh: approve 2" approve 2 --yes
+clu "$ALICE" 0 "fresh: activate 2" activate 2
 finish
