@@ -35,6 +35,8 @@ develop=(
     nutcracker memcached python3     # ketama oracle test: a real twemproxy and memcached
     wrk                              # server benchmark (tests/bench/bench_server.sh)
     chromium nodejs                  # the console's browser test (tests/console)
+    libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libssl-dev libkrb5-dev \
+    libldap-dev libzstd-dev libbrotli-dev # libcurl's private libraries: `pkg-config --static`
 )
 set_name=all list=
 for arg in "$@"; do

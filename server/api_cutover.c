@@ -160,7 +160,7 @@ void rkd_h_put_policy(rkd_call *c)
     if (parse_policy(c, doc, &p) != 0)
         goto done;
     json_t *set = policy_json(&p);
-    detail = set ? json_dumps(set, RKD_JSON_FLAGS) : NULL;
+    detail = set ? rk_json_dumps(set, RKD_JSON_FLAGS) : NULL;
     json_decref(set);
     rc = detail ? rkd_store_put_policy(c->app->store, c->cluster, &p, c->req->author, detail, &err)
                 : RK_ENOMEM;

@@ -18,7 +18,7 @@
 
 /* One set of dump flags for every JSON body: compact, and reals with 17 significant digits so a
  * fraction parses back to the very double the server computed. */
-#define RKD_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(17))
+#define RKD_JSON_FLAGS JSON_COMPACT /* for rk_json_dumps: reals in their shortest exact form */
 
 /* ---- version_doc.c ---- */
 

@@ -115,7 +115,7 @@ json_t *rkd_versions_json(const rkd_store_version_list *list)
 
 int rkd_json_dump(json_t *doc, char **body, size_t *len)
 {
-    char *s = doc ? json_dumps(doc, RKD_JSON_FLAGS) : NULL;
+    char *s = doc ? rk_json_dumps(doc, RKD_JSON_FLAGS) : NULL;
     json_decref(doc);
     size_t n = s ? strlen(s) : 0;
     char *line = s ? realloc(s, n + 2) : NULL; /* ends with a newline, as curl users expect */

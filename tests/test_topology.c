@@ -1,6 +1,7 @@
 /* test_topology.c — topology validation (docs/RING.md): the cases in tests/fixtures/invalid (each
  * with the error it must give) and tests/fixtures/valid (each must parse and round-trip), plus the
  * cases too big or too binary to keep as files. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -351,6 +352,45 @@ static void test_error_set_cuts_utf8(void **state)
     assert_int_equal(rk_error_set(NULL, RK_ENOMEM, NULL, "no room"), RK_ENOMEM);
 }
 
+/* rk_json_dumps: reals in the shortest form that reads back exactly; integers and strings as
+ * jansson writes them. */
+static void assert_dumps(json_t *v, const char *want)
+{
+    char *got = rk_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(got);
+    json_decref(v);
+}
+
+static void test_json_shortest_reals(void **state)
+{
+    (void)state;
+    assert_dumps(json_real(0.08), "0.08");
+    assert_dumps(json_real(0.1 + 0.2), "0.30000000000000004");
+    assert_dumps(json_real(1.0), "1.0");
+    assert_dumps(json_real(-0.5), "-0.5");
+    assert_dumps(json_real(1e-5), "1e-5");
+    assert_dumps(json_real(1e300), "1e300");
+    assert_dumps(json_real(1.2e16), "1.2e16");
+    /* numbers inside strings (escaped quotes included) stay as they are */
+    assert_dumps(json_pack("{s:s,s:f,s:i}", "a\"1.50000000000000001\"", "x\\", "f", 0.25, "n", 7),
+                 "{\"a\\\"1.50000000000000001\\\"\":\"x\\\\\",\"f\":0.25,\"n\":7}");
+    /* any double: reads back the same, never longer than jansson's own */
+    srand(7);
+    for (int i = 0; i < 20000; i++) {
+        double d = (double)rand() / RAND_MAX * pow(10, rand() % 40 - 20) * (i % 2 ? 1 : -1);
+        json_t *v = json_real(d);
+        char *ours = rk_json_dumps(v, JSON_ENCODE_ANY),
+             *theirs = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+        assert_true(strtod(ours, NULL) == d);
+        assert_true(strlen(ours) <= strlen(theirs));
+        free(ours);
+        free(theirs);
+        json_decref(v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_error_names),
         cmocka_unit_test(test_error_set_cuts_utf8),
         cmocka_unit_test(test_cluster_names),
+        cmocka_unit_test(test_json_shortest_reals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

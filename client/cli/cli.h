@@ -96,13 +96,16 @@ typedef struct rk_cli_server {
     const char *if_match;       /* --if-match N of a write: sent as If-Match: "vN", or NULL */
 } rk_cli_server;
 
-/* The server options' lines of a command's usage. */
-#define SERVER_OPTIONS_HELP                                                                        \
+/* The server options' lines of a command's usage; `token` says what --token is for. */
+#define SERVER_OPTIONS_HELP_(token)                                                                \
     "  --server URL   the server (default $RINGKEEPER_SERVER)\n"                                   \
     "  --cluster C    the cluster\n"                                                               \
-    "  --token T      bearer token for writes (default $RINGKEEPER_TOKEN)\n"                       \
+    "  --token T      " token " (default $RINGKEEPER_TOKEN)\n"                                     \
     "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"         \
     "  --timeout S    " RK_CLI_TIMEOUT_HELP
+/* ... of a command that writes, and of one that only reads (reads need no token). */
+#define SERVER_OPTIONS_HELP SERVER_OPTIONS_HELP_("bearer token for this write")
+#define READ_OPTIONS_HELP   SERVER_OPTIONS_HELP_("bearer token; this command only reads: none needed")
 
 /* Fills the environment and --timeout defaults and checks server (http:// or https://, as the
  * client library wants it) and cluster; returns an exit code. */

@@ -14,7 +14,7 @@ static int send_json(const rk_cli_cmd *c, const rk_cli_server *s, json_t *doc, c
 {
     const char *cmd = c->name;
     rk_cli_body in = {0}, out = {0};
-    in.data = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    in.data = doc ? rk_json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (doc && !in.data)
         return rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");
@@ -249,7 +249,8 @@ const rk_cli_cmd rk_cli_policy = {
     "  --distinct-approver yes|no  whether a version's author may approve it\n"
     "  --migration-window yes|no   whether an activation opens a migration window: clients keep\n"
     "                           the previous owners until ringkeeper migration finish\n"
-    "" RK_CLI_OUTPUT_HELP("json") SERVER_OPTIONS_HELP,
+    "" RK_CLI_OUTPUT_HELP("json")
+        SERVER_OPTIONS_HELP_("bearer token for policy set; show needs none"),
     NULL, "show|set"};
 
 /* ---- migration ---- */
@@ -375,5 +376,5 @@ const rk_cli_cmd rk_cli_events = {
     "past the budget, with the reason), policy changes, finished migrations.\n"
     "\n"
     "  --limit N      the newest N events, 1..1000 (default 20)\n" RK_CLI_OUTPUT_HELP("table")
-        SERVER_OPTIONS_HELP,
+        READ_OPTIONS_HELP,
     NULL, NULL};

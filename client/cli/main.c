@@ -13,8 +13,9 @@ static int usage(FILE *to, int code)
 {
     fprintf(
         to,
-        "usage: ringkeeper COMMAND [OPTIONS]   (ringkeeper COMMAND --help for its options)\n"
-        "       ringkeeper --version\n"
+        "usage: ringkeeper COMMAND [OPTIONS]   (ringkeeper help COMMAND, or COMMAND --help,\n"
+        "                                       for its options)\n"
+        "       ringkeeper version             (or --version)\n"
         "\n"
         "commands, offline or with a server:\n"
         "  lookup    print the node of each key read from stdin (--topology FILE or --server)\n"
@@ -61,25 +62,57 @@ static int usage(FILE *to, int code)
     return code;
 }
 
+static const rk_cli_cmd *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i]->name) == 0)
+            return commands[i];
+    return NULL;
+}
+
+static int unknown(const char *name)
+{
+    fprintf(stderr,
+            "ringkeeper: unknown command \"%s\"\nTry 'ringkeeper --help' for the commands.\n",
+            name);
+    return RK_EXIT_USAGE;
+}
+
+/* `ringkeeper help [COMMAND]`, as kubectl and git users type it: the same texts as --help. */
+static int help(int argc, char **argv)
+{
+    if (argc > 3)
+        return rk_cli_fail("help", RK_EXIT_USAGE, "one command at most, got %d", argc - 2);
+    if (argc < 3)
+        return usage(stdout, RK_EXIT_OK);
+    const rk_cli_cmd *c = find(argv[2]);
+    if (!c)
+        return unknown(argv[2]);
+    fputs(c->usage, stdout);
+    return RK_EXIT_OK;
+}
+
+static int version(void)
+{
+    return printf("ringkeeper %s\n", rk_version()) < 0 ? RK_EXIT_FAIL : RK_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return usage(stderr, RK_EXIT_USAGE);
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
         return usage(stdout, RK_EXIT_OK);
-    if (strcmp(argv[1], "--version") == 0)
-        return printf("ringkeeper %s\n", rk_version()) < 0 ? RK_EXIT_FAIL : RK_EXIT_OK;
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(argv[1], commands[i]->name) != 0)
-            continue;
-        if (rk_cli_wants_help(argc - 1, argv + 1)) {
-            fputs(commands[i]->usage, stdout);
-            return RK_EXIT_OK;
-        }
-        return commands[i]->run(commands[i], argc - 1, argv + 1);
+    if (strcmp(argv[1], "help") == 0)
+        return help(argc, argv);
+    if (strcmp(argv[1], "--version") == 0 || (strcmp(argv[1], "version") == 0 && argc == 2))
+        return version();
+    const rk_cli_cmd *c = find(argv[1]);
+    if (!c)
+        return unknown(argv[1]);
+    if (rk_cli_wants_help(argc - 1, argv + 1)) {
+        fputs(c->usage, stdout);
+        return RK_EXIT_OK;
     }
-    fprintf(stderr,
-            "ringkeeper: unknown command \"%s\"\nTry 'ringkeeper --help' for the commands.\n",
-            argv[1]);
-    return RK_EXIT_USAGE;
+    return c->run(c, argc - 1, argv + 1);
 }

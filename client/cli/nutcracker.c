@@ -127,6 +127,20 @@ static int check_pool(yaml_document_t *doc, yaml_node_t *p, const char *pool,
     return 0;
 }
 
+/* `pool`, or when it is NULL the configuration's only pool; NULL with a sentence in msg. */
+static const char *pool_name(yaml_document_t *doc, const char *pool, char msg[RK_NC_MSG_MAX])
+{
+    yaml_node_t *root = yaml_document_get_root_node(doc);
+    if (pool)
+        return pool;
+    if (root->type != YAML_MAPPING_NODE)
+        return fail(msg, "the configuration is not a mapping of pools");
+    size_t n = (size_t)(root->data.mapping.pairs.top - root->data.mapping.pairs.start);
+    const char *only =
+        n == 1 ? scalar(yaml_document_get_node(doc, root->data.mapping.pairs.start->key)) : NULL;
+    return only ? only : fail(msg, "the configuration has %zu pools: name one with --pool", n);
+}
+
 static json_t *pool_topology(yaml_document_t *doc, const char *pool, char msg[RK_NC_MSG_MAX])
 {
     yaml_node_t *p = lookup(doc, yaml_document_get_root_node(doc), pool);
@@ -150,22 +164,35 @@ static json_t *pool_topology(yaml_document_t *doc, const char *pool, char msg[RK
     return t ? t : fail(msg, "out of memory");
 }
 
-json_t *rk_nc_import(const char *yaml, size_t len, const char *pool, char msg[RK_NC_MSG_MAX])
+/* Parses `yaml` into *doc (yaml_document_delete it): 0, or -1 with a sentence in msg. */
+static int load(const char *yaml, size_t len, yaml_document_t *doc, char msg[RK_NC_MSG_MAX])
 {
     yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser))
-        return fail(msg, "out of memory");
+    if (!yaml_parser_initialize(&parser)) {
+        fail(msg, "out of memory");
+        return -1;
+    }
     yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-    json_t *t = NULL;
-    if (!yaml_parser_load(&parser, &doc))
+    int rc = -1;
+    if (!yaml_parser_load(&parser, doc))
         fail(msg, "not YAML: %s at line %zu", parser.problem ? parser.problem : "unreadable",
              parser.problem_mark.line + 1);
-    else if (!yaml_document_get_root_node(&doc))
-        fail(msg, "the configuration is empty"), yaml_document_delete(&doc);
+    else if (!yaml_document_get_root_node(doc))
+        fail(msg, "the configuration is empty"), yaml_document_delete(doc);
     else
-        t = pool_topology(&doc, pool, msg), yaml_document_delete(&doc);
+        rc = 0;
     yaml_parser_delete(&parser);
+    return rc;
+}
+
+json_t *rk_nc_import(const char *yaml, size_t len, const char *pool, char msg[RK_NC_MSG_MAX])
+{
+    yaml_document_t doc;
+    if (load(yaml, len, &doc, msg) != 0)
+        return NULL;
+    const char *name = pool_name(&doc, pool, msg);
+    json_t *t = name ? pool_topology(&doc, name, msg) : NULL;
+    yaml_document_delete(&doc);
     return t;
 }
 
@@ -221,6 +248,8 @@ static void default_name(const char *addr, char *out, size_t cap)
         snprintf(out, cap, "%s", addr);
 }
 
+/* The server entry of `node` as a quoted YAML scalar ("host:port:weight [name]") into t: 0, 1
+ * when the node is drained (no entry: twemproxy refuses weight 0), -1 with a sentence in msg. */
 static int put_server(text *t, const json_t *node, char msg[RK_NC_MSG_MAX])
 {
     const char *id = json_string_value(json_object_get(node, "id"));
@@ -232,7 +261,7 @@ static int put_server(text *t, const json_t *node, char msg[RK_NC_MSG_MAX])
         return -1;
     }
     if (w == 0)
-        return 0;
+        return 1;
     char dflt[512];
     default_name(addr, dflt, sizeof dflt);
     if (strcmp(dflt, id) != 0 && strpbrk(id, " \t")) {
@@ -242,23 +271,49 @@ static int put_server(text *t, const json_t *node, char msg[RK_NC_MSG_MAX])
     char entry[1024];
     snprintf(entry, sizeof entry, "%s:%lld%s%s", addr, (long long)w,
              strcmp(dflt, id) != 0 ? " " : "", strcmp(dflt, id) != 0 ? id : "");
-    put(t, "    - ");
     put_quoted(t, entry);
-    put(t, "\n");
     return 0;
+}
+
+/* The servers of ketama topology `doc` as YAML list items, each after `sep` but the first
+ * (block items: "\n<indent>- "; flow items: ", "), into t: how many, or -1 with msg set. */
+static int put_servers(text *t, const json_t *doc, const char *sep, char msg[RK_NC_MSG_MAX])
+{
+    size_t i;
+    const json_t *node;
+    int n = 0;
+    json_array_foreach(json_object_get(doc, "nodes"), i, node)
+    {
+        text entry = {0};
+        int rc = put_server(&entry, node, msg);
+        if (rc == 0)
+            put(t, "%s%s", n++ ? sep : "", entry.s ? entry.s : "");
+        free(entry.s);
+        if (rc < 0 || entry.oom)
+            return rc < 0 ? -1 : (fail(msg, "out of memory"), -1);
+    }
+    return n;
+}
+
+/* Refuses a topology that is not of the ketama scheme, which no twemproxy pool routes like. */
+static int check_ketama(const json_t *doc, char msg[RK_NC_MSG_MAX])
+{
+    const char *scheme = json_string_value(json_object_get(doc, "scheme"));
+    if (scheme && strcmp(scheme, "ketama") == 0)
+        return 0;
+    fail(msg,
+         "only a ketama topology (\"scheme\": \"ketama\") routes like a twemproxy pool; this "
+         "one uses the %s scheme",
+         scheme ? scheme : "ringkeeper");
+    return -1;
 }
 
 char *rk_nc_export(const json_t *doc, const char *pool, const char *listen, char msg[RK_NC_MSG_MAX])
 {
-    const char *scheme = json_string_value(json_object_get(doc, "scheme"));
-    if (!scheme || strcmp(scheme, "ketama") != 0)
-        return fail(msg,
-                    "only a ketama topology (\"scheme\": \"ketama\") routes like a "
-                    "twemproxy pool; this one uses the %s scheme",
-                    scheme ? scheme : "ringkeeper");
+    if (check_ketama(doc, msg) != 0)
+        return NULL;
     const char *hash = json_string_value(json_object_get(doc, "hash"));
     const char *tag = json_string_value(json_object_get(doc, "hash_tag"));
-    const json_t *nodes = json_object_get(doc, "nodes");
     text t = {0};
     put_quoted(&t, pool);
     put(&t, ":\n  listen: ");
@@ -269,19 +324,137 @@ char *rk_nc_export(const json_t *doc, const char *pool, const char *listen, char
         put_quoted(&t, tag);
         put(&t, "\n");
     }
-    put(&t, "  servers:\n");
-    size_t i;
-    const json_t *node;
-    json_array_foreach(nodes, i, node)
-    {
-        if (put_server(&t, node, msg) != 0) {
-            free(t.s);
-            return NULL;
-        }
+    text list = {0};
+    int n = put_servers(&list, doc, "\n    - ", msg);
+    if (n > 0)
+        put(&t, "  servers:\n    - %s\n", list.s);
+    else
+        put(&t, "  servers: []\n"); /* every node drained */
+    free(list.s);
+    if (n < 0 || list.oom) {
+        free(t.s);
+        return n < 0 ? NULL : fail(msg, "out of memory");
     }
     if (t.oom) {
         free(t.s);
         return fail(msg, "out of memory");
     }
     return t.s;
+}
+
+/* ---- Rewriting a pool's servers in place ---- */
+
+/* The byte offset in `text` of libyaml's mark (its line, and its column in characters). */
+static size_t byte_at(const char *text, size_t len, yaml_mark_t m)
+{
+    size_t i = 0;
+    for (size_t line = 0; i < len && line < m.line; i++)
+        line += text[i] == '\n';
+    for (size_t c = 0; i < len && c < m.column; c++)
+        for (i++; i < len && ((unsigned char)text[i] & 0xC0) == 0x80; i++)
+            ; /* a UTF-8 character's continuation bytes */
+    return i;
+}
+
+/* Refuses a pool whose key hash or hash tag is not the topology's: its servers alone would not
+ * route like the topology (change those options first, or export the whole pool). */
+static int check_same_hash(const json_t *have, const json_t *doc, const char *pool,
+                           char msg[RK_NC_MSG_MAX])
+{
+    static const char *const fields[] = {"hash", "hash_tag"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *a = json_string_value(json_object_get(have, fields[i]));
+        const char *b = json_string_value(json_object_get(doc, fields[i]));
+        if (!a != !b || (a && strcmp(a, b) != 0)) {
+            fail(msg,
+                 "pool \"%s\" has %s %s but the topology %s: rewriting its servers would not "
+                 "route like the topology; set the pool's %s first, or export the whole pool",
+                 pool, fields[i], a ? a : "(none)", b ? b : "(none)", fields[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The text of `yaml` with the servers of pool `name` replaced by the topology's: block items at
+ * the first item's column, or a flow list where the file had one. */
+static char *splice_servers(const char *yaml, size_t len, yaml_document_t *ydoc, const char *name,
+                            const json_t *doc, char msg[RK_NC_MSG_MAX])
+{
+    yaml_node_t *seq =
+        lookup(ydoc, lookup(ydoc, yaml_document_get_root_node(ydoc), name), "servers");
+    if (!seq || seq->type != YAML_SEQUENCE_NODE)
+        return fail(msg, "pool \"%s\" has no list of servers", name);
+    size_t from = byte_at(yaml, len, seq->start_mark), to;
+    int flow = yaml[from] == '[';
+    yaml_node_item_t *last = seq->data.sequence.items.top - 1;
+    if (flow || last < seq->data.sequence.items.start)
+        to = byte_at(yaml, len, seq->end_mark);
+    else
+        to = byte_at(yaml, len, yaml_document_get_node(ydoc, *last)->end_mark);
+    text sep = {0}, list = {0}, out = {0};
+    put(&sep, flow ? ", " : "\n%*s- ", (int)seq->start_mark.column, "");
+    int n = sep.oom ? -1 : put_servers(&list, doc, sep.s, msg);
+    if (n >= 0)
+        put(&out, "%.*s%s%s%s%s", (int)from, yaml, flow || !n ? "[" : "- ", n ? list.s : "",
+            flow || !n ? "]" : "", yaml + to);
+    free(sep.s);
+    free(list.s);
+    if (n < 0 || sep.oom || list.oom || out.oom) {
+        free(out.s);
+        return n < 0 ? NULL : fail(msg, "out of memory");
+    }
+    return out.s;
+}
+
+/* The servers twemproxy reads for topology `doc`, as rk_nc_import gives them: its nodes with a
+ * weight, as {id, addr, weight}. NULL when out of memory. */
+static json_t *served_nodes(const json_t *doc)
+{
+    json_t *out = json_array();
+    size_t i;
+    const json_t *node;
+    json_array_foreach(json_object_get(doc, "nodes"), i, node)
+    {
+        json_t *w = json_object_get(node, "weight");
+        if (out && json_integer_value(w) > 0 &&
+            json_array_append_new(
+                out, json_pack("{s:O, s:O, s:O}", "id", json_object_get(node, "id"), "addr",
+                               json_object_get(node, "addr"), "weight", w)) != 0) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+char *rk_nc_into(const char *yaml, size_t len, const char *pool, const json_t *doc,
+                 char chosen[RK_NC_MSG_MAX], char msg[RK_NC_MSG_MAX])
+{
+    yaml_document_t ydoc;
+    if (check_ketama(doc, msg) != 0 || load(yaml, len, &ydoc, msg) != 0)
+        return NULL;
+    const char *name = pool_name(&ydoc, pool, msg);
+    json_t *have = name ? pool_topology(&ydoc, name, msg) : NULL;
+    char *out = have && check_same_hash(have, doc, name, msg) == 0
+                    ? splice_servers(yaml, len, &ydoc, name, doc, msg)
+                    : NULL;
+    json_decref(have);
+    /* read back: the pool must now be the topology's, the rest of the file as it was */
+    json_t *now = out ? rk_nc_import(out, strlen(out), name, msg) : NULL;
+    json_t *want = now ? served_nodes(doc) : NULL;
+    if (out && (!now || !want || !json_equal(json_object_get(now, "nodes"), want))) {
+        if (now && want)
+            fail(msg,
+                 "pool \"%s\": the rewritten servers do not read back as the topology's "
+                 "(a bug: the file was not changed)",
+                 name);
+        free(out);
+        out = NULL;
+    }
+    json_decref(now);
+    json_decref(want);
+    snprintf(chosen, RK_NC_MSG_MAX, "%s", out ? name : "");
+    yaml_document_delete(&ydoc);
+    return out;
 }

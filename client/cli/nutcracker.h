@@ -12,10 +12,11 @@
 #define RK_NC_MSG_MAX 512
 
 /* The ketama topology (a new JSON object: scheme, hash, hash_tag when set, nodes) of pool `pool`
- * in the nutcracker configuration `yaml` (len bytes). Node ids are the names twemproxy hashes:
- * the configured name, else `host` for port 11211, else `host:port`. Refuses, with a sentence
- * in msg, a pool ringkeeper cannot represent (distribution other than ketama, auto_eject_hosts
- * true) or an unreadable one. Returns NULL on failure; the caller json_decref()s the result. */
+ * (NULL: the configuration's only pool) in the nutcracker configuration `yaml` (len bytes). Node
+ * ids are the names twemproxy hashes: the configured name, else `host` for port 11211, else
+ * `host:port`. Refuses, with a sentence in msg, a pool ringkeeper cannot represent (distribution
+ * other than ketama, auto_eject_hosts true) or an unreadable one. Returns NULL on failure; the
+ * caller json_decref()s the result. */
 json_t *rk_nc_import(const char *yaml, size_t len, const char *pool, char msg[RK_NC_MSG_MAX]);
 
 /* The nutcracker pool `pool` listening on `listen` for the ketama topology (or version
@@ -25,5 +26,13 @@ json_t *rk_nc_import(const char *yaml, size_t len, const char *pool, char msg[RK
  * text (free() it), or NULL with a sentence in msg. */
 char *rk_nc_export(const json_t *doc, const char *pool, const char *listen,
                    char msg[RK_NC_MSG_MAX]);
+
+/* `yaml`, a nutcracker configuration, with only the servers of pool `pool` (NULL: the file's only
+ * pool, whose name goes to `chosen`) replaced by those of ketama topology `doc`, and every other
+ * byte as it was (comments and the pool's other options included). Refused, with a sentence in
+ * msg, when the pool's hash or hash_tag differ from the topology's (its servers alone would not
+ * route like it), and checked by reading the pool back. A malloc'd text (free() it), or NULL. */
+char *rk_nc_into(const char *yaml, size_t len, const char *pool, const json_t *doc,
+                 char chosen[RK_NC_MSG_MAX], char msg[RK_NC_MSG_MAX]);
 
 #endif

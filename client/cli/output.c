@@ -30,7 +30,7 @@ char *rk_cli_cell(const json_t *v)
         return strdup(json_string_value(v));
     if (!v || json_is_null(v))
         return strdup("-");
-    return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+    return rk_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
 /* One value on its own line, escaped. */
@@ -71,7 +71,7 @@ static int print_quiet(const json_t *doc, const char *path)
 
 static int print_indented(const json_t *doc)
 {
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    char *text = rk_json_dumps(doc, JSON_INDENT(2));
     /* jansson escapes C0 controls in strings, not DEL or C1 */
     int bad = !text || rk_cli_write_safe(stdout, text, strlen(text), RK_CLI_SAFE_JSON) ||
               putchar('\n') == EOF;
@@ -219,7 +219,7 @@ int rk_cli_print_record(const char *cmd, const json_t *doc)
     if (rk_cli_out.quiet) {
         bad = print_quiet(doc, view()->quiet);
     } else if (strcmp(rk_cli_format(), "json") == 0) {
-        char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17));
+        char *text = rk_json_dumps(doc, JSON_COMPACT);
         bad = !text || rk_cli_print_safe(stdout, RK_CLI_SAFE_JSON, "%s\n", text) < 0;
         free(text);
     } else {

@@ -169,5 +169,5 @@ const rk_cli_cmd rk_cli_show = {
     "Prints version V of cluster C (state, author, nodes, fingerprint ...): as indented JSON, "
     "which\n"
     "can be edited and published again, or as a table (-o table); --quiet: its version number.\n"
-    "\n" RK_CLI_OUTPUT_HELP("json") SERVER_OPTIONS_HELP,
+    "\n" RK_CLI_OUTPUT_HELP("json") READ_OPTIONS_HELP,
     &show, "V"};

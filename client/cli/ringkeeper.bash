@@ -12,7 +12,7 @@ declare -gA _ringkeeper_options=(
     [plan]="--from-file --to-file --from --to --max-step --keys --format $_ringkeeper_server $_ringkeeper_output"
     [simulate]="--keys --from-file --to-file --from --to $_ringkeeper_server $_ringkeeper_output"
     [import]="--nutcracker --pool"
-    [export]="--format --pool --file --version --listen --server --cluster"
+    [export]="--format --pool --file --version --listen --into --server --cluster"
     [publish]="--activate --if-match $_ringkeeper_server $_ringkeeper_output"
     [activate]="--if-match --force $_ringkeeper_server $_ringkeeper_output"
     [revert]="--if-match $_ringkeeper_server $_ringkeeper_output"
@@ -33,7 +33,7 @@ _ringkeeper_values() { # _ringkeeper_values COMMAND OPTION
     --format) [ "$1" = export ] && echo nutcracker || echo 'text json svg' ;;
     --expect-scheme) echo 'ringkeeper ketama' ;;
     --distinct-approver | --migration-window) echo 'yes no' ;;
-    --topology | --from-file | --to-file | --cache | --ca-file | --nutcracker | --file) echo FILE ;;
+    --topology | --from-file | --to-file | --cache | --ca-file | --nutcracker | --file | --into) echo FILE ;;
     esac
 }
 

@@ -75,5 +75,5 @@ const rk_cli_cmd rk_cli_versions = {
     "superseded), created_at, author, points, fingerprint and comment.\n"
     "\n"
     "  --limit N      at most N versions, 1..1000 (default 100)\n" RK_CLI_OUTPUT_HELP("table")
-        SERVER_OPTIONS_HELP,
+        READ_OPTIONS_HELP,
     NULL, NULL};

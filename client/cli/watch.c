@@ -173,5 +173,5 @@ const rk_cli_cmd rk_cli_watch = {
     "\n"
     "  --count N      exit 0 after N activations (the first line does not count), 1..1000000\n"
     "  --wait S       seconds one long poll waits for a change, 1..60 (default "
-    "30)\n" RK_CLI_OUTPUT_HELP("table") SERVER_OPTIONS_HELP,
+    "30)\n" RK_CLI_OUTPUT_HELP("table") READ_OPTIONS_HELP,
     NULL, NULL};

@@ -236,6 +236,10 @@ RK_API uint64_t rk_topology_points(const rk_topology *t);
  * {"scheme", "hash", "hash_tag"?, "nodes", "comment"?}; the caller owns the reference
  * (json_decref). NULL when out of memory. */
 RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
+/* `v` as JSON text, as json_dumps(v, flags) (jansson's flags; JSON_REAL_PRECISION is the library's
+ * own) but with every real in the shortest form that reads back as the same double: 0.08, not
+ * 0.080000000000000002; 1.0 stays 1.0. A new string (free it), NULL when out of memory. */
+RK_API char *rk_json_dumps(const struct json_t *v, size_t flags) RK_MUST_CHECK;
 
 /* Non-zero when `name` is a valid cluster name: ^[a-z0-9][a-z0-9._-]{0,62}$ (docs/RING.md). */
 RK_API int rk_cluster_name_valid(const char *name);

@@ -45,6 +45,31 @@ done
 version=$(sed -n 's/^project(ringkeeper VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 expect 0 "--version" -- "$rk" --version
 same_text "--version prints the project's version" "ringkeeper $version" "$(cat "$tmp/out")"
+# as kubectl and git users type them: `help [COMMAND]` and `version`
+expect 0 "version" -- "$rk" version
+same_text "version prints the project's version" "ringkeeper $version" "$(cat "$tmp/out")"
+expect 0 "help" -- "$rk" help
+has "help lists the commands" "$tmp/out" "simulate"
+for cmd in clients import export show; do
+    expect 0 "help $cmd" -- "$rk" help "$cmd"
+    "$rk" "$cmd" --help >"$tmp/want"
+    same_text "help $cmd is $cmd --help" "$(cat "$tmp/want")" "$(cat "$tmp/out")"
+done
+expect 2 "help of an unknown command" -- "$rk" help frobnicate
+has "help of an unknown command says so" "$tmp/err" 'unknown command "frobnicate"'
+# read-only commands do not call --token "for writes"; import and export list their options
+for cmd in show versions watch events; do
+    "$rk" "$cmd" --help >"$tmp/out"
+    if grep -q -- "--token.*for.*write" "$tmp/out"; then bad "$cmd --help calls --token for writes"; else ok; fi
+done
+for opt in --nutcracker --pool; do
+    "$rk" import --help >"$tmp/out"
+    has "import --help lists $opt" "$tmp/out" "  $opt "
+done
+for opt in --format --pool --listen --file --server --cluster --version --into; do
+    "$rk" export --help >"$tmp/out"
+    has "export --help lists $opt" "$tmp/out" "  $opt "
+done
 expect 2 "no command" -- "$rk"
 expect 2 "unknown command" -- "$rk" frobnicate
 expect 2 "unknown flag" -- "$rk" lookup --topology "$here/four.json" --bogus
@@ -139,6 +164,52 @@ if grep -q 10.0.0.2 "$tmp/out"; then bad "a drained node was exported"; else ok;
 expect 2 "export a ringkeeper-scheme topology" -- "$rk" export --format nutcracker --pool p --file "$here/four.json"
 has "export refusal says why" "$tmp/err" 'only a ketama topology'
 expect 2 "export in another format" -- "$rk" export --format haproxy --pool p --file "$tmp/cache.json"
+expect 2 "export without --pool or --into" -- "$rk" export --format nutcracker --file "$tmp/cache.json"
+has "export: --pool is required, and when it is not" "$tmp/err" "--pool is required (with --into"
+
+# export --into: only the servers of the pool are rewritten, every other byte of the file is kept
+cat >"$tmp/one.yml" <<'EOF'
+# the web cache
+web:
+  listen: 127.0.0.1:22121
+  hash: fnv1a_64   # as the apps hash
+  distribution: ketama
+  auto_eject_hosts: false
+  timeout: 400
+  backlog: 1024
+  servers:
+   - 10.0.0.1:11211:1
+   - 10.0.0.2:11211:1
+  server_retry_timeout: 30000
+EOF
+expect 0 "import the only pool without --pool" -- "$rk" import --nutcracker "$tmp/one.yml"
+sed 's/"weight": 1/"weight": 3/' "$tmp/out" >"$tmp/heavier.json"
+cp "$tmp/one.yml" "$tmp/one.orig"
+chmod 640 "$tmp/one.yml"
+expect 0 "export --into the only pool" -- "$rk" export --format nutcracker --into "$tmp/one.yml" --file "$tmp/heavier.json"
+has "export --into: says what it did" "$tmp/out" "the servers of pool web rewritten"
+diff "$tmp/one.orig" "$tmp/one.yml" | grep '^[<>]' >"$tmp/diff"
+printf '%s\n' '<    - 10.0.0.1:11211:1' '<    - 10.0.0.2:11211:1' '>    - "10.0.0.1:11211:3"' \
+    '>    - "10.0.0.2:11211:3"' >"$tmp/want"
+same "export --into: only the servers changed" "$tmp/want" "$tmp/diff"
+same_text "export --into: the file keeps its mode" 640 "$(stat -c %a "$tmp/one.yml")"
+expect 0 "export --into: the pool reads back" -- "$rk" import --nutcracker "$tmp/one.yml" --pool web
+has "export --into: the new weights" "$tmp/out" '"weight": 3'
+# a flow list stays a flow list; another pool of the file is left alone
+cp "$here/nutcracker.yml" "$tmp/many.yml"
+printf 'flow:\n  hash: fnv1a_64\n  servers: ["10.0.0.9:11211:1"]\n' >>"$tmp/many.yml"
+sed 's/"weight": 1/"weight": 3/' "$tmp/heavier.json" >"$tmp/flow.json"
+expect 2 "export --into a file of many pools, no --pool" -- "$rk" export --format nutcracker --into "$tmp/many.yml" --file "$tmp/flow.json"
+has "export --into: name one" "$tmp/err" "pools: name one with --pool"
+expect 0 "export --into the flow pool" -- "$rk" export --format nutcracker --into "$tmp/many.yml" --pool flow --file "$tmp/flow.json"
+has "export --into: flow stays flow" "$tmp/many.yml" '  servers: ["10.0.0.1:11211:3", "10.0.0.2:11211:3"]'
+same "export --into: the other pools as they were" <(head -n 28 "$here/nutcracker.yml") <(head -n 28 "$tmp/many.yml")
+# a pool whose hash is not the topology's: its servers alone would not route like it
+cp "$tmp/many.yml" "$tmp/many.orig"
+expect 2 "export --into a pool of another hash" -- "$rk" export --format nutcracker --into "$tmp/many.yml" --pool cache --file "$tmp/flow.json"
+has "export --into: says which option differs" "$tmp/err" 'pool "cache" has hash_tag {} but the topology (none)'
+same "export --into: a refusal changes nothing" "$tmp/many.orig" "$tmp/many.yml"
+expect 2 "export --into with --listen" -- "$rk" export --format nutcracker --into "$tmp/one.yml" --listen 1.2.3.4:1 --file "$tmp/heavier.json"
 
 awk '/<!-- cli-example -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
     "$src/README.md" >"$tmp/readme"

@@ -76,15 +76,23 @@ fi
 if cc "${CFLAGS[@]}" "$example" $(pkg-config --cflags --libs ringkeeper) -o "$TMP/example" 2>"$TMP/err"; then
     ok
 else bad "example with pkg-config: $(cat "$TMP/err")"; fi
-# libringkeeper.a with its dependencies' shared libraries, from Requires.private and Libs.private
-# (`pkg-config --static` would also want static builds of libcurl's own dependencies)
-# shellcheck disable=SC2046
-static_libs="$(pkg-config --libs $(pkg-config --print-requires-private ringkeeper)) $(sed -n 's/^Libs.private: //p' "$pc")"
-# shellcheck disable=SC2046,SC2086
-if cc "${CFLAGS[@]}" $(pkg-config --cflags ringkeeper) "$example" "$libdir/libringkeeper.a" \
-    $static_libs -o "$TMP/example_static" 2>"$TMP/err"; then
-    ok
-else bad "example linked statically: $(cat "$TMP/err")"; fi
+# libringkeeper.a, linked by docs/CLIENT.md's two commands exactly as written there (the block after
+# each marker), in a folder holding the example; `cc` takes this build's flags too
+doc_block() { # doc_block MARKER: the shell lines of the code block after <!-- MARKER --> in CLIENT.md
+    awk -v m="<!-- $1 -->" '$0 == m { on = 1; next } on && /^```sh/ { in_block = 1; next }
+        in_block && /^```/ { exit } in_block { print }' "$src/docs/CLIENT.md"
+}
+mkdir -p "$TMP/static" && cp "$example" "$TMP/static/"
+for marker in static-link static-link-direct; do
+    block=$(doc_block "$marker")
+    check "docs/CLIENT.md has the $marker command" 1 "$([ -n "$block" ] && echo 1)"
+    if (cd "$TMP/static" && cc() { command cc "${CFLAGS[@]}" "$@"; } && eval "$block") 2>"$TMP/err"; then
+        ok
+    else bad "docs/CLIENT.md's $marker command: $(cat "$TMP/err")"; fi
+done
+cp "$TMP/static/client_example_static" "$TMP/example_static"
+has "the static build links its dependencies shared" <(readelf -d "$TMP/example_static") "libcurl"
+hasnt "... but not libringkeeper.so" <(readelf -d "$TMP/example_static") "libringkeeper"
 export LD_LIBRARY_PATH=$libdir
 has "the example uses the installed library" <(ldd "$TMP/example") "$libdir/libringkeeper.so.0"
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # test_readme.sh — runs the README's curl walkthrough as written, against a real ringkeeperd on a
 # free port: only the line "RK=http://127.0.0.1:7070" is pointed at that port. Every curl in it
-# uses -f, so any HTTP error fails the walkthrough.
+# uses -f, so any HTTP error fails the walkthrough. Then the "CLI with a server" block, pasted after
+# it on the same server (RINGKEEPER_SERVER pointed the same way), with set -e.
 # usage: test_readme.sh RINGKEEPERD SOURCE_DIR
 . "$(dirname "$0")/lib.sh" "$1"
 src=$(cd "$2" && pwd)
+build=$(cd "$(dirname "$1")/.." && pwd) # ringkeeperd is build/server/ringkeeperd
 awk '/<!-- walkthrough -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
     "$src/README.md" >"$TMP/walk.sh"
 if grep -q '^RK=http://127.0.0.1:7070$' "$TMP/walk.sh"; then ok; else bad "README walkthrough has no RK= line"; fi
@@ -33,6 +35,20 @@ has "walkthrough: the window finished" "$TMP/walk.out" '"previous":null'
 has "walkthrough: a straggler" "$TMP/walk.out" '"summary":{"by_version":{"1":1,"4":1},"offered_by_version":{"1":1,"4":1},"refusing_by_version":{},"none":0,"refusing":0,"active":4,"converged":false,"total":2}'
 has "walkthrough: converged" "$TMP/walk.out" '"summary":{"by_version":{"4":2},"offered_by_version":{"4":2},"refusing_by_version":{},"none":0,"refusing":0,"active":4,"converged":true,"total":2}'
 check "the approved version is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
+
+# the "CLI with a server" block, pasted after the walkthrough as a reader would, from a folder like
+# the repository root (the sources' tests/ and this build's build/), with `set -e`
+awk '/<!-- cli-server -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
+    "$src/README.md" >"$TMP/cli.sh"
+check "the CLI block has ringkeeper commands" 1 "$([ "$(grep -c '^ringkeeper ' "$TMP/cli.sh")" -ge 10 ] && echo 1)"
+sed -i "s|RINGKEEPER_SERVER=http://127.0.0.1:7070|RINGKEEPER_SERVER=$BASE|" "$TMP/cli.sh"
+mkdir -p "$TMP/root" && ln -s "$src/tests" "$TMP/root/tests" && ln -s "$build" "$TMP/root/build"
+(cd "$TMP/root" && timeout 120 bash -euo pipefail "$TMP/cli.sh") >"$TMP/cli.out" 2>&1
+code=$?
+check "the CLI block runs" 0 "$code"
+[ "$code" -eq 0 ] || cat "$TMP/cli.out"
+has "the CLI block: the watch saw the activation" "$TMP/cli.out" "version=2 fingerprint="
+check "the CLI block: the edited version published, as a table" 1 "$(grep -cE '^version +4$' "$TMP/cli.out")"
 has "ring is v4" "$TMP/headers" 'ETag: "v4.'
 rk_stop
 finish
