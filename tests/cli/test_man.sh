@@ -47,6 +47,14 @@ check "ringkeeper.1: a line with a backslash survives" 1 \
 render "$man_dir/ringkeeperd.1" >"$TMP/rkd"
 check "ringkeeperd.1 renders without warnings" "" "$(cat "$TMP/warn")"
 check "ringkeeperd.1: NAME" 1 "$(grep -c '^ *ringkeeperd - serves versioned' "$TMP/rkd")"
+# the usage forms one a line, as --help prints them, not run together in a paragraph
+check "ringkeeperd.1: a SYNOPSIS" 1 "$(grep -cx 'SYNOPSIS' "$TMP/rkd")"
+for form in 'ringkeeperd --version' 'ringkeeperd backup --db FILE --to FILE' 'ringkeeperd migrate-store --from'; do
+    check "ringkeeperd.1: '$form' on a line of its own" 1 "$(grep -c "^       $form" "$TMP/rkd")"
+done
+# SEE ALSO names the documents where the package installs them
+docdir=$(sed -n 's/.*the documents in \([^:]*\):.*/\1/p' "$TMP/rkd")
+check "ringkeeperd.1: SEE ALSO names an installed folder" 1 "$(case $docdir in /*/share/doc/ringkeeperd) echo 1 ;; esac)"
 for flag in $("$RKD" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
     check "ringkeeperd.1 mentions $flag" 1 "$([ "$(grep -c -- "$flag" "$TMP/rkd")" -ge 1 ] && echo 1)"
 done

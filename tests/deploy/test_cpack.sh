@@ -28,6 +28,7 @@ client=$TMP/pkg/ringkeeper_${version}_${arch}.deb
     echo lib/systemd/system/ringkeeperd.service
     echo share/ringkeeper/systemd/ringkeeperd-etcd.conf
     echo share/doc/ringkeeperd/LICENSE
+    for d in API ETCD OPERATIONS RELIABILITY; do echo "share/doc/ringkeeperd/$d.md"; done # man: SEE ALSO
     ! command -v help2man >/dev/null || echo share/man/man1/ringkeeperd.1 # deploy/man
     (cd "$src/migrations" && ls ./*.sql | sed 's|^\./|share/ringkeeper/migrations/|')
 } | sort >"$TMP/want_server"
@@ -39,7 +40,8 @@ contents "$client" >"$TMP/got_client"
 for f in bin/ringkeeper include/ringkeeper.h lib/libringkeeper.so lib/libringkeeper.so.0 \
     "lib/libringkeeper.so.$version" lib/libringkeeper.a lib/pkgconfig/ringkeeper.pc \
     lib/cmake/ringkeeper/ringkeeperConfig.cmake lib/cmake/ringkeeper/ringkeeperTargets.cmake \
-    share/doc/ringkeeper/LICENSE share/bash-completion/completions/ringkeeper \
+    share/doc/ringkeeper/LICENSE share/doc/ringkeeper/CLI.md share/doc/ringkeeper/CLIENT.md \
+    share/bash-completion/completions/ringkeeper \
     $(command -v help2man >/dev/null && echo share/man/man1/ringkeeper.1); do
     check "ringkeeper has $f" 1 "$(grep -cx "$f" "$TMP/got_client")"
 done
