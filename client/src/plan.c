@@ -220,9 +220,32 @@ static int balance(rk_plan *p, plan_side *side, const rk_ring *r, const char *na
     return rc;
 }
 
+/* The fraction of the hash space that moves between nodes whose weight did not change: none in
+ * the ringkeeper scheme, where a node's points depend on it alone, but under ketama every
+ * server's point count depends on the server count and the total weight. */
+static double traded_by_unchanged(const rk_plan *p)
+{
+    double f = 0;
+    for (size_t i = 0; i < p->n_transfers; i++) {
+        const rk_plan_node *from = &p->nodes[p->transfers[i].from],
+                           *to = &p->nodes[p->transfers[i].to];
+        if (from->weight_before && from->weight_before == from->weight_after && to->weight_before &&
+            to->weight_before == to->weight_after)
+            f += p->transfers[i].fraction;
+    }
+    return f;
+}
+
 static int warnings(rk_plan *p, const rk_ring *a, const rk_ring *b)
 {
-    int rc = balance(p, &p->before, a, "before");
+    double traded = traded_by_unchanged(p);
+    int rc = traded > 0 ? warn(p,
+                               "%.2f%% of the hash space moves between servers that did not "
+                               "change: ketama recounts every server's points when the server "
+                               "count or the total weight changes",
+                               100 * traded)
+                        : RK_OK;
+    rc = rc ? rc : balance(p, &p->before, a, "before");
     rc = rc ? rc : balance(p, &p->after, b, "after");
     int unbalanced = p->after.balance_max > OVERLOAD || p->after.balance_min < UNDERLOAD;
     if (rc == RK_OK && unbalanced && p->moved < UNDERLOAD * p->minimal)

@@ -167,6 +167,23 @@ expect 2 "export in another format" -- "$rk" export --format haproxy --pool p --
 expect 2 "export without --pool or --into" -- "$rk" export --format nutcracker --file "$tmp/cache.json"
 has "export: --pool is required, and when it is not" "$tmp/err" "--pool is required (with --into"
 
+# a ketama plan says how much moves between servers that did not change (ketama recounts every
+# server's points), with the figure; the ringkeeper scheme has nothing of the kind to say
+w10() { # w10 W5: ten servers of weights 1,1,2,2,W5,1,1,2,1,1 (docs/KETAMA.md's example)
+    local w=(1 1 2 2 "$1" 1 1 2 1 1) i nodes=
+    for i in $(seq 0 9); do
+        nodes="$nodes${nodes:+,}{\"id\":\"10.0.0.$((i + 1))\",\"addr\":\"10.0.0.$((i + 1)):11211\",\"weight\":${w[$i]}}"
+    done
+    printf '{"scheme":"ketama","hash":"fnv1a_64","nodes":[%s]}' "$nodes"
+}
+w10 3 >"$tmp/w10.json"
+w10 0 >"$tmp/w10-drained.json"
+expect 0 "a ketama plan" -- "$rk" plan --from-file "$tmp/w10.json" --to-file "$tmp/w10-drained.json"
+has "ketama: unchanged servers trade arcs, in words with the figure" "$tmp/out" \
+    "6.52% of the hash space moves between servers that did not change: ketama recounts every server's points"
+expect 0 "a ringkeeper-scheme plan" -- "$rk" plan --from-file "$here/four.json" --to-file "$here/five.json"
+if grep -q "did not change" "$tmp/out"; then bad "a ringkeeper-scheme plan claims unchanged nodes trade"; else ok; fi
+
 # export --into: only the servers of the pool are rewritten, every other byte of the file is kept
 cat >"$tmp/one.yml" <<'EOF'
 # the web cache
