@@ -253,6 +253,28 @@ for round in 1 2 3; do
     has "lk refusing, round $round: never held v2" "$TMP/body" '"by_version":{"1":1}'
 done
 
+# a process killed -9 while its long poll is held: the activation answers its dead poll, and it
+# stays on the version that poll named
+check "publish dead v1" 201 "$(publish dead)"
+check "victim: first fetch" 200 "$(ring dead victim)"
+d1=$(sed -n 's/^ETag: *//Ip' "$TMP/headers" | tr -d '\r')
+curl -s -o /dev/null --max-time 70 -H "RK-Client: victim" -H "If-None-Match: $d1" \
+    "$BASE/v1/clusters/dead/ring?wait=30" &
+victim=$!
+for _ in $(seq 1 50); do
+    clients dead >/dev/null
+    grep -q '"id":"victim","held":1,' "$TMP/body" && break
+    sleep 0.1
+done
+kill -9 "$victim"
+wait "$victim" 2>/dev/null
+check "publish dead v2 over the dead poll" 201 "$(publish dead)"
+sleep 0.5 # the server answers the held poll on a dead connection
+clients dead >/dev/null
+has "the killed client stays on the version its poll named" "$TMP/body" '{"id":"victim","held":1,'
+has "... and is not counted on v2" "$TMP/body" '"by_version":{"1":1}'
+has "... so the fleet has not converged" "$TMP/body" '"converged":false'
+
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"
 finish
