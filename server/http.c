@@ -232,6 +232,13 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
     }
     if (close)
         MHD_add_response_header(m, MHD_HTTP_HEADER_CONNECTION, "close");
+    /* Every answer: no type sniffing, no framing by other sites, and a page that runs only the
+     * console's own files (the console is the only HTML this server sends). */
+    MHD_add_response_header(m, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(m, "X-Frame-Options", "DENY");
+    MHD_add_response_header(m, "Content-Security-Policy",
+                            "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                            "base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
     st->status = r->status;
     st->bytes = r->body_len;
     st->route = r->route;
@@ -406,6 +413,9 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     rkd_framing f = rkd_check_framing(c, method, version);
     if (f.field)
         return send_bad_framing(c, st, &f);
+    if (strchr(url, RKD_BAD_ESCAPE))
+        return send_error(c, st, 400, "invalid_path",
+                          "the path holds %00 or a malformed %-escape (% and two hex digits)");
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         int rc = rkd_auth_check(h->cfg.auth, authz, st->author, sizeof st->author);
@@ -635,7 +645,8 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RKD_HTTP_CONN_MEMORY,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_UNESCAPE_CALLBACK, rkd_unescape, NULL,
+        MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
 
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)

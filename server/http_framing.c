@@ -6,6 +6,29 @@
 
 #include "http_framing.h"
 
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+size_t rkd_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    char *out = s;
+    (void)cls, (void)c;
+    for (const char *p = s; *p; p++) {
+        if (*p != '%') {
+            *out++ = *p;
+            continue;
+        }
+        int hi = hex_value(p[1]), lo = hi >= 0 ? hex_value(p[2]) : -1;
+        *out++ = hi < 0 || lo < 0 || (hi | lo) == 0 ? RKD_BAD_ESCAPE : (char)(hi * 16 + lo);
+        p += hi >= 0 && lo >= 0 ? 2 : 0; /* a malformed escape's bytes are looked at again */
+    }
+    *out = '\0';
+    return (size_t)(out - s);
+}
+
 static int all_digits(const char *s)
 {
     if (!*s)
@@ -26,6 +49,10 @@ static enum MHD_Result see_header(void *cls, enum MHD_ValueKind kind, const char
 {
     rkd_framing *f = cls;
     (void)kind, (void)key_size;
+    /* "Transfer-Encoding : chunked": a proxy may take it for the framing header, and this server
+     * would not (RFC 9112: no whitespace between a field name and its colon) */
+    if (strpbrk(key, " \t"))
+        blame(f, key, "must not have a space or tab before its colon");
     if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
         if (f->content_length++ || !all_digits(value))
             blame(f, MHD_HTTP_HEADER_CONTENT_LENGTH, "must be given once, as a number of bytes");

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -719,6 +720,36 @@ static void test_refusal_reported(void **state)
     rk_client_free(c);
 }
 
+/* A last-known-good file that group or others may write (a 0666 left by an installer) could plant
+ * the ring a client starts from: the next save takes their write away, and says so. */
+static void test_cache_mode_tightened(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    struct stat st;
+    const char *cache = cache_path("open.lkg");
+    FILE *f = fopen(cache, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(cache, 0666), 0);
+    publish(&shared, "open", "fnv1a_32", 40, 3);
+    rk_client *c = client_for(&shared, "open", cache);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_int_equal(stat(cache, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+    assert_non_null(strstr(err.message, "was writable by group or others (mode 0666)"));
+    assert_non_null(strstr(err.message, "its mode is now 0644"));
+    rk_client_free(c);
+    assert_int_equal(chmod(cache, 0640), 0); /* an owner's own choice that gives no write stays */
+    publish(&shared, "open", "fnv1a_32", 40, 4);
+    c = client_for(&shared, "open", cache);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_int_equal(stat(cache, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    assert_null(strstr(err.message, "writable"));
+    rk_client_free(c);
+}
+
 /* An id that breaks the rule is refused at rk_client_new, naming the field. */
 static void test_client_id_invalid(void **state)
 {
@@ -750,7 +781,7 @@ int main(void)
         cmocka_unit_test(test_last_known_good),  cmocka_unit_test(test_refresher),
         cmocka_unit_test(test_threads),          cmocka_unit_test(test_migration_window),
         cmocka_unit_test(test_client_id),        cmocka_unit_test(test_client_id_invalid),
-        cmocka_unit_test(test_refusal_reported),
+        cmocka_unit_test(test_refusal_reported), cmocka_unit_test(test_cache_mode_tightened),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -6,7 +6,21 @@
 
 #include "cli.h"
 
-/* Length of the UTF-8 character at p (left > 0 bytes): 0 when invalid or a C1 control. */
+/* The code point of an invisible or direction-changing mark at p (3 bytes of UTF-8, which a
+ * terminal would apply instead of showing: U+200B..U+200F, U+2028..U+202E, U+2066..U+2069,
+ * U+FEFF; ids refuse them, docs/RING.md), or 0. */
+static unsigned format_mark(const unsigned char *p, size_t left)
+{
+    if (left < 3 || (p[0] & 0xF0) != 0xE0)
+        return 0;
+    unsigned cp = ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
+    int mark = (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+               (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+    return mark ? cp : 0;
+}
+
+/* Length of the UTF-8 character at p (left > 0 bytes): 0 when invalid, a C1 control or a
+ * format_mark. */
 static size_t utf8_len(const unsigned char *p, size_t left)
 {
     unsigned c = p[0];
@@ -21,7 +35,7 @@ static size_t utf8_len(const unsigned char *p, size_t left)
             return 0;
     int overlong_or_surrogate = (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
                                 (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F);
-    return overlong_or_surrogate ? 0 : len;
+    return overlong_or_surrogate || format_mark(p, left) ? 0 : len;
 }
 
 /* The visible form of the control or invalid byte at p (a C1 control takes two bytes: *used). */
@@ -29,8 +43,11 @@ static int write_escape(FILE *f, const unsigned char *p, size_t left, rk_cli_saf
                         size_t *used)
 {
     static const char named[] = {['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
+    unsigned mark = format_mark(p, left);
     int c1 = p[0] == 0xC2 && left > 1 && p[1] >= 0x80 && p[1] <= 0x9F;
-    *used = c1 ? 2 : 1;
+    *used = mark ? 3 : c1 ? 2 : 1;
+    if (mark)
+        return fprintf(f, "\\u%04X", mark);
     unsigned code = c1 ? p[1] : p[0];
     if (c1 || (mode == RK_CLI_SAFE_JSON && (code < 0x20 || code == 0x7F)))
         return fprintf(f, "\\u%04X", code);

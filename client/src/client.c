@@ -359,13 +359,22 @@ static void save(rk_client *c, const char *body, size_t len, const rki_ring_id *
                  const rki_window *w, rk_error *e)
 {
     rk_error we = {0};
+    unsigned was = 0;
     int same_store = strcmp(id->store_id, c->saved.store_id) == 0;
     if (!c->cfg.cache_file || (same_store && id->version < c->saved.version) ||
         (rki_same_ring(id, &c->saved) && w->previous == c->saved_prev))
         return;
-    if (rki_cache_write(c->cfg.cache_file, body, len, &we) == RK_OK) {
+    if (rki_cache_write(c->cfg.cache_file, body, len, &was, &we) == RK_OK) {
         c->saved = *id;
         c->saved_prev = w->previous; /* a closed window is saved too: a restart keeps none */
+        char note[RK_ERROR_MESSAGE_MAX];
+        snprintf(note, sizeof note, "%s", e->message);
+        if (was) /* RK_OK still: the note says what was changed, and why */
+            rk_error_set(e, RK_OK, NULL,
+                         "%.100s; the last-known-good file %.60s was writable by group or others "
+                         "(mode %04o), who could plant the ring this client starts from: its mode "
+                         "is now %04o",
+                         note, c->cfg.cache_file, was, was & 0755);
         return;
     }
     rk_error_set(e, RK_ECACHE, NULL, "version %" PRId64 " is in service but was not saved: %s",

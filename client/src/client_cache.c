@@ -53,19 +53,24 @@ static int sync_folder(const char *path)
     return rc;
 }
 
-/* The mode of the file written over `path`: the one the file there has (its owner chose it; the
- * library does not change it behind their back), or 0600 for a new file: it tells which nodes
- * hold which keys, and no one but its owner writes it. */
-static mode_t mode_for(const char *path)
+/* The mode of the file written over `path`: the one the file there has (its owner chose who may
+ * read it) without write for group and others, who could otherwise plant the ring this client
+ * starts from (*was gets the old mode when that took something away), or 0600 for a new file: it
+ * tells which nodes hold which keys, and no one but its owner writes it. */
+static mode_t mode_for(const char *path, unsigned *was)
 {
     struct stat st;
-    return stat(path, &st) == 0 ? st.st_mode & 0777 : 0600;
+    if (stat(path, &st) != 0)
+        return 0600;
+    *was = st.st_mode & 022 ? (unsigned)(st.st_mode & 0777) : 0;
+    return st.st_mode & 0755;
 }
 
 #define HEADER_FORMAT "RK-LKG/1 bytes=%zu xxh3_64=%016" PRIx64 "\n"
 #define HEADER_MAX    96
 
-int rki_cache_write(const char *path, const char *data, size_t len, rk_error *err)
+int rki_cache_write(const char *path, const char *data, size_t len, unsigned *tightened,
+                    rk_error *err)
 {
     char header[HEADER_MAX];
     int hlen =
@@ -82,7 +87,8 @@ int rki_cache_write(const char *path, const char *data, size_t len, rk_error *er
     if (fd < 0)
         goto out;
     step = "write";
-    if (fchmod(fd, mode_for(path)) != 0 || write_all(fd, header, (size_t)hlen) != 0 ||
+    *tightened = 0;
+    if (fchmod(fd, mode_for(path, tightened)) != 0 || write_all(fd, header, (size_t)hlen) != 0 ||
         write_all(fd, data, len) != 0)
         goto out;
     step = "fsync";

@@ -94,9 +94,11 @@ void rki_fetch_wakeup(rki_fetch *f);
 /* ---- client_cache.c: the last-known-good file ---- */
 
 /* Replaces `path` with a header line (length and XXH3 checksum) and the `len` bytes of `data`,
- * atomically and durably (temporary file in the same folder, fsync, rename, fsync of the folder).
- * RK_EIO with the reason. */
-int rki_cache_write(const char *path, const char *data, size_t len, rk_error *err);
+ * atomically and durably (temporary file in the same folder, fsync, rename, fsync of the folder),
+ * keeping the file's mode less write for group and others (*tightened: the old mode when that
+ * took something away, else 0). RK_EIO with the reason. */
+int rki_cache_write(const char *path, const char *data, size_t len, unsigned *tightened,
+                    rk_error *err);
 /* Reads the file, checks its header, and returns the body it holds in a new NUL-terminated buffer
  * (free it). RK_EIO when it cannot be read (*missing set when it does not exist), RK_ETOOLARGE
  * over `max`, RK_ECACHE when the length or checksum does not match. */

@@ -38,8 +38,20 @@ static int named_cmp(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* Non-zero for the 3-byte UTF-8 sequence at p when it is an invisible or direction-changing mark:
+ * U+200B..U+200F (zero width, LRM, RLM), U+2028..U+202E (line and paragraph separators, bidi
+ * embeddings and overrides), U+2066..U+2069 (bidi isolates) or U+FEFF. An id holding one prints as
+ * another id, or reorders the line it is printed on ("cache-\u202Ea" shows as "cache-a" reversed).
+ */
+static int format_mark(const unsigned char *p)
+{
+    unsigned cp = ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
+    return (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
 /* Length of the UTF-8 sequence at p (of at most `left` bytes), or 0 when it is not valid UTF-8 or,
- * unless `controls_ok`, is a control character (C0, DEL or C1). */
+ * unless `controls_ok`, is a control character (C0, DEL or C1) or a format_mark. */
 static size_t utf8_char(const unsigned char *p, size_t left, int controls_ok)
 {
     unsigned c = p[0];
@@ -59,6 +71,8 @@ static size_t utf8_char(const unsigned char *p, size_t left, int controls_ok)
         return 0;
     if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
         (c == 0xF4 && p[1] > 0x8F)) /* overlong, surrogate or past U+10FFFF */
+        return 0;
+    if (!controls_ok && len == 3 && format_mark(p))
         return 0;
     return len;
 }
@@ -89,7 +103,9 @@ static int check_text(const char *s, size_t max, const char *path, rk_error *err
     if (bad < len)
         return rk_error_set(err, RK_ETOPOLOGY, path,
                             "must be valid UTF-8 without control characters (U+0000..U+001F, "
-                            "U+007F..U+009F); byte offset %zu breaks this rule",
+                            "U+007F..U+009F) or invisible and direction marks (U+200B..U+200F, "
+                            "U+2028..U+202E, U+2066..U+2069, U+FEFF); byte offset %zu breaks "
+                            "this rule",
                             bad);
     return RK_OK;
 }

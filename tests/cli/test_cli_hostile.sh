@@ -78,6 +78,13 @@ clean "versions table" "$TMP/out"
 check "versions table: header and one row" 2 "$(wc -l <"$TMP/out")"
 has "versions table: comment escaped" "$TMP/out" "x$SHOWN"
 has "versions table: author and state escaped" "$TMP/out" "staged\\x1b[32m"
+# invisible and direction marks: a U+202E would reverse the rest of the row on a terminal
+row="{\"version\":8,\"state\":\"staged\",\"created_at\":\"2026-01-01T00:00:00Z\",\
+\"author\":\"ops\",\"points\":160,\"fingerprint\":\"0123456789abcdef\",\"comment\":\"rev\u202eersed\u2028line\u200b\"}"
+serve 200 "{\"versions\":[$row],\"next_before\":null}"
+cli 0 "versions, bidi marks" versions --server "$URL" --cluster c
+has "versions table: marks escaped" "$TMP/out" 'rev\u202Eersed\u2028line\u200B'
+if grep -q $'\xe2\x80\xae' "$TMP/out"; then bad "a raw U+202E reached the terminal"; else ok; fi
 
 # JSON documents stay JSON: what jansson leaves raw (DEL, C1) is written as \u escapes
 serve 200 "{\"version\":7,\"comment\":\"x$ESC$FORGED\"}"

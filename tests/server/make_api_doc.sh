@@ -174,6 +174,7 @@ ex e_invalid_parameter 400 '$RK/v1/clusters/cache/ring?wait=61'
 ex e_invalid_header 400 -X POST '$RK/v1/clusters/cache/versions/3/activate' -H 'If-Match: v2'
 ex e_invalid_cluster 400 '$RK/v1/clusters/Cache/ring'
 ex e_invalid_version 400 '$RK/v1/clusters/cache/versions/latest'
+ex e_invalid_path 400 -X POST '$RK/v1/clusters/cache/versions%00zzz' -H "$J" --data-binary "$T1"
 ex e_not_found 404 '$RK/v1/cluster'
 ex e_unknown_cluster 404 '$RK/v1/clusters/nope/versions'
 ex e_unknown_version 404 '$RK/v1/clusters/cache/versions/42'
@@ -898,7 +899,7 @@ One real example of each error code, in the order of the table above. 500 `inter
 
 EOF
     for e in invalid_topology malformed_json invalid_parameter invalid_header invalid_cluster \
-        invalid_version unauthorized forbidden not_found unknown_cluster unknown_version \
+        invalid_version invalid_path unauthorized forbidden not_found unknown_cluster unknown_version \
         no_active_version method_not_allowed conflict precondition_failed body_too_large \
         too_many_points hash_mismatch plan_too_large invalid_body self_approval plan_changed \
         approval_required budget_exceeded migration_open no_migration_window; do
@@ -910,6 +911,7 @@ EOF
         invalid_header) echo "\`If-Match\` without the quotes of an ETag." ;;
         invalid_cluster) echo "Cluster names are lower case." ;;
         invalid_version) echo "Versions in a path are numbers; there is no \`latest\` alias (the ring is the active version)." ;;
+        invalid_path) echo "A %00 would cut the path short (libmicrohttpd decodes it to a NUL): the request is refused, whatever comes before it." ;;
         unauthorized) echo "A write to a server started with \`--token-file\`, without \`Authorization\`." ;;
         forbidden) echo "A bearer token that is not in the token file." ;;
         not_found) echo "No route has this path." ;;

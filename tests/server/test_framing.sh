@@ -29,6 +29,7 @@ refused "two codings" Transfer-Encoding "${P}Transfer-Encoding: chunked\r\nTrans
 refused "two Authorization" Authorization "${H}Authorization: Bearer aaaaaaaaaaaaaaaaaaaa\r\nAuthorization: Bearer bbbbbbbbbbbbbbbbbbbb\r\n\r\n"
 refused "two Host" Host "${H}Host: y\r\n\r\n"
 refused "HTTP/1.1 without Host" Host 'GET /healthz HTTP/1.1\r\n\r\n'
+refused "a space before the colon" "Transfer-Encoding " "${P}Transfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n$NEXT"
 
 # Content-Length: -1 never reaches ringkeeperd: libmicrohttpd answers 400 itself and closes
 printf "${H}Content-Length: -1\r\n\r\n$NEXT" | "$RAW" "$PORT" --wait 3 >"$TMP/answer"
@@ -45,6 +46,16 @@ printf 'GET /healthz HTTP/1.0\r\n\r\n' | "$RAW" "$PORT" --wait 3 >"$TMP/answer"
 check "HTTP/1.0 without Host" "HTTP/1.1 200 OK" "$(head -1 "$TMP/answer" | tr -d '\r')"
 printf "${H}\r\n$NEXT" | "$RAW" "$PORT" --wait 1 >"$TMP/answer"
 check "two requests on one connection" 2 "$(grep -c '^HTTP/1.1 200' "$TMP/answer")"
+# %00 or a malformed %-escape in the path: 400 before any route sees it (libmicrohttpd decodes %00
+# to a NUL, which cut the path short: versions%00zzz published, healthz%00/admin was /healthz)
+for path in '/v1/clusters/x/versions%00zzz' '/healthz%00/admin' '/healthz%zz' '/healthz%4' '/healthz%'; do
+    got=$(curl -s -o "$TMP/body" -w '%{http_code}' --path-as-is -H 'Content-Type: application/json' \
+        --data-binary @"$TMP/t3" "$BASE$path")
+    check "$path: 400" 400 "$got"
+    has "$path: says why" "$TMP/body" '"code":"invalid_path"'
+done
+check "nothing was published to x" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/clusters/x/versions")"
+check "a sound escape still decodes" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/clusters/%66/versions")"
 rk_stop
 check "stopped by SIGTERM" 0 "$STOP_CODE"
 finish

@@ -136,6 +136,15 @@ has "metrics active version" "$TMP/body" 'ringkeeper_active_version{cluster="cac
 # one log line per request
 has "log line" "$TMP/server.log" "POST /v1/clusters/cache/versions 201"
 
+# the console's page and every answer: no sniffing, no framing, only the console's own files run
+for path in /ui/ /ui/console.js /healthz /v1/clusters; do
+    check "$path: 200" 200 "$(req GET "$path")"
+    has "$path: nosniff" "$TMP/headers" "X-Content-Type-Options: nosniff"
+    has "$path: not framed" "$TMP/headers" "X-Frame-Options: DENY"
+    has "$path: a content security policy" "$TMP/headers" \
+        "Content-Security-Policy: default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+done
+
 # SIGTERM: exit 0
 rk_stop
 check "SIGTERM exit code" 0 "$STOP_CODE"
