@@ -184,6 +184,18 @@ has "ketama: unchanged servers trade arcs, in words with the figure" "$tmp/out" 
 expect 0 "a ringkeeper-scheme plan" -- "$rk" plan --from-file "$here/four.json" --to-file "$here/five.json"
 if grep -q "did not change" "$tmp/out"; then bad "a ringkeeper-scheme plan claims unchanged nodes trade"; else ok; fi
 
+# hostile YAML is refused before it is composed, naming the limit (libyaml's composer and scanner
+# were quadratic in anchors and in depth: 100k anchors took 38 s, 200 KB of nesting 56 s)
+printf 'a: %s%s\n' "$(printf '[%.0s' $(seq 1 40))" "$(printf ']%.0s' $(seq 1 40))" >"$tmp/deep.yml"
+expect 2 "import: nested too deep" -- "$rk" import --nutcracker "$tmp/deep.yml"
+has "import: the depth limit named" "$tmp/err" "nested over 32 levels deep"
+awk 'BEGIN { print "p:"; for (i = 0; i < 1001; i++) printf "  a%d: &x%d v\n", i, i }' >"$tmp/anchors.yml"
+expect 2 "import: too many anchors" -- "$rk" import --nutcracker "$tmp/anchors.yml"
+has "import: the anchor limit named" "$tmp/err" "over 1000 anchors and aliases"
+awk 'BEGIN { print "p:"; print "  servers:"; for (i = 0; i < 300001; i++) print "   - h:1:1" }' >"$tmp/values.yml"
+expect 2 "import: too many values" -- "$rk" import --nutcracker "$tmp/values.yml"
+has "import: the value limit named" "$tmp/err" "over 300000 values"
+
 # export --into: only the servers of the pool are rewritten, every other byte of the file is kept
 cat >"$tmp/one.yml" <<'EOF'
 # the web cache
