@@ -13,7 +13,7 @@
  * | 400    | invalid_header      | If-Match is not "v<N>"; field: the header's name              |
  * | 400    | invalid_cluster     | the cluster name in the path breaks the rule of docs/RING.md |
  * | 400    | invalid_version     | the version in the path is not a positive integer             |
- * | 400    | invalid_path        | (http.c) %00 or a malformed %-escape in the path              |
+ * | 400    | invalid_path        | (http.c) a control character or malformed %-escape in the path|
  * | 400    | invalid_body        | a field of a policy, approval, activation or finish body      |
  * | 401    | unauthorized        | (http.c) no usable credentials                                |
  * | 403    | forbidden           | (http.c) a token that is not configured                       |

@@ -413,9 +413,10 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     rkd_framing f = rkd_check_framing(c, method, version);
     if (f.field)
         return send_bad_framing(c, st, &f);
-    if (strchr(url, RKD_BAD_ESCAPE))
+    if (rkd_path_has_control(url))
         return send_error(c, st, 400, "invalid_path",
-                          "the path holds %00 or a malformed %-escape (% and two hex digits)");
+                          "the path holds a control character (raw, or escaped as %00..%1f or "
+                          "%7f) or a malformed %-escape (% and two hex digits)");
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
         int rc = rkd_auth_check(h->cfg.auth, authz, st->author, sizeof st->author);

@@ -12,6 +12,14 @@ static int hex_value(char c)
                                         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+int rkd_path_has_control(const char *path)
+{
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 1;
+    return 0;
+}
+
 size_t rkd_unescape(void *cls, struct MHD_Connection *c, char *s)
 {
     char *out = s;

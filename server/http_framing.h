@@ -19,9 +19,13 @@ typedef struct rkd_framing {
  * first problem found. */
 rkd_framing rkd_check_framing(struct MHD_Connection *c, const char *method, const char *version);
 
-/* What a decoded path or query part holds in place of %00 or a malformed %-escape: a byte no URL
- * may hold, so that the request is refused (400) rather than routed on what came before a NUL. */
+/* What a decoded path or query part holds in place of %00 or a malformed %-escape: a control
+ * byte, so that the request is refused (400) rather than routed on what came before a NUL. */
 #define RKD_BAD_ESCAPE '\x7f'
+
+/* Non-zero when the decoded `path` holds a control byte (0x01..0x1f, 0x7f): none belongs in a
+ * route, and RKD_BAD_ESCAPE is one. */
+int rkd_path_has_control(const char *path);
 
 /* MHD_OPTION_UNESCAPE_CALLBACK: decodes `s` in place as libmicrohttpd would ("%41" is "A"), except
  * that %00 and a malformed escape ("%zz", a "%" too near the end) become RKD_BAD_ESCAPE. The new
