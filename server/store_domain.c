@@ -535,9 +535,9 @@ static void explain_digest(rkd_store *s, const char *cluster, int64_t v, const c
         if (!was[0] && strcmp(d, digest) == 0)
             snprintf(was, sizeof was, "version %lld", (long long)l.items[i].version);
     }
-    rkd_store_version_list_free(&l);
     if (!want[0]) /* nothing active: the plan is from nothing */
         rkd_store_digest(0, "", v, to, want);
+    rkd_store_version_list_free(&l); /* `to` points into it */
     if (was[0])
         rk_error_set(err, RKD_STORE_EPLANCHANGED, "digest",
                      "cluster %s: the plan to version %lld is now %s, not %s, which is the plan "
