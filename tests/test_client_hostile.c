@@ -67,7 +67,9 @@ static struct {
     struct MHD_Daemon *d;
     int stopping;       /* teardown: wake every waiting handler and reader */
     reply next;         /* what to serve */
+    reply list;         /* what GET .../versions answers when its body is set, else `next` */
     unsigned requests;  /* requests answered since the last reset */
+    unsigned lists;     /* of which GET .../versions */
     char last_inm[64];  /* If-None-Match of the last request, "" when none */
     char last_url[256]; /* URL of the last request */
     char base[64];      /* "http://127.0.0.1:<port>" */
@@ -167,8 +169,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+    size_t n = strlen(url);
+    int list = n >= 9 && strcmp(url + n - 9, "/versions") == 0;
     pthread_mutex_lock(&srv.mu);
-    reply r = srv.next;
+    reply r = list && srv.list.body ? srv.list : srv.next;
+    srv.lists += list;
     char *body = malloc(r.body_len + 1);
     if (body && r.body_len)
         memcpy(body, r.body, r.body_len);
@@ -212,7 +217,9 @@ static int server_start(void)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     srv.stopping = 0;
     srv.requests = 0;
+    srv.lists = 0;
     memset(&srv.next, 0, sizeof srv.next);
+    memset(&srv.list, 0, sizeof srv.list);
     srv.d =
         MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
                          NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
@@ -786,7 +793,10 @@ static void test_hostile(void **state)
     pthread_mutex_lock(&srv.mu);
     unsigned requests = srv.requests;
     pthread_mutex_unlock(&srv.mu);
-    assert_int_equal(requests, ru->mode == MODE_REFRESH ? 2 : 1); /* no retries behind our back */
+    /* no retries behind our back; a ring older than one accepted has the client ask once whether
+     * its store issued that one (docs/CLIENT.md, "Healing") */
+    unsigned asked = hc->code == RK_EOLDVERSION;
+    assert_int_equal(requests, (ru->mode == MODE_REFRESH ? 2 : 1) + asked);
 
     if (ru->mode == MODE_REFRESH) { /* the client still takes a good ring afterwards */
         serve_good(BAD_VERSION + 1);
@@ -1346,6 +1356,155 @@ static void test_store_changed(void **state)
     lkg_remove_dir();
 }
 
+/* GET .../versions answers a list whose newest version is `latest` of store `store_id`; with
+ * `latest` 0, what every other request gets. */
+static void serve_list(int64_t latest, const char *store_id)
+{
+    static char text[256];
+    snprintf(text, sizeof text,
+             "{\"versions\": [{\"cluster\": \"%s\", \"version\": %lld, \"state\": \"staged\", "
+             "\"store_id\": \"%s\"}], \"next_before\": null}",
+             CLUSTER, (long long)latest, store_id);
+    reply r = {.body = latest ? text : NULL, .body_len = strlen(text)};
+    pthread_mutex_lock(&srv.mu);
+    srv.list = r;
+    srv.lists = 0;
+    pthread_mutex_unlock(&srv.mu);
+}
+
+static unsigned lists_asked(void)
+{
+    pthread_mutex_lock(&srv.mu);
+    unsigned n = srv.lists;
+    pthread_mutex_unlock(&srv.mu);
+    return n;
+}
+
+#define FORGED_VERSION 9007199254740991LL /* 2^53-1, the largest version a client accepts */
+
+/* The red team's attack (issue 20): a fake server sends the real ring as version 2^53-1 under the
+ * real store id, and the client saves it. The real server heals the client at its next start: its
+ * store never issued that version, so the file's ring is discarded, the server's ring is taken and
+ * saved, the note says what and why, and the status counts it. */
+static void test_poisoned_file_heals(void **state)
+{
+    (void)state;
+    lkg_setup_dir();
+    rk_client_config cfg;
+    config_for(NULL, &cfg);
+    cfg.cache_file = lkg_path;
+    rk_error err;
+    serve_store(FORGED_VERSION, STORE_A);
+    rk_client *c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    rk_client_free(c);
+    assert_true(lkg_holds("\"version\":9007199254740991"));
+
+    serve_store(GOOD_VERSION, STORE_A);
+    serve_list(GOOD_VERSION + 1, STORE_A); /* v6 is staged: the latest issued, not active */
+    rk_client_status st;
+    assert_int_equal(fetch_with_file(0, &st), RK_OK);
+    assert_int_equal(st.version, GOOD_VERSION);
+    assert_int_equal(st.discarded, 1);
+    assert_int_equal(st.from_cache, 0);
+    assert_int_equal(st.refused, 0);
+    assert_int_equal(st.last_error, RK_OK);
+    assert_non_null(strstr(st.last_message, "discarded v9007199254740991 of the last-known-good "
+                                            "file"));
+    assert_non_null(strstr(st.last_message, "which store " STORE_A " never issued (its latest "
+                                            "is v6): a hostile or broken server sent it; "
+                                            "version 5 from"));
+    assert_true(lkg_holds("\"version\":5"));
+    assert_int_equal(lists_asked(), 1);
+
+    assert_int_equal(fetch_with_file(0, &st), RK_OK); /* healed: nothing to discard */
+    assert_int_equal(st.discarded, 0);
+    assert_int_equal(st.version, GOOD_VERSION);
+    server_stop();
+    assert_int_equal(fetch_with_file(0, &st), RK_OK);
+    assert_int_equal(st.version, GOOD_VERSION);
+    assert_int_equal(st.from_cache, 1);
+    lkg_remove_dir();
+}
+
+/* The same ring accepted from the fake server by a running client (no file): the real server's
+ * ring replaces it at the next refresh, and the discarded ring is no previous ring. */
+static void test_poisoned_ring_heals(void **state)
+{
+    (void)state;
+    rk_client_config cfg;
+    config_for(NULL, &cfg);
+    rk_error err;
+    serve_store(FORGED_VERSION, STORE_A);
+    rk_client *c = rk_client_new(&cfg, &err);
+    assert_non_null(c);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    serve_store(GOOD_VERSION, STORE_A);
+    serve_list(GOOD_VERSION, STORE_A);
+    int changed = 0;
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
+    assert_int_equal(changed, 1);
+    assert_non_null(strstr(err.message, "discarded v9007199254740991, accepted earlier, which"));
+    rk_snapshot *s = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(s), GOOD_VERSION);
+    assert_null(rk_snapshot_previous(s));
+    rk_snapshot_release(s);
+    rk_client_status st;
+    rk_client_status_get(c, &st);
+    assert_int_equal(st.discarded, 1);
+    serve_store(GOOD_VERSION - 1, STORE_A); /* and the ring taken is the floor as usual */
+    assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_EOLDVERSION);
+    rk_client_free(c);
+}
+
+/* A version the store says it has issued is never discarded, however far behind the ring a server
+ * serves (a lagging replica, a restored copy): the refusal stands, and the store is asked once. So
+ * does the file when the list names another store, or cannot be had. */
+static void test_issued_floor_stays(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t latest;    /* the list's newest version; 0: no list (the ring's body instead) */
+        const char *store; /* its store */
+        unsigned asked;    /* lists asked by a fetch and two refreshes */
+    } cases[] = {
+        {GOOD_VERSION + 2, STORE_A, 1}, /* the file's version itself */
+        {GOOD_VERSION + 9, STORE_A, 1}, /* newer still */
+        {GOOD_VERSION, STORE_B, 3},     /* another store: no word on this one's */
+        {0, STORE_A, 3},                /* no list: no word */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lkg_setup_dir();
+        rk_client_config cfg;
+        config_for(NULL, &cfg);
+        cfg.cache_file = lkg_path;
+        rk_error err;
+        serve_store(GOOD_VERSION + 2, STORE_A);
+        rk_client *c = rk_client_new(&cfg, &err);
+        assert_non_null(c);
+        assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+        rk_client_free(c);
+
+        serve_store(GOOD_VERSION, STORE_A);
+        serve_list(cases[i].latest, cases[i].store);
+        c = rk_client_new(&cfg, &err);
+        assert_non_null(c);
+        assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+        assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EOLDVERSION);
+        assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EOLDVERSION);
+        rk_client_status st;
+        rk_client_status_get(c, &st);
+        assert_int_equal(st.version, GOOD_VERSION + 2);
+        assert_int_equal(st.from_cache, 1);
+        assert_int_equal(st.discarded, 0);
+        assert_int_equal(lists_asked(), cases[i].asked);
+        rk_client_free(c);
+        assert_true(lkg_holds("\"version\":7"));
+        lkg_remove_dir();
+    }
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1368,6 +1527,9 @@ int main(void)
         TEST(test_file_other_cluster),
         TEST(test_file_version_raised),
         TEST(test_store_changed),
+        TEST(test_poisoned_file_heals),
+        TEST(test_poisoned_ring_heals),
+        TEST(test_issued_floor_stays),
         TEST(test_previous_unavailable),
     };
     size_t n = 0, k = 0;

@@ -47,6 +47,15 @@ int rk_cli_client_failed(const char *cmd, rk_client *c, const rk_error *err)
     return rc;
 }
 
+/* Whether the client discarded a ring its own store never issued (a poisoned --cache file): the
+ * note saying so is printed, although the lookup succeeds. */
+static int discarded(rk_client *c)
+{
+    rk_client_status st;
+    rk_client_status_get(c, &st);
+    return st.discarded > 0;
+}
+
 /* Says on stderr that the ring is the last-known-good one, and why. */
 static void cache_note(rk_client *c, const char *cache)
 {
@@ -91,7 +100,7 @@ int rk_cli_lookup_snapshot(const rk_cli_lookup_server *ls, rk_snapshot **out)
     /* the ring is good but the fallback the user asked for is not there: refuse, route nothing */
     if (rc == RK_EXIT_OK && err.code == RK_ECACHE)
         rc = rk_cli_fail("lookup", RK_EXIT_USAGE, "--cache: %s", err.message);
-    else if (rc == RK_EXIT_OK && err.code != RK_OK) /* routed, with a note (no previous ring) */
+    else if (rc == RK_EXIT_OK && (err.code != RK_OK || discarded(c))) /* routed, with a note */
         rk_cli_fail("lookup", RK_EXIT_OK, "%s", err.message);
     *out = rc == RK_EXIT_OK ? rk_client_acquire(c) : NULL;
     if (rc == RK_EXIT_OK && !*out)

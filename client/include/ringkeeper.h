@@ -430,6 +430,13 @@ RK_API int rk_plan_picture(const rk_plan *p, rk_plan_circle circle, const rk_rin
  * reset_cache for the way out of a bad file). A refused ring is never used: the last good snapshot
  * stays in service, and the refusal is counted in rk_client_status.
  *
+ * Healing: when the ring is refused as older than an accepted version (the file's or one in
+ * service) and that version's own store, asked with GET .../versions?limit=1, says it never issued
+ * it (the newest version it has issued is lower, same store id), no server of that store sent it:
+ * the accepted version is discarded, the server's ring is taken and saved over the file, the note
+ * in err and last_message says what was discarded and why, and rk_client_status.discarded counts
+ * it. A version the store says it has issued is never discarded.
+ *
  * Thread safety: rk_client_acquire, rk_client_status_get and the rk_snapshot calls may run on any
  * number of threads at once, also while another thread fetches or refreshes: readers never wait for
  * a fetch (the swap itself is a pointer change under a short lock). rk_client_fetch and
@@ -484,7 +491,8 @@ RK_API void rk_client_free(rk_client *c);
  * RK_OK and rk_client_status().from_cache set, or the server's error when the file cannot be used
  * (rk_client_status then shows RK_ECACHE and why). With RK_OK, `err` may still carry a note for
  * people: code RK_OK and "running from the last-known-good file ... (version N) because ...", or
- * code RK_ECACHE when the ring was accepted but could not be saved. */
+ * "discarded vN ..." (healing, above), or code RK_ECACHE when the ring was accepted but could not
+ * be saved. */
 RK_API int rk_client_fetch(rk_client *c, rk_error *err);
 /* Asks for a newer ring with If-None-Match (a 304 costs no parsing); with wait_s > 0, long-polls up
  * to wait_s (<= 60) seconds. *changed (may be NULL) tells whether a new ring was accepted. */
@@ -524,6 +532,8 @@ typedef struct rk_client_status {
     uint64_t accepted;      /* rings accepted */
     uint64_t refused;       /* rings refused (any check failed) */
     uint64_t errors;        /* fetches that failed before a ring arrived (network, status) */
+    uint64_t discarded;     /* accepted rings discarded by healing (above): versions their own
+                               store never issued, e.g. a poisoned last-known-good file */
     int last_error;         /* outcome of the last fetch or refresh: RK_OK, or its failure; also
                                RK_ECACHE for a last-known-good file that is damaged or unsaved */
     char last_message[256]; /* what happened, for people (also on success) */

@@ -36,6 +36,8 @@ struct rk_client {
     rki_fetch *fetch;     /* owned; fetching thread only */
     rki_ring_id floor;    /* newest ring accepted, the file's included; fetching thread */
     rki_ring_id saved;    /* ring the last-known-good file holds; fetching thread */
+    rki_ring_id issued;   /* a floor its store said it has issued: not asked again; fetching
+                             thread */
     /* The ring refused last, said in every request (RK-Refused) until a ring is accepted, so the
      * server neither counts it as held nor sends it again; fetching thread. */
     rki_ring_id refused;              /* version 0: none */
@@ -173,16 +175,23 @@ static int box_is_previous(const ring_box *b, const rki_ring_id *of, const rki_w
            strcmp(rk_ring_fingerprint_hex(b->ring), w->fingerprint) == 0;
 }
 
+/* Non-zero when `b` is newer than `cur` of the same store: a ring its store never issued, which
+ * discard_floor discarded for `cur` (no other ring replaces a newer one of its store). */
+static int is_discarded(const ring_box *b, const ring_box *cur)
+{
+    return strcmp(b->id.store_id, cur->id.store_id) == 0 && b->id.version > cur->id.version;
+}
+
 /* The previous ring (a reference, or NULL) of a snapshot of `cur` replacing `now` under window
  * `w`: while a window is open, the ring it names when the client has it; without one, the ring
  * `cur` replaces (section 5's dual reads until rk_client_drop_previous), or none when `cur` stays
- * (its window closed). Call with mu held. */
+ * (its window closed) or replaces a discarded ring. Call with mu held. */
 static ring_box *previous_for(const rk_snapshot *now, const ring_box *cur, const rki_window *w)
 {
     if (!now)
         return NULL;
     if (!w->previous)
-        return now->cur == cur ? NULL : box_acquire(now->cur);
+        return now->cur == cur || is_discarded(now->cur, cur) ? NULL : box_acquire(now->cur);
     if (box_is_previous(now->cur, &cur->id, w))
         return box_acquire(now->cur);
     return box_is_previous(now->prev, &cur->id, w) ? box_acquire(now->prev) : NULL;
@@ -556,6 +565,14 @@ static int ring_round(rk_client *c, const rki_ring_id *have, unsigned wait, int 
     return accept_body(c, &r, changed, e);
 }
 
+/* {server}/v1/clusters/{cluster}/versions followed by `tail`, written into url_buf. */
+static const char *versions_url(rk_client *c, const char *tail)
+{
+    snprintf(c->url_buf, c->url_size, "%.*s/versions%s", (int)(strlen(c->url) - strlen("/ring")),
+             c->url, tail);
+    return c->url_buf;
+}
+
 /* Fetches and verifies the previous ring that the window in service names when the client lacks
  * it (it started inside the window, from the file, or skipped versions), and serves it next to
  * the ring in service. RK_OK also when none is wanted. */
@@ -571,9 +588,9 @@ static int load_previous(rk_client *c, rk_error *e)
         return RK_OK;
     rki_ring_id id = {w.previous, ""};
     memcpy(id.store_id, cur->id.store_id, sizeof id.store_id);
-    snprintf(c->url_buf, c->url_size, "%.*s/versions/%" PRId64,
-             (int)(strlen(c->url) - strlen("/ring")), c->url, w.previous);
-    int rc = rki_fetch_get(c->fetch, c->url_buf, NULL, 0, &r, e);
+    char tail[24];
+    snprintf(tail, sizeof tail, "/%" PRId64, w.previous);
+    int rc = rki_fetch_get(c->fetch, versions_url(c, tail), NULL, 0, &r, e);
     if (rc == RK_OK && r.status != 200)
         rc = http_error(c->url_buf, &r, e);
     if (rc == RK_OK)
@@ -592,6 +609,83 @@ static int previous_wanted(rk_client *c)
     return wanted;
 }
 
+/* The newest version the cluster's store has issued, with the store's id: the first of GET
+ * .../versions?limit=1, which the server reads from the store itself (on etcd a linearizable
+ * read, refused without a majority), not from its cache of the ring, which a replica that has not
+ * yet seen another replica's activation still serves. */
+static int latest_issued(rk_client *c, rki_ring_id *latest, rk_error *e)
+{
+    rki_response r;
+    int rc = rki_fetch_get(c->fetch, versions_url(c, "?limit=1"), NULL, 0, &r, e);
+    if (rc == RK_OK && r.status != 200)
+        rc = http_error(c->url_buf, &r, e);
+    return rc == RK_OK ? rki_verify_latest(&c->cfg, r.body, r.len, latest, e) : rc;
+}
+
+/* Whether the floor's own store says it never issued the floor's version, with what it has
+ * issued in *latest. Any doubt (no answer, another store) is no: the floor stays. A store's
+ * history only grows, so a floor it has issued is not asked about again. */
+static int never_issued(rk_client *c, rki_ring_id *latest)
+{
+    rk_error e = {0};
+    if (rki_same_ring(&c->floor, &c->issued) || latest_issued(c, latest, &e) != RK_OK ||
+        strcmp(latest->store_id, c->floor.store_id) != 0)
+        return 0;
+    if (latest->version < c->floor.version)
+        return 1;
+    c->issued = c->floor;
+    return 0;
+}
+
+/* After a ring was refused as older than the floor: a floor its own store never issued was sent
+ * by a hostile or broken server under a real store id (and saved to the last-known-good file,
+ * where it would refuse every real ring for good). It goes: the floor, the file's ring and the
+ * refusal; the note in `note` says what and why, and the status counts it. Only a version the
+ * store says it never issued goes: one it did issue stays the floor however far behind a lagging
+ * or restored server is, so a client is never rolled back below a ring it legitimately held. */
+static int discard_floor(rk_client *c, rk_error *note)
+{
+    rki_ring_id latest;
+    if (!never_issued(c, &latest))
+        return 0;
+    int in_file = c->cfg.cache_file && rki_same_ring(&c->floor, &c->saved);
+    rk_error_set(note, RK_OK, NULL,
+                 "discarded v%" PRId64
+                 "%s%.60s, which store %.16s never issued (its latest is v%" PRId64
+                 "): a hostile or broken server sent it",
+                 c->floor.version, in_file ? " of the last-known-good file " : ", accepted earlier",
+                 in_file ? c->cfg.cache_file : "", latest.store_id[0] ? latest.store_id : "(none)",
+                 latest.version);
+    memset(&c->floor, 0, sizeof c->floor);
+    memset(&c->saved, 0, sizeof c->saved); /* the server's ring is saved over the file */
+    memset(&c->refused, 0, sizeof c->refused);
+    c->saved_prev = 0;
+    c->cfg.reset_cache = 1; /* as the operator's way out: the file is not served from here on */
+    drop_file(c);
+    pthread_mutex_lock(&c->mu);
+    c->st.discarded++;
+    pthread_mutex_unlock(&c->mu);
+    return 1;
+}
+
+/* A round of the ring that heals by itself: when the ring is refused as older than a floor its
+ * store never issued (discard_floor), the ring is asked for again without the floor (the refused
+ * body went with the transfer that asked the store), and the note says both. */
+static int healing_round(rk_client *c, const rki_ring_id *have, unsigned wait, int *changed,
+                         rk_error *e)
+{
+    static const rki_ring_id none = {0};
+    rk_error note = {0};
+    int rc = ring_round(c, have, wait, changed, e);
+    if (rc != RK_EOLDVERSION || !discard_floor(c, &note))
+        return rc;
+    rc = ring_round(c, &none, 0, changed, e);
+    char then[RK_ERROR_MESSAGE_MAX];
+    snprintf(then, sizeof then, "%s", e->message);
+    rk_error_set(e, e->code, NULL, "%s; %s", note.message, then);
+    return rc;
+}
+
 /* A round of the ring, with the previous ring of a migration window fetched when it is missing:
  * before the ring (a retry of the last round's failure), and after it when it brought a window (a
  * failure before it no longer counts when the round closed the window).
@@ -602,7 +696,7 @@ static int fetch_round(rk_client *c, const rki_ring_id *have, unsigned wait, int
 {
     rk_error pe = {0};
     int prc = load_previous(c, &pe);
-    int rc = ring_round(c, have, wait, changed, e);
+    int rc = healing_round(c, have, wait, changed, e);
     if (rc == RK_OK && (prc == RK_OK || !previous_wanted(c)))
         prc = load_previous(c, &pe);
     if (rc == RK_OK && prc != RK_OK)

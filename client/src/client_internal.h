@@ -61,6 +61,13 @@ int rki_verify_doc(const rk_client_config *cfg, const char *text, size_t len,
 int rki_verify_previous(const rk_client_config *cfg, const char *text, size_t len,
                         const rki_ring_id *of, const rki_window *w, rk_ring **ring, rk_error *err);
 
+/* The newest version of the list that GET .../versions?limit=N answers ({"versions": [...]},
+ * newest first) and its store id, into *latest: the newest version the store has issued for the
+ * cluster (versions are never deleted nor reused within a store). RK_EDOCUMENT when the body is
+ * not such a list of cfg's cluster or is empty; *latest zeroed then. */
+int rki_verify_latest(const rk_client_config *cfg, const char *text, size_t len,
+                      rki_ring_id *latest, rk_error *err);
+
 /* ---- client_fetch.c: one HTTP transfer at a time, on the fetching thread ---- */
 
 typedef struct rki_fetch rki_fetch;

@@ -329,6 +329,28 @@ int rki_verify_previous(const rk_client_config *cfg, const char *text, size_t le
     return rc;
 }
 
+int rki_verify_latest(const rk_client_config *cfg, const char *text, size_t len,
+                      rki_ring_id *latest, rk_error *err)
+{
+    json_t *doc = NULL;
+    int rc = load(text, len, &doc, err);
+    const json_t *newest = json_array_get(json_object_get(doc, "versions"), 0);
+    if (rc == RK_OK && !json_is_object(newest))
+        rc = rk_error_set(err, RK_EDOCUMENT, "versions",
+                          "missing or empty: the response is not a version list; check the "
+                          "server URL");
+    if (rc == RK_OK)
+        rc = check_cluster(cfg, newest, err);
+    if (rc == RK_OK)
+        rc = check_version(newest, &latest->version, err);
+    if (rc == RK_OK)
+        rc = get_store_id(newest, latest->store_id, err);
+    if (rc != RK_OK)
+        memset(latest, 0, sizeof *latest);
+    json_decref(doc);
+    return rc;
+}
+
 rk_topology *rk_client_verify(const rk_client_config *cfg, const char *text, size_t len,
                               int64_t expect_version_min, int64_t *version, rk_error *err)
 {

@@ -451,7 +451,10 @@ EOF
 ### `GET /v1/clusters/{c}/versions`
 
 The versions of cluster `c`, newest first, as version documents without their node lists. `next_before`
-is the value of `before` for the next (older) page, or `null` on the last page.
+is the value of `before` for the next (older) page, or `null` on the last page. Read from the store
+itself, not a cache: the first version of `?limit=1` is the latest the store has ever issued, with its
+`store_id`, which the client library asks when its accepted version may be one the store never
+issued (docs/CLIENT.md, "Healing").
 
 | parameter | default | meaning |
 |---|---|---|

@@ -201,19 +201,29 @@ cli 0 "activate 4 with --activate publish" env RINGKEEPER_TOKEN=0123456789abcdef
 has "publish --activate" "$TMP/out" '"state": "active"'
 
 # a --cache file holding a newer version of the same store than the server's (saved from a copy of
-# its database, or from a hostile server): the server's ring is refused as older and the file
-# serves, with a note naming the file, both versions and the way out; --reset-cache takes the
-# server's ring and rewrites the file, after which lookups agree with the server and say nothing.
-# (A plain file copy keeps the store id; `ringkeeperd backup` copies get their own.)
+# its database, or from a hostile server). (A plain file copy keeps the store id; `ringkeeperd
+# backup` copies get their own.) A version the store never issued is discarded by itself, with a
+# note saying so (docs/CLIENT.md, "Healing"). One it has issued (v5 staged here) stays: the
+# server's ring is refused as older and the file serves, with a note naming the file, both
+# versions and the way out; --reset-cache takes the server's ring and rewrites the file, after
+# which lookups agree with the server and say nothing.
 rk_stop
 cp "$TMP/ringkeeper.db" "$TMP/other.db"
 rk_start --db "$TMP/other.db"
 cli 0 "copy of the database: publish v5" "$RK" publish "$four" --activate "${S[@]}" --server "$BASE"
 cp "$TMP/keys" "$TMP/in"
 cli 0 "lookup saves v5 of the other server" "$RK" lookup "${S[@]}" --server "$BASE" --cache "$TMP/ahead.json"
+cp "$TMP/ahead.json" "$TMP/ahead.v5"
 rk_stop
 rk_start --token-file "$TMP/tokens"
 export RINGKEEPER_SERVER=$BASE
+cli 0 "a v5 the store never issued heals" "$RK" lookup "${S[@]}" --replicas 2 --cache "$TMP/ahead.json"
+same "healed lookup = lookup --topology" "$TMP/lookup-offline" "$TMP/out"
+has "the note says what was discarded, and why" "$TMP/err" "discarded v5 of the last-known-good file $TMP/ahead.json, which store"
+has "the note names the server's latest" "$TMP/err" "never issued (its latest is v4)"
+cli 0 "publish v5, staged" env RINGKEEPER_TOKEN=0123456789abcdef0123 "$RK" publish "$five" "${S[@]}"
+cp "$TMP/keys" "$TMP/in"
+cp "$TMP/ahead.v5" "$TMP/ahead.json"
 cli 0 "the newer file serves" "$RK" lookup "${S[@]}" --replicas 2 --cache "$TMP/ahead.json"
 has "the note names both versions and the file" "$TMP/err" "ring v4 is older than v5 in the last-known-good file $TMP/ahead.json"
 has "the note names the way out" "$TMP/err" "run once with --reset-cache"
