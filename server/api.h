@@ -67,7 +67,7 @@ typedef struct rkd_plan_limits {
 } rkd_plan_limits;
 
 #define RKD_PLAN_MAX_ARCS    1000000
-#define RKD_PLAN_MAX_ROWS    200000
+#define RKD_PLAN_MAX_ROWS    50000
 #define RKD_PLAN_CONCURRENCY 2
 
 /* Sets the plan limits; call before serving. */

@@ -95,9 +95,9 @@ static const flag flags[] = {
     {"max-plan-arcs", "N", "1000000", NULL, 1, 1u << 24, "", offsetof(options, max_plan_arcs),
      "refuse (422) a plan moving more arcs, before they are stored, {range}\n"
      "(default {default}: ~80 MB and 0.2 s)"},
-    {"max-plan-rows", "N", "200000", NULL, 1, 1u << 24, "", offsetof(options, max_plan_rows),
-     "refuse (422) a plan rendering more arcs, transfers and steps, {range}\n"
-     "(default {default}: ~200 MB and 1 s of JSON)"},
+    {"max-plan-rows", "N", "50000", NULL, 1, 1u << 24, "", offsetof(options, max_plan_rows),
+     "refuse (422) a plan rendering more nodes, arcs, transfers and steps,\n"
+     "{range} (default {default}: ~90 MB and 0.7 s of JSON)"},
     {"plan-concurrency", "N", "2", NULL, 1, 256, "", offsetof(options, plan_concurrency),
      "plans computed at once, {range} (default {default}); more get 503"},
     {"max-clients", "N", "100000", NULL, 1, 1000000, "", offsetof(options, max_clients),

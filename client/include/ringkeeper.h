@@ -355,6 +355,12 @@ typedef struct rk_step {
  * rk_plan_free. */
 RK_API rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt,
                             rk_error *err) RK_MUST_CHECK;
+/* What rk_plan_new would surely refuse for the rings of topologies `a` and `b`, told before either
+ * ring is built (a build costs about 0.4 s at RK_MAX_POINTS): RK_EHASHMISMATCH as rk_plan_new, or
+ * RK_ETOOBIG (field "arcs") when the arcs in a prefix of the hash space alone pass opt->max_arcs,
+ * a count that is never above the plan's. RK_OK means only that the plan may fit. Both borrowed. */
+RK_API int rk_plan_check(const rk_topology *a, const rk_topology *b, const rk_plan_options *opt,
+                         rk_error *err);
 RK_API void rk_plan_free(rk_plan *p);
 
 RK_API double rk_plan_moved_fraction(const rk_plan *p);

@@ -52,34 +52,42 @@ static double arc_fraction(const rk_arc *a, unsigned bits)
     return ((double)(a->last - a->first) + 1.0) / space_of(bits);
 }
 
-/* Merges the two id orders into the plan's node list and the two index maps. */
-static int join_nodes(rk_plan *p)
+/* Walks the two id orders together: plan node k is the k-th id of their union, which map_a and
+ * map_b give each topology's node index; `nodes` (NULL when not wanted) gets the plan nodes.
+ * Returns the number of plan nodes. */
+static size_t join_ids(const rk_topology *before, const rk_topology *after, uint32_t *map_a,
+                       uint32_t *map_b, rk_plan_node *nodes)
 {
-    const rk_topology *before = p->before.topo, *after = p->after.topo;
     size_t na = rk_topology_node_count(before), nb = rk_topology_node_count(after);
     const uint32_t *oa = rki_topology_order(before), *ob = rki_topology_order(after);
+    size_t i = 0, j = 0, n = 0;
+    for (; i < na || j < nb; n++) {
+        const rk_node *a = i < na ? rk_topology_node(before, oa[i]) : NULL;
+        const rk_node *b = j < nb ? rk_topology_node(after, ob[j]) : NULL;
+        int c = !a ? 1 : !b ? -1 : strcmp(a->id, b->id);
+        if (nodes) {
+            nodes[n].id = c <= 0 ? a->id : b->id;
+            nodes[n].weight_before = c <= 0 ? a->weight : 0;
+            nodes[n].weight_after = c >= 0 ? b->weight : 0;
+        }
+        if (c <= 0)
+            map_a[oa[i++]] = (uint32_t)n;
+        if (c >= 0)
+            map_b[ob[j++]] = (uint32_t)n;
+    }
+    return n;
+}
+
+/* The plan's node list and the two index maps. */
+static int join_nodes(rk_plan *p)
+{
+    size_t na = rk_topology_node_count(p->before.topo), nb = rk_topology_node_count(p->after.topo);
     p->nodes = calloc(na + nb, sizeof *p->nodes);
     p->before.map = malloc(na * sizeof *p->before.map);
     p->after.map = malloc(nb * sizeof *p->after.map);
     if (!p->nodes || !p->before.map || !p->after.map)
         return RK_ENOMEM;
-    size_t i = 0, j = 0;
-    while (i < na || j < nb) {
-        const rk_node *a = i < na ? rk_topology_node(before, oa[i]) : NULL;
-        const rk_node *b = j < nb ? rk_topology_node(after, ob[j]) : NULL;
-        int c = !a ? 1 : !b ? -1 : strcmp(a->id, b->id);
-        rk_plan_node *pn = &p->nodes[p->n_nodes];
-        pn->id = c <= 0 ? a->id : b->id;
-        if (c <= 0) {
-            pn->weight_before = a->weight;
-            p->before.map[oa[i++]] = (uint32_t)p->n_nodes;
-        }
-        if (c >= 0) {
-            pn->weight_after = b->weight;
-            p->after.map[ob[j++]] = (uint32_t)p->n_nodes;
-        }
-        p->n_nodes++;
-    }
+    p->n_nodes = join_ids(p->before.topo, p->after.topo, p->before.map, p->after.map, p->nodes);
     return RK_OK;
 }
 
@@ -282,6 +290,120 @@ static int check_comparable(const rk_topology *a, const rk_topology *b, rk_error
                             "the versions use hash tags \"%s\" and \"%s\": tagged keys would "
                             "move without a plan; publish the new topology with the same tag",
                             ta ? ta : "", tb ? tb : "");
+    return RK_OK;
+}
+
+/* The points of one ring below a position, sorted as in the ring, each with its plan node. */
+typedef struct slice {
+    uint64_t *pos;  /* n positions ascending */
+    uint32_t *node; /* plan node of each */
+    size_t n;
+    size_t cap; /* entries allocated */
+} slice;
+
+static int slice_push(slice *s, uint64_t pos, uint32_t node)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4096;
+        uint64_t *p = realloc(s->pos, cap * sizeof *p);
+        s->pos = p ? p : s->pos;
+        uint32_t *n = p ? realloc(s->node, cap * sizeof *n) : NULL;
+        s->node = n ? n : s->node;
+        if (!n)
+            return RK_ENOMEM;
+        s->cap = cap;
+    }
+    s->pos[s->n] = pos, s->node[s->n++] = node;
+    return RK_OK;
+}
+
+/* The points of the ring of `t` below `limit` into s, nodes through `map`: placed node by node in
+ * the scheme's tie order, so that the stable sort breaks ties as the ring does. */
+static int slice_below(const rk_topology *t, const uint32_t *map, uint64_t limit, slice *s)
+{
+    const rki_scheme *scheme = rki_topology_scheme(t);
+    size_t nn = rk_topology_node_count(t);
+    uint32_t *count = malloc(nn * sizeof *count), *order = malloc(nn * sizeof *order), most = 0;
+    uint64_t *buf = NULL;
+    int rc = count && order ? RK_OK : RK_ENOMEM;
+    if (rc == RK_OK) {
+        scheme->point_counts(t, count);
+        scheme->tie_order(t, order);
+        for (size_t k = 0; k < nn; k++)
+            most = count[k] > most ? count[k] : most;
+        buf = malloc((most ? most : 1) * sizeof *buf);
+        rc = buf ? RK_OK : RK_ENOMEM;
+    }
+    for (size_t k = 0; rc == RK_OK && k < nn; k++) {
+        scheme->positions(t, order[k], count[order[k]], buf);
+        for (uint32_t i = 0; rc == RK_OK && i < count[order[k]]; i++)
+            rc = buf[i] < limit ? slice_push(s, buf[i], map[order[k]]) : RK_OK;
+    }
+    rc = rc ? rc : rki_radix_sort(&s->pos, &s->node, s->n);
+    free(count), free(order), free(buf);
+    return rc;
+}
+
+/* The arcs the overlay (as overlay() cuts and merges them) has up to the last cut below which both
+ * slices' owners are known, at most max + 1: past a slice's last point its owner is not. Every arc
+ * counted is, or starts, an arc of its own in the whole plan, so this is never above the plan's. */
+static size_t count_slice_arcs(rk_plan *p, const slice *a, const slice *b, size_t max)
+{
+    size_t ia = 0, ib = 0;
+    uint64_t start = 0;
+    p->n_arcs = 0;
+    while (ia < a->n && ib < b->n && p->n_arcs <= max) {
+        uint64_t cut = a->pos[ia] < b->pos[ib] ? a->pos[ia] : b->pos[ib];
+        if (a->node[ia] != b->node[ib])
+            add_arc(p, start, cut, a->node[ia], b->node[ib]);
+        while (ia < a->n && a->pos[ia] == cut)
+            ia++;
+        while (ib < b->n && b->pos[ib] == cut)
+            ib++;
+        start = cut + 1;
+    }
+    return p->n_arcs;
+}
+
+/* Whether the arcs below `limit` alone pass `max`; the plan's node maps are made for it. */
+static int arcs_below(const rk_topology *a, const rk_topology *b, uint64_t limit, size_t max,
+                      int *over)
+{
+    size_t na = rk_topology_node_count(a), nb = rk_topology_node_count(b);
+    uint32_t *map_a = malloc(na * sizeof *map_a), *map_b = malloc(nb * sizeof *map_b);
+    slice sa = {0}, sb = {0};
+    rk_plan counter = {0}; /* only add_arc's count of merged arcs */
+    int rc = map_a && map_b ? RK_OK : RK_ENOMEM;
+    if (rc == RK_OK)
+        join_ids(a, b, map_a, map_b, NULL);
+    rc = rc ? rc : slice_below(a, map_a, limit, &sa);
+    rc = rc ? rc : slice_below(b, map_b, limit, &sb);
+    *over = rc == RK_OK && count_slice_arcs(&counter, &sa, &sb, max) > max;
+    free(map_a), free(map_b), free(sa.pos), free(sa.node), free(sb.pos), free(sb.node);
+    return rc;
+}
+
+/* Arcs are at most the cuts, points(a) + points(b), plus one: unrelated rings come near that, as
+ * nearly every cut changes an owner. A prefix of the hash space holding twice max_arcs of the
+ * points so holds about twice max_arcs arcs on such rings, and counting it hashes every point but
+ * sorts only that share. Below 2 * max_arcs points, the prefix would be the whole space. */
+int rk_plan_check(const rk_topology *a, const rk_topology *b, const rk_plan_options *opt,
+                  rk_error *err)
+{
+    size_t max = opt ? opt->max_arcs : 0;
+    double points = (double)rk_topology_points(a) + (double)rk_topology_points(b);
+    int rc = check_comparable(a, b, err), over = 0;
+    if (rc || !max || points <= 2.0 * (double)max)
+        return rc;
+    double share = 2.0 * (double)max / points;
+    rc = arcs_below(a, b, (uint64_t)ldexp(share, (int)rki_topology_scheme(a)->bits(a)), max, &over);
+    if (rc)
+        return rk_error_set(err, rc, NULL, "out of memory checking a plan");
+    if (over)
+        return rk_error_set(err, RK_ETOOBIG, "arcs",
+                            "the plan has more than %zu arcs in the first %.1f%% of the hash "
+                            "space alone, over the limit of %zu",
+                            max, 100 * share, max);
     return RK_OK;
 }
 

@@ -168,7 +168,11 @@ async function clusterView(c) {
       h("h2", {}, "Shares"), shares);
     /* The shares come from the plan of the version to itself, which costs the server seconds on a
      * 100000-node ring: the ring is drawn first, and this fills in when it comes. */
-    rest = get(clusterPath(c) + "/plan" + q + "&arcs=false").then((ring) => {
+    rest = call("GET", clusterPath(c) + "/plan" + q + "&arcs=false").then((r) => {
+      const ring = r.body, refused = r.status === 422 && ring.error && ring.error.code === "plan_too_large";
+      /* a ring of more nodes than the server's --max-plan-rows has no share table: say so, keep the rest */
+      if (refused) return shares.replaceChildren(h("p", { class: "message error", id: "shares-refused" }, errorText(r)));
+      if (r.status !== 200) throw new Error(errorText(r));
       shares.replaceChildren(h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
         ", min ", num("ring.balance.after.min", ring.balance.after.min)),
       ...sharesTable(ring, ["share_after"], "ring.", ["node", "share", "ideal", "share, ideal (mark)"]));

@@ -646,7 +646,9 @@ ideal share, which `balance` and `warnings` point out.
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `unknown_version`,
 `no_active_version` (no `from` given and nothing active); 422 `hash_mismatch`, `plan_too_large` (over
-`--max-plan-arcs` or `--max-plan-rows`; the message says how to ask for less); 503 `unavailable` when
+`--max-plan-arcs`, or `--max-plan-rows` counting a row per node, arc, transfer and step as the form
+renders them: a version to itself on more nodes than that is refused too, and `format=svg` is the way
+to see it; the message says how to ask for less); 503 `unavailable` when
 `--plan-concurrency` plans are being computed, with `Retry-After: 2`.
 
 From the active version 1 to the latest version 2, in steps of at most 10%, for a million keys:
