@@ -36,6 +36,7 @@
  * | 422    | budget_exceeded     | an activation moves more, or balances worse, than the policy  |
  * | 500    | internal            | out of memory, a damaged database, a bug                      |
  * | 503    | unavailable         | the database does not answer now, or too many plans at once   |
+ * | 503    | busy                | (http.c) bodies or long polls in flight are at their bound    |
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -189,6 +190,18 @@ void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp)
     resp->allow = path_match->allow;
     rkd_response_error(resp, 405, "method_not_allowed", NULL, "%s is not allowed here; use %s",
                        req->method, path_match->allow);
+}
+
+int rkd_api_takes_body(const char *method, const char *path)
+{
+    segments s;
+    split(path ? path : "", &s);
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (strcmp(routes[i].method, method) == 0 && strcmp(method, "GET") != 0 &&
+            matches(routes[i].pattern, &s))
+            return 1;
+    }
+    return 0;
 }
 
 /* ---- The application ---- */

@@ -86,6 +86,10 @@ void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg);
  * errors carry the JSON error object of docs/RING.md. */
 void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp);
 
+/* 1 when a route of this method and path reads a request body (a POST or PUT route), else 0: the
+ * HTTP layer then drops any body sent unread, rather than buffer it for a 404, 405 or GET. */
+int rkd_api_takes_body(const char *method, const char *path);
+
 /* Frees (or releases) the body and zeroes the response. */
 void rkd_response_clear(rkd_response *resp);
 

@@ -13,9 +13,26 @@
 #include <microhttpd.h>
 
 #include "http.h"
+#include "http_budget.h"
 #include "http_framing.h"
 
 #define TICK_MS 1000 /* longest sleep of the long-poll timer when no deadline is nearer */
+/* Its shortest: 10,000 polls held with as many deadlines would wake it 10,000 times per period,
+ * each waking a walk of the whole list; a poll answered 10 ms late costs nobody anything. */
+#define TICK_MIN_NS      (10 * 1000 * 1000)
+#define RETRY_AFTER_BUSY 2 /* seconds, in a 503 busy: bodies or polls at their bound */
+
+/* Kernel socket buffers (SO_SNDBUF, SO_RCVBUF; Linux books twice the figure). Left to the kernel's
+ * autotuning, 1000 clients that asked for a 5.9 MB ring and never read it queued 2.1 GB in
+ * ringkeeperd's sockets (net.ipv4.tcp_mem's limit) and /healthz stalled 1.5 s. Capped, a connection
+ * queues at most 2 * SNDBUF_FAST while it sends an answer of the send budget (cfg.send_budget; the
+ * 5.9 MB ring in 9 ms on loopback), else 2 * SNDBUF_SLOW (the same in 3 s; 4 KiB took /healthz's
+ * p99 to 44 ms), and a held long poll or a queued request, which is not read from meanwhile, keeps
+ * at most 2 * RCVBUF_HELD of what its client sends. */
+#define SNDBUF_FAST (64 * 1024)
+#define SNDBUF_SLOW (16 * 1024)
+#define RCVBUF_OPEN (64 * 1024) /* a 5.9 MB publish reads as fast as with autotuning */
+#define RCVBUF_HELD 4096
 /* A handler that worked this long (a plan, a big publish) may have freed hundreds of MiB that glibc
  * keeps in its thread's arena: 28 plans of 10000 nodes left RSS at 720 MiB from 324 MiB for good.
  * malloc_trim after it returns them (RSS back to 139 MiB) for 12 ms (73 ms at most) of its pool
@@ -38,6 +55,7 @@ typedef struct waiter {
 
 /* Per-request state (MHD's *req_cls): made on the first call, freed when the request completes. */
 typedef struct req_state {
+    struct rkd_http *h;    /* its server */
     struct timespec start; /* CLOCK_MONOTONIC, for the log and the latency histogram */
     char method[16];       /* for the log line */
     char path[256];        /* for the log line, cut */
@@ -46,6 +64,10 @@ typedef struct req_state {
     char *body;            /* request body so far */
     size_t len, cap;       /* its length and allocation */
     int too_big;           /* the body passed the cap: answered 413, the rest is dropped */
+    int discard;           /* no route reads this body: dropped unread, never buffered */
+    int over_budget;       /* the body budget was full: answered 503 busy, the rest dropped */
+    size_t taken;          /* bytes of the body budget this request holds (its allocation) */
+    size_t sending;        /* bytes of the send budget its answer holds (2 * SNDBUF_FAST or 0) */
     int waiting;           /* a long poll: held at least once, `w.deadline` is its end */
     waiter w;              /* the long-poll registration while held */
     int status;            /* answered status, for the log */
@@ -64,6 +86,9 @@ struct rkd_http {
     unsigned port;                /* bound port */
     atomic_long inflight;         /* requests started and not completed */
     atomic_long connections;      /* connections open now, for the --max-connections check */
+    atomic_long held;             /* of them, held long polls: not counted against it */
+    rkd_budget *bodies;           /* request body bytes buffered, cfg.body_budget in all */
+    rkd_budget *sends;            /* kernel send buffers of answers sent fast, cfg.send_budget */
     _Atomic uint64_t activations; /* counted under mu, so a hold sees any it missed */
     pthread_mutex_t mu;           /* guards waiters and stopping */
     pthread_cond_t cv;            /* wakes the timer thread */
@@ -91,6 +116,22 @@ static int before(const struct timespec *a, const struct timespec *b)
     return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
+/* ---- kernel socket buffers ---- */
+
+static void set_buffer(struct MHD_Connection *c, int which, int bytes)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci) /* at worst the kernel's figure stays: a bound missed, nothing broken */
+        (void)setsockopt(ci->connect_fd, SOL_SOCKET, which, &bytes, sizeof bytes);
+}
+
+static void set_buffers(struct MHD_Connection *c, int sndbuf, int rcvbuf)
+{
+    set_buffer(c, SO_SNDBUF, sndbuf);
+    set_buffer(c, SO_RCVBUF, rcvbuf);
+}
+
 /* ---- long polls ---- */
 
 /* Unlinks `w` and resumes its connection; the caller holds h->mu. */
@@ -98,22 +139,26 @@ static void release(rkd_http *h, waiter **link)
 {
     waiter *w = *link;
     *link = w->next;
+    atomic_fetch_sub(&h->held, 1);
     MHD_resume_connection(w->conn);
     rkd_metrics_waiting(h->cfg.metrics, -1);
 }
 
 /* Holds the request until an activation of its cluster or its deadline, set by the first hold: a
  * poll woken by an activation it already has waits on for the rest of its time. Returns -1 when the
- * server is stopping (answer at once), 1 when an activation came since `seen` (look again). */
+ * server is stopping (answer at once), 1 when an activation came since `seen` (look again), 2 when
+ * max_polls are held already (answer 503 busy). */
 static int hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_response *r,
                 uint64_t seen)
 {
     pthread_mutex_lock(&h->mu);
-    if (h->stopping || atomic_load(&h->activations) != seen) {
-        int rc = h->stopping ? -1 : 1;
+    int full = atomic_load(&h->held) >= (long)h->cfg.max_polls;
+    if (h->stopping || full || atomic_load(&h->activations) != seen) {
+        int rc = h->stopping ? -1 : full ? 2 : 1;
         pthread_mutex_unlock(&h->mu);
         return rc;
     }
+    atomic_fetch_add(&h->held, 1); /* before the suspend: its slot is the poll share's from now */
     if (!st->waiting) {
         st->waiting = 1;
         clock_gettime(CLOCK_MONOTONIC, &st->w.deadline);
@@ -121,6 +166,7 @@ static int hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_
     }
     st->w.conn = c;
     snprintf(st->w.cluster, sizeof st->w.cluster, "%s", r->wait_cluster);
+    set_buffer(c, SO_RCVBUF, RCVBUF_HELD);
     MHD_suspend_connection(c); /* before it is listed, so no resume can come first */
     st->w.next = h->waiters;
     h->waiters = &st->w;
@@ -151,10 +197,13 @@ static void *timer_main(void *arg)
     rkd_http *h = arg;
     pthread_mutex_lock(&h->mu);
     while (!h->stopping) {
-        struct timespec now, wake;
+        struct timespec now, wake, soonest;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        wake = now;
+        wake = soonest = now;
         wake.tv_sec += TICK_MS / 1000;
+        soonest.tv_nsec += TICK_MIN_NS;
+        if (soonest.tv_nsec >= 1000000000L)
+            soonest.tv_sec++, soonest.tv_nsec -= 1000000000L;
         for (waiter **link = &h->waiters; *link;) {
             if (!before(&now, &(*link)->deadline)) {
                 release(h, link);
@@ -164,6 +213,8 @@ static void *timer_main(void *arg)
                 wake = (*link)->deadline;
             link = &(*link)->next;
         }
+        if (before(&wake, &soonest))
+            wake = soonest;
         pthread_cond_timedwait(&h->cv, &h->mu, &wake);
     }
     while (h->waiters) /* stopping: every held poll answers now (304 or the new ring) */
@@ -196,6 +247,18 @@ static struct MHD_Response *make_response(rkd_response *r)
     if (r->body)
         return MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE);
     return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+}
+
+/* An answer the slow send buffer cannot take at once is sent through the fast one, if the send
+ * budget has room for it: given back, and the buffer made slow again, when the request completes.
+ */
+static void send_fast(struct MHD_Connection *c, req_state *st, size_t body_len)
+{
+    if (body_len <= 2 * SNDBUF_SLOW || st->sending ||
+        !rkd_budget_take(st->h->sends, st->addr, 2 * SNDBUF_FAST))
+        return;
+    st->sending = 2 * SNDBUF_FAST;
+    set_buffer(c, SO_SNDBUF, SNDBUF_FAST);
 }
 
 /* `close`: the connection is closed after this answer (its framing cannot be trusted). */
@@ -239,6 +302,7 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
     MHD_add_response_header(m, "Content-Security-Policy",
                             "default-src 'self'; img-src 'self' data:; object-src 'none'; "
                             "base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+    send_fast(c, st, r->body_len);
     st->status = r->status;
     st->bytes = r->body_len;
     st->route = r->route;
@@ -255,6 +319,20 @@ static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int s
     rkd_response_error(&r, status, code, NULL, "%s", message);
     r.route = "other";
     return send_response(c, st, &r, 0);
+}
+
+#define BODIES_FULL                                                                                \
+    "request bodies in flight are at this server's bound (ringkeeperd --max-bodies, a quarter of " \
+    "it per client address)"
+
+/* 503 busy with Retry-After, and the connection closed: its slot is freed for someone else. */
+static enum MHD_Result send_busy(struct MHD_Connection *c, req_state *st, const char *what)
+{
+    rkd_response r = {0};
+    rkd_response_error(&r, 503, "busy", NULL, "%s; retry after %d s", what, RETRY_AFTER_BUSY);
+    r.route = "other";
+    r.retry_after = RETRY_AFTER_BUSY;
+    return send_response(c, st, &r, 1);
 }
 
 /* 400, and the connection closed: where this request's body ends is unknown. */
@@ -330,6 +408,7 @@ static enum MHD_Result to_pool(rkd_http *h, struct MHD_Connection *c, req_state 
 {
     st->pooled = 1;
     st->conn = c;
+    set_buffer(c, SO_RCVBUF, RCVBUF_HELD);
     MHD_suspend_connection(c);
     pthread_mutex_lock(&h->jobs_mu);
     *h->jobs_tail = st;
@@ -372,6 +451,8 @@ static int pool_start(rkd_http *h)
  * call after the pool answered. */
 static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *st)
 {
+    if (st->pooled == 2 || st->waiting)
+        set_buffer(c, SO_RCVBUF, RCVBUF_OPEN);
     if (st->pooled == 2)
         return send_response(c, st, &st->out, 0);
     if (for_pool(st))
@@ -391,6 +472,10 @@ static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *
         rkd_response_clear(&r);
         if (held == 0)
             return MHD_YES;
+        if (held == 2)
+            return send_busy(c, st,
+                             "this server holds as many long polls as it may (ringkeeperd "
+                             "--max-polls)");
         req.resumed = held < 0; /* stopping, or activations keep coming: answer now */
     }
     return send_response(c, st, &r, 0);
@@ -403,6 +488,7 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     req_state *st = calloc(1, sizeof *st);
     if (!st)
         return MHD_NO;
+    st->h = h;
     clock_gettime(CLOCK_MONOTONIC, &st->start);
     snprintf(st->method, sizeof st->method, "%s", method);
     snprintf(st->path, sizeof st->path, "%s", url);
@@ -426,18 +512,25 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
         if (rc != RKD_AUTH_OK)
             return send_error(c, st, 403, "forbidden", "the bearer token is not configured here");
     }
+    st->discard = !rkd_api_takes_body(method, url);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > h->cfg.max_body) {
         st->too_big = 1;
         return send_error(c, st, 413, "body_too_large",
                           "the request body is over this server's --max-body limit");
     }
+    /* A declared body that cannot fit now is refused before a byte of it is read. */
+    if (cl && !st->discard && !rkd_budget_fits(h->bodies, st->addr, strtoull(cl, NULL, 10)))
+        return send_busy(c, st, BODIES_FULL);
     return MHD_YES;
 }
 
-/* Keeps at most max_body bytes; past that the request is answered 413 and the rest dropped. */
+/* Keeps at most max_body bytes; past that the request is answered 413 and the rest dropped. Each
+ * allocation is taken from the body budget first: past it, 503 busy and the rest dropped. */
 static void take_body(rkd_http *h, req_state *st, const char *data, size_t size)
 {
+    if (st->discard || st->over_budget)
+        return;
     if (st->too_big || st->len + size > h->cfg.max_body) {
         st->too_big = 1;
         return;
@@ -446,11 +539,19 @@ static void take_body(rkd_http *h, req_state *st, const char *data, size_t size)
         size_t cap = st->cap ? st->cap : 4096;
         while (cap < st->len + size)
             cap *= 2;
+        if (cap > h->cfg.max_body)
+            cap = h->cfg.max_body; /* the largest body allowed needs no more */
+        if (!rkd_budget_take(h->bodies, st->addr, cap - st->cap)) {
+            st->over_budget = 1;
+            return;
+        }
         char *grown = realloc(st->body, cap);
         if (!grown) {
+            rkd_budget_give(h->bodies, st->addr, cap - st->cap);
             st->too_big = 1; /* answered 413 rather than half a body */
             return;
         }
+        st->taken += cap - st->cap;
         st->body = grown, st->cap = cap;
     }
     memcpy(st->body + st->len, data, size);
@@ -475,6 +576,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (st->too_big)
         return send_error(c, st, 413, "body_too_large",
                           "the request body is over this server's --max-body limit");
+    if (st->over_budget)
+        return send_busy(c, st, BODIES_FULL);
     return answer(h, c, st);
 }
 
@@ -541,7 +644,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 {
     rkd_http *h = cls;
     req_state *st = *req_cls;
-    (void)c;
     if (!st)
         return;
     double secs = elapsed(&st->start);
@@ -549,6 +651,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     rkd_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
                         secs);
     rkd_response_clear(&st->out); /* the pool's answer, when the client left before it was sent */
+    rkd_budget_give(h->bodies, st->addr, st->taken);
+    if (st->sending) {
+        rkd_budget_give(h->sends, st->addr, st->sending);
+        set_buffer(c, SO_SNDBUF, SNDBUF_SLOW); /* for its next request, if any */
+    }
     free(st->body);
     free(st);
     *req_cls = NULL;
@@ -559,20 +666,25 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 
 /* libmicrohttpd's own limit, when reached, stops accepting: a new connection then waits unanswered
  * in the listen backlog until its client gives up. So MHD's limit is set above ours (by the pool
- * threads that may each be between this check and the count), and ours closes at once. */
+ * threads that may each be between this check and the count), and ours closes at once. Held long
+ * polls have their own share (max_polls): however many are held, max_connections remain for
+ * /healthz, publishes and every other short request. */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
     rkd_http *h = cls;
     (void)addr, (void)addrlen;
-    return atomic_load(&h->connections) < (long)h->cfg.max_connections ? MHD_YES : MHD_NO;
+    long open = atomic_load(&h->connections) - atomic_load(&h->held);
+    return open < (long)h->cfg.max_connections ? MHD_YES : MHD_NO;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode what)
 {
     rkd_http *h = cls;
-    (void)c, (void)socket_context;
+    (void)socket_context;
     atomic_fetch_add(&h->connections, what == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+    if (what == MHD_CONNECTION_NOTIFY_STARTED)
+        set_buffers(c, SNDBUF_SLOW, RCVBUF_OPEN);
 }
 
 static int listen_error(rk_error *err, const char *listen)
@@ -629,8 +741,9 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
     const rkd_http_config *c = &h->cfg;
     struct MHD_OptionItem opts[8];
     size_t n = 0;
-    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
-                                        (intptr_t)(c->max_connections + c->threads), NULL};
+    opts[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
+                                (intptr_t)(c->max_connections + c->max_polls + c->threads), NULL};
     if (c->max_per_address)
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
                                             (intptr_t)c->max_per_address, NULL};
@@ -650,6 +763,19 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
         MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }
 
+/* Fills in the defaults of `cfg` (its zeroes). */
+static void set_defaults(rkd_http_config *cfg)
+{
+    if (!cfg->max_connections)
+        cfg->max_connections = RKD_HTTP_MAX_CONNECTIONS;
+    if (!cfg->max_polls)
+        cfg->max_polls = RKD_HTTP_MAX_POLLS;
+    if (!cfg->body_budget)
+        cfg->body_budget = RKD_HTTP_BODY_BUDGET;
+    if (!cfg->send_budget)
+        cfg->send_budget = RKD_HTTP_SEND_BUDGET;
+}
+
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
 {
     struct addrinfo *ai = NULL;
@@ -661,11 +787,24 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
         return NULL;
     }
     h->cfg = *cfg;
+    set_defaults(&h->cfg);
     mallopt(M_MMAP_THRESHOLD, MMAP_FROM); /* see MMAP_FROM */
-    if (!h->cfg.max_connections)
-        h->cfg.max_connections = RKD_HTTP_MAX_CONNECTIONS;
+    size_t share =
+        h->cfg.body_budget / 4 > h->cfg.max_body ? h->cfg.body_budget / 4 : h->cfg.max_body;
+    size_t addresses = h->cfg.max_connections + h->cfg.max_polls + h->cfg.threads;
+    h->bodies = rkd_budget_new(h->cfg.body_budget, share, addresses);
+    h->sends = rkd_budget_new(h->cfg.send_budget, h->cfg.send_budget / 4, addresses);
+    if (!h->bodies || !h->sends) {
+        rkd_budget_free(h->bodies);
+        rkd_budget_free(h->sends);
+        free(h);
+        freeaddrinfo(ai);
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory for the table of body budgets");
+        return NULL;
+    }
     atomic_init(&h->inflight, 0);
     atomic_init(&h->connections, 0);
+    atomic_init(&h->held, 0);
     atomic_init(&h->activations, 0);
     atomic_init(&h->started, 0);
     pthread_mutex_init(&h->mu, NULL);
@@ -688,6 +827,8 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
             MHD_stop_daemon(h->d);
         pthread_mutex_destroy(&h->mu);
         pthread_cond_destroy(&h->cv);
+        rkd_budget_free(h->bodies);
+        rkd_budget_free(h->sends);
         free(h);
         return NULL;
     }
@@ -720,5 +861,7 @@ void rkd_http_stop(rkd_http *h, unsigned grace_ms)
     rkd_app_set_activation_hook(h->cfg.app, NULL, NULL);
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
+    rkd_budget_free(h->bodies);
+    rkd_budget_free(h->sends);
     free(h);
 }

@@ -26,14 +26,25 @@ typedef struct rkd_http_config {
     unsigned max_per_address; /* open connections from one address at most (more are closed at
                                  once); 0: no limit */
     unsigned idle_timeout;    /* seconds a connection may stay silent (held long polls excepted) */
+    size_t body_budget;       /* request body bytes buffered at once, all connections together
+                                 (one address: a quarter, or max_body if more); past it 503 busy;
+                                 0: default */
+    unsigned max_polls;       /* long polls held at once, beside max_connections (a held poll
+                                 takes none of those); past it 503 busy; 0: default */
+    size_t send_budget;       /* kernel send buffer bytes of answers sent at full speed at once,
+                                 all connections (one address: a quarter); the others are sent
+                                 through a small buffer; 0: default */
 } rkd_http_config;
 
 /* Request line plus headers must fit in MHD's per-connection memory pool of this size; past it
  * the client gets 431 (or 414 for the request line) or is closed. */
-#define RKD_HTTP_CONN_MEMORY (32u * 1024u)
+#define RKD_HTTP_CONN_MEMORY (16u * 1024u)
 
-/* max_connections when 0 is given. */
+/* max_connections, body_budget and max_polls when 0 is given. */
 #define RKD_HTTP_MAX_CONNECTIONS 1024u
+#define RKD_HTTP_BODY_BUDGET     ((size_t)32 << 20)
+#define RKD_HTTP_MAX_POLLS       4096u
+#define RKD_HTTP_SEND_BUDGET     ((size_t)128 << 20)
 
 /* Starts serving; returns the server (stop with rkd_http_stop) or NULL with `err` set. */
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err) RK_MUST_CHECK;

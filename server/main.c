@@ -29,9 +29,9 @@ enum { EXIT_USAGE = 2, EXIT_DATABASE = 3 };
 
 typedef struct options {
     const char *listen, *db, *store, *token_file, *migrations;
-    unsigned threads, max_body;
+    unsigned threads, max_body, max_bodies, max_send_buffers;
     const char *tls_cert, *tls_key; /* file names */
-    unsigned max_connections, max_per_address, idle_timeout;
+    unsigned max_connections, max_per_address, idle_timeout, max_polls;
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
     unsigned max_clients, max_clients_per_cluster, clients_expiry;
     rkd_etcd_flags etcd; /* --etcd-* */
@@ -80,6 +80,16 @@ static const flag flags[] = {
      "worker threads, {range} (default {default})"},
     {"max-body", "BYTES", "8388608", NULL, 1024, 1u << 30, " bytes", offsetof(options, max_body),
      "largest request body, answered 413 beyond (default {default})"},
+    {"max-bodies", "BYTES", "33554432", NULL, 1024, 1u << 31, " bytes",
+     offsetof(options, max_bodies),
+     "request body bytes buffered at once, all clients together, {range}\n"
+     "(default {default}); one address gets a quarter (or --max-body);\n"
+     "past it 503 busy with Retry-After"},
+    {"max-send-buffers", "BYTES", "134217728", NULL, 1u << 20, 1u << 31, " bytes",
+     offsetof(options, max_send_buffers),
+     "kernel send buffers of answers sent at full speed at once, all\n"
+     "clients, {range} (default {default}: 1024 of 128 KiB); the\n"
+     "others are sent through 32 KiB (docs/RELIABILITY.md)"},
     {"tls-cert", "FILE", NULL, NULL, STRING(tls_cert),
      "PEM certificate (chain): serve HTTPS instead of HTTP; needs --tls-key"},
     {"tls-key", "FILE", NULL, NULL, STRING(tls_key), "PEM private key of --tls-cert"},
@@ -92,6 +102,9 @@ static const flag flags[] = {
     {"idle-timeout", "S", "30", NULL, 1, 3600, " seconds", offsetof(options, idle_timeout),
      "close a connection silent for S seconds, {range} (default {default});\n"
      "held long polls (?wait=) are not cut"},
+    {"max-polls", "N", "4096", NULL, 1, 100000, "", offsetof(options, max_polls),
+     "long polls held at once, {range} (default {default}); they take none\n"
+     "of --max-connections; more get 503 busy with Retry-After"},
     {"max-plan-arcs", "N", "1000000", NULL, 1, 1u << 24, "", offsetof(options, max_plan_arcs),
      "refuse (422) a plan moving more arcs, before they are stored, {range}\n"
      "(default {default}: ~80 MB and 0.2 s)"},
@@ -309,6 +322,12 @@ static int parse_options(int argc, char **argv, options *o)
                EXIT_USAGE;
     if (rc == 0 && !o->store && !o->db)
         o->db = DEFAULT_DB;
+    if (rc == 0 && o->max_bodies < o->max_body)
+        return fprintf(stderr,
+                       "ringkeeperd: --max-bodies %u is below --max-body %u: a body of the largest "
+                       "size allowed would never fit\n",
+                       o->max_bodies, o->max_body),
+               EXIT_USAGE;
     if (rc == 0 && !o->tls_cert != !o->tls_key)
         return fprintf(stderr,
                        "ringkeeperd: %s needs %s as well: HTTPS takes both a certificate "
@@ -344,19 +363,20 @@ static char *read_pem(const char *flag, const char *path)
     return buf;
 }
 
-/* Many connections need as many descriptors: raise the soft limit toward the hard one. */
-static void raise_fd_limit(unsigned max_connections)
+/* Every connection is a descriptor, held long polls included: raise the soft limit toward the
+ * hard one. */
+static void raise_fd_limit(const options *o)
 {
     struct rlimit rl;
-    rlim_t want = (rlim_t)max_connections + 64;
+    rlim_t want = (rlim_t)o->max_connections + o->max_polls + o->threads + 64;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
         return;
     rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
         fprintf(stderr,
                 "ringkeeperd: warning: only %llu file descriptors (ulimit -n) for "
-                "--max-connections %u\n",
-                (unsigned long long)rl.rlim_cur, max_connections);
+                "--max-connections %u and --max-polls %u\n",
+                (unsigned long long)rl.rlim_cur, o->max_connections, o->max_polls);
 }
 
 static int is_loopback(const char *listen)
@@ -412,7 +432,10 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .tls_key = pem[1],
                            .max_connections = o->max_connections,
                            .max_per_address = o->max_per_address,
-                           .idle_timeout = o->idle_timeout};
+                           .idle_timeout = o->idle_timeout,
+                           .body_budget = o->max_bodies,
+                           .max_polls = o->max_polls,
+                           .send_budget = o->max_send_buffers};
     rkd_http *http = app ? rkd_http_start(&cfg, &err) : NULL;
     if (!http) {
         fprintf(stderr, "ringkeeperd: %s\n", err.message);
@@ -453,7 +476,7 @@ int main(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    raise_fd_limit(o.max_connections);
+    raise_fd_limit(&o);
     /* block the signals before any thread starts, so only sigwait() sees them */
     sigset_t signals;
     sigemptyset(&signals);

@@ -16,7 +16,7 @@
  * rk_load storm  --url URL --cluster C --seconds S --acked FILE [--publishers N]
  *   Publishes (half with ?activate=true) as fast as it can until S seconds pass or the server stops
  *   answering (it is being killed: each publisher stops quietly at its first unanswered request).
- * rk_load probe  --url URL --cluster C --seconds S --acked FILE [--latency-factor K]
+ * rk_load probe  --url URL --cluster C --seconds S --acked FILE [--latency-factor K] [--token T]
  *   What a client sees while the server is under attack (test_load.sh runs attackers.py meanwhile):
  *   one thread GETs /healthz every PROBE_EVERY_MS on a kept-alive connection, one publisher
  *   publishes as in mixed. Fails unless every answer is 2xx (409 to an overtaken activation
@@ -66,7 +66,7 @@
 #define TOPO_MAX             2048        /* a publisher's JSON topology */
 #define URL_MAX              1024
 #define PROBE_EVERY_MS       20   /* probe: one GET /healthz per this many ms */
-#define PROBE_HEALTH_P99_MS  100  /* probe: bound on the p99 of /healthz */
+#define PROBE_HEALTH_P99_MS  50   /* probe: bound on the p99 of /healthz */
 #define PROBE_PUBLISH_MAX_MS 1000 /* probe: bound on every publish */
 
 typedef _Atomic uint64_t counter;
@@ -93,6 +93,7 @@ typedef struct load_ctx {
     const char *url;        /* http://127.0.0.1:PORT */
     const char *cluster;    /* the cluster loaded and verified */
     const char *acked_path; /* acknowledgements, appended */
+    const char *token;      /* --token: sent with every write, for a server with --token-file */
     long seconds;           /* duration of mixed and storm */
     long readers;           /* GET /ring threads */
     long pollers;           /* GET /ring?wait threads */
@@ -137,6 +138,7 @@ typedef struct request {
     const char *if_none_id; /* the store id of the ETag it had; "" or NULL for none */
     long timeout_s;         /* whole request */
     long expect_4xx;        /* the 4xx counted as expected, 0 for none */
+    const char *token;      /* Authorization: Bearer <token> when set */
 } request;
 
 /* One acknowledged version. */
@@ -333,7 +335,7 @@ static void conn_deinit(conn *c)
 /* The request's headers; NULL when out of memory. Free with curl_slist_free_all. */
 static struct curl_slist *request_headers(const request *r)
 {
-    char inm[96];
+    char inm[96], auth[160];
     bool post = strcmp(r->method, "POST") == 0;
     /* "Expect:" stops libcurl waiting for a 100 Continue; an empty Content-Type drops its
      * form-encoded default on a POST without a body. */
@@ -345,6 +347,10 @@ static struct curl_slist *request_headers(const request *r)
         snprintf(inm, sizeof inm, "If-None-Match: \"v%ld%s%s\"", r->if_none, id ? "." : "",
                  id ? r->if_none_id : "");
         next = curl_slist_append(next, inm);
+    }
+    if (next && r->token) {
+        snprintf(auth, sizeof auth, "Authorization: Bearer %.120s", r->token);
+        next = curl_slist_append(next, auth);
     }
     if (!next)
         curl_slist_free_all(h);
@@ -462,7 +468,8 @@ static int activate(load_ctx *x, conn *c, const ack *a)
                  .url = url,
                  .data = "",
                  .timeout_s = REQ_TIMEOUT_S,
-                 .expect_4xx = 409}; /* a newer version was activated first */
+                 .expect_4xx = 409, /* a newer version was activated first */
+                 .token = x->token};
     long status = timed(x, K_ACTIVATE, c, &r);
     if (status == 200)
         ack_write(x, a, true);
@@ -480,7 +487,8 @@ static int publish_once(load_ctx *x, conn *c, uint64_t *rng, int worker)
         return 0;
     snprintf(url, sizeof url, "%s/v1/clusters/%s/versions%s", x->url, x->cluster,
              how == 0 ? "?activate=true" : "");
-    request r = {.method = "POST", .url = url, .data = doc, .timeout_s = REQ_TIMEOUT_S};
+    request r = {
+        .method = "POST", .url = url, .data = doc, .timeout_s = REQ_TIMEOUT_S, .token = x->token};
     long status = timed(x, K_PUBLISH, c, &r);
     if (status != 201)
         return status ? 0 : -1;
@@ -1101,6 +1109,7 @@ static const option_def options[] = {
     {"--url", offsetof(load_ctx, url), false, 0, 0},
     {"--cluster", offsetof(load_ctx, cluster), false, 0, 0},
     {"--acked", offsetof(load_ctx, acked_path), false, 0, 0},
+    {"--token", offsetof(load_ctx, token), false, 0, 0},
     {"--seconds", offsetof(load_ctx, seconds), true, 1, MAX_SECONDS},
     {"--readers", offsetof(load_ctx, readers), true, 0, MAX_WORKERS},
     {"--pollers", offsetof(load_ctx, pollers), true, 0, MAX_WORKERS},
@@ -1117,7 +1126,7 @@ static int usage(void)
             "       rk_load storm  --url URL --cluster C --seconds S --acked FILE "
             "[--publishers N]\n"
             "       rk_load probe  --url URL --cluster C --seconds S --acked FILE "
-            "[--latency-factor K]\n"
+            "[--latency-factor K] [--token T]\n"
             "       rk_load verify --url URL --cluster C --acked FILE\n");
     return 2;
 }
