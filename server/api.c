@@ -18,6 +18,8 @@
  * | 401    | unauthorized        | (http.c) no usable credentials                                |
  * | 403    | forbidden           | (http.c) a token that is not configured                       |
  * | 403    | self_approval       | the policy wants a distinct approver and this is the author   |
+ * | 403    | role_required       | the token has none of the roles the route needs               |
+ * | 403    | admin_required      | loosening a policy's guard, or forcing past it, needs admin   |
  * | 404    | not_found           | no such path                                                  |
  * | 404    | unknown_cluster     | no cluster of that name                                       |
  * | 404    | unknown_version     | the cluster has no such version                               |
@@ -46,6 +48,7 @@
 #include <jansson.h>
 
 #include "api_internal.h"
+#include "auth.h"
 
 #define DOC_CACHE_ENTRIES  256                 /* clusters whose active document is kept */
 #define DOC_CACHE_BYTES    ((size_t)64 << 20)  /* ... in at most this many bytes */
@@ -60,31 +63,37 @@ typedef struct route {
     const char *pattern;          /* segments; "{c}" a cluster name, "{v}" a version */
     const char *allow;            /* every method of this pattern, for 405 */
     void (*handler)(rkd_call *c); /* answers */
+    unsigned roles;               /* RKD_ROLE_* of which a token needs one; 0: anyone (reads) */
 } route;
 
+#define PUB   RKD_ROLE_PUBLISH
+#define APPR  RKD_ROLE_APPROVE
+#define ANY_W (RKD_ROLE_PUBLISH | RKD_ROLE_APPROVE | RKD_ROLE_ADMIN) /* loosening needs admin */
+#define READ  0                                                      /* anyone, a token or not */
+
 static const route routes[] = {
-    {"GET", "/healthz", "GET", rkd_h_healthz},
-    {"GET", "/readyz", "GET", rkd_h_readyz},
-    {"GET", "/metrics", "GET", rkd_h_metrics},
-    {"GET", "/v1/clusters", "GET", rkd_h_clusters},
-    {"POST", "/v1/clusters/{c}/versions", "GET, POST", rkd_h_publish},
-    {"GET", "/v1/clusters/{c}/versions", "GET, POST", rkd_h_list_versions},
-    {"GET", "/v1/clusters/{c}/versions/{v}", "GET", rkd_h_get_version},
-    {"GET", "/v1/clusters/{c}/versions/{v}/picture", "GET", rkd_h_picture},
-    {"GET", "/v1/clusters/{c}/versions/{v}/arc", "GET", rkd_h_arc},
-    {"POST", "/v1/clusters/{c}/versions/{v}/activate", "POST", rkd_h_activate},
-    {"POST", "/v1/clusters/{c}/versions/{v}/revert", "POST", rkd_h_revert},
-    {"GET", "/v1/clusters/{c}/ring", "GET", rkd_h_ring},
-    {"GET", "/v1/clusters/{c}/plan", "GET", rkd_h_plan},
-    {"GET", "/", "GET", rkd_h_ui_redirect},
-    {"GET", "/ui", "GET", rkd_h_ui_redirect},
-    {"GET", "/ui/{file}", "GET", rkd_h_ui_file},
-    {"GET", "/v1/clusters/{c}/policy", "GET, PUT", rkd_h_get_policy},
-    {"PUT", "/v1/clusters/{c}/policy", "GET, PUT", rkd_h_put_policy},
-    {"POST", "/v1/clusters/{c}/versions/{v}/approve", "POST", rkd_h_approve},
-    {"GET", "/v1/clusters/{c}/events", "GET", rkd_h_events},
-    {"POST", "/v1/clusters/{c}/migration/finish", "POST", rkd_h_finish},
-    {"GET", "/v1/clusters/{c}/clients", "GET", rkd_h_clients},
+    {"GET", "/healthz", "GET", rkd_h_healthz, READ},
+    {"GET", "/readyz", "GET", rkd_h_readyz, READ},
+    {"GET", "/metrics", "GET", rkd_h_metrics, READ},
+    {"GET", "/v1/clusters", "GET", rkd_h_clusters, READ},
+    {"POST", "/v1/clusters/{c}/versions", "GET, POST", rkd_h_publish, PUB},
+    {"GET", "/v1/clusters/{c}/versions", "GET, POST", rkd_h_list_versions, READ},
+    {"GET", "/v1/clusters/{c}/versions/{v}", "GET", rkd_h_get_version, READ},
+    {"GET", "/v1/clusters/{c}/versions/{v}/picture", "GET", rkd_h_picture, READ},
+    {"GET", "/v1/clusters/{c}/versions/{v}/arc", "GET", rkd_h_arc, READ},
+    {"POST", "/v1/clusters/{c}/versions/{v}/activate", "POST", rkd_h_activate, PUB},
+    {"POST", "/v1/clusters/{c}/versions/{v}/revert", "POST", rkd_h_revert, PUB},
+    {"GET", "/v1/clusters/{c}/ring", "GET", rkd_h_ring, READ},
+    {"GET", "/v1/clusters/{c}/plan", "GET", rkd_h_plan, READ},
+    {"GET", "/", "GET", rkd_h_ui_redirect, READ},
+    {"GET", "/ui", "GET", rkd_h_ui_redirect, READ},
+    {"GET", "/ui/{file}", "GET", rkd_h_ui_file, READ},
+    {"GET", "/v1/clusters/{c}/policy", "GET, PUT", rkd_h_get_policy, READ},
+    {"PUT", "/v1/clusters/{c}/policy", "GET, PUT", rkd_h_put_policy, ANY_W},
+    {"POST", "/v1/clusters/{c}/versions/{v}/approve", "POST", rkd_h_approve, APPR},
+    {"GET", "/v1/clusters/{c}/events", "GET", rkd_h_events, READ},
+    {"POST", "/v1/clusters/{c}/migration/finish", "POST", rkd_h_finish, PUB},
+    {"GET", "/v1/clusters/{c}/clients", "GET", rkd_h_clients, READ},
 };
 
 /* Path segments: a pointer to each and its length. */
@@ -158,6 +167,21 @@ static int bind(rkd_call *c, const route *r, const segments *s)
     return 0;
 }
 
+/* Non-zero when the request's token has one of the route's roles; else answers 403. */
+static int allowed(rkd_call *c, const route *r)
+{
+    char needs[64];
+    if (!r->roles || (r->roles & ~c->req->lacks))
+        return 1;
+    rkd_roles_text(r->roles, needs, sizeof needs);
+    rkd_response_error(
+        c->resp, 403, "role_required", NULL,
+        "the token \"%s\" has no role for %s %s: it needs one of %s (the roles after "
+        "its line in the token file; docs/API.md, \"Tokens and roles\")",
+        c->req->author ? c->req->author : "", r->method, r->pattern, needs);
+    return 0;
+}
+
 static int method_is(const route *r, const char *method)
 {
     return strcmp(r->method, method) == 0 ||
@@ -178,7 +202,7 @@ void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp)
         resp->route = path_match->pattern;
         if (!method_is(&routes[i], req->method))
             continue;
-        if (bind(&c, &routes[i], &s) == 0)
+        if (allowed(&c, &routes[i]) && bind(&c, &routes[i], &s) == 0)
             routes[i].handler(&c);
         return;
     }
@@ -241,7 +265,9 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
     app->docs = rkd_cache_new(DOC_CACHE_ENTRIES, DOC_CACHE_BYTES, free);
     app->rings = rkd_cache_new(RING_CACHE_ENTRIES, RING_CACHE_BYTES, free_ring);
     app->clients = rkd_clients_new(NULL);
-    int rc = app->docs && app->rings && app->clients ? seed_metrics(app, err) : RK_ENOMEM;
+    app->strangers = rkd_clients_new(NULL);
+    int rc = app->docs && app->rings && app->clients && app->strangers ? seed_metrics(app, err)
+                                                                       : RK_ENOMEM;
     if (rc != RK_OK) {
         if (rc == RK_ENOMEM)
             rk_error_set(err, RK_ENOMEM, NULL, "out of memory creating the API");
@@ -263,10 +289,15 @@ void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits)
 int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits)
 {
     rkd_clients *t = rkd_clients_new(limits);
-    if (!t)
+    rkd_clients *apart = limits && limits->authenticated_only ? NULL : rkd_clients_new(limits);
+    if (!t || (!apart && !(limits && limits->authenticated_only))) {
+        rkd_clients_free(t);
         return RK_ENOMEM;
+    }
     rkd_clients_free(app->clients);
+    rkd_clients_free(app->strangers);
     app->clients = t;
+    app->strangers = apart;
     return RK_OK;
 }
 
@@ -279,6 +310,7 @@ void rkd_app_free(rkd_app *app)
     rkd_cache_free(app->rings);
     rkd_cache_free(app->docs);
     rkd_clients_free(app->clients);
+    rkd_clients_free(app->strangers);
     pthread_mutex_destroy(&app->hook_mu);
     free(app);
 }

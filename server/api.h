@@ -27,8 +27,12 @@ typedef struct rkd_request {
     const char *body;   /* request body; not NUL-terminated */
     size_t body_len;    /* its length */
     const char *author; /* authenticated token name, or "anonymous" when no tokens are set */
-    int resumed;        /* non-zero when re-run after a long-poll wait: answer now */
-    const char *addr;   /* the client's numeric address, or NULL when unknown */
+    unsigned lacks;     /* the RKD_ROLE_* (auth.h) its token lacks: 0 with no token file, or for a
+                           token given no roles; all of them for a read without a token */
+    const char *client_token; /* the token's name when it has the client role and a token file
+                                 is set: the client is authenticated (GET .../clients); or NULL */
+    int resumed;              /* non-zero when re-run after a long-poll wait: answer now */
+    const char *addr;         /* the client's numeric address, or NULL when unknown */
 } rkd_request;
 
 #define RKD_ETAG_MAX    48 /* "v<19 digits>.<16 hex digits>" with quotes and NUL */
@@ -73,8 +77,9 @@ typedef struct rkd_plan_limits {
 /* Sets the plan limits; call before serving. */
 void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits);
 
-/* Replaces the table of clients (docs/API.md) by an empty one with these limits (0: the default
- * of each); call before serving. RK_ENOMEM leaves the old table. */
+/* Replaces the tables of clients (docs/API.md: the authenticated ones, and those seen without a
+ * client token, kept apart unless limits->authenticated_only) by empty ones with these limits (0:
+ * the default of each); call before serving. RK_ENOMEM leaves the old tables. */
 int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits);
 
 /* Called after every activation is committed and the app's caches are updated, on the committing

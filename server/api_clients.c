@@ -42,10 +42,20 @@ rkd_claim rkd_claim_of(rkd_call *c)
     return claim;
 }
 
+/* Where the call's client is recorded: with its client token, or without a token file, among the
+ * clients; with a token file but without one, apart among the strangers (or nowhere when only
+ * authenticated clients are recorded). A token file shows in lacks: a read without a token lacks
+ * every role. */
+static rkd_clients *table_of(rkd_call *c)
+{
+    return c->req->client_token || !c->req->lacks ? c->app->clients : c->app->strangers;
+}
+
 void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered)
 {
     const char *id = c->req->header(c->req, "RK-Client");
-    if (!id) /* a request without the header is not tracked */
+    rkd_clients *t = table_of(c);
+    if (!id || !t) /* a request without the header is not tracked */
         return;
     rkd_client_report r = {.id = id,
                            .held = claim->held,
@@ -53,8 +63,9 @@ void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered)
                            .refused = claim->refused,
                            .reason = claim->reason,
                            .addr = c->req->addr,
-                           .agent = c->req->header(c->req, "User-Agent")};
-    rkd_clients_seen(c->app->clients, c->cluster, &r);
+                           .agent = c->req->header(c->req, "User-Agent"),
+                           .token = c->req->client_token};
+    rkd_clients_seen(t, c->cluster, &r);
 }
 
 /* The active version of the call's cluster, 0 when it has none: 0, or -1 after answering (an
@@ -78,6 +89,12 @@ void rkd_h_clients(rkd_call *c)
     if (rkd_query_int(c, "limit", 1, RKD_CLIENTS_LIST_MAX, &limit) < 0 ||
         active_version(c, &active) < 0)
         return;
-    rkd_answer_json(c->resp, 200,
-                    rkd_clients_json(c->app->clients, c->cluster, active, (size_t)limit));
+    json_t *doc = rkd_clients_json(c->app->clients, c->cluster, active, (size_t)limit);
+    json_t *apart = c->app->strangers
+                        ? rkd_clients_json(c->app->strangers, c->cluster, active, (size_t)limit)
+                        : json_null();
+    if (doc && apart && json_object_set_new(doc, "unauthenticated", apart) == 0)
+        apart = NULL;
+    json_decref(apart);
+    rkd_answer_json(c->resp, 200, doc);
 }

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "api_internal.h"
+#include "auth.h"
 
 #define EVENTS_LIMIT_DEFAULT 100
 
@@ -144,9 +145,40 @@ static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
     return 0;
 }
 
+/* The first of `p`'s guards that is looser than in `old` (its field), or NULL when none is: a
+ * higher max_moved_fraction or max_balance_after (0 is none), fewer approvals, no distinct
+ * approver or no migration window where there was one. */
+static const char *loosened(const rkd_store_policy *old, const rkd_store_policy *p)
+{
+    if (p->max_moved_fraction > old->max_moved_fraction)
+        return "max_moved_fraction";
+    if (old->max_balance_after > 0 &&
+        (p->max_balance_after == 0 || p->max_balance_after > old->max_balance_after))
+        return "max_balance_after";
+    if (p->approvals < old->approvals)
+        return "approvals";
+    if (old->distinct_approver && !p->distinct_approver)
+        return "distinct_approver";
+    return old->migration_window && !p->migration_window ? "migration_window" : NULL;
+}
+
+/* 0, or -1 after answering 403: a guard loosened by a token without the admin role, which would
+ * let the author of a version approve away the approvals it waits for. */
+static int may_set(rkd_call *c, const rkd_store_policy *old, const rkd_store_policy *p)
+{
+    const char *field = loosened(old, p);
+    if (!field || !(c->req->lacks & RKD_ROLE_ADMIN))
+        return 0;
+    rkd_response_error(c->resp, 403, "admin_required", field,
+                       "this change loosens the policy's %s: it needs a token with the admin role, "
+                       "and \"%s\" has none (a change that only tightens needs publish or approve)",
+                       field, c->req->author ? c->req->author : "");
+    return -1;
+}
+
 void rkd_h_put_policy(rkd_call *c)
 {
-    rkd_store_policy p;
+    rkd_store_policy p, old;
     rk_error err = {0};
     char *detail = NULL;
     json_t *doc = body_object(c, 0);
@@ -157,7 +189,8 @@ void rkd_h_put_policy(rkd_call *c)
         rkd_fail(c, rc, &err);
         goto done;
     }
-    if (parse_policy(c, doc, &p) != 0)
+    old = p;
+    if (parse_policy(c, doc, &p) != 0 || may_set(c, &old, &p) != 0)
         goto done;
     json_t *set = policy_json(&p);
     detail = set ? rk_json_dumps(set, RKD_JSON_FLAGS) : NULL;
@@ -292,6 +325,13 @@ int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc)
     if (json_is_true(force) && (!*reason || !(*reason)[0])) {
         rkd_response_error(c->resp, 400, "invalid_body", "reason",
                            "a forced activation needs a reason: it is recorded in the events");
+        return -1;
+    }
+    if (json_is_true(force) && (c->req->lacks & RKD_ROLE_ADMIN)) {
+        rkd_response_error(c->resp, 403, "admin_required", "force",
+                           "a forced activation goes past the policy's budget: it needs a token "
+                           "with the admin role, and \"%s\" has none",
+                           c->req->author ? c->req->author : "");
         return -1;
     }
     *reason = json_is_true(force) ? *reason : NULL;

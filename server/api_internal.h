@@ -111,7 +111,11 @@ struct rkd_app {
     void *hook_arg;          /* its argument */
     rkd_plan_limits plan;    /* what one plan may cost */
     atomic_uint plans;       /* plans being computed now */
-    rkd_clients *clients;    /* RK-Client ids seen, per cluster */
+    rkd_clients *clients;    /* RK-Client ids seen, per cluster: authenticated by a client token
+                                when a token file is set, else all of them */
+    rkd_clients *strangers;  /* with a token file, the ids seen without a client token: apart, so
+                                they can neither change nor evict an authenticated one; NULL when
+                                only authenticated ones are recorded */
 };
 
 /* One request being answered: the parsed path parameters with the request and response. */

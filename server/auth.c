@@ -25,6 +25,7 @@
 
 typedef struct token {
     char name[NAME_MAX_BYTES + 1]; /* who the token belongs to */
+    unsigned roles;                /* RKD_ROLE_* */
     uint8_t digest[DIGEST_SIZE];   /* SHA-256 of the token */
     size_t line;                   /* line of the file, for duplicate messages */
 } token;
@@ -124,6 +125,48 @@ static int check_token(const parser *p, const char *name, const char *tok, size_
     return RK_OK;
 }
 
+static const char *const role_names[] = {"publish", "approve", "admin", "client"};
+#define N_ROLES (sizeof role_names / sizeof role_names[0])
+
+void rkd_roles_text(unsigned roles, char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < N_ROLES && n < size; i++) {
+        if (roles & (1u << i))
+            n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "," : "", role_names[i]);
+    }
+    if (!out[0])
+        snprintf(out, size, "none");
+}
+
+/* The roles after a token: "publish,approve" (blanks around names allowed); none: all of them. */
+static int parse_roles(const parser *p, const char *name, const char *s, size_t len,
+                       unsigned *roles, rk_error *err)
+{
+    *roles = 0;
+    for (size_t at = 0; at < len;) {
+        while (at < len && (s[at] == ' ' || s[at] == '\t' || s[at] == ','))
+            at++;
+        size_t n = 0;
+        while (at + n < len && s[at + n] != ',' && s[at + n] != ' ' && s[at + n] != '\t')
+            n++;
+        size_t i = 0;
+        while (n && i < N_ROLES && (strlen(role_names[i]) != n || memcmp(role_names[i], s + at, n)))
+            i++;
+        if (n && i == N_ROLES)
+            return line_err(p, err,
+                            "the roles of \"%s\" name one that is not publish, approve, admin or "
+                            "client",
+                            name);
+        *roles |= n ? 1u << i : 0;
+        at += n;
+    }
+    if (!*roles)
+        *roles = RKD_ROLES_ALL; /* a line without roles: today's token, which may do anything */
+    return RK_OK;
+}
+
 static int check_unique(const parser *p, const token *t, rk_error *err)
 {
     for (size_t i = 0; i < p->tab->n; i++) {
@@ -192,10 +235,15 @@ static int parse_line(parser *p, const char *line, size_t len, rk_error *err)
         return rc;
     token t = {.line = p->line};
     memcpy(t.name, line, name_len);
-    rc = check_token(p, t.name, colon + 1, len - name_len - 1, err);
+    const char *tok = colon + 1;
+    size_t rest = len - name_len - 1, tok_len = strcspn(tok, " \t");
+    tok_len = tok_len < rest ? tok_len : rest; /* a token has no blank: the roles follow one */
+    rc = check_token(p, t.name, tok, tok_len, err);
+    if (rc == RK_OK)
+        rc = parse_roles(p, t.name, tok + tok_len, rest - tok_len, &t.roles, err);
     if (rc != RK_OK)
         return rc;
-    digest_of(colon + 1, len - name_len - 1, t.digest);
+    digest_of(tok, tok_len, t.digest);
     rc = check_unique(p, &t, err);
     if (rc == RK_OK)
         rc = append(p, &t, err);
@@ -366,8 +414,12 @@ static void copy_name(char *out, size_t size, const char *name)
         snprintf(out, size, "%s", name);
 }
 
-int rkd_auth_check(rkd_auth *a, const char *authorization, char *name_out, size_t name_size)
+int rkd_auth_check(rkd_auth *a, const char *authorization, char *name_out, size_t name_size,
+                   unsigned *roles)
 {
+    unsigned ignored;
+    roles = roles ? roles : &ignored;
+    *roles = RKD_ROLES_ALL;
     if (!rkd_auth_enabled(a)) {
         copy_name(name_out, name_size, ANONYMOUS);
         return RKD_AUTH_OK;
@@ -382,6 +434,7 @@ int rkd_auth_check(rkd_auth *a, const char *authorization, char *name_out, size_
     const token *hit = find(a->tab, digest);
     if (hit)
         copy_name(name_out, name_size, hit->name);
+    *roles = hit ? hit->roles : 0;
     pthread_rwlock_unlock(&a->lock);
     return hit ? RKD_AUTH_OK : RKD_AUTH_WRONG;
 }

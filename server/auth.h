@@ -1,5 +1,5 @@
-/* auth.h — bearer tokens of ringkeeperd: a token file of "name:token" lines, reloadable; and the
- * same care for other secret files (the etcd password). */
+/* auth.h — bearer tokens of ringkeeperd: a token file of "name:token [roles]" lines, reloadable;
+ * and the same care for other secret files (the etcd password). */
 #ifndef RKD_AUTH_H
 #define RKD_AUTH_H
 
@@ -15,9 +15,20 @@ enum {
     RKD_AUTH_WRONG = 2,   /* a token that is not configured: 403 */
 };
 
+/* What a token may do (docs/API.md, "Tokens and roles"). A token given no roles has them all, as
+ * every token had before roles existed, and so has every request when there is no token file. */
+enum {
+    RKD_ROLE_PUBLISH = 1u << 0, /* publish, activate, revert, finish a migration window */
+    RKD_ROLE_APPROVE = 1u << 1, /* approve a version's plan */
+    RKD_ROLE_ADMIN = 1u << 2,   /* loosen a policy's guard, force an activation past its budget */
+    RKD_ROLE_CLIENT = 1u << 3,  /* be counted as an authenticated client (GET .../clients) */
+    RKD_ROLES_ALL = (1u << 4) - 1,
+};
+
 /* Loads the token file at `path` (NULL: no tokens, every write allowed as "anonymous"). Format:
- * one "name:token" a line; blank lines and lines starting with '#' are ignored; names are
- * 1..64 bytes of [A-Za-z0-9._-], tokens 16..256 printable ASCII bytes without spaces; names and
+ * one "name:token" a line, optionally followed by blanks and a comma-separated list of roles
+ * (publish, approve, admin, client); blank lines and lines starting with '#' are ignored; names
+ * are 1..64 bytes of [A-Za-z0-9._-], tokens 16..256 printable ASCII bytes without spaces; names and
  * tokens unique. A bad file is refused with the line number in `err`, and so is a file others can
  * read or its group can write (mode & 0027). Free with rkd_auth_free. */
 rkd_auth *rkd_auth_new(const char *path, rk_error *err) RK_MUST_CHECK;
@@ -30,9 +41,14 @@ int rkd_auth_reload(rkd_auth *a, rk_error *err);
 int rkd_auth_enabled(rkd_auth *a);
 
 /* Checks an Authorization header value (may be NULL). On RKD_AUTH_OK copies the token's name (or
- * "anonymous" when no tokens are configured) to name_out. Tokens are compared in constant time.
- * Thread-safe, also against rkd_auth_reload. */
-int rkd_auth_check(rkd_auth *a, const char *authorization, char *name_out, size_t name_size);
+ * "anonymous" when no tokens are configured) to name_out and its roles (RKD_ROLE_*) to *roles
+ * (may be NULL). Tokens are compared in constant time. Thread-safe, also against rkd_auth_reload.
+ */
+int rkd_auth_check(rkd_auth *a, const char *authorization, char *name_out, size_t name_size,
+                   unsigned *roles);
+
+/* "publish,approve" for RKD_ROLE_PUBLISH | RKD_ROLE_APPROVE, "none" for 0; into out. */
+void rkd_roles_text(unsigned roles, char *out, size_t size);
 
 #define RKD_SECRET_MAX 1024 /* the longest secret rkd_read_secret reads */
 

@@ -29,20 +29,21 @@ typedef struct lru_list {
 
 /* One id of one cluster. */
 struct entry {
-    entry *chain;                    /* next in its hash bucket */
-    lru_link all;                    /* in rkd_clients.all */
-    lru_link peers;                  /* in its group's ids */
-    group *group;                    /* its cluster */
-    uint64_t hash;                   /* of (cluster, id) */
-    int64_t held;                    /* the version it says it holds; 0: none */
-    int64_t offered;                 /* the version it was last sent or confirmed; 0: none */
-    int64_t refused;                 /* the version it says it refuses; 0: none */
-    char *reason;                    /* owned, cut and made printable; NULL unless refused */
-    int64_t seen_ms;                 /* CLOCK_MONOTONIC: for the expiry */
-    time_t seen_at;                  /* CLOCK_REALTIME: for people */
-    char addr[RKD_CLIENTS_ADDR_MAX]; /* numeric address, or "" */
-    char *agent;                     /* owned, cut and made printable; NULL when none was sent */
-    char id[];                       /* the id, NUL-terminated */
+    entry *chain;                      /* next in its hash bucket */
+    lru_link all;                      /* in rkd_clients.all */
+    lru_link peers;                    /* in its group's ids */
+    group *group;                      /* its cluster */
+    uint64_t hash;                     /* of (cluster, id) */
+    int64_t held;                      /* the version it says it holds; 0: none */
+    int64_t offered;                   /* the version it was last sent or confirmed; 0: none */
+    int64_t refused;                   /* the version it says it refuses; 0: none */
+    char *reason;                      /* owned, cut and made printable; NULL unless refused */
+    int64_t seen_ms;                   /* CLOCK_MONOTONIC: for the expiry */
+    time_t seen_at;                    /* CLOCK_REALTIME: for people */
+    char addr[RKD_CLIENTS_ADDR_MAX];   /* numeric address, or "" */
+    char token[RKD_CLIENTS_TOKEN_MAX]; /* the client token's name, or "" */
+    char *agent;                       /* owned, cut and made printable; NULL when none was sent */
+    char id[];                         /* the id, NUL-terminated */
 };
 
 #define ALL   offsetof(entry, all)   /* the lists' `which`: the list of all ids ... */
@@ -284,6 +285,7 @@ static void update(rkd_clients *t, entry *e, const rkd_client_report *r, int64_t
     e->seen_ms = now;
     e->seen_at = time(NULL);
     snprintf(e->addr, sizeof e->addr, "%s", r->addr ? r->addr : "");
+    snprintf(e->token, sizeof e->token, "%s", r->token ? r->token : "");
     keep_text(&e->agent, r->agent, RKD_CLIENTS_AGENT_MAX);
     move_to_tail(&t->all, e, ALL);
     move_to_tail(&e->group->ids, e, PEERS);
@@ -368,10 +370,11 @@ static json_t *client_json(const entry *e)
 {
     char at[32];
     rfc3339(at, e->seen_at);
-    return json_pack("{s:s,s:o,s:o,s:o,s:s?,s:s?,s:s?,s:s}", "id", e->id, "held",
+    return json_pack("{s:s,s:o,s:o,s:o,s:s?,s:s?,s:s?,s:s?,s:s}", "id", e->id, "held",
                      version_json(e->held), "offered", version_json(e->offered), "refused",
                      version_json(e->refused), "reason", e->reason, "addr",
-                     e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "last_seen", at);
+                     e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "token",
+                     e->token[0] ? e->token : NULL, "last_seen", at);
 }
 
 /* Appends the ids of `g` at `version` to `list`, in the order they were last seen, until it holds

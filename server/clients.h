@@ -20,6 +20,7 @@
 #define RKD_CLIENTS_AGENT_MAX       128    /* bytes of a user agent kept; the rest is cut */
 #define RKD_CLIENTS_REASON_MAX      160    /* bytes of a refusal's reason kept; the rest is cut */
 #define RKD_CLIENTS_ADDR_MAX        64     /* a numeric IPv6 address with its scope fits */
+#define RKD_CLIENTS_TOKEN_MAX       65     /* a token's name (auth.h: 64 bytes) and its NUL */
 #define RKD_CLIENTS_EXPIRY_S        180    /* docs/API.md: an id silent this long is forgotten */
 #define RKD_CLIENTS_MAX_TOTAL       100000 /* ids tracked at most, all clusters together */
 #define RKD_CLIENTS_MAX_PER_CLUSTER 50000  /* ids tracked at most in one cluster */
@@ -30,6 +31,8 @@ typedef struct rkd_clients_limits {
     size_t max_total;       /* 0: RKD_CLIENTS_MAX_TOTAL */
     size_t max_per_cluster; /* 0: RKD_CLIENTS_MAX_PER_CLUSTER */
     unsigned expiry_s;      /* 0: RKD_CLIENTS_EXPIRY_S */
+    int authenticated_only; /* for rkd_app_set_client_limits: with a token file, ids seen without
+                               a client token are not recorded at all (else they are kept apart) */
 } rkd_clients_limits;
 
 typedef struct rkd_clients rkd_clients;
@@ -48,6 +51,7 @@ typedef struct rkd_client_report {
     const char *reason; /* RK-Refused's reason; NULL when it refuses none */
     const char *addr;   /* numeric address, or NULL */
     const char *agent;  /* User-Agent, or NULL */
+    const char *token;  /* the name of the client token that authenticated it, or NULL */
 } rkd_client_report;
 
 /* Records `r` for its id in `cluster`. An id that breaks rk_client_id_valid's rule is ignored
@@ -59,7 +63,7 @@ void rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_repo
 
 /* {"clients": [the `limit` first, stragglers first: lowest held version (none first), then seen
  *  longest ago; each {"id", "held", "offered", "refused", "reason", "addr", "user_agent",
- *  "last_seen"}],
+ *  "token", "last_seen"}],
  *  "summary": {"by_version": {"3": 2, ...} (held versions), "none": ids holding none,
  *  "refusing": ids that refuse `active`, "active": `active` or null when < 1, "converged",
  *  "total": how many}} of `cluster`; the summary counts them all. converged: at least one client,

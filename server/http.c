@@ -59,7 +59,9 @@ typedef struct req_state {
     struct timespec start; /* CLOCK_MONOTONIC, for the log and the latency histogram */
     char method[16];       /* for the log line */
     char path[256];        /* for the log line, cut */
-    char author[72];       /* token name for writes, "-" for reads */
+    char author[72];       /* token name for writes and reads that send one, "-" for other reads */
+    unsigned lacks;        /* the roles its token lacks (rkd_request.lacks) */
+    int client;            /* its token has the client role (rkd_request.client_token) */
     char addr[64];         /* the client's numeric address (LOG_ADDR_BYTES), or "-" */
     char *body;            /* request body so far */
     size_t len, cap;       /* its length and allocation */
@@ -355,6 +357,8 @@ static rkd_request request_of(struct MHD_Connection *c, const req_state *st, int
                          .body = st->body,
                          .body_len = st->len,
                          .author = st->author,
+                         .lacks = st->lacks,
+                         .client_token = st->client ? st->author : NULL,
                          .resumed = resumed,
                          .addr = strcmp(st->addr, "-") != 0 ? st->addr : NULL};
 }
@@ -481,7 +485,23 @@ static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *
     return send_response(c, st, &r, 0);
 }
 
-/* First call of a request: state, authentication of writes, the declared body size. */
+/* A write needs a token when a token file is set; a read may send one (a client's credential, so
+ * that it is counted as authenticated), and is served without it when it is not configured here:
+ * the ring must reach a client whose token was rotated away. RKD_AUTH_OK, or a write's refusal. */
+static int authenticate(rkd_http *h, struct MHD_Connection *c, req_state *st, const char *method)
+{
+    const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    int write = strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
+    unsigned roles = 0;
+    int rc = write || authz
+                 ? rkd_auth_check(h->cfg.auth, authz, st->author, sizeof st->author, &roles)
+                 : RKD_AUTH_MISSING;
+    st->lacks = rkd_auth_enabled(h->cfg.auth) ? RKD_ROLES_ALL & ~roles : 0;
+    st->client = rkd_auth_enabled(h->cfg.auth) && (roles & RKD_ROLE_CLIENT);
+    return write ? rc : RKD_AUTH_OK;
+}
+
+/* First call of a request: state, authentication, the declared body size. */
 static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *url,
                              const char *method, const char *version, void **req_cls)
 {
@@ -503,15 +523,12 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
         return send_error(c, st, 400, "invalid_path",
                           "the path holds a control character (raw, or escaped as %00..%1f or "
                           "%7f) or a malformed %-escape (% and two hex digits)");
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-        int rc = rkd_auth_check(h->cfg.auth, authz, st->author, sizeof st->author);
-        if (rc == RKD_AUTH_MISSING)
-            return send_error(c, st, 401, "unauthorized",
-                              "this server needs Authorization: Bearer <token> for writes");
-        if (rc != RKD_AUTH_OK)
-            return send_error(c, st, 403, "forbidden", "the bearer token is not configured here");
-    }
+    int auth = authenticate(h, c, st, method);
+    if (auth == RKD_AUTH_MISSING)
+        return send_error(c, st, 401, "unauthorized",
+                          "this server needs Authorization: Bearer <token> for writes");
+    if (auth != RKD_AUTH_OK)
+        return send_error(c, st, 403, "forbidden", "the bearer token is not configured here");
     st->discard = !rkd_api_takes_body(method, url);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > h->cfg.max_body) {

@@ -28,7 +28,7 @@
 enum { EXIT_USAGE = 2, EXIT_DATABASE = 3 };
 
 typedef struct options {
-    const char *listen, *db, *store, *token_file, *migrations;
+    const char *listen, *db, *store, *token_file, *migrations, *unauthenticated;
     unsigned threads, max_body, max_bodies, max_send_buffers;
     const char *tls_cert, *tls_key; /* file names */
     unsigned max_connections, max_per_address, idle_timeout, max_polls;
@@ -76,6 +76,10 @@ static const flag flags[] = {
     {"token-file", "FILE", NULL, NULL, STRING(token_file),
      "\"name:token\" lines; writes then need Authorization: Bearer <token>\n"
      "(reloaded on SIGHUP); without it every write is \"anonymous\""},
+    {"unauthenticated-clients", "HOW", "apart", NULL, STRING(unauthenticated),
+     "with --token-file, clients whose ring requests carry no token of the\n"
+     "client role: \"apart\" (listed apart, never counted with the others)\n"
+     "or \"ignore\" (not recorded at all)"},
     {"threads", "N", "4", NULL, 1, 256, "", offsetof(options, threads),
      "worker threads, {range} (default {default})"},
     {"max-body", "BYTES", "8388608", NULL, 1024, 1u << 30, " bytes", offsetof(options, max_body),
@@ -322,6 +326,13 @@ static int parse_options(int argc, char **argv, options *o)
                EXIT_USAGE;
     if (rc == 0 && !o->store && !o->db)
         o->db = DEFAULT_DB;
+    if (rc == 0 && strcmp(o->unauthenticated, "apart") != 0 &&
+        strcmp(o->unauthenticated, "ignore") != 0)
+        return fprintf(stderr,
+                       "ringkeeperd: --unauthenticated-clients: \"apart\" or \"ignore\", not "
+                       "\"%s\"\n",
+                       o->unauthenticated),
+               EXIT_USAGE;
     if (rc == 0 && o->max_bodies < o->max_body)
         return fprintf(stderr,
                        "ringkeeperd: --max-bodies %u is below --max-body %u: a body of the largest "
@@ -415,9 +426,9 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
     if (app)
         rkd_app_set_plan_limits(
             app, &(rkd_plan_limits){o->max_plan_arcs, o->max_plan_rows, o->plan_concurrency});
-    if (app && rkd_app_set_client_limits(app, &(rkd_clients_limits){o->max_clients,
-                                                                    o->max_clients_per_cluster,
-                                                                    o->clients_expiry}) != RK_OK) {
+    rkd_clients_limits cl = {o->max_clients, o->max_clients_per_cluster, o->clients_expiry,
+                             strcmp(o->unauthenticated, "ignore") == 0};
+    if (app && rkd_app_set_client_limits(app, &cl) != RK_OK) {
         rkd_app_free(app);
         app = NULL;
         rk_error_set(&err, RK_ENOMEM, "--max-clients", "out of memory for the table of clients");

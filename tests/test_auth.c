@@ -51,7 +51,7 @@ static rkd_auth *auth_ok(const char *path)
 static void expect(rkd_auth *a, const char *header, int outcome, const char *name)
 {
     char got[80] = "untouched";
-    int rc = rkd_auth_check(a, header, got, sizeof got);
+    int rc = rkd_auth_check(a, header, got, sizeof got, NULL);
     if (rc != outcome)
         fail_msg("check(%s): %d, expected %d", header ? header : "NULL", rc, outcome);
     if (name && strcmp(got, name) != 0)
@@ -96,9 +96,9 @@ static void test_outcomes(void **state)
     expect(a, "Bearer " TOK_CI, RKD_AUTH_OK, "ci");
     /* A short buffer gets a truncated, terminated name; NULL is allowed. */
     char two[2];
-    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_OPS, two, sizeof two), RKD_AUTH_OK);
+    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_OPS, two, sizeof two, NULL), RKD_AUTH_OK);
     assert_string_equal(two, "o");
-    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_OPS, NULL, 0), RKD_AUTH_OK);
+    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_OPS, NULL, 0, NULL), RKD_AUTH_OK);
     rkd_auth_free(a);
 }
 
@@ -131,8 +131,11 @@ static const bad_case bad_cases[] = {
     {"# x\n\n\nops:short-secret\n", 4, "the token of \"ops\" is shorter than 16 bytes",
      "short-secret"},
     {"ops:\n", 1, "shorter than 16 bytes", NULL},
-    {"ops:has space secret 1234\n", 1, "byte 4 of the token of \"ops\"", "has space"},
-    {"ops:tab\tsecret-1234567890\n", 1, "is a space or not printable", "secret-1234567890"},
+    /* a blank ends the token (roles follow it): what is left before it is too short */
+    {"ops:has space secret 1234\n", 1, "the token of \"ops\" is shorter than 16", "has space"},
+    {"ops:tab\tsecret-1234567890\n", 1, "is shorter than 16 bytes", "secret-1234567890"},
+    {"ops:" TOK_OPS " publish,root\n", 1, "not publish, approve, admin or client", TOK_OPS},
+    {"ops:" TOK_OPS " secret-0123456789\n", 1, "roles of \"ops\" name one", "secret-0123"},
     {"ops:ctl\001secret-1234567890\n", 1, "is a space or not printable", "secret-1234567890"},
     {"ops:utf8\xc3\xa9secret-1234567890\n", 1, "not printable ASCII", "secret-1234567890"},
     {"ops:" TOK_OPS "\nops:" TOK_DEPLOY "\n", 2, "name \"ops\" is already used on line 1",
@@ -177,6 +180,38 @@ static void test_bad_files(void **state)
     assert_null(rkd_auth_new(path, &err));
     assert_int_equal(err.code, RK_EIO);
     assert_non_null(strstr(err.message, "missing.txt"));
+}
+
+/* Roles after the token; none written: all of them (files from before roles keep working). */
+static void test_roles(void **state)
+{
+    (void)state;
+    char path[256], name[80], text[64];
+    unsigned roles = 0;
+    write_file(path, sizeof path, "roles.txt",
+               "ops:" TOK_OPS "\nci:" TOK_CI " publish\ndeploy:" TOK_DEPLOY
+               "\t approve , admin,client\n");
+    rkd_auth *a = auth_ok(path);
+    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_OPS, name, sizeof name, &roles), RKD_AUTH_OK);
+    assert_int_equal(roles, RKD_ROLES_ALL);
+    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_CI, name, sizeof name, &roles), RKD_AUTH_OK);
+    assert_int_equal(roles, RKD_ROLE_PUBLISH);
+    assert_string_equal(name, "ci");
+    assert_int_equal(rkd_auth_check(a, "Bearer " TOK_DEPLOY, name, sizeof name, &roles),
+                     RKD_AUTH_OK);
+    assert_int_equal(roles, RKD_ROLE_APPROVE | RKD_ROLE_ADMIN | RKD_ROLE_CLIENT);
+    assert_int_equal(rkd_auth_check(a, "Bearer nope-0123456789abcdef", name, sizeof name, &roles),
+                     RKD_AUTH_WRONG);
+    assert_int_equal(roles, 0);
+    rkd_roles_text(RKD_ROLE_APPROVE | RKD_ROLE_CLIENT, text, sizeof text);
+    assert_string_equal(text, "approve,client");
+    rkd_roles_text(0, text, sizeof text);
+    assert_string_equal(text, "none");
+    rkd_auth_free(a);
+    a = auth_ok(NULL); /* no token file: anyone may do anything */
+    assert_int_equal(rkd_auth_check(a, NULL, name, sizeof name, &roles), RKD_AUTH_OK);
+    assert_int_equal(roles, RKD_ROLES_ALL);
+    rkd_auth_free(a);
 }
 
 static void test_reload(void **state)
@@ -224,11 +259,11 @@ static void *checker(void *arg)
     int bad = 0;
     char name[80];
     for (int i = 0; i < CHECKS; i++) {
-        bad += rkd_auth_check(r->auth, "Bearer " TOK_OPS, name, sizeof name) != RKD_AUTH_OK ||
+        bad += rkd_auth_check(r->auth, "Bearer " TOK_OPS, name, sizeof name, NULL) != RKD_AUTH_OK ||
                strcmp(name, "ops") != 0;
-        int rc = rkd_auth_check(r->auth, "Bearer " TOK_CI, name, sizeof name);
+        int rc = rkd_auth_check(r->auth, "Bearer " TOK_CI, name, sizeof name, NULL);
         bad += rc == RKD_AUTH_MISSING || (rc == RKD_AUTH_OK && strcmp(name, "ci") != 0);
-        rc = rkd_auth_check(r->auth, "Bearer " TOK_DEPLOY, name, sizeof name);
+        rc = rkd_auth_check(r->auth, "Bearer " TOK_DEPLOY, name, sizeof name, NULL);
         bad += rc == RKD_AUTH_MISSING || (rc == RKD_AUTH_OK && strcmp(name, "deploy") != 0);
     }
     pthread_mutex_lock(&r->lock);
@@ -264,9 +299,13 @@ static void test_checks_during_reloads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_file), cmocka_unit_test(test_outcomes),
-        cmocka_unit_test(test_no_tokens),  cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_reload),     cmocka_unit_test(test_checks_during_reloads),
+        cmocka_unit_test(test_valid_file),
+        cmocka_unit_test(test_outcomes),
+        cmocka_unit_test(test_no_tokens),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_roles),
+        cmocka_unit_test(test_reload),
+        cmocka_unit_test(test_checks_during_reloads),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -142,7 +142,7 @@ static void test_order_and_caps(void **state)
 {
     (void)state;
     char ids[256];
-    rkd_clients *t = rkd_clients_new(&(rkd_clients_limits){5, 3, 180});
+    rkd_clients *t = rkd_clients_new(&(rkd_clients_limits){5, 3, 180, 0});
     assert_non_null(t);
     seen(t, "a", "x", 2, "127.0.0.1", "agent");
     seen(t, "a", "y", 1, NULL, NULL);
@@ -272,7 +272,7 @@ static void test_threads(void **state)
     (void)state;
     pthread_t th[THREADS];
     void *args[THREADS][2];
-    rkd_clients *t = rkd_clients_new(&(rkd_clients_limits){150, 100, 180});
+    rkd_clients *t = rkd_clients_new(&(rkd_clients_limits){150, 100, 180, 0});
     assert_non_null(t);
     for (long i = 0; i < THREADS; i++) {
         args[i][0] = t;

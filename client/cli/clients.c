@@ -75,7 +75,8 @@ static void print_refusers(const json_t *clients)
 }
 
 /* -o table (the default): per version how many clients hold it, were offered it and refuse it;
- * then those holding none, the active version, converged, and the refusing clients listed. */
+ * then those holding none, the active version, converged, the refusing clients listed, and how
+ * many ids were seen without a client token (a server with tokens keeps them apart). */
 static int print_table(const json_t *doc)
 {
     json_t *summary = json_object_get(doc, "summary");
@@ -96,6 +97,10 @@ static int print_table(const json_t *doc)
         printf("active: %lld\n", (long long)json_integer_value(active));
     printf("converged: %s\n", json_is_true(converged) ? "yes" : "no");
     print_refusers(json_object_get(doc, "clients"));
+    json_t *apart = json_object_get(json_object_get(doc, "unauthenticated"), "summary");
+    json_int_t strangers = json_integer_value(json_object_get(apart, "total"));
+    if (strangers > 0) /* a server with tokens: ids without a client token, not counted above */
+        printf("unauthenticated (not counted above): %lld\n", (long long)strangers);
     free(rows);
     return fflush(stdout) ? rk_cli_fail("clients", RK_EXIT_FAIL, "writing the table failed")
                           : RK_EXIT_OK;

@@ -454,7 +454,8 @@ typedef struct rk_client_config {
     const char *cluster;          /* cluster name */
     const char *expect_hash;      /* "xxh3_64" ... of expect_scheme; NULL: accept any known hash */
     uint32_t expect_vnode_factor; /* 0: accept any; a ketama ring has none, so refuses any other */
-    const char *token;            /* bearer token, or NULL (reads need none) */
+    const char *token;            /* bearer token, or NULL (reads need none; one with the
+                                     client role counts it as authenticated, docs/CLIENT.md) */
     long connect_timeout_ms;      /* 0: 2000 */
     long timeout_ms;              /* whole request, 0: 10000; a long poll adds its wait */
     const char *cache_file;       /* last-known-good file, or NULL for none */

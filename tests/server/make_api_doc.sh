@@ -194,7 +194,7 @@ rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server exited $STOP_CODE"
 
 # a second server, with tokens
-printf '# name:token, one a line\nops:0f3a9c1e7b2d4a6f8e0c\nalice:a11ce5ecret0000000000\nbob:b0b5ecret00000000000\n' >"$TMP/tokens"
+printf '# name:token [roles], one a line\nops:0f3a9c1e7b2d4a6f8e0c\nalice:a11ce5ecret0000000000\nbob:b0b5ecret00000000000\ncarol:ca401ecret0000000000 publish\n' >"$TMP/tokens"
 rk_start --token-file "$TMP/tokens" --db "$TMP/auth.db"
 ex e_unauthorized 401 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary "$T1"
 ex e_forbidden 403 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'Authorization: Bearer not-a-configured-token' --data-binary "$T1"
@@ -213,6 +213,9 @@ ex cutover_activate_v1 200 -X POST '$RK/v1/clusters/cache/versions/1/activate' -
 ex cutover_publish_v2 201 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H "$ALICE" --data-binary "$T4"
 ex cutover_plan 200 '$RK/v1/clusters/cache/plan?format=text'
 D12=$(sed -n 's/^digest *//p' "$TMP/b")
+CAROL='Authorization: Bearer ca401ecret0000000000'
+ex e_role_required 403 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$CAROL" --data-binary '{"digest":"0000000000000000"}'
+ex e_admin_required 403 -X PUT '$RK/v1/clusters/cache/policy' -H "$J" -H "$CAROL" --data-binary '{"approvals":0}'
 ex e_self_approval 403 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$ALICE" --data-binary "{\"digest\":\"$D12\"}"
 ex e_plan_changed 409 -X POST '$RK/v1/clusters/cache/versions/2/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$D01\"}"
 ex e_budget_exceeded 422 -X POST '$RK/v1/clusters/cache/versions/2/activate' -H "$BOB"
@@ -295,7 +298,27 @@ recorded with author \`anonymous\`. With \`--token-file FILE\` (lines \`name:tok
 printable bytes; reloaded on \`SIGHUP\`), every write — every method other than \`GET\` and \`HEAD\` — needs
 \`Authorization: Bearer <token>\`: no usable header is 401 \`unauthorized\`, a token that is not in the
 file is 403 \`forbidden\`, and the token's name becomes the version's \`author\`. Reads never need a
-token. The check happens before the body is read.
+token (one that is not in the file is ignored there: the ring must reach a client whose token was
+rotated away). The check happens before the body is read.
+
+<a id="tokens-and-roles"></a>**Tokens and roles.** A line may end with roles after a blank,
+\`name:token publish,approve\`; a token may then do only what its roles allow, and any other write is
+403 \`role_required\`, naming the roles the route needs:
+
+| role | may |
+|---|---|
+| \`publish\` | publish, activate, revert, finish a migration window, and tighten a policy |
+| \`approve\` | approve a version's plan, and tighten a policy |
+| \`admin\` | loosen a policy's guard, force an activation past its budget (with \`publish\` to activate) |
+| \`client\` | be counted as an authenticated client of the fleet report ([clients](#get-v1clusterscclients)) |
+
+A token without roles has them all: token files written before roles keep working as they did. A
+policy change that loosens a guard — a higher \`max_moved_fraction\` or \`max_balance_after\` (or none),
+fewer \`approvals\`, \`distinct_approver\` or \`migration_window\` turned off — needs \`admin\`, and so does
+\`{"force": true}\`; without it the answer is 403 \`admin_required\` naming the field. Admin rather than
+approvals of the change itself: an approval flow for policies would need its own digest and pending
+state, while a separate role is one line of the token file and is checked at once; the \`policy\` event
+still records who changed what.
 
 **Versions and ETags.** Versions of a cluster are numbered 1, 2, 3 ... with no gaps and no reuse, and
 never change once published — within one **store**. Every database has a store id (16 lowercase hex
@@ -604,6 +627,16 @@ counted. The table is in memory only, and bounded: at most `--max-clients-per-cl
 50000) in a cluster and `--max-clients` (default 100000) in all; past a cap the id seen longest ago is
 forgotten. `ringkeeper clients` prints the summary as a table.
 
+**Authenticated clients.** With `--token-file`, the report counts only clients whose ring requests
+carry a token with the `client` role (or a token without roles): the library sends its `token` with
+every fetch and long poll, `ringkeeper watch` and `lookup` their `--token`. Each such entry shows the
+token's name in `token`. An id sent without such a token is recorded apart, under `unauthenticated`
+(`{"clients", "summary"}` of the same shape, with caps of its own): it can neither change nor evict an
+authenticated client's entry, however many a stranger invents, and it never counts towards the main
+`summary` or `converged`. `ringkeeperd --unauthenticated-clients ignore` does not record such ids at
+all (`"unauthenticated": null`). Without `--token-file` nothing is authenticated: every client is in
+the main list, as `null` tokens, and `unauthenticated` stays empty.
+
 | parameter | default | meaning |
 |---|---|---|
 | `?limit=N` | 100 | list at most N clients, 1..1000 |
@@ -906,7 +939,8 @@ EOF
     for e in invalid_topology malformed_json invalid_parameter invalid_header invalid_cluster \
         invalid_version invalid_path unauthorized forbidden not_found unknown_cluster unknown_version \
         no_active_version method_not_allowed conflict precondition_failed body_too_large \
-        too_many_points hash_mismatch plan_too_large invalid_body self_approval plan_changed \
+        too_many_points hash_mismatch plan_too_large invalid_body self_approval role_required \
+        admin_required plan_changed \
         approval_required budget_exceeded migration_open no_migration_window; do
         printf '### `%s`\n\n' "$e"
         case $e in
@@ -931,6 +965,8 @@ EOF
         plan_too_large) echo "Steps of 0.01% would render more rows than this server's \`--max-plan-rows 1000\`." ;;
         invalid_body) echo "A field of a policy, approval or activation body is out of range; \`field\` names it." ;;
         self_approval) echo "The policy asks for a distinct approver, and alice published version 2." ;;
+        role_required) echo "carol's token has only the \`publish\` role, and approving needs \`approve\`." ;;
+        admin_required) echo "Lowering the policy's approvals from 1 to 0 loosens a guard: carol's \`publish\` token may tighten it, not loosen it." ;;
         plan_changed) echo "The digest approved is not the plan from the active version to 2 (here: the first activation's, of version 1)." ;;
         approval_required) echo "Forced past the budget, but nobody approved the plan yet: force never passes the approvals." ;;
         budget_exceeded) echo "The plan moves more than the policy's \`max_moved_fraction\`." ;;

@@ -59,7 +59,7 @@ check "list" 200 "$(clients fleet)"
 check "a holds none, b v1" \
     'held {1:1} offered {1:2} refusing {} none 1 refusing 0 active 1 converged false total 2' \
     "$(summary)"
-has "a's record" "$TMP/body" '{"id":"a","held":null,"offered":1,"refused":null,"reason":null,"addr":"127.0.0.1","user_agent":"agent-a/1","last_seen":"'
+has "a's record" "$TMP/body" '{"id":"a","held":null,"offered":1,"refused":null,"reason":null,"addr":"127.0.0.1","user_agent":"agent-a/1","token":null,"last_seen":"'
 check "a: 304, now holding v1" 304 "$(ring fleet a -H "If-None-Match: $tag")"
 clients fleet >/dev/null
 check "a and b hold v1" \
