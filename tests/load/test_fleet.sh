@@ -17,14 +17,17 @@ RSS=${RK_FLEET_RSS:-65536}
 [ "$RSS" = 0 ] && RSS=1073741824
 # One descriptor per poll here and in the server (which raises its own limit for
 # --max-connections): both need the soft limit above N.
-need=$((N + 256))
+need=$((N + 512)) # the polls, 256 other connections, the server's own descriptors
 if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt "$need" ]; then
     echo "SKIP: ulimit -Hn is $(ulimit -Hn), under the $need descriptors $N clients need"
     exit 77
 fi
 ulimit -n "$need"
-# All polls come from 127.0.0.1: the per-address limit must let them in.
-rk_start --threads 2 --max-connections "$need" --max-connections-per-address "$need"
+# All polls come from 127.0.0.1: the per-address limit must let them in. Held polls have a share
+# of their own, beside --max-connections: a fleet of N watchers needs --max-polls N, and, as they
+# all connect at once (a connection is a short one until its poll is held), N connections too.
+# Both limits together would want 2N descriptors; N + 512 are enough for what is open at once.
+rk_start --threads 2 --max-connections "$N" --max-polls "$N" --max-connections-per-address "$need"
 topo 3 >"$TMP/t"
 check "publish v1" 201 "$(req POST '/v1/clusters/fleet/versions?activate=true' \
     -H 'Content-Type: application/json' --data-binary @"$TMP/t")"
