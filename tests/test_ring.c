@@ -127,6 +127,7 @@ static void check_replicas_of(const rk_ring *r, const char *key, size_t want, co
     assert_memory_equal(got, walked, n * sizeof got[0]);
     assert_int_equal(got[0], rk_ring_lookup(r, key, strlen(key)));
     assert_int_equal(rk_ring_lookup(r, key, strlen(key)), rk_ring_lookup_hash(r, h));
+    assert_int_equal(rk_ring_key_hash(r, key, strlen(key)), h); /* as rk_hash, outside ketama */
 }
 
 static void check_replicas(const rk_ring *r, uint64_t *rng, const char *what)

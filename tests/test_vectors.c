@@ -194,6 +194,12 @@ static void check_ketama_case(const json_t *c)
         if (strcmp(got, want) != 0)
             fail_msg("%s: key %s goes to %s, want %s", name,
                      json_string_value(json_array_get(v, 0)), got, want);
+        /* the public key hash is the lookup's, hash tags included (a mover relies on it) */
+        uint32_t by_hash = rk_ring_lookup_hash(r, rk_ring_key_hash(r, key, len));
+        if (strcmp(rk_topology_node(t, by_hash)->id, want) != 0)
+            fail_msg("%s: key %s hashes to %s's arc, want %s", name,
+                     json_string_value(json_array_get(v, 0)), rk_topology_node(t, by_hash)->id,
+                     want);
     }
     free(count);
     rk_ring_free(r);

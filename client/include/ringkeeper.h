@@ -271,7 +271,12 @@ RK_API const char *rk_ring_fingerprint_hex(const rk_ring *r);
 
 /* Index (into the topology) of the node that owns `key`. */
 RK_API uint32_t rk_ring_lookup(const rk_ring *r, const void *key, size_t len);
-/* The same for a precomputed hash value. */
+/* H(key) exactly as rk_ring_lookup hashes it: the ring's hash, and under the ketama scheme its
+ * hash tag and twemproxy's rules (docs/KETAMA.md). So rk_ring_lookup(r, k, n) ==
+ * rk_ring_lookup_hash(r, rk_ring_key_hash(r, k, n)), and a data mover can tell whether a key lies
+ * in a moving arc (rk_ring_arc_at) without a lookup. */
+RK_API uint64_t rk_ring_key_hash(const rk_ring *r, const void *key, size_t len);
+/* The owner for a precomputed hash value. */
 RK_API uint32_t rk_ring_lookup_hash(const rk_ring *r, uint64_t hash);
 /* Up to `want` distinct nodes clockwise from the key, owner first, into `out`; returns how many
  * (fewer when fewer nodes own points). */

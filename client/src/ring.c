@@ -521,6 +521,11 @@ static inline uint64_t key_hash(const rk_ring *r, const void *key, size_t len)
     return rk_hash(r->hash, key, len);
 }
 
+uint64_t rk_ring_key_hash(const rk_ring *r, const void *key, size_t len)
+{
+    return key_hash(r, key, len);
+}
+
 uint32_t rk_ring_lookup(const rk_ring *r, const void *key, size_t len)
 {
     return rki_node_at(r, find_point(r, key_hash(r, key, len)));
