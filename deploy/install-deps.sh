@@ -33,6 +33,7 @@ develop=(
     clang-14 libclang-rt-14-dev      # fuzzing (.ci/fuzz.sh: libFuzzer)
     libmemcached-dev                 # ketama peer: its test and the benchmark
     nutcracker memcached python3     # ketama oracle test: a real twemproxy and memcached
+    libhiredis-dev redis-server      # the data mover's Redis driver; its tests (also memcached)
     wrk                              # server benchmark (tests/bench/bench_server.sh)
     chromium nodejs                  # the console's browser test (tests/console)
     libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libssl-dev libkrb5-dev \

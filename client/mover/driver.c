@@ -1,0 +1,146 @@
+/* driver.c — the registry of data-store drivers, and the connection that checks arguments and
+ * applies the size cap before and after each driver's operation. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "driver.h"
+
+/* Every driver, by name: a new store is one file and one line here. */
+static const rkm_driver *const drivers[] = {
+    &rkm_driver_memcached,
+    &rkm_driver_redis,
+};
+
+struct rkm_conn {
+    const rkm_driver *driver; /* the store's table */
+    void *impl;               /* what driver->open returned */
+    rkm_options opt;          /* resolved: no field 0 */
+};
+
+const rkm_driver *rkm_driver_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof drivers / sizeof drivers[0]; i++)
+        if (strcmp(drivers[i]->name, name) == 0)
+            return drivers[i];
+    return NULL;
+}
+
+void rkm_value_init(rkm_value *v)
+{
+    memset(v, 0, sizeof *v);
+    v->state = RKM_ABSENT;
+    v->ttl_ms = RKM_TTL_NONE;
+}
+
+void rkm_value_deinit(rkm_value *v)
+{
+    free(v->data);
+    rkm_value_init(v);
+}
+
+int rkm_sum_by_get(const rkm_driver *d, void *conn, const char *key, size_t len, size_t footer,
+                   rkm_sum *out, rk_error *err)
+{
+    rkm_value v;
+    rkm_value_init(&v);
+    int rc = d->get(conn, key, len, &v, err);
+    out->state = v.state;
+    out->len = v.len;
+    out->ttl_ms = v.ttl_ms;
+    out->xxh3 = 0;
+    if (v.state == RKM_FOUND)
+        out->xxh3 = XXH3_64bits_withSeed(v.data, v.len > footer ? v.len - footer : v.len, v.flags);
+    rkm_value_deinit(&v);
+    return rc;
+}
+
+static unsigned or_default(unsigned value, unsigned fallback)
+{
+    return value ? value : fallback;
+}
+
+static rkm_options resolve(const rkm_options *opt)
+{
+    rkm_options r = opt ? *opt : (rkm_options){0};
+    r.tries = or_default(r.tries, RKM_DEFAULT_TRIES);
+    r.tries = r.tries > RKM_MAX_TRIES ? RKM_MAX_TRIES : r.tries;
+    r.backoff_ms = or_default(r.backoff_ms, RKM_DEFAULT_BACKOFF_MS);
+    r.timeout_ms = or_default(r.timeout_ms, RKM_DEFAULT_TIMEOUT_MS);
+    r.max_value_bytes = r.max_value_bytes ? r.max_value_bytes : RKM_DEFAULT_MAX_VALUE;
+    return r;
+}
+
+rkm_conn *rkm_conn_new(const char *store, const char *addr, const rkm_options *opt, rk_error *err)
+{
+    const rkm_driver *d = rkm_driver_find(store);
+    if (!d) {
+        rk_error_set(err, RK_EINVAL, NULL, "unknown data store '%s': memcached or redis",
+                     store ? store : "(null)");
+        return NULL;
+    }
+    rkm_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    c->driver = d;
+    c->opt = resolve(opt);
+    c->impl = d->open(addr ? addr : "", &c->opt, err);
+    if (!c->impl) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void rkm_conn_free(rkm_conn *c)
+{
+    if (!c)
+        return;
+    c->driver->close(c->impl);
+    free(c);
+}
+
+int rkm_scan(rkm_conn *c, rkm_cursor *cursor, size_t count, rkm_key_fn fn, void *ctx, rk_error *err)
+{
+    if (count == 0 || count > RKM_SCAN_MAX || !fn)
+        return rk_error_set(err, RK_EINVAL, NULL, "a scan step passes 1 to %d keys to a callback",
+                            RKM_SCAN_MAX);
+    if (cursor->done)
+        return RK_OK;
+    cursor->pos[RKM_CURSOR_MAX - 1] = '\0'; /* the job stored it: never trusted to end */
+    return c->driver->scan(c->impl, cursor, count, fn, ctx, err);
+}
+
+int rkm_get(rkm_conn *c, const char *key, size_t len, rkm_value *out, rk_error *err)
+{
+    rkm_value_deinit(out);
+    int rc = c->driver->get(c->impl, key, len, out, err);
+    if (rc == RK_OK && out->state == RKM_FOUND && out->len > c->opt.max_value_bytes) {
+        free(out->data);
+        out->data = NULL;
+        out->state = RKM_TOO_BIG;
+    }
+    return rc;
+}
+
+int rkm_add_if_absent(rkm_conn *c, const char *key, size_t len, const rkm_value *value,
+                      rkm_added *added, rk_error *err)
+{
+    if (value->state != RKM_FOUND || (value->ttl_ms <= 0 && value->ttl_ms != RKM_TTL_NONE))
+        return rk_error_set(err, RK_EINVAL, NULL,
+                            "only a value get found, with a TTL > 0 or none, is copied");
+    return c->driver->add_if_absent(c->impl, key, len, value, added, err);
+}
+
+int rkm_delete(rkm_conn *c, const char *key, size_t len, rk_error *err)
+{
+    return c->driver->del(c->impl, key, len, err);
+}
+
+int rkm_checksum(rkm_conn *c, const char *key, size_t len, rkm_sum *out, rk_error *err)
+{
+    return c->driver->checksum(c->impl, key, len, out, err);
+}

@@ -1,0 +1,296 @@
+/* driver_redis.c — the Redis driver, on hiredis: SCAN for the scan (with the keys' PTTL), PTTL
+ * and DUMP for a get, RESTORE without REPLACE for add-if-absent (BUSYKEY: present), DEL. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "net.h"
+
+#define RD_FOOTER   10 /* a DUMP payload ends in its RDB version (2 bytes) and a CRC64 (8) */
+#define RD_ARGS_MAX 4  /* RESTORE key ttl payload */
+
+typedef struct rd_conn {
+    redisContext *c;           /* NULL after a failed exchange, until the next reconnects */
+    const rkm_options *opt;    /* borrowed from the rkm_conn */
+    char host[RKM_HOST_MAX];   /* where to reconnect */
+    unsigned port;             /* with host */
+    char label[RKM_LABEL_MAX]; /* "redis host:port", how messages name the server */
+} rd_conn;
+
+/* One command, binary-safe: keys and payloads may hold any byte. */
+typedef struct rd_cmd {
+    int argc;
+    const char *argv[RD_ARGS_MAX];
+    size_t len[RD_ARGS_MAX];
+} rd_cmd;
+
+static rd_cmd rd_key_cmd(const char *verb, const char *key, size_t len)
+{
+    return (rd_cmd){.argc = 2, .argv = {verb, key}, .len = {strlen(verb), len}};
+}
+
+/* rkm_attempt_fn over an rd_conn. */
+static int rd_connect(void *conn, rk_error *err)
+{
+    rd_conn *r = conn;
+    unsigned ms = r->opt->timeout_ms;
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    r->c = redisConnectWithTimeout(r->host, (int)r->port, tv);
+    if (r->c && !r->c->err && redisSetTimeout(r->c, tv) == REDIS_OK)
+        return RK_OK;
+    rk_error_set(err, RK_EUNREACHABLE, NULL, "%s: cannot connect: %s", r->label,
+                 r->c ? r->c->errstr : "out of memory");
+    redisFree(r->c);
+    r->c = NULL;
+    return RK_EUNREACHABLE;
+}
+
+static void rd_close(void *conn)
+{
+    rd_conn *r = conn;
+    if (!r)
+        return;
+    redisFree(r->c);
+    free(r);
+}
+
+static void *rd_open(const char *addr, const rkm_options *opt, rk_error *err)
+{
+    rd_conn *r = calloc(1, sizeof *r);
+    if (!r) {
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    r->opt = opt;
+    snprintf(r->label, sizeof r->label, "redis %s", addr);
+    if (rkm_addr_parse(addr, r->host, &r->port, err) != RK_OK ||
+        rkm_retry(opt, rd_connect, r, err) != RK_OK) {
+        rd_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+static void rd_free_replies(redisReply **replies, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (replies[i])
+            freeReplyObject(replies[i]);
+        replies[i] = NULL;
+    }
+}
+
+/* `n` pipelined commands and their replies, as rkm_retry's context. */
+typedef struct rd_exchange {
+    rd_conn *r;
+    size_t n;             /* commands, and replies */
+    rd_cmd *cmds;         /* borrowed (hiredis takes argv non-const) */
+    redisReply **replies; /* filled; all NULL after a failure */
+} rd_exchange;
+
+/* Sends every command, then reads every reply; a failure drops the connection, so that no
+ * half-read reply answers the next try. */
+static int rd_try_exchange(void *arg, rk_error *err)
+{
+    rd_exchange *x = arg;
+    rd_conn *r = x->r;
+    int rc = r->c ? RK_OK : rd_connect(r, err);
+    for (size_t i = 0; rc == RK_OK && i < x->n; i++)
+        if (redisAppendCommandArgv(r->c, x->cmds[i].argc, x->cmds[i].argv, x->cmds[i].len))
+            rc = RK_EUNREACHABLE;
+    for (size_t i = 0; rc == RK_OK && i < x->n; i++) {
+        void *reply = NULL;
+        if (redisGetReply(r->c, &reply) != REDIS_OK)
+            rc = RK_EUNREACHABLE;
+        x->replies[i] = reply;
+    }
+    if (rc == RK_OK || !r->c)
+        return rc;
+    rk_error_set(err, rc, NULL, "%s: connection lost: %s", r->label, r->c->errstr);
+    rd_free_replies(x->replies, x->n);
+    redisFree(r->c);
+    r->c = NULL;
+    return rc;
+}
+
+static int rd_run(rd_conn *r, size_t n, rd_cmd *cmds, redisReply **replies, rk_error *err)
+{
+    rd_exchange x = {.r = r, .n = n, .cmds = cmds, .replies = replies};
+    memset(replies, 0, n * sizeof *replies);
+    return rkm_retry(r->opt, rd_try_exchange, &x, err);
+}
+
+/* RK_EIO naming `cmd`, for a reply it should not have had. */
+static int rd_bad_reply(const rd_conn *r, const redisReply *reply, const char *cmd, rk_error *err)
+{
+    if (reply->type == REDIS_REPLY_ERROR)
+        return rk_error_set(err, RK_EIO, NULL, "%s: %s: %.120s", r->label, cmd, reply->str);
+    return rk_error_set(err, RK_EIO, NULL, "%s: %s: unexpected reply of type %d", r->label, cmd,
+                        reply->type);
+}
+
+/* RK_EIO naming `cmd` unless `reply` is of `type`. */
+static int rd_expect(const rd_conn *r, const redisReply *reply, int type, const char *cmd,
+                     rk_error *err)
+{
+    return reply->type == type ? RK_OK : rd_bad_reply(r, reply, cmd, err);
+}
+
+/* PTTL's answer for a key that a copy should carry: -1 (no TTL) or > 0; -2 (absent) and 0
+ * (expiring now) are not. */
+static int rd_live(long long pttl)
+{
+    return pttl == -1 || pttl > 0;
+}
+
+static int rd_take_value(long long pttl, const redisReply *dump, rkm_value *out)
+{
+    out->data = malloc(dump->len ? dump->len : 1);
+    if (!out->data)
+        return RK_ENOMEM;
+    memcpy(out->data, dump->str, dump->len);
+    out->state = RKM_FOUND;
+    out->len = dump->len;
+    out->ttl_ms = pttl == -1 ? RKM_TTL_NONE : pttl;
+    return RK_OK;
+}
+
+/* PTTL and DUMP in one round trip: a key gone between them reads as absent. */
+static int rd_get(void *conn, const char *key, size_t len, rkm_value *out, rk_error *err)
+{
+    rd_conn *r = conn;
+    rd_cmd cmds[2] = {rd_key_cmd("PTTL", key, len), rd_key_cmd("DUMP", key, len)};
+    redisReply *rep[2];
+    int rc = rd_run(r, 2, cmds, rep, err);
+    if (rc == RK_OK)
+        rc = rd_expect(r, rep[0], REDIS_REPLY_INTEGER, "PTTL", err);
+    if (rc == RK_OK && rep[1]->type != REDIS_REPLY_NIL)
+        rc = rd_expect(r, rep[1], REDIS_REPLY_STRING, "DUMP", err);
+    if (rc == RK_OK && rd_live(rep[0]->integer) && rep[1]->type == REDIS_REPLY_STRING &&
+        rd_take_value(rep[0]->integer, rep[1], out) != RK_OK)
+        rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
+    rd_free_replies(rep, 2);
+    return rc;
+}
+
+static int rd_add_if_absent(void *conn, const char *key, size_t len, const rkm_value *v,
+                            rkm_added *added, rk_error *err)
+{
+    rd_conn *r = conn;
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%" PRId64, v->ttl_ms == RKM_TTL_NONE ? 0 : v->ttl_ms); /* 0: none */
+    rd_cmd cmd = {.argc = 4,
+                  .argv = {"RESTORE", key, ttl, v->data},
+                  .len = {strlen("RESTORE"), len, strlen(ttl), v->len}};
+    redisReply *rep;
+    int rc = rd_run(r, 1, &cmd, &rep, err);
+    if (rc != RK_OK)
+        return rc;
+    *added = RKM_COPIED;
+    if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYKEY", 7) == 0)
+        *added = RKM_PRESENT; /* no REPLACE: the value there stays */
+    else
+        rc = rd_expect(r, rep, REDIS_REPLY_STATUS, "RESTORE", err);
+    freeReplyObject(rep);
+    return rc;
+}
+
+static int rd_delete(void *conn, const char *key, size_t len, rk_error *err)
+{
+    rd_conn *r = conn;
+    rd_cmd cmd = rd_key_cmd("DEL", key, len);
+    redisReply *rep;
+    int rc = rd_run(r, 1, &cmd, &rep, err);
+    if (rc == RK_OK)
+        rc = rd_expect(r, rep, REDIS_REPLY_INTEGER, "DEL", err);
+    rd_free_replies(&rep, 1);
+    return rc;
+}
+
+/* XXH3-64 of the DUMP payload without its footer, so that servers of two Redis versions agree
+ * on a value they encode alike; one encoded otherwise (other *-max-listpack-* settings) differs. */
+static int rd_checksum(void *conn, const char *key, size_t len, rkm_sum *out, rk_error *err)
+{
+    return rkm_sum_by_get(&rkm_driver_redis, conn, key, len, RD_FOOTER, out, err);
+}
+
+/* ---- the scan ---- */
+
+/* [cursor, [key, ...]], the keys as strings. */
+static int rd_check_scan(const rd_conn *r, const redisReply *rep, rk_error *err)
+{
+    int ok = rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+             rep->element[0]->type == REDIS_REPLY_STRING && rep->element[0]->len < RKM_CURSOR_MAX &&
+             rep->element[1]->type == REDIS_REPLY_ARRAY;
+    for (size_t i = 0; ok && i < rep->element[1]->elements; i++)
+        ok = rep->element[1]->element[i]->type == REDIS_REPLY_STRING;
+    return ok ? RK_OK : rd_bad_reply(r, rep, "SCAN", err);
+}
+
+/* The keys' PTTL in one round trip, then the live ones to the callback (SCAN itself leaves out
+ * keys already expired; these are the ones that expired since). */
+static int rd_pass_keys(rd_conn *r, const redisReply *keys, rkm_key_fn fn, void *ctx, rk_error *err)
+{
+    size_t n = keys->elements;
+    rd_cmd *cmds = malloc(n * sizeof *cmds);
+    redisReply **ttls = malloc(n * sizeof *ttls);
+    int rc = cmds && ttls ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        cmds[i] = rd_key_cmd("PTTL", keys->element[i]->str, keys->element[i]->len);
+    if (rc == RK_OK)
+        rc = rd_run(r, n, cmds, ttls, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        rkm_key k = {.key = keys->element[i]->str, .len = keys->element[i]->len};
+        rc = rd_expect(r, ttls[i], REDIS_REPLY_INTEGER, "PTTL", err);
+        k.ttl_ms = rc == RK_OK && ttls[i]->integer > 0 ? ttls[i]->integer : RKM_TTL_NONE;
+        if (rc == RK_OK && rd_live(ttls[i]->integer))
+            rc = fn(ctx, &k, err);
+    }
+    if (ttls)
+        rd_free_replies(ttls, n);
+    free(ttls);
+    free(cmds);
+    return rc;
+}
+
+/* The cursor moves only when the whole batch went to the callback: after a failure the next
+ * step asks SCAN for the same batch again. */
+static int rd_scan(void *conn, rkm_cursor *cursor, size_t count, rkm_key_fn fn, void *ctx,
+                   rk_error *err)
+{
+    rd_conn *r = conn;
+    char n[24];
+    const char *at = cursor->pos[0] ? cursor->pos : "0";
+    snprintf(n, sizeof n, "%zu", count);
+    rd_cmd cmd = {.argc = 4,
+                  .argv = {"SCAN", at, "COUNT", n},
+                  .len = {strlen("SCAN"), strlen(at), strlen("COUNT"), strlen(n)}};
+    redisReply *rep;
+    int rc = rd_run(r, 1, &cmd, &rep, err);
+    if (rc != RK_OK)
+        return rc;
+    rc = rd_check_scan(r, rep, err);
+    if (rc == RK_OK && rep->element[1]->elements > 0)
+        rc = rd_pass_keys(r, rep->element[1], fn, ctx, err);
+    if (rc == RK_OK) {
+        snprintf(cursor->pos, sizeof cursor->pos, "%s", rep->element[0]->str);
+        cursor->done = strcmp(cursor->pos, "0") == 0;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
+const rkm_driver rkm_driver_redis = {
+    .name = "redis",
+    .open = rd_open,
+    .close = rd_close,
+    .scan = rd_scan,
+    .get = rd_get,
+    .add_if_absent = rd_add_if_absent,
+    .del = rd_delete,
+    .checksum = rd_checksum,
+};

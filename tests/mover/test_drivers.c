@@ -1,0 +1,598 @@
+/* test_drivers.c — the mover's data-store drivers (client/mover/driver.h) against real memcached
+ * and redis-server, every test once per store: a scan passes every key once, copies keep their
+ * TTL and never write over a value, expired keys are not copied, the size cap skips, checksums
+ * compare, dropped connections are made again, and a dead server fails after bounded retries
+ * naming its address. test_drivers.sh starts the servers and says where: RKM_MEMCACHED_SRC,
+ * RKM_MEMCACHED_DST, RKM_REDIS_SRC, RKM_REDIS_DST, RKM_MEMCACHED_IDLE (closes idle connections)
+ * and RKM_DEAD (a closed port). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <hiredis/hiredis.h>
+#include <libmemcached/memcached.h>
+
+#include "driver.h"
+
+#define KEYS       1000    /* the scan tests' key set */
+#define SHORT_KEYS 20      /* more keys, which expire before the scan */
+#define SET_MAX    2048    /* keys a keyset holds */
+#define KEY_MAX    256     /* bytes of a key in a keyset */
+#define MC_FLAGS   0xbeefu /* client flags of every memcached value the tests write */
+#define STEP       64      /* keys per scan step */
+
+/* A line to one server of its own, to write and read behind the driver's back. */
+typedef struct raw {
+    memcached_st *mc; /* memcached, or NULL */
+    redisContext *rd; /* Redis, or NULL */
+} raw;
+
+typedef struct fixture {
+    const char *store;    /* "memcached" or "redis" */
+    const char *src_env;  /* the environment variables test_drivers.sh sets */
+    const char *dst_env;  /* with src_env */
+    const char *src_addr; /* their values */
+    const char *dst_addr; /* with src_addr */
+    rkm_conn *src, *dst;  /* the drivers under test */
+    raw raw_src, raw_dst; /* the same servers, directly */
+} fixture;
+
+typedef struct seen_key {
+    char key[KEY_MAX];
+    size_t len;     /* bytes of key */
+    int64_t ttl_ms; /* as the scan gave it */
+} seen_key;
+
+typedef struct keyset {
+    size_t n;
+    seen_key k[SET_MAX];
+} keyset;
+
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v)
+        fail_msg("%s is not set: run test_drivers.sh", name);
+    return v;
+}
+
+static raw raw_open(const char *store, const char *addr)
+{
+    char host[64];
+    unsigned port = 0;
+    raw r = {0};
+    assert_int_equal(sscanf(addr, "%63[^:]:%u", host, &port), 2);
+    if (strcmp(store, "redis") == 0) {
+        r.rd = redisConnect(host, (int)port);
+        assert_true(r.rd && !r.rd->err);
+        return r;
+    }
+    r.mc = memcached_create(NULL);
+    assert_int_equal(memcached_server_add(r.mc, host, (in_port_t)port), MEMCACHED_SUCCESS);
+    return r;
+}
+
+static void raw_close(raw *r)
+{
+    memcached_free(r->mc);
+    redisFree(r->rd);
+}
+
+/* Asserts a Redis reply of `type` and frees it. */
+static void redis_ok(void *reply, int type)
+{
+    redisReply *rep = reply;
+    assert_non_null(rep);
+    assert_int_equal(rep->type, type);
+    freeReplyObject(rep);
+}
+
+static void raw_flush(const raw *r)
+{
+    if (r->rd)
+        redis_ok(redisCommand(r->rd, "FLUSHALL"), REDIS_REPLY_STATUS);
+    else
+        assert_int_equal(memcached_flush(r->mc, 0), MEMCACHED_SUCCESS);
+}
+
+/* key = val with a TTL of ttl_ms (0: none; memcached: whole seconds). */
+static void raw_set(const raw *r, const char *key, size_t klen, const char *val, size_t vlen,
+                    long ttl_ms)
+{
+    if (r->rd && ttl_ms)
+        redis_ok(redisCommand(r->rd, "SET %b %b PX %ld", key, klen, val, vlen, ttl_ms),
+                 REDIS_REPLY_STATUS);
+    else if (r->rd)
+        redis_ok(redisCommand(r->rd, "SET %b %b", key, klen, val, vlen), REDIS_REPLY_STATUS);
+    else
+        assert_int_equal(
+            memcached_set(r->mc, key, klen, val, vlen, (time_t)(ttl_ms / 1000), MC_FLAGS),
+            MEMCACHED_SUCCESS);
+}
+
+static void raw_put(const raw *r, const char *key, const char *val, long ttl_ms)
+{
+    raw_set(r, key, strlen(key), val, strlen(val), ttl_ms);
+}
+
+/* The value of key as a string (at most 63 bytes), or "(absent)". */
+static const char *raw_get(const raw *r, const char *key, char *buf, size_t size)
+{
+    snprintf(buf, size, "(absent)");
+    if (r->rd) {
+        redisReply *rep = redisCommand(r->rd, "GET %s", key);
+        assert_non_null(rep);
+        if (rep->type == REDIS_REPLY_STRING)
+            snprintf(buf, size, "%.*s", (int)rep->len, rep->str);
+        freeReplyObject(rep);
+        return buf;
+    }
+    size_t len;
+    uint32_t flags;
+    memcached_return_t rc;
+    char *v = memcached_get(r->mc, key, strlen(key), &len, &flags, &rc);
+    if (memcached_success(rc))
+        snprintf(buf, size, "%.*s", (int)len, v ? v : "");
+    free(v);
+    return buf;
+}
+
+/* The tests' short TTL, and a wait that outlasts it: memcached counts whole seconds. */
+static long short_ttl_ms(const fixture *f)
+{
+    return f->raw_src.rd ? 100 : 1000;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void outlast_short_ttl(const fixture *f)
+{
+    sleep_ms(f->raw_src.rd ? 300 : 2200);
+}
+
+static rkm_conn *conn(const fixture *f, const char *addr, const rkm_options *opt)
+{
+    rk_error err = {0};
+    rkm_conn *c = rkm_conn_new(f->store, addr, opt, &err);
+    if (!c)
+        fail_msg("%s %s: %s", f->store, addr, err.message);
+    return c;
+}
+
+static int setup(void **state)
+{
+    fixture *f = *state;
+    f->src_addr = env(f->src_env);
+    f->dst_addr = env(f->dst_env);
+    f->raw_src = raw_open(f->store, f->src_addr);
+    f->raw_dst = raw_open(f->store, f->dst_addr);
+    raw_flush(&f->raw_src);
+    raw_flush(&f->raw_dst);
+    f->src = conn(f, f->src_addr, NULL);
+    f->dst = conn(f, f->dst_addr, NULL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    rkm_conn_free(f->src);
+    rkm_conn_free(f->dst);
+    raw_close(&f->raw_src);
+    raw_close(&f->raw_dst);
+    return 0;
+}
+
+/* ---- key sets ---- */
+
+/* Key i of the scan tests: é in UTF-8, raw bytes >= 0x80 (not UTF-8), a space (Redis; memcached
+ * keys have none), plain; on Redis one key also holds a NUL. */
+static size_t key_of(const fixture *f, int i, char *buf)
+{
+    static const char *const forms[] = {"k\xc3\xa9-%d", "\xff\x80-%d", "with space %d", "plain-%d"};
+    bool redis = f->raw_src.rd != NULL;
+    size_t len =
+        (size_t)snprintf(buf, KEY_MAX, i % 4 == 2 && !redis ? "no-space-%d" : forms[i % 4], i);
+    if (redis && i == 3)
+        buf[2] = '\0';
+    return len;
+}
+
+/* KEYS keys on the source, every tenth with a TTL of 100 s, and SHORT_KEYS that expire at once;
+ * their names into `want` (when not NULL). Returns after the short ones expired. */
+static void fill_source(const fixture *f, keyset *want)
+{
+    char key[KEY_MAX];
+    for (int i = 0; i < KEYS; i++) {
+        size_t len = key_of(f, i, key);
+        raw_set(&f->raw_src, key, len, key, len, i % 10 == 0 ? 100000 : 0);
+        if (want) {
+            memcpy(want->k[want->n].key, key, len);
+            want->k[want->n++].len = len;
+        }
+    }
+    for (int i = 0; i < SHORT_KEYS; i++) {
+        snprintf(key, sizeof key, "short-%d", i);
+        raw_put(&f->raw_src, key, "soon gone", short_ttl_ms(f));
+    }
+    outlast_short_ttl(f);
+}
+
+static int collect(void *ctx, const rkm_key *key, rk_error *err)
+{
+    keyset *s = ctx;
+    if (s->n == SET_MAX || key->len > KEY_MAX)
+        return rk_error_set(err, RK_ETOOLARGE, NULL, "more keys than a keyset holds");
+    memcpy(s->k[s->n].key, key->key, key->len);
+    s->k[s->n].len = key->len;
+    s->k[s->n++].ttl_ms = key->ttl_ms;
+    return RK_OK;
+}
+
+/* Scan steps of STEP keys from `cursor` until done, or `steps` steps; all into `got`. */
+static void scan_into(rkm_conn *c, rkm_cursor *cursor, size_t steps, keyset *got)
+{
+    rk_error err = {0};
+    for (size_t i = 0; i < steps && !cursor->done; i++)
+        if (rkm_scan(c, cursor, STEP, collect, got, &err) != RK_OK)
+            fail_msg("scan: %s", err.message);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const seen_key *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static void sort_keys(keyset *s)
+{
+    qsort(s->k, s->n, sizeof s->k[0], key_cmp);
+}
+
+/* Drops repeated keys of a sorted set; returns how many were. */
+static size_t dedupe(keyset *s)
+{
+    size_t out = 0, before = s->n;
+    for (size_t i = 0; i < s->n; i++)
+        if (out == 0 || key_cmp(&s->k[out - 1], &s->k[i]) != 0)
+            s->k[out++] = s->k[i];
+    s->n = out;
+    return before - out;
+}
+
+static void assert_same_keys(keyset *want, keyset *got)
+{
+    sort_keys(want);
+    sort_keys(got);
+    assert_int_equal(got->n, want->n);
+    for (size_t i = 0; i < want->n; i++)
+        assert_int_equal(key_cmp(&want->k[i], &got->k[i]), 0);
+}
+
+static keyset *keyset_new(void)
+{
+    keyset *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    return s;
+}
+
+/* ---- the tests ---- */
+
+static void scan_every_key_once(void **state)
+{
+    fixture *f = *state;
+    keyset *want = keyset_new(), *got = keyset_new();
+    rkm_cursor cursor = {.pos = ""};
+    fill_source(f, want);
+    scan_into(f->src, &cursor, 10000, got);
+    assert_true(cursor.done);
+    for (size_t i = 0; i < got->n; i++) /* the 100 s keys carry it; the others none */
+        if (got->k[i].ttl_ms != RKM_TTL_NONE)
+            assert_in_range(got->k[i].ttl_ms, 90000, 100000);
+    assert_same_keys(want, got); /* once each: no repeat, no expired key */
+    free(want);
+    free(got);
+}
+
+/* A cursor kept and given to a new connection: Redis goes on, memcached starts over (metadump has
+ * no cursor); either way every key comes at least once. */
+static void scan_resumes(void **state)
+{
+    fixture *f = *state;
+    keyset *want = keyset_new(), *got = keyset_new();
+    rkm_cursor cursor = {.pos = ""};
+    fill_source(f, want);
+    scan_into(f->src, &cursor, 3, got);
+    assert_false(cursor.done);
+    assert_true(cursor.pos[0] != '\0');
+    rkm_conn_free(f->src); /* the worker is gone; memcached ends its metadump */
+    f->src = NULL;
+    rkm_conn *again = conn(f, f->src_addr, NULL);
+    scan_into(again, &cursor, 10000, got);
+    assert_true(cursor.done);
+    rkm_conn_free(again);
+    sort_keys(got);
+    dedupe(got);
+    assert_same_keys(want, got);
+    free(want);
+    free(got);
+}
+
+/* Scan, get, add: what the mover does. Every key arrives, with its value's checksum. */
+static void copy_every_key(void **state)
+{
+    fixture *f = *state;
+    keyset *keys = keyset_new(), *copied = keyset_new();
+    rkm_cursor cursor = {.pos = ""}, again = {.pos = ""};
+    rkm_value v;
+    rk_error err = {0};
+    rkm_value_init(&v);
+    fill_source(f, NULL);
+    scan_into(f->src, &cursor, 10000, keys);
+    for (size_t i = 0; i < keys->n; i++) {
+        rkm_added added = RKM_PRESENT;
+        rkm_sum a, b;
+        assert_int_equal(rkm_get(f->src, keys->k[i].key, keys->k[i].len, &v, &err), RK_OK);
+        assert_int_equal(v.state, RKM_FOUND);
+        assert_int_equal(
+            rkm_add_if_absent(f->dst, keys->k[i].key, keys->k[i].len, &v, &added, &err), RK_OK);
+        assert_int_equal(added, RKM_COPIED);
+        assert_int_equal(rkm_checksum(f->src, keys->k[i].key, keys->k[i].len, &a, &err), RK_OK);
+        assert_int_equal(rkm_checksum(f->dst, keys->k[i].key, keys->k[i].len, &b, &err), RK_OK);
+        assert_int_equal(b.state, RKM_FOUND);
+        assert_true(a.xxh3 == b.xxh3);
+    }
+    rkm_value_deinit(&v);
+    scan_into(f->dst, &again, 10000, copied);
+    assert_int_equal(keys->n, KEYS);
+    assert_same_keys(keys, copied);
+    free(keys);
+    free(copied);
+}
+
+/* Copies `key` from source to destination; returns what add-if-absent did. */
+static rkm_added copy_key(const fixture *f, const char *key)
+{
+    rkm_value v;
+    rkm_added added = RKM_PRESENT;
+    rk_error err = {0};
+    rkm_value_init(&v);
+    assert_int_equal(rkm_get(f->src, key, strlen(key), &v, &err), RK_OK);
+    assert_int_equal(v.state, RKM_FOUND);
+    if (rkm_add_if_absent(f->dst, key, strlen(key), &v, &added, &err) != RK_OK)
+        fail_msg("%s", err.message);
+    rkm_value_deinit(&v);
+    return added;
+}
+
+static rkm_value get_value(rkm_conn *c, const char *key)
+{
+    rkm_value v;
+    rk_error err = {0};
+    rkm_value_init(&v);
+    if (rkm_get(c, key, strlen(key), &v, &err) != RK_OK)
+        fail_msg("get %s: %s", key, err.message);
+    return v;
+}
+
+static void copy_keeps_ttl(void **state)
+{
+    fixture *f = *state;
+    char buf[64];
+    raw_put(&f->raw_src, "hundred", "seconds", 100000);
+    raw_put(&f->raw_src, "forever", "and ever", 0);
+    raw_put(&f->raw_src, "empty", "", 0);
+    assert_int_equal(copy_key(f, "hundred"), RKM_COPIED);
+    assert_int_equal(copy_key(f, "forever"), RKM_COPIED);
+    assert_int_equal(copy_key(f, "empty"), RKM_COPIED);
+    rkm_value h = get_value(f->dst, "hundred"), e = get_value(f->dst, "forever");
+    assert_int_equal(h.state, RKM_FOUND);
+    assert_in_range(h.ttl_ms, 97000, 100000);
+    assert_int_equal(e.ttl_ms, RKM_TTL_NONE);
+    assert_int_equal(h.flags, f->raw_src.mc ? MC_FLAGS : 0); /* memcached's flags travel too */
+    assert_string_equal(raw_get(&f->raw_dst, "hundred", buf, sizeof buf), "seconds");
+    assert_string_equal(raw_get(&f->raw_dst, "empty", buf, sizeof buf), "");
+    rkm_value_deinit(&h);
+    rkm_value_deinit(&e);
+}
+
+static void add_never_overwrites(void **state)
+{
+    fixture *f = *state;
+    char buf[64];
+    rkm_sum theirs, after, ours;
+    rk_error err = {0};
+    raw_put(&f->raw_src, "contested", "ours", 0);
+    raw_put(&f->raw_dst, "contested", "theirs", 100000);
+    assert_int_equal(rkm_checksum(f->dst, "contested", 9, &theirs, &err), RK_OK);
+    assert_int_equal(copy_key(f, "contested"), RKM_PRESENT);
+    assert_int_equal(copy_key(f, "contested"), RKM_PRESENT); /* a retried copy: the same */
+    assert_string_equal(raw_get(&f->raw_dst, "contested", buf, sizeof buf), "theirs");
+    assert_int_equal(rkm_checksum(f->dst, "contested", 9, &after, &err), RK_OK);
+    assert_int_equal(rkm_checksum(f->src, "contested", 9, &ours, &err), RK_OK);
+    assert_true(after.xxh3 == theirs.xxh3);
+    assert_true(after.xxh3 != ours.xxh3);
+    assert_in_range(after.ttl_ms, 90000, 100000); /* the destination's TTL, untouched */
+}
+
+static void expired_not_copied(void **state)
+{
+    fixture *f = *state;
+    rk_error err = {0};
+    rkm_added added;
+    raw_put(&f->raw_src, "brief", "gone soon", short_ttl_ms(f));
+    outlast_short_ttl(f);
+    rkm_value v = get_value(f->src, "brief");
+    assert_int_equal(v.state, RKM_ABSENT);
+    assert_int_equal(rkm_add_if_absent(f->dst, "brief", 5, &v, &added, &err), RK_EINVAL);
+    rkm_value_deinit(&v);
+}
+
+static void size_cap_skips(void **state)
+{
+    fixture *f = *state;
+    char big[5000];
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < sizeof big; i++) { /* incompressible: Redis's DUMP packs repeats */
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        big[i] = (char)x;
+    }
+    raw_set(&f->raw_src, "big", 3, big, sizeof big, 0);
+    raw_set(&f->raw_src, "small", 5, big, 500, 0);
+    rkm_conn *capped = conn(f, f->src_addr, &(rkm_options){.max_value_bytes = 1000});
+    rkm_value b = get_value(capped, "big"), s = get_value(capped, "small");
+    assert_int_equal(b.state, RKM_TOO_BIG);
+    assert_null(b.data);
+    assert_true(b.len >= sizeof big); /* its size, for the list of skipped keys */
+    assert_int_equal(s.state, RKM_FOUND);
+    rkm_value_deinit(&b);
+    rkm_value_deinit(&s);
+    rkm_conn_free(capped);
+}
+
+static rkm_sum sum_of(rkm_conn *c, const char *key)
+{
+    rkm_sum s;
+    rk_error err = {0};
+    if (rkm_checksum(c, key, strlen(key), &s, &err) != RK_OK)
+        fail_msg("checksum %s: %s", key, err.message);
+    return s;
+}
+
+static void checksums_compare(void **state)
+{
+    fixture *f = *state;
+    raw_put(&f->raw_src, "a", "the same value", 0);
+    raw_put(&f->raw_src, "b", "the same value", 0);
+    raw_put(&f->raw_src, "c", "another value", 0);
+    raw_put(&f->raw_dst, "a", "the same value", 0);
+    assert_true(sum_of(f->src, "a").xxh3 == sum_of(f->src, "b").xxh3);
+    assert_true(sum_of(f->src, "a").xxh3 == sum_of(f->dst, "a").xxh3);
+    assert_true(sum_of(f->src, "a").xxh3 != sum_of(f->src, "c").xxh3);
+    assert_int_equal(sum_of(f->src, "absent").state, RKM_ABSENT);
+}
+
+static void delete_removes(void **state)
+{
+    fixture *f = *state;
+    rk_error err = {0};
+    raw_put(&f->raw_src, "doomed", "value", 0);
+    assert_int_equal(rkm_delete(f->src, "doomed", 6, &err), RK_OK);
+    assert_int_equal(sum_of(f->src, "doomed").state, RKM_ABSENT);
+    assert_int_equal(rkm_delete(f->src, "doomed", 6, &err), RK_OK); /* gone already: fine */
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void dead_server_fails(void **state)
+{
+    fixture *f = *state;
+    const char *dead = env("RKM_DEAD");
+    rk_error err = {0};
+    double start = now_s();
+    rkm_conn *c = rkm_conn_new(f->store, dead, &(rkm_options){.tries = 3, .backoff_ms = 50}, &err);
+    double took = now_s() - start;
+    assert_null(c);
+    assert_int_equal(err.code, RK_EUNREACHABLE);
+    assert_non_null(strstr(err.message, dead));
+    assert_non_null(strstr(err.message, f->store));
+    assert_non_null(strstr(err.message, "(3 tries)"));
+    assert_true(took >= 0.149 && took < 5); /* waited 50 + 100 ms, and no more than bounded */
+}
+
+/* Redis drops the driver's connection (CLIENT KILL); the next call reconnects. */
+static void reconnects_after_kill(void **state)
+{
+    fixture *f = *state;
+    raw_put(&f->raw_src, "survivor", "value", 0);
+    redis_ok(redisCommand(f->raw_src.rd, "CLIENT KILL TYPE normal SKIPME yes"),
+             REDIS_REPLY_INTEGER);
+    assert_int_equal(sum_of(f->src, "survivor").state, RKM_FOUND);
+}
+
+/* A memcached that closes idle connections (-o idle_timeout=1, RKM_MEMCACHED_IDLE) drops both of
+ * the driver's, libmemcached's and the TTL queries'; the next calls reconnect. */
+static void reconnects_after_idle_drop(void **state)
+{
+    fixture *f = *state;
+    char data[] = "kept across drops";
+    rkm_value v = {.state = RKM_FOUND, .data = data, .len = strlen(data), .ttl_ms = 60000};
+    rkm_added added = RKM_PRESENT;
+    rk_error err = {0};
+    rkm_conn *c = conn(f, env("RKM_MEMCACHED_IDLE"), NULL);
+    assert_int_equal(rkm_delete(c, "idle", 4, &err), RK_OK);
+    assert_int_equal(sum_of(c, "idle").state, RKM_ABSENT);
+    sleep_ms(3500); /* memcached checks idle connections about once a second */
+    assert_int_equal(rkm_add_if_absent(c, "idle", 4, &v, &added, &err), RK_OK);
+    assert_int_equal(added, RKM_COPIED);
+    sleep_ms(3500);
+    assert_int_equal(sum_of(c, "idle").state, RKM_FOUND);
+    rkm_conn_free(c);
+}
+
+static void bad_input_refused(void **state)
+{
+    fixture *f = *state;
+    rk_error err = {0};
+    rkm_cursor cursor = {.pos = ""};
+    rkm_value v;
+    rkm_value_init(&v);
+    assert_null(rkm_conn_new("etcd", f->src_addr, NULL, &err));
+    assert_int_equal(err.code, RK_EINVAL);
+    assert_null(rkm_conn_new(f->store, "no-port", NULL, &err));
+    assert_int_equal(err.code, RK_EINVAL);
+    assert_int_equal(rkm_scan(f->src, &cursor, 0, collect, NULL, &err), RK_EINVAL);
+    if (f->raw_src.mc) /* the text protocol has no room for a space in a key */
+        assert_int_equal(rkm_get(f->src, "a space", 7, &v, &err), RK_EINVAL);
+    assert_null(rkm_driver_find("valkey"));
+    assert_non_null(rkm_driver_find(f->store));
+}
+
+/* `test` on `store`; on both stores, each named after its store. */
+#define ON_STORE(store, test)                                                                      \
+    {                                                                                              \
+        .name = #store ": " #test, .test_func = test, .setup_func = setup,                         \
+        .teardown_func = teardown, .initial_state = &store                                         \
+    }
+#define PER_STORE(test) ON_STORE(memcached, test), ON_STORE(redis, test)
+
+int main(void)
+{
+    static fixture memcached = {
+        .store = "memcached", .src_env = "RKM_MEMCACHED_SRC", .dst_env = "RKM_MEMCACHED_DST"};
+    static fixture redis = {
+        .store = "redis", .src_env = "RKM_REDIS_SRC", .dst_env = "RKM_REDIS_DST"};
+    const struct CMUnitTest tests[] = {
+        PER_STORE(scan_every_key_once),
+        PER_STORE(scan_resumes),
+        PER_STORE(copy_every_key),
+        PER_STORE(copy_keeps_ttl),
+        PER_STORE(add_never_overwrites),
+        PER_STORE(expired_not_copied),
+        PER_STORE(size_cap_skips),
+        PER_STORE(checksums_compare),
+        PER_STORE(delete_removes),
+        PER_STORE(dead_server_fails),
+        PER_STORE(bad_input_refused),
+        ON_STORE(redis, reconnects_after_kill),
+        ON_STORE(memcached, reconnects_after_idle_drop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
