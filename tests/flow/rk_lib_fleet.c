@@ -1,16 +1,16 @@
 /* rk_lib_fleet.c — N real libringkeeper clients in one process, for the cutover flow test
  * (tests/flow/test_flow.sh): what a fleet of applications does during a cutover, seen from inside.
  *
- * usage: rk_lib_fleet --server URL --cluster C --clients N --state FILE --seconds S
+ * usage: rk_lib_fleet --server URL --cluster C --clients N --state FILE --seconds S [--token T]
  *
- * Each client has its own RK-Client id ("fleet-<i>"), fetches the active ring, then keeps a
- * background refresher long-polling. Every 100 ms the process rewrites FILE (a temporary file then
- * rename, so a reader never sees half of it): one line per client,
- *   <id> <version> <previous version or 0> <dual>
- * where <dual> counts, of the keys "key-0" .. "key-999", those whose owner under the previous ring
- * differs from the owner now: the keys an application reads from both owners while data moves.
- * It runs until SIGTERM or SIGINT or S seconds pass, then stops and frees every client (exit 0), or
- * exits 1 when a client cannot be made or cannot fetch its first ring. */
+ * Each client has its own RK-Client id ("fleet-<i>") and the fleet's token, if any (a server with
+ * tokens counts only clients that send one of the client role), fetches the active ring, then keeps
+ * a background refresher long-polling. Every 100 ms the process rewrites FILE (a temporary file
+ * then rename, so a reader never sees half of it): one line per client, <id> <version> <previous
+ * version or 0> <dual> where <dual> counts, of the keys "key-0" .. "key-999", those whose owner
+ * under the previous ring differs from the owner now: the keys an application reads from both
+ * owners while data moves. It runs until SIGTERM or SIGINT or S seconds pass, then stops and frees
+ * every client (exit 0), or exits 1 when a client cannot be made or cannot fetch its first ring. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +33,7 @@ static void on_signal(int sig)
 }
 
 typedef struct fleet {
-    const char *server, *cluster, *state;
+    const char *server, *cluster, *state, *token;
     long clients, seconds;
     rk_client *c[MAX_CLIENTS];
 } fleet;
@@ -55,6 +55,8 @@ static int parse(fleet *f, int argc, char **argv)
             f->cluster = v;
         else if (strcmp(k, "--state") == 0)
             f->state = v;
+        else if (strcmp(k, "--token") == 0)
+            f->token = v;
         else if (strcmp(k, "--clients") == 0)
             f->clients = number(v, 1, MAX_CLIENTS);
         else if (strcmp(k, "--seconds") == 0)
@@ -72,7 +74,8 @@ static int start_client(fleet *f, long i)
     char id[32];
     rk_error err = {0};
     snprintf(id, sizeof id, "fleet-%ld", i);
-    rk_client_config cfg = {.server = f->server, .cluster = f->cluster, .client_id = id};
+    rk_client_config cfg = {
+        .server = f->server, .cluster = f->cluster, .client_id = id, .token = f->token};
     f->c[i] = rk_client_new(&cfg, &err);
     if (!f->c[i] || rk_client_fetch(f->c[i], &err) != RK_OK ||
         rk_client_start_refresher(f->c[i], WAIT_S, 100, &err) != RK_OK) {

@@ -11,7 +11,9 @@ RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 FLEET_BIN=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 ALICE=alice-token-0123456789
 BOB=bob-token-0123456789ab
-printf 'alice:%s\nbob:%s\n' "$ALICE" "$BOB" >"$TMP/tokens"
+FLEET_TOKEN=fleet-token-0123456789ab # the fleet's credential: its clients are counted
+printf 'alice:%s\nbob:%s\nfleet:%s client\n' "$ALICE" "$BOB" "$FLEET_TOKEN" \
+    >"$TMP/tokens"
 rk_start --token-file "$TMP/tokens"
 FLEET=
 N=50
@@ -56,7 +58,7 @@ alice 0 "alice publishes v1 and activates it" publish "$TMP/t4" --activate
 alice 0 "alice sets the policy" policy set --approvals 1 --distinct-approver yes
 
 "$FLEET_BIN" --server "$BASE" --cluster shop --clients "$N" --state "$STATE" --seconds 120 \
-    2>"$TMP/fleet.err" &
+    --token "$FLEET_TOKEN" 2>"$TMP/fleet.err" &
 FLEET=$!
 fleet_is 1 0 0
 clients_say "version  holding  offered  refusing" "      1       50       50         0" \

@@ -12,12 +12,16 @@ their own per-address connection budget:
              server cuts them; finding 3: kernel socket memory);
   slowloris  SLOW connections sending one header byte every 2 s (reconnected when cut);
   polls      POLLS long polls of POLL_PATH held at once, one thread over them all (finding 2:
-             held polls locking out everyone else), each reopened when answered or cut.
+             held polls locking out everyone else), each reopened when answered or cut;
+  forgers    FORGERS threads (from 127.0.0.60 on, one each) asking for POLL_PATH with RK-Client
+             ids of their own invention, one new id a request, and none of them with a token (finding 4: a forged and flooded
+             fleet report).
 
 Meanwhile it samples ringkeeperd (PID): the peak of its RSS, and of the kernel memory of its
 sockets (ss: what they have queued to send, r+w of skmem, on the server's side of PORT).
 
-usage: attackers.py PORT PID RING_PATH PLAN_PATH POLL_PATH SECONDS [PLANS BODIES READERS SLOW POLLS]
+usage: attackers.py PORT PID RING_PATH PLAN_PATH POLL_PATH SECONDS
+                    [PLANS BODIES READERS SLOW POLLS FORGERS]
 Prints one line of counts and one of peaks at the end. Every socket is closed and every thread
 joined before it exits (at most SECONDS + 15 s)."""
 import os
@@ -157,6 +161,24 @@ class Attack:
         sel.close()
 
 
+    def forgers(self, n):
+        import http.client
+        c, i = None, 0
+        while self.running():
+            try:
+                c = c or http.client.HTTPConnection(
+                    "127.0.0.1", self.port, timeout=10, source_address=("127.0.0.%d" % (60 + n), 0))
+                c.request("GET", self.poll, headers={"RK-Client": "forged-%d-%d" % (n, i)})
+                c.getresponse().read()
+                self.count("forged")
+            except (OSError, http.client.HTTPException):
+                c = None
+                self.count("forge cut")
+            i += 1
+        if c:
+            c.close()
+
+
 class Sampler:
     """Peaks of ringkeeperd's RSS and of its sockets' kernel memory, sampled every second."""
 
@@ -187,13 +209,15 @@ class Sampler:
 def main():
     port, pid, ring, plan, poll = int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:6]
     seconds = float(sys.argv[6])
-    plans, bodies, readers, slow, polls = (int(a) for a in
-                                           (sys.argv[7:12] or [2, 600, 1000, 200, 10000]))
+    plans, bodies, readers, slow, polls, forgers = (
+        int(a) for a in (sys.argv[7:13] or [2, 600, 1000, 200, 10000, 2]))
     a = Attack(port, ring, plan, poll, seconds)
     sampler = Sampler(port, pid)
+    # the 600 posters last: once they run, starting a thread takes long enough that a short attack
+    # could end before the others began
     threads = [threading.Thread(target=f, args=(i,))
-               for f, k in ((a.plans, plans), (a.bodies, bodies), (a.readers, readers),
-                            (a.slowloris, slow))
+               for f, k in ((a.forgers, forgers), (a.plans, plans), (a.readers, readers),
+                            (a.slowloris, slow), (a.bodies, bodies))
                for i in range(k)]
     threads = [threading.Thread(target=sampler.run, args=(a,)),
                threading.Thread(target=a.polls, args=(polls,))] + threads

@@ -8,15 +8,16 @@
 #     restarted on the same database; then every acknowledged version of both clusters is there,
 #     unchanged, gapless, and the database passes PRAGMA integrity_check;
 #  3. attackers (attackers.py: costly plans, 600 POSTs of 8 MiB junk, 1000 slow readers of a 5.9 MB
-#     ring, 200 slowloris connections from 127.0.0.2..9, and 10,000 held long polls from
-#     127.0.0.10..59) for 20 s while rk_load probe checks that /healthz p99 stays under 50 ms and
-#     every publish under 1 s; meanwhile ringkeeperd's RSS and its sockets' kernel memory stay
-#     under 256 MiB each; then its RSS must come back within 20% of what it was before.
+#     ring and 200 slowloris connections from 127.0.0.2..9, 10,000 held long polls from
+#     127.0.0.10..59, and 2 forgers inventing RK-Client ids from 127.0.0.60..61) for 20 s while rk_load probe checks that /healthz
+#     p99 stays under 50 ms and every publish under 1 s; meanwhile ringkeeperd's RSS and its
+#     sockets' kernel memory stay under 256 MiB each; then its RSS must come back within 20% of what
+#     it was before, and the fleet report still counts its one real (token) client alone.
 # usage: test_load.sh RINGKEEPERD RK_LOAD
 # RK_LOAD_SANITIZER=asan|tsan picks the profile of a server built with that sanitizer (below);
 # RK_LOAD_SECONDS, RK_LOAD_ROUNDS, RK_LOAD_ATTACK_SECONDS, RK_LOAD_RSS=0 (no RSS bounds),
 # RK_LOAD_LATENCY_FACTOR=K (the probe's latency bounds times K) and RK_LOAD_ATTACKERS="PLANS BODIES
-# READERS SLOW POLLS" (attackers.py's counts) override any profile's figure.
+# READERS SLOW POLLS FORGERS" (attackers.py's counts) override any profile's figure.
 . "$(dirname "$0")/../server/lib.sh" "$1"
 LOAD=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 # Profiles: Release runs in full with the real bounds. A sanitizer's server is shortened and keeps
@@ -25,9 +26,9 @@ LOAD=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 # and TSan, which serialises every lock and atomic through its runtime, took a publish to 1986 ms.
 # There the probe checks no crash, leak, race, lost version or lock-out, not the speed.
 case ${RK_LOAD_SANITIZER:-none} in
-none) p_secs=60 p_rounds=20 p_rss=1 p_factor=1 p_attackers="2 600 1000 200 10000" ;;
-asan) p_secs=20 p_rounds=5 p_rss=0 p_factor=5 p_attackers="2 100 300 100 2000" ;;
-tsan) p_secs=20 p_rounds=5 p_rss=0 p_factor=10 p_attackers="2 100 300 100 2000" ;;
+none) p_secs=60 p_rounds=20 p_rss=1 p_factor=1 p_attackers="2 600 1000 200 10000 2" ;;
+asan) p_secs=20 p_rounds=5 p_rss=0 p_factor=5 p_attackers="2 100 300 100 2000 1" ;;
+tsan) p_secs=20 p_rounds=5 p_rss=0 p_factor=10 p_attackers="2 100 300 100 2000 1" ;;
 *)
     echo "RK_LOAD_SANITIZER must be asan, tsan or unset, not '$RK_LOAD_SANITIZER'" >&2
     exit 2
@@ -37,7 +38,7 @@ SECS=${RK_LOAD_SECONDS:-$p_secs}
 ROUNDS=${RK_LOAD_ROUNDS:-$p_rounds}
 ATTACK=${RK_LOAD_ATTACK_SECONDS:-20}
 FACTOR=${RK_LOAD_LATENCY_FACTOR:-$p_factor}
-ATTACKERS=${RK_LOAD_ATTACKERS:-$p_attackers} # plans, bodies, slow readers, slowloris, polls
+ATTACKERS=${RK_LOAD_ATTACKERS:-$p_attackers} # plans, bodies, slow readers, slowloris, polls, forgers
 RSS_BOUND=${RK_LOAD_RSS:-$p_rss}
 echo "load profile ${RK_LOAD_SANITIZER:-release}: $SECS s mixed, $ROUNDS kill rounds," \
     "latency bounds x$FACTOR, RSS bounds $([ "$RSS_BOUND" = 0 ] && echo off || echo on)"
@@ -122,6 +123,8 @@ PLAN='/v1/clusters/plan/plan?from=1&to=2&arcs=false'
 # what a client's first requests cache (the ring's document, the plan's two rings) is the baseline
 check "ring before the attack" 200 "$(req GET /v1/clusters/big/ring)"
 check "plan before the attack" 200 "$(req GET "$PLAN")"
+check "the fleet's one real client, with its token" 200 "$(req GET /v1/clusters/polls/ring \
+    -H 'RK-Client: real-client' -H "Authorization: Bearer probe-token-0123456789")"
 before=$(kib)
 RK_ATTACK_TOKEN=flood-token-0123456789 python3 "$(dirname "$0")/attackers.py" "$PORT" "$PID" /v1/clusters/big/ring "$PLAN" \
     /v1/clusters/polls/ring "$ATTACK" $ATTACKERS >"$TMP/attack.out" 2>&1 &
@@ -153,6 +156,16 @@ else
     bad "RSS $((after >> 10)) MiB after the attack, over 120% of $((before >> 10)) MiB"
 fi
 check "healthz after the attack" 200 "$(req GET /healthz)"
+check "the fleet report after the attack" 200 "$(req GET '/v1/clusters/polls/clients?limit=10')"
+python3 - "$TMP/body" >"$TMP/fleet" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("counted:", [c["id"] for c in d["clients"]], d["summary"]["total"],
+      "strangers apart:", d["unauthenticated"]["summary"]["total"] > 0)
+PY
+cat "$TMP/fleet"
+check "forgers neither counted nor evicting the real client" \
+    "counted: ['real-client'] 1 strangers apart: True" "$(cat "$TMP/fleet")"
 rk_stop
 check "ringkeeperd stopped cleanly after the attack" 0 "$STOP_CODE"
 finish
