@@ -1,6 +1,8 @@
 /* driver_memcached.c — the memcached driver. libmemcached gets, adds and deletes values; by hand,
- * over plain TCP, what it does not offer: the `lru_crawler metadump all` stream a scan reads, and
- * the remaining TTL a get reports (meta get "mg <key> t", memcached 1.6 and later). */
+ * over plain TCP, what it does not offer: the `lru_crawler metadump hash` stream a scan reads (the
+ * hash table: `all` walks the LRU lists, which the LRU maintainer reorders under it, passing some
+ * keys twice and missing others), and the remaining TTL a get reports (meta get "mg <key> t",
+ * memcached 1.6 and later). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,7 @@
 #define MC_KEY_MAX         250          /* memcached's longest key */
 #define MC_RELATIVE_MAX    (30 * 86400) /* memcached reads a longer expiry as a unix time */
 #define MC_STATS_LINES_MAX 1000         /* a `stats` answer is about 90 lines */
-#define MC_DUMP            "lru_crawler metadump all\r\n"
+#define MC_DUMP            "lru_crawler metadump hash\r\n" /* not "all": below */
 
 typedef struct mc_conn {
     memcached_st *mc;          /* libmemcached: values, add, delete */

@@ -8,59 +8,16 @@
 set -u
 BIN=$1
 shift
-for tool in memcached redis-server python3; do
-    if ! command -v "$tool" >/dev/null; then
-        echo "SKIP: $tool is not installed (deploy/install-deps.sh)"
-        exit 77
-    fi
-done
-TMP=$(mktemp -d)
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=servers.sh
+. "$(dirname "$0")/servers.sh"
 
-# Free loopback ports from the kernel, held together while picked so that they are distinct.
-read -r -a PORTS <<<"$(python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(6)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-)"
-
-# up PORT: something accepts on 127.0.0.1:PORT within 10 s
-up() {
-    for _ in $(seq 1 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "FAIL: nothing listens on 127.0.0.1:$1" >&2
-    return 1
-}
-
-# -u: memcached refuses to run as root without it, and ignores it otherwise.
-for p in "${PORTS[0]}" "${PORTS[1]}"; do
-    memcached -l 127.0.0.1 -p "$p" -U 0 -m 64 -u "$(id -un)" >"$TMP/memcached-$p.log" 2>&1 &
-    PIDS+=($!)
-done
-memcached -l 127.0.0.1 -p "${PORTS[4]}" -U 0 -m 64 -u "$(id -un)" -o idle_timeout=1 \
-    >"$TMP/memcached-idle.log" 2>&1 &
-PIDS+=($!)
-for p in "${PORTS[2]}" "${PORTS[3]}"; do
-    redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP" \
-        --dbfilename "dump-$p.rdb" >"$TMP/redis-$p.log" 2>&1 &
-    PIDS+=($!)
-done
-for p in "${PORTS[@]:0:5}"; do
-    up "$p" || exit 1
-done
+rkm_ports 6
+rkm_memcached "${PORTS[0]}"
+rkm_memcached "${PORTS[1]}"
+rkm_memcached "${PORTS[4]}" -o idle_timeout=1
+rkm_redis "${PORTS[2]}"
+rkm_redis "${PORTS[3]}"
+rkm_up "${PORTS[@]:0:5}" || exit 1
 
 RKM_MEMCACHED_SRC=127.0.0.1:${PORTS[0]} RKM_MEMCACHED_DST=127.0.0.1:${PORTS[1]} \
     RKM_REDIS_SRC=127.0.0.1:${PORTS[2]} RKM_REDIS_DST=127.0.0.1:${PORTS[3]} \

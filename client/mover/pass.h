@@ -1,0 +1,42 @@
+/* pass.h — what a copy and a verify share (copy.c, verify.c): one walk over a source's scan in
+ * batches, each key through the rule of copy.h, the ones that move handed to the kind of pass,
+ * the cursor moved and the progress told at each batch boundary, a failed batch undone.
+ * Internal to the mover. */
+#ifndef RKM_PASS_H
+#define RKM_PASS_H
+
+#include "copy.h"
+
+typedef struct rkm_pass rkm_pass;
+
+/* What a kind of pass does; each embeds an rkm_pass as its first member. */
+typedef struct rkm_pass_ops {
+    /* A key that moves, and the connection to its new owner. RK_OK, or an error that stops the
+     * pass (`err` always set: the pass's own, never NULL). */
+    int (*move)(rkm_pass *p, const rkm_key *key, rkm_conn *dest, rk_error *err);
+    void (*mark)(rkm_pass *p); /* a batch begins: remember the state */
+    void (*undo)(rkm_pass *p); /* it failed: back to what mark remembered */
+    /* A batch ended: the caller's progress callback's answer (RK_OK, RKM_STOP, an error). */
+    int (*report)(rkm_pass *p);
+} rkm_pass_ops;
+
+struct rkm_pass {
+    const rkm_copy_config *cfg; /* borrowed */
+    const rkm_pass_ops *ops;    /* the kind's */
+    rkm_cursor *cursor;         /* the state's: moved at each boundary */
+    rkm_rule_counts *rule;      /* the state's: what the rule said */
+    bool *stopped;              /* the state's: set when the progress callback stopped the pass */
+    const char *source_id;      /* private: the source's node id */
+};
+
+/* Walks from *p->cursor until the scan is done or the progress callback stops it (RK_OK, and
+ * *p->stopped). A failed batch is undone (cursor and ops->undo) and its error returned; so is a
+ * progress callback's error, after its batch. */
+int rkm_pass_run(rkm_pass *p, rk_error *err);
+
+/* For a kind's move: a failure of one key alone (RK_EIO, RK_EINVAL) is counted in *errors and
+ * listed in `failed` with its message, and the pass goes on (RK_OK); any other is returned. */
+int rkm_pass_key_failed(rkm_keylist *failed, uint64_t *errors, const rkm_key *key, int rc,
+                        rk_error *err);
+
+#endif
