@@ -43,6 +43,14 @@ static int add_scheme_fields(json_t *doc, const rkd_store_version *v)
            (tag && json_object_set_new(doc, "hash_tag", json_string(tag)));
 }
 
+/* The topology's "data" when it says one (docs/RING.md). Records in a version list carry no
+ * topology, so a list shows none: the store keeps it only in the topology's document. */
+static int add_data_field(json_t *doc, const rkd_store_version *v)
+{
+    const char *data = v->topology ? rk_topology_data(v->topology) : NULL;
+    return data && json_object_set_new(doc, "data", json_string(data));
+}
+
 json_t *rkd_version_json(const rkd_store_version *v, int with_nodes)
 {
     json_t *doc =
@@ -50,7 +58,7 @@ json_t *rkd_version_json(const rkd_store_version *v, int with_nodes)
                   (json_int_t)v->version, "state", rkd_store_state_name(v->state), "created_at",
                   v->created_at, "activated_at", or_null(v->activated_at), "author", v->author,
                   "comment", v->comment);
-    int bad = !doc || add_scheme_fields(doc, v);
+    int bad = !doc || add_scheme_fields(doc, v) || add_data_field(doc, v);
     if (!bad && with_nodes)
         bad = json_object_set_new(doc, "nodes", nodes_json(v->topology));
     bad = bad || json_object_set_new(doc, "points", json_integer((json_int_t)v->points)) ||

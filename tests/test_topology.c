@@ -121,6 +121,10 @@ static void assert_same_topology(const rk_topology *a, const rk_topology *b)
     assert_true((ca == NULL) == (cb == NULL));
     if (ca)
         assert_string_equal(ca, cb);
+    const char *da = rk_topology_data(a), *db = rk_topology_data(b);
+    assert_true((da == NULL) == (db == NULL));
+    if (da)
+        assert_string_equal(da, db);
 }
 
 /* Parses, then rk_topology_to_json -> rk_topology_from_json gives an equal topology. */
@@ -169,6 +173,135 @@ static void test_version_document(void **state)
     assert_null(json_object_get(doc, "fingerprint"));
     json_decref(doc);
     rk_topology_free(t);
+}
+
+/* Four cache nodes of the ringkeeper scheme (or the ketama scheme), with `data` when not NULL;
+ * `data` is a JSON value, owned by the document. */
+static json_t *doc_with_data(int ketama, json_t *data)
+{
+    json_t *doc = json_loads(
+        ketama ? "{\"scheme\": \"ketama\", \"hash\": \"md5\", \"hash_tag\": \"{}\", \"nodes\": []}"
+               : "{\"hash\": \"xxh3_64\", \"vnode_factor\": 40, \"nodes\": []}",
+        0, NULL);
+    assert_non_null(doc);
+    for (int i = 0; i < 4; i++) {
+        char id[16], addr[32];
+        snprintf(id, sizeof id, "cache-%c", 'a' + i);
+        snprintf(addr, sizeof addr, "10.0.0.%d:11211", i + 1);
+        json_array_append_new(
+            json_object_get(doc, "nodes"),
+            json_pack("{s:s, s:s, s:i}", "id", id, "addr", addr, "weight", i + 1));
+    }
+    if (data)
+        json_object_set_new(doc, "data", data);
+    return doc;
+}
+
+static rk_topology *topology_with_data(int ketama, json_t *data)
+{
+    rk_error err = {0};
+    json_t *doc = doc_with_data(ketama, data);
+    rk_topology *t = rk_topology_from_json(doc, &err);
+    if (!t)
+        fail_msg("refused: %s", err.message);
+    json_decref(doc);
+    return t;
+}
+
+/* "data" is "memcached" or "redis" in either scheme, kept by to_json and by a copy with another
+ * comment; the plain-values constructors, which have no such parameter, leave it unknown. */
+static void test_data_accepted(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"memcached", "redis"};
+    for (int ketama = 0; ketama < 2; ketama++) {
+        rk_topology *none = topology_with_data(ketama, NULL);
+        json_t *none_doc = rk_topology_to_json(none);
+        assert_null(rk_topology_data(none));
+        assert_null(json_object_get(none_doc, "data"));
+        json_decref(none_doc);
+        rk_topology_free(none);
+        for (size_t k = 0; k < 2; k++) {
+            rk_error err = {0};
+            rk_topology *t = topology_with_data(ketama, json_string(names[k]));
+            assert_string_equal(rk_topology_data(t), names[k]);
+            json_t *doc = rk_topology_to_json(t);
+            assert_string_equal(json_string_value(json_object_get(doc, "data")), names[k]);
+            rk_topology *back = rk_topology_from_json(doc, &err);
+            assert_non_null(back);
+            assert_same_topology(t, back);
+            rk_topology *copy = rk_topology_with_comment(t, "revert to v1", &err);
+            assert_non_null(copy);
+            assert_string_equal(rk_topology_data(copy), names[k]);
+            json_decref(doc);
+            rk_topology_free(copy);
+            rk_topology_free(back);
+            rk_topology_free(t);
+        }
+    }
+    rk_node n = {"a", "a:1", 1};
+    rk_error err = {0};
+    rk_topology *t = rk_topology_new(RK_HASH_XXH3_64, 1, &n, 1, NULL, &err);
+    assert_non_null(t);
+    assert_null(rk_topology_data(t));
+    rk_topology_free(t);
+}
+
+/* Any other "data" is refused on the field, with a message that names the allowed values. */
+static void test_data_refused(void **state)
+{
+    (void)state;
+    json_t *bad[] = {json_string("memcache"),
+                     json_string("REDIS"),
+                     json_string(""),
+                     json_stringn("redis\0x", 7),
+                     json_null(),
+                     json_integer(1),
+                     json_true(),
+                     json_pack("[s]", "redis")};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        rk_error err = {0};
+        json_t *doc = doc_with_data((int)(k % 2), bad[k]);
+        assert_null(rk_topology_from_json(doc, &err));
+        assert_int_equal(err.code, RK_ETOPOLOGY);
+        assert_string_equal(err.field, "data");
+        assert_non_null(strstr(err.message, "data: must be \"memcached\" or \"redis\""));
+        check_message_form(&err, "data");
+        json_decref(doc);
+    }
+}
+
+/* "data" says what the nodes speak, not where keys go: the same ring, fingerprint and plan
+ * digest with it and without, and a plan from one to the other moves nothing. */
+static void test_data_not_in_ring(void **state)
+{
+    (void)state;
+    for (int ketama = 0; ketama < 2; ketama++) {
+        rk_error err = {0};
+        rk_topology *t0 = topology_with_data(ketama, NULL),
+                    *t1 = topology_with_data(ketama, json_string("redis"));
+        rk_ring *none = rk_ring_build(t0, &err), *redis = rk_ring_build(t1, &err);
+        assert_non_null(none);
+        assert_non_null(redis);
+        rk_topology_free(t0); /* the rings keep their references */
+        rk_topology_free(t1);
+        assert_string_equal(rk_ring_fingerprint_hex(none), rk_ring_fingerprint_hex(redis));
+        rk_plan *same = rk_plan_new(none, none, NULL, &err);
+        rk_plan *across = rk_plan_new(none, redis, NULL, &err);
+        assert_non_null(same);
+        assert_non_null(across);
+        assert_true(rk_plan_moved_fraction(across) == 0.0);
+        json_t *a = rk_plan_to_json(same, NULL, RK_PLAN_NO_ARCS);
+        json_t *b = rk_plan_to_json(across, NULL, RK_PLAN_NO_ARCS);
+        assert_string_equal(json_string_value(json_object_get(a, "digest")),
+                            json_string_value(json_object_get(b, "digest")));
+        json_decref(a);
+        json_decref(b);
+        rk_plan_free(same);
+        rk_plan_free(across);
+        rk_ring_free(none);
+        rk_ring_free(redis);
+    }
 }
 
 /* {"hash": "fnv1a_32", "vnode_factor": 1, "nodes": [n nodes of weight 1]}. */
@@ -397,6 +530,9 @@ int main(void)
         cmocka_unit_test(test_invalid_fixtures),
         cmocka_unit_test(test_valid_fixtures),
         cmocka_unit_test(test_version_document),
+        cmocka_unit_test(test_data_accepted),
+        cmocka_unit_test(test_data_refused),
+        cmocka_unit_test(test_data_not_in_ring),
         cmocka_unit_test(test_node_count_limit),
         cmocka_unit_test(test_new_node_count_limit),
         cmocka_unit_test(test_new_bad_utf8),

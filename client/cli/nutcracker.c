@@ -142,6 +142,14 @@ static const char *pool_name(yaml_document_t *doc, const char *pool, char msg[RK
     return only ? only : fail(msg, "the configuration has %zu pools: name one with --pool", n);
 }
 
+/* The topology's "data" for pool `p`: twemproxy speaks Redis to its servers with `redis: true`,
+ * else memcached (its default). */
+static const char *pool_data(yaml_document_t *doc, yaml_node_t *p)
+{
+    const char *redis = scalar(lookup(doc, p, "redis"));
+    return redis && strcmp(redis, "true") == 0 ? "redis" : "memcached";
+}
+
 static json_t *pool_topology(yaml_document_t *doc, const char *pool, char msg[RK_NC_MSG_MAX])
 {
     yaml_node_t *p = lookup(doc, yaml_document_get_root_node(doc), pool);
@@ -157,6 +165,8 @@ static json_t *pool_topology(yaml_document_t *doc, const char *pool, char msg[RK
     json_t *t = json_pack("{s:s, s:s}", "scheme", "ketama", "hash",
                           hash ? hash : "fnv1a_64"); /* fnv1a_64: twemproxy's default */
     if (t && tag && json_object_set_new(t, "hash_tag", json_string(tag)) != 0)
+        json_decref(t), t = NULL;
+    if (t && json_object_set_new(t, "data", json_string(pool_data(doc, p))) != 0)
         json_decref(t), t = NULL;
     if (t && json_object_set_new(t, "nodes", nodes) != 0)
         json_decref(t), t = NULL;
@@ -368,6 +378,12 @@ static int check_ketama(const json_t *doc, char msg[RK_NC_MSG_MAX])
     return -1;
 }
 
+static int is_redis(const json_t *doc)
+{
+    const char *data = json_string_value(json_object_get(doc, "data"));
+    return data && strcmp(data, "redis") == 0;
+}
+
 char *rk_nc_export(const json_t *doc, const char *pool, const char *listen, char msg[RK_NC_MSG_MAX])
 {
     if (check_ketama(doc, msg) != 0)
@@ -384,6 +400,8 @@ char *rk_nc_export(const json_t *doc, const char *pool, const char *listen, char
         put_quoted(&t, tag);
         put(&t, "\n");
     }
+    if (is_redis(doc)) /* twemproxy's default is memcached: only Redis needs saying */
+        put(&t, "  redis: true\n");
     text list = {0};
     int n = put_servers(&list, doc, "\n    - ", msg);
     if (n > 0)
@@ -434,6 +452,22 @@ static int check_same_hash(const json_t *have, const json_t *doc, const char *po
         }
     }
     return 0;
+}
+
+/* Refuses a pool that speaks another protocol than the topology's "data" (when it says one):
+ * with the topology's servers, twemproxy would speak memcached to Redis servers, or the reverse. */
+static int check_same_data(const json_t *have, const json_t *doc, const char *pool,
+                           char msg[RK_NC_MSG_MAX])
+{
+    const char *a = json_string_value(json_object_get(have, "data"));
+    const char *b = json_string_value(json_object_get(doc, "data"));
+    if (!a || !b || strcmp(a, b) == 0)
+        return 0;
+    fail(msg,
+         "pool \"%s\" speaks %s to its servers but the topology's data is %s; set the pool's "
+         "redis: %s first, or export the whole pool",
+         pool, a, b, strcmp(b, "redis") == 0 ? "true" : "false");
+    return -1;
 }
 
 /* The text of `yaml` with the servers of pool `name` replaced by the topology's: block items at
@@ -496,7 +530,8 @@ char *rk_nc_into(const char *yaml, size_t len, const char *pool, const json_t *d
         return NULL;
     const char *name = pool_name(&ydoc, pool, msg);
     json_t *have = name ? pool_topology(&ydoc, name, msg) : NULL;
-    char *out = have && check_same_hash(have, doc, name, msg) == 0
+    char *out = have && check_same_hash(have, doc, name, msg) == 0 &&
+                        check_same_data(have, doc, name, msg) == 0
                     ? splice_servers(yaml, len, &ydoc, name, doc, msg)
                     : NULL;
     json_decref(have);

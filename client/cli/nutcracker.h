@@ -11,8 +11,9 @@
 
 #define RK_NC_MSG_MAX 512
 
-/* The ketama topology (a new JSON object: scheme, hash, hash_tag when set, nodes) of pool `pool`
- * (NULL: the configuration's only pool) in the nutcracker configuration `yaml` (len bytes). Node
+/* The ketama topology (a new JSON object: scheme, hash, hash_tag when set, data, nodes) of pool
+ * `pool` (NULL: the configuration's only pool) in the nutcracker configuration `yaml` (len bytes):
+ * data "redis" for a pool with `redis: true`, else "memcached" (twemproxy's default). Node
  * ids are the names twemproxy hashes: the configured name, else `host` for port 11211, else
  * `host:port`. Refuses, with a sentence in msg, a pool ringkeeper cannot represent (distribution
  * other than ketama, auto_eject_hosts true) or an unreadable one. Returns NULL on failure; the
@@ -20,7 +21,8 @@
 json_t *rk_nc_import(const char *yaml, size_t len, const char *pool, char msg[RK_NC_MSG_MAX]);
 
 /* The nutcracker pool `pool` listening on `listen` for the ketama topology (or version
- * document) `doc`: servers in the topology's order, drained nodes (weight 0) left out (they own
+ * document) `doc`: `redis: true` when its data is "redis", servers in the topology's order,
+ * drained nodes (weight 0) left out (they own
  * nothing and twemproxy refuses weight 0; the other servers' points do not change), a name where
  * the node id is not twemproxy's default name for its address. Returns a malloc'd NUL-terminated
  * text (free() it), or NULL with a sentence in msg. */
@@ -31,7 +33,8 @@ char *rk_nc_export(const json_t *doc, const char *pool, const char *listen,
  * pool, whose name goes to `chosen`) replaced by those of ketama topology `doc`, and every other
  * byte as it was (comments and the pool's other options included). Refused, with a sentence in
  * msg, when the pool's hash or hash_tag differ from the topology's (its servers alone would not
- * route like it), and checked by reading the pool back. A malloc'd text (free() it), or NULL. */
+ * route like it) or its protocol from the topology's data (when it has one), and checked by
+ * reading the pool back. A malloc'd text (free() it), or NULL. */
 char *rk_nc_into(const char *yaml, size_t len, const char *pool, const json_t *doc,
                  char chosen[RK_NC_MSG_MAX], char msg[RK_NC_MSG_MAX]);
 

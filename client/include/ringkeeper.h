@@ -211,7 +211,8 @@ RK_API rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, con
 RK_API rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag,
                                            const rk_node *nodes, size_t n_nodes,
                                            const char *comment, rk_error *err) RK_MUST_CHECK;
-/* A copy of `t` (any scheme) with another comment (NULL: none), as a revert publishes it. */
+/* A copy of `t` (any scheme, its data protocol kept) with another comment (NULL: none), as a
+ * revert publishes it. */
 RK_API rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment,
                                              rk_error *err) RK_MUST_CHECK;
 /* Drops one reference; frees at the last. NULL is fine. */
@@ -230,11 +231,16 @@ RK_API size_t rk_topology_node_count(const rk_topology *t);
 RK_API const rk_node *rk_topology_node(const rk_topology *t, size_t i);
 /* The comment, or NULL; borrowed. */
 RK_API const char *rk_topology_comment(const rk_topology *t);
+/* The protocol of the nodes' data servers, the topology's "data": "memcached", "redis", or NULL
+ * when unknown; borrowed, valid while `t` lives. Not part of the ring or its fingerprint. Only
+ * rk_topology_from_json and rk_topology_parse set it; rk_topology_new and rk_topology_new_ketama
+ * give NULL. */
+RK_API const char *rk_topology_data(const rk_topology *t);
 /* The ring's point count: the sum of vnode_factor * weight, or of the ketama point counts. */
 RK_API uint64_t rk_topology_points(const rk_topology *t);
-/* New JSON object {"hash", "vnode_factor", "nodes", "comment"?}, or for the ketama scheme
- * {"scheme", "hash", "hash_tag"?, "nodes", "comment"?}; the caller owns the reference
- * (json_decref). NULL when out of memory. */
+/* New JSON object {"hash", "vnode_factor", "data"?, "nodes", "comment"?}, or for the ketama
+ * scheme {"scheme", "hash", "hash_tag"?, "data"?, "nodes", "comment"?}; the caller owns the
+ * reference (json_decref). NULL when out of memory. */
 RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
 /* `v` as JSON text, as json_dumps(v, flags) (jansson's flags; JSON_REAL_PRECISION is the library's
  * own) but with every real in the shortest form that reads back as the same double: 0.08, not

@@ -31,6 +31,11 @@ const char *rki_hash_names(rk_scheme scheme, char *buf, size_t size, const char 
  */
 const uint32_t *rki_topology_order(const rk_topology *t);
 
+/* Gives `t` its data protocol (docs/RING.md): a static name topology_json.c checked, or NULL for
+ * unknown. Only on a topology just made and not yet shared: the data protocol is no parameter of
+ * the public constructors, whose signatures applications are built against. */
+void rki_topology_set_data(rk_topology *t, const char *data);
+
 /* ---- ring schemes: which points a ring has ----
  *
  * A scheme decides how many points each node gets, where they are, the size of the hash space and

@@ -19,6 +19,7 @@ struct rk_topology {
     rk_node *nodes;        /* nodes in document order; strings point into `strings` */
     uint32_t *order;       /* node indexes in ascending id byte order */
     char *comment;         /* NULL when absent */
+    const char *data;      /* the data protocol, a static name; NULL when unknown */
     uint64_t points;       /* the ring's point count */
     char *strings;         /* private: one block holding every id and addr */
 };
@@ -331,6 +332,7 @@ rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment,
                         .hash = t->hash,
                         .vnode_factor = t->vnode_factor,
                         .n = t->n,
+                        .data = t->data,
                         .points = t->points};
     memcpy(head.hash_tag, t->hash_tag, sizeof head.hash_tag);
     return assemble(&head, t->nodes, comment, err);
@@ -376,6 +378,16 @@ const rk_node *rk_topology_node(const rk_topology *t, size_t i)
 const char *rk_topology_comment(const rk_topology *t)
 {
     return t->comment;
+}
+
+const char *rk_topology_data(const rk_topology *t)
+{
+    return t->data;
+}
+
+void rki_topology_set_data(rk_topology *t, const char *data)
+{
+    t->data = data;
 }
 
 uint64_t rk_topology_points(const rk_topology *t)
@@ -442,6 +454,8 @@ json_t *rk_topology_to_json(const rk_topology *t)
                       : json_pack("{s:s, s:I}", "hash", rk_hash_name(t->hash), "vnode_factor",
                                   (json_int_t)t->vnode_factor);
     if (doc && t->hash_tag[0] && json_object_set_new(doc, "hash_tag", json_string(t->hash_tag)))
+        json_decref(doc), doc = NULL;
+    if (doc && t->data && json_object_set_new(doc, "data", json_string(t->data)))
         json_decref(doc), doc = NULL;
     if (doc && json_object_set_new(doc, "nodes", nodes))
         json_decref(doc), doc = NULL;

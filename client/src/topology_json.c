@@ -99,11 +99,16 @@ typedef struct header {
     uint32_t vnode_factor; /* the ringkeeper scheme's */
     const char *hash_tag;  /* the ketama scheme's, or NULL; borrowed from the document */
     const char *comment;   /* or NULL; borrowed from the document */
+    const char *data;      /* one of data_protocols, or NULL: unknown */
 } header;
+
+/* What a topology's "data" may say: the protocols of its nodes' data servers, those the data mover
+ * has a driver for. Not part of the ring: the same nodes route alike whatever they speak. */
+static const char *const data_protocols[] = {"memcached", "redis"};
 
 static int is_field(rk_scheme scheme, const char *key)
 {
-    static const char *const common[] = {"scheme", "hash", "nodes", "comment"};
+    static const char *const common[] = {"scheme", "hash", "nodes", "comment", "data"};
     for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
         if (strcmp(key, common[i]) == 0)
             return 1;
@@ -132,9 +137,9 @@ static int check_fields(const json_t *doc, rk_scheme scheme, rk_error *err)
         return rk_error_set(err, RK_ETOPOLOGY, path,
                             scheme == RK_SCHEME_KETAMA
                                 ? "unknown field; a ketama topology has scheme, hash, hash_tag, "
-                                  "nodes and comment"
-                                : "unknown field; a topology has hash, vnode_factor, nodes and "
-                                  "comment");
+                                  "nodes, comment and data"
+                                : "unknown field; a topology has hash, vnode_factor, nodes, "
+                                  "comment and data");
     }
     return RK_OK;
 }
@@ -149,6 +154,27 @@ static int get_scheme(const json_t *doc, rk_scheme *scheme, rk_error *err)
                             "must be \"ringkeeper\" (the default) or \"ketama\", %s",
                             shown(v, buf, sizeof buf));
     return RK_OK;
+}
+
+/* "data", when present: one of data_protocols, exactly (a JSON string may hold a NUL). */
+static int get_data(const json_t *v, const char **out, rk_error *err)
+{
+    char buf[48];
+    *out = NULL;
+    if (!v)
+        return RK_OK;
+    for (size_t i = 0; i < sizeof data_protocols / sizeof data_protocols[0]; i++) {
+        const char *name = data_protocols[i];
+        if (json_is_string(v) && json_string_length(v) == strlen(name) &&
+            strcmp(json_string_value(v), name) == 0) {
+            *out = name;
+            return RK_OK;
+        }
+    }
+    return rk_error_set(err, RK_ETOPOLOGY, "data",
+                        "must be \"memcached\" or \"redis\" (the protocol the nodes' data "
+                        "servers speak; leave it out when unknown), %s",
+                        shown(v, buf, sizeof buf));
 }
 
 static int get_header(const json_t *doc, header *h, rk_error *err)
@@ -171,16 +197,20 @@ static int get_header(const json_t *doc, header *h, rk_error *err)
         return RK_ETOPOLOGY;
     v = json_object_get(doc, "comment");
     h->comment = NULL;
-    if (v && !json_is_null(v))
-        return get_string(v, "comment", "a note for people, at most 1024 bytes", &h->comment, err);
-    return RK_OK;
+    if (v && !json_is_null(v) &&
+        get_string(v, "comment", "a note for people, at most 1024 bytes", &h->comment, err))
+        return RK_ETOPOLOGY;
+    return get_data(json_object_get(doc, "data"), &h->data, err);
 }
 
 static rk_topology *new_topology(const header *h, const rk_node *nodes, size_t n, rk_error *err)
 {
-    if (h->scheme == RK_SCHEME_KETAMA)
-        return rk_topology_new_ketama(h->hash, h->hash_tag, nodes, n, h->comment, err);
-    return rk_topology_new(h->hash, h->vnode_factor, nodes, n, h->comment, err);
+    rk_topology *t = h->scheme == RK_SCHEME_KETAMA
+                         ? rk_topology_new_ketama(h->hash, h->hash_tag, nodes, n, h->comment, err)
+                         : rk_topology_new(h->hash, h->vnode_factor, nodes, n, h->comment, err);
+    if (t)
+        rki_topology_set_data(t, h->data);
+    return t;
 }
 
 rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)

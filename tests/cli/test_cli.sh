@@ -166,6 +166,25 @@ has "export refusal says why" "$tmp/err" 'only a ketama topology'
 expect 2 "export in another format" -- "$rk" export --format haproxy --pool p --file "$tmp/cache.json"
 expect 2 "export without --pool or --into" -- "$rk" export --format nutcracker --file "$tmp/cache.json"
 has "export: --pool is required, and when it is not" "$tmp/err" "--pool is required (with --into"
+# the pool's protocol is the topology's "data": redis: true gives redis, anything else memcached
+has "import: a memcached pool (no redis option)" "$tmp/flat" '"hash_tag":"{}","data":"memcached","nodes":'
+expect 0 "export a memcached topology" -- "$rk" export --format nutcracker --pool cache --file "$tmp/cache.json"
+if grep -q 'redis' "$tmp/out"; then bad "export of a memcached pool says redis"; else ok; fi
+printf 'kv:\n  listen: 127.0.0.1:22125\n  redis: true\n  distribution: ketama\n  servers:\n   - 10.0.0.1:6379:1\n' >"$tmp/redis.yml"
+sed 's/redis: true/redis: false/' "$tmp/redis.yml" >"$tmp/redis-false.yml"
+expect 0 "import a redis pool" -- "$rk" import --nutcracker "$tmp/redis.yml"
+has "import: a redis pool" "$tmp/out" '"data": "redis"'
+cp "$tmp/out" "$tmp/redis.json"
+expect 0 "import a pool with redis: false" -- "$rk" import --nutcracker "$tmp/redis-false.yml"
+has "import: redis: false is memcached" "$tmp/out" '"data": "memcached"'
+expect 0 "export a redis topology" -- "$rk" export --format nutcracker --pool kv --file "$tmp/redis.json"
+has "export: redis: true" "$tmp/out" '  redis: true'
+cp "$tmp/out" "$tmp/redis-back.yml"
+expect 0 "import the exported redis pool" -- "$rk" import --nutcracker "$tmp/redis-back.yml"
+same "redis: import, export, import gives the same topology" "$tmp/redis.json" "$tmp/out"
+sed '/"data"/d' "$tmp/redis.json" >"$tmp/unknown.json"
+expect 0 "export a topology of unknown data" -- "$rk" export --format nutcracker --pool kv --file "$tmp/unknown.json"
+if grep -q 'redis' "$tmp/out"; then bad "export of unknown data says redis"; else ok; fi
 
 # a ketama plan says how much moves between servers that did not change (ketama recounts every
 # server's points), with the figure; the ringkeeper scheme has nothing of the kind to say
@@ -239,6 +258,17 @@ expect 2 "export --into a pool of another hash" -- "$rk" export --format nutcrac
 has "export --into: says which option differs" "$tmp/err" 'pool "cache" has hash_tag {} but the topology (none)'
 same "export --into: a refusal changes nothing" "$tmp/many.orig" "$tmp/many.yml"
 expect 2 "export --into with --listen" -- "$rk" export --format nutcracker --into "$tmp/one.yml" --listen 1.2.3.4:1 --file "$tmp/heavier.json"
+# a pool that speaks another protocol than the topology's data: refused; unknown data goes anywhere
+sed 's/"data": "memcached"/"data": "redis"/' "$tmp/heavier.json" >"$tmp/heavier-redis.json"
+cp "$tmp/one.yml" "$tmp/one.orig"
+expect 2 "export --into a memcached pool of a redis topology" -- "$rk" export --format nutcracker --into "$tmp/one.yml" --file "$tmp/heavier-redis.json"
+has "export --into: says the protocols differ" "$tmp/err" "pool \"web\" speaks memcached to its servers but the topology's data is redis"
+same "export --into: a protocol refusal changes nothing" "$tmp/one.orig" "$tmp/one.yml"
+cp "$tmp/redis.yml" "$tmp/redis.orig"
+expect 0 "export --into a redis pool" -- "$rk" export --format nutcracker --into "$tmp/redis.yml" --file "$tmp/redis.json"
+same "export --into a redis pool: its options kept" <(grep -v '^   - ' "$tmp/redis.orig") <(grep -v '^   - ' "$tmp/redis.yml")
+sed '/"data"/d' "$tmp/heavier-redis.json" >"$tmp/heavier-unknown.json"
+expect 0 "export --into of unknown data" -- "$rk" export --format nutcracker --into "$tmp/one.yml" --file "$tmp/heavier-unknown.json"
 
 awk '/<!-- cli-example -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
     "$src/README.md" >"$tmp/readme"

@@ -165,7 +165,8 @@ def run_case(cli, case, nkeys, rng, tmp):
         conf_path = os.path.join(tmp, "nutcracker.yml")
         with open(conf_path, "w") as f:
             f.write("\n".join(conf) + "\n")
-        topo = {"scheme": "ketama", "hash": case["hash"], "nodes": nodes}
+        # memcached pools (no `redis: true`): `ringkeeper import` says so in "data"
+        topo = {"scheme": "ketama", "hash": case["hash"], "data": "memcached", "nodes": nodes}
         if case.get("hash_tag"):
             topo["hash_tag"] = case["hash_tag"]
         topo_path = os.path.join(tmp, "topology.json")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_ketama.sh — the ketama scheme (docs/KETAMA.md) through a real ringkeeperd: publish, the
 # version and ring documents, the verified client (CLI lookup) against the offline ring, plans
-# between ketama versions and refused across schemes, revert, and a database that keeps the scheme.
+# between ketama versions and refused across schemes, revert, the topology's "data" (shown, not
+# the ring's), and a database that keeps the scheme.
 # usage: test_ketama.sh RINGKEEPERD RINGKEEPER_CLI
 . "$(dirname "$0")/lib.sh" "$1"
 RK=$2
@@ -69,12 +70,37 @@ has "field vnode_factor" "$TMP/body" '"field":"vnode_factor"'
 check "still four versions" 200 "$(req GET /v1/clusters/tw/versions)"
 if grep -q '"version":5' "$TMP/body"; then bad "a refused publish left a version"; else ok; fi
 
+# "data", the nodes' protocol, is stored and shown with the version but is not the ring's: v1's
+# fingerprint, kept by a revert; in either scheme; any other value refused on the field.
+sed 's/"hash_tag":"{}",/&"data":"redis",/' "$TMP/ten" >"$TMP/ten-redis"
+check "publish v5 with data" 201 "$(req POST /v1/clusters/tw/versions -H "$J" --data-binary @"$TMP/ten-redis")"
+has "v5 shows its data" "$TMP/body" '"hash_tag":"{}","data":"redis","nodes":'
+fp5=$(sed -n 's/.*"fingerprint":"\([0-9a-f]*\)".*/\1/p' "$TMP/body")
+check "data leaves the fingerprint as it was" "$fp1" "$fp5"
+check "v5 fetched" 200 "$(req GET /v1/clusters/tw/versions/5)"
+has "fetched v5 shows its data" "$TMP/body" '"data":"redis"'
+check "revert v5" 201 "$(req POST /v1/clusters/tw/versions/5/revert)"
+has "the revert keeps the data" "$TMP/body" '"data":"redis"'
+check "v1 fetched" 200 "$(req GET /v1/clusters/tw/versions/1)"
+if grep -q '"data"' "$TMP/body"; then bad "a version without data shows one"; else ok; fi
+sed 's/"vnode_factor":160,/&"data":"memcached",/' "$TMP/rk4" >"$TMP/rk4-memcached"
+check "publish a ringkeeper-scheme v7 with data" 201 "$(req POST /v1/clusters/tw/versions -H "$J" --data-binary @"$TMP/rk4-memcached")"
+has "v7 shows its data" "$TMP/body" '"vnode_factor":160,"data":"memcached","nodes":'
+check "data of another protocol" 400 "$(req POST /v1/clusters/tw/versions -H "$J" \
+    --data-binary "$(sed 's/"redis"/"mysql"/' "$TMP/ten-redis")")"
+has "field data" "$TMP/body" '"field":"data"'
+has "the message names the values" "$TMP/body" 'data: must be \"memcached\" or \"redis\"'
+
 # After a restart the database gives the same documents.
 check "v1 before restart" 200 "$(req GET /v1/clusters/tw/versions/1)"
 cp "$TMP/body" "$TMP/v1-before"
+check "v5 before restart" 200 "$(req GET /v1/clusters/tw/versions/5)"
+cp "$TMP/body" "$TMP/v5-before"
 rk_stop
 rk_start
 check "v1 after restart" 200 "$(req GET /v1/clusters/tw/versions/1)"
 if cmp -s "$TMP/v1-before" "$TMP/body"; then ok; else bad "v1 changed across a restart"; fi
+check "v5 after restart" 200 "$(req GET /v1/clusters/tw/versions/5)"
+if cmp -s "$TMP/v5-before" "$TMP/body"; then ok; else bad "v5 (with data) changed across a restart"; fi
 rk_stop
 finish
