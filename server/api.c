@@ -1,7 +1,7 @@
 /* api.c — the router of docs/API.md's API: the route table, path matching and dispatch to the
  * handlers (api_admin.c, api_versions.c, api_ring.c, api_plan.c, api_picture.c, api_cutover.c,
- * api_clients.c, api_ui.c), and the app they share. A new route is a line of `routes` and a handler
- * declared in api_internal.h. Request in, response out, no sockets.
+ * api_clients.c, api_migration.c, api_ui.c), and the app they share. A new route is a line of
+ * `routes` and a handler declared in api_internal.h. Request in, response out, no sockets.
  *
  * Error codes (the "code" of every error body; "field" is set where one thing is to blame):
  *
@@ -24,18 +24,25 @@
  * | 404    | unknown_cluster     | no cluster of that name                                       |
  * | 404    | unknown_version     | the cluster has no such version                               |
  * | 404    | no_active_version   | the cluster has no active version yet (ring, default plan)    |
+ * | 404    | no_migration        | the cluster has no migration job yet                          |
  * | 405    | method_not_allowed  | known path, other method; the Allow header lists the methods  |
  * | 409    | conflict            | activation of a version not newer than the active one         |
  * | 409    | approval_required   | the policy wants more approvals of the plan from the active v |
  * | 409    | plan_changed        | an approval's digest is not the plan from the active version  |
  * | 409    | migration_open      | an activation while a migration window is open: finish it     |
- * | 409    | no_migration_window | finishing a migration when no window is open                  |
+ * | 409    | no_migration_window | finishing a migration, or starting a window job, with no window|
+ * | 409    | job_state           | the job's state does not allow it (one running; not paused...) |
+ * | 409    | leased              | another worker holds the job's lease, or this one lost it     |
+ * | 409    | not_verified        | finishing a window whose migration job is not verified        |
+ * | 409    | version_changed     | the cluster's versions are no longer the job's: it failed     |
  * | 412    | precondition_failed | If-Match names another version than the latest / active one   |
  * | 413    | body_too_large      | (http.c) request body over the limit                          |
  * | 422    | too_many_points     | the topology's total points are over the cap                  |
  * | 422    | hash_mismatch       | a plan between versions with different hash algorithms        |
  * | 422    | plan_too_large      | a plan over --max-plan-arcs or --max-plan-rows                |
  * | 422    | budget_exceeded     | an activation moves more, or balances worse, than the policy  |
+ * | 422    | data_unknown        | a job for a topology without "data" (memcached or redis)      |
+ * | 422    | job_too_large       | a job of more sources over its steps than the server keeps    |
  * | 500    | internal            | out of memory, a damaged database, a bug                      |
  * | 503    | unavailable         | the database does not answer now, or too many plans at once   |
  * | 503    | busy                | (http.c) bodies or long polls in flight are at their bound    |
@@ -93,6 +100,14 @@ static const route routes[] = {
     {"POST", "/v1/clusters/{c}/versions/{v}/approve", "POST", rkd_h_approve, APPR},
     {"GET", "/v1/clusters/{c}/events", "GET", rkd_h_events, READ},
     {"POST", "/v1/clusters/{c}/migration/finish", "POST", rkd_h_finish, PUB},
+    {"GET", "/v1/clusters/{c}/migration", "GET, POST", rkd_h_migration, READ},
+    {"POST", "/v1/clusters/{c}/migration", "GET, POST", rkd_h_migration_start, PUB},
+    {"POST", "/v1/clusters/{c}/migration/claim", "POST", rkd_h_migration_claim, PUB},
+    {"POST", "/v1/clusters/{c}/migration/progress", "POST", rkd_h_migration_progress, PUB},
+    {"PUT", "/v1/clusters/{c}/migration/throttle", "PUT", rkd_h_migration_throttle, PUB},
+    {"POST", "/v1/clusters/{c}/migration/pause", "POST", rkd_h_migration_pause, PUB},
+    {"POST", "/v1/clusters/{c}/migration/resume", "POST", rkd_h_migration_resume, PUB},
+    {"POST", "/v1/clusters/{c}/migration/cancel", "POST", rkd_h_migration_cancel, PUB},
     {"GET", "/v1/clusters/{c}/clients", "GET", rkd_h_clients, READ},
 };
 

@@ -104,6 +104,13 @@ static const failure failures[] = {
     {RKD_STORE_ESELFAPPROVAL, 403, "self_approval", 0},
     {RKD_STORE_EWINDOWOPEN, 409, "migration_open", 0},
     {RKD_STORE_ENOWINDOW, 409, "no_migration_window", 0},
+    {RKD_STORE_ENOJOB, 404, "no_migration", 0},
+    {RKD_STORE_EJOBSTATE, 409, "job_state", 0},
+    {RKD_STORE_ELEASED, 409, "leased", 0},
+    {RKD_STORE_ENOTVERIFIED, 409, "not_verified", 0},
+    {RKD_STORE_EVERSIONCHANGED, 409, "version_changed", 0},
+    {RKD_STORE_ENODATA, 422, "data_unknown", 0},
+    {RKD_STORE_EJOBTOOBIG, 422, "job_too_large", 0},
     {RK_EINVAL, 400, "invalid_body", 0},
     {RKD_STORE_EPRECONDITION, 412, "precondition_failed", 0},
     {RKD_STORE_EUNAVAILABLE, 503, "unavailable", 1},
@@ -139,6 +146,57 @@ void rkd_fail(rkd_call *c, int rc, const rk_error *err)
 }
 
 /* ---- Parsing request values ---- */
+
+/* The body as a JSON object (an empty body is {} when `empty_ok`): new reference, or NULL after
+ * answering 400. */
+json_t *rkd_body_object(rkd_call *c, int empty_ok)
+{
+    json_error_t jerr;
+    if (empty_ok && c->req->body_len == 0)
+        return json_object();
+    json_t *doc = json_loadb(c->req->body ? c->req->body : "", c->req->body_len,
+                             JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc || !json_is_object(doc)) {
+        rkd_response_error(c->resp, 400, "malformed_json", NULL,
+                           "the request body must be a JSON object%s%s", doc ? "" : ": ",
+                           doc ? "" : jerr.text);
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* 0 when every key of `doc` is one of `allowed` (NULL-terminated), else -1 after answering 400. */
+int rkd_known_fields(rkd_call *c, json_t *doc, const char *const *allowed, const char *list)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(doc, key, val)
+    {
+        size_t i = 0;
+        while (allowed[i] && strcmp(allowed[i], key) != 0)
+            i++;
+        if (!allowed[i]) {
+            rkd_response_error(c->resp, 400, "invalid_body", key,
+                               "unknown field %.64s; the fields are %s", key, list);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Optional string field `name` of at most RK_MAX_COMMENT bytes into *out (borrowed from doc;
+ * NULL when absent): 0, or -1 after answering 400. */
+int rkd_text_field(rkd_call *c, json_t *doc, const char *name, const char **out)
+{
+    json_t *v = json_object_get(doc, name);
+    *out = v ? json_string_value(v) : NULL;
+    if (!v || (*out && strlen(*out) <= RK_MAX_COMMENT))
+        return 0;
+    rkd_response_error(c->resp, 400, "invalid_body", name, "%s is a string of at most %d bytes",
+                       name, RK_MAX_COMMENT);
+    return -1;
+}
 
 /* A decimal integer 0..INT64_MAX: digits only, no sign, no spaces. */
 int rkd_parse_int(const char *s, int64_t *out)

@@ -13,59 +13,6 @@
 
 #define EVENTS_LIMIT_DEFAULT 100
 
-/* ---- Request bodies ---- */
-
-/* The body as a JSON object (an empty body is {} when `empty_ok`): new reference, or NULL after
- * answering 400. */
-static json_t *body_object(rkd_call *c, int empty_ok)
-{
-    json_error_t jerr;
-    if (empty_ok && c->req->body_len == 0)
-        return json_object();
-    json_t *doc = json_loadb(c->req->body ? c->req->body : "", c->req->body_len,
-                             JSON_REJECT_DUPLICATES, &jerr);
-    if (!doc || !json_is_object(doc)) {
-        rkd_response_error(c->resp, 400, "malformed_json", NULL,
-                           "the request body must be a JSON object%s%s", doc ? "" : ": ",
-                           doc ? "" : jerr.text);
-        json_decref(doc);
-        return NULL;
-    }
-    return doc;
-}
-
-/* 0 when every key of `doc` is one of `allowed` (NULL-terminated), else -1 after answering 400. */
-static int known_fields(rkd_call *c, json_t *doc, const char *const *allowed, const char *list)
-{
-    const char *key;
-    json_t *val;
-    json_object_foreach(doc, key, val)
-    {
-        size_t i = 0;
-        while (allowed[i] && strcmp(allowed[i], key) != 0)
-            i++;
-        if (!allowed[i]) {
-            rkd_response_error(c->resp, 400, "invalid_body", key,
-                               "unknown field %.64s; the fields are %s", key, list);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Optional string field `name` of at most RK_MAX_COMMENT bytes into *out (borrowed from doc;
- * NULL when absent): 0, or -1 after answering 400. */
-static int text_field(rkd_call *c, json_t *doc, const char *name, const char **out)
-{
-    json_t *v = json_object_get(doc, name);
-    *out = v ? json_string_value(v) : NULL;
-    if (!v || (*out && strlen(*out) <= RK_MAX_COMMENT))
-        return 0;
-    rkd_response_error(c->resp, 400, "invalid_body", name, "%s is a string of at most %d bytes",
-                       name, RK_MAX_COMMENT);
-    return -1;
-}
-
 /* ---- Policy ---- */
 
 static json_t *policy_json(const rkd_store_policy *p)
@@ -124,9 +71,9 @@ static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
                                          "distinct_approver",  "migration_window",  NULL};
     double approvals = (double)p->approvals;
     json_t *a = json_object_get(doc, "approvals");
-    if (known_fields(c, doc, fields,
-                     "max_moved_fraction, max_balance_after, approvals, distinct_approver and "
-                     "migration_window") != 0 ||
+    if (rkd_known_fields(c, doc, fields,
+                         "max_moved_fraction, max_balance_after, approvals, distinct_approver and "
+                         "migration_window") != 0 ||
         number_field(c, doc, "max_moved_fraction", 0, &p->max_moved_fraction,
                      "a number from 0 to 1") != 0 ||
         number_field(c, doc, "max_balance_after", 1, &p->max_balance_after,
@@ -181,7 +128,7 @@ void rkd_h_put_policy(rkd_call *c)
     rkd_store_policy p, old;
     rk_error err = {0};
     char *detail = NULL;
-    json_t *doc = body_object(c, 0);
+    json_t *doc = rkd_body_object(c, 0);
     if (!doc)
         return;
     int rc = rkd_store_get_policy(c->app->store, c->cluster, &p, &err);
@@ -216,10 +163,10 @@ void rkd_h_approve(rkd_call *c)
     rk_error err = {0};
     const char *digest = NULL, *comment = NULL;
     int dry_run = 0;
-    json_t *doc = body_object(c, 0);
-    if (!doc || known_fields(c, doc, fields, "digest, comment and dry_run") != 0 ||
-        text_field(c, doc, "digest", &digest) != 0 ||
-        text_field(c, doc, "comment", &comment) != 0 || bool_field(c, doc, "dry_run", &dry_run))
+    json_t *doc = rkd_body_object(c, 0);
+    if (!doc || rkd_known_fields(c, doc, fields, "digest, comment and dry_run") != 0 ||
+        rkd_text_field(c, doc, "digest", &digest) != 0 ||
+        rkd_text_field(c, doc, "comment", &comment) != 0 || bool_field(c, doc, "dry_run", &dry_run))
         goto done;
     if (!digest) {
         rkd_response_error(c->resp, 400, "invalid_body", "digest",
@@ -281,18 +228,55 @@ void rkd_h_events(rkd_call *c)
 
 /* ---- The migration window ---- */
 
+/* The finish's body: a comment, or a force past an unverified job with its reason (admin). 0, or
+ * -1 after answering. */
+static int finish_body(rkd_call *c, json_t *doc, const char **comment, int *force)
+{
+    static const char *const fields[] = {"comment", "force", "reason", NULL};
+    const char *reason = NULL;
+    json_t *f = json_object_get(doc, "force");
+    if (rkd_known_fields(c, doc, fields, "comment, force and reason (or send no body)") != 0 ||
+        rkd_text_field(c, doc, "comment", comment) != 0 ||
+        rkd_text_field(c, doc, "reason", &reason) != 0)
+        return -1;
+    *force = json_is_true(f);
+    if (f && !json_is_boolean(f))
+        rkd_response_error(c->resp, 400, "invalid_body", "force", "force must be true or false");
+    else if (*force && (!reason || !reason[0]))
+        rkd_response_error(c->resp, 400, "invalid_body", "reason",
+                           "finishing past an unverified migration job needs a reason: it is "
+                           "recorded in the events");
+    else if (*force && (c->req->lacks & RKD_ROLE_ADMIN))
+        rkd_response_error(c->resp, 403, "admin_required", "force",
+                           "finishing past an unverified migration job needs a token with the "
+                           "admin role");
+    else {
+        *comment = *force ? reason : *comment;
+        return 0;
+    }
+    return -1;
+}
+
 void rkd_h_finish(rkd_call *c)
 {
-    static const char *const fields[] = {"comment", NULL};
     rkd_store_version *v = NULL;
     rk_error err = {0};
     const char *comment = NULL;
-    json_t *doc = body_object(c, 1);
-    if (!doc || known_fields(c, doc, fields, "comment (or send no body)") != 0 ||
-        text_field(c, doc, "comment", &comment) != 0)
+    int force = 0, for_job = 0;
+    rkd_job_versions now;
+    json_t *doc = rkd_body_object(c, 1);
+    if (!doc || finish_body(c, doc, &comment, &force) != 0)
         goto done;
-    int rc =
-        rkd_store_finish_migration(c->app->store, c->cluster, c->req->author, comment, &v, &err);
+    int rc = rkd_job_versions_now(c, &now, &err);
+    rc = rc ? rc : rkd_job_check_finish(c->app->store, c->cluster, &now, &for_job, &err);
+    rc = rc == RKD_STORE_ENOTVERIFIED && force ? RK_OK : rc;
+    rc = rc ? rc
+            : rkd_store_finish_migration(c->app->store, c->cluster, c->req->author, comment, &v,
+                                         &err);
+    rk_error ignored; /* the window is closed either way; a job left "verified" says no less */
+    if (rc == RK_OK && for_job)
+        (void)rkd_job_window_finished(c->app->store, c->cluster, now.previous, now.active,
+                                      &ignored);
     rkd_entry *e =
         rc == RK_OK ? rkd_on_window_closed(c->app, c->cluster, v->version, &rc, &err) : NULL;
     if (!e) {
@@ -313,9 +297,9 @@ int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc)
     static const char *const fields[] = {"force", "reason", NULL};
     json_t *force;
     *reason = NULL;
-    *doc = body_object(c, 1);
-    if (!*doc || known_fields(c, *doc, fields, "force and reason") != 0 ||
-        text_field(c, *doc, "reason", reason) != 0)
+    *doc = rkd_body_object(c, 1);
+    if (!*doc || rkd_known_fields(c, *doc, fields, "force and reason") != 0 ||
+        rkd_text_field(c, *doc, "reason", reason) != 0)
         return -1;
     force = json_object_get(*doc, "force");
     if (force && !json_is_boolean(force)) {

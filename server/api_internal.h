@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "migration_job.h"
 #include "store.h"
 
 /* One set of dump flags for every JSON body: compact, and reals with 17 significant digits so a
@@ -129,25 +130,33 @@ typedef struct rkd_call {
 
 /* ---- The handlers of api.c's route table: each answers c->resp, errors included ---- */
 
-void rkd_h_healthz(rkd_call *c);       /* api_admin.c */
-void rkd_h_readyz(rkd_call *c);        /* api_admin.c */
-void rkd_h_metrics(rkd_call *c);       /* api_admin.c */
-void rkd_h_clusters(rkd_call *c);      /* api_admin.c */
-void rkd_h_publish(rkd_call *c);       /* api_versions.c */
-void rkd_h_list_versions(rkd_call *c); /* api_versions.c */
-void rkd_h_get_version(rkd_call *c);   /* api_versions.c */
-void rkd_h_activate(rkd_call *c);      /* api_versions.c */
-void rkd_h_revert(rkd_call *c);        /* api_versions.c */
-void rkd_h_ring(rkd_call *c);          /* api_ring.c */
-void rkd_h_plan(rkd_call *c);          /* api_plan.c */
-void rkd_h_ui_redirect(rkd_call *c);   /* api_ui.c */
-void rkd_h_ui_file(rkd_call *c);       /* api_ui.c */
-void rkd_h_get_policy(rkd_call *c);    /* api_cutover.c */
-void rkd_h_put_policy(rkd_call *c);    /* api_cutover.c */
-void rkd_h_approve(rkd_call *c);       /* api_cutover.c */
-void rkd_h_events(rkd_call *c);        /* api_cutover.c */
-void rkd_h_finish(rkd_call *c);        /* api_cutover.c */
-void rkd_h_clients(rkd_call *c);       /* api_clients.c */
+void rkd_h_healthz(rkd_call *c);            /* api_admin.c */
+void rkd_h_readyz(rkd_call *c);             /* api_admin.c */
+void rkd_h_metrics(rkd_call *c);            /* api_admin.c */
+void rkd_h_clusters(rkd_call *c);           /* api_admin.c */
+void rkd_h_publish(rkd_call *c);            /* api_versions.c */
+void rkd_h_list_versions(rkd_call *c);      /* api_versions.c */
+void rkd_h_get_version(rkd_call *c);        /* api_versions.c */
+void rkd_h_activate(rkd_call *c);           /* api_versions.c */
+void rkd_h_revert(rkd_call *c);             /* api_versions.c */
+void rkd_h_ring(rkd_call *c);               /* api_ring.c */
+void rkd_h_plan(rkd_call *c);               /* api_plan.c */
+void rkd_h_ui_redirect(rkd_call *c);        /* api_ui.c */
+void rkd_h_ui_file(rkd_call *c);            /* api_ui.c */
+void rkd_h_get_policy(rkd_call *c);         /* api_cutover.c */
+void rkd_h_put_policy(rkd_call *c);         /* api_cutover.c */
+void rkd_h_approve(rkd_call *c);            /* api_cutover.c */
+void rkd_h_events(rkd_call *c);             /* api_cutover.c */
+void rkd_h_finish(rkd_call *c);             /* api_cutover.c */
+void rkd_h_clients(rkd_call *c);            /* api_clients.c */
+void rkd_h_migration(rkd_call *c);          /* api_migration.c */
+void rkd_h_migration_start(rkd_call *c);    /* api_migration.c */
+void rkd_h_migration_claim(rkd_call *c);    /* api_migration.c */
+void rkd_h_migration_progress(rkd_call *c); /* api_migration.c */
+void rkd_h_migration_throttle(rkd_call *c); /* api_migration.c */
+void rkd_h_migration_pause(rkd_call *c);    /* api_migration.c */
+void rkd_h_migration_resume(rkd_call *c);   /* api_migration.c */
+void rkd_h_migration_cancel(rkd_call *c);   /* api_migration.c */
 
 /* ---- api_clients.c ---- */
 
@@ -174,6 +183,19 @@ void rkd_h_arc(rkd_call *c);     /* api_picture.c */
 /* Version `v` of the call's cluster as a built ring, held (rkd_cache_release on app->rings): from
  * the cache, else built and cached; NULL with *rc and err set. */
 rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
+/* The plan from version `from` to `to` of c->cluster with `opt`, over the cached rings (built
+ * when missing, after rk_plan_check): RK_OK and *out (the caller frees it), or the code with err.
+ * The caller holds a plan slot. */
+int rkd_plan_between(rkd_call *c, int64_t from, int64_t to, const rk_plan_options *opt,
+                     rk_plan **out, rk_error *err);
+
+/* Answers a plan's failure: plan_too_large for one over --max-plan-arcs, else as rkd_fail. */
+void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err);
+
+/* The versions a migration job must still be for (migration_job.h): the active one and its
+ * window's previous (zeros when none). */
+int rkd_job_versions_now(rkd_call *c, rkd_job_versions *out, rk_error *err);
+
 /* Takes one of the --plan-concurrency slots that bound plans and ring builds (about 1 s and
  * 500 MB each at 4M points): 1, or 0 after answering 503 with Retry-After. Release a taken slot
  * with rkd_plan_slot_release. */
@@ -227,6 +249,16 @@ void rkd_answer_json(rkd_response *resp, int status, json_t *doc);
 void rkd_fail(rkd_call *c, int rc, const rk_error *err);
 /* Counts `which` when the app has metrics. */
 void rkd_count(rkd_app *app, rkd_counter which);
+
+/* The request body as a JSON object (an empty body is {} when empty_ok), new reference; NULL
+ * after answering 400. */
+json_t *rkd_body_object(rkd_call *c, int empty_ok);
+/* 0 when every key of `doc` is one of `allowed` (NULL-terminated; `list` names them for people),
+ * else -1 after answering 400. */
+int rkd_known_fields(rkd_call *c, json_t *doc, const char *const *allowed, const char *list);
+/* Optional string field `name` of at most RK_MAX_COMMENT bytes into *out (borrowed from doc;
+ * NULL when absent): 0, or -1 after answering 400. */
+int rkd_text_field(rkd_call *c, json_t *doc, const char *name, const char **out);
 
 /* A decimal integer 0..INT64_MAX: digits only, no sign, no spaces. 0, or -1. */
 int rkd_parse_int(const char *s, int64_t *out);

@@ -86,6 +86,18 @@ static int plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *op
     return rc;
 }
 
+int rkd_plan_between(rkd_call *c, int64_t from, int64_t to, const rk_plan_options *opt,
+                     rk_plan **out, rk_error *err)
+{
+    rkd_entry *ring[2] = {NULL, NULL};
+    int rc = plan_rings(c, (int64_t[2]){from, to}, opt, ring, err);
+    *out = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, opt, err) : NULL;
+    rc = rc ? rc : *out ? RK_OK : err->code;
+    rkd_cache_release(c->app->rings, ring[1]);
+    rkd_cache_release(c->app->rings, ring[0]);
+    return rc;
+}
+
 /* from and to of a plan: the query's, else the active and the latest versions. 0, or -1 after
  * answering. */
 static int plan_versions(rkd_call *c, int64_t *from, int64_t *to)
@@ -207,7 +219,7 @@ static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
 }
 
 /* Answers a failed plan: over --max-plan-arcs with the way out, anything else as it is. */
-static void fail_plan(rkd_call *c, int rc, const rk_error *err)
+void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
 {
     if (rc != RK_ETOOBIG || strcmp(err->field, "arcs") != 0) {
         rkd_fail(c, rc, err);
@@ -236,7 +248,7 @@ static size_t plan(rkd_call *c)
     rc = plan_rings(c, (int64_t[2]){meta.from_version, meta.to_version}, &opt, ring, &err);
     plan = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, &opt, &err) : NULL;
     if (!plan) {
-        fail_plan(c, rc == RK_OK ? err.code : rc, &err);
+        rkd_fail_plan(c, rc == RK_OK ? err.code : rc, &err);
         goto done;
     }
     rows = plan_rows(plan, ask.form, ask.arcs);

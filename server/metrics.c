@@ -68,9 +68,18 @@ typedef struct request_tables {
     histogram hist[MAX_ROUTES]; /* latency per route; the last one is "other" when full */
 } request_tables;
 
+static const char *const job_states[] = {"copying",  "paused",    "verifying", "verified",
+                                         "finished", "cancelled", "failed"};
+static const char *const job_kinds[RKD_JOB_KINDS] = {"scanned", "copied", "present",
+                                                     "skipped", "errors", "expired"};
+#define N_JOB_STATES (sizeof job_states / sizeof job_states[0])
+
 typedef struct cluster_gauge {
-    char *name;      /* cluster name (owned) */
-    int64_t version; /* active version */
+    char *name;                       /* cluster name (owned) */
+    int64_t version;                  /* active version; 0: none seen */
+    int job_state;                    /* index into job_states; -1: no job seen */
+    uint64_t job_keys[RKD_JOB_KINDS]; /* the job's counters, by job_kinds */
+    uint64_t job_bytes;
 } cluster_gauge;
 
 struct rkd_metrics {
@@ -194,21 +203,18 @@ void rkd_metrics_count(rkd_metrics *m, rkd_counter which)
     atomic_fetch_add_explicit(&m->counter[which], 1, memory_order_relaxed);
 }
 
-static int set_version(rkd_metrics *m, const char *cluster, int64_t version)
+/* The gauges of `cluster` (cluster_lock held), added when new; NULL past MAX_CLUSTERS. */
+static cluster_gauge *gauge_of(rkd_metrics *m, const char *cluster)
 {
     for (size_t i = 0; i < m->n_clusters; i++) {
-        if (strcmp(m->clusters[i].name, cluster) == 0) {
-            m->clusters[i].version = version;
-            return 0;
-        }
+        if (strcmp(m->clusters[i].name, cluster) == 0)
+            return &m->clusters[i];
     }
-    if (m->n_clusters == MAX_CLUSTERS)
-        return -1;
-    char *name = strdup(cluster);
+    char *name = m->n_clusters < MAX_CLUSTERS ? strdup(cluster) : NULL;
     if (!name)
-        return -1;
-    m->clusters[m->n_clusters++] = (cluster_gauge){name, version};
-    return 0;
+        return NULL;
+    m->clusters[m->n_clusters] = (cluster_gauge){.name = name, .job_state = -1};
+    return &m->clusters[m->n_clusters++];
 }
 
 /* Activations are rare, so a linear scan is fine; past MAX_CLUSTERS new clusters go unreported
@@ -218,8 +224,33 @@ void rkd_metrics_active_version(rkd_metrics *m, const char *cluster, int64_t ver
     if (!m || !cluster)
         return;
     pthread_mutex_lock(&m->cluster_lock);
-    set_version(m, cluster, version);
+    cluster_gauge *g = gauge_of(m, cluster);
+    if (g)
+        g->version = version;
     pthread_mutex_unlock(&m->cluster_lock);
+}
+
+void rkd_metrics_migration(rkd_metrics *m, const char *cluster, const char *state,
+                           const uint64_t keys[RKD_JOB_KINDS], uint64_t bytes)
+{
+    size_t k = 0;
+    while (m && state && k < N_JOB_STATES && strcmp(job_states[k], state) != 0)
+        k++;
+    if (!m || !cluster || k == N_JOB_STATES)
+        return;
+    pthread_mutex_lock(&m->cluster_lock);
+    cluster_gauge *g = gauge_of(m, cluster);
+    if (g) {
+        g->job_state = (int)k;
+        memcpy(g->job_keys, keys, sizeof g->job_keys);
+        g->job_bytes = bytes;
+    }
+    pthread_mutex_unlock(&m->cluster_lock);
+}
+
+const char *rkd_metrics_job_kind(size_t i)
+{
+    return i < RKD_JOB_KINDS ? job_kinds[i] : NULL;
 }
 
 void rkd_metrics_waiting(rkd_metrics *m, int delta)
@@ -307,9 +338,46 @@ static void render_clusters(FILE *f, rkd_metrics *m)
     put_header(f, name, "gauge", "Active topology version, by cluster.");
     pthread_mutex_lock(&m->cluster_lock);
     for (size_t i = 0; i < m->n_clusters; i++) {
+        if (!m->clusters[i].version)
+            continue; /* known for its migration job only */
         fprintf(f, "%s{cluster=\"", name);
         put_label(f, m->clusters[i].name);
         fprintf(f, "\"} %lld\n", (long long)m->clusters[i].version);
+    }
+    pthread_mutex_unlock(&m->cluster_lock);
+}
+
+/* `name`{cluster="..."[,label="value"]} v, for one cluster. */
+static void put_cluster_sample(FILE *f, const char *name, const char *cluster, const char *label,
+                               const char *value, unsigned long long v)
+{
+    fprintf(f, "%s{cluster=\"", name);
+    put_label(f, cluster);
+    if (label)
+        fprintf(f, "\",%s=\"%s", label, value);
+    fprintf(f, "\"} %llu\n", v);
+}
+
+/* The migration jobs this server wrote or read last, per cluster (SPEC 10's metrics). */
+static void render_jobs(FILE *f, rkd_metrics *m)
+{
+    static const char keys[] = "ringkeeper_migration_keys_total",
+                      bytes[] = "ringkeeper_migration_bytes_total",
+                      state[] = "ringkeeper_migration_state";
+    put_header(f, keys, "counter", "Keys of the cluster's migration job, by what became of them.");
+    put_header(f, bytes, "counter", "Bytes the cluster's migration job copied.");
+    put_header(f, state, "gauge",
+               "The state of the cluster's migration job: 1 for the one it is in.");
+    pthread_mutex_lock(&m->cluster_lock);
+    for (size_t i = 0; i < m->n_clusters; i++) {
+        const cluster_gauge *g = &m->clusters[i];
+        if (g->job_state < 0)
+            continue;
+        for (size_t k = 0; k < RKD_JOB_KINDS; k++)
+            put_cluster_sample(f, keys, g->name, "kind", job_kinds[k], g->job_keys[k]);
+        put_cluster_sample(f, bytes, g->name, NULL, NULL, g->job_bytes);
+        for (size_t k = 0; k < N_JOB_STATES; k++)
+            put_cluster_sample(f, state, g->name, "state", job_states[k], (int)k == g->job_state);
     }
     pthread_mutex_unlock(&m->cluster_lock);
 }
@@ -405,6 +473,7 @@ char *rkd_metrics_render(rkd_metrics *m)
     render_latency(f, snap);
     render_counters(f, m);
     render_clusters(f, m);
+    render_jobs(f, m);
     render_waiting(f, m);
     render_build_info(f);
     render_process(f);

@@ -24,6 +24,16 @@ void rkd_metrics_count(rkd_metrics *m, rkd_counter which);
 void rkd_metrics_active_version(rkd_metrics *m, const char *cluster, int64_t version);
 void rkd_metrics_waiting(rkd_metrics *m, int delta); /* long polls held: +1 / -1 */
 
+/* The cluster's migration job as this server last wrote or read it: its state ("copying" ...;
+ * another is ignored), its key counters by rkd_metrics_job_kind and its bytes. Per server: with
+ * several replicas, each shows the changes it made and the reads it answered. */
+#define RKD_JOB_KINDS 6
+void rkd_metrics_migration(rkd_metrics *m, const char *cluster, const char *state,
+                           const uint64_t keys[RKD_JOB_KINDS], uint64_t bytes);
+/* "scanned", "copied", "present", "skipped", "errors", "expired" (the job's counter names), for
+ * i < RKD_JOB_KINDS; else NULL. */
+const char *rkd_metrics_job_kind(size_t i);
+
 /* Prometheus text exposition of everything above; new string (free()), NULL when out of memory. */
 char *rkd_metrics_render(rkd_metrics *m);
 

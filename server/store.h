@@ -29,8 +29,9 @@
 
 #include "ringkeeper.h"
 
-/* Store codes; the HTTP layer maps them: ENOCLUSTER, ENOVERSION, ENOACTIVE -> 404; ECONFLICT,
- * EAPPROVAL, EPLANCHANGED, EWINDOWOPEN, ENOWINDOW -> 409; ESELFAPPROVAL -> 403; EPRECONDITION ->
+/* Store codes; the HTTP layer maps them: ENOCLUSTER, ENOVERSION, ENOACTIVE, ENOJOB -> 404;
+ * ECONFLICT, EAPPROVAL, EPLANCHANGED, EWINDOWOPEN, ENOWINDOW and the job's (migration_job.h)
+ * -> 409, but ENODATA and EJOBTOOBIG -> 422; ESELFAPPROVAL -> 403; EPRECONDITION ->
  * 412; EUNAVAILABLE -> 503; the rest stop the server at startup. Values do not overlap rk_status.
  */
 #define RKD_STORE_ERRNO_MAP(X)                                                                     \
@@ -48,7 +49,14 @@
     X(ESELFAPPROVAL, -111, "an author may not approve their own version")                          \
     X(EWINDOWOPEN, -112, "a migration window is open")                                             \
     X(ENOWINDOW, -113, "no migration window is open")                                              \
-    X(EDRYRUN, -114, "every check passed; nothing was written (a dry run)")
+    X(EDRYRUN, -114, "every check passed; nothing was written (a dry run)")                        \
+    X(ENOJOB, -115, "the cluster has no migration job")                                            \
+    X(EJOBSTATE, -116, "the migration job's state does not allow this")                            \
+    X(ELEASED, -117, "another worker holds the migration job's lease")                             \
+    X(ENOTVERIFIED, -118, "the migration job is not verified")                                     \
+    X(ENODATA, -119, "the cluster's data protocol is unknown")                                     \
+    X(EVERSIONCHANGED, -120, "the versions of the migration job changed under it")                 \
+    X(EJOBTOOBIG, -121, "the migration job would be over this server's size")
 
 typedef enum rkd_store_status {
 #define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,
@@ -256,10 +264,33 @@ int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *au
  * it (the store's, and the API's before it computes a budget) says the same. */
 int rkd_store_check_window(const char *cluster, int64_t open, int64_t previous, rk_error *err);
 
+/* ---- The migration job (SPEC 10; its rules are migration_job.h's) ---- */
+
+/* The cluster's migration job as stored: its JSON text in *doc (the caller frees it; NULL when
+ * the cluster never had one) and its revision in *rev (0 then). RKD_STORE_ENOCLUSTER for an
+ * unknown cluster. */
+int rkd_store_get_job(rkd_store *s, const char *cluster, char **doc, int64_t *rev,
+                      rk_error *err) RK_MUST_CHECK;
+
+/* An event to record with a job's change (kind "migration_start" ...); pointers borrowed. */
+typedef struct rkd_store_job_event {
+    const char *kind;
+    const char *author;
+    int64_t version;      /* the job's `to` */
+    int64_t from_version; /* the job's `from` */
+    const char *detail;   /* NULL for none */
+} rkd_store_job_event;
+
+/* Stores `doc` (JSON text, borrowed) as the cluster's job if its revision is still `rev` (0: it
+ * has none yet), with event `e` (NULL: none) in the same atomic step. RKD_STORE_ECONFLICT when the
+ * job changed since `rev` was read: read it again and decide again. */
+int rkd_store_put_job(rkd_store *s, const char *cluster, const char *doc, int64_t rev,
+                      const rkd_store_job_event *e, rk_error *err) RK_MUST_CHECK;
+
 /* One event of a cluster's audit. */
 typedef struct rkd_store_event {
-    int64_t event;                   /* 1, 2, 3 ... per cluster */
-    char kind[16];                   /* publish, revert, approve, activate, force, policy, finish */
+    int64_t event; /* 1, 2, 3 ... per cluster */
+    char kind[24]; /* publish, revert, approve, activate, force, policy, finish, migration_* */
     char at[RKD_STORE_TIME_LEN];     /* RFC 3339 UTC */
     char *author;                    /* NULL when none */
     int64_t version;                 /* the version it concerns, 0 when none */

@@ -470,6 +470,27 @@ int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *au
     return finish_read(s, rc, rec, doc, out, err);
 }
 
+int rkd_store_get_job(rkd_store *s, const char *cluster, char **doc, int64_t *rev, rk_error *err)
+{
+    rk_error scratch;
+    err = err ? err : &scratch;
+    *doc = NULL;
+    *rev = 0;
+    int rc = check_cluster_arg(cluster, err);
+    return rc ? rc : s->ops->get_job(s->b, cluster, doc, rev, err);
+}
+
+int rkd_store_put_job(rkd_store *s, const char *cluster, const char *doc, int64_t rev,
+                      const rkd_store_job_event *e, rk_error *err)
+{
+    rk_error scratch;
+    char now[RKD_STORE_TIME_LEN];
+    err = err ? err : &scratch;
+    now_rfc3339(now);
+    int rc = check_cluster_arg(cluster, err);
+    return rc ? rc : s->ops->put_job(s->b, cluster, doc, rev, e, now, err);
+}
+
 int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *out, rk_error *err)
 {
     rk_error scratch;

@@ -255,7 +255,7 @@ static void test_series_cap(void **state)
     }
     for (int i = 0; i < 5000; i++) {
         snprintf(route, sizeof route, "c%d", i);
-        rkd_metrics_active_version(m, route, i);
+        rkd_metrics_active_version(m, route, i + 1);
     }
     char *text = render_ok(m);
     assert_int_equal(count_lines(text, "ringkeeper_http_requests_total{"), 513);
@@ -267,6 +267,31 @@ static void test_series_cap(void **state)
     assert_true(sample(text, "ringkeeper_http_request_duration_seconds_count{route=\"other\"}") ==
                 2 * (600 - 63));
     assert_int_equal(count_lines(text, "ringkeeper_active_version{"), 4096);
+    free(text);
+    rkd_metrics_free(m);
+}
+
+/* A migration job's series: one per key kind, the bytes, and a 1 for its state among 0s; an
+ * unknown state is not recorded; a cluster known by its job alone has no active version line. */
+static void test_migration_job(void **state)
+{
+    (void)state;
+    rkd_metrics *m = rkd_metrics_new();
+    const uint64_t keys[RKD_JOB_KINDS] = {100, 40, 3, 1, 2, 5};
+    rkd_metrics_migration(m, "mc", "copying", keys, 4096);
+    rkd_metrics_migration(m, "mc", "paused", keys, 8192);
+    rkd_metrics_migration(m, "other", "bogus", keys, 1);
+    char *text = render_ok(m);
+    assert_true(sample(text, "ringkeeper_migration_keys_total{cluster=\"mc\",kind=\"copied\"}") ==
+                40);
+    assert_true(sample(text, "ringkeeper_migration_keys_total{cluster=\"mc\",kind=\"expired\"}") ==
+                5);
+    assert_true(sample(text, "ringkeeper_migration_bytes_total{cluster=\"mc\"}") == 8192);
+    assert_true(sample(text, "ringkeeper_migration_state{cluster=\"mc\",state=\"paused\"}") == 1);
+    assert_true(sample(text, "ringkeeper_migration_state{cluster=\"mc\",state=\"copying\"}") == 0);
+    assert_int_equal(count_lines(text, "ringkeeper_migration_state{"), 7);
+    assert_int_equal(count_lines(text, "ringkeeper_migration_keys_total{"), RKD_JOB_KINDS);
+    assert_int_equal(count_lines(text, "ringkeeper_active_version{"), 0);
     free(text);
     rkd_metrics_free(m);
 }
@@ -350,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_label_escaping),
         cmocka_unit_test(test_unknown_method_and_long_route),
         cmocka_unit_test(test_series_cap),
+        cmocka_unit_test(test_migration_job),
         cmocka_unit_test(test_null_metrics),
         cmocka_unit_test(test_build_and_process),
     };

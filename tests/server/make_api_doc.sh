@@ -237,6 +237,45 @@ ex window_finish 200 -X POST '$RK/v1/clusters/web/migration/finish' -H "$J" -H "
 ex window_ring_after 200 '$RK/v1/clusters/web/ring' -H "If-None-Match: $WTAG"
 ex e_no_migration_window 409 -X POST '$RK/v1/clusters/web/migration/finish' -H "$BOB"
 ex window_events 200 '$RK/v1/clusters/web/events?limit=1'
+# the migration job of docs/MIGRATE.md, on a memcached cluster of its own
+TD3="{\"hash\":\"xxh3_64\",\"vnode_factor\":8,\"data\":\"memcached\",\"nodes\":[$(node a 1),$(node b 2),$(node c 3)]}"
+TD4="{\"hash\":\"xxh3_64\",\"vnode_factor\":8,\"data\":\"memcached\",\"nodes\":[$(node a 1),$(node b 2),$(node c 3),$(node d 4)]}"
+ex job_v1 201 -X POST '$RK/v1/clusters/mc/versions?activate=true' -H "$J" -H "$ALICE" --data-binary "$TD3"
+ex job_policy 200 -X PUT '$RK/v1/clusters/mc/policy' -H "$J" -H "$ALICE" --data-binary '{"migration_window":true}'
+ex job_v2 201 -X POST '$RK/v1/clusters/mc/versions?activate=true' -H "$J" -H "$ALICE" --data-binary "$TD4"
+ex e_no_migration 404 '$RK/v1/clusters/mc/migration'
+ex job_start 201 -X POST '$RK/v1/clusters/mc/migration' -H "$J" -H "$ALICE" --data-binary '{"throttle":{"keys_per_s":20000,"bytes_per_s":0}}'
+ex e_job_state 409 -X POST '$RK/v1/clusters/mc/migration' -H "$J" -H "$ALICE" --data-binary '{}'
+ex job_claim 200 -X POST '$RK/v1/clusters/mc/migration/claim' -H "$J" -H "$ALICE" --data-binary '{"worker":"mover-1"}'
+ex e_leased 409 -X POST '$RK/v1/clusters/mc/migration/claim' -H "$J" -H "$ALICE" --data-binary '{"worker":"mover-2"}'
+ex job_progress 200 -X POST '$RK/v1/clusters/mc/migration/progress' -H "$J" -H "$ALICE" --data-binary '{"worker":"mover-1","seq":1,"step":1,"phase":"copy","node":"cache-a","cursor":"500","done":false,"counters":{"scanned":500,"stay":371,"copied":126,"present":3,"bytes":201600}}'
+ex job_throttle 200 -X PUT '$RK/v1/clusters/mc/migration/throttle' -H "$J" -H "$ALICE" --data-binary '{"keys_per_s":5000}'
+ex job_pause 200 -X POST '$RK/v1/clusters/mc/migration/pause' -H "$J" -H "$ALICE" --data-binary '{"comment":"peak hour"}'
+ex job_resume 200 -X POST '$RK/v1/clusters/mc/migration/resume' -H "$J" -H "$ALICE"
+ex e_not_verified 409 -X POST '$RK/v1/clusters/mc/migration/finish' -H "$J" -H "$ALICE"
+ex job_get 200 '$RK/v1/clusters/mc/migration'
+ex job_cancel 200 -X POST '$RK/v1/clusters/mc/migration/cancel' -H "$J" -H "$ALICE" --data-binary '{"comment":"moved by hand instead"}'
+# a pre-warm whose versions change under it, and a topology that says nothing of its data
+ex job_pre_v1 201 -X POST '$RK/v1/clusters/pre/versions?activate=true' -H "$J" -H "$ALICE" --data-binary "$TD3"
+ex job_pre_v2 201 -X POST '$RK/v1/clusters/pre/versions' -H "$J" -H "$ALICE" --data-binary "$TD4"
+ex job_pre_v3 201 -X POST '$RK/v1/clusters/pre/versions' -H "$J" -H "$ALICE" --data-binary "$T4"
+ex e_data_unknown 422 -X POST '$RK/v1/clusters/pre/migration' -H "$J" -H "$ALICE" --data-binary '{"mode":"before_cutover","to":3}'
+ex job_before 201 -X POST '$RK/v1/clusters/pre/migration' -H "$J" -H "$ALICE" --data-binary '{"mode":"before_cutover","to":2}'
+ex job_pre_activate 200 -X POST '$RK/v1/clusters/pre/versions/2/activate' -H "$ALICE"
+ex e_version_changed 409 -X POST '$RK/v1/clusters/pre/migration/claim' -H "$J" -H "$ALICE" --data-binary '{"worker":"mover-1"}'
+# a job of more sources than a server keeps: 1100 nodes, nearly all losing keys to a big new one
+many() { # many N [LAST_WEIGHT]: nodes n1..nN of weight 1, and with LAST_WEIGHT one more of it
+    local n=$1 i nodes=
+    for i in $(seq 1 "$n"); do nodes="$nodes${nodes:+,}{\"id\":\"n$i\",\"addr\":\"10.1.$((i / 250)).$((i % 250)):11211\",\"weight\":1}"; done
+    [ -z "${2:-}" ] || nodes="$nodes,{\"id\":\"big\",\"addr\":\"10.2.0.1:11211\",\"weight\":$2}"
+    printf '{"hash":"xxh3_64","vnode_factor":8,"data":"memcached","nodes":[%s]}' "$nodes"
+}
+many 1100 >"$TMP/n1100.json"
+many 1100 500 >"$TMP/n1101.json"
+ex job_big_v1 201 -X POST '$RK/v1/clusters/big/versions?activate=true' -H "$J" -H "$ALICE" --data-binary @n1100.json
+ex job_big_policy 200 -X PUT '$RK/v1/clusters/big/policy' -H "$J" -H "$ALICE" --data-binary '{"migration_window":true}'
+ex job_big_v2 201 -X POST '$RK/v1/clusters/big/versions?activate=true' -H "$J" -H "$ALICE" --data-binary @n1101.json
+ex e_job_too_large 422 -X POST '$RK/v1/clusters/big/migration' -H "$J" -H "$ALICE"
 rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server with tokens exited $STOP_CODE"
 
@@ -379,6 +418,10 @@ EOF
 | [`POST /v1/clusters/{c}/versions/{v}/approve`](#post-v1clusterscversionsvapprove) | approve the plan from the active version to v |
 | [`GET /v1/clusters/{c}/events`](#get-v1clusterscevents) | the audit of publishes, approvals, activations and policy changes |
 | [`POST /v1/clusters/{c}/migration/finish`](#post-v1clusterscmigrationfinish) | close the migration window: clients drop the previous ring |
+| [`GET /v1/clusters/{c}/migration`](#get-v1clusterscmigration) | the cluster's migration job: what the data mover did |
+| [`POST /v1/clusters/{c}/migration`](#post-v1clusterscmigration) | start a job over the window's plan, or ahead of a cutover |
+| [`POST /v1/clusters/{c}/migration/claim`](#post-v1clusterscmigrationclaim), [`progress`](#post-v1clusterscmigrationprogress) | a worker's lease and its reports |
+| [`PUT /v1/clusters/{c}/migration/throttle`](#put-v1clusterscmigrationthrottle), [`pause`, `resume`, `cancel`](#post-v1clusterscmigrationpause) | steer a running job |
 | [`GET /`](#get-), [`GET /ui/{file}`](#get-uifile) | the operator console |
 
 The examples run in this order on one server: cluster `cache` gets three nodes (version 1), which are
@@ -432,7 +475,7 @@ EOF
 
 ### `POST /v1/clusters/{c}/versions`
 
-Publishes a topology ([RING.md, "Topology"](RING.md#topology): `hash`, `vnode_factor`, `nodes`, optional `comment`) as the next
+Publishes a topology ([RING.md, "Topology"](RING.md#topology): `hash`, `vnode_factor`, `nodes`, optional `comment` and `data`) as the next
 version of cluster `c`, creating the cluster on its first publish. The answer is 201 with the version
 document (the topology plus `cluster`, `version`, `state`, `created_at`, `activated_at`, `author`,
 `points` and the ring's `fingerprint`) and `Location`. The new version is `staged`: nothing changes for
@@ -913,6 +956,136 @@ EOF
     show window_events
     cat <<'EOF'
 
+## Moving the data: the migration job
+
+A plan says which arcs move; the migration job is what moves their keys between the data servers
+(SPEC section 10; the worker is `ringkeeper migrate run`, docs/MIGRATE.md). `ringkeeperd` keeps the job's
+state, so any worker resumes it and the console and `/metrics` show it; a worker that can reach the data
+servers copies. One job per cluster at a time; its document is stored whole, and each change below reads
+it, decides, and writes it back by compare and set in one transaction with its event, so two requests
+or two servers never lose a change. Cost: one store read and one write of the document, at most
+about 200 KB (`sources` of all steps are capped at 1024 entries); a start also computes the plan, under
+the plan limits (`--max-plan-arcs`, `--plan-concurrency`).
+
+The document: `id`, `state` (`copying`, `paused`, `verifying`, `verified`, `finished`, `cancelled`,
+`failed`), `mode` (`window`: from the open window's previous version to the active one; `before_cutover`:
+from the active version to a staged `to`, while the old ring still serves), `from`, `to`, `data`
+(`memcached` or `redis`, from the topology), `digest` (the plan's), `max_step`, `step` (1-based) and
+`steps` with `plan_steps` (each step's source nodes and arcs), `throttle`, `counters` (the copy's, over
+every source and step: `scanned`, `copied`, `present` (already on the new owner, kept), `skipped` (over
+the size cap), `bytes`, `errors`, `expired`, `stay`, `not_owned`), `sources` (the current step's, or the
+verify's: `node`, `phase`, `cursor`, `done`, `seq`, `counters`), `worker` (`{"id", "lease_until"}` or
+`null`), `verify` (`arcs`, `keys` checked, `mismatches`: `null` until verified, and its `counters`),
+`errors`, `skipped_keys` and `mismatch_keys` (the first 100 of each, with their node), `paused_from`,
+`started_at`, `started_by`, `updated_at`.
+
+### `GET /v1/clusters/{c}/migration`
+
+The cluster's job, the last one when none runs. Errors: 404 `unknown_cluster`, `no_migration`
+(before the first).
+
+EOF
+    show job_get
+    echo
+    show e_no_migration
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/migration`
+
+Starts a job. Body (every field optional): `mode` (`window`, the default, or `before_cutover`), `to`
+(the staged version a `before_cutover` job pre-warms; for a window, the active one), `max_step` (pack
+the plan into steps that each move at most this fraction, like `GET .../plan?max_step=`), `throttle`
+(`{"keys_per_s", "bytes_per_s"}`, 0 unlimited) and `delete_source` (refused for now: keys stay on their
+old owners until they expire or are evicted). Answers 201 with the job, in state `copying`, with a
+`migration_start` event. Both versions must say what their nodes serve (`"data"`; a version without
+it counts as the other's, two different ones are refused).
+
+Errors: 400 `invalid_body` (the field named); 404 `unknown_cluster`, `no_active_version`; 409
+`no_migration_window` (a window job with no window open), `job_state` (a job is copying, paused or
+verifying: pause, cancel or finish it first); 422 `data_unknown`, `plan_too_large`, `job_too_large`.
+
+EOF
+    show job_start
+    echo
+    show e_job_state
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/migration/claim`
+
+A worker takes the job: `{"worker": "<id>"}` gives it a lease of 10 s (`worker.lease_until`), renewed
+by claiming again or by each progress report. While another worker's lease runs, 409 `leased` names
+it: two workers never copy the same job at once. A claim of a job whose versions are no longer the
+cluster's (the window was finished, another version was activated) fails the job: 409
+`version_changed`. 409 `job_state` for a job that ended.
+
+EOF
+    show job_claim
+    echo
+    show e_leased
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/migration/progress`
+
+A worker's report for one source, after each batch: `worker`, `seq` (one more for each report of that
+source: a report whose `seq` is not newer changes nothing, so a retried report counts once), `step` and
+`phase` (`copy` or `verify`, the job's now), `node`, `cursor` (where its scan is), `done`, `counters`
+(the source's in that phase since the job began: never below what was reported before), and the new
+`errors`, `skipped` and `mismatches` (`[{"key", ...}]`, keys percent-encoded, 100 at most). An
+`error` is a failure that stopped the worker (a data server unreachable after its retries): the job
+pauses with it. The answer is the job after the report: when every source of a step is done the next
+step begins; after the last, `verifying`; after the verify, `verified` (no mismatches) or `failed`.
+A paused or cancelled state tells the worker to stop at this batch. Errors: 400 `invalid_body` (the
+field named), 409 `leased` (the worker does not hold the lease), `job_state` (another step or phase, or
+a job that ended), `version_changed`.
+
+EOF
+    show job_progress
+    cat <<'EOF'
+
+### `PUT /v1/clusters/{c}/migration/throttle`
+
+`{"keys_per_s": N, "bytes_per_s": N}` (either may be left out; 0 is unlimited): the worker applies it
+within a second. A `migration_throttle` event.
+
+EOF
+    show job_throttle
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/migration/pause`
+
+Pauses a copying or verifying job (the worker stops at its next batch boundary): `migration_pause`, with
+the optional `{"comment"}` as its detail. Pausing a paused job changes nothing.
+
+EOF
+    show job_pause
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/migration/resume`
+
+Resumes a paused job where it was (409 `job_state` for one that is not paused); run the worker again.
+
+EOF
+    show job_resume
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/migration/cancel`
+
+Ends a job that has not ended: nothing is deleted anywhere, every source keeps its keys. A rollback is a
+revert.
+
+EOF
+    show job_cancel
+    cat <<'EOF'
+
+**The window's finish waits for the job.** When a job was started for the open window, `POST
+.../migration/finish` closes it only once that job is `verified` (the job becomes `finished`), else 409
+`not_verified`, unless `{"force": true, "reason": "..."}` from a token with the admin role. Without a job
+for the window it works as above.
+
+EOF
+    show e_not_verified
+    cat <<'EOF'
+
 ## The operator console
 
 ### `GET /`
@@ -941,7 +1114,8 @@ EOF
         no_active_version method_not_allowed conflict precondition_failed body_too_large \
         too_many_points hash_mismatch plan_too_large invalid_body self_approval role_required \
         admin_required plan_changed \
-        approval_required budget_exceeded migration_open no_migration_window; do
+        approval_required budget_exceeded migration_open no_migration_window no_migration \
+        job_state leased not_verified version_changed data_unknown job_too_large; do
         printf '### `%s`\n\n' "$e"
         case $e in
         invalid_topology) echo "A topology rule is broken; \`field\` is the JSON path of the culprit." ;;
@@ -972,6 +1146,13 @@ EOF
         budget_exceeded) echo "The plan moves more than the policy's \`max_moved_fraction\`." ;;
         migration_open) echo "A migration window from version 1 to 2 of \`web\` is open: finish it before activating version 3." ;;
         no_migration_window) echo "The window of \`web\` was finished already." ;;
+        no_migration) echo "Cluster \`mc\` never had a migration job." ;;
+        job_state) echo "A job of \`mc\` is copying: one job at a time." ;;
+        leased) echo "mover-1 holds the job's lease; a second worker is refused." ;;
+        not_verified) echo "The window of \`mc\` has a job that has not verified its copy yet." ;;
+        version_changed) echo "A pre-warm of version 2 of \`pre\` from version 1, after version 2 was activated: the job failed." ;;
+        data_unknown) echo "Version 3 of \`pre\` does not say whether its nodes serve memcached or redis." ;;
+        job_too_large) echo "Over a thousand of 1100 nodes lose keys to a new node of weight 500: more sources than the 1024 a job keeps." ;;
         hash_mismatch) echo "Version 1 of \`sessions\` hashes with \`fnv1a_32\`, version 2 with \`xxh3_64\`: every key would move." ;;
         esac
         echo

@@ -91,8 +91,8 @@ has "ring: previous null" "$TMP/body" '"previous":null'
 check "the closed window's ETag gets 304" 304 "$(req GET "$C/ring" -H "If-None-Match: $CLOSED")"
 check "finish again" 409 "$(as POST "$C/migration/finish")"
 check "finish again: code" no_migration_window "$(field code)"
-check "finish: unknown field" 400 "$(as POST "$C/migration/finish" --data-binary '{"force":true}')"
-check "finish: unknown field named" force "$(field field)"
+check "finish: unknown field" 400 "$(as POST "$C/migration/finish" --data-binary '{"speed":1}')"
+check "finish: unknown field named" speed "$(field field)"
 
 # the finish is in the audit; the next activation opens the next window
 check "events" 200 "$(req GET "$C/events?limit=1")"
