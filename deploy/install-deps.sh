@@ -16,11 +16,13 @@ runtime=(
     libyaml-0-2                       # CLI: import/export of twemproxy pools
     libcurl4                          # the library's client: HTTP(S) to ringkeeperd
     libsqlite3-0 libmicrohttpd12      # ringkeeperd: its store and its HTTP server
+    libmemcached11 libhiredis0.14     # CLI: `ringkeeper migrate`, the data mover's drivers
 )
 build=(
     build-essential cmake pkg-config
     libjansson-dev libxxhash-dev nettle-dev zlib1g-dev libyaml-dev libcurl4-openssl-dev
     libsqlite3-dev libmicrohttpd-dev
+    libmemcached-dev libhiredis-dev  # the data mover (client/mover), in `ringkeeper migrate`
     help2man                         # the man pages, made from the --help texts (deploy/man)
 )
 develop=(
@@ -31,9 +33,8 @@ develop=(
     valgrind                         # leak checks of the CLI and a server run (.ci)
     libcmocka-dev                    # unit tests
     clang-14 libclang-rt-14-dev      # fuzzing (.ci/fuzz.sh: libFuzzer)
-    libmemcached-dev                 # ketama peer: its test and the benchmark
     nutcracker memcached python3     # ketama oracle test: a real twemproxy and memcached
-    libhiredis-dev redis-server      # the data mover's Redis driver; its tests (also memcached)
+    redis-server                     # the data mover's tests (and memcached's)
     wrk                              # server benchmark (tests/bench/bench_server.sh)
     chromium nodejs                  # the console's browser test (tests/console)
     libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libssl-dev libkrb5-dev \

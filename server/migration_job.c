@@ -11,8 +11,8 @@
 #define CHANGE_TRIES 16 /* compare-and-set rounds before giving up (503) */
 #define SAME         1  /* a rule's answer: nothing to write, the job is answered as it is */
 
-static const char *const copy_counters[] = {"scanned", "copied",  "present", "skipped",  "bytes",
-                                            "errors",  "expired", "stay",    "not_owned"};
+static const char *const copy_counters[] = {"scanned", "copied",  "present", "skipped",   "bytes",
+                                            "errors",  "expired", "stay",    "not_owned", "later"};
 static const char *const verify_counters[] = {"scanned", "checked", "matched", "skipped", "missing",
                                               "value",   "ttl",     "errors",  "expired"};
 #define N_COPY   (sizeof copy_counters / sizeof copy_counters[0])

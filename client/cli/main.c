@@ -3,11 +3,21 @@
 
 #include "cli.h"
 
+#ifdef RK_CLI_MIGRATE /* built with the data mover (client/mover: libmemcached, hiredis) */
+extern const rk_cli_cmd rk_cli_migrate;
+#define MIGRATE_CMD &rk_cli_migrate,
+#define MIGRATE_HELP                                                                               \
+    "  migrate   move the data of the migration job between the data servers, and steer it\n"
+#else
+#define MIGRATE_CMD
+#define MIGRATE_HELP ""
+#endif
+
 static const rk_cli_cmd *const commands[] = {
-    &rk_cli_lookup,   &rk_cli_plan,      &rk_cli_simulate, &rk_cli_publish,
-    &rk_cli_activate, &rk_cli_revert,    &rk_cli_versions, &rk_cli_show,
-    &rk_cli_import,   &rk_cli_export,    &rk_cli_approve,  &rk_cli_policy,
-    &rk_cli_events,   &rk_cli_migration, &rk_cli_clients,  &rk_cli_watch};
+    &rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish,   &rk_cli_activate,
+    &rk_cli_revert,  &rk_cli_versions, &rk_cli_show,     &rk_cli_import,    &rk_cli_export,
+    &rk_cli_approve, &rk_cli_policy,   &rk_cli_events,   &rk_cli_migration, &rk_cli_clients,
+    &rk_cli_watch,   MIGRATE_CMD};
 
 static int usage(FILE *to, int code)
 {
@@ -34,8 +44,8 @@ static int usage(FILE *to, int code)
         "  policy    show or set the cluster's cutover policy\n"
         "  events    the cluster's audit: publishes, approvals, activations, policy changes\n"
         "  clients   how many clients hold each version, and whether they converged\n"
-        "  migration  finish: close the migration window (dual reads) once the data has moved\n"
-        "\n"
+        "  migration  finish: close the migration window (dual reads) once the data has "
+        "moved\n" MIGRATE_HELP "\n"
         "output: commands that print a result take -o json|table (each has its default) and\n"
         "-q/--quiet, which prints only the essential: the version number for publish, revert and\n"
         "show, nothing for activate, approve and policy, the version numbers for versions, the\n"

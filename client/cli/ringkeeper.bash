@@ -24,6 +24,7 @@ declare -gA _ringkeeper_options=(
     [events]="--limit $_ringkeeper_server $_ringkeeper_output"
     [clients]="$_ringkeeper_server $_ringkeeper_output"
     [migration]="--comment $_ringkeeper_server $_ringkeeper_output"
+    [migrate]="--worker --before-cutover --to --max-step --keys-per-s --bytes-per-s --batch --finish --comment $_ringkeeper_server $_ringkeeper_output"
 )
 
 # The values an option takes: a word list, "FILE" for a file name, or nothing to type freely.
@@ -59,6 +60,8 @@ _ringkeeper() {
         mapfile -t COMPREPLY < <(compgen -W 'show set' -- "$cur")
     elif [ "$cmd" = migration ] && [ "$COMP_CWORD" -eq 2 ]; then
         mapfile -t COMPREPLY < <(compgen -W 'finish' -- "$cur")
+    elif [ "$cmd" = migrate ] && [ "$COMP_CWORD" -eq 2 ]; then
+        mapfile -t COMPREPLY < <(compgen -W 'run status throttle pause resume cancel verify' -- "$cur")
     fi
 }
 complete -F _ringkeeper ringkeeper

@@ -22,6 +22,16 @@
 
 #define RKM_DEFAULT_BATCH 500 /* keys per scan step, and per progress report */
 
+/* A range of key hashes (rk_ring_key_hash), both ends included: first <= last. A plan's arc that
+ * wraps past the top of the hash space is two of them. */
+typedef struct rkm_arc {
+    uint64_t first, last;
+} rkm_arc;
+
+/* Sorts arcs[0 .. n) by first and merges those that overlap or touch, as a config's `arcs` must
+ * be; returns how many are left (at most n). An arc with first > last is dropped. */
+size_t rkm_arcs_normalize(rkm_arc *arcs, size_t n);
+
 /* One source and where its keys go: everything borrowed, for the run's duration. */
 typedef struct rkm_copy_config {
     const rk_ring *old_ring; /* the ring the source's keys were placed by */
@@ -34,17 +44,25 @@ typedef struct rkm_copy_config {
     size_t batch;            /* keys per scan step, 1 .. RKM_SCAN_MAX; 0: RKM_DEFAULT_BATCH */
     rkm_throttle *throttle;  /* counts every moving key and the bytes read for it; shared
                                 with whoever changes its rates; NULL: unlimited */
+    const rkm_arc *arcs;     /* NULL: every key that moves; else only those whose hash lies in
+                                one of arcs[0 .. n_arcs) (a plan's step: the others are counted
+                                `later`), sorted and merged as rkm_arcs_normalize leaves them */
+    size_t n_arcs;
 } rkm_copy_config;
 
-/* What the rule said of the keys a scan passed; scanned = stay + not_owned + the keys that move. */
+/* What the rule said of the keys a scan passed;
+ * scanned = stay + not_owned + later + the keys that move. */
 typedef struct rkm_rule_counts {
     uint64_t scanned;   /* keys the scan passed (a key passed twice counts twice) */
     uint64_t stay;      /* owned by the source under both rings */
     uint64_t not_owned; /* on the source, owned by another node under the old ring: left alone */
+    uint64_t later;     /* would move, but their hash is outside the config's arcs: another
+                           step's, left alone in this run */
 } rkm_rule_counts;
 
 /* SPEC 10's counters and the rest of what happened to the keys that move:
- * rule.scanned - rule.stay - rule.not_owned = copied + present + skipped + expired + errors. */
+ * rule.scanned - rule.stay - rule.not_owned - rule.later
+ *   = copied + present + skipped + expired + errors. */
 typedef struct rkm_copy_counters {
     rkm_rule_counts rule;
     uint64_t copied;  /* written to the new owner */
@@ -102,7 +120,7 @@ typedef enum rkm_mismatch {
 /* "missing", "value", "ttl"; NULL for another value. */
 const char *rkm_mismatch_name(int reason);
 
-/* rule.scanned - rule.stay - rule.not_owned = checked + expired + errors;
+/* rule.scanned - rule.stay - rule.not_owned - rule.later = checked + expired + errors;
  * checked = matched + skipped + missing + value + ttl. */
 typedef struct rkm_verify_counters {
     rkm_rule_counts rule;

@@ -1,5 +1,6 @@
 /* pass.c — the walk over one source's keys that a copy and a verify share (pass.h): the rule,
  * batches, the cursor, progress. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "pass.h"
@@ -9,11 +10,29 @@ typedef enum fate {
     STAYS,     /* the source owns it under both rings */
     MOVES,     /* to another node under the new ring */
     NOT_OWNED, /* another node owns it under the old ring: not this source's to move */
+    LATER,     /* it would move, but its hash is outside the config's arcs: another step's */
 } fate;
 
 static const char *node_id(const rk_ring *r, uint32_t i)
 {
     return rk_topology_node(rk_ring_topology(r), i)->id;
+}
+
+/* Whether `hash` lies in one of the config's arcs: a binary search, since a step of a large plan
+ * has thousands of arcs and every key of the source is looked up. */
+static bool in_arcs(const rkm_copy_config *cfg, uint64_t hash)
+{
+    size_t lo = 0, hi = cfg->n_arcs; /* the arc is in [lo, hi) if anywhere */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hash < cfg->arcs[mid].first)
+            hi = mid;
+        else if (hash > cfg->arcs[mid].last)
+            lo = mid + 1;
+        else
+            return true;
+    }
+    return false;
 }
 
 /* The rule of copy.h; *to is the new owner of a key that moves. Ids, not indexes, say whether
@@ -23,8 +42,37 @@ static fate key_fate(const rkm_pass *p, const rkm_key *key, uint32_t *to)
     const rkm_copy_config *cfg = p->cfg;
     if (rk_ring_lookup(cfg->old_ring, key->key, key->len) != cfg->source)
         return NOT_OWNED;
-    *to = rk_ring_lookup_hash(cfg->new_ring, rk_ring_key_hash(cfg->new_ring, key->key, key->len));
-    return strcmp(node_id(cfg->new_ring, *to), p->source_id) == 0 ? STAYS : MOVES;
+    uint64_t hash = rk_ring_key_hash(cfg->new_ring, key->key, key->len);
+    *to = rk_ring_lookup_hash(cfg->new_ring, hash);
+    if (strcmp(node_id(cfg->new_ring, *to), p->source_id) == 0)
+        return STAYS;
+    return !cfg->arcs || in_arcs(cfg, hash) ? MOVES : LATER;
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const rkm_arc *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+size_t rkm_arcs_normalize(rkm_arc *arcs, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) /* the empty ones out first */
+        if (arcs[i].first <= arcs[i].last)
+            arcs[kept++] = arcs[i];
+    if (kept == 0)
+        return 0;
+    qsort(arcs, kept, sizeof *arcs, by_first);
+    size_t out = 0;
+    for (size_t i = 1; i < kept; i++) {
+        bool joins = arcs[out].last == UINT64_MAX || arcs[i].first <= arcs[out].last + 1;
+        if (joins && arcs[i].last > arcs[out].last)
+            arcs[out].last = arcs[i].last;
+        else if (!joins)
+            arcs[++out] = arcs[i];
+    }
+    return out + 1;
 }
 
 /* The scan's callback: one key through the rule. */
@@ -38,6 +86,7 @@ static int on_key(void *ctx, const rkm_key *key, rk_error *err)
     if (f != MOVES) {
         p->rule->stay += f == STAYS;
         p->rule->not_owned += f == NOT_OWNED;
+        p->rule->later += f == LATER;
         return RK_OK;
     }
     if (!p->cfg->dest[to])
@@ -59,6 +108,13 @@ static int check_config(const rkm_copy_config *cfg, rk_error *err)
                             (unsigned)cfg->source);
     if (cfg->n_dest != rk_topology_node_count(rk_ring_topology(cfg->new_ring)))
         return rk_error_set(err, RK_EINVAL, "dest", "one destination per node of the new ring");
+    if (cfg->n_arcs && !cfg->arcs)
+        return rk_error_set(err, RK_EINVAL, "arcs", "n_arcs without arcs");
+    for (size_t i = 0; i < cfg->n_arcs; i++)
+        if (cfg->arcs[i].first > cfg->arcs[i].last ||
+            (i > 0 && cfg->arcs[i].first <= cfg->arcs[i - 1].last))
+            return rk_error_set(err, RK_EINVAL, "arcs",
+                                "arcs must be sorted and apart (rkm_arcs_normalize)");
     if (cfg->batch > RKM_SCAN_MAX)
         return rk_error_set(err, RK_EINVAL, "batch", "a batch is 1 to %d keys", RKM_SCAN_MAX);
     return RK_OK;

@@ -368,8 +368,8 @@ static tally tally_of(const fixture *f, int s)
 
 static void assert_adds_up(const rkm_copy_counters *c)
 {
-    assert_int_equal(c->rule.scanned, c->rule.stay + c->rule.not_owned + c->copied + c->present +
-                                          c->skipped + c->expired + c->errors);
+    assert_int_equal(c->rule.scanned, c->rule.stay + c->rule.not_owned + c->rule.later + c->copied +
+                                          c->present + c->skipped + c->expired + c->errors);
 }
 
 static void add_counters(rkm_copy_counters *sum, const rkm_copy_counters *c)
@@ -716,6 +716,88 @@ static void throttle_holds_rate(void **state)
     rk_ring_free(new_ring);
 }
 
+/* A plan's step (copy.h's arcs): only the moving keys whose hash lies in the arcs are copied, the
+ * others counted `later`; a second run over the other arcs copies the rest, as the steps of a job
+ * do, and then every key is where it belongs. */
+static void copies_only_the_arcs(void **state)
+{
+    fixture *f = *state;
+    static const rkm_arc halves[2][2] = {{{0, (1ull << 62) - 1}, {3ull << 62, UINT64_MAX}},
+                                         {{1ull << 62, (3ull << 62) - 1}, {1, 0}}};
+    char key[KEY_MAX];
+    fill(f, false);
+    for (int h = 0; h < 2; h++) {
+        uint64_t later = 0, moved = 0;
+        for (int s = 0; s < 3; s++) {
+            rkm_copy_config cfg = config_of(f, s);
+            rkm_arc arcs[2] = {halves[h][0], halves[h][1]};
+            cfg.arcs = arcs;
+            cfg.n_arcs = rkm_arcs_normalize(arcs, 2);
+            rkm_copy_state st;
+            rk_error err = {0};
+            rkm_copy_state_init(&st);
+            if (rkm_copy_run(&cfg, &st, NULL, NULL, &err) != RK_OK)
+                fail_msg("copy from n%d: %s", s, err.message);
+            assert_adds_up(&st.counters);
+            later += st.counters.rule.later;
+            moved += st.counters.copied + st.counters.skipped;
+            rkm_copy_state_deinit(&st);
+        }
+        uint64_t in = 0, out = 0;
+        for (int i = 0; i < KEYS; i++) {
+            size_t klen = key_of(i, key);
+            uint64_t hash = rk_ring_key_hash(f->new_ring, key, klen);
+            bool first_half = hash < (1ull << 62) || hash >= (3ull << 62);
+            bool now = h == 1 || first_half; /* the second run copies the rest */
+            char got[VALUE_MAX];
+            if (!moves(&f->fate[i]))
+                continue;
+            in += first_half == (h == 0);
+            out += first_half != (h == 0);
+            if (!f->fate[i].big)
+                assert_int_equal(raw_get(f, f->fate[i].new_srv, key, klen, got) >= 0, now);
+        }
+        assert_int_equal(moved, in);
+        assert_int_equal(later, out);
+    }
+    assert_placed(f);
+}
+
+/* rkm_arcs_normalize sorts, merges what overlaps or touches, drops what is empty; a config whose
+ * arcs are not so is refused. */
+static void arcs_normalize(void **state)
+{
+    (void)state;
+    rkm_arc a[] = {{50, 60}, {10, 20}, {21, 30}, {5, 4}, {55, 70}, {100, UINT64_MAX}, {200, 300}};
+    size_t n = rkm_arcs_normalize(a, sizeof a / sizeof a[0]);
+    assert_int_equal(n, 3);
+    assert_true(a[0].first == 10 && a[0].last == 30);
+    assert_true(a[1].first == 50 && a[1].last == 70);
+    assert_true(a[2].first == 100 && a[2].last == UINT64_MAX);
+    assert_int_equal(rkm_arcs_normalize(a, 0), 0);
+    rkm_arc bad[] = {{10, 20}, {15, 30}};
+    rk_error err = {0};
+    rkm_copy_state st;
+    rkm_copy_state_init(&st);
+    rk_node node = {.id = "n0", .addr = "127.0.0.1:1", .weight = 1};
+    rk_topology *t = rk_topology_new(RK_HASH_XXH3_64, 10, &node, 1, NULL, &err);
+    rk_ring *r = t ? rk_ring_build(t, &err) : NULL;
+    rk_topology_free(t);
+    assert_non_null(r);
+    rkm_conn *none = NULL;
+    rkm_copy_config cfg = {.old_ring = r,
+                           .new_ring = r,
+                           .src = (rkm_conn *)&node, /* never used: the config is refused first */
+                           .dest = &none,
+                           .n_dest = 1,
+                           .arcs = bad,
+                           .n_arcs = 2};
+    assert_int_equal(rkm_copy_run(&cfg, &st, NULL, NULL, &err), RK_EINVAL);
+    assert_string_equal(err.field, "arcs");
+    rkm_copy_state_deinit(&st);
+    rk_ring_free(r);
+}
+
 /* `test` on `store`; on both stores, each named after its store. */
 #define ON_STORE(store, test)                                                                      \
     {                                                                                              \
@@ -732,6 +814,7 @@ int main(void)
         PER_STORE(copies_moving_keys),    PER_STORE(verify_finds_differences),
         PER_STORE(resumes_after_pause),   PER_STORE(resumes_after_kill),
         PER_STORE(failures_stop_cleanly), ON_STORE(memcached, throttle_holds_rate),
+        PER_STORE(copies_only_the_arcs),  cmocka_unit_test(arcs_normalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

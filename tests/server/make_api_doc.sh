@@ -973,7 +973,8 @@ from the active version to a staged `to`, while the old ring still serves), `fro
 (`memcached` or `redis`, from the topology), `digest` (the plan's), `max_step`, `step` (1-based) and
 `steps` with `plan_steps` (each step's source nodes and arcs), `throttle`, `counters` (the copy's, over
 every source and step: `scanned`, `copied`, `present` (already on the new owner, kept), `skipped` (over
-the size cap), `bytes`, `errors`, `expired`, `stay`, `not_owned`), `sources` (the current step's, or the
+the size cap), `bytes`, `errors`, `expired`, `stay`, `not_owned`, `later` (moving in another
+step)), `sources` (the current step's, or the
 verify's: `node`, `phase`, `cursor`, `done`, `seq`, `counters`), `worker` (`{"id", "lease_until"}` or
 `null`), `verify` (`arcs`, `keys` checked, `mismatches`: `null` until verified, and its `counters`),
 `errors`, `skipped_keys` and `mismatch_keys` (the first 100 of each, with their node), `paused_from`,

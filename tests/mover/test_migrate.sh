@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# test_migrate.sh — `ringkeeper migrate` end to end, once per store (memcached, redis): a real
+# ringkeeperd (a token file), four data servers, a cluster growing from three nodes to four in a
+# migration window, 3000 keys placed by the old ring. A worker killed mid-run resumes and every
+# moving key arrives; a second worker is refused while the first holds the lease; a pause stops
+# the worker cleanly, a throttle change is seen; run --finish ends the job finished and closes the
+# window; a cancel leaves every key in place; a stepped job (--max-step) still copies everything;
+# a data server that is down pauses the job with an error naming the node. -o json lines are JSON.
+# Skips (77) when memcached or redis-server is not installed.
+# usage: test_migrate.sh RINGKEEPERD RINGKEEPER
+set -u
+RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=servers.sh
+. "$HERE/servers.sh"
+RKM_TMP_SAVED=$RKM_TMP
+trap - EXIT
+# shellcheck source=../server/lib.sh
+. "$HERE/../server/lib.sh" "$1"
+trap 'rkm_cleanup; rk_cleanup' EXIT
+RKM_TMP=$RKM_TMP_SAVED
+KEYS=${RK_MIGRATE_KEYS:-3000}
+SLOW=200 # keys/s of the runs that are killed or paused: a few seconds of copying
+OPS=ops-token-0123456789ab
+printf 'ops:%s\n' "$OPS" >"$TMP/tokens"
+rk_start --token-file "$TMP/tokens"
+export RINGKEEPER_SERVER=$BASE RINGKEEPER_TOKEN=$OPS
+
+as() { local method=$1 path=$2; shift 2; req "$method" "$path" -H "Authorization: Bearer $OPS" -H 'Content-Type: application/json' "$@"; }
+jq_() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+valid_json() { /usr/bin/python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin]' <"$1"; }
+
+# topo STORE N: nodes n0..n(N-1) on the store's servers
+topo_of() {
+    local store=$1 n=$2 nodes= i addr
+    for i in $(seq 0 $((n - 1))); do
+        addr=${ADDR[$i]}
+        nodes="$nodes${nodes:+,}{\"id\":\"n$i\",\"addr\":\"$addr\",\"weight\":1}"
+    done
+    printf '{"hash":"xxh3_64","vnode_factor":100,"data":"%s","nodes":[%s]}' "$store" "$nodes"
+}
+
+# owners OLD NEW: "key<TAB>old owner<TAB>new owner" for every key, by the two topology files
+owners() {
+    seq -f 'key-%g' 0 $((KEYS - 1)) >"$TMP/keys"
+    "$RK" lookup --topology "$1" <"$TMP/keys" >"$TMP/own1"
+    "$RK" lookup --topology "$2" <"$TMP/keys" | cut -f2 | paste "$TMP/own1" - >"$TMP/owners"
+}
+
+node_map() { local i; for i in 0 1 2 3; do printf 'n%s=%s ' "$i" "${ADDR[$i]}"; done; }
+
+# check_keys NAME: every key on its old owner and every moving one on its new owner
+check_keys() {
+    # shellcheck disable=SC2046
+    local got; got=$(python3 "$HERE/migrate_keys.py" check "$STORE" $(node_map) <"$TMP/owners")
+    local moving=${got#moving=}; moving=${moving%% *}
+    check "$1: every key in place, every moving key moved" \
+        "moving=$moving on_old=$KEYS on_new=$moving" "$got"
+    MOVING=$moving
+}
+
+# wait_lines FILE N: until FILE has N lines (10 s at most)
+wait_lines() {
+    for _ in $(seq 1 100); do
+        [ "$(wc -l <"$1")" -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+job_field() { req GET "$C/migration" >/dev/null; jq_ "$TMP/body" "$1"; }
+
+run_store() {
+    STORE=$1
+    CL=$STORE
+    C=/v1/clusters/$CL
+    local rc
+    rkm_ports 4
+    ADDR=()
+    for p in "${PORTS[@]}"; do
+        if [ "$STORE" = memcached ]; then rkm_memcached "$p"; else rkm_redis "$p"; fi
+        ADDR+=("127.0.0.1:$p")
+    done
+    rkm_up "${PORTS[@]}" || exit 1
+    topo_of "$STORE" 3 >"$TMP/t3"
+    topo_of "$STORE" 4 >"$TMP/t4"
+    check "$STORE: v1" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"
+    check "$STORE: policy" 200 "$(as PUT "$C/policy" --data-binary '{"migration_window":true}')"
+    check "$STORE: v2 opens a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t4")"
+    owners "$TMP/t3" "$TMP/t4"
+    # shellcheck disable=SC2046
+    python3 "$HERE/migrate_keys.py" fill "$STORE" $(node_map) <"$TMP/owners"
+    M=(--cluster "$CL")
+
+    # a worker killed after two reports; another worker refused while its lease runs
+    "$RK" migrate run "${M[@]}" --worker w1 --keys-per-s $SLOW --batch 100 -o json >"$TMP/j1" 2>"$TMP/e1" &
+    local w=$!
+    wait_lines "$TMP/j1" 2 || bad "$STORE: the first worker reported nothing: $(cat "$TMP/e1")"
+    kill -9 $w; wait $w 2>/dev/null
+    "$RK" migrate run "${M[@]}" --worker w2 >"$TMP/o2" 2>"$TMP/e2"; rc=$?
+    check "$STORE: a second worker is refused" 2 $rc
+    has "$STORE: ... saying who holds the lease" "$TMP/e2" "is being run by worker w1"
+
+    # the same worker resumes; a throttle change is seen; a pause stops it cleanly
+    "$RK" migrate run "${M[@]}" --worker w1 --batch 100 -o json >"$TMP/j2" 2>"$TMP/e3" &
+    w=$!
+    wait_lines "$TMP/j2" 1 || bad "$STORE: the resumed worker reported nothing: $(cat "$TMP/e3")"
+    "$RK" migrate throttle "${M[@]}" --keys-per-s 100 -o json >"$TMP/t.json"; rc=$?
+    check "$STORE: migrate throttle" 0 $rc
+    check "$STORE: the job's throttle" 100 "$(jq_ "$TMP/t.json" 'd["throttle"]["keys_per_s"]')"
+    sleep 1.5
+    local before; before=$(job_field 'd["counters"]["copied"]+d["counters"]["present"]')
+    sleep 2
+    local after; after=$(job_field 'd["counters"]["copied"]+d["counters"]["present"]')
+    if [ $((after - before)) -le 300 ]; then ok; else bad "$STORE: 100 keys/s moved $((after - before)) in 2 s"; fi
+    "$RK" migrate pause "${M[@]}" --comment test >/dev/null; rc=$?
+    check "$STORE: migrate pause" 0 $rc
+    for _ in $(seq 1 50); do kill -0 $w 2>/dev/null || break; sleep 0.1; done
+    if kill -0 $w 2>/dev/null; then bad "$STORE: the worker did not stop within 5 s of the pause"; kill -9 $w; fi
+    wait $w; rc=$?
+    check "$STORE: the paused worker exits 0" 0 $rc
+    has "$STORE: ... saying how to resume" "$TMP/e3" "migrate resume"
+    check "$STORE: the job is paused" paused "$(job_field 'd["state"]')"
+    "$RK" migrate run "${M[@]}" --worker w1 >/dev/null 2>"$TMP/e4"; rc=$?
+    check "$STORE: run on a paused job is refused" 2 $rc
+    "$RK" migrate resume "${M[@]}" >/dev/null; rc=$?
+    check "$STORE: migrate resume" 0 $rc
+    "$RK" migrate throttle "${M[@]}" --keys-per-s 0 >/dev/null
+    "$RK" migrate run "${M[@]}" --worker w1 --finish -o json >"$TMP/j3" 2>"$TMP/e5"; rc=$?
+    check "$STORE: the resumed run finishes" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e5"
+    has "$STORE: ... the last line says finished" "$TMP/j3" '"state":"finished"'
+    for j in j1 j2 j3; do
+        if valid_json "$TMP/$j"; then ok; else bad "$STORE: $j is not JSON lines"; fi
+    done
+    check_keys "$STORE window"
+    local copied present
+    copied=$(job_field 'd["counters"]["copied"]'); present=$(job_field 'd["counters"]["present"]')
+    if [ "$copied" -le "$MOVING" ] && [ $((copied + present)) -ge "$MOVING" ]; then ok; else
+        bad "$STORE: copied $copied present $present for $MOVING moving keys"; fi
+    check "$STORE: verified with no mismatch" 0 "$(job_field 'd["verify"]["mismatches"]')"
+    req GET "$C/ring" >/dev/null
+    has "$STORE: the window is closed" "$TMP/body" '"previous":null'
+    "$RK" migrate verify "${M[@]}" >"$TMP/v.out" 2>"$TMP/v.err"; rc=$?
+    check "$STORE: migrate verify is clean" 0 $rc
+    "$RK" migrate status "${M[@]}" >"$TMP/status"; rc=$?
+    check "$STORE: migrate status" 0 $rc
+    has "$STORE: ... the state" "$TMP/status" "finished"
+
+    # back to three nodes: a cancel leaves every key where it was
+    check "$STORE: v3 (three nodes) opens a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"
+    "$RK" migrate run "${M[@]}" --keys-per-s 100 --batch 50 -o json >"$TMP/j4" 2>"$TMP/e6" &
+    w=$!
+    wait_lines "$TMP/j4" 1 || bad "$STORE: the worker of v3 reported nothing: $(cat "$TMP/e6")"
+    "$RK" migrate cancel "${M[@]}" >/dev/null
+    for _ in $(seq 1 50); do kill -0 $w 2>/dev/null || break; sleep 0.1; done
+    wait $w; rc=$?
+    check "$STORE: the cancelled worker exits 0" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e6"
+    has "$STORE: ... saying so" "$TMP/e6" "cancelled"
+    check_keys "$STORE after a cancel"
+
+    # a new job for the same window, in steps
+    "$RK" migrate run "${M[@]}" --max-step 0.05 --finish -o json >"$TMP/j5" 2>"$TMP/e7"; rc=$?
+    check "$STORE: a stepped job finishes" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e7"
+    local steps; steps=$(job_field 'd["steps"]')
+    if [ "$steps" -gt 1 ]; then ok; else bad "$STORE: --max-step 0.05 gave $steps step(s)"; fi
+    if valid_json "$TMP/j5"; then ok; else bad "$STORE: j5 is not JSON lines"; fi
+    cp "$TMP/owners" "$TMP/owners.v2"
+    owners "$TMP/t4" "$TMP/t3" # the keys n3 got now moved back to their v1 owners
+    local back; back=$(python3 "$HERE/migrate_keys.py" check "$STORE" $(node_map) <"$TMP/owners")
+    local mv=${back#moving=}; mv=${mv%% *}
+    check "$STORE: the stepped job moved every key back" "on_new=$mv" "${back##* }"
+
+    # a data server that is down: the job pauses with an error naming the node
+    check "$STORE: v4 opens a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t4")"
+    kill "${RKM_PIDS[-1]}"; wait "${RKM_PIDS[-1]}" 2>/dev/null
+    "$RK" migrate run "${M[@]}" >/dev/null 2>"$TMP/e8"; rc=$?
+    check "$STORE: a server down fails the run" 1 $rc
+    has "$STORE: ... naming the node and address" "$TMP/e8" "node n3 (${ADDR[3]})"
+    check "$STORE: ... and the job is paused" paused "$(job_field 'd["state"]')"
+    has "$STORE: ... with the error" "$TMP/body" "n3 (${ADDR[3]})"
+}
+
+run_store memcached
+run_store redis
+finish
