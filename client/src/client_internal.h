@@ -1,8 +1,9 @@
-/* client_internal.h — what the client's files (client.c, client_fetch.c, client_verify.c,
- * client_cache.c) share; not installed. */
+/* client_internal.h — what the client's files (client.c, client_round.c, client_snapshot.c,
+ * client_fetch.c, client_verify.c, client_cache.c) share; not installed. */
 #ifndef RK_CLIENT_INTERNAL_H
 #define RK_CLIENT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -111,5 +112,75 @@ int rki_cache_write(const char *path, const char *data, size_t len, unsigned *ti
  * over `max`, RK_ECACHE when the length or checksum does not match. */
 int rki_cache_read(const char *path, size_t max, char **out, size_t *len, int *missing,
                    rk_error *err);
+
+/* ---- client.c, client_round.c, client_snapshot.c: one client ---- */
+
+struct rk_client {
+    rk_client_config cfg; /* its strings point to the copies below */
+    char *copies[8];      /* owned copies of cfg's strings */
+    char *url;            /* {server}/v1/clusters/{cluster}/ring; owned */
+    char *url_buf;        /* url plus "?wait=S"; owned, fetching thread only */
+    size_t url_size;      /* bytes allocated for url and for url_buf */
+    rki_fetch *fetch;     /* owned; fetching thread only */
+    rki_ring_id floor;    /* newest ring accepted, the file's included; fetching thread */
+    rki_ring_id saved;    /* ring the last-known-good file holds; fetching thread */
+    rki_ring_id issued;   /* a floor its store said it has issued: not asked again; fetching
+                             thread */
+    /* The ring refused last, said in every request (RK-Refused) until a ring is accepted, so the
+     * server neither counts it as held nor sends it again; fetching thread. */
+    rki_ring_id refused;              /* version 0: none */
+    int refused_code;                 /* why, as the application was told: its code ... */
+    char refused_why[RKI_REASON_MAX]; /* ... and message, printable ASCII */
+    int64_t saved_prev;               /* ... and the previous version its window names (0: none) */
+    atomic_int stop;                  /* set: the refresher and its transfer stop */
+    pthread_mutex_t mu;               /* guards current and st (and the refresher's pause) */
+    pthread_cond_t cv;                /* broadcast when stop is set */
+    rk_snapshot *current;             /* in service, reference held; NULL before the first ring */
+    rki_window window;   /* the migration window of the ring in service (docs/API.md); written
+                            under mu by the fetching thread only */
+    int prev_wanted;     /* that window's previous ring is not in service yet: fetch it */
+    rk_client_status st; /* counters and the last outcome */
+    pthread_t thread;    /* the refresher, when running */
+    int running;         /* the refresher was started (start/stop are not concurrent) */
+    unsigned wait_s;     /* the refresher's long poll */
+    unsigned retry_ms;   /* the refresher's pause after an error */
+    /* The last-known-good file as verified by rk_client_new, kept until the first fetch so that
+     * the same bytes from the server, or a fallback to the file, do not build the ring again. */
+    char *file_body;        /* owned; NULL when none */
+    size_t file_len;        /* its length */
+    rk_ring *file_ring;     /* owned; the ring verified from it */
+    rki_window file_window; /* its migration window */
+};
+
+/* client_snapshot.c. The ring in service changes only on the fetching thread, under mu. */
+
+/* Puts `ring` (stolen, freed on failure) in service under its document's window `w`. */
+int rki_client_install(rk_client *c, rk_ring *ring, const rki_ring_id *id, const rki_window *w,
+                       int from_cache, rk_error *e);
+/* The ring in service stays, under the window `w` its document names now: when the window
+ * closed, the previous ring goes. */
+int rki_client_rewindow(rk_client *c, const rki_window *w, rk_error *e);
+/* Whether the window in service wants a previous ring not served yet: then 1, with the window in
+ * *w and the id of the ring in service in *cur. */
+int rki_client_wants_previous(rk_client *c, rki_window *w, rki_ring_id *cur);
+/* Serves `prev` (stolen) as the previous ring next to the ring in service, unless that is no
+ * longer `cur` or the application dropped the previous ring meanwhile (then `prev` is freed). */
+int rki_client_serve_previous(rk_client *c, const rki_ring_id *cur, rk_ring *prev,
+                              const rki_ring_id *id, rk_error *e);
+/* What names the ring in service; version 0 when none. */
+rki_ring_id rki_client_current_id(rk_client *c);
+int64_t rki_client_current_version(rk_client *c);
+
+/* client.c: the status. */
+
+/* Sets the last outcome shown by rk_client_status_get, without counting it. */
+void rki_client_set_last(rk_client *c, int rc, const char *message);
+/* Records the outcome of a round: `rc` and the message in `e`; failures are counted. */
+void rki_client_record(rk_client *c, int rc, const rk_error *e);
+
+/* client_round.c. */
+
+/* Frees the last-known-good file kept for the first fetch. */
+void rki_client_drop_file(rk_client *c);
 
 #endif
