@@ -1,7 +1,7 @@
 /* store_domain.c — the store-neutral layer: every rkd_store_* call of store.h, implemented once
  * over a backend's rkd_store_ops (store_backend.h). It checks arguments, builds what a publish
- * stores, parses what reads return, counts activations for watchers, and holds the rules backends
- * share (missing versions, preconditions), so no backend can answer differently. */
+ * stores, parses what reads return and counts activations for watchers. The rules every backend
+ * applies the same way (missing versions, preconditions) are store_rules.c's. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -12,129 +12,7 @@
 
 #include <jansson.h>
 
-#include "store_backend.h"
-
-struct rkd_store {
-    const rkd_store_ops *ops;  /* the backend's table; borrowed */
-    void *b;                   /* the backend's state; owned, released by ops->close */
-    atomic_uint_fast64_t seq;  /* activations committed through this handle or seen by ops->watch */
-    pthread_mutex_t watch_mu;  /* guards watch and watch_arg, held while calling watch */
-    rkd_store_watch_fn watch;  /* called after each activation, or NULL */
-    void *watch_arg;           /* its argument */
-    char id[RKD_STORE_ID_LEN]; /* the backend's store id, read at open */
-};
-
-/* ---- Helpers shared with backends ---- */
-
-int rkd_store_strdup(const char *src, char **dst, rk_error *err)
-{
-    *dst = NULL;
-    if (!src)
-        return RK_OK;
-    *dst = strdup(src);
-    if (!*dst)
-        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory copying a string");
-    return RK_OK;
-}
-
-int rkd_store_missing(rk_error *err, int code, const char *cluster, int64_t v)
-{
-    if (code == RKD_STORE_ENOACTIVE)
-        return rk_error_set(err, code, NULL,
-                            "cluster %s has no active version yet; activate one first", cluster);
-    if (code == RKD_STORE_ENOVERSION)
-        return rk_error_set(err, code, NULL, "cluster %s has no version %lld", cluster,
-                            (long long)v);
-    return rk_error_set(err, RKD_STORE_ENOCLUSTER, NULL,
-                        "there is no cluster named %s; publishing a version "
-                        "creates it",
-                        cluster);
-}
-
-int rkd_store_check_publish(const rkd_store_draft *d, int64_t latest, rk_error *err)
-{
-    if (d->if_match_latest == RKD_STORE_ANY || d->if_match_latest == latest)
-        return RK_OK;
-    return rk_error_set(err, RKD_STORE_EPRECONDITION, NULL,
-                        "cluster %s: the latest version is %lld, not "
-                        "%lld; fetch it, review, and publish again",
-                        d->cluster, (long long)latest, (long long)d->if_match_latest);
-}
-
-int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, int64_t active,
-                               int64_t if_match_active, rk_error *err)
-{
-    if (v < 1 || v > latest)
-        return rkd_store_missing(err, RKD_STORE_ENOVERSION, cluster, v);
-    if (if_match_active != RKD_STORE_ANY && if_match_active != active)
-        return rk_error_set(err, RKD_STORE_EPRECONDITION, NULL,
-                            "cluster %s: the active version is %lld, not "
-                            "%lld",
-                            cluster, (long long)active, (long long)if_match_active);
-    if (v <= active)
-        return rk_error_set(err, RKD_STORE_ECONFLICT, NULL,
-                            "cluster %s: version %lld is not newer than the "
-                            "active version %lld; to roll back, revert to it and activate "
-                            "the copy",
-                            cluster, (long long)v, (long long)active);
-    return RK_OK;
-}
-
-void rkd_store_digest(int64_t active, const char *active_fp, int64_t v, const char *v_fp,
-                      char out[RK_PLAN_DIGEST_LEN])
-{
-    rk_plan_digest(active, active ? active_fp : "", v, v_fp, out);
-}
-
-int rkd_store_check_approval(const char *cluster, int64_t v, const char *digest, const char *want,
-                             const rkd_store_policy *p, const char *author, const char *approver,
-                             rk_error *err)
-{
-    if (strcmp(digest, want) != 0) /* rkd_store_approve says which plan `digest` is, if any */
-        return rk_error_set(err, RKD_STORE_EPLANCHANGED, "digest",
-                            "cluster %s: the plan to version %lld is now %s, not %s", cluster,
-                            (long long)v, want, digest);
-    if (p->distinct_approver && author && approver && strcmp(author, approver) == 0)
-        return rk_error_set(err, RKD_STORE_ESELFAPPROVAL, NULL,
-                            "cluster %s: %s published version %lld and the policy asks for a "
-                            "distinct approver; another operator must approve it",
-                            cluster, approver, (long long)v);
-    return RK_OK;
-}
-
-int rkd_store_check_approvals(const char *cluster, int64_t v, int64_t active, const char *digest,
-                              const rkd_store_policy *p, int64_t have, rk_error *err)
-{
-    char over[40] = "(a first activation)";
-    if (have >= p->approvals)
-        return RK_OK;
-    if (active)
-        snprintf(over, sizeof over, "over %lld", (long long)active);
-    return rk_error_set(err, RKD_STORE_EAPPROVAL, NULL,
-                        "cluster %s: activating version %lld %s needs %lld approval%s of plan %s "
-                        "and has %lld; approve it with: ringkeeper approve %lld",
-                        cluster, (long long)v, over, (long long)p->approvals,
-                        p->approvals == 1 ? "" : "s", digest, (long long)have, (long long)v);
-}
-
-int rkd_store_check_window(const char *cluster, int64_t open, int64_t previous, rk_error *err)
-{
-    if (!open)
-        return RK_OK;
-    return rk_error_set(err, RKD_STORE_EWINDOWOPEN, NULL,
-                        "cluster %s: the migration window from version %lld to %lld is open; "
-                        "once the data has moved, finish it (ringkeeper migration finish "
-                        "--cluster %s, or POST /v1/clusters/%s/migration/finish), then activate",
-                        cluster, (long long)previous, (long long)open, cluster, cluster);
-}
-
-int rkd_store_no_window(const char *cluster, rk_error *err)
-{
-    return rk_error_set(err, RKD_STORE_ENOWINDOW, NULL,
-                        "cluster %s has no open migration window: one opens when a version is "
-                        "activated over another under a policy with migration_window set",
-                        cluster);
-}
+#include "store_domain_internal.h"
 
 /* ---- The handle ---- */
 
@@ -217,7 +95,7 @@ int rkd_store_stale(rkd_store *s, char out[RKD_STORE_STALE_LEN])
     return s->ops->stale ? s->ops->stale(s->b, out) : 0;
 }
 
-static int check_cluster_arg(const char *cluster, rk_error *err)
+int rkd_store_check_cluster(const char *cluster, rk_error *err)
 {
     if (!cluster || !cluster[0])
         return rk_error_set(err, RK_EINVAL, NULL, "a cluster name is required");
@@ -278,7 +156,7 @@ static int get_one(rkd_store *s, const char *cluster, rkd_store_pick pick, int64
     char *doc = NULL;
     err = err ? err : &scratch;
     *out = NULL;
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     if (rc != RK_OK)
         return rc;
     rc = s->ops->get(s->b, cluster, pick, v, &rec, &doc, err);
@@ -305,7 +183,7 @@ int rkd_store_latest(rkd_store *s, const char *cluster, rkd_store_version **out,
 static int check_page_args(const char *cluster, size_t limit, int64_t before, const char *what,
                            rk_error *err)
 {
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     if (rc == RK_OK && (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0))
         rc = rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before %s number",
                           RKD_STORE_LIST_MAX, what);
@@ -410,7 +288,7 @@ int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
     err = err ? err : &scratch;
     opt = opt ? opt : &defaults;
     *out = NULL;
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     if (rc == RK_OK && !t)
         rc = rk_error_set(err, RK_EINVAL, NULL, "a topology is required");
     rc = rc ? rc : new_record(cluster, t, opt->author, &rec, &doc, err);
@@ -444,7 +322,7 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_s
     err = err ? err : &scratch;
     *out = NULL;
     now_rfc3339(now);
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     if (rc != RK_OK)
         return rc;
     rc = s->ops->activate(s->b, cluster, v, a, now, &rec, &doc, err);
@@ -465,7 +343,7 @@ int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *au
     err = err ? err : &scratch;
     *out = NULL;
     now_rfc3339(now);
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     rc = rc ? rc : s->ops->finish_migration(s->b, cluster, author, comment, now, &rec, &doc, err);
     return finish_read(s, rc, rec, doc, out, err);
 }
@@ -476,7 +354,7 @@ int rkd_store_get_job(rkd_store *s, const char *cluster, char **doc, int64_t *re
     err = err ? err : &scratch;
     *doc = NULL;
     *rev = 0;
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     return rc ? rc : s->ops->get_job(s->b, cluster, doc, rev, err);
 }
 
@@ -487,7 +365,7 @@ int rkd_store_put_job(rkd_store *s, const char *cluster, const char *doc, int64_
     char now[RKD_STORE_TIME_LEN];
     err = err ? err : &scratch;
     now_rfc3339(now);
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     return rc ? rc : s->ops->put_job(s->b, cluster, doc, rev, e, now, err);
 }
 
@@ -496,7 +374,7 @@ int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *ou
     rk_error scratch;
     err = err ? err : &scratch;
     *out = RKD_STORE_POLICY_DEFAULTS;
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     return rc ? rc : s->ops->get_policy(s->b, cluster, out, err);
 }
 
@@ -522,7 +400,7 @@ int rkd_store_put_policy(rkd_store *s, const char *cluster, const rkd_store_poli
     char now[RKD_STORE_TIME_LEN];
     err = err ? err : &scratch;
     now_rfc3339(now);
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     rc = rc ? rc : check_policy(p, err);
     return rc ? rc : s->ops->put_policy(s->b, cluster, p, author, detail, now, err);
 }
@@ -580,7 +458,7 @@ int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *
     char now[RKD_STORE_TIME_LEN];
     err = err ? err : &scratch;
     now_rfc3339(now);
-    int rc = check_cluster_arg(cluster, err);
+    int rc = rkd_store_check_cluster(cluster, err);
     if (rc == RK_OK && (!digest || strlen(digest) != RK_PLAN_DIGEST_LEN - 1 ||
                         strspn(digest, "0123456789abcdef") != RK_PLAN_DIGEST_LEN - 1))
         rc = rk_error_set(err, RK_EINVAL, "digest",
@@ -631,117 +509,4 @@ void rkd_store_set_watch(rkd_store *s, rkd_store_watch_fn fn, void *arg)
     s->watch = fn;
     s->watch_arg = arg;
     pthread_mutex_unlock(&s->watch_mu);
-}
-
-/* ---- Copying a whole store ---- */
-
-int rkd_store_refuse_import(const char *what, rk_error *err)
-{
-    return rk_error_set(err, RKD_STORE_ECONFLICT, NULL,
-                        "the destination store already holds %s; migrate-store copies only into "
-                        "an empty store and never merges histories",
-                        what);
-}
-
-void rkd_store_draft_of(const rkd_store_version *v, const char *doc, rkd_store_draft *d)
-{
-    *d = (rkd_store_draft){
-        .cluster = v->cluster,
-        .topology = doc,
-        .scheme = rk_scheme_name(rk_hash_scheme(v->hash)),
-        .hash = rk_hash_name(v->hash),
-        .vnode_factor = v->vnode_factor,
-        .points = v->points,
-        .fingerprint = v->fingerprint,
-        .created_at = v->created_at,
-        .author = v->author,
-        .comment = v->comment,
-        .if_match_latest = RKD_STORE_ANY,
-        .moved_fraction = -1,
-    };
-}
-
-void rkd_store_approval_list_free(rkd_store_approval_list *list)
-{
-    for (size_t i = 0; list && i < list->count; i++) {
-        free(list->items[i].approver);
-        free(list->items[i].comment);
-    }
-    if (list) {
-        free(list->items);
-        memset(list, 0, sizeof *list);
-    }
-}
-
-int rkd_store_list_approvals(rkd_store *s, const char *cluster, rkd_store_approval_list *out,
-                             rk_error *err)
-{
-    rk_error scratch;
-    err = err ? err : &scratch;
-    memset(out, 0, sizeof *out);
-    int rc = check_cluster_arg(cluster, err);
-    rc = rc ? rc : s->ops->list_approvals(s->b, cluster, out, err);
-    if (rc != RK_OK)
-        rkd_store_approval_list_free(out);
-    return rc;
-}
-
-int rkd_store_adopt_id(rkd_store *s, const char *id, rk_error *err)
-{
-    rk_error scratch;
-    err = err ? err : &scratch;
-    if (!id || strlen(id) != RKD_STORE_ID_LEN - 1 ||
-        strspn(id, "0123456789abcdef") != RKD_STORE_ID_LEN - 1)
-        return rk_error_set(err, RK_EINVAL, NULL, "a store id is 16 lowercase hex digits");
-    int rc = s->ops->adopt_id(s->b, id, err);
-    if (rc == RK_OK)
-        memcpy(s->id, id, sizeof s->id);
-    return rc;
-}
-
-/* The history is what a store could have written: numbered 1..n without gaps. */
-static int check_history(const rkd_store_history *h, rk_error *err)
-{
-    int rc = check_cluster_arg(h->cluster, err);
-    if (rc == RK_OK && h->versions_count == 0)
-        rc = rk_error_set(err, RK_EINVAL, NULL, "cluster %s has no versions to copy", h->cluster);
-    for (size_t i = 0; rc == RK_OK && i < h->versions_count; i++)
-        if (h->versions[i]->version != (int64_t)i + 1 || !h->versions[i]->topology)
-            rc =
-                rk_error_set(err, RK_EINVAL, NULL,
-                             "cluster %s: version %zu is missing from the copy", h->cluster, i + 1);
-    for (size_t i = 0; rc == RK_OK && i < h->events_count; i++)
-        if (h->events[i].event != (int64_t)i + 1)
-            rc = rk_error_set(err, RK_EINVAL, NULL,
-                              "cluster %s: event %zu is missing from the copy", h->cluster, i + 1);
-    return rc;
-}
-
-/* Each version's topology as the text a publish stores (compact JSON), into docs[i]. */
-static int history_docs(const rkd_store_history *h, char **docs, rk_error *err)
-{
-    for (size_t i = 0; i < h->versions_count; i++) {
-        json_t *json = rk_topology_to_json(h->versions[i]->topology);
-        docs[i] = json ? json_dumps(json, JSON_COMPACT) : NULL;
-        json_decref(json);
-        if (!docs[i])
-            return rk_error_set(err, RK_ENOMEM, NULL, "out of memory serialising a topology");
-    }
-    return RK_OK;
-}
-
-int rkd_store_import(rkd_store *s, const rkd_store_history *h, rk_error *err)
-{
-    rk_error scratch;
-    err = err ? err : &scratch;
-    int rc = check_history(h, err);
-    char **docs = rc ? NULL : calloc(h->versions_count, sizeof *docs);
-    if (rc == RK_OK && !docs)
-        rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-    rc = rc ? rc : history_docs(h, docs, err);
-    rc = rc ? rc : s->ops->import(s->b, h, docs, err);
-    for (size_t i = 0; docs && i < h->versions_count; i++)
-        free(docs[i]);
-    free(docs);
-    return rc;
 }
