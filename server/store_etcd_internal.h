@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <nettle/sha2.h>
 
 #include "etcd_http.h"
 #include "store_backend.h"
@@ -93,7 +94,23 @@ void rke_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster, con
 void rke_key_num(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster, const char *what,
                  int64_t n);
 
-/* ---- Reads (store_etcd.c) ---- */
+/* ---- JSON values (store_etcd.c) ---- */
+
+/* Member `name` of `o` as an integer; 0 when absent. */
+int64_t rke_num(json_t *o, const char *name);
+
+/* ---- Reads (store_etcd_read.c; the head's in store_etcd.c) ---- */
+
+/* "<prefix>/blobs/<hex>": a topology chunk, named by its SHA-256. */
+void rke_blob_key(const rke_store *s, char key[RKE_KEY_MAX], const char *hex);
+/* The SHA-256 of data[0 .. len) as lowercase hex. */
+void rke_sha256_hex(const char *data, size_t len, char hex[2 * SHA256_DIGEST_SIZE + 1]);
+/* rkd_store_ops get, list and list_clusters. */
+int rke_get_version(void *b, const char *cluster, rkd_store_pick pick, int64_t v,
+                    rkd_store_version **out, char **doc, rk_error *err);
+int rke_list(void *b, const char *cluster, size_t limit, int64_t before,
+             rkd_store_version_list *out, rk_error *err);
+int rke_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
 
 /* The head of `cluster` (zeros when absent), *rev its mod_revision (0 when absent). */
 int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, rk_error *err);
