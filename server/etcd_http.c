@@ -1,6 +1,6 @@
 /* etcd_http.c — the etcd v3 JSON gateway client of etcd_http.h: requests over libcurl with a
- * handle each (so any thread may call), failover between members, base64 through nettle (already
- * linked by the ring library), and etcd's answers mapped to the store's codes. */
+ * handle each (so any thread may rke_http_call), failover between members, base64 through nettle
+ * (already linked by the ring library), and etcd's answers mapped to the store's codes. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,25 +11,15 @@
 #include <curl/curl.h>
 #include <nettle/base64.h>
 
-#include "etcd_http.h"
+#include "etcd_http_internal.h"
 #include "store.h"
 
-#define MAX_ENDPOINTS      16
 #define CONNECT_TIMEOUT_MS 1000
 #define RESPONSE_MAX       (64u << 20) /* the largest answer read: a range of many heads */
 #define NO_LEADER_ROUNDS   20          /* an election is waited for this many rounds ... */
 #define NO_LEADER_PAUSE_MS 100         /* ... this far apart, before answering unavailable */
 
 #define AUTH_PATH "/v3/auth/authenticate"
-
-struct rke_client {
-    char *hosts[MAX_ENDPOINTS]; /* "HOST:PORT" */
-    size_t n;                   /* how many */
-    atomic_size_t preferred;    /* the last one that answered */
-    rke_security sec;           /* copies of the caller's strings */
-    pthread_mutex_t token_mu;   /* guards token */
-    char *token;                /* etcd's auth token while we hold one, else NULL */
-};
 
 /* ---- Endpoints ---- */
 
@@ -116,7 +106,7 @@ void rke_client_free(rke_client *c)
 
 /* ---- base64 ---- */
 
-static char *b64(const char *src, size_t len)
+char *rke_http_b64(const char *src, size_t len)
 {
     char *out = malloc(BASE64_ENCODE_RAW_LENGTH(len) + 1);
     if (!out)
@@ -127,7 +117,7 @@ static char *b64(const char *src, size_t len)
 }
 
 /* Decodes src into a new NUL-terminated *out of *len bytes; RK_EINVAL for bad base64. */
-static int unb64(const char *src, char **out, size_t *len)
+int rke_http_unb64(const char *src, char **out, size_t *len)
 {
     struct base64_decode_ctx ctx;
     size_t n = strlen(src);
@@ -142,14 +132,7 @@ static int unb64(const char *src, char **out, size_t *len)
     return RK_OK;
 }
 
-/* ---- One request ---- */
-
-typedef struct buffer {
-    char *data;
-    size_t len;
-} buffer;
-
-static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
+size_t rke_http_on_data(char *ptr, size_t size, size_t n, void *arg)
 {
     buffer *b = arg;
     size_t add = size * n;
@@ -199,8 +182,8 @@ static void set_tls(CURL *h, const rke_security *sec)
 
 /* A handle POSTing `body` to `path` at `host`, with the headers every request carries (*headers
  * to free after the transfer) and curl's own account of a failure in `errbuf`, or NULL. */
-static CURL *new_handle(rke_client *c, const char *host, const char *path, const char *body,
-                        struct curl_slist **headers, char errbuf[CURL_ERROR_SIZE])
+CURL *rke_http_new_handle(rke_client *c, const char *host, const char *path, const char *body,
+                          struct curl_slist **headers, char errbuf[CURL_ERROR_SIZE])
 {
     char url[300];
     CURL *h = curl_easy_init();
@@ -229,10 +212,10 @@ static CURLcode post(rke_client *c, const char *host, const char *path, const ch
                      long *status, char errbuf[CURL_ERROR_SIZE])
 {
     struct curl_slist *headers;
-    CURL *h = new_handle(c, host, path, body, &headers, errbuf);
+    CURL *h = rke_http_new_handle(c, host, path, body, &headers, errbuf);
     if (!h)
         return CURLE_OUT_OF_MEMORY;
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, rke_http_on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)RKE_TIMEOUT_MS);
     CURLcode rc = curl_easy_perform(h);
@@ -369,7 +352,7 @@ static int authenticate(rke_client *c, rk_error *err)
 }
 
 /* Authenticates first when a user is set and no token is held yet. */
-static int have_token(rke_client *c, rk_error *err)
+int rke_http_have_token(rke_client *c, rk_error *err)
 {
     if (!c->sec.user)
         return RK_OK;
@@ -381,8 +364,8 @@ static int have_token(rke_client *c, rk_error *err)
 
 /* POSTs `req` to `path` (try_rounds); a refused token is replaced once and the request sent
  * again (etcd refused it before its log, so a write too). */
-static int call(rke_client *c, const char *path, json_t *req, int write, json_t **resp,
-                int *unknown, rk_error *err)
+int rke_http_call(rke_client *c, const char *path, json_t *req, int write, json_t **resp,
+                  int *unknown, rk_error *err)
 {
     attempt_log log = {"", ""};
     char *body = json_dumps(req, JSON_COMPACT);
@@ -391,7 +374,7 @@ static int call(rke_client *c, const char *path, json_t *req, int write, json_t 
     *unknown = 0;
     if (!body)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
-    int rc = have_token(c, err);
+    int rc = rke_http_have_token(c, err);
     for (int tries = 0; rc == RK_OK && tries < 2; tries++) {
         o = try_rounds(c, path, body, write, resp, &log);
         if (o != AUTH || !c->sec.user || tries > 0)
@@ -412,288 +395,4 @@ static int call(rke_client *c, const char *path, json_t *req, int write, json_t 
                         "etcd is unavailable (%s at %s, the last of %zu member%s tried): it "
                         "needs a majority of its members up with a leader; nothing was changed",
                         log.why, log.host, c->n, c->n == 1 ? "" : "s");
-}
-
-/* ---- Reading ---- */
-
-void rke_kv_deinit(rke_kv *kv)
-{
-    free(kv->key);
-    free(kv->value);
-    memset(kv, 0, sizeof *kv);
-}
-
-void rke_kvs_free(rke_kvs *kvs)
-{
-    for (size_t i = 0; i < kvs->count; i++)
-        rke_kv_deinit(&kvs->items[i]);
-    free(kvs->items);
-    memset(kvs, 0, sizeof *kvs);
-}
-
-static int bad_answer(rk_error *err, const char *what)
-{
-    return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "etcd answered %s", what);
-}
-
-/* One KeyValue of an answer; etcd leaves out an empty value and zero revisions. */
-static int parse_kv(json_t *j, rke_kv *kv, rk_error *err)
-{
-    const char *key = json_string_value(json_object_get(j, "key"));
-    const char *value = json_string_value(json_object_get(j, "value"));
-    const char *mod = json_string_value(json_object_get(j, "mod_revision"));
-    size_t klen;
-    int rc = key ? unb64(key, &kv->key, &klen) : RK_EINVAL;
-    rc = rc ? rc : unb64(value ? value : "", &kv->value, &kv->len);
-    kv->mod_revision = mod ? strtoll(mod, NULL, 10) : 0;
-    if (rc == RK_ENOMEM)
-        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading etcd's answer");
-    return rc ? bad_answer(err, "a key that is not base64") : RK_OK;
-}
-
-static int parse_kvs(json_t *resp, rke_kvs *out, rk_error *err)
-{
-    json_t *kvs = json_object_get(resp, "kvs");
-    size_t n = json_array_size(kvs);
-    const char *rev =
-        json_string_value(json_object_get(json_object_get(resp, "header"), "revision"));
-    out->revision = rev ? strtoll(rev, NULL, 10) : 0;
-    if (n == 0)
-        return RK_OK;
-    out->items = calloc(n, sizeof *out->items);
-    if (!out->items)
-        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading etcd's answer");
-    for (size_t i = 0; i < n; i++) {
-        int rc = parse_kv(json_array_get(kvs, i), &out->items[i], err);
-        out->count++;
-        if (rc != RK_OK)
-            return rc;
-    }
-    return RK_OK;
-}
-
-/* Adds `name`: base64 of `len` bytes to the object `o`; -1 when out of memory. */
-static int set_b64(json_t *o, const char *name, const char *src, size_t len)
-{
-    char *enc = b64(src, len);
-    int rc = enc ? json_object_set_new(o, name, json_string(enc)) : -1;
-    free(enc);
-    return rc;
-}
-
-int rke_range(rke_client *c, const char *key, const char *end, rke_kvs *out, rk_error *err)
-{
-    json_t *req = json_object(), *resp = NULL;
-    int unknown;
-    int bad = !req || set_b64(req, "key", key, strlen(key)) ||
-              (end && set_b64(req, "range_end", end, strlen(end)));
-    int rc = bad ? rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request")
-                 : call(c, "/v3/kv/range", req, 0, &resp, &unknown, err);
-    rc = rc ? rc : parse_kvs(resp, out, err);
-    json_decref(req);
-    json_decref(resp);
-    return rc;
-}
-
-int rke_get(rke_client *c, const char *key, rke_kv *out, rk_error *err)
-{
-    rke_kvs kvs = {0};
-    memset(out, 0, sizeof *out);
-    int rc = rke_range(c, key, NULL, &kvs, err);
-    if (rc == RK_OK && kvs.count == 1) {
-        *out = kvs.items[0];
-        kvs.count = 0;
-    }
-    rke_kvs_free(&kvs);
-    return rc;
-}
-
-char *rke_prefix_end(const char *prefix)
-{
-    char *end = strdup(prefix);
-    size_t n = end ? strlen(end) : 0;
-    if (n > 0)
-        end[n - 1]++; /* prefixes here end in '/', so no byte overflows */
-    return end;
-}
-
-/* ---- Transactions ---- */
-
-void rke_txn_init(rke_txn *t)
-{
-    t->compare = json_array();
-    t->success = json_array();
-    t->bytes = 0;
-    t->failed = !t->compare || !t->success;
-}
-
-void rke_txn_deinit(rke_txn *t)
-{
-    json_decref(t->compare);
-    json_decref(t->success);
-    memset(t, 0, sizeof *t);
-}
-
-void rke_txn_if_mod(rke_txn *t, const char *key, int64_t rev)
-{
-    char num[24];
-    json_t *cmp = json_object();
-    snprintf(num, sizeof num, "%lld", (long long)rev);
-    t->failed |= !cmp || set_b64(cmp, "key", key, strlen(key)) ||
-                 json_object_set_new(cmp, "target", json_string("MOD")) ||
-                 json_object_set_new(cmp, "result", json_string("EQUAL")) ||
-                 json_object_set_new(cmp, "mod_revision", json_string(num)) ||
-                 json_array_append(t->compare, cmp);
-    json_decref(cmp);
-}
-
-void rke_txn_put(rke_txn *t, const char *key, const char *value, size_t len)
-{
-    json_t *put = json_object(), *op = json_object();
-    t->failed |= !put || !op || set_b64(put, "key", key, strlen(key)) ||
-                 set_b64(put, "value", value, len) || json_object_set(op, "request_put", put) ||
-                 json_array_append(t->success, op);
-    t->bytes += strlen(key) + len;
-    json_decref(put);
-    json_decref(op);
-}
-
-void rke_txn_put_str(rke_txn *t, const char *key, const char *value)
-{
-    rke_txn_put(t, key, value, strlen(value));
-}
-
-int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_error *err)
-{
-    json_t *resp = NULL;
-    *ok = 0;
-    *unknown = 0;
-    if (t->failed)
-        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
-    if (t->bytes > RKE_REQUEST_MAX)
-        return rk_error_set(err, RK_EINVAL, NULL,
-                            "one change would write %zu bytes to etcd, over the %u one request "
-                            "may carry; a comment or author that long cannot be stored",
-                            t->bytes, RKE_REQUEST_MAX);
-    json_t *req = json_pack("{sOsO}", "compare", t->compare, "success", t->success);
-    int rc = req ? call(c, "/v3/kv/txn", req, 1, &resp, unknown, err)
-                 : rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
-    *ok = rc == RK_OK && json_is_true(json_object_get(resp, "succeeded"));
-    json_decref(req);
-    json_decref(resp);
-    return rc;
-}
-
-/* ---- Watching ---- */
-
-#define WATCH_LINE_MAX (1u << 20) /* a watch message this long ends the stream */
-
-typedef struct watch_state {
-    buffer line;                    /* the message being received */
-    rke_watch_fn fn;                /* the caller's */
-    void *arg;                      /* its argument */
-    const atomic_int *stop;         /* the caller's stop flag */
-    char why[CURL_ERROR_SIZE + 64]; /* why the stream ended, when etcd said */
-} watch_state;
-
-/* Calls fn for each put of one message; 0 when the message ends the watch. */
-static int watch_message(watch_state *w, json_t *msg)
-{
-    json_t *result = json_object_get(msg, "result");
-    json_t *events = json_object_get(result, "events");
-    if (!result || json_is_true(json_object_get(result, "canceled")) ||
-        json_object_get(result, "compact_revision")) {
-        const char *reason = json_string_value(json_object_get(result, "cancel_reason"));
-        snprintf(w->why, sizeof w->why, "etcd ended the watch%s%s", reason ? ": " : "",
-                 reason ? reason : " (compaction, or no leader)");
-        return 0;
-    }
-    for (size_t i = 0; i < json_array_size(events); i++) {
-        json_t *e = json_array_get(events, i);
-        rke_kv kv = {0};
-        rk_error ignored;
-        if (!json_object_get(e, "type") && parse_kv(json_object_get(e, "kv"), &kv, &ignored) == 0)
-            w->fn(w->arg, &kv); /* a put: DELETE events have a type */
-        rke_kv_deinit(&kv);
-    }
-    return 1;
-}
-
-/* Splits the stream into its newline-separated messages. */
-static size_t on_watch_data(char *ptr, size_t size, size_t n, void *arg)
-{
-    watch_state *w = arg;
-    size_t add = size * n;
-    if (on_data(ptr, 1, add, &w->line) != add)
-        return 0;
-    char *nl;
-    while ((nl = memchr(w->line.data, '\n', w->line.len)) != NULL) {
-        json_t *msg = json_loadb(w->line.data, (size_t)(nl - w->line.data), 0, NULL);
-        int go_on = watch_message(w, msg);
-        json_decref(msg);
-        w->line.len -= (size_t)(nl + 1 - w->line.data);
-        memmove(w->line.data, nl + 1, w->line.len + 1);
-        if (!go_on)
-            return 0;
-    }
-    return w->line.len > WATCH_LINE_MAX ? 0 : add;
-}
-
-static int on_watch_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-    const watch_state *w = arg;
-    (void)a, (void)b, (void)c, (void)d;
-    return atomic_load(w->stop) != 0;
-}
-
-/* The body of a watch of [key, end) from revision `from`. */
-static char *watch_body(const char *key, const char *end, int64_t from)
-{
-    json_t *create = json_object();
-    int bad = !create || set_b64(create, "key", key, strlen(key)) ||
-              set_b64(create, "range_end", end, strlen(end)) ||
-              json_object_set_new(create, "start_revision", json_integer(from));
-    json_t *req = bad ? NULL : json_pack("{so}", "create_request", create);
-    char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    if (!req)
-        json_decref(create);
-    json_decref(req);
-    return body;
-}
-
-int rke_watch(rke_client *c, const char *key, const char *end, int64_t from, rke_watch_fn fn,
-              void *arg, const atomic_int *stop, rk_error *err)
-{
-    watch_state w = {.fn = fn, .arg = arg, .stop = stop};
-    struct curl_slist *headers = NULL;
-    size_t at = atomic_load(&c->preferred);
-    char *body = watch_body(key, end, from);
-    char errbuf[CURL_ERROR_SIZE];
-    int rc = body ? have_token(c, err) : RK_ENOMEM;
-    CURL *h = rc == RK_OK ? new_handle(c, c->hosts[at], "/v3/watch", body, &headers, errbuf) : NULL;
-    if (!h) {
-        free(body);
-        return rc != RK_OK && rc != RK_ENOMEM
-                   ? rc
-                   : rk_error_set(err, RK_ENOMEM, NULL, "out of memory starting an etcd watch");
-    }
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_watch_data);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_watch_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &w);
-    CURLcode done = curl_easy_perform(h);
-    if (done != CURLE_ABORTED_BY_CALLBACK) /* another member next time */
-        atomic_store(&c->preferred, (at + 1) % c->n);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(h);
-    free(body);
-    free(w.line.data);
-    if (atomic_load(stop))
-        return RK_OK;
-    return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "the etcd watch at %s ended: %s",
-                        c->hosts[at],
-                        w.why[0]    ? w.why
-                        : errbuf[0] ? errbuf
-                                    : curl_easy_strerror(done));
 }
