@@ -17,7 +17,14 @@ for round in 1 2 3; do
         echo >>"$TMP/acked"
     done) &
     loop=$!
-    sleep 0.$((3 + round))
+    # kill once this round has a few acknowledged publishes (at most 10 s): a loaded machine or a
+    # slow store (etcd) acknowledges fewer in a fixed pause, and the check below needs enough
+    want=$(($(cat "$TMP/acked" 2>/dev/null | wc -l) + 4))
+    for _ in $(seq 1 100); do
+        [ "$(cat "$TMP/acked" 2>/dev/null | wc -l)" -ge "$want" ] && break
+        sleep 0.1
+    done
+    sleep 0.$((1 + round))
     kill -9 "$PID"
     wait "$PID" 2>/dev/null
     wait "$loop" 2>/dev/null
