@@ -117,13 +117,14 @@ static int start_body(rkd_call *c, json_t *doc, rkd_job_start *st)
              !json_is_boolean(json_object_get(doc, "delete_source")))
         rkd_response_error(c->resp, 400, "invalid_body", "delete_source",
                            "delete_source is true or false");
-    else if (json_is_true(json_object_get(doc, "delete_source")))
+    else if (st->mode[0] == 'b' && json_is_true(json_object_get(doc, "delete_source")))
         rkd_response_error(c->resp, 400, "invalid_body", "delete_source",
-                           "delete_source is not supported by this server yet: copy, verify and "
-                           "finish; the sources keep their keys until they expire or are evicted");
+                           "delete_source is for a window job: before the cutover the sources "
+                           "still serve their keys");
     else if (!t || throttle_fields(c, t, &st->keys_per_s, &st->bytes_per_s) == 0) {
         st->to = to ? json_integer_value(to) : 0;
         st->max_step = step ? json_number_value(step) : 0;
+        st->delete_source = json_is_true(json_object_get(doc, "delete_source"));
         return 0;
     }
     return -1;

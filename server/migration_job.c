@@ -13,8 +13,10 @@
 
 static const char *const copy_counters[] = {"scanned", "copied",  "present", "skipped",   "bytes",
                                             "errors",  "expired", "stay",    "not_owned", "later"};
-static const char *const verify_counters[] = {"scanned", "checked", "matched", "skipped", "missing",
-                                              "value",   "ttl",     "errors",  "expired"};
+/* "updated": keys a pre-warm's catch-up wrote over; "deleted": keys delete_source deleted */
+static const char *const verify_counters[] = {"scanned", "checked", "matched", "skipped",
+                                              "missing", "value",   "ttl",     "errors",
+                                              "expired", "updated", "deleted"};
 #define N_COPY   (sizeof copy_counters / sizeof copy_counters[0])
 #define N_VERIFY (sizeof verify_counters / sizeof verify_counters[0])
 
@@ -397,9 +399,20 @@ static int check_list(const json_t *report, const char *name, rk_error *err)
     return RK_OK;
 }
 
-/* The report's counters against the source's: every name known, whole, not below what was
- * reported before (counters count since the job started, over every run). */
-static int check_counters(const json_t *report, const json_t *had, rk_error *err)
+static int known_counter(const char *name, int copy)
+{
+    const char *const *names = copy ? copy_counters : verify_counters;
+    size_t n = copy ? N_COPY : N_VERIFY;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The report's counters against the source's: every name one of the phase's, whole, not below
+ * what was reported before (counters count since the job started, over every run). A name the
+ * source lacks counts from 0: a job stored before that counter existed. */
+static int check_counters(const json_t *report, const json_t *had, int copy, rk_error *err)
 {
     const json_t *got = json_object_get(report, "counters");
     const char *name;
@@ -409,7 +422,7 @@ static int check_counters(const json_t *report, const json_t *had, rk_error *err
     json_object_foreach((json_t *)got, name, v)
     {
         json_t *before = json_object_get(had, name);
-        if (!before)
+        if (!known_counter(name, copy))
             return rk_error_set(err, RK_EINVAL, "counters", "counters: unknown counter \"%s\"",
                                 name);
         if (!json_is_integer(v) || json_integer_value(v) < json_integer_value(before))
@@ -569,10 +582,10 @@ static int rule_progress(change *c, rk_error *err)
     if (num(r, "seq") <= num(src, "seq"))
         return RK_OK; /* a retried report: counted already, only the lease is renewed */
     json_t *had = json_object_get(src, "counters");
-    rc = check_counters(r, had, err);
+    int copy = strcmp(str(r, "phase"), "copy") == 0;
+    rc = check_counters(r, had, copy, err);
     if (rc != RK_OK)
         return rc;
-    int copy = strcmp(str(r, "phase"), "copy") == 0;
     json_t *totals = copy ? json_object_get(c->job, "counters")
                           : json_object_get(json_object_get(c->job, "verify"), "counters");
     add_counters(totals, had, json_object_get(r, "counters"));

@@ -10,8 +10,8 @@
 
 #define MIGRATE_USAGE                                                                              \
     "usage: ringkeeper migrate run --server URL --cluster C [--token T] [--worker ID]\n"           \
-    "              [--before-cutover --to V] [--max-step F] [--keys-per-s N] [--bytes-per-s N]\n"  \
-    "              [--batch N] [--finish] [-o json]\n"                                             \
+    "              [--before-cutover --to V] [--delete-source] [--max-step F] [--keys-per-s N]\n"  \
+    "              [--bytes-per-s N] [--batch N] [--finish] [-o json]\n"                           \
     "       ringkeeper migrate status --server URL --cluster C [-o json|table]\n"                  \
     "       ringkeeper migrate throttle [--keys-per-s N] [--bytes-per-s N] --server URL ...\n"     \
     "       ringkeeper migrate pause|resume|cancel [--comment TEXT] --server URL ...\n"            \
@@ -29,6 +29,8 @@
     "  --before-cutover   start the job from the active version to --to V (staged), not the\n"     \
     "                     open window's\n"                                                         \
     "  --to V             the version of a before_cutover job\n"                                   \
+    "  --delete-source    start the job with delete_source: its verify deletes each key it\n"      \
+    "                     found matched on its new owner from its old one (window jobs only)\n"    \
     "  --max-step F       start the job in steps of at most F of the hash space, (0, 1]\n"         \
     "  --keys-per-s N     the throttle: keys per second, 0 unlimited (run: for the job)\n"         \
     "  --bytes-per-s N    the throttle: bytes per second, 0 unlimited\n"                           \
@@ -60,6 +62,9 @@ static int check_run(const rk_cli_cmd *cmd, const mig_opts *o)
                                        "the open window's versions)");
     if (o->before_cutover && !o->to)
         return rk_cli_usage_error(cmd, "--before-cutover needs --to V, the staged version");
+    if (o->before_cutover && o->delete_source)
+        return rk_cli_usage_error(cmd, "--delete-source is for a window job: before the cutover "
+                                       "the sources still serve their keys");
     return RK_EXIT_OK;
 }
 
@@ -74,6 +79,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("worker", RK_CLI_TEXT, &o.worker),
         RK_CLI_OPT("before-cutover", RK_CLI_FLAG, &o.before_cutover),
         RK_CLI_OPT("to", RK_CLI_VERSION, &o.to),
+        RK_CLI_OPT("delete-source", RK_CLI_FLAG, &o.delete_source),
         RK_CLI_OPT("max-step", RK_CLI_FRACTION, &o.max_step),
         RK_CLI_OPT("keys-per-s", RK_CLI_NUMBER, &keys, .lo = 0, .hi = 1000000000),
         RK_CLI_OPT("bytes-per-s", RK_CLI_NUMBER, &bytes, .lo = 0, .hi = 10ull << 30),

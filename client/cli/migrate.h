@@ -53,6 +53,7 @@ long mig_node_index(const rk_ring *r, const char *id);
 typedef struct mig_opts {
     const char *worker;   /* --worker, else host:pid */
     int before_cutover;   /* --before-cutover */
+    int delete_source;    /* --delete-source */
     const char *to;       /* --to V */
     double max_step;      /* --max-step, 0: none */
     long long keys_per_s; /* --keys-per-s, -1: not given */

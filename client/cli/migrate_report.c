@@ -24,13 +24,20 @@ json_t *mig_copy_counters(const rkm_copy_counters *c)
                      (json_int_t)c->rule.later);
 }
 
+/* "updated" and "deleted" only when not 0: a job stored by an older server has no such counter
+ * in its sources, and is never asked to catch up or delete. */
 json_t *mig_verify_counters(const rkm_verify_counters *c)
 {
-    return json_pack("{sIsIsIsIsIsIsIsIsI}", "scanned", (json_int_t)c->rule.scanned, "checked",
-                     (json_int_t)c->checked, "matched", (json_int_t)c->matched, "skipped",
-                     (json_int_t)c->skipped, "missing", (json_int_t)c->missing, "value",
-                     (json_int_t)c->value, "ttl", (json_int_t)c->ttl, "errors",
-                     (json_int_t)c->errors, "expired", (json_int_t)c->expired);
+    json_t *o = json_pack("{sIsIsIsIsIsIsIsIsI}", "scanned", (json_int_t)c->rule.scanned, "checked",
+                          (json_int_t)c->checked, "matched", (json_int_t)c->matched, "skipped",
+                          (json_int_t)c->skipped, "missing", (json_int_t)c->missing, "value",
+                          (json_int_t)c->value, "ttl", (json_int_t)c->ttl, "errors",
+                          (json_int_t)c->errors, "expired", (json_int_t)c->expired);
+    if (o && c->updated)
+        json_object_set_new(o, "updated", json_integer((json_int_t)c->updated));
+    if (o && c->deleted)
+        json_object_set_new(o, "deleted", json_integer((json_int_t)c->deleted));
+    return o;
 }
 
 /* The entries of `l` from `from` on as report items: {"key", `what`: the note, the number or the

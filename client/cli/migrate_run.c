@@ -23,6 +23,8 @@ static json_t *start_body(const mig_opts *o)
         json_object_set_new(b, "to", json_integer(strtoll(o->to, NULL, 10)));
     if (b && o->max_step > 0)
         json_object_set_new(b, "max_step", json_real(o->max_step));
+    if (b && o->delete_source)
+        json_object_set_new(b, "delete_source", json_true());
     json_t *t = json_object();
     if (t && o->keys_per_s >= 0)
         json_object_set_new(t, "keys_per_s", json_integer(o->keys_per_s));
@@ -34,17 +36,40 @@ static json_t *start_body(const mig_opts *o)
     return b;
 }
 
+/* Whether the job deletes each verified key from its source (started with delete_source). */
+static int job_deletes(const json_t *job)
+{
+    return json_is_true(json_object_get(job, "delete_source"));
+}
+
+/* Whether the job pre-warms a staged version: its verify catches up, writing over copies. */
+static int job_prewarms(const json_t *job)
+{
+    return strcmp(mig_str(job, "mode"), "before_cutover") == 0;
+}
+
 /* The job to work on in r->job: the cluster's unfinished or verified one, else a new one. */
 static int take_job(mig_run *r)
 {
     int rc = mig_get_job(r->cmd, r->s, &r->job);
     if (rc != RK_EXIT_OK ||
-        (r->job && (mig_unfinished(r->job) || strcmp(mig_str(r->job, "state"), "verified") == 0)))
+        (r->job && (mig_unfinished(r->job) || strcmp(mig_str(r->job, "state"), "verified") == 0))) {
+        if (rc == RK_EXIT_OK && r->o->delete_source && !job_deletes(r->job))
+            fprintf(stderr,
+                    "ringkeeper %s: --delete-source is ignored: job %lld was started "
+                    "without it, and keeps its sources' keys\n",
+                    r->cmd, (long long)mig_int(r->job, "id"));
         return rc;
+    }
     json_decref(r->job);
     r->job = NULL;
     rc = mig_call(r->cmd, r->s, "POST", "/migration", start_body(r->o), &r->job, NULL, NULL);
     r->created = rc == RK_EXIT_OK;
+    if (rc == RK_EXIT_OK && r->o->delete_source)
+        fprintf(stderr,
+                "ringkeeper %s: with delete_source: each key verified on its new owner "
+                "is deleted from its old one\n",
+                r->cmd);
     if (rc == RK_EXIT_OK)
         fprintf(stderr, "ringkeeper %s: started job %lld: v%lld -> v%lld, %lld step(s)\n", r->cmd,
                 (long long)mig_int(r->job, "id"), (long long)mig_int(r->job, "from"),
@@ -133,12 +158,15 @@ static json_t *first_open_source(const json_t *job)
     return json_array_get(json_object_get(job, "sources"), 0);
 }
 
-/* A connection to node i of ring `r`'s data server, or NULL with *message naming the node. */
+/* A connection to node i of ring `r`'s data server, or NULL with *message naming the node. A
+ * pre-warm's destinations may be written over (its catch-up): nobody else writes to them before
+ * the cutover; nothing else ever may. */
 static rkm_conn *connect_node(mig_run *run, const rk_ring *r, size_t i, char *message, size_t n)
 {
     rk_error err = {0};
     const rk_node *node = node_of(r, i);
-    rkm_conn *c = rkm_conn_new(mig_str(run->job, "data"), node->addr, NULL, &err);
+    rkm_options opt = {.overwrite = r == run->ring[1] && job_prewarms(run->job)};
+    rkm_conn *c = rkm_conn_new(mig_str(run->job, "data"), node->addr, &opt, &err);
     if (!c)
         snprintf(message, n, "node %s (%s): %s", node->id, node->addr, err.message);
     return c;
@@ -202,6 +230,8 @@ static void load_verify(rkm_verify_state *st, const json_t *src)
     k->ttl = (uint64_t)mig_int(c, "ttl");
     k->errors = (uint64_t)mig_int(c, "errors");
     k->expired = (uint64_t)mig_int(c, "expired");
+    k->updated = (uint64_t)mig_int(c, "updated");
+    k->deleted = (uint64_t)mig_int(c, "deleted");
 }
 
 /* The config of source `src` of the current step, its connection opened when first needed. */
@@ -225,7 +255,9 @@ static int source_config(mig_run *r, const json_t *src, char *message, size_t n)
                                .batch = r->o->batch,
                                .throttle = r->throttle,
                                .arcs = verify ? NULL : r->arcs,
-                               .n_arcs = verify ? 0 : r->n_arcs};
+                               .n_arcs = verify ? 0 : r->n_arcs,
+                               .delete_matched = verify && job_deletes(r->job),
+                               .catch_up = verify && job_prewarms(r->job)};
     long long keys = atomic_load(&r->keys_per_s);
     if (keys > 0 && (unsigned long long)keys < r->cfg.batch)
         r->cfg.batch = (size_t)keys;

@@ -66,6 +66,8 @@ static void json_line(const mig_run *r, const json_t *counters, double rate)
         json_object_set_new(line, "mismatches",
                             json_integer(mig_int(counters, "missing") + mig_int(counters, "value") +
                                          mig_int(counters, "ttl")));
+        json_object_set_new(line, "updated", json_integer(mig_int(counters, "updated")));
+        json_object_set_new(line, "deleted", json_integer(mig_int(counters, "deleted")));
     }
     char *text = line ? rk_json_dumps(line, JSON_COMPACT) : NULL;
     if (text) {

@@ -1,6 +1,9 @@
 /* copy.h — the copy engine (docs/MIGRATE.md, "The copy engine"): for one source node, copy the
  * keys that move from the old ring to the new one to their new owners, in batches a job can
- * report and resume, throttled; and verify such a copy. Nothing is ever written over or deleted.
+ * report and resume, throttled; and verify such a copy. A copy never writes over a value and
+ * never deletes. Only a verify may, when its config says so: delete_matched deletes each key it
+ * found matched from its source (a job started with delete_source), catch_up writes the source's
+ * value over a copy that differs (a before_cutover job, whose new owners nobody else writes to).
  *
  * The rule (SPEC 10): a key the source's scan passes moves when its owner under the new ring is
  * another node than the source (by id: the two topologies number their nodes differently) and
@@ -48,6 +51,12 @@ typedef struct rkm_copy_config {
                                 one of arcs[0 .. n_arcs) (a plan's step: the others are counted
                                 `later`), sorted and merged as rkm_arcs_normalize leaves them */
     size_t n_arcs;
+    /* verify only (a copy refuses them); never both: a pre-warm's sources still serve */
+    bool delete_matched; /* delete each key found matched from the source, right after the
+                            comparison; never one missing, different, skipped or failed */
+    bool catch_up;       /* a before_cutover job's: a key that differs (or is missing) on its new
+                            owner is written over with the source's value (rkm_put; every dest
+                            opened with rkm_options.overwrite), then compared again */
 } rkm_copy_config;
 
 /* What the rule said of the keys a scan passed;
@@ -120,8 +129,9 @@ typedef enum rkm_mismatch {
 /* "missing", "value", "ttl"; NULL for another value. */
 const char *rkm_mismatch_name(int reason);
 
-/* rule.scanned - rule.stay - rule.not_owned - rule.later = checked + expired + errors;
- * checked = matched + skipped + missing + value + ttl. */
+/* rule.scanned - rule.stay - rule.not_owned - rule.later = checked + expired + errors
+ *   - (the delete errors: matched keys whose delete failed, listed, counted in both);
+ * checked = matched + skipped + missing + value + ttl; updated and deleted count matched keys. */
 typedef struct rkm_verify_counters {
     rkm_rule_counts rule;
     uint64_t checked; /* keys that move, compared on the source and the new owner */
@@ -132,6 +142,8 @@ typedef struct rkm_verify_counters {
     uint64_t ttl;
     uint64_t errors;  /* keys whose comparison failed for that key alone, listed */
     uint64_t expired; /* gone from the source before it was compared */
+    uint64_t updated; /* catch_up: written over with the source's value, then matched */
+    uint64_t deleted; /* delete_matched: matched and deleted from the source */
 } rkm_verify_counters;
 
 /* A verify's state, like a copy's. */
@@ -149,8 +161,11 @@ void rkm_verify_state_deinit(rkm_verify_state *s);
 typedef int (*rkm_verify_progress_fn)(void *ctx, const rkm_verify_state *state);
 
 /* Scans cfg->src again and, for every key that moves (the same rule), compares the checksums on
- * the source and the new owner: existence, value, TTL within the tolerance. Reads only. Batches,
- * throttle, progress, stopping and errors as rkm_copy_run. A clean copy ends with 0 mismatches. */
+ * the source and the new owner: existence, value, TTL within the tolerance. Reads only, unless
+ * cfg->delete_matched or cfg->catch_up (above); a delete or a catch-up write that fails for the
+ * key alone is listed in `failed` and counted in `errors`, never tried again. Batches, throttle,
+ * progress, stopping and errors as rkm_copy_run; RK_EINVAL for catch_up with delete_matched or
+ * with a dest that may not be overwritten. A clean copy ends with 0 mismatches. */
 int rkm_verify_run(const rkm_copy_config *cfg, rkm_verify_state *state,
                    rkm_verify_progress_fn progress, void *ctx, rk_error *err);
 

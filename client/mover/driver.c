@@ -126,13 +126,35 @@ int rkm_get(rkm_conn *c, const char *key, size_t len, rkm_value *out, rk_error *
     return rc;
 }
 
-int rkm_add_if_absent(rkm_conn *c, const char *key, size_t len, const rkm_value *value,
-                      rkm_added *added, rk_error *err)
+/* What a write may carry: a value get found, with a TTL still to run or none. */
+static int check_value(const rkm_value *value, rk_error *err)
 {
     if (value->state != RKM_FOUND || (value->ttl_ms <= 0 && value->ttl_ms != RKM_TTL_NONE))
         return rk_error_set(err, RK_EINVAL, NULL,
                             "only a value get found, with a TTL > 0 or none, is copied");
-    return c->driver->add_if_absent(c->impl, key, len, value, added, err);
+    return RK_OK;
+}
+
+int rkm_add_if_absent(rkm_conn *c, const char *key, size_t len, const rkm_value *value,
+                      rkm_added *added, rk_error *err)
+{
+    int rc = check_value(value, err);
+    return rc ? rc : c->driver->add_if_absent(c->impl, key, len, value, added, err);
+}
+
+bool rkm_conn_may_overwrite(const rkm_conn *c)
+{
+    return c->opt.overwrite;
+}
+
+int rkm_put(rkm_conn *c, const char *key, size_t len, const rkm_value *value, rk_error *err)
+{
+    if (!c->opt.overwrite)
+        return rk_error_set(err, RK_EINVAL, NULL,
+                            "this connection may not write over values (rkm_options.overwrite: "
+                            "a before_cutover catch-up's destinations only)");
+    int rc = check_value(value, err);
+    return rc ? rc : c->driver->put(c->impl, key, len, value, err);
 }
 
 int rkm_delete(rkm_conn *c, const char *key, size_t len, rk_error *err)

@@ -32,6 +32,9 @@ typedef struct rkm_options {
     unsigned backoff_ms;    /* wait after the first failed attempt, doubled after each next one */
     unsigned timeout_ms;    /* for connecting, and for each read or write */
     size_t max_value_bytes; /* the size cap: rkm_get reports a value over it RKM_TOO_BIG */
+    bool overwrite;         /* rkm_put may write over a value: only for the destinations of a
+                               before_cutover catch-up, which nobody else writes to before the
+                               cutover (docs/MIGRATE.md, "The catch-up"); false refuses it */
 } rkm_options;
 
 /* ---- what the operations pass ---- */
@@ -116,6 +119,9 @@ typedef struct rkm_driver {
      * unless the key is there: never writes over a value. */
     int (*add_if_absent)(void *conn, const char *key, size_t len, const rkm_value *value,
                          rkm_added *added, rk_error *err);
+    /* Writes `value` (as add_if_absent's) under `key` with its TTL whether or not the key is
+     * there: a before_cutover catch-up's, never a window's. */
+    int (*put)(void *conn, const char *key, size_t len, const rkm_value *value, rk_error *err);
     /* Removes `key`; RK_OK also when it was not there. */
     int (*del)(void *conn, const char *key, size_t len, rk_error *err);
     /* The checksum of `key`'s value, computed the same on every server of this store. */
@@ -160,6 +166,11 @@ int rkm_get(rkm_conn *c, const char *key, size_t len, rkm_value *out, rk_error *
 /* See rkm_driver.add_if_absent; RK_EINVAL for a value that is not RKM_FOUND. */
 int rkm_add_if_absent(rkm_conn *c, const char *key, size_t len, const rkm_value *value,
                       rkm_added *added, rk_error *err);
+/* See rkm_driver.put: RK_EINVAL for a value that is not RKM_FOUND, or a connection not opened
+ * with rkm_options.overwrite, so that a window's copy can never write over a client's value. */
+int rkm_put(rkm_conn *c, const char *key, size_t len, const rkm_value *value, rk_error *err);
+/* Whether c was opened with rkm_options.overwrite. */
+bool rkm_conn_may_overwrite(const rkm_conn *c);
 /* See rkm_driver.del and rkm_driver.checksum. */
 int rkm_delete(rkm_conn *c, const char *key, size_t len, rk_error *err);
 int rkm_checksum(rkm_conn *c, const char *key, size_t len, rkm_sum *out, rk_error *err);

@@ -1,7 +1,7 @@
-/* driver_memcached.c — the memcached driver. libmemcached gets, adds and deletes values; by hand,
- * over plain TCP, what it does not offer: the `lru_crawler metadump hash` stream a scan reads (the
- * hash table: `all` walks the LRU lists, which the LRU maintainer reorders under it, passing some
- * keys twice and missing others), and the remaining TTL a get reports (meta get "mg <key> t",
+/* driver_memcached.c — the memcached driver. libmemcached gets, adds, sets and deletes values; by
+ * hand, over plain TCP, what it does not offer: the `lru_crawler metadump hash` stream a scan reads
+ * (the hash table: `all` walks the LRU lists, which the LRU maintainer reorders under it, passing
+ * some keys twice and missing others), and the remaining TTL a get reports (meta get "mg <key> t",
  * memcached 1.6 and later). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -183,8 +183,10 @@ typedef struct mc_call {
     const char *key;     /* borrowed */
     size_t len;          /* bytes of key */
     rkm_value *out;      /* get: filled */
-    const rkm_value *in; /* add: written */
-    rkm_added *added;    /* add: what it did */
+    const rkm_value *in; /* add, set: written */
+    rkm_added *added;    /* add: what it did; NULL for a set */
+    memcached_return_t (*write)(memcached_st *, const char *, size_t, const char *, size_t, time_t,
+                                uint32_t); /* add, set: memcached_add or memcached_set */
 } mc_call;
 
 /* `attempt` on call->key, retried, once the key is one memcached can hold. */
@@ -237,25 +239,35 @@ static time_t mc_exptime(int64_t ttl_ms)
     return (time_t)(s > MC_RELATIVE_MAX ? (int64_t)time(NULL) + s : s);
 }
 
-static int mc_try_add(void *arg, rk_error *err)
+/* memcached_add (call->added set: "present" when the key is there) or memcached_set. */
+static int mc_try_write(void *arg, rk_error *err)
 {
     mc_call *call = arg;
     const rkm_value *v = call->in;
-    memcached_return_t rc = memcached_add(call->m->mc, call->key, call->len, v->data, v->len,
-                                          mc_exptime(v->ttl_ms), v->flags);
-    if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
+    memcached_return_t rc = call->write(call->m->mc, call->key, call->len, v->data, v->len,
+                                        mc_exptime(v->ttl_ms), v->flags);
+    if (call->added && (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS)) {
         *call->added = RKM_PRESENT;
         return RK_OK;
     }
-    *call->added = RKM_COPIED;
-    return memcached_success(rc) ? RK_OK : mc_fail(call->m, rc, "add", err);
+    if (call->added)
+        *call->added = RKM_COPIED;
+    return memcached_success(rc) ? RK_OK : mc_fail(call->m, rc, call->added ? "add" : "set", err);
 }
 
 static int mc_add_if_absent(void *conn, const char *key, size_t len, const rkm_value *value,
                             rkm_added *added, rk_error *err)
 {
-    mc_call call = {.m = conn, .key = key, .len = len, .in = value, .added = added};
-    return mc_run(&call, mc_try_add, err);
+    mc_call call = {
+        .m = conn, .key = key, .len = len, .in = value, .added = added, .write = memcached_add};
+    return mc_run(&call, mc_try_write, err);
+}
+
+/* `set`: a catch-up's write over the copy, with the source's newer value. */
+static int mc_put(void *conn, const char *key, size_t len, const rkm_value *value, rk_error *err)
+{
+    mc_call call = {.m = conn, .key = key, .len = len, .in = value, .write = memcached_set};
+    return mc_run(&call, mc_try_write, err);
 }
 
 static int mc_try_delete(void *arg, rk_error *err)
@@ -434,6 +446,7 @@ const rkm_driver rkm_driver_memcached = {
     .scan = mc_scan_step,
     .get = mc_get,
     .add_if_absent = mc_add_if_absent,
+    .put = mc_put,
     .del = mc_delete,
     .checksum = mc_checksum,
 };

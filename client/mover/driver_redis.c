@@ -1,5 +1,6 @@
 /* driver_redis.c — the Redis driver, on hiredis: SCAN for the scan (with the keys' PTTL), PTTL
- * and DUMP for a get, RESTORE without REPLACE for add-if-absent (BUSYKEY: present), DEL. */
+ * and DUMP for a get, RESTORE without REPLACE for add-if-absent (BUSYKEY: present), with REPLACE
+ * for a catch-up's put, DEL. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 #include "net.h"
 
 #define RD_FOOTER   10 /* a DUMP payload ends in its RDB version (2 bytes) and a CRC64 (8) */
-#define RD_ARGS_MAX 4  /* RESTORE key ttl payload */
+#define RD_ARGS_MAX 5  /* RESTORE key ttl payload REPLACE */
 
 typedef struct rd_conn {
     redisContext *c;           /* NULL after a failed exchange, until the next reconnects */
@@ -177,26 +178,39 @@ static int rd_get(void *conn, const char *key, size_t len, rkm_value *out, rk_er
     return rc;
 }
 
-static int rd_add_if_absent(void *conn, const char *key, size_t len, const rkm_value *v,
-                            rkm_added *added, rk_error *err)
+/* RESTORE key ttl payload, with REPLACE for a catch-up's put (added NULL), without it for
+ * add-if-absent (BUSYKEY: present). */
+static int rd_restore(rd_conn *r, const char *key, size_t len, const rkm_value *v, rkm_added *added,
+                      rk_error *err)
 {
-    rd_conn *r = conn;
     char ttl[24];
     snprintf(ttl, sizeof ttl, "%" PRId64, v->ttl_ms == RKM_TTL_NONE ? 0 : v->ttl_ms); /* 0: none */
-    rd_cmd cmd = {.argc = 4,
-                  .argv = {"RESTORE", key, ttl, v->data},
-                  .len = {strlen("RESTORE"), len, strlen(ttl), v->len}};
+    rd_cmd cmd = {.argc = added ? 4 : 5,
+                  .argv = {"RESTORE", key, ttl, v->data, "REPLACE"},
+                  .len = {strlen("RESTORE"), len, strlen(ttl), v->len, strlen("REPLACE")}};
     redisReply *rep;
     int rc = rd_run(r, 1, &cmd, &rep, err);
     if (rc != RK_OK)
         return rc;
-    *added = RKM_COPIED;
-    if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYKEY", 7) == 0)
+    if (added)
+        *added = RKM_COPIED;
+    if (added && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYKEY", 7) == 0)
         *added = RKM_PRESENT; /* no REPLACE: the value there stays */
     else
         rc = rd_expect(r, rep, REDIS_REPLY_STATUS, "RESTORE", err);
     freeReplyObject(rep);
     return rc;
+}
+
+static int rd_add_if_absent(void *conn, const char *key, size_t len, const rkm_value *v,
+                            rkm_added *added, rk_error *err)
+{
+    return rd_restore(conn, key, len, v, added, err);
+}
+
+static int rd_put(void *conn, const char *key, size_t len, const rkm_value *v, rk_error *err)
+{
+    return rd_restore(conn, key, len, v, NULL, err);
 }
 
 static int rd_delete(void *conn, const char *key, size_t len, rk_error *err)
@@ -291,6 +305,7 @@ const rkm_driver rkm_driver_redis = {
     .scan = rd_scan,
     .get = rd_get,
     .add_if_absent = rd_add_if_absent,
+    .put = rd_put,
     .del = rd_delete,
     .checksum = rd_checksum,
 };

@@ -99,7 +99,27 @@ static int on_key(void *ctx, const rkm_key *key, rk_error *err)
     return rc;
 }
 
-static int check_config(const rkm_copy_config *cfg, rk_error *err)
+/* What only a verify may do, and never both: a pre-warm's sources still serve, and a window's
+ * new owners take clients' writes that no catch-up may write over. */
+static int check_writes(const rkm_copy_config *cfg, bool verifies, rk_error *err)
+{
+    if (!verifies && (cfg->delete_matched || cfg->catch_up))
+        return rk_error_set(err, RK_EINVAL, NULL,
+                            "a copy never deletes or writes over: delete_matched and catch_up "
+                            "are a verify's");
+    if (cfg->delete_matched && cfg->catch_up)
+        return rk_error_set(err, RK_EINVAL, "delete_matched",
+                            "a catch-up is a pre-warm's, whose sources still serve: it never "
+                            "deletes from them");
+    for (size_t i = 0; cfg->catch_up && i < cfg->n_dest; i++)
+        if (cfg->dest[i] && !rkm_conn_may_overwrite(cfg->dest[i]))
+            return rk_error_set(err, RK_EINVAL, "dest",
+                                "a catch-up writes over its destinations: open them with "
+                                "rkm_options.overwrite");
+    return RK_OK;
+}
+
+static int check_config(const rkm_copy_config *cfg, bool verifies, rk_error *err)
 {
     if (!cfg->old_ring || !cfg->new_ring || !cfg->src || !cfg->dest)
         return rk_error_set(err, RK_EINVAL, NULL, "a copy needs both rings, a source and dests");
@@ -117,7 +137,7 @@ static int check_config(const rkm_copy_config *cfg, rk_error *err)
                                 "arcs must be sorted and apart (rkm_arcs_normalize)");
     if (cfg->batch > RKM_SCAN_MAX)
         return rk_error_set(err, RK_EINVAL, "batch", "a batch is 1 to %d keys", RKM_SCAN_MAX);
-    return RK_OK;
+    return check_writes(cfg, verifies, err);
 }
 
 /* One scan step from the cursor; the cursor moves only when all of it went through. */
@@ -137,7 +157,7 @@ static int batch(rkm_pass *p, rk_error *err)
 
 int rkm_pass_run(rkm_pass *p, rk_error *err)
 {
-    int rc = check_config(p->cfg, err);
+    int rc = check_config(p->cfg, p->verifies, err);
     *p->stopped = false;
     if (rc != RK_OK)
         return rc;

@@ -26,6 +26,7 @@ struct rkm_pass {
     rkm_cursor *cursor;         /* the state's: moved at each boundary */
     rkm_rule_counts *rule;      /* the state's: what the rule said */
     bool *stopped;              /* the state's: set when the progress callback stopped the pass */
+    bool verifies;              /* a verify, which alone may delete_matched or catch_up */
     const char *source_id;      /* private: the source's node id */
 };
 

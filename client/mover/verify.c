@@ -1,5 +1,7 @@
 /* verify.c — the verify pass (copy.h): each key that moves compared by checksum on the source and
- * its new owner; only reads. */
+ * its new owner; it only reads, unless the config asks it to delete what matched from the source
+ * (delete_source) or to write the source's value over a copy that differs (a pre-warm's
+ * catch-up). */
 #include "pass.h"
 
 typedef struct verify_run {
@@ -7,7 +9,7 @@ typedef struct verify_run {
     rkm_verify_state *state;         /* the caller's */
     rkm_verify_progress_fn progress; /* the caller's, with ctx; may be NULL */
     void *ctx;
-    rkm_value value;          /* a missing key's source value, to tell a skipped one */
+    rkm_value value;          /* a missing or caught-up key's source value */
     rkm_verify_counters mark; /* the counters at the batch boundary */
     size_t mark_mismatches;   /* and the lists' lengths */
     size_t mark_failed;
@@ -64,18 +66,19 @@ static uint64_t *reason_counter(rkm_verify_counters *c, int reason)
     return reason == RKM_MISSING ? &c->missing : reason == RKM_VALUE ? &c->value : &c->ttl;
 }
 
-/* What a key's comparison found; a missing key's source value (r->value) tells whether the copy
- * skipped it (over the size cap) or it expired meanwhile. */
-static int tally(verify_run *r, const rkm_key *key, const rkm_sum *src, int reason, rk_error *err)
+/* What a key's comparison found; the source's value (r->value, when `got`: read for a key
+ * missing on the new owner, or for a catch-up) tells whether the copy skipped it (over the size
+ * cap) or it was gone from the source meanwhile. */
+static int tally(verify_run *r, const rkm_key *key, const rkm_sum *src, int reason, bool got,
+                 rk_error *err)
 {
     rkm_verify_counters *c = &r->state->counters;
-    bool missing = reason == RKM_MISSING;
-    if (src->state != RKM_FOUND || (missing && r->value.state == RKM_ABSENT)) {
+    if (src->state != RKM_FOUND || (got && r->value.state == RKM_ABSENT)) {
         c->expired++;
         return RK_OK;
     }
     c->checked++;
-    if (reason == 0 || (missing && r->value.state == RKM_TOO_BIG)) {
+    if (reason == 0 || (reason == RKM_MISSING && r->value.state == RKM_TOO_BIG)) {
         c->matched += reason == 0;
         c->skipped += reason != 0;
         return RK_OK;
@@ -84,22 +87,70 @@ static int tally(verify_run *r, const rkm_key *key, const rkm_sum *src, int reas
     return rkm_keylist_add(&r->state->mismatches, key->key, key->len, reason, NULL, err);
 }
 
+/* The checksums of `key` on the source and on `dest`, and why the copy differs (0: it does not,
+ * or the source has the key no more). */
+static int compare_key(const rkm_pass *p, const rkm_key *key, rkm_conn *dest, rkm_sum *src,
+                       rkm_sum *dst, int *reason, rk_error *err)
+{
+    *src = (rkm_sum){.state = RKM_ABSENT};
+    *dst = (rkm_sum){.state = RKM_ABSENT};
+    *reason = 0;
+    int rc = rkm_checksum(p->cfg->src, key->key, key->len, src, err);
+    if (rc == RK_OK && src->state == RKM_FOUND)
+        rc = rkm_checksum(dest, key->key, key->len, dst, err);
+    if (rc == RK_OK && src->state == RKM_FOUND)
+        *reason = compare(src, dst);
+    return rc;
+}
+
+/* A pre-warm's catch-up of a key that differs: the source's value just read (r->value) written
+ * over the new owner's, then both compared again, so that what is counted is what is there; a
+ * value gone from the source or over the cap is not written. *updated when they match now. */
+static int catch_up(verify_run *r, const rkm_key *key, rkm_conn *dest, rkm_sum *src, rkm_sum *dst,
+                    int *reason, bool *updated, rk_error *err)
+{
+    if (r->value.state != RKM_FOUND)
+        return RK_OK;
+    int rc = rkm_put(dest, key->key, key->len, &r->value, err);
+    if (rc == RK_OK)
+        rc = compare_key(&r->pass, key, dest, src, dst, reason, err);
+    *updated = rc == RK_OK && *reason == 0 && src->state == RKM_FOUND;
+    return rc;
+}
+
+/* delete_source: a key just found matched leaves its source. A failure is that key's, listed and
+ * never tried again: the key stays on the source, which is safe. */
+static int delete_source(verify_run *r, const rkm_key *key, rk_error *err)
+{
+    int rc = rkm_delete(r->pass.cfg->src, key->key, key->len, err);
+    if (rc != RK_OK)
+        return rkm_pass_key_failed(&r->state->failed, &r->state->counters.errors, key, rc, err);
+    r->state->counters.deleted++;
+    return RK_OK;
+}
+
 static int verify_key(rkm_pass *p, const rkm_key *key, rkm_conn *dest, rk_error *err)
 {
     verify_run *r = (verify_run *)p;
-    rkm_sum src = {.state = RKM_ABSENT}, dst = {.state = RKM_ABSENT};
-    int reason = 0;
-    int rc = rkm_checksum(p->cfg->src, key->key, key->len, &src, err);
-    if (rc == RK_OK && src.state == RKM_FOUND)
-        rc = rkm_checksum(dest, key->key, key->len, &dst, err);
-    if (rc == RK_OK && src.state == RKM_FOUND)
-        reason = compare(&src, &dst);
-    if (rc == RK_OK && reason == RKM_MISSING)
-        rc = rkm_get(p->cfg->src, key->key, key->len, &r->value, err);
-    rkm_throttle_take(p->cfg->throttle, 1, src.len + dst.len);
+    const rkm_copy_config *cfg = p->cfg;
+    rkm_sum src, dst;
+    int reason;
+    bool updated = false;
+    int rc = compare_key(p, key, dest, &src, &dst, &reason, err);
+    bool got = rc == RK_OK && (reason == RKM_MISSING || (reason && cfg->catch_up));
+    if (got)
+        rc = rkm_get(cfg->src, key->key, key->len, &r->value, err);
+    if (rc == RK_OK && got && cfg->catch_up)
+        rc = catch_up(r, key, dest, &src, &dst, &reason, &updated, err);
+    rkm_throttle_take(cfg->throttle, 1,
+                      src.len + dst.len + (got && cfg->catch_up ? r->value.len : 0));
     if (rc != RK_OK)
         return rkm_pass_key_failed(&r->state->failed, &r->state->counters.errors, key, rc, err);
-    return tally(r, key, &src, reason, err);
+    r->state->counters.updated += updated;
+    rc = tally(r, key, &src, reason, got, err);
+    if (rc == RK_OK && reason == 0 && src.state == RKM_FOUND && cfg->delete_matched)
+        rc = delete_source(r, key, err);
+    return rc;
 }
 
 static void verify_mark(rkm_pass *p)
@@ -135,7 +186,8 @@ int rkm_verify_run(const rkm_copy_config *cfg, rkm_verify_state *state,
                  .ops = &verify_ops,
                  .cursor = &state->cursor,
                  .rule = &state->counters.rule,
-                 .stopped = &state->stopped},
+                 .stopped = &state->stopped,
+                 .verifies = true},
         .state = state,
         .progress = progress,
         .ctx = ctx,

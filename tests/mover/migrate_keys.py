@@ -5,11 +5,19 @@
   migrate_keys.py check STORE NODE=ADDR...  < lines "key<TAB>old<TAB>new": prints
       "moving=N on_old=A on_new=B" (keys whose owner changed, those of all on their old owner,
       those of the moving ones on their new owner)
+  migrate_keys.py same STORE NODE=ADDR...   < lines "key<TAB>old<TAB>new": prints
+      "moving=N same=S on_old=A" (keys whose owner changed, those of them whose new owner holds
+      what their old owner holds, keys of all on their old owner, whatever their value)
+  migrate_keys.py flush STORE NODE=ADDR...  empties every server
+$PREFIX (default "v-") is the value's prefix for fill and check: a live writer's values differ.
 
 STORE is memcached or redis; both spoken in their text protocols over one pipelined socket.
 """
+import os
 import socket
 import sys
+
+PREFIX = os.environ.get("PREFIX", "v-").encode()
 
 
 def connect(addr):
@@ -20,7 +28,7 @@ def connect(addr):
 
 def memcached_cmds(op, keys):
     if op == "set":
-        return b"".join(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(b"v-" + k), b"v-" + k) for k in keys)
+        return b"".join(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(PREFIX + k), PREFIX + k) for k in keys)
     return b"".join(b"mg %s v\r\n" % k for k in keys)
 
 
@@ -33,17 +41,17 @@ def resp(*args):
 
 def redis_cmds(op, keys):
     if op == "set":
-        return b"".join(resp(b"SET", k, b"v-" + k) for k in keys)
+        return b"".join(resp(b"SET", k, PREFIX + k) for k in keys)
     return b"".join(resp(b"GET", k) for k in keys)
 
 
 def run(store, addr, op, keys):
-    """Sends op (set, get) for every key; for get, the keys whose value is v-<key>."""
+    """Sends op (set, get) for every key; for get, each key there and its value."""
     if not keys:
-        return set()
+        return {}
     s, f = connect(addr)
     s.sendall((memcached_cmds if store == "memcached" else redis_cmds)(op, keys))
-    found = set()
+    found = {}
     for k in keys:
         line = f.readline().rstrip(b"\r\n")
         if op == "set":
@@ -52,16 +60,27 @@ def run(store, addr, op, keys):
             continue
         if line.startswith(b"VA ") or line.startswith(b"$") and line != b"$-1":
             n = int(line.split()[1] if line.startswith(b"VA ") else line[1:])
-            value = f.read(n + 2)[:n]
-            if value == b"v-" + k:
-                found.add(k)
+            found[k] = f.read(n + 2)[:n]
     s.close()
     return found
+
+
+def flush(store, addr):
+    s, f = connect(addr)
+    s.sendall(b"flush_all\r\n" if store == "memcached" else resp(b"FLUSHALL"))
+    line = f.readline().rstrip(b"\r\n")
+    if line not in (b"OK", b"+OK"):
+        sys.exit("flush %s: %r" % (addr, line))
+    s.close()
 
 
 def main():
     cmd, store = sys.argv[1], sys.argv[2]
     addrs = dict(a.split("=", 1) for a in sys.argv[3:])
+    if cmd == "flush":
+        for addr in addrs.values():
+            flush(store, addr)
+        return
     rows = [l.rstrip(b"\n").split(b"\t") for l in sys.stdin.buffer if l.strip()]
     if cmd == "fill":
         for node, addr in addrs.items():
@@ -69,10 +88,15 @@ def main():
         return
     on = {}
     for node, addr in addrs.items():
-        on[node] = run(store, addr, "get", [r[0] for r in rows])
+        on[node.encode()] = run(store, addr, "get", [r[0] for r in rows])
     moving = [r for r in rows if r[1] != r[2]]
-    on_old = sum(r[0] in on[r[1].decode()] for r in rows)
-    on_new = sum(r[0] in on[r[2].decode()] for r in moving)
+    if cmd == "same":
+        same = sum(r[0] in on[r[1]] and on[r[2]].get(r[0]) == on[r[1]][r[0]] for r in moving)
+        on_old = sum(r[0] in on[r[1]] for r in rows)
+        print("moving=%d same=%d on_old=%d" % (len(moving), same, on_old))
+        return
+    on_old = sum(on[r[1]].get(r[0]) == PREFIX + r[0] for r in rows)
+    on_new = sum(on[r[2]].get(r[0]) == PREFIX + r[0] for r in moving)
     print("moving=%d on_old=%d on_new=%d" % (len(moving), on_old, on_new))
 
 

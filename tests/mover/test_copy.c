@@ -47,6 +47,9 @@ typedef struct fixture {
     rkm_conn *conn[SERVERS];   /* the engine's connections, capped at CAP */
     rk_ring *old_ring, *new_ring;
     rkm_conn *dest[SERVERS]; /* by new_ring's node index */
+    rkm_conn *over[SERVERS]; /* the same, opened with overwrite (a catch-up's), or NULL */
+    bool delete_matched;     /* what config_of's verifies do: delete_source */
+    bool catch_up;           /* a pre-warm's catch-up, through `over` */
     key_fate fate[KEYS];
 } fixture;
 
@@ -258,6 +261,8 @@ static int setup(void **state)
     const char *list = env(f->env);
     memset(f->mc, 0, sizeof f->mc);
     memset(f->rd, 0, sizeof f->rd);
+    memset(f->over, 0, sizeof f->over);
+    f->delete_matched = f->catch_up = false;
     for (int s = 0; s < SERVERS; s++) {
         size_t n = strcspn(list, ",");
         snprintf(f->addr[s], sizeof f->addr[s], "%.*s", (int)n, list);
@@ -279,6 +284,7 @@ static int teardown(void **state)
     fixture *f = *state;
     for (int s = 0; s < SERVERS; s++) {
         rkm_conn_free(f->conn[s]);
+        rkm_conn_free(f->over[s]);
         memcached_free(f->mc[s]);
         redisFree(f->rd[s]);
     }
@@ -294,9 +300,11 @@ static rkm_copy_config config_of(fixture *f, int s)
                              .new_ring = f->new_ring,
                              .source = (uint32_t)s,
                              .src = f->conn[s],
-                             .dest = f->dest,
+                             .dest = f->catch_up ? f->over : f->dest,
                              .n_dest = SERVERS,
-                             .batch = BATCH};
+                             .batch = BATCH,
+                             .delete_matched = f->delete_matched,
+                             .catch_up = f->catch_up};
 }
 
 /* ---- what must hold ---- */
@@ -440,8 +448,8 @@ typedef struct mismatch {
 } mismatch;
 
 /* Verifies every source; asserts that the mismatches are exactly `want` (n of them), that the
- * counters add up, and that every other moving key matched or was skipped. */
-static void assert_verify(fixture *f, const mismatch *want, size_t n)
+ * counters add up, and that every other moving key matched or was skipped. Their sums. */
+static rkm_verify_counters assert_verify(fixture *f, const mismatch *want, size_t n)
 {
     char key[KEY_MAX];
     tally t = tally_of(f, -1);
@@ -472,6 +480,9 @@ static void assert_verify(fixture *f, const mismatch *want, size_t n)
             found++;
         }
         sum.checked += c->checked;
+        sum.matched += c->matched;
+        sum.updated += c->updated;
+        sum.deleted += c->deleted;
         sum.skipped += c->skipped;
         sum.errors += c->errors;
         sum.expired += c->expired;
@@ -481,6 +492,7 @@ static void assert_verify(fixture *f, const mismatch *want, size_t n)
     assert_int_equal(sum.checked, t.moving);
     assert_int_equal(sum.skipped, t.big);
     assert_int_equal(sum.errors + sum.expired, 0);
+    return sum;
 }
 
 /* The first moving key that is neither big nor contested from `from` on, with a TTL or not. */
@@ -517,6 +529,19 @@ static void copies_moving_keys(void **state)
     assert_placed(f);
 }
 
+/* Fills with contested keys and copies every source; the mismatches a verify must find then,
+ * the contested keys' values, into want (CONTESTED of them); returns how many. */
+static size_t copy_contested(fixture *f, mismatch *want)
+{
+    size_t n = 0;
+    fill(f, true);
+    copy_all(f);
+    for (int i = 0; i < KEYS; i++)
+        if (f->fate[i].contested)
+            want[n++] = (mismatch){i, RKM_VALUE};
+    return n;
+}
+
 /* A clean copy verifies but for the contested keys, whose new owners hold a client's value; then
  * a changed value, a deleted copy and a changed TTL are found, each for what it is. */
 static void verify_finds_differences(void **state)
@@ -524,13 +549,9 @@ static void verify_finds_differences(void **state)
     fixture *f = *state;
     char key[KEY_MAX], val[VALUE_MAX];
     mismatch want[CONTESTED + 3];
-    size_t n = 0;
-    fill(f, true);
-    copy_all(f);
-    for (int i = 0; i < KEYS; i++)
-        if (f->fate[i].contested)
-            want[n++] = (mismatch){i, RKM_VALUE};
-    assert_verify(f, want, n);
+    size_t n = copy_contested(f, want);
+    assert_int_equal(assert_verify(f, want, n).deleted, 0);
+    assert_placed(f); /* a verify without delete_source only reads */
 
     int changed = plain_mover(f, 0, false), gone = plain_mover(f, changed + 1, false);
     int ttl = plain_mover(f, 0, true);
@@ -544,6 +565,115 @@ static void verify_finds_differences(void **state)
     want[n++] = (mismatch){gone, RKM_MISSING};
     want[n++] = (mismatch){ttl, RKM_TTL};
     assert_verify(f, want, n);
+}
+
+/* delete_source: each key verify found matched is deleted from its source, right after; a
+ * contested key (a client's value on its new owner) is a mismatch and stays on its source, as
+ * do the keys over the cap (skipped) and the keys that stay. */
+static void verify_deletes_matched(void **state)
+{
+    fixture *f = *state;
+    char key[KEY_MAX], got[VALUE_MAX], val[VALUE_MAX];
+    mismatch want[CONTESTED];
+    size_t n = copy_contested(f, want);
+    f->delete_matched = true;
+    tally t = tally_of(f, -1);
+    rkm_verify_counters c = assert_verify(f, want, n);
+    assert_int_equal(c.deleted, t.moving - t.big - t.contested);
+    assert_int_equal(c.deleted, c.matched);
+    for (int i = 0; i < KEYS; i++) {
+        const key_fate *k = &f->fate[i];
+        size_t klen = key_of(i, key);
+        bool gone = moves(k) && !k->big && !k->contested;
+        assert_int_equal(raw_get(f, k->old_srv, key, klen, got) < 0, gone);
+        if (gone)
+            assert_int_equal(raw_get(f, k->new_srv, key, klen, got), (long)value_of(i, val));
+    }
+    f->delete_matched = false; /* again, read-only: what was deleted is gone, not a mismatch */
+    for (int s = 0; s < 3; s++) {
+        rkm_copy_config cfg = config_of(f, s);
+        rkm_verify_state st;
+        rk_error err = {0};
+        rkm_verify_state_init(&st);
+        assert_int_equal(rkm_verify_run(&cfg, &st, NULL, NULL, &err), RK_OK);
+        assert_int_equal(st.counters.missing + st.counters.ttl, 0);
+        assert_int_equal(st.counters.deleted, 0);
+        rkm_verify_state_deinit(&st);
+    }
+}
+
+/* Connections to every server that may be written over, by new_ring's node index, as a
+ * pre-warm's worker opens them. */
+static void open_over(fixture *f)
+{
+    rk_error err = {0};
+    rkm_options opt = {.max_value_bytes = CAP, .overwrite = true};
+    for (uint32_t j = 0; j < SERVERS; j++) {
+        f->over[j] = rkm_conn_new(f->store, f->addr[server_of(f->new_ring, j)], &opt, &err);
+        if (!f->over[j])
+            fail_msg("%s", err.message);
+    }
+}
+
+/* The writes the gates refuse: a catch-up over connections that may not overwrite, one that
+ * also deletes, and a copy asked to do either. */
+static void assert_gates(fixture *f)
+{
+    rkm_copy_config cfg = config_of(f, 0);
+    rkm_verify_state vs;
+    rkm_copy_state cs;
+    rk_error err = {0};
+    rkm_verify_state_init(&vs);
+    rkm_copy_state_init(&cs);
+    cfg.dest = f->dest;
+    assert_int_equal(rkm_verify_run(&cfg, &vs, NULL, NULL, &err), RK_EINVAL);
+    assert_non_null(strstr(err.message, "overwrite"));
+    cfg = config_of(f, 0);
+    cfg.delete_matched = true;
+    assert_int_equal(rkm_verify_run(&cfg, &vs, NULL, NULL, &err), RK_EINVAL);
+    assert_int_equal(rkm_copy_run(&cfg, &cs, NULL, NULL, &err), RK_EINVAL);
+    cfg.catch_up = false;
+    assert_int_equal(rkm_copy_run(&cfg, &cs, NULL, NULL, &err), RK_EINVAL);
+    assert_int_equal(vs.counters.rule.scanned + cs.counters.rule.scanned, 0);
+    rkm_verify_state_deinit(&vs);
+    rkm_copy_state_deinit(&cs);
+}
+
+/* A pre-warm: after the copy, clients change keys on the sources (a new value, a new TTL) and a
+ * copy is lost; the catch-up writes each source's value over its new owner's and then matches,
+ * nothing else changes, and a read-only verify after it is clean. */
+static void catch_up_writes_newer_values(void **state)
+{
+    fixture *f = *state;
+    char key[KEY_MAX], val[VALUE_MAX], got[VALUE_MAX];
+    size_t on_source[3];
+    fill(f, false);
+    copy_all(f);
+    int newer = plain_mover(f, 0, false), renewed = plain_mover(f, 0, true);
+    int lost = plain_mover(f, newer + 1, false); /* its copy gone: written again */
+    for (int s = 0; s < 3; s++)                  /* the sources are destinations too */
+        on_source[s] = server_keys(f, s);
+    size_t klen = key_of(newer, key);
+    raw_set(f, f->fate[newer].old_srv, key, klen, "newer", 5, 0);
+    klen = key_of(renewed, key);
+    raw_set(f, f->fate[renewed].old_srv, key, klen, val, value_of(renewed, val), TTL_S * 3);
+    klen = key_of(lost, key);
+    raw_del(f, f->fate[lost].new_srv, key, klen);
+    open_over(f);
+    f->catch_up = true;
+    assert_gates(f);
+    assert_int_equal(assert_verify(f, NULL, 0).updated, 3);
+    klen = key_of(newer, key);
+    assert_int_equal(raw_get(f, f->fate[newer].new_srv, key, klen, got), 5);
+    assert_memory_equal(got, "newer", 5);
+    klen = key_of(renewed, key);
+    assert_true(sum_of(f, f->fate[renewed].new_srv, key, klen).ttl_ms > TTL_S * 2 * 1000);
+    for (int s = 0; s < 3; s++)
+        assert_int_equal(server_keys(f, s), on_source[s]);
+    assert_int_equal(assert_verify(f, NULL, 0).updated, 0); /* nothing left to catch up */
+    f->catch_up = false;
+    assert_int_equal(assert_verify(f, NULL, 0).matched,
+                     tally_of(f, -1).moving - tally_of(f, -1).big);
 }
 
 /* What a progress callback saw, and when it stops the copy. */
@@ -811,10 +941,11 @@ int main(void)
     static fixture memcached = {.store = "memcached", .env = "RKM_MEMCACHED_NODES"};
     static fixture redis = {.store = "redis", .env = "RKM_REDIS_NODES"};
     const struct CMUnitTest tests[] = {
-        PER_STORE(copies_moving_keys),    PER_STORE(verify_finds_differences),
-        PER_STORE(resumes_after_pause),   PER_STORE(resumes_after_kill),
-        PER_STORE(failures_stop_cleanly), ON_STORE(memcached, throttle_holds_rate),
-        PER_STORE(copies_only_the_arcs),  cmocka_unit_test(arcs_normalize),
+        PER_STORE(copies_moving_keys),           PER_STORE(verify_finds_differences),
+        PER_STORE(resumes_after_pause),          PER_STORE(resumes_after_kill),
+        PER_STORE(failures_stop_cleanly),        ON_STORE(memcached, throttle_holds_rate),
+        PER_STORE(copies_only_the_arcs),         PER_STORE(verify_deletes_matched),
+        PER_STORE(catch_up_writes_newer_values), cmocka_unit_test(arcs_normalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -494,6 +494,34 @@ static void delete_removes(void **state)
     assert_int_equal(rkm_delete(f->src, "doomed", 6, &err), RK_OK); /* gone already: fine */
 }
 
+/* put writes over a value, with the source's TTL and flags, but only on a connection opened
+ * with overwrite (a pre-warm's catch-up); on any other it is refused and the value kept. */
+static void put_overwrites_only_when_allowed(void **state)
+{
+    fixture *f = *state;
+    char buf[64];
+    rk_error err = {0};
+    raw_put(&f->raw_src, "newer", "the source's", 100000);
+    raw_put(&f->raw_dst, "newer", "stale copy", 0);
+    rkm_value v = get_value(f->src, "newer");
+    assert_false(rkm_conn_may_overwrite(f->dst));
+    assert_int_equal(rkm_put(f->dst, "newer", 5, &v, &err), RK_EINVAL);
+    assert_string_equal(raw_get(&f->raw_dst, "newer", buf, sizeof buf), "stale copy");
+    rkm_conn *over = conn(f, f->dst_addr, &(rkm_options){.overwrite = true});
+    assert_true(rkm_conn_may_overwrite(over));
+    if (rkm_put(over, "newer", 5, &v, &err) != RK_OK)
+        fail_msg("put: %s", err.message);
+    assert_int_equal(rkm_put(over, "absent-before", 13, &v, &err), RK_OK); /* a new key too */
+    assert_string_equal(raw_get(&f->raw_dst, "newer", buf, sizeof buf), "the source's");
+    rkm_value got = get_value(f->dst, "newer");
+    assert_in_range(got.ttl_ms, 97000, 100000);
+    assert_int_equal(got.flags, v.flags);
+    assert_true(sum_of(f->dst, "absent-before").xxh3 == sum_of(f->src, "newer").xxh3);
+    rkm_value_deinit(&got);
+    rkm_value_deinit(&v);
+    rkm_conn_free(over);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -585,6 +613,7 @@ int main(void)
         PER_STORE(copy_every_key),
         PER_STORE(copy_keeps_ttl),
         PER_STORE(add_never_overwrites),
+        PER_STORE(put_overwrites_only_when_allowed),
         PER_STORE(expired_not_copied),
         PER_STORE(size_cap_skips),
         PER_STORE(checksums_compare),

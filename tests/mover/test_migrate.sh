@@ -5,6 +5,10 @@
 # moving key arrives; a second worker is refused while the first holds the lease; a pause stops
 # the worker cleanly, a throttle change is seen; run --finish ends the job finished and closes the
 # window; a cancel leaves every key in place; a stepped job (--max-step) still copies everything;
+# a window job with delete_source deletes each verified key from its old owner and keeps one a
+# client wrote on its new owner (a mismatch: the job fails); a before_cutover job pre-warms a
+# staged version while a live writer changes keys on the sources, and its catch-up leaves every
+# moving key's latest value on its new owner (the staleness after it is measured and printed);
 # a data server that is down pauses the job with an error naming the node. -o json lines are JSON.
 # Skips (77) when memcached or redis-server is not installed.
 # usage: test_migrate.sh RINGKEEPERD RINGKEEPER
@@ -69,6 +73,99 @@ wait_lines() {
 }
 
 job_field() { req GET "$C/migration" >/dev/null; jq_ "$TMP/body" "$1"; }
+
+# keys STORE-COMMAND [PREFIX]: migrate_keys.py over the four servers, the owners file on stdin
+# shellcheck disable=SC2046 # node_map's words are the arguments
+keys() { PREFIX=${2:-v-} python3 "$HERE/migrate_keys.py" "$1" "$STORE" $(node_map); }
+
+# wait_for FILE TEXT: until FILE has a line with TEXT (20 s at most)
+wait_for() {
+    for _ in $(seq 1 200); do
+        grep -qF "$2" "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+now_ms() { date +%s%3N; }
+
+# delete_source: a window v3 -> v4 whose verify deletes every matched key from its old owner; a
+# key a client wrote on its new owner is a mismatch, and stays on its old owner too
+delete_source() {
+    local rc moving
+    check "$STORE: v4 opens a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t4")"
+    owners "$TMP/t3" "$TMP/t4"
+    awk -F'\t' '$2 != $3 { print $1 "\t" $3; exit }' "$TMP/owners" >"$TMP/contested"
+    keys fill c- <"$TMP/contested" # a client's write to the new owner, during the window
+    local key; key=$(cut -f1 "$TMP/contested")
+    "$RK" migrate run "${M[@]}" --delete-source --finish -o json >"$TMP/j6" 2>"$TMP/e9"; rc=$?
+    check "$STORE: delete_source: the job fails on the contested key" 1 $rc
+    has "$STORE: ... saying so" "$TMP/e9" "ended failed"
+    if valid_json "$TMP/j6"; then ok; else bad "$STORE: j6 is not JSON lines"; fi
+    check "$STORE: ... the job says delete_source" True "$(job_field 'd["delete_source"]')"
+    check "$STORE: ... one mismatch" 1 "$(job_field 'd["verify"]["mismatches"]')"
+    check "$STORE: ... the contested key, by value" "$key value" \
+        "$(job_field 'd["mismatch_keys"][0]["key"]+" "+d["mismatch_keys"][0]["reason"]')"
+    local got; got=$(keys check <"$TMP/owners")
+    moving=${got#moving=}; moving=${moving%% *}
+    check "$STORE: every matched key left its old owner, the contested one stayed" \
+        "moving=$moving on_old=$((KEYS - moving + 1)) on_new=$((moving - 1))" "$got"
+    check "$STORE: ... counted deleted" $((moving - 1)) "$(job_field 'd["verify"]["counters"]["deleted"]')"
+    check "$STORE: ... the contested key on both" "moving=1 same=0 on_old=1" \
+        "$(awk -F'\t' -v k="$key" '$1 == k' "$TMP/owners" | keys same)"
+    check "$STORE: the failed job's window closes only by force" 200 \
+        "$(as POST "$C/migration/finish" --data-binary '{"force":true,"reason":"the contested key is the client'"'"'s"}')"
+}
+
+# before_cutover: v1 active, v2 staged; a pre-warm copies while a writer changes keys on the
+# sources; its catch-up leaves each moving key's latest value on its new owner, the sources as
+# they were; writes after the catch-up are not on the new owners at the switch (measured)
+prewarm() {
+    local C=/v1/clusters/${STORE}pre rc t0 t1 t2
+    local P=(--cluster "${STORE}pre")
+    keys flush </dev/null
+    check "$STORE pre-warm: v1" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"
+    check "$STORE pre-warm: v2 staged" 201 "$(as POST "$C/versions" --data-binary @"$TMP/t4")"
+    owners "$TMP/t3" "$TMP/t4"
+    keys fill <"$TMP/owners"
+    "$RK" migrate run "${P[@]}" --before-cutover --to 2 --keys-per-s $SLOW --batch 50 -o json \
+        >"$TMP/j7" 2>"$TMP/e10" &
+    local w=$!
+    wait_for "$TMP/j7" '"phase":"copy","node":"n1"' || bad "$STORE: the pre-warm never reached n1: $(cat "$TMP/e10")"
+    # the live writer: every moving key of n0 (copied already) and of n2 (not yet) changes
+    awk -F'\t' '$2 != $3 && ($2 == "n0" || $2 == "n2") { print $1 "\t" $2 }' "$TMP/owners" >"$TMP/written"
+    keys fill w- <"$TMP/written"
+    local n0; n0=$(grep -c $'\tn0$' "$TMP/written")
+    wait_for "$TMP/j7" '"phase":"verify"' || bad "$STORE: the pre-warm never verified: $(cat "$TMP/e10")"
+    t0=$(now_ms)
+    wait $w; rc=$?
+    t1=$(now_ms)
+    check "$STORE pre-warm: verified" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e10"
+    has "$STORE pre-warm: ... the last line says verified" "$TMP/j7" '"state":"verified"'
+    if valid_json "$TMP/j7"; then ok; else bad "$STORE: j7 is not JSON lines"; fi
+    check "$STORE pre-warm: no mismatch" 0 "$(job_field 'd["verify"]["mismatches"]')"
+    local updated; updated=$(job_field 'd["verify"]["counters"]["updated"]')
+    if [ "$n0" -gt 0 ] && [ "$updated" -ge "$n0" ]; then ok; else bad "$STORE: the catch-up updated $updated keys, n0's $n0 changed after their copy"; fi
+    local got; got=$(keys same <"$TMP/owners")
+    local moving=${got#moving=}; moving=${moving%% *}
+    check "$STORE pre-warm: every moving key's latest value on its new owner, every key on its old" \
+        "moving=$moving same=$moving on_old=$KEYS" "$got"
+    local c; c=$(wc -l <"$TMP/written")
+    check "$STORE pre-warm: the writer's values on the sources and the new owners" \
+        "moving=$c on_old=$c on_new=$c" \
+        "$(awk -F'\t' 'NR == FNR { w[$1]; next } $1 in w' "$TMP/written" "$TMP/owners" | keys check w-)"
+    # writes after the catch-up passed their keys, before the switch: not on the new owners
+    awk -F'\t' '$2 != $3 { print $1 "\t" $2 }' "$TMP/owners" | head -10 >"$TMP/late"
+    keys fill x- <"$TMP/late"
+    check "$STORE pre-warm: activate v2" 200 "$(as POST "$C/versions/2/activate")"
+    t2=$(now_ms)
+    check "$STORE pre-warm: the 10 late writes are stale on the new owners" "same=$((moving - 10))" \
+        "$(keys same <"$TMP/owners" | cut -d' ' -f2)"
+    echo "NOTE: $STORE pre-warm: the catch-up (verify) of $moving moving keys at $SLOW keys/s took" \
+        "$(((t1 - t0) / 1000)).$(((t1 - t0) % 1000 / 100)) s; a write to a source after it passed its key," \
+        "up to the cutover $((t2 - t1)) ms after the job ended, is stale on the new owner"
+}
 
 run_store() {
     STORE=$1
@@ -173,8 +270,11 @@ run_store() {
     local mv=${back#moving=}; mv=${mv%% *}
     check "$STORE: the stepped job moved every key back" "on_new=$mv" "${back##* }"
 
+    delete_source
+    prewarm
+
     # a data server that is down: the job pauses with an error naming the node
-    check "$STORE: v4 opens a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t4")"
+    check "$STORE: v5 opens a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"
     kill "${RKM_PIDS[-1]}"; wait "${RKM_PIDS[-1]}" 2>/dev/null
     "$RK" migrate run "${M[@]}" >/dev/null 2>"$TMP/e8"; rc=$?
     check "$STORE: a server down fails the run" 1 $rc

@@ -976,7 +976,10 @@ every source and step: `scanned`, `copied`, `present` (already on the new owner,
 the size cap), `bytes`, `errors`, `expired`, `stay`, `not_owned`, `later` (moving in another
 step)), `sources` (the current step's, or the
 verify's: `node`, `phase`, `cursor`, `done`, `seq`, `counters`), `worker` (`{"id", "lease_until"}` or
-`null`), `verify` (`arcs`, `keys` checked, `mismatches`: `null` until verified, and its `counters`),
+`null`), `verify` (`arcs`, `keys` checked, `mismatches`: `null` until verified, and its `counters`:
+`scanned`, `checked`, `matched`, `skipped`, `missing`, `value`, `ttl`, `errors`, `expired`, `updated`
+(written over by a `before_cutover` job's catch-up, then matched), `deleted` (by `delete_source`)),
+`delete_source`,
 `errors`, `skipped_keys` and `mismatch_keys` (the first 100 of each, with their node), `paused_from`,
 `started_at`, `started_by`, `updated_at`.
 
@@ -996,8 +999,9 @@ EOF
 Starts a job. Body (every field optional): `mode` (`window`, the default, or `before_cutover`), `to`
 (the staged version a `before_cutover` job pre-warms; for a window, the active one), `max_step` (pack
 the plan into steps that each move at most this fraction, like `GET .../plan?max_step=`), `throttle`
-(`{"keys_per_s", "bytes_per_s"}`, 0 unlimited) and `delete_source` (refused for now: keys stay on their
-old owners until they expire or are evicted). Answers 201 with the job, in state `copying`, with a
+(`{"keys_per_s", "bytes_per_s"}`, 0 unlimited) and `delete_source` (`true`: the verify deletes each key
+it found matched on its new owner from its old one; a window job's only, 400 with `before_cutover`,
+whose sources still serve). Answers 201 with the job, in state `copying`, with a
 `migration_start` event. Both versions must say what their nodes serve (`"data"`; a version without
 it counts as the other's, two different ones are refused).
 

@@ -78,7 +78,9 @@ check "bad max_step" 400 "$(as POST "$M" --data-binary '{"max_step":2}')"
 check "bad throttle" 400 "$(as POST "$M" --data-binary '{"throttle":{"keys_per_s":-1}}')"
 check "bad throttle: field" keys_per_s "$(j "d['error']['field']")"
 check "unknown field" 400 "$(as POST "$M" --data-binary '{"speed":1}')"
-check "delete_source is refused for now" 400 "$(as POST "$M" --data-binary '{"delete_source":true}')"
+check "delete_source not a boolean" 400 "$(as POST "$M" --data-binary '{"delete_source":1}')"
+check "delete_source before the cutover is refused" 400 "$(as POST "$M" --data-binary '{"mode":"before_cutover","to":6,"delete_source":true}')"
+check "... field" delete_source "$(j "d['error']['field']")"
 check "window: another to" 400 "$(as POST "$M" --data-binary '{"to":4}')"
 check "before_cutover needs to" 400 "$(as POST "$M" --data-binary '{"mode":"before_cutover"}')"
 check "still no job" 404 "$(req GET "$M")"
@@ -157,8 +159,10 @@ check "... paused" paused "$(j "d['state']")"
 has "... the error kept" "$TMP/body" 'cannot connect'
 check "resume" 200 "$(as POST "$M/resume")"
 check "... verifying again" verifying "$(j "d['state']")"
-finish_sources 20 '{"scanned":400,"checked":100,"matched":100}'
+finish_sources 20 '{"scanned":400,"checked":100,"matched":100,"updated":3,"deleted":100}'
 check "verified" verified "$(j "d['state']")"
+NV=$(j "len(d['sources'])")
+check "... the catch-up's and delete_source's counters" "$((3 * NV)) $((100 * NV))" "$(j "'%d %d' % (d['verify']['counters']['updated'], d['verify']['counters']['deleted'])")"
 check "no mismatches" 0 "$(j "d['verify']['mismatches']")"
 check "the lease let go" None "$(j "d['worker']")"
 COPIED=$(req GET "$M" >/dev/null; j "d['counters']['copied']")
@@ -196,7 +200,8 @@ check "... code" version_changed "$(code)"
 check "... the job failed" failed "$(req GET "$M" >/dev/null; j "d['state']")"
 
 # cancel
-check "a window job v5 -> v6" 201 "$(as POST "$M")"
+check "a window job v5 -> v6, with delete_source" 201 "$(as POST "$M" --data-binary '{"delete_source":true}')"
+check "... kept" True "$(j "d['delete_source']")"
 check "cancel" 200 "$(as POST "$M/cancel")"
 check "... cancelled" cancelled "$(j "d['state']")"
 check "cancel again" 409 "$(as POST "$M/cancel")"
