@@ -17,14 +17,6 @@
 
 /* ---- kernel socket buffers ---- */
 
-void rkh_set_buffer(struct MHD_Connection *c, int which, int bytes)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (ci) /* at worst the kernel's figure stays: a bound missed, nothing broken */
-        (void)setsockopt(ci->connect_fd, SOL_SOCKET, which, &bytes, sizeof bytes);
-}
-
 static void set_buffers(struct MHD_Connection *c, int sndbuf, int rcvbuf)
 {
     rkh_set_buffer(c, SO_SNDBUF, sndbuf);

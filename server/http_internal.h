@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <microhttpd.h>
@@ -123,10 +124,15 @@ static inline int rkh_before(const struct timespec *a, const struct timespec *b)
     return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
-/* ---- http.c ---- */
-
-/* Sets SO_SNDBUF or SO_RCVBUF (`which`) of the connection's socket to `bytes`. */
-void rkh_set_buffer(struct MHD_Connection *c, int which, int bytes);
+/* Sets SO_SNDBUF or SO_RCVBUF (`which`) of the connection's socket to `bytes`; every file of the
+ * front sizes them (a new connection, an answer sent fast, a held poll). */
+static inline void rkh_set_buffer(struct MHD_Connection *c, int which, int bytes)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci) /* at worst the kernel's figure stays: a bound missed, nothing broken */
+        (void)setsockopt(ci->connect_fd, SOL_SOCKET, which, &bytes, sizeof bytes);
+}
 
 /* ---- http_poll.c ---- */
 

@@ -2,6 +2,7 @@
  * the job, the versions' rings, a plan step's arcs, and keys as report text. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "migrate.h"
 
@@ -129,4 +130,11 @@ long mig_node_index(const rk_ring *r, const char *id)
         if (strcmp(rk_topology_node(t, (uint32_t)i)->id, id) == 0)
             return (long)i;
     return -1;
+}
+
+int64_t mig_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

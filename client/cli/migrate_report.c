@@ -7,13 +7,6 @@
 
 #include "migrate.h"
 
-int64_t mig_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 json_t *mig_copy_counters(const rkm_copy_counters *c)
 {
     return json_pack("{sIsIsIsIsIsIsIsIsIsI}", "scanned", (json_int_t)c->rule.scanned, "copied",

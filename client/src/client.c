@@ -15,32 +15,6 @@
 
 /* ---- status ---- */
 
-static int is_transport_error(int rc)
-{
-    return rc == RK_EUNREACHABLE || rc == RK_EHTTP || rc == RK_ETOOLARGE || rc == RK_ENOMEM;
-}
-
-/* Sets the last outcome shown by rk_client_status_get, without counting it. */
-void rki_client_set_last(rk_client *c, int rc, const char *message)
-{
-    pthread_mutex_lock(&c->mu);
-    c->st.last_error = rc;
-    snprintf(c->st.last_message, sizeof c->st.last_message, "%s", message);
-    pthread_mutex_unlock(&c->mu);
-}
-
-/* Records the outcome of a round: `rc` and the message in `e`; failures are counted. */
-void rki_client_record(rk_client *c, int rc, const rk_error *e)
-{
-    pthread_mutex_lock(&c->mu);
-    if (rc != RK_OK && is_transport_error(rc))
-        c->st.errors++;
-    else if (rc != RK_OK)
-        c->st.refused++;
-    pthread_mutex_unlock(&c->mu);
-    rki_client_set_last(c, rc != RK_OK ? rc : e->code, e->message); /* RK_OK may carry a warning */
-}
-
 void rk_client_status_get(rk_client *c, rk_client_status *out)
 {
     pthread_mutex_lock(&c->mu);

@@ -171,14 +171,12 @@ int rki_client_serve_previous(rk_client *c, const rki_ring_id *cur, rk_ring *pre
 rki_ring_id rki_client_current_id(rk_client *c);
 int64_t rki_client_current_version(rk_client *c);
 
-/* client.c: the status. */
+/* client_round.c: the outcome of a round, in the client's status. */
 
 /* Sets the last outcome shown by rk_client_status_get, without counting it. */
 void rki_client_set_last(rk_client *c, int rc, const char *message);
 /* Records the outcome of a round: `rc` and the message in `e`; failures are counted. */
 void rki_client_record(rk_client *c, int rc, const rk_error *e);
-
-/* client_round.c. */
 
 /* Frees the last-known-good file kept for the first fetch. */
 void rki_client_drop_file(rk_client *c);
