@@ -2,7 +2,8 @@
 # test_migrate.sh — `ringkeeper migrate` end to end, once per store (memcached, redis): a real
 # ringkeeperd (a token file), four data servers, a cluster growing from three nodes to four in a
 # migration window, 3000 keys placed by the old ring. A worker killed mid-run resumes and every
-# moving key arrives; a second worker is refused while the first holds the lease; a pause stops
+# moving key arrives; a second worker is refused while the first holds the lease; kill -9 of
+# ringkeeperd keeps every report it answered; a pause stops
 # the worker cleanly, a throttle change is seen; run --finish ends the job finished and closes the
 # window; a cancel leaves every key in place; a stepped job (--max-step) still copies everything;
 # a window job with delete_source deletes each verified key from its old owner and keeps one a
@@ -197,6 +198,19 @@ run_store() {
     "$RK" migrate run "${M[@]}" --worker w2 >"$TMP/o2" 2>"$TMP/e2"; rc=$?
     check "$STORE: a second worker is refused" 2 $rc
     has "$STORE: ... saying who holds the lease" "$TMP/e2" "is being run by worker w1"
+
+    # kill -9 of ringkeeperd loses no report it answered: the last line the killed worker printed
+    # (printed once its report was answered) is in the job after a restart on the same database
+    local node acked
+    node=$(tail -1 "$TMP/j1" | jq_ /dev/stdin 'd["node"]')
+    acked=$(tail -1 "$TMP/j1" | jq_ /dev/stdin 'd["copied"]+d["present"]')
+    kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=
+    rk_start --token-file "$TMP/tokens"
+    export RINGKEEPER_SERVER=$BASE
+    local kept
+    kept=$(job_field '[s["counters"]["copied"]+s["counters"]["present"] for s in d["sources"] if s["node"]=="'"$node"'"][0]')
+    if [ "$kept" -ge "$acked" ]; then ok; else
+        bad "$STORE: after kill -9 of ringkeeperd, $node has $kept keys of the $acked acknowledged"; fi
 
     # the same worker resumes; a throttle change is seen; a pause stops it cleanly
     "$RK" migrate run "${M[@]}" --worker w1 --batch 100 -o json >"$TMP/j2" 2>"$TMP/e3" &
