@@ -7,6 +7,7 @@
 
 #include "backup_cmd.h"
 #include "store_sqlite.h"
+#include "log.h"
 
 enum { EXIT_USAGE = 2, EXIT_REFUSED = 3 };
 
@@ -74,6 +75,7 @@ static int parse_backup_options(int argc, char **argv, backup_options *o)
 
 int rkd_backup_main(int argc, char **argv)
 {
+    rkd_log_set_name("ringkeeperd backup");
     backup_options o = {NULL, NULL, 0};
     int rc = parse_backup_options(argc, argv, &o);
     if (rc)
@@ -81,9 +83,9 @@ int rkd_backup_main(int argc, char **argv)
     rk_error err = {0};
     rc = rkd_sqlite_backup(o.db, o.to, o.force, &err);
     if (rc != RK_OK) {
-        fprintf(stderr, "ringkeeperd backup: %s\n", err.message);
+        rkd_log("%s", err.message);
         return rc == RKD_STORE_ENOTRK ? EXIT_REFUSED : EXIT_FAILURE;
     }
-    fprintf(stderr, "ringkeeperd backup: %s copied to %s (integrity_check ok)\n", o.db, o.to);
+    rkd_log("%s copied to %s (integrity_check ok)", o.db, o.to);
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "auth.h"
 #include "etcd_opts.h"
+#include "log.h"
 
 enum { EXIT_USAGE = 2 };
 
@@ -47,8 +48,8 @@ static int unreadable(const rkd_etcd_flags *f, const char **flag, const char **p
     return 0;
 }
 
-int rkd_etcd_flags_apply(const char *prog, const rkd_etcd_flags *f, const char *location,
-                         rkd_store_options *opt, char **password)
+int rkd_etcd_flags_apply(const rkd_etcd_flags *f, const char *location, rkd_store_options *opt,
+                         char **password)
 {
     const char *why = misfit(f, location);
     *password = NULL;
@@ -57,19 +58,16 @@ int rkd_etcd_flags_apply(const char *prog, const rkd_etcd_flags *f, const char *
                            : !f->cert != !f->key        ? (f->cert ? "--etcd-cert" : "--etcd-key")
                            : f->user                    ? "--etcd-user"
                                                         : "--etcd-password-file";
-        fprintf(stderr, "%s: %s %s\n", prog, flag, why);
-        return EXIT_USAGE;
+        return rkd_log_fail(EXIT_USAGE, "%s %s", flag, why);
     }
     const char *flag, *path;
     if (unreadable(f, &flag, &path)) {
-        fprintf(stderr, "%s: %s %s: cannot be read: %s\n", prog, flag, path, strerror(errno));
-        return EXIT_USAGE;
+        return rkd_log_fail(EXIT_USAGE, "%s %s: cannot be read: %s", flag, path, strerror(errno));
     }
     rk_error err = {0};
     if (f->password_file &&
         rkd_read_secret("--etcd-password-file", f->password_file, password, &err) != RK_OK) {
-        fprintf(stderr, "%s: %s\n", prog, err.message);
-        return EXIT_USAGE;
+        return rkd_log_fail(EXIT_USAGE, "%s", err.message);
     }
     opt->etcd_cacert = f->cacert;
     opt->etcd_cert = f->cert;

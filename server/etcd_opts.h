@@ -18,10 +18,9 @@ typedef struct rkd_etcd_flags {
 /* Checks `f` for a store at `location` (etcd flags with an SQLite store, a certificate without its
  * key, a user without a password file or the reverse) and reads the password file (refused when
  * others may read it); fills the etcd fields of *opt, *password holding the password read (the
- * caller frees it with rkd_etcd_password_free). Returns 0, or 2 after printing why, prefixed by
- * `prog`. */
-int rkd_etcd_flags_apply(const char *prog, const rkd_etcd_flags *f, const char *location,
-                         rkd_store_options *opt, char **password);
+ * caller frees it with rkd_etcd_password_free). Returns 0, or 2 after logging why (log.h). */
+int rkd_etcd_flags_apply(const rkd_etcd_flags *f, const char *location, rkd_store_options *opt,
+                         char **password);
 /* Overwrites and frees the password; NULL is fine. */
 void rkd_etcd_password_free(char *password);
 

@@ -14,6 +14,7 @@
 
 #include "http_framing.h"
 #include "http_internal.h"
+#include "log.h"
 
 /* ---- kernel socket buffers ---- */
 
@@ -91,7 +92,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     vsnprintf(text, sizeof text, fmt, ap);
     text[strcspn(text, "\n")] = '\0';
     rkh_log_escape(line, sizeof line, text, 0);
-    fprintf(stderr, "ringkeeperd: libmicrohttpd: %s\n", line);
+    rkd_log("libmicrohttpd: %s", line);
 }
 
 static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)

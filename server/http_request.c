@@ -14,6 +14,7 @@
 
 #include "http_framing.h"
 #include "http_internal.h"
+#include "log.h"
 
 /* ---- requests ---- */
 
@@ -442,8 +443,8 @@ static void log_request(const req_state *st, double secs, const char *how)
     rkh_log_escape(path, sizeof path, st->path, 1);
     rkh_log_escape(author, sizeof author, st->author, 1);
     rkh_log_escape(why, sizeof why, st->why, 0);
-    fprintf(stderr, "%s %s %s %s %d %zu %.3fms %s%s%s\n", when, st->addr, method, path, st->status,
-            st->bytes, secs * 1e3, author, how, why);
+    rkd_log_raw("%s %s %s %s %d %zu %.3fms %s%s%s", when, st->addr, method, path, st->status,
+                st->bytes, secs * 1e3, author, how, why);
 }
 
 void rkh_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,

@@ -18,6 +18,7 @@
 #include "etcd_opts.h"
 #include "http.h"
 #include "migrate_cmd.h"
+#include "log.h"
 
 #define STOP_GRACE_MS  10000
 #define MAX_PEM_BYTES  (1u << 20)
@@ -250,8 +251,7 @@ static int set_flag(options *o, const flag *f, const char *value)
         return 0;
     }
     if (parse_number(value, f->min, f->max, &v) != 0) {
-        fprintf(stderr, "ringkeeperd: --%s: must be %u..%u%s, got \"%s\"\n", f->name, f->min,
-                f->max, f->unit, value);
+        rkd_log("--%s: must be %u..%u%s, got \"%s\"", f->name, f->min, f->max, f->unit, value);
         return EXIT_USAGE;
     }
     *(unsigned *)field = (unsigned)v;
@@ -265,18 +265,15 @@ static int check_listen(const char *listen)
     unsigned long long port;
     const char *colon = strrchr(listen, ':');
     if (!colon)
-        fprintf(stderr,
-                "ringkeeperd: --listen: must be HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070), "
-                "got \"%s\"\n",
+        rkd_log("--listen: must be HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070), "
+                "got \"%s\"",
                 listen);
     else if (colon == listen)
-        fprintf(stderr,
-                "ringkeeperd: --listen: \"%s\" has no host: give 127.0.0.1%s (this machine only) "
-                "or 0.0.0.0%s (every interface)\n",
+        rkd_log("--listen: \"%s\" has no host: give 127.0.0.1%s (this machine only) "
+                "or 0.0.0.0%s (every interface)",
                 listen, colon, colon);
     else if (parse_number(colon + 1, 0, 65535, &port) != 0)
-        fprintf(stderr, "ringkeeperd: --listen: the port must be 0..65535, got \"%s\"\n",
-                colon + 1);
+        rkd_log("--listen: the port must be 0..65535, got \"%s\"", colon + 1);
     else
         return 0;
     return EXIT_USAGE;
@@ -315,37 +312,32 @@ static int parse_options(int argc, char **argv, options *o)
     if (rc == 0)
         rc = check_listen(o->listen);
     if (rc == 0 && o->db && o->store)
-        return fprintf(stderr, "ringkeeperd: --db and --store name two stores: give one (--db for "
-                               "SQLite, --store etcd://... for etcd)\n"),
-               EXIT_USAGE;
+        return rkd_log_fail(EXIT_USAGE, "--db and --store name two stores: give one (--db for "
+                                        "SQLite, --store etcd://... for etcd)");
     if (rc == 0 && o->store && !rkd_store_is_etcd(o->store))
-        return fprintf(stderr,
-                       "ringkeeperd: --store: must be etcd://HOST:PORT[,HOST:PORT...][/prefix] "
-                       "(etcds:// for TLS), got \"%s\"\n",
-                       o->store),
-               EXIT_USAGE;
+        return rkd_log_fail(EXIT_USAGE,
+                            "--store: must be etcd://HOST:PORT[,HOST:PORT...][/prefix] "
+                            "(etcds:// for TLS), got \"%s\"",
+                            o->store);
     if (rc == 0 && !o->store && !o->db)
         o->db = DEFAULT_DB;
     if (rc == 0 && strcmp(o->unauthenticated, "apart") != 0 &&
         strcmp(o->unauthenticated, "ignore") != 0)
-        return fprintf(stderr,
-                       "ringkeeperd: --unauthenticated-clients: \"apart\" or \"ignore\", not "
-                       "\"%s\"\n",
-                       o->unauthenticated),
-               EXIT_USAGE;
+        return rkd_log_fail(EXIT_USAGE,
+                            "--unauthenticated-clients: \"apart\" or \"ignore\", not "
+                            "\"%s\"",
+                            o->unauthenticated);
     if (rc == 0 && o->max_bodies < o->max_body)
-        return fprintf(stderr,
-                       "ringkeeperd: --max-bodies %u is below --max-body %u: a body of the largest "
-                       "size allowed would never fit\n",
-                       o->max_bodies, o->max_body),
-               EXIT_USAGE;
+        return rkd_log_fail(EXIT_USAGE,
+                            "--max-bodies %u is below --max-body %u: a body of the largest "
+                            "size allowed would never fit",
+                            o->max_bodies, o->max_body);
     if (rc == 0 && !o->tls_cert != !o->tls_key)
-        return fprintf(stderr,
-                       "ringkeeperd: %s needs %s as well: HTTPS takes both a certificate "
-                       "and its private key\n",
-                       o->tls_cert ? "--tls-cert" : "--tls-key",
-                       o->tls_cert ? "--tls-key" : "--tls-cert"),
-               EXIT_USAGE;
+        return rkd_log_fail(EXIT_USAGE,
+                            "%s needs %s as well: HTTPS takes both a certificate "
+                            "and its private key",
+                            o->tls_cert ? "--tls-cert" : "--tls-key",
+                            o->tls_cert ? "--tls-key" : "--tls-cert");
     return rc;
 }
 
@@ -366,8 +358,7 @@ static char *read_pem(const char *flag, const char *path)
     if (f)
         fclose(f);
     if (why) {
-        fprintf(stderr, "ringkeeperd: %s %s: %s%s%s\n", flag, path, why, !f ? ": " : "",
-                !f ? strerror(errno) : "");
+        rkd_log("%s %s: %s%s%s", flag, path, why, !f ? ": " : "", !f ? strerror(errno) : "");
         free(buf);
         return NULL;
     }
@@ -384,9 +375,8 @@ static void raise_fd_limit(const options *o)
         return;
     rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
-        fprintf(stderr,
-                "ringkeeperd: warning: only %llu file descriptors (ulimit -n) for "
-                "--max-connections %u and --max-polls %u\n",
+        rkd_log("warning: only %llu file descriptors (ulimit -n) for "
+                "--max-connections %u and --max-polls %u",
                 (unsigned long long)rl.rlim_cur, o->max_connections, o->max_polls);
 }
 
@@ -405,10 +395,9 @@ static void wait_for_stop(const sigset_t *set, rkd_auth *auth)
             return;
         rk_error err = {0};
         if (rkd_auth_reload(auth, &err))
-            fprintf(stderr, "ringkeeperd: SIGHUP: tokens not reloaded, the old ones stay: %s\n",
-                    err.message);
+            rkd_log("SIGHUP: tokens not reloaded, the old ones stay: %s", err.message);
         else
-            fprintf(stderr, "ringkeeperd: SIGHUP: tokens reloaded\n");
+            rkd_log("SIGHUP: tokens reloaded");
     }
 }
 
@@ -449,20 +438,19 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .send_budget = o->max_send_buffers};
     rkd_http *http = app ? rkd_http_start(&cfg, &err) : NULL;
     if (!http) {
-        fprintf(stderr, "ringkeeperd: %s\n", err.message);
+        rkd_log("%s", err.message);
         rkd_app_free(app);
         return err.code == RK_EINVAL ? EXIT_USAGE : 1; /* a --listen host that does not resolve */
     }
-    fprintf(stderr, "ringkeeperd: listening on port %u (%s%s, %s %s, %u threads%s)\n",
-            rkd_http_port(http), o->listen, pem[0] ? ", https" : "", o->store ? "store" : "db",
-            location(o), o->threads, rkd_auth_enabled(auth) ? ", tokens required for writes" : "");
+    rkd_log("listening on port %u (%s%s, %s %s, %u threads%s)", rkd_http_port(http), o->listen,
+            pem[0] ? ", https" : "", o->store ? "store" : "db", location(o), o->threads,
+            rkd_auth_enabled(auth) ? ", tokens required for writes" : "");
     if (!rkd_auth_enabled(auth) && !is_loopback(o->listen))
-        fprintf(stderr,
-                "ringkeeperd: warning: listening beyond loopback without --token-file: "
-                "anyone who reaches %s can publish and activate\n",
+        rkd_log("warning: listening beyond loopback without --token-file: "
+                "anyone who reaches %s can publish and activate",
                 o->listen);
     wait_for_stop(signals, auth);
-    fprintf(stderr, "ringkeeperd: stopping: finishing the requests in flight\n");
+    rkd_log("stopping: finishing the requests in flight");
     rkd_http_stop(http, STOP_GRACE_MS);
     rkd_app_free(app);
     return 0;
@@ -500,7 +488,7 @@ int main(int argc, char **argv)
     rk_error err = {0};
     rkd_auth *auth = rkd_auth_new(o.token_file, &err);
     if (!auth) {
-        fprintf(stderr, "ringkeeperd: %s\n", err.message);
+        rkd_log("%s", err.message);
         free(pem[0]);
         free(pem[1]);
         return EXIT_USAGE;
@@ -508,14 +496,14 @@ int main(int argc, char **argv)
     rkd_store_options sopt = {.migrations_dir = o.migrations};
     char *password = NULL;
     rkd_store *store = NULL;
-    if (rkd_etcd_flags_apply("ringkeeperd", &o.etcd, location(&o), &sopt, &password) != 0)
+    if (rkd_etcd_flags_apply(&o.etcd, location(&o), &sopt, &password) != 0)
         err.code = RK_EINVAL; /* said why */
     else
         store = rkd_store_open_with(location(&o), &sopt, &err);
     rkd_etcd_password_free(password);
     if (!store) {
         if (err.message[0])
-            fprintf(stderr, "ringkeeperd: %s: %s\n", location(&o), err.message);
+            rkd_log("%s: %s", location(&o), err.message);
         rkd_auth_free(auth);
         free(pem[0]);
         free(pem[1]);
@@ -524,9 +512,8 @@ int main(int argc, char **argv)
                                                   : EXIT_DATABASE;
     }
     if (rkd_store_read_only(store))
-        fprintf(stderr,
-                "ringkeeperd: warning: %s is read-only: reads are served, publishes and "
-                "activations get 503 until the file is writable again\n",
+        rkd_log("warning: %s is read-only: reads are served, publishes and "
+                "activations get 503 until the file is writable again",
                 o.db);
     rkd_metrics *metrics = rkd_metrics_new();
     rc = metrics ? serve(&o, (const char *const *)pem, store, auth, metrics, &signals) : 1;

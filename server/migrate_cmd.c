@@ -11,6 +11,7 @@
 #include "etcd_opts.h"
 #include "migrate_cmd.h"
 #include "store_copy.h"
+#include "log.h"
 
 enum { EXIT_USAGE = 2, EXIT_REFUSED = 3 };
 
@@ -85,13 +86,11 @@ static int parse_migrate_options(int argc, char **argv, migrate_options *o)
         return EXIT_USAGE;
     }
     if (!rkd_store_is_etcd(o->from) && access(o->from, F_OK) != 0) {
-        fprintf(stderr, "ringkeeperd migrate-store: --from %s: %s (an SQLite database to copy)\n",
-                o->from, strerror(errno));
+        rkd_log("--from %s: %s (an SQLite database to copy)", o->from, strerror(errno));
         return EXIT_USAGE;
     }
     if (strcmp(o->from, o->to) == 0) {
-        fprintf(stderr, "ringkeeperd migrate-store: --from and --to are both %s: give two stores\n",
-                o->from);
+        rkd_log("--from and --to are both %s: give two stores", o->from);
         return EXIT_USAGE;
     }
     return 0;
@@ -112,7 +111,7 @@ static rkd_store *open_side(const char *flag, const char *location, const rkd_st
     rk_error err = {0};
     rkd_store *s = rkd_store_open_with(location, opt, &err);
     if (!s) {
-        fprintf(stderr, "ringkeeperd migrate-store: %s %s: %s\n", flag, location, err.message);
+        rkd_log("%s %s: %s", flag, location, err.message);
         *rc = exit_code(err.code);
     }
     return s;
@@ -120,14 +119,15 @@ static rkd_store *open_side(const char *flag, const char *location, const rkd_st
 
 int rkd_migrate_main(int argc, char **argv, const char *migrations)
 {
+    rkd_log_set_name("ringkeeperd migrate-store");
     migrate_options o = {NULL, NULL, migrations, {0}};
     rkd_store_options sopt = {0};
     char *password = NULL;
     int rc = parse_migrate_options(argc, argv, &o);
     sopt.migrations_dir = o.migrations;
     rc = rc ? rc
-            : rkd_etcd_flags_apply("ringkeeperd migrate-store", &o.etcd,
-                                   rkd_store_is_etcd(o.from) ? o.from : o.to, &sopt, &password);
+            : rkd_etcd_flags_apply(&o.etcd, rkd_store_is_etcd(o.from) ? o.from : o.to, &sopt,
+                                   &password);
     rkd_store *from = rc ? NULL : open_side("--from", o.from, &sopt, &rc);
     rkd_store *to = from ? open_side("--to", o.to, &sopt, &rc) : NULL;
     rkd_etcd_password_free(password);
@@ -136,13 +136,12 @@ int rkd_migrate_main(int argc, char **argv, const char *migrations)
         rkd_copy_summary sum;
         int code = rkd_store_copy(from, to, stderr, &sum, &err);
         if (code == RK_OK)
-            fprintf(stderr,
-                    "ringkeeperd migrate-store: %s copied to %s and verified: %zu clusters, %zu "
-                    "versions, %zu events, %zu approvals; store id %s\n",
+            rkd_log("%s copied to %s and verified: %zu clusters, %zu "
+                    "versions, %zu events, %zu approvals; store id %s",
                     o.from, o.to, sum.clusters, sum.versions, sum.events, sum.approvals,
                     rkd_store_id(to));
         else
-            fprintf(stderr, "ringkeeperd migrate-store: %s\n", err.message);
+            rkd_log("%s", err.message);
         rc = code == RK_OK ? 0 : exit_code(code);
     }
     rkd_store_close(to);
