@@ -162,7 +162,7 @@ static int bind(rkd_call *c, const route *r, const segments *s)
             int fits = s->len[i] < sizeof c->cluster;
             snprintf(c->cluster, sizeof c->cluster, "%.*s", (int)s->len[i], s->at[i]);
             if (!fits || !rk_cluster_name_valid(c->cluster)) {
-                rkd_response_error(c->resp, 400, "invalid_cluster", NULL,
+                rkd_response_error(c->resp, RKD_E_INVALID_CLUSTER, NULL,
                                    "a cluster name is 1 to 63 bytes of a-z, 0-9, '.', '_' and "
                                    "'-', starting with a letter or digit");
                 return -1;
@@ -173,7 +173,7 @@ static int bind(rkd_call *c, const route *r, const segments *s)
             snprintf(digits, sizeof digits, "%.*s", (int)s->len[i], s->at[i]);
             if (s->len[i] >= sizeof digits || rkd_parse_int(digits, &c->version) != 0 ||
                 c->version < 1) {
-                rkd_response_error(c->resp, 400, "invalid_version", NULL,
+                rkd_response_error(c->resp, RKD_E_INVALID_VERSION, NULL,
                                    "a version in the path is a positive integer such as 4");
                 return -1;
             }
@@ -190,7 +190,7 @@ static int allowed(rkd_call *c, const route *r)
         return 1;
     rkd_roles_text(r->roles, needs, sizeof needs);
     rkd_response_error(
-        c->resp, 403, "role_required", NULL,
+        c->resp, RKD_E_ROLE_REQUIRED, NULL,
         "the token \"%s\" has no role for %s %s: it needs one of %s (the roles after "
         "its line in the token file; docs/API.md, \"Tokens and roles\")",
         c->req->author ? c->req->author : "", r->method, r->pattern, needs);
@@ -222,12 +222,12 @@ void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp)
         return;
     }
     if (!path_match) {
-        rkd_response_error(resp, 404, "not_found", NULL,
+        rkd_response_error(resp, RKD_E_NOT_FOUND, NULL,
                            "there is no such path; see docs/API.md for the routes");
         return;
     }
     resp->allow = path_match->allow;
-    rkd_response_error(resp, 405, "method_not_allowed", NULL, "%s is not allowed here; use %s",
+    rkd_response_error(resp, RKD_E_METHOD_NOT_ALLOWED, NULL, "%s is not allowed here; use %s",
                        req->method, path_match->allow);
 }
 

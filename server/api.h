@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api_errors.h"
 #include "clients.h"
 #include "metrics.h"
 #include "store.h"
@@ -98,13 +99,11 @@ int rkd_api_takes_body(const char *method, const char *path);
 /* Frees (or releases) the body and zeroes the response. */
 void rkd_response_clear(rkd_response *resp);
 
-/* Makes `resp` the error `status` with body {"error": {"code", "message", "field"?}}
- * (docs/RING.md), replacing any body it had. `code` is a lowercase snake_case machine word (the
- * table at the top of api.c; the HTTP layer uses "unauthorized" 401, "forbidden" 403,
- * "body_too_large" 413); `field` names the one thing to blame, or is NULL / "". The message is one
- * printf-formatted sentence a person can act on. Falls back to a fixed 500 body when out of memory.
- */
-void rkd_response_error(rkd_response *resp, int status, const char *code, const char *field,
-                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Makes `resp` the error `e` (api_errors.h: its status and code) with body {"error": {"code",
+ * "message", "field"?}} (docs/RING.md), replacing any body it had; `field` names the one thing to
+ * blame, or is NULL / "". The message is one printf-formatted sentence a person can act on. Falls
+ * back to a fixed 500 body when out of memory. */
+void rkd_response_error(rkd_response *resp, rkd_error_code e, const char *field, const char *fmt,
+                        ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -57,8 +57,27 @@ void rkd_out_of_memory(rkd_response *resp)
     rkd_set_body(resp, 500, RKD_CT_JSON, body, body ? strlen(body) : 0);
 }
 
-void rkd_response_error(rkd_response *resp, int status, const char *code, const char *field,
-                        const char *fmt, ...)
+static const struct {
+    int status;
+    const char *name;
+} errors[] = {
+#define RKD_ERROR_ROW_(name, status, code) {status, code},
+    RKD_API_ERRORS(RKD_ERROR_ROW_)
+#undef RKD_ERROR_ROW_
+};
+
+int rkd_error_status(rkd_error_code e)
+{
+    return (unsigned)e < sizeof errors / sizeof errors[0] ? errors[e].status : 500;
+}
+
+const char *rkd_error_name(rkd_error_code e)
+{
+    return (unsigned)e < sizeof errors / sizeof errors[0] ? errors[e].name : "internal";
+}
+
+void rkd_response_error(rkd_response *resp, rkd_error_code e, const char *field, const char *fmt,
+                        ...)
 {
     char message[512];
     va_list ap;
@@ -66,9 +85,9 @@ void rkd_response_error(rkd_response *resp, int status, const char *code, const 
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     field = field && field[0] ? field : NULL;
-    json_t *doc = json_pack("{s:{s:s, s:s, s:s*}}", "error", "code", code, "message", message,
-                            "field", field);
-    rkd_answer_json(resp, status, doc);
+    json_t *doc = json_pack("{s:{s:s, s:s, s:s*}}", "error", "code", rkd_error_name(e), "message",
+                            message, "field", field);
+    rkd_answer_json(resp, rkd_error_status(e), doc);
 }
 
 void rkd_answer_json(rkd_response *resp, int status, json_t *doc)
@@ -84,40 +103,39 @@ void rkd_answer_json(rkd_response *resp, int status, json_t *doc)
 
 /* How a failure code from the store or the library becomes an HTTP error. */
 typedef struct failure {
-    int rc;           /* RK_* or RKD_STORE_* */
-    int status;       /* HTTP status */
-    const char *code; /* machine code */
-    int db_error;     /* counts as RKD_COUNT_DB_ERRORS */
+    int rc;              /* RK_* or RKD_STORE_* */
+    rkd_error_code code; /* its status and machine code (api_errors.h) */
+    int db_error;        /* counts as RKD_COUNT_DB_ERRORS */
 } failure;
 
 static const failure failures[] = {
-    {RK_EJSON, 400, "malformed_json", 0},
-    {RK_ETOPOLOGY, 400, "invalid_topology", 0},
-    {RK_ETOOBIG, 422, "too_many_points", 0},
-    {RK_EHASHMISMATCH, 422, "hash_mismatch", 0},
-    {RKD_STORE_ENOCLUSTER, 404, "unknown_cluster", 0},
-    {RKD_STORE_ENOVERSION, 404, "unknown_version", 0},
-    {RKD_STORE_ENOACTIVE, 404, "no_active_version", 0},
-    {RKD_STORE_ECONFLICT, 409, "conflict", 0},
-    {RKD_STORE_EAPPROVAL, 409, "approval_required", 0},
-    {RKD_STORE_EPLANCHANGED, 409, "plan_changed", 0},
-    {RKD_STORE_ESELFAPPROVAL, 403, "self_approval", 0},
-    {RKD_STORE_EWINDOWOPEN, 409, "migration_open", 0},
-    {RKD_STORE_ENOWINDOW, 409, "no_migration_window", 0},
-    {RKD_STORE_ENOJOB, 404, "no_migration", 0},
-    {RKD_STORE_EJOBSTATE, 409, "job_state", 0},
-    {RKD_STORE_ELEASED, 409, "leased", 0},
-    {RKD_STORE_ENOTVERIFIED, 409, "not_verified", 0},
-    {RKD_STORE_EVERSIONCHANGED, 409, "version_changed", 0},
-    {RKD_STORE_ENODATA, 422, "data_unknown", 0},
-    {RKD_STORE_EJOBTOOBIG, 422, "job_too_large", 0},
-    {RK_EINVAL, 400, "invalid_body", 0},
-    {RKD_STORE_EPRECONDITION, 412, "precondition_failed", 0},
-    {RKD_STORE_EUNAVAILABLE, 503, "unavailable", 1},
-    {RK_EIO, 503, "unavailable", 1},
-    {RKD_STORE_ENOTRK, 500, "internal", 1},
-    {RKD_STORE_ETOONEW, 500, "internal", 1},
-    {RKD_STORE_EMIGRATION, 500, "internal", 1},
+    {RK_EJSON, RKD_E_MALFORMED_JSON, 0},
+    {RK_ETOPOLOGY, RKD_E_INVALID_TOPOLOGY, 0},
+    {RK_ETOOBIG, RKD_E_TOO_MANY_POINTS, 0},
+    {RK_EHASHMISMATCH, RKD_E_HASH_MISMATCH, 0},
+    {RKD_STORE_ENOCLUSTER, RKD_E_UNKNOWN_CLUSTER, 0},
+    {RKD_STORE_ENOVERSION, RKD_E_UNKNOWN_VERSION, 0},
+    {RKD_STORE_ENOACTIVE, RKD_E_NO_ACTIVE_VERSION, 0},
+    {RKD_STORE_ECONFLICT, RKD_E_CONFLICT, 0},
+    {RKD_STORE_EAPPROVAL, RKD_E_APPROVAL_REQUIRED, 0},
+    {RKD_STORE_EPLANCHANGED, RKD_E_PLAN_CHANGED, 0},
+    {RKD_STORE_ESELFAPPROVAL, RKD_E_SELF_APPROVAL, 0},
+    {RKD_STORE_EWINDOWOPEN, RKD_E_MIGRATION_OPEN, 0},
+    {RKD_STORE_ENOWINDOW, RKD_E_NO_MIGRATION_WINDOW, 0},
+    {RKD_STORE_ENOJOB, RKD_E_NO_MIGRATION, 0},
+    {RKD_STORE_EJOBSTATE, RKD_E_JOB_STATE, 0},
+    {RKD_STORE_ELEASED, RKD_E_LEASED, 0},
+    {RKD_STORE_ENOTVERIFIED, RKD_E_NOT_VERIFIED, 0},
+    {RKD_STORE_EVERSIONCHANGED, RKD_E_VERSION_CHANGED, 0},
+    {RKD_STORE_ENODATA, RKD_E_DATA_UNKNOWN, 0},
+    {RKD_STORE_EJOBTOOBIG, RKD_E_JOB_TOO_LARGE, 0},
+    {RK_EINVAL, RKD_E_INVALID_BODY, 0},
+    {RKD_STORE_EPRECONDITION, RKD_E_PRECONDITION_FAILED, 0},
+    {RKD_STORE_EUNAVAILABLE, RKD_E_UNAVAILABLE, 1},
+    {RK_EIO, RKD_E_UNAVAILABLE, 1},
+    {RKD_STORE_ENOTRK, RKD_E_INTERNAL, 1},
+    {RKD_STORE_ETOONEW, RKD_E_INTERNAL, 1},
+    {RKD_STORE_EMIGRATION, RKD_E_INTERNAL, 1},
 };
 
 void rkd_count(rkd_app *app, rkd_counter which)
@@ -137,12 +155,12 @@ void rkd_fail(rkd_call *c, int rc, const rk_error *err)
     if (f && f->db_error)
         rkd_count(c->app, RKD_COUNT_DB_ERRORS);
     if (!f || !err || !err->message[0]) {
-        rkd_response_error(c->resp, f ? f->status : 500, f ? f->code : "internal", NULL,
+        rkd_response_error(c->resp, f ? f->code : RKD_E_INTERNAL, NULL,
                            "the server failed (%s); retry, and report it if it persists",
                            rkd_store_strerror(rc));
         return;
     }
-    rkd_response_error(c->resp, f->status, f->code, err->field, "%s", err->message);
+    rkd_response_error(c->resp, f->code, err->field, "%s", err->message);
 }
 
 /* ---- Parsing request values ---- */
@@ -157,7 +175,7 @@ json_t *rkd_body_object(rkd_call *c, int empty_ok)
     json_t *doc = json_loadb(c->req->body ? c->req->body : "", c->req->body_len,
                              JSON_REJECT_DUPLICATES, &jerr);
     if (!doc || !json_is_object(doc)) {
-        rkd_response_error(c->resp, 400, "malformed_json", NULL,
+        rkd_response_error(c->resp, RKD_E_MALFORMED_JSON, NULL,
                            "the request body must be a JSON object%s%s", doc ? "" : ": ",
                            doc ? "" : jerr.text);
         json_decref(doc);
@@ -177,7 +195,7 @@ int rkd_known_fields(rkd_call *c, json_t *doc, const char *const *allowed, const
         while (allowed[i] && strcmp(allowed[i], key) != 0)
             i++;
         if (!allowed[i]) {
-            rkd_response_error(c->resp, 400, "invalid_body", key,
+            rkd_response_error(c->resp, RKD_E_INVALID_BODY, key,
                                "unknown field %.64s; the fields are %s", key, list);
             return -1;
         }
@@ -193,7 +211,7 @@ int rkd_text_field(rkd_call *c, json_t *doc, const char *name, const char **out)
     *out = v ? json_string_value(v) : NULL;
     if (!v || (*out && strlen(*out) <= RK_MAX_COMMENT))
         return 0;
-    rkd_response_error(c->resp, 400, "invalid_body", name, "%s is a string of at most %d bytes",
+    rkd_response_error(c->resp, RKD_E_INVALID_BODY, name, "%s is a string of at most %d bytes",
                        name, RK_MAX_COMMENT);
     return -1;
 }
@@ -251,11 +269,11 @@ int rkd_query_int(rkd_call *c, const char *name, int64_t min, int64_t max, int64
     if (rkd_parse_int(s, out) == 0 && *out >= min && *out <= max)
         return 1;
     if (max == INT64_MAX)
-        rkd_response_error(c->resp, 400, "invalid_parameter", name,
+        rkd_response_error(c->resp, RKD_E_INVALID_PARAMETER, name,
                            "query parameter %s must be an integer of at least %lld", name,
                            (long long)min);
     else
-        rkd_response_error(c->resp, 400, "invalid_parameter", name,
+        rkd_response_error(c->resp, RKD_E_INVALID_PARAMETER, name,
                            "query parameter %s must be an integer from %lld to %lld", name,
                            (long long)min, (long long)max);
     return -1;
@@ -272,7 +290,7 @@ int rkd_query_bool(rkd_call *c, const char *name, int *out)
         *out = s[0] == 't';
         return 0;
     }
-    rkd_response_error(c->resp, 400, "invalid_parameter", name,
+    rkd_response_error(c->resp, RKD_E_INVALID_PARAMETER, name,
                        "query parameter %s must be true or false", name);
     return -1;
 }
@@ -285,13 +303,13 @@ int rkd_if_match(rkd_call *c, int64_t *version)
     const char *ours = rkd_store_id(c->app->store);
     *version = RKD_STORE_ANY;
     if (s && rkd_parse_etag(s, version, NULL, id) != 0) {
-        rkd_response_error(c->resp, 400, "invalid_header", "If-Match",
+        rkd_response_error(c->resp, RKD_E_INVALID_HEADER, "If-Match",
                            "If-Match must be a version ETag such as \"v4\" (with the quotes)");
         return -1;
     }
     if (!s || !id[0] || strcmp(id, ours) == 0)
         return 0;
-    rkd_response_error(c->resp, 412, "precondition_failed", "If-Match",
+    rkd_response_error(c->resp, RKD_E_PRECONDITION_FAILED, "If-Match",
                        "If-Match names store %s but this server's store is %s (the database was "
                        "restored from a backup since): fetch the versions again, review, and retry",
                        id, ours);

@@ -48,7 +48,7 @@ static int number_field(rkd_call *c, json_t *doc, const char *name, int null_ok,
         *out = json_is_null(v) ? 0 : json_number_value(v);
         return 0;
     }
-    rkd_response_error(c->resp, 400, "invalid_body", name, "%s must be %s", name, allowed);
+    rkd_response_error(c->resp, RKD_E_INVALID_BODY, name, "%s must be %s", name, allowed);
     return -1;
 }
 
@@ -59,7 +59,7 @@ static int bool_field(rkd_call *c, json_t *doc, const char *name, int *out)
         *out = v ? json_is_true(v) : *out;
         return 0;
     }
-    rkd_response_error(c->resp, 400, "invalid_body", name, "%s must be true or false", name);
+    rkd_response_error(c->resp, RKD_E_INVALID_BODY, name, "%s must be true or false", name);
     return -1;
 }
 
@@ -83,7 +83,7 @@ static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
         bool_field(c, doc, "migration_window", &p->migration_window) != 0)
         return -1;
     if (a && !json_is_integer(a)) {
-        rkd_response_error(c->resp, 400, "invalid_body", "approvals",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "approvals",
                            "approvals must be a whole number from 0 to %d",
                            RKD_STORE_APPROVALS_MAX);
         return -1;
@@ -116,7 +116,7 @@ static int may_set(rkd_call *c, const rkd_store_policy *old, const rkd_store_pol
     const char *field = loosened(old, p);
     if (!field || !(c->req->lacks & RKD_ROLE_ADMIN))
         return 0;
-    rkd_response_error(c->resp, 403, "admin_required", field,
+    rkd_response_error(c->resp, RKD_E_ADMIN_REQUIRED, field,
                        "this change loosens the policy's %s: it needs a token with the admin role, "
                        "and \"%s\" has none (a change that only tightens needs publish or approve)",
                        field, c->req->author ? c->req->author : "");
@@ -169,7 +169,7 @@ void rkd_h_approve(rkd_call *c)
         rkd_text_field(c, doc, "comment", &comment) != 0 || bool_field(c, doc, "dry_run", &dry_run))
         goto done;
     if (!digest) {
-        rkd_response_error(c->resp, 400, "invalid_body", "digest",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "digest",
                            "digest is required: the plan's digest, as GET .../plan shows it");
         goto done;
     }
@@ -241,13 +241,13 @@ static int finish_body(rkd_call *c, json_t *doc, const char **comment, int *forc
         return -1;
     *force = json_is_true(f);
     if (f && !json_is_boolean(f))
-        rkd_response_error(c->resp, 400, "invalid_body", "force", "force must be true or false");
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "force", "force must be true or false");
     else if (*force && (!reason || !reason[0]))
-        rkd_response_error(c->resp, 400, "invalid_body", "reason",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "reason",
                            "finishing past an unverified migration job needs a reason: it is "
                            "recorded in the events");
     else if (*force && (c->req->lacks & RKD_ROLE_ADMIN))
-        rkd_response_error(c->resp, 403, "admin_required", "force",
+        rkd_response_error(c->resp, RKD_E_ADMIN_REQUIRED, "force",
                            "finishing past an unverified migration job needs a token with the "
                            "admin role");
     else {
@@ -303,16 +303,16 @@ int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc)
         return -1;
     force = json_object_get(*doc, "force");
     if (force && !json_is_boolean(force)) {
-        rkd_response_error(c->resp, 400, "invalid_body", "force", "force must be true or false");
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "force", "force must be true or false");
         return -1;
     }
     if (json_is_true(force) && (!*reason || !(*reason)[0])) {
-        rkd_response_error(c->resp, 400, "invalid_body", "reason",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "reason",
                            "a forced activation needs a reason: it is recorded in the events");
         return -1;
     }
     if (json_is_true(force) && (c->req->lacks & RKD_ROLE_ADMIN)) {
-        rkd_response_error(c->resp, 403, "admin_required", "force",
+        rkd_response_error(c->resp, RKD_E_ADMIN_REQUIRED, "force",
                            "a forced activation goes past the policy's budget: it needs a token "
                            "with the admin role, and \"%s\" has none",
                            c->req->author ? c->req->author : "");
@@ -334,14 +334,14 @@ static int within_budget(rkd_call *c, const rk_plan *p, const rkd_store_policy *
     char v[32];
     snprintf(v, sizeof v, to ? "version %lld" : "the new version", (long long)to);
     if (moved > pol->max_moved_fraction) {
-        rkd_response_error(c->resp, 422, "budget_exceeded", NULL,
+        rkd_response_error(c->resp, RKD_E_BUDGET_EXCEEDED, NULL,
                            "activating %s over version %lld moves %.4f%% of the hash space, over "
                            "the policy's max_moved_fraction of %.4f%%; %s",
                            v, (long long)active, 100 * moved, 100 * pol->max_moved_fraction, how);
         return -1;
     }
     if (pol->max_balance_after > 0 && amax > pol->max_balance_after) {
-        rkd_response_error(c->resp, 422, "budget_exceeded", NULL,
+        rkd_response_error(c->resp, RKD_E_BUDGET_EXCEEDED, NULL,
                            "after activating %s the most loaded node holds %.3fx its ideal share, "
                            "over the policy's max_balance_after of %.3fx; %s",
                            v, amax, pol->max_balance_after, how);
@@ -367,7 +367,7 @@ static int check_plan(rkd_call *c, const rk_ring *from, const rkd_gate *g,
         *moved = 1; /* every key is hashed anew */
         if (g->reason || pol->max_moved_fraction >= 1)
             return 0;
-        rkd_response_error(c->resp, 422, "budget_exceeded", NULL,
+        rkd_response_error(c->resp, RKD_E_BUDGET_EXCEEDED, NULL,
                            "activating version %lld over %lld changes the hash and moves every "
                            "key, over the policy's max_moved_fraction of %.4f%%; activate with "
                            "{\"force\": true, \"reason\": \"...\"} if that is meant",

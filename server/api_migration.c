@@ -67,7 +67,7 @@ static int whole_field(rkd_call *c, const json_t *o, const char *name, const cha
         *out = json_integer_value(v);
         return 0;
     }
-    rkd_response_error(c->resp, 400, "invalid_body", field,
+    rkd_response_error(c->resp, RKD_E_INVALID_BODY, field,
                        "%s is a whole number from 0 (unlimited) to %lld", field, (long long)max);
     return -1;
 }
@@ -77,7 +77,7 @@ static int throttle_fields(rkd_call *c, const json_t *t, int64_t *keys, int64_t 
 {
     static const char *const fields[] = {"keys_per_s", "bytes_per_s", NULL};
     if (!json_is_object(t)) {
-        rkd_response_error(c->resp, 400, "invalid_body", "throttle",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "throttle",
                            "throttle is an object: {\"keys_per_s\": N, \"bytes_per_s\": N}");
         return -1;
     }
@@ -101,24 +101,24 @@ static int start_body(rkd_call *c, json_t *doc, rkd_job_start *st)
         return -1;
     st->mode = mode ? json_string_value(mode) : "window";
     if (!st->mode || (strcmp(st->mode, "window") != 0 && strcmp(st->mode, "before_cutover") != 0))
-        rkd_response_error(c->resp, 400, "invalid_body", "mode",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "mode",
                            "mode is \"window\" (the open migration window's plan) or "
                            "\"before_cutover\" (from the active version to a staged \"to\")");
     else if (to && (!json_is_integer(to) || json_integer_value(to) < 1))
-        rkd_response_error(c->resp, 400, "invalid_body", "to", "to is a version number");
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "to", "to is a version number");
     else if (st->mode[0] == 'b' && !to)
-        rkd_response_error(c->resp, 400, "invalid_body", "to",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "to",
                            "a before_cutover job needs \"to\": the staged version to pre-warm");
     else if (step &&
              !(json_is_number(step) && json_number_value(step) > 0 && json_number_value(step) <= 1))
-        rkd_response_error(c->resp, 400, "invalid_body", "max_step",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "max_step",
                            "max_step is a fraction of the hash space above 0 and at most 1");
     else if (json_object_get(doc, "delete_source") &&
              !json_is_boolean(json_object_get(doc, "delete_source")))
-        rkd_response_error(c->resp, 400, "invalid_body", "delete_source",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "delete_source",
                            "delete_source is true or false");
     else if (st->mode[0] == 'b' && json_is_true(json_object_get(doc, "delete_source")))
-        rkd_response_error(c->resp, 400, "invalid_body", "delete_source",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "delete_source",
                            "delete_source is for a window job: before the cutover the sources "
                            "still serve their keys");
     else if (!t || throttle_fields(c, t, &st->keys_per_s, &st->bytes_per_s) == 0) {
@@ -309,7 +309,7 @@ void rkd_h_migration_claim(rkd_call *c)
         return;
     }
     if (!worker || !worker[0]) {
-        rkd_response_error(c->resp, 400, "invalid_body", "worker",
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "worker",
                            "worker is the claiming worker's id, a non-empty string");
         json_decref(doc);
         return;

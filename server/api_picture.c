@@ -201,7 +201,7 @@ void rkd_h_arc(rkd_call *c)
     const char *s = c->req->query(c->req, "hash");
     uint64_t h = 0;
     if (!s) {
-        rkd_response_error(c->resp, 400, "invalid_parameter", "hash",
+        rkd_response_error(c->resp, RKD_E_INVALID_PARAMETER, "hash",
                            "query parameter hash is required: a hash value of the ring");
         return;
     }
@@ -210,7 +210,7 @@ void rkd_h_arc(rkd_call *c)
         return;
     unsigned bits = rk_ring_bits(e->value);
     if (parse_hash(s, bits, &h) != 0)
-        rkd_response_error(c->resp, 400, "invalid_parameter", "hash",
+        rkd_response_error(c->resp, RKD_E_INVALID_PARAMETER, "hash",
                            "query parameter hash must be a value of this ring's %u-bit hash space: "
                            "16 hex digits%s, or a decimal number (one of that many digits with a "
                            "leading 0)",

@@ -136,7 +136,7 @@ static int plan_format(rkd_call *c, const char *format, plan_form *form)
             return 0;
         }
     if (format)
-        rkd_response_error(c->resp, 400, "invalid_parameter", "format",
+        rkd_response_error(c->resp, RKD_E_INVALID_PARAMETER, "format",
                            "query parameter format must be json, text, svg or picture");
     return format ? -1 : 0;
 }
@@ -147,7 +147,7 @@ static int plan_query(rkd_call *c, rk_plan_options *opt, plan_ask *ask)
     const char *step = c->req->query(c->req, "max_step");
     int64_t keys = 0;
     if (step && parse_fraction(step, &opt->max_step) != 0) {
-        rkd_response_error(c->resp, 400, "invalid_parameter", "max_step",
+        rkd_response_error(c->resp, RKD_E_INVALID_PARAMETER, "max_step",
                            "query parameter max_step must be a number above 0 and at most 1");
         return -1;
     }
@@ -191,7 +191,7 @@ static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, plan_form form
 {
     if (rows <= c->app->plan.max_rows)
         return 0;
-    rkd_response_error(c->resp, 422, "plan_too_large", NULL,
+    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
                        "the plan has %zu rows to render, over this server's limit of %zu "
                        "(ringkeeperd --max-plan-rows); ask for less (%s) or compute it offline: "
                        "ringkeeper plan --from-file A.json --to-file B.json",
@@ -225,7 +225,7 @@ void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
         rkd_fail(c, rc, err);
         return;
     }
-    rkd_response_error(c->resp, 422, "plan_too_large", NULL,
+    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
                        "%s of this server (ringkeeperd --max-plan-arcs); compute it offline: "
                        "ringkeeper plan --from-file A.json --to-file B.json",
                        err->message);
@@ -267,7 +267,7 @@ int rkd_plan_slot(rkd_call *c)
     if (running < c->app->plan.concurrency)
         return 1;
     atomic_fetch_sub(&c->app->plans, 1);
-    rkd_response_error(c->resp, 503, "unavailable", NULL,
+    rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
                        "%u plans or ring builds are being computed, this server's limit "
                        "(ringkeeperd --plan-concurrency); retry in a few seconds",
                        running);

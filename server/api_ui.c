@@ -67,6 +67,6 @@ void rkd_h_ui_file(rkd_call *c)
         rkd_set_body(c->resp, 200, type_of(name), body, rkd_ui_files[i].len);
         return;
     }
-    rkd_response_error(c->resp, 404, "not_found", NULL,
+    rkd_response_error(c->resp, RKD_E_NOT_FOUND, NULL,
                        "the console has no file %s; it starts at /ui/", name);
 }

@@ -105,11 +105,11 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
 }
 
 /* An error the HTTP layer answers itself, before the API sees the request. */
-static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int status,
-                                  const char *code, const char *message)
+static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, rkd_error_code e,
+                                  const char *message)
 {
     rkd_response r = {0};
-    rkd_response_error(&r, status, code, NULL, "%s", message);
+    rkd_response_error(&r, e, NULL, "%s", message);
     r.route = "other";
     return send_response(c, st, &r, 0);
 }
@@ -122,7 +122,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, req_state *st, int s
 static enum MHD_Result send_busy(struct MHD_Connection *c, req_state *st, const char *what)
 {
     rkd_response r = {0};
-    rkd_response_error(&r, 503, "busy", NULL, "%s; retry after %d s", what, RETRY_AFTER_BUSY);
+    rkd_response_error(&r, RKD_E_BUSY, NULL, "%s; retry after %d s", what, RETRY_AFTER_BUSY);
     r.route = "other";
     r.retry_after = RETRY_AFTER_BUSY;
     return send_response(c, st, &r, 1);
@@ -133,7 +133,7 @@ static enum MHD_Result send_bad_framing(struct MHD_Connection *c, req_state *st,
                                         const rkd_framing *f)
 {
     rkd_response r = {0};
-    rkd_response_error(&r, 400, "invalid_header", f->field, "the %s header %s", f->field, f->why);
+    rkd_response_error(&r, RKD_E_INVALID_HEADER, f->field, "the %s header %s", f->field, f->why);
     r.route = "other";
     return send_response(c, st, &r, 1);
 }
@@ -311,20 +311,20 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
     if (f.field)
         return send_bad_framing(c, st, &f);
     if (rkd_path_has_control(url))
-        return send_error(c, st, 400, "invalid_path",
+        return send_error(c, st, RKD_E_INVALID_PATH,
                           "the path holds a control character (raw, or escaped as %00..%1f or "
                           "%7f) or a malformed %-escape (% and two hex digits)");
     int auth = authenticate(h, c, st, method);
     if (auth == RKD_AUTH_MISSING)
-        return send_error(c, st, 401, "unauthorized",
+        return send_error(c, st, RKD_E_UNAUTHORIZED,
                           "this server needs Authorization: Bearer <token> for writes");
     if (auth != RKD_AUTH_OK)
-        return send_error(c, st, 403, "forbidden", "the bearer token is not configured here");
+        return send_error(c, st, RKD_E_FORBIDDEN, "the bearer token is not configured here");
     st->discard = !rkd_api_takes_body(method, url);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > h->cfg.max_body) {
         st->too_big = 1;
-        return send_error(c, st, 413, "body_too_large",
+        return send_error(c, st, RKD_E_BODY_TOO_LARGE,
                           "the request body is over this server's --max-body limit");
     }
     /* A declared body that cannot fit now is refused before a byte of it is read. */
@@ -382,7 +382,7 @@ enum MHD_Result rkh_on_request(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (st->too_big)
-        return send_error(c, st, 413, "body_too_large",
+        return send_error(c, st, RKD_E_BODY_TOO_LARGE,
                           "the request body is over this server's --max-body limit");
     if (st->over_budget)
         return send_busy(c, st, BODIES_FULL);
