@@ -1,5 +1,5 @@
 /* api_internal.h — what the files of the HTTP API share: the app and the request being answered
- * (api.c routes to the handlers of api_admin.c, api_versions.c, api_ring.c and api_plan.c), the
+ * (api.c routes to the handlers of api_admin.c, api_versions.c, api_ring.c, api_plan.c ...), the
  * response and query helpers of api_common.c, the JSON documents of version_doc.c and the small
  * caches of api_cache.c. Not installed, not used outside server/ and its tests.
  */
@@ -158,6 +158,10 @@ void rkd_h_migration_pause(rkd_call *c);    /* api_migration.c */
 void rkd_h_migration_resume(rkd_call *c);   /* api_migration.c */
 void rkd_h_migration_cancel(rkd_call *c);   /* api_migration.c */
 
+/* The versions a migration job must still be for (migration_job.h): the active one and its
+ * window's previous (zeros when none). api_migration.c */
+int rkd_job_versions_now(rkd_call *c, rkd_job_versions *out, rk_error *err);
+
 /* ---- api_clients.c ---- */
 
 /* What a ring request says of the ring its client holds and the one it refuses (docs/API.md,
@@ -178,7 +182,7 @@ void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered);
 void rkd_h_picture(rkd_call *c); /* api_picture.c */
 void rkd_h_arc(rkd_call *c);     /* api_picture.c */
 
-/* ---- api_plan.c ---- */
+/* ---- api_rings.c ---- */
 
 /* Version `v` of the call's cluster as a built ring, held (rkd_cache_release on app->rings): from
  * the cache, else built and cached; NULL with *rc and err set. */
@@ -188,13 +192,14 @@ rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
  * The caller holds a plan slot. */
 int rkd_plan_between(rkd_call *c, int64_t from, int64_t to, const rk_plan_options *opt,
                      rk_plan **out, rk_error *err);
+/* The two rings of a plan from v[0] to v[1], held in e[0] and e[1] (release both on
+ * app->rings): cached, else built, after rk_plan_check refused from the topologies what the
+ * plan would surely refuse (so such a refusal builds no ring). RK_OK, or the code with err. */
+int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, rkd_entry *e[2],
+                   rk_error *err);
 
 /* Answers a plan's failure: plan_too_large for one over --max-plan-arcs, else as rkd_fail. */
 void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err);
-
-/* The versions a migration job must still be for (migration_job.h): the active one and its
- * window's previous (zeros when none). */
-int rkd_job_versions_now(rkd_call *c, rkd_job_versions *out, rk_error *err);
 
 /* Takes one of the --plan-concurrency slots that bound plans and ring builds (about 1 s and
  * 500 MB each at 4M points): 1, or 0 after answering 503 with Retry-After. Release a taken slot
@@ -281,7 +286,7 @@ int rkd_query_bool(rkd_call *c, const char *name, int *out);
  * it names another store id (the version it names is from before a restore). */
 int rkd_if_match(rkd_call *c, int64_t *version);
 
-/* ---- api_ring.c: the document cache ---- */
+/* ---- api_docs.c: the document cache ---- */
 
 /* A serialized version document (the active one of a cluster, or a version's), as cached. */
 typedef struct rkd_active_doc {

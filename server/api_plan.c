@@ -10,8 +10,6 @@
 
 #define TRIM_ROWS 10000 /* a plan of more rows leaves enough freed heap to hand back */
 #define CT_SVG    "image/svg+xml; charset=utf-8"
-#define PLAN_RETRY_AFTER_S                                                                         \
-    2 /* a plan takes up to about a second at the caps: a retry then may pass */
 
 /* How a plan is rendered: ?format= or Accept. */
 typedef enum { PLAN_JSON, PLAN_TEXT, PLAN_SVG, PLAN_PICTURE } plan_form;
@@ -32,70 +30,6 @@ static int parse_fraction(const char *s, double *out)
         return -1;
     *out = strtod(s, &end);
     return *end == '\0' && *out > 0 && *out <= 1 ? 0 : -1;
-}
-
-/* Builds the ring of version v from its topology `t` and caches it. */
-static rkd_entry *ring_put(rkd_call *c, int64_t v, rk_topology *t, int *rc, rk_error *err)
-{
-    rk_ring *ring = rk_ring_build(t, err);
-    rkd_entry *e = ring ? rkd_cache_put(c->app->rings, c->cluster, v, 0, ring, rk_ring_memory(ring),
-                                        rkd_cache_gen(c->app->rings))
-                        : NULL;
-    *rc = e ? RK_OK : ring ? RK_ENOMEM : err->code;
-    return e;
-}
-
-rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
-{
-    rkd_entry *e = rkd_cache_get(c->app->rings, c->cluster, v);
-    rkd_store_version *rec = NULL;
-    *rc = RK_OK;
-    if (e)
-        return e;
-    *rc = rkd_store_get(c->app->store, c->cluster, v, &rec, err);
-    e = *rc == RK_OK ? ring_put(c, v, rec->topology, rc, err) : NULL;
-    rkd_store_version_free(rec);
-    return e;
-}
-
-/* The rings of a plan between two versions, cached or built. When one is not cached yet,
- * rk_plan_check first refuses from the topologies what the plan would surely refuse, so such a
- * refusal builds no ring (two cold 4M-point rings cost 0.8 s to build besides the store reads). */
-static int plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, rkd_entry *e[2],
-                      rk_error *err)
-{
-    rkd_store_version *rec[2] = {NULL, NULL};
-    const rk_topology *t[2];
-    int rc = RK_OK;
-    if (v[0] == v[1]) { /* nothing moves: nothing to check, and one ring */
-        e[0] = rkd_ring_entry(c, v[0], &rc, err);
-        e[1] = e[0] ? rkd_ring_entry(c, v[1], &rc, err) : NULL;
-        return rc;
-    }
-    for (int k = 0; k < 2; k++) {
-        e[k] = rkd_cache_get(c->app->rings, c->cluster, v[k]);
-        if (!e[k] && rc == RK_OK)
-            rc = rkd_store_get(c->app->store, c->cluster, v[k], &rec[k], err);
-        t[k] = e[k] ? rk_ring_topology(e[k]->value) : rec[k] ? rec[k]->topology : NULL;
-    }
-    if (rc == RK_OK && (rec[0] || rec[1]))
-        rc = rk_plan_check(t[0], t[1], opt, err);
-    for (int k = 0; k < 2 && rc == RK_OK; k++)
-        e[k] = e[k] ? e[k] : ring_put(c, v[k], rec[k]->topology, &rc, err);
-    rkd_store_version_free(rec[0]), rkd_store_version_free(rec[1]);
-    return rc;
-}
-
-int rkd_plan_between(rkd_call *c, int64_t from, int64_t to, const rk_plan_options *opt,
-                     rk_plan **out, rk_error *err)
-{
-    rkd_entry *ring[2] = {NULL, NULL};
-    int rc = plan_rings(c, (int64_t[2]){from, to}, opt, ring, err);
-    *out = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, opt, err) : NULL;
-    rc = rc ? rc : *out ? RK_OK : err->code;
-    rkd_cache_release(c->app->rings, ring[1]);
-    rkd_cache_release(c->app->rings, ring[0]);
-    return rc;
 }
 
 /* from and to of a plan: the query's, else the active and the latest versions. 0, or -1 after
@@ -218,19 +152,6 @@ static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
     rkd_set_body(c->resp, 200, ask->form == PLAN_SVG ? CT_SVG : RKD_CT_TEXT, body, strlen(body));
 }
 
-/* Answers a failed plan: over --max-plan-arcs with the way out, anything else as it is. */
-void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
-{
-    if (rc != RK_ETOOBIG || strcmp(err->field, "arcs") != 0) {
-        rkd_fail(c, rc, err);
-        return;
-    }
-    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
-                       "%s of this server (ringkeeperd --max-plan-arcs); compute it offline: "
-                       "ringkeeper plan --from-file A.json --to-file B.json",
-                       err->message);
-}
-
 /* The plan of the query, answered; the number of rows rendered (0 when refused). */
 static size_t plan(rkd_call *c)
 {
@@ -245,7 +166,7 @@ static size_t plan(rkd_call *c)
     if (plan_query(c, &opt, &ask) != 0 ||
         plan_versions(c, &meta.from_version, &meta.to_version) != 0)
         goto done;
-    rc = plan_rings(c, (int64_t[2]){meta.from_version, meta.to_version}, &opt, ring, &err);
+    rc = rkd_plan_rings(c, (int64_t[2]){meta.from_version, meta.to_version}, &opt, ring, &err);
     plan = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, &opt, &err) : NULL;
     if (!plan) {
         rkd_fail_plan(c, rc == RK_OK ? err.code : rc, &err);
@@ -259,25 +180,6 @@ done:
     rkd_cache_release(c->app->rings, ring[1]);
     rkd_cache_release(c->app->rings, ring[0]);
     return rows;
-}
-
-int rkd_plan_slot(rkd_call *c)
-{
-    unsigned running = atomic_fetch_add(&c->app->plans, 1);
-    if (running < c->app->plan.concurrency)
-        return 1;
-    atomic_fetch_sub(&c->app->plans, 1);
-    rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
-                       "%u plans or ring builds are being computed, this server's limit "
-                       "(ringkeeperd --plan-concurrency); retry in a few seconds",
-                       running);
-    c->resp->retry_after = PLAN_RETRY_AFTER_S;
-    return 0;
-}
-
-void rkd_plan_slot_release(rkd_call *c)
-{
-    atomic_fetch_sub(&c->app->plans, 1);
 }
 
 void rkd_h_plan(rkd_call *c)
