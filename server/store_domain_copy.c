@@ -17,24 +17,6 @@ int rkd_store_refuse_import(const char *what, rk_error *err)
                         what);
 }
 
-void rkd_store_draft_of(const rkd_store_version *v, const char *doc, rkd_store_draft *d)
-{
-    *d = (rkd_store_draft){
-        .cluster = v->cluster,
-        .topology = doc,
-        .scheme = rk_scheme_name(rk_hash_scheme(v->hash)),
-        .hash = rk_hash_name(v->hash),
-        .vnode_factor = v->vnode_factor,
-        .points = v->points,
-        .fingerprint = v->fingerprint,
-        .created_at = v->created_at,
-        .author = v->author,
-        .comment = v->comment,
-        .if_match_latest = RKD_STORE_ANY,
-        .moved_fraction = -1,
-    };
-}
-
 void rkd_store_approval_list_free(rkd_store_approval_list *list)
 {
     for (size_t i = 0; list && i < list->count; i++) {

@@ -1,7 +1,7 @@
 /* store_sqlite_internal.h — what the files of the SQLite store share and no other file sees: its
- * state (rks_store), statement parameters, the error, statement and transaction helpers of
- * store_sqlite.c, the data operations of store_versions.c and the migration steps of
- * store_migrate.c. Only the SQLite backend's store_*.c files include it. */
+ * state (rks_store), statement parameters, the connection, error, statement and transaction
+ * helpers of store_sqlite_db.c, the data operations of store_reads.c and store_versions.c, and
+ * the migration steps of store_migrate.c. Only the SQLite backend's store_*.c files include it. */
 #ifndef RKD_STORE_SQLITE_INTERNAL_H
 #define RKD_STORE_SQLITE_INTERNAL_H
 
@@ -30,10 +30,16 @@ typedef struct rks_params {
     const char *now;     /* :now, RFC 3339 */
 } rks_params;
 
-/* ---- store_sqlite.c: errors, statements, transactions (call with s->lock held) ---- */
+/* ---- store_sqlite_db.c: the connection, errors, statements, transactions (call with s->lock
+ * held) ---- */
 
 /* Opens a connection to `path` with `flags` (SQLITE_OPEN_NOMUTEX added) and the busy timeout. */
 int rks_open_db(rks_store *s, const char *path, int flags, rk_error *err);
+/* The same, read-write and creating the file, for the store's own connection. */
+int rks_connect(rks_store *s, const char *path, rk_error *err);
+/* The durability settings (docs/OPERATIONS.md): WAL really on (else refused), synchronous=FULL,
+ * foreign keys. */
+int rks_configure(rks_store *s, rk_error *err);
 /* The store code for an SQLite result code. */
 int rks_map_rc(int rc);
 /* Sets err from the connection's last error while doing `what`; returns the code. */
@@ -53,8 +59,8 @@ int rks_int_query(rks_store *s, const char *sql, const rks_params *p, int64_t *o
 int rks_begin(rks_store *s, rk_error *err);
 int rks_finish(rks_store *s, int rc, rk_error *err);
 
-/* ---- store_versions.c: the data operations of rkd_store_ops (store_backend.h), `b` an
- * rks_store; each takes the lock itself ---- */
+/* ---- store_reads.c and store_versions.c: the data operations of rkd_store_ops
+ * (store_backend.h), `b` an rks_store; each takes the lock itself ---- */
 
 int rks_get(void *b, const char *cluster, rkd_store_pick pick, int64_t v, rkd_store_version **out,
             char **doc, rk_error *err);
@@ -74,7 +80,7 @@ int rks_fetch_locked(rks_store *s, rkd_store_pick pick, const rks_params *p,
 int rks_insert_version(rks_store *s, int64_t cid, int64_t v, const rkd_store_draft *d,
                        rk_error *err);
 
-/* The SQL of store_versions.c that store_events.c shares. */
+/* The queries of store_reads.c that the writing files share. */
 extern const char rks_sql_cluster_id[];
 extern const char rks_sql_max_version[];
 extern const char rks_sql_active_version[];
