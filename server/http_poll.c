@@ -8,7 +8,7 @@
 
 #include <microhttpd.h>
 
-#include "http_internal.h"
+#include "http_shared.h"
 
 /* ---- long polls ---- */
 

@@ -13,7 +13,7 @@
 #include <microhttpd.h>
 
 #include "http_framing.h"
-#include "http_internal.h"
+#include "http_shared.h"
 #include "log.h"
 
 /* ---- requests ---- */

@@ -18,7 +18,7 @@ LAYERS = [
     ("core", 4, "client/src", r".*"),
     ("core", 4, "client/include", r".*"),
     ("daemon", 9, "server", r"(main\.c|backup_cmd\..|migrate_cmd\..|etcd_opts\..)$"),
-    ("http", 8, "server", r"http(_poll|_request|_internal|_framing)?\..$"),
+    ("http", 8, "server", r"http(_poll|_request|_shared|_framing)?\..$"),
     ("api", 7, "server", r"(api.*|migration_.*|version_doc|clients)\..$"),
     ("store", 6, "server", r"(store.*|etcd_http.*|etcd_kv)\..$"),
     ("ops", 5, "server", r"(metrics|auth|log|http_budget)\..$"),

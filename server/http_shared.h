@@ -1,9 +1,9 @@
-/* http_internal.h — what the files of ringkeeperd's HTTP front share (http.c: the daemon and its
+/* http_shared.h — what the files of ringkeeperd's HTTP front share (http.c: the daemon and its
  * connections; http_poll.c: long polls and their timer; http_request.c: each request, its body,
  * its auth, the pool and the log): the state of the server and of a request, and the calls from one
  * file to another. Not used outside server/http*.c. */
-#ifndef RKD_HTTP_INTERNAL_H
-#define RKD_HTTP_INTERNAL_H
+#ifndef RKD_HTTP_SHARED_H
+#define RKD_HTTP_SHARED_H
 
 #include <pthread.h>
 #include <stdatomic.h>
