@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_etcd_internal.h"
+#include "store_etcd_shared.h"
 
 /* ---- Policies and plans ---- */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_etcd_internal.h"
+#include "store_etcd_shared.h"
 
 #define EVENT_OVERHEAD 512 /* an event's bytes beyond its author and detail, generously */
 

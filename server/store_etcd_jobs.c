@@ -4,7 +4,7 @@
  * cluster's head and the job move together or not at all. The rules are migration_job.c's. */
 #include <stdlib.h>
 
-#include "store_etcd_internal.h"
+#include "store_etcd_shared.h"
 
 static int read_job(rke_store *s, const char *cluster, rke_kv *kv, rk_error *err)
 {

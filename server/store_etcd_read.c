@@ -7,7 +7,7 @@
 
 #include <nettle/sha2.h>
 
-#include "store_etcd_internal.h"
+#include "store_etcd_shared.h"
 
 /* ---- Versions ---- */
 
@@ -31,12 +31,6 @@ static int parse_state(const rke_head *h, int64_t v, const char *activated_at)
     if (v > h->active)
         return RKD_STATE_STAGED;
     return activated_at[0] ? RKD_STATE_RETIRED : RKD_STATE_SUPERSEDED;
-}
-
-const char *rke_str(json_t *o, const char *name)
-{
-    const char *v = json_string_value(json_object_get(o, name));
-    return v ? v : "";
 }
 
 /* Fills rec (zeroed) from version v's metadata. */

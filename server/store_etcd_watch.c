@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store_etcd_internal.h"
+#include "store_etcd_shared.h"
 
 #define RESTART_PAUSE_MS 500 /* between the end of a watch and the next try */
 

@@ -1,4 +1,4 @@
-/* store_etcd_internal.h — what the files of the etcd store share and no other file sees: its state,
+/* store_etcd_shared.h — what the files of the etcd store share and no other file sees: its state,
  * the key layout (docs/ETCD.md), the per-cluster head, and the write step that every change runs
  * through. store_etcd.c opens the store and reads and publishes versions; store_etcd_cutover.c has
  * activation, policies, approvals and events (docs/API.md, "Cutover").
@@ -8,8 +8,8 @@
  * cluster's lock, as BEGIN IMMEDIATE is SQLite's. A txn that lost the race is built again on what
  * is there now (rke_run_step), at most RKE_STEP_ATTEMPTS times after a random pause; the steps of
  * one replica take turns (write_lock), so only other replicas' writes make a step lose. */
-#ifndef RKD_STORE_ETCD_INTERNAL_H
-#define RKD_STORE_ETCD_INTERNAL_H
+#ifndef RKD_STORE_ETCD_SHARED_H
+#define RKD_STORE_ETCD_SHARED_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -69,6 +69,8 @@ struct rke_step {
     int64_t version;     /* out: the version the first event of the step concerns */
 };
 
+/* `n` random bytes as 2n lowercase hex digits and a NUL into `out` (from /dev/urandom). */
+int rke_random_hex(char *out, size_t n, rk_error *err);
 /* Runs `st` until its txn applies (RK_OK), its build refuses, or etcd fails. After a write whose
  * fate was unknown it first looks for st->op in the events written since, so a change that etcd
  * applied late is not made twice. */
@@ -126,6 +128,8 @@ json_t *rke_draft_meta(const rkd_store_draft *d, json_t *chunks);
 /* Writes topology `doc` as content-addressed chunks (each its own request), their names into
  * *chunks (new array, also on failure). */
 int rke_put_chunks(rke_store *s, const char *doc, json_t **chunks, rk_error *err);
+/* rkd_store_ops.publish (store_etcd_publish.c). */
+int rke_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
 /* JSON `j` at `key` in `t` (compact). */
 void rke_put_json(rke_txn *t, const char *key, json_t *j);
 /* Reads the keys of numbers lo..hi under `what` into *kvs, one each and in order (else an error).
@@ -200,4 +204,4 @@ int rke_watch_stale(void *b, char out[RKD_STORE_STALE_LEN]);
 /* Stops and frees it (NULL is fine); returns within about a second. */
 void rke_watch_stop(rke_watcher *w);
 
-#endif /* RKD_STORE_ETCD_INTERNAL_H */
+#endif /* RKD_STORE_ETCD_SHARED_H */
