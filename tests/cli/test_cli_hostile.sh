@@ -31,7 +31,8 @@ clean() { # clean NAME FILE: nothing but printable ASCII, tabs and newlines
 # serve STATUS BODY: (re)starts the fake server answering every request so; sets URL
 serve() {
     [ -n "$FAKE_PID" ] && kill "$FAKE_PID" && wait "$FAKE_PID" 2>/dev/null
-    "$FAKE" "$1" "$2" >"$TMP/port" &
+    : >"$TMP/port" # here: the forked job's own truncation may come after the loop read the old port
+    "$FAKE" "$1" "$2" >>"$TMP/port" &
     FAKE_PID=$!
     local port=
     for _ in $(seq 1 100); do

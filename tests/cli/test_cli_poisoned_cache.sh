@@ -19,9 +19,9 @@ unset RINGKEEPER_SERVER RINGKEEPER_TOKEN RINGKEEPER_CA_FILE
 printf 'user:1\nuser:2\nsession:9f2c\n\nlast' >"$TMP/keys"
 
 # lookup CODE NAME ARGS...: ringkeeper lookup of the keys; stdout to $TMP/out, stderr to $TMP/err.
-# A lookup that cannot reach its server in time serves the --cache file and exits 0 too, so the
-# fake server's lookups get a long --timeout (a loaded machine, a sanitizer build) and a check of
-# what the file then holds.
+# A lookup that cannot reach its server serves the --cache file and exits 0 too, so the fake
+# server's lookups get a long --timeout (a loaded machine, a sanitizer build) and a check of what
+# the file then holds.
 lookup() {
     local want=$1 name=$2
     shift 2
@@ -46,7 +46,11 @@ print(json.dumps(d))' "$TMP/ring.json" "$1" >"$TMP/forged.json"
 # fake: the fake server answering every request with $TMP/forged.json; sets FAKE_URL
 fake() {
     [ -n "${FAKE_PID:-}" ] && kill "$FAKE_PID" && wait "$FAKE_PID" 2>/dev/null
-    "$FAKE" 200 "$(cat "$TMP/forged.json")" >"$TMP/fake.log" &
+    # emptied here, not by the job's own redirection: the forked job may truncate the file only
+    # after the loop below has read the old server's port in it (seen under load: the lookup then
+    # met a dead port, served the --cache file, and passed for the wrong reason)
+    : >"$TMP/fake.log"
+    "$FAKE" 200 "$(cat "$TMP/forged.json")" >>"$TMP/fake.log" &
     FAKE_PID=$!
     local port=
     for _ in $(seq 1 100); do
