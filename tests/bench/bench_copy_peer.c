@@ -7,9 +7,8 @@
  *   bench_copy_peer moving OLD NEW N MIN MAX SEED  the keys whose owner changes from OLD to NEW:
  *                                                 "moving= bytes=" (no I/O)
  *   bench_copy_peer copy OLD NEW N MIN MAX SEED BATCH
- *                                                 the plain loop: copies the moving keys, BATCH at a
- *                                                 time; prints "keys= bytes= seconds="
- *   bench_copy_peer copy-per-key OLD NEW N MIN MAX SEED BATCH
+ *                                                 the plain loop: copies the moving keys, BATCH at
+ * a time; prints "keys= bytes= seconds=" bench_copy_peer copy-per-key OLD NEW N MIN MAX SEED BATCH
  *                                                 the same keys in the mover's protocol, one key
  *                                                 at a time (a timing split, not the peer)
  *   bench_copy_peer scan STORE ADDR BATCH          one full scan of a server, as the mover's driver
@@ -331,9 +330,11 @@ static void copy_per_key(loop *l, node_conns *src, node_conns *dst, batch *b)
             redisAppendCommand(src->rd, "DUMP %b", key, klen);
             redisReply *ttl, *dump;
             if (redisGetReply(src->rd, (void **)&ttl) != REDIS_OK ||
-                redisGetReply(src->rd, (void **)&dump) != REDIS_OK || dump->type != REDIS_REPLY_STRING)
+                redisGetReply(src->rd, (void **)&dump) != REDIS_OK ||
+                dump->type != REDIS_REPLY_STRING)
                 die("DUMP failed on %s", src->addr);
-            redisReply *rep = redisCommand(dst->rd, "RESTORE %b 0 %b", key, klen, dump->str, dump->len);
+            redisReply *rep =
+                redisCommand(dst->rd, "RESTORE %b 0 %b", key, klen, dump->str, dump->len);
             if (!rep || rep->type != REDIS_REPLY_STATUS)
                 die("RESTORE failed on %s", dst->addr);
             freeReplyObject(rep);
@@ -399,10 +400,10 @@ static void copy_batch(loop *l, node_conns *src, node_conns *dst, batch *b)
     memcached_result_st res;
     memcached_result_create(src->mc, &res);
     while (memcached_fetch_result(src->mc, &res, &rc)) {
-        memcached_return_t a = memcached_add(
-            dst->mc_dst, memcached_result_key_value(&res), memcached_result_key_length(&res),
-            memcached_result_value(&res), memcached_result_length(&res), 0,
-            memcached_result_flags(&res));
+        memcached_return_t a =
+            memcached_add(dst->mc_dst, memcached_result_key_value(&res),
+                          memcached_result_key_length(&res), memcached_result_value(&res),
+                          memcached_result_length(&res), 0, memcached_result_flags(&res));
         if (!memcached_success(a) && a != MEMCACHED_BUFFERED)
             die("add failed on %s", dst->addr);
         l->keys++;
@@ -456,8 +457,8 @@ static int cmd_copy(const char *old_path, const char *new_path, const spec *sp, 
     size_t n_old = rk_topology_node_count(ot), n_new = rk_topology_node_count(nt);
     if (n_old > MAX_NODES || n_new > MAX_NODES)
         die("%s", "at most 16 nodes");
-    loop l = {.sp = sp, .redis = strcmp(store_of(new_r), "redis") == 0, .cap = cap,
-              .per_key = per_key};
+    loop l = {
+        .sp = sp, .redis = strcmp(store_of(new_r), "redis") == 0, .cap = cap, .per_key = per_key};
     node_conns old_nodes[MAX_NODES] = {{0}}, new_nodes[MAX_NODES] = {{0}};
     uint32_t new_of_old[MAX_NODES]; /* old index to new index of the same id, or UINT32_MAX */
     for (size_t i = 0; i < n_old; i++) {
@@ -610,9 +611,10 @@ static spec spec_of(char **a)
 
 int main(int argc, char **argv)
 {
-    const char *usage = "usage: bench_copy_peer fill OLD N MIN MAX SEED | moving OLD NEW N MIN "
-                        "MAX SEED | copy[-per-key] OLD NEW N MIN MAX SEED BATCH | scan|count|flush STORE "
-                        "ADDR [BATCH]";
+    const char *usage =
+        "usage: bench_copy_peer fill OLD N MIN MAX SEED | moving OLD NEW N MIN "
+        "MAX SEED | copy[-per-key] OLD NEW N MIN MAX SEED BATCH | scan|count|flush STORE "
+        "ADDR [BATCH]";
     if (argc < 2)
         die("%s", usage);
     random_buf = malloc(RANDOM_BYTES);
