@@ -1,13 +1,36 @@
 /* copy.c — the copy pass (copy.h): each key that moves read from the source with its remaining
- * TTL and added to its new owner unless there, counted by outcome. */
+ * TTL and added to its new owner unless there, counted by outcome. The moving keys of a scan step
+ * travel together: read from the source in one pipelined batch (rkm_get_many), then added to each
+ * new owner in one (rkm_add_many), a chunk of keys at a time so that the values held stay
+ * bounded. */
+#include <stdlib.h>
+
 #include "pass.h"
+
+/* Values held at once, at most: a chunk is this many bytes over the size cap, in keys. */
+#define COPY_CHUNK_BYTES (32u << 20)
+
+/* One chunk's storage, for `cap` keys, allocated once a run. */
+typedef struct copy_chunk {
+    size_t cap;
+    rkm_value *values; /* read from the source */
+    rkm_result *got;   /* each get's outcome */
+    rkm_result *put;   /* each add's, and what it did */
+    rkm_added *added;
+    bool *written;       /* its add is done (or there is none to do) */
+    rkm_key *keys;       /* one new owner's keys, for its add */
+    rkm_value *to_write; /* their values (borrowed from `values`) */
+    size_t *at;          /* their places in the chunk */
+    rkm_result *sub_put; /* their outcomes, before they go back to their places */
+    rkm_added *sub_added;
+} copy_chunk;
 
 typedef struct copy_run {
     rkm_pass pass;                 /* first: the walk's view of this run */
     rkm_copy_state *state;         /* the caller's */
     rkm_copy_progress_fn progress; /* the caller's, with ctx; may be NULL */
     void *ctx;
-    rkm_value value;        /* the key in hand: one buffer, reused */
+    copy_chunk chunk;       /* the keys in hand */
     rkm_copy_counters mark; /* the counters at the batch boundary */
     size_t mark_skipped;    /* and the lists' lengths */
     size_t mark_failed;
@@ -27,35 +50,142 @@ void rkm_copy_state_deinit(rkm_copy_state *s)
 }
 
 /* What became of a key whose get and add went through. */
-static int tally(copy_run *r, const rkm_key *key, rkm_added added, rk_error *err)
+static int tally(copy_run *r, const rkm_key *key, const rkm_value *v, rkm_added added,
+                 rk_error *err)
 {
     rkm_copy_counters *c = &r->state->counters;
-    if (r->value.state == RKM_ABSENT) {
+    if (v->state == RKM_ABSENT) {
         c->expired++;
         return RK_OK;
     }
-    if (r->value.state == RKM_TOO_BIG) {
+    if (v->state == RKM_TOO_BIG) {
         c->skipped++;
-        return rkm_keylist_add(&r->state->skipped, key->key, key->len, (int64_t)r->value.len, NULL,
-                               err);
+        return rkm_keylist_add(&r->state->skipped, key->key, key->len, (int64_t)v->len, NULL, err);
     }
     c->copied += added == RKM_COPIED;
     c->present += added == RKM_PRESENT;
-    c->bytes += added == RKM_COPIED ? r->value.len : 0;
+    c->bytes += added == RKM_COPIED ? v->len : 0;
     return RK_OK;
 }
 
-static int copy_key(rkm_pass *p, const rkm_key *key, rkm_conn *dest, rk_error *err)
+static void chunk_free(copy_chunk *k)
+{
+    for (size_t i = 0; k->values && i < k->cap; i++)
+        rkm_value_deinit(&k->values[i]);
+    free(k->values);
+    free(k->got);
+    free(k->put);
+    free(k->added);
+    free(k->written);
+    free(k->keys);
+    free(k->to_write);
+    free(k->at);
+    free(k->sub_put);
+    free(k->sub_added);
+    *k = (copy_chunk){0};
+}
+
+/* Room for `cap` keys (zeroed: a zero rkm_value is an absent one, which chunk_free may free). */
+static int chunk_new(copy_chunk *k, size_t cap, rk_error *err)
+{
+    k->cap = cap;
+    k->values = calloc(cap, sizeof *k->values);
+    k->got = calloc(cap, sizeof *k->got);
+    k->put = calloc(cap, sizeof *k->put);
+    k->added = calloc(cap, sizeof *k->added);
+    k->written = calloc(cap, sizeof *k->written);
+    k->keys = calloc(cap, sizeof *k->keys);
+    k->to_write = calloc(cap, sizeof *k->to_write);
+    k->at = calloc(cap, sizeof *k->at);
+    k->sub_put = calloc(cap, sizeof *k->sub_put);
+    k->sub_added = calloc(cap, sizeof *k->sub_added);
+    if (k->values && k->got && k->put && k->added && k->written && k->keys && k->to_write &&
+        k->at && k->sub_put && k->sub_added)
+        return RK_OK;
+    chunk_free(k);
+    return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+}
+
+/* Keys per chunk: as many values as COPY_CHUNK_BYTES holds at the size cap, at least one, at most
+ * a batch. */
+static size_t chunk_keys(const rkm_copy_config *cfg)
+{
+    size_t batch = cfg->batch ? cfg->batch : RKM_DEFAULT_BATCH;
+    size_t n = COPY_CHUNK_BYTES / rkm_conn_max_value(cfg->src);
+    return n < 1 ? 1 : n > batch ? batch : n;
+}
+
+/* The values found among the chunk's n keys (mv's from `from` on) whose new owner is that of key
+ * `first`, the first not written yet, added to it in one batch; their outcomes to their places. */
+static int add_to_owner(copy_run *r, const rkm_moving *mv, size_t from, size_t n, size_t first,
+                        rk_error *err)
+{
+    copy_chunk *k = &r->chunk;
+    uint32_t to = mv->to[from + first];
+    size_t m = 0;
+    for (size_t i = first; i < n; i++) {
+        if (k->written[i] || mv->to[from + i] != to)
+            continue;
+        k->written[i] = true;
+        k->put[i] = (rkm_result){.rc = RK_OK};
+        k->added[i] = RKM_PRESENT;
+        if (k->got[i].rc != RK_OK || k->values[i].state != RKM_FOUND)
+            continue;
+        k->keys[m] = mv->keys[from + i];
+        k->to_write[m] = k->values[i];
+        k->at[m++] = i;
+    }
+    int rc = m ? rkm_add_many(r->pass.cfg->dest[to], k->keys, k->to_write, m, k->sub_added,
+                              k->sub_put, err)
+               : RK_OK;
+    for (size_t j = 0; rc == RK_OK && j < m; j++) {
+        k->put[k->at[j]] = k->sub_put[j];
+        k->added[k->at[j]] = k->sub_added[j];
+    }
+    return rc;
+}
+
+/* What became of key i of the chunk: counted, listed when it failed alone; paid to the throttle. */
+static int chunk_tally(copy_run *r, const rkm_key *key, size_t i, rk_error *err)
+{
+    copy_chunk *k = &r->chunk;
+    const rkm_result *res = k->got[i].rc != RK_OK ? &k->got[i] : &k->put[i];
+    rkm_throttle_take(r->pass.cfg->throttle, 1, k->values[i].len);
+    if (res->rc != RK_OK) {
+        rk_error why = res->err;
+        int rc =
+            rkm_pass_key_failed(&r->state->failed, &r->state->counters.errors, key, res->rc, &why);
+        if (rc != RK_OK && err)
+            *err = why;
+        return rc;
+    }
+    return tally(r, key, &k->values[i], k->added[i], err);
+}
+
+/* n of the step's moving keys from `from` on: read in one batch, added in one per new owner. */
+static int copy_chunk_of(copy_run *r, const rkm_moving *mv, size_t from, size_t n, rk_error *err)
+{
+    copy_chunk *k = &r->chunk;
+    int rc = rkm_get_many(r->pass.cfg->src, mv->keys + from, n, k->values, k->got, err);
+    for (size_t i = 0; i < n; i++)
+        k->written[i] = false;
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        if (!k->written[i])
+            rc = add_to_owner(r, mv, from, n, i, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        rc = chunk_tally(r, &mv->keys[from + i], i, err);
+    for (size_t i = 0; i < n; i++)
+        rkm_value_deinit(&k->values[i]);
+    return rc;
+}
+
+static int copy_flush(rkm_pass *p, const rkm_moving *mv, rk_error *err)
 {
     copy_run *r = (copy_run *)p;
-    rkm_added added = RKM_PRESENT;
-    int rc = rkm_get(p->cfg->src, key->key, key->len, &r->value, err);
-    if (rc == RK_OK && r->value.state == RKM_FOUND)
-        rc = rkm_add_if_absent(dest, key->key, key->len, &r->value, &added, err);
-    rkm_throttle_take(p->cfg->throttle, 1, r->value.len);
-    if (rc != RK_OK)
-        return rkm_pass_key_failed(&r->state->failed, &r->state->counters.errors, key, rc, err);
-    return tally(r, key, added, err);
+    int rc = r->chunk.cap ? RK_OK : chunk_new(&r->chunk, chunk_keys(p->cfg), err);
+    for (size_t i = 0; rc == RK_OK && i < mv->n; i += r->chunk.cap)
+        rc = copy_chunk_of(r, mv, i, mv->n - i < r->chunk.cap ? mv->n - i : r->chunk.cap, err);
+    return rc;
 }
 
 static void copy_mark(rkm_pass *p)
@@ -81,7 +211,7 @@ static int copy_report(rkm_pass *p)
 }
 
 static const rkm_pass_ops copy_ops = {
-    .move = copy_key, .mark = copy_mark, .undo = copy_undo, .report = copy_report};
+    .flush = copy_flush, .mark = copy_mark, .undo = copy_undo, .report = copy_report};
 
 int rkm_copy_run(const rkm_copy_config *cfg, rkm_copy_state *state, rkm_copy_progress_fn progress,
                  void *ctx, rk_error *err)
@@ -96,8 +226,7 @@ int rkm_copy_run(const rkm_copy_config *cfg, rkm_copy_state *state, rkm_copy_pro
         .progress = progress,
         .ctx = ctx,
     };
-    rkm_value_init(&r.value);
     int rc = rkm_pass_run(&r.pass, err);
-    rkm_value_deinit(&r.value);
+    chunk_free(&r.chunk);
     return rc;
 }

@@ -103,8 +103,9 @@ void rkm_copy_state_deinit(rkm_copy_state *s);
  * reports, so that a worker killed later redoes at most the batch after it. */
 typedef int (*rkm_copy_progress_fn)(void *ctx, const rkm_copy_state *state);
 
-/* Copies the keys of cfg->src that move, from state->cursor on, batch by batch, each key by get
- * and add-if-absent with its remaining TTL, until the scan is done or `progress` (may be NULL)
+/* Copies the keys of cfg->src that move, from state->cursor on, batch by batch (each batch's
+ * keys read with rkm_get_many, then written with rkm_add_many per new owner, with their remaining
+ * TTL, in chunks that bound the values held), until the scan is done or `progress` (may be NULL)
  * stops it: then RK_OK, state->stopped telling which. A failure a key alone has (RK_EIO,
  * RK_EINVAL) is counted and listed and the copy goes on. One that stops it is returned with
  * `err`: RK_EUNREACHABLE after the driver's tries, RK_ENOMEM, a config that cannot work or a key

@@ -114,18 +114,6 @@ int rkm_scan(rkm_conn *c, rkm_cursor *cursor, size_t count, rkm_key_fn fn, void 
     return c->driver->scan(c->impl, cursor, count, fn, ctx, err);
 }
 
-int rkm_get(rkm_conn *c, const char *key, size_t len, rkm_value *out, rk_error *err)
-{
-    rkm_value_deinit(out);
-    int rc = c->driver->get(c->impl, key, len, out, err);
-    if (rc == RK_OK && out->state == RKM_FOUND && out->len > c->opt.max_value_bytes) {
-        free(out->data);
-        out->data = NULL;
-        out->state = RKM_TOO_BIG;
-    }
-    return rc;
-}
-
 /* What a write may carry: a value get found, with a TTL still to run or none. */
 static int check_value(const rkm_value *value, rk_error *err)
 {
@@ -133,6 +121,87 @@ static int check_value(const rkm_value *value, rk_error *err)
         return rk_error_set(err, RK_EINVAL, NULL,
                             "only a value get found, with a TTL > 0 or none, is copied");
     return RK_OK;
+}
+
+/* The size cap, for every store, on a value the driver has read. */
+static void apply_cap(const rkm_conn *c, rkm_value *v)
+{
+    if (v->state == RKM_FOUND && v->len > c->opt.max_value_bytes) {
+        free(v->data);
+        v->data = NULL;
+        v->state = RKM_TOO_BIG;
+    }
+}
+
+int rkm_get(rkm_conn *c, const char *key, size_t len, rkm_value *out, rk_error *err)
+{
+    rkm_value_deinit(out);
+    int rc = c->driver->get(c->impl, key, len, out, err);
+    if (rc == RK_OK)
+        apply_cap(c, out);
+    return rc;
+}
+
+/* A per-key operation's code into a batch's: a failure of the key alone is its result, any
+ * other stops the batch (returned). */
+static int key_result(int rc, rkm_result *res, const rk_error *why, rk_error *err)
+{
+    res->rc = rc == RK_EIO || rc == RK_EINVAL ? rc : RK_OK;
+    if (res->rc != RK_OK)
+        res->err = *why;
+    if (rc != RK_OK && res->rc == RK_OK && err)
+        *err = *why;
+    return res->rc == RK_OK ? rc : RK_OK;
+}
+
+static bool batches(const rkm_conn *c, bool has_batch_form)
+{
+    return has_batch_form && !c->opt.per_key;
+}
+
+int rkm_get_many(rkm_conn *c, const rkm_key *keys, size_t n, rkm_value *out, rkm_result *res,
+                 rk_error *err)
+{
+    int rc = RK_OK;
+    for (size_t i = 0; i < n; i++) {
+        rkm_value_deinit(&out[i]);
+        res[i] = (rkm_result){.rc = RK_OK};
+    }
+    if (batches(c, c->driver->get_many != NULL))
+        rc = c->driver->get_many(c->impl, keys, n, out, res, err);
+    for (size_t i = 0; !batches(c, c->driver->get_many != NULL) && rc == RK_OK && i < n; i++) {
+        rk_error why = {0};
+        rc = key_result(c->driver->get(c->impl, keys[i].key, keys[i].len, &out[i], &why), &res[i],
+                        &why, err);
+    }
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        apply_cap(c, &out[i]);
+    return rc;
+}
+
+int rkm_add_many(rkm_conn *c, const rkm_key *keys, const rkm_value *values, size_t n,
+                 rkm_added *added, rkm_result *res, rk_error *err)
+{
+    int rc = RK_OK;
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        res[i] = (rkm_result){.rc = RK_OK};
+        added[i] = RKM_PRESENT;
+        rc = check_value(&values[i], err);
+    }
+    if (rc == RK_OK && batches(c, c->driver->add_many != NULL))
+        return c->driver->add_many(c->impl, keys, values, n, added, res, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        rk_error why = {0};
+        rc = key_result(c->driver->add_if_absent(c->impl, keys[i].key, keys[i].len, &values[i],
+                                                 &added[i], &why),
+                        &res[i], &why, err);
+    }
+    return rc;
+}
+
+size_t rkm_conn_max_value(const rkm_conn *c)
+{
+    return c->opt.max_value_bytes;
 }
 
 int rkm_add_if_absent(rkm_conn *c, const char *key, size_t len, const rkm_value *value,

@@ -35,6 +35,8 @@ typedef struct rkm_options {
     bool overwrite;         /* rkm_put may write over a value: only for the destinations of a
                                before_cutover catch-up, which nobody else writes to before the
                                cutover (docs/MIGRATE.md, "The catch-up"); false refuses it */
+    bool per_key;           /* rkm_get_many and rkm_add_many call the per-key operations even when
+                               the driver has batch forms, as for a driver without them (tests) */
 } rkm_options;
 
 /* ---- what the operations pass ---- */
@@ -95,6 +97,12 @@ typedef enum rkm_added {
     RKM_PRESENT, /* the key was already there: its value is kept, never written over */
 } rkm_added;
 
+/* One key's own outcome in a batch: what the per-key operation would have returned for it. */
+typedef struct rkm_result {
+    int rc;       /* RK_OK, or a failure of this key alone: RK_EIO, RK_EINVAL */
+    rk_error err; /* rc's message */
+} rkm_result;
+
 /* ---- the table of operations, one per store ---- */
 
 /* `conn` is what `open` returned. Every operation returns RK_OK or an error with `err` naming the
@@ -108,8 +116,9 @@ typedef struct rkm_driver {
     void *(*open)(const char *addr, const rkm_options *opt, rk_error *err);
     void (*close)(void *conn);
     /* Reads about `count` keys from where `cursor` is, passes the live ones to `fn` and moves
-     * `cursor` past them; streaming: never holds more than one batch. Sets cursor->done after
-     * the last key. A key may come twice (a scan started over), never not at all. */
+     * `cursor` past them; never holds more than one batch in memory (memcached spools its key
+     * list to a temporary file). Sets cursor->done after the last key. A key may come twice (a
+     * scan started over), never not at all. */
     int (*scan)(void *conn, rkm_cursor *cursor, size_t count, rkm_key_fn fn, void *ctx,
                 rk_error *err);
     /* The whole value of `key` and its remaining TTL into `out`, which is as rkm_value_init
@@ -126,6 +135,15 @@ typedef struct rkm_driver {
     int (*del)(void *conn, const char *key, size_t len, rk_error *err);
     /* The checksum of `key`'s value, computed the same on every server of this store. */
     int (*checksum)(void *conn, const char *key, size_t len, rkm_sum *out, rk_error *err);
+    /* Optional (NULL: the mover calls get and add_if_absent once per key): get and
+     * add_if_absent of keys[0 .. n), pipelined, each key's outcome in res[i] as its per-key
+     * operation's. RK_OK, or a failure of the whole batch (RK_EUNREACHABLE after the tries,
+     * RK_ENOMEM) with `err`. get_many's out[i] are as rkm_value_init left them; a value over
+     * max_value_bytes may be reported RKM_TOO_BIG (its size in len) without being kept. */
+    int (*get_many)(void *conn, const rkm_key *keys, size_t n, rkm_value *out, rkm_result *res,
+                    rk_error *err);
+    int (*add_many)(void *conn, const rkm_key *keys, const rkm_value *values, size_t n,
+                    rkm_added *added, rkm_result *res, rk_error *err);
 } rkm_driver;
 
 extern const rkm_driver rkm_driver_memcached;
@@ -169,6 +187,17 @@ int rkm_add_if_absent(rkm_conn *c, const char *key, size_t len, const rkm_value 
 /* See rkm_driver.put: RK_EINVAL for a value that is not RKM_FOUND, or a connection not opened
  * with rkm_options.overwrite, so that a window's copy can never write over a client's value. */
 int rkm_put(rkm_conn *c, const char *key, size_t len, const rkm_value *value, rk_error *err);
+/* rkm_get and rkm_add_if_absent of keys[0 .. n), through the driver's batch forms when it has
+ * them (a few round trips in all), else once per key; each key's outcome in res[i] (its rc and
+ * message as the per-key call's), and out[i] (initialised; what they held is freed first) or
+ * added[i]. Returns RK_OK, or what stops the batch: RK_EUNREACHABLE, RK_ENOMEM, or RK_EINVAL for
+ * a value that is not RKM_FOUND. The size cap as rkm_get's. */
+int rkm_get_many(rkm_conn *c, const rkm_key *keys, size_t n, rkm_value *out, rkm_result *res,
+                 rk_error *err);
+int rkm_add_many(rkm_conn *c, const rkm_key *keys, const rkm_value *values, size_t n,
+                 rkm_added *added, rkm_result *res, rk_error *err);
+/* The connection's size cap, rkm_options.max_value_bytes. */
+size_t rkm_conn_max_value(const rkm_conn *c);
 /* Whether c was opened with rkm_options.overwrite. */
 bool rkm_conn_may_overwrite(const rkm_conn *c);
 /* See rkm_driver.del and rkm_driver.checksum. */

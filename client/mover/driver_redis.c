@@ -160,45 +160,135 @@ static int rd_take_value(long long pttl, const redisReply *dump, rkm_value *out)
     return RK_OK;
 }
 
-/* PTTL and DUMP in one round trip: a key gone between them reads as absent. */
-static int rd_get(void *conn, const char *key, size_t len, rkm_value *out, rk_error *err)
+static void rd_get_cmds(rd_cmd cmds[2], const char *key, size_t len)
 {
-    rd_conn *r = conn;
-    rd_cmd cmds[2] = {rd_key_cmd("PTTL", key, len), rd_key_cmd("DUMP", key, len)};
-    redisReply *rep[2];
-    int rc = rd_run(r, 2, cmds, rep, err);
-    if (rc == RK_OK)
-        rc = rd_expect(r, rep[0], REDIS_REPLY_INTEGER, "PTTL", err);
+    cmds[0] = rd_key_cmd("PTTL", key, len);
+    cmds[1] = rd_key_cmd("DUMP", key, len);
+}
+
+/* A get's replies, PTTL's and DUMP's, into `out`: RK_EIO for replies a get should not have. */
+static int rd_read_get(const rd_conn *r, redisReply *const rep[2], rkm_value *out, rk_error *err)
+{
+    int rc = rd_expect(r, rep[0], REDIS_REPLY_INTEGER, "PTTL", err);
     if (rc == RK_OK && rep[1]->type != REDIS_REPLY_NIL)
         rc = rd_expect(r, rep[1], REDIS_REPLY_STRING, "DUMP", err);
     if (rc == RK_OK && rd_live(rep[0]->integer) && rep[1]->type == REDIS_REPLY_STRING &&
         rd_take_value(rep[0]->integer, rep[1], out) != RK_OK)
         rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
+    return rc;
+}
+
+/* PTTL and DUMP in one round trip: a key gone between them reads as absent. */
+static int rd_get(void *conn, const char *key, size_t len, rkm_value *out, rk_error *err)
+{
+    rd_conn *r = conn;
+    rd_cmd cmds[2];
+    redisReply *rep[2];
+    rd_get_cmds(cmds, key, len);
+    int rc = rd_run(r, 2, cmds, rep, err);
+    if (rc == RK_OK)
+        rc = rd_read_get(r, rep, out, err);
     rd_free_replies(rep, 2);
     return rc;
 }
 
-/* RESTORE key ttl payload, with REPLACE for a catch-up's put (added NULL), without it for
- * add-if-absent (BUSYKEY: present). */
+/* n keys' commands and replies, `per` of each a key: a batch's storage. */
+typedef struct rd_batch {
+    rd_cmd *cmds;
+    redisReply **rep;
+    char (*ttl)[24]; /* RESTORE's TTL arguments */
+} rd_batch;
+
+static int rd_batch_new(rd_batch *b, const rd_conn *r, size_t n, size_t per, rk_error *err)
+{
+    b->cmds = malloc(n * per * sizeof *b->cmds);
+    b->rep = calloc(n * per, sizeof *b->rep);
+    b->ttl = malloc(n * sizeof *b->ttl);
+    if (b->cmds && b->rep && b->ttl)
+        return RK_OK;
+    return rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
+}
+
+static void rd_batch_free(rd_batch *b, size_t replies)
+{
+    if (b->rep)
+        rd_free_replies(b->rep, replies);
+    free(b->rep);
+    free(b->cmds);
+    free(b->ttl);
+}
+
+/* Every key's PTTL and DUMP in one pipeline. */
+static int rd_get_many(void *conn, const rkm_key *keys, size_t n, rkm_value *out, rkm_result *res,
+                       rk_error *err)
+{
+    rd_conn *r = conn;
+    rd_batch b;
+    int rc = rd_batch_new(&b, r, n, 2, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        rd_get_cmds(&b.cmds[2 * i], keys[i].key, keys[i].len);
+    if (rc == RK_OK)
+        rc = rd_run(r, 2 * n, b.cmds, b.rep, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        res[i].rc = rd_read_get(r, &b.rep[2 * i], &out[i], &res[i].err);
+        if (res[i].rc == RK_ENOMEM)
+            rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
+    }
+    rd_batch_free(&b, 2 * n);
+    return rc;
+}
+
+/* RESTORE key ttl payload, with REPLACE for a catch-up's put, without it for add-if-absent. */
+static rd_cmd rd_restore_cmd(const char *key, size_t len, const rkm_value *v, char ttl[24],
+                             bool replace)
+{
+    snprintf(ttl, 24, "%" PRId64, v->ttl_ms == RKM_TTL_NONE ? 0 : v->ttl_ms); /* 0: none */
+    return (rd_cmd){.argc = replace ? 5 : 4,
+                    .argv = {"RESTORE", key, ttl, v->data, "REPLACE"},
+                    .len = {strlen("RESTORE"), len, strlen(ttl), v->len, strlen("REPLACE")}};
+}
+
+/* RESTORE's reply: add-if-absent's (added set) takes BUSYKEY as present. */
+static int rd_restore_reply(const rd_conn *r, const redisReply *rep, rkm_added *added,
+                            rk_error *err)
+{
+    if (added)
+        *added = RKM_COPIED;
+    if (added && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYKEY", 7) == 0) {
+        *added = RKM_PRESENT; /* no REPLACE: the value there stays */
+        return RK_OK;
+    }
+    return rd_expect(r, rep, REDIS_REPLY_STATUS, "RESTORE", err);
+}
+
+/* With REPLACE for a catch-up's put (added NULL), without it for add-if-absent. */
 static int rd_restore(rd_conn *r, const char *key, size_t len, const rkm_value *v, rkm_added *added,
                       rk_error *err)
 {
     char ttl[24];
-    snprintf(ttl, sizeof ttl, "%" PRId64, v->ttl_ms == RKM_TTL_NONE ? 0 : v->ttl_ms); /* 0: none */
-    rd_cmd cmd = {.argc = added ? 4 : 5,
-                  .argv = {"RESTORE", key, ttl, v->data, "REPLACE"},
-                  .len = {strlen("RESTORE"), len, strlen(ttl), v->len, strlen("REPLACE")}};
+    rd_cmd cmd = rd_restore_cmd(key, len, v, ttl, added == NULL);
     redisReply *rep;
     int rc = rd_run(r, 1, &cmd, &rep, err);
-    if (rc != RK_OK)
-        return rc;
-    if (added)
-        *added = RKM_COPIED;
-    if (added && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "BUSYKEY", 7) == 0)
-        *added = RKM_PRESENT; /* no REPLACE: the value there stays */
-    else
-        rc = rd_expect(r, rep, REDIS_REPLY_STATUS, "RESTORE", err);
-    freeReplyObject(rep);
+    if (rc == RK_OK)
+        rc = rd_restore_reply(r, rep, added, err);
+    rd_free_replies(&rep, 1);
+    return rc;
+}
+
+/* Every key's RESTORE (no REPLACE) in one pipeline. */
+static int rd_add_many(void *conn, const rkm_key *keys, const rkm_value *values, size_t n,
+                       rkm_added *added, rkm_result *res, rk_error *err)
+{
+    rd_conn *r = conn;
+    rd_batch b;
+    int rc = rd_batch_new(&b, r, n, 1, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        b.cmds[i] = rd_restore_cmd(keys[i].key, keys[i].len, &values[i], b.ttl[i], false);
+    if (rc == RK_OK)
+        rc = rd_run(r, n, b.cmds, b.rep, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        res[i].rc = rd_restore_reply(r, b.rep[i], &added[i], &res[i].err);
+    rd_batch_free(&b, n);
     return rc;
 }
 
@@ -308,4 +398,6 @@ const rkm_driver rkm_driver_redis = {
     .put = rd_put,
     .del = rd_delete,
     .checksum = rd_checksum,
+    .get_many = rd_get_many,
+    .add_many = rd_add_many,
 };

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,8 +92,10 @@ static int connect_within(int fd, const struct addrinfo *ai, unsigned timeout_ms
         return -1;
     }
     struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+    int one = 1; /* pipelined commands: the last of a window is not held back for an ack */
     if (fcntl(fd, F_SETFL, flags) != 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) ||
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one))
         return -1;
     return 0;
 }
@@ -200,6 +204,28 @@ int rkm_lines_read(rkm_lines *l, char **line, size_t *len, rk_error *err)
         if (n <= 0)
             return lost(l, n, err);
         l->end += (size_t)n;
+    }
+    return RK_OK;
+}
+
+int rkm_lines_read_bytes(rkm_lines *l, char *dst, size_t len, rk_error *err)
+{
+    while (len > 0) { /* each turn takes at least one byte, or fails */
+        if (l->start == l->end) {
+            ssize_t n = recv(l->fd, l->buf, sizeof l->buf, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                return lost(l, n, err);
+            l->start = 0;
+            l->end = (size_t)n;
+        }
+        size_t take = l->end - l->start < len ? l->end - l->start : len;
+        if (dst)
+            memcpy(dst, l->buf + l->start, take);
+        dst = dst ? dst + take : NULL;
+        l->start += take;
+        len -= take;
     }
     return RK_OK;
 }

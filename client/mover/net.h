@@ -46,4 +46,8 @@ int rkm_lines_send(rkm_lines *l, const char *data, size_t len, rk_error *err);
  * RKM_LINE_MAX. */
 int rkm_lines_read(rkm_lines *l, char **line, size_t *len, rk_error *err);
 
+/* The next `len` bytes, buffered ones first, into dst (NULL: read and dropped): a value's data
+ * block. RK_EUNREACHABLE when the connection failed or closed. */
+int rkm_lines_read_bytes(rkm_lines *l, char *dst, size_t len, rk_error *err);
+
 #endif

@@ -75,6 +75,65 @@ size_t rkm_arcs_normalize(rkm_arc *arcs, size_t n)
     return out + 1;
 }
 
+/* Room for one more key of `len` bytes: the arrays doubled when full. */
+static bool room_for_key(rkm_moving *m, size_t len)
+{
+    if (m->n == m->cap) {
+        size_t more = m->cap ? m->cap * 2 : 64;
+        rkm_key *keys = realloc(m->keys, more * sizeof *keys);
+        m->keys = keys ? keys : m->keys;
+        uint32_t *to = keys ? realloc(m->to, more * sizeof *to) : NULL;
+        if (!to)
+            return false;
+        m->to = to;
+        m->cap = more;
+    }
+    if (!m->bytes || m->used + len > m->room) { /* never NULL: a Redis key may be empty */
+        size_t more = (m->used + len) * 2 + 64;
+        char *bytes = realloc(m->bytes, more);
+        if (!bytes)
+            return false;
+        m->bytes = bytes;
+        m->room = more;
+    }
+    return true;
+}
+
+/* A moving key kept for the flush: its bytes copied, since the scan lends them. */
+static int keep_moving(rkm_moving *m, const rkm_key *key, uint32_t to, rk_error *err)
+{
+    if (!room_for_key(m, key->len))
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    m->keys[m->n] = *key;
+    m->keys[m->n].key = NULL; /* set at the flush: `bytes` may move until then */
+    m->to[m->n++] = to;
+    memcpy(m->bytes + m->used, key->key, key->len);
+    m->used += key->len;
+    return RK_OK;
+}
+
+/* The kept keys to the kind's flush, then forgotten. */
+static int flush_moving(rkm_pass *p, rk_error *err)
+{
+    rkm_moving *m = &p->moving;
+    size_t off = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        m->keys[i].key = m->bytes + off;
+        off += m->keys[i].len;
+    }
+    int rc = m->n ? p->ops->flush(p, m, err) : RK_OK;
+    m->n = m->used = 0;
+    return rc;
+}
+
+static void moving_free(rkm_moving *m)
+{
+    free(m->keys);
+    free(m->to);
+    free(m->bytes);
+    *m = (rkm_moving){0};
+}
+
 /* The scan's callback: one key through the rule. */
 static int on_key(void *ctx, const rkm_key *key, rk_error *err)
 {
@@ -93,6 +152,8 @@ static int on_key(void *ctx, const rkm_key *key, rk_error *err)
         return rk_error_set(err, RK_EINVAL, NULL,
                             "keys of node '%s' move to node '%s', which has no connection",
                             p->source_id, node_id(p->cfg->new_ring, to));
+    if (p->ops->flush)
+        return keep_moving(&p->moving, key, to, err);
     int rc = p->ops->move(p, key, p->cfg->dest[to], &why);
     if (rc != RK_OK && err)
         *err = why;
@@ -147,6 +208,9 @@ static int batch(rkm_pass *p, rk_error *err)
     size_t n = p->cfg->batch ? p->cfg->batch : RKM_DEFAULT_BATCH;
     p->ops->mark(p);
     int rc = rkm_scan(p->cfg->src, &at, n, on_key, p, err);
+    if (rc == RK_OK && p->ops->flush)
+        rc = flush_moving(p, err);
+    p->moving.n = p->moving.used = 0;
     if (rc != RK_OK) {
         p->ops->undo(p);
         return rc;
@@ -162,12 +226,14 @@ int rkm_pass_run(rkm_pass *p, rk_error *err)
     if (rc != RK_OK)
         return rc;
     p->source_id = node_id(p->cfg->old_ring, p->cfg->source);
-    while (rc == RK_OK && !p->cursor->done) {
-        rc = batch(p, err);
-        if (rc != RK_OK)
-            return rc;
-        rc = p->ops->report(p);
+    int failed = RK_OK; /* a batch's error, returned as it is */
+    while (rc == RK_OK && failed == RK_OK && !p->cursor->done) {
+        failed = batch(p, err);
+        rc = failed == RK_OK ? p->ops->report(p) : RK_OK;
     }
+    moving_free(&p->moving);
+    if (failed != RK_OK)
+        return failed;
     if (rc > 0) { /* RKM_STOP: at the boundary just reported */
         *p->stopped = true;
         return RK_OK;

@@ -9,11 +9,23 @@
 
 typedef struct rkm_pass rkm_pass;
 
+/* The keys of one scan step that move, kept for a batched kind's flush. */
+typedef struct rkm_moving {
+    rkm_key *keys; /* keys[i].key points into `bytes` when the flush is called */
+    uint32_t *to;  /* keys[i]'s new owner: an index into cfg->dest */
+    size_t n, cap; /* entries, and room for them */
+    char *bytes;   /* the keys' bytes, one after another */
+    size_t used, room;
+} rkm_moving;
+
 /* What a kind of pass does; each embeds an rkm_pass as its first member. */
 typedef struct rkm_pass_ops {
     /* A key that moves, and the connection to its new owner. RK_OK, or an error that stops the
      * pass (`err` always set: the pass's own, never NULL). */
     int (*move)(rkm_pass *p, const rkm_key *key, rkm_conn *dest, rk_error *err);
+    /* Instead of move when not NULL: the moving keys of a scan step, all at once after it, so
+     * that they travel in a few round trips. As move's, its errors stop the pass. */
+    int (*flush)(rkm_pass *p, const rkm_moving *moving, rk_error *err);
     void (*mark)(rkm_pass *p); /* a batch begins: remember the state */
     void (*undo)(rkm_pass *p); /* it failed: back to what mark remembered */
     /* A batch ended: the caller's progress callback's answer (RK_OK, RKM_STOP, an error). */
@@ -28,6 +40,7 @@ struct rkm_pass {
     bool *stopped;              /* the state's: set when the progress callback stopped the pass */
     bool verifies;              /* a verify, which alone may delete_matched or catch_up */
     const char *source_id;      /* private: the source's node id */
+    rkm_moving moving;          /* private: the step's moving keys, for ops->flush */
 };
 
 /* Walks from *p->cursor until the scan is done or the progress callback stops it (RK_OK, and

@@ -26,6 +26,10 @@
 #define KEY_MAX    256     /* bytes of a key in a keyset */
 #define MC_FLAGS   0xbeefu /* client flags of every memcached value the tests write */
 #define STEP       64      /* keys per scan step */
+#define HELD_KEYS                                                                                  \
+    60000               /* keys of ~200 B: a metadump stream of ~16 MB, more than the two          \
+                           sockets' buffers between memcached's crawler and the driver hold */
+#define HELD_BATCH 1000 /* keys per mget of the test's own reads */
 
 /* A line to one server of its own, to write and read behind the driver's back. */
 typedef struct raw {
@@ -330,6 +334,41 @@ static void scan_resumes(void **state)
     free(got);
 }
 
+/* A callback that fails at its fifth key, after collecting the four before it. */
+static int collect_then_fail(void *ctx, const rkm_key *key, rk_error *err)
+{
+    keyset *s = ctx;
+    if (s->n == 4)
+        return rk_error_set(err, RK_EIO, NULL, "the fifth key fails");
+    return collect(ctx, key, err);
+}
+
+/* A step whose callback failed leaves the cursor where the step began; asked again on the same
+ * connection, it passes the same keys (memcached: from its spool, not a new stream), and the scan
+ * then passes every key. */
+static void scan_step_redone_after_failure(void **state)
+{
+    fixture *f = *state;
+    keyset *want = keyset_new(), *got = keyset_new(), *failed = keyset_new();
+    rk_error err = {0};
+    rkm_cursor cursor = {.pos = ""};
+    fill_source(f, want);
+    scan_into(f->src, &cursor, 1, got);
+    rkm_cursor before = cursor;
+    assert_int_equal(rkm_scan(f->src, &cursor, STEP, collect_then_fail, failed, &err), RK_EIO);
+    assert_string_equal(cursor.pos, before.pos);
+    size_t first = got->n;
+    scan_into(f->src, &cursor, 1, got);
+    for (size_t i = 0; i < failed->n; i++)
+        assert_int_equal(key_cmp(&failed->k[i], &got->k[first + i]), 0);
+    scan_into(f->src, &cursor, 10000, got);
+    assert_true(cursor.done);
+    assert_same_keys(want, got);
+    free(want);
+    free(got);
+    free(failed);
+}
+
 /* Scan, get, add: what the mover does. Every key arrives, with its value's checksum. */
 static void copy_every_key(void **state)
 {
@@ -385,6 +424,75 @@ static rkm_value get_value(rkm_conn *c, const char *key)
     if (rkm_get(c, key, strlen(key), &v, &err) != RK_OK)
         fail_msg("get %s: %s", key, err.message);
     return v;
+}
+
+/* Incompressible bytes: Redis's DUMP packs repeats. */
+static void fill_random(char *buf, size_t n)
+{
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        buf[i] = (char)x;
+    }
+}
+
+#define MANY 6 /* the keys of the batch test */
+
+/* get_many and add_many, through the driver's batch forms or (`per_key`) the per-key operations:
+ * each key's outcome as the per-key calls give it. */
+static void batch_of(const fixture *f, bool per_key)
+{
+    static const char *const names[MANY] = {"hundred", "forever", "empty", "big", "absent", "a b"};
+    char big[2000], buf[64];
+    rkm_key keys[MANY];
+    rkm_value v[MANY], theirs = {0};
+    rkm_result res[MANY], put[MANY];
+    rkm_added added[MANY];
+    rk_error err = {0};
+    fill_random(big, sizeof big);
+    raw_flush(&f->raw_dst);
+    raw_put(&f->raw_src, "hundred", "seconds", 100000);
+    raw_put(&f->raw_src, "forever", "ours", 0);
+    raw_put(&f->raw_src, "empty", "", 0);
+    raw_set(&f->raw_src, "big", 3, big, sizeof big, 0);
+    raw_put(&f->raw_dst, "forever", "theirs", 0);
+    rkm_options opt = {.max_value_bytes = 1000, .per_key = per_key};
+    rkm_conn *src = conn(f, f->src_addr, &opt), *dst = conn(f, f->dst_addr, &opt);
+    for (int i = 0; i < MANY; i++) {
+        keys[i] = (rkm_key){.key = names[i], .len = strlen(names[i])};
+        rkm_value_init(&v[i]);
+    }
+    assert_int_equal(rkm_get_many(src, keys, MANY, v, res, &err), RK_OK);
+    assert_int_equal(v[0].state, RKM_FOUND);
+    assert_in_range(v[0].ttl_ms, 97000, 100000);
+    assert_int_equal(v[0].flags, f->raw_src.mc ? MC_FLAGS : 0);
+    assert_true(v[1].state == RKM_FOUND && v[1].ttl_ms == RKM_TTL_NONE);
+    assert_true(v[2].state == RKM_FOUND && (f->raw_src.rd || v[2].len == 0));
+    assert_true(v[3].state == RKM_TOO_BIG && v[3].len >= sizeof big && !v[3].data);
+    assert_int_equal(v[4].state, RKM_ABSENT);
+    assert_int_equal(res[5].rc,
+                     f->raw_src.mc ? RK_EINVAL : RK_OK); /* no space in a memcached key */
+    assert_int_equal(res[0].rc + res[1].rc + res[2].rc + res[3].rc + res[4].rc, RK_OK);
+    assert_int_equal(rkm_add_many(dst, keys, v, 3, added, put, &err), RK_OK);
+    assert_true(added[0] == RKM_COPIED && added[1] == RKM_PRESENT && added[2] == RKM_COPIED);
+    assert_int_equal(put[0].rc + put[1].rc + put[2].rc, RK_OK);
+    assert_string_equal(raw_get(&f->raw_dst, "forever", buf, sizeof buf), "theirs");
+    rkm_value h = get_value(f->dst, "hundred");
+    assert_in_range(h.ttl_ms, 97000, 100000);
+    assert_int_equal(h.flags, v[0].flags);
+    assert_string_equal(raw_get(&f->raw_dst, "hundred", buf, sizeof buf), "seconds");
+    assert_int_equal(rkm_add_many(dst, keys, &theirs, 1, added, put, &err), RK_EINVAL);
+    rkm_value_deinit(&h);
+    for (int i = 0; i < MANY; i++)
+        rkm_value_deinit(&v[i]);
+    rkm_conn_free(src);
+    rkm_conn_free(dst);
+}
+
+static void batches_as_per_key(void **state)
+{
+    batch_of(*state, false);
+    batch_of(*state, true);
 }
 
 static void copy_keeps_ttl(void **state)
@@ -444,11 +552,7 @@ static void size_cap_skips(void **state)
 {
     fixture *f = *state;
     char big[5000];
-    uint32_t x = 2463534242u;
-    for (size_t i = 0; i < sizeof big; i++) { /* incompressible: Redis's DUMP packs repeats */
-        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-        big[i] = (char)x;
-    }
+    fill_random(big, sizeof big);
     raw_set(&f->raw_src, "big", 3, big, sizeof big, 0);
     raw_set(&f->raw_src, "small", 5, big, 500, 0);
     rkm_conn *capped = conn(f, f->src_addr, &(rkm_options){.max_value_bytes = 1000});
@@ -593,6 +697,88 @@ static void bad_input_refused(void **state)
     assert_non_null(rkm_driver_find(f->store));
 }
 
+/* Key i of the crawler test: long, so that few keys make a long stream. */
+static size_t held_key(int i, char *buf)
+{
+    return (size_t)snprintf(buf, KEY_MAX, "held-%0190d", i);
+}
+
+/* A raw handle to `addr`, bounded by `timeout_ms`; with `pipelined`, its writes are buffered
+ * and unanswered (noreply): a fast fill. */
+static memcached_st *mc_handle(const char *addr, uint64_t timeout_ms, bool pipelined)
+{
+    raw r = raw_open("memcached", addr);
+    memcached_behavior_set(r.mc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, timeout_ms);
+    memcached_behavior_set(r.mc, MEMCACHED_BEHAVIOR_RCV_TIMEOUT, timeout_ms * 1000);
+    memcached_behavior_set(r.mc, MEMCACHED_BEHAVIOR_NOREPLY, pipelined);
+    memcached_behavior_set(r.mc, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, pipelined);
+    return r.mc;
+}
+
+static void fill_held(const char *addr)
+{
+    char key[KEY_MAX];
+    memcached_st *mc = mc_handle(addr, 5000, true);
+    for (int i = 0; i < HELD_KEYS; i++) {
+        size_t len = held_key(i, key);
+        memcached_return_t rc = memcached_set(mc, key, len, "v", 1, 0, 0);
+        assert_true(memcached_success(rc) || rc == MEMCACHED_BUFFERED);
+    }
+    assert_true(memcached_success(memcached_flush_buffers(mc)));
+    memcached_free(mc);
+}
+
+/* Keys [from, from + n) asked in one mget: how many came back before the end or the timeout. */
+static int mget_count(memcached_st *mc, int from, int n)
+{
+    char keys[HELD_BATCH][KEY_MAX];
+    const char *argv[HELD_BATCH];
+    size_t lens[HELD_BATCH];
+    memcached_return_t rc;
+    memcached_result_st res;
+    int got = 0;
+    for (int i = 0; i < n; i++) {
+        lens[i] = held_key(from + i, keys[i]);
+        argv[i] = keys[i];
+    }
+    if (!memcached_success(memcached_mget(mc, argv, lens, (size_t)n)))
+        return 0;
+    memcached_result_create(mc, &res);
+    while (memcached_fetch_result(mc, &res, &rc))
+        got++;
+    memcached_result_free(&res);
+    return got;
+}
+
+/* A scan step leaves the rest of memcached's metadump unread: its crawler must not wait for the
+ * driver then, holding the lock of the hash bucket it is at, since a read of any key under that
+ * lock (one in a few thousand) would wait with it and a copy's get time out. So every key still
+ * answers at once on another connection, and the scan then passes every key. */
+static void scan_holds_no_lock(void **state)
+{
+    fixture *f = *state;
+    rkm_cursor cursor = {.pos = ""};
+    keyset *got = keyset_new();
+    fill_held(f->src_addr);
+    scan_into(f->src, &cursor, 1, got);
+    assert_false(cursor.done);
+    memcached_st *mc = mc_handle(f->src_addr, 2000, false);
+    for (int i = 0; i < HELD_KEYS; i += HELD_BATCH)
+        if (mget_count(mc, i, HELD_BATCH) != HELD_BATCH)
+            fail_msg("keys %d .. %d: no answer within 2 s while a scan is held", i,
+                     i + HELD_BATCH - 1);
+    memcached_free(mc);
+    size_t passed = got->n;
+    for (int i = 0; i < HELD_KEYS && !cursor.done; i++) {
+        got->n = 0;
+        scan_into(f->src, &cursor, 1, got);
+        passed += got->n;
+    }
+    assert_true(cursor.done);
+    assert_int_equal(passed, HELD_KEYS);
+    free(got);
+}
+
 /* `test` on `store`; on both stores, each named after its store. */
 #define ON_STORE(store, test)                                                                      \
     {                                                                                              \
@@ -610,8 +796,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         PER_STORE(scan_every_key_once),
         PER_STORE(scan_resumes),
+        PER_STORE(scan_step_redone_after_failure),
         PER_STORE(copy_every_key),
         PER_STORE(copy_keeps_ttl),
+        PER_STORE(batches_as_per_key),
         PER_STORE(add_never_overwrites),
         PER_STORE(put_overwrites_only_when_allowed),
         PER_STORE(expired_not_copied),
@@ -622,6 +810,7 @@ int main(void)
         PER_STORE(bad_input_refused),
         ON_STORE(redis, reconnects_after_kill),
         ON_STORE(memcached, reconnects_after_idle_drop),
+        ON_STORE(memcached, scan_holds_no_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
