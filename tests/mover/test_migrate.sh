@@ -129,6 +129,7 @@ prewarm() {
     check "$STORE pre-warm: v2 staged" 201 "$(as POST "$C/versions" --data-binary @"$TMP/t4")"
     owners "$TMP/t3" "$TMP/t4"
     keys fill <"$TMP/owners"
+    : >"$TMP/j7" # emptied before the start: the job's redirect may come too late
     "$RK" migrate run "${P[@]}" --before-cutover --to 2 --keys-per-s $SLOW --batch 50 -o json \
         >"$TMP/j7" 2>"$TMP/e10" &
     local w=$!
@@ -191,6 +192,7 @@ run_store() {
     M=(--cluster "$CL")
 
     # a worker killed after two reports; another worker refused while its lease runs
+    : >"$TMP/j1" # emptied before the start: the job's redirect may come too late
     "$RK" migrate run "${M[@]}" --worker w1 --keys-per-s $SLOW --batch 100 -o json >"$TMP/j1" 2>"$TMP/e1" &
     local w=$!
     wait_lines "$TMP/j1" 2 || bad "$STORE: the first worker reported nothing: $(cat "$TMP/e1")"
@@ -213,6 +215,7 @@ run_store() {
         bad "$STORE: after kill -9 of ringkeeperd, $node has $kept keys of the $acked acknowledged"; fi
 
     # the same worker resumes; a throttle change is seen; a pause stops it cleanly
+    : >"$TMP/j2" # emptied before the start: the job's redirect may come too late
     "$RK" migrate run "${M[@]}" --worker w1 --batch 100 -o json >"$TMP/j2" 2>"$TMP/e3" &
     w=$!
     wait_lines "$TMP/j2" 1 || bad "$STORE: the resumed worker reported nothing: $(cat "$TMP/e3")"
@@ -260,6 +263,7 @@ run_store() {
 
     # back to three nodes: a cancel leaves every key where it was
     check "$STORE: v3 (three nodes) opens a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"
+    : >"$TMP/j4" # emptied before the start: the job's redirect may come too late
     "$RK" migrate run "${M[@]}" --keys-per-s 100 --batch 50 -o json >"$TMP/j4" 2>"$TMP/e6" &
     w=$!
     wait_lines "$TMP/j4" 1 || bad "$STORE: the worker of v3 reported nothing: $(cat "$TMP/e6")"
