@@ -18,6 +18,7 @@
 #define MIG_LEASE_RENEW_MS 3000 /* re-claim this often: the server's lease is 10 s */
 #define MIG_POLL_MS        1000 /* GET the job this often: a pause or throttle seen within it */
 #define MIG_REPORT_TRIES   4    /* a report that got no answer is sent again (same seq) */
+#define MIG_REPORT_MS      250  /* a batch boundary is reported at least this far apart */
 #define MIG_KEY_TEXT       (3 * RKM_LIST_KEY_MAX + 1) /* a key percent-encoded, its NUL */
 
 /* Why the heartbeat or an answer says to stop at the next batch boundary. */
@@ -79,10 +80,11 @@ typedef struct mig_run {
     /* the source running */
     const char *node, *phase;
     int64_t step, seq;
-    size_t sent[2];  /* entries of its two lists already reported */
-    int cb_exit;     /* an exit code a progress callback failed with, or 0 */
-    int created;     /* this run started the job (its throttle is the options' already) */
-    int64_t started; /* ms: when this run began, for the rate */
+    int64_t reported_ms; /* when the last report was answered (mig_now_ms) */
+    size_t sent[2];      /* entries of its two lists already reported */
+    int cb_exit;         /* an exit code a progress callback failed with, or 0 */
+    int created;         /* this run started the job (its throttle is the options' already) */
+    int64_t started;     /* ms: when this run began, for the rate */
     uint64_t keys_at_start;
     uint64_t keys_now; /* moved or checked keys this run */
     uint64_t bytes_now;

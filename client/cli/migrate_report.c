@@ -159,6 +159,16 @@ static json_t *report_of(mig_run *r, const rkm_cursor *c, json_t *counters, json
     return rep;
 }
 
+/* Whether this batch boundary is reported: a source's end, a stop asked for, new list entries,
+ * or MIG_REPORT_MS since the last report. In between, the server's cursor lags by less than that,
+ * which is what a killed worker redoes (finding its copies present). */
+static int report_due(mig_run *r, const rkm_cursor *c, const rkm_keylist *l0, const rkm_keylist *l1)
+{
+    fit_batch(r);
+    return c->done || atomic_load(&r->stop) != MIG_GO || l0->n > r->sent[0] || l1->n > r->sent[1] ||
+           mig_now_ms() - r->reported_ms >= MIG_REPORT_MS;
+}
+
 /* Reports, shows and decides: RK_OK, RKM_STOP, or an error (r->cb_exit says which). */
 static int after_report(mig_run *r, json_t *report, const rkm_keylist *l0, const rkm_keylist *l1)
 {
@@ -175,6 +185,7 @@ static int after_report(mig_run *r, json_t *report, const rkm_keylist *l0, const
     }
     r->sent[0] = l0->n;
     r->sent[1] = l1->n;
+    r->reported_ms = mig_now_ms();
     mig_take_throttle(r, r->job);
     fit_batch(r);
     mig_show_progress(r, counters);
@@ -190,6 +201,8 @@ int mig_on_copy(void *ctx, const rkm_copy_state *st)
     mig_run *r = ctx;
     static const char *const names[2] = {"errors", "skipped"};
     const rkm_copy_counters *c = &st->counters;
+    if (!report_due(r, &st->cursor, &st->failed, &st->skipped))
+        return RK_OK;
     json_t *lists[2] = {list_items(&st->failed, r->sent[0], "message"),
                         list_items(&st->skipped, r->sent[1], "bytes")};
     r->keys_now = c->copied + c->present + c->skipped + c->errors + c->expired;
@@ -202,6 +215,8 @@ int mig_on_verify(void *ctx, const rkm_verify_state *st)
 {
     mig_run *r = ctx;
     static const char *const names[2] = {"errors", "mismatches"};
+    if (!report_due(r, &st->cursor, &st->failed, &st->mismatches))
+        return RK_OK;
     json_t *lists[2] = {list_items(&st->failed, r->sent[0], "message"),
                         list_items(&st->mismatches, r->sent[1], "reason")};
     r->keys_now = st->counters.checked;
