@@ -47,7 +47,8 @@ typedef struct rkm_options {
 typedef struct rkm_key {
     const char *key; /* its bytes: any byte, NUL included (Redis), so `len` counts */
     size_t len;      /* bytes of key */
-    int64_t ttl_ms;  /* remaining TTL when scanned, > 0, or RKM_TTL_NONE; a hint: copy get's */
+    int64_t ttl_ms;  /* remaining TTL when scanned, > 0, or RKM_TTL_NONE (also: unknown, Redis);
+                        a hint: a copy takes its get's */
     uint64_t size;   /* the store's size of it, a hint: memcached's whole item; Redis 0 (unknown) */
 } rkm_key;
 
@@ -144,6 +145,9 @@ typedef struct rkm_driver {
                     rk_error *err);
     int (*add_many)(void *conn, const rkm_key *keys, const rkm_value *values, size_t n,
                     rkm_added *added, rkm_result *res, rk_error *err);
+    /* Optional, as get_many: checksum of keys[0 .. n) into out[i], pipelined. */
+    int (*checksum_many)(void *conn, const rkm_key *keys, size_t n, rkm_sum *out, rkm_result *res,
+                         rk_error *err);
 } rkm_driver;
 
 extern const rkm_driver rkm_driver_memcached;
@@ -157,6 +161,10 @@ const rkm_driver *rkm_driver_find(const char *name);
  * with its flags. */
 int rkm_sum_by_get(const rkm_driver *d, void *conn, const char *key, size_t len, size_t footer,
                    rkm_sum *out, rk_error *err);
+/* The same for keys[0 .. n) through d->get_many (a value it reports RKM_TOO_BIG is read again
+ * alone, since a checksum reads values of any size): a driver's checksum_many. */
+int rkm_sum_many_by_get(const rkm_driver *d, void *conn, const rkm_key *keys, size_t n,
+                        size_t footer, rkm_sum *out, rkm_result *res, rk_error *err);
 
 /* ---- the connection callers use ---- */
 
@@ -203,5 +211,9 @@ bool rkm_conn_may_overwrite(const rkm_conn *c);
 /* See rkm_driver.del and rkm_driver.checksum. */
 int rkm_delete(rkm_conn *c, const char *key, size_t len, rk_error *err);
 int rkm_checksum(rkm_conn *c, const char *key, size_t len, rkm_sum *out, rk_error *err);
+/* rkm_checksum of keys[0 .. n), through the driver's checksum_many when it has one, each key's
+ * outcome in res[i]; returns as rkm_get_many. */
+int rkm_checksum_many(rkm_conn *c, const rkm_key *keys, size_t n, rkm_sum *out, rkm_result *res,
+                      rk_error *err);
 
 #endif

@@ -1,4 +1,4 @@
-/* driver_redis.c — the Redis driver, on hiredis: SCAN for the scan (with the keys' PTTL), PTTL
+/* driver_redis.c — the Redis driver, on hiredis: SCAN for the scan (no hints), PTTL
  * and DUMP for a get, RESTORE without REPLACE for add-if-absent (BUSYKEY: present), with REPLACE
  * for a catch-up's put, DEL. */
 #include <inttypes.h>
@@ -335,29 +335,17 @@ static int rd_check_scan(const rd_conn *r, const redisReply *rep, rk_error *err)
     return ok ? RK_OK : rd_bad_reply(r, rep, "SCAN", err);
 }
 
-/* The keys' PTTL in one round trip, then the live ones to the callback (SCAN itself leaves out
- * keys already expired; these are the ones that expired since). */
-static int rd_pass_keys(rd_conn *r, const redisReply *keys, rkm_key_fn fn, void *ctx, rk_error *err)
+/* The keys to the callback, without TTL or size hints: asking for them would cost a command per
+ * key scanned, and most do not move. SCAN itself leaves out keys already expired; one that expires
+ * since is found absent by the copy's get. */
+static int rd_pass_keys(const redisReply *keys, rkm_key_fn fn, void *ctx, rk_error *err)
 {
-    size_t n = keys->elements;
-    rd_cmd *cmds = malloc(n * sizeof *cmds);
-    redisReply **ttls = malloc(n * sizeof *ttls);
-    int rc = cmds && ttls ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-    for (size_t i = 0; rc == RK_OK && i < n; i++)
-        cmds[i] = rd_key_cmd("PTTL", keys->element[i]->str, keys->element[i]->len);
-    if (rc == RK_OK)
-        rc = rd_run(r, n, cmds, ttls, err);
-    for (size_t i = 0; rc == RK_OK && i < n; i++) {
-        rkm_key k = {.key = keys->element[i]->str, .len = keys->element[i]->len};
-        rc = rd_expect(r, ttls[i], REDIS_REPLY_INTEGER, "PTTL", err);
-        k.ttl_ms = rc == RK_OK && ttls[i]->integer > 0 ? ttls[i]->integer : RKM_TTL_NONE;
-        if (rc == RK_OK && rd_live(ttls[i]->integer))
-            rc = fn(ctx, &k, err);
+    int rc = RK_OK;
+    for (size_t i = 0; rc == RK_OK && i < keys->elements; i++) {
+        rkm_key k = {
+            .key = keys->element[i]->str, .len = keys->element[i]->len, .ttl_ms = RKM_TTL_NONE};
+        rc = fn(ctx, &k, err);
     }
-    if (ttls)
-        rd_free_replies(ttls, n);
-    free(ttls);
-    free(cmds);
     return rc;
 }
 
@@ -379,13 +367,19 @@ static int rd_scan(void *conn, rkm_cursor *cursor, size_t count, rkm_key_fn fn, 
         return rc;
     rc = rd_check_scan(r, rep, err);
     if (rc == RK_OK && rep->element[1]->elements > 0)
-        rc = rd_pass_keys(r, rep->element[1], fn, ctx, err);
+        rc = rd_pass_keys(rep->element[1], fn, ctx, err);
     if (rc == RK_OK) {
         snprintf(cursor->pos, sizeof cursor->pos, "%s", rep->element[0]->str);
         cursor->done = strcmp(cursor->pos, "0") == 0;
     }
     freeReplyObject(rep);
     return rc;
+}
+
+static int rd_checksum_many(void *conn, const rkm_key *keys, size_t n, rkm_sum *out,
+                            rkm_result *res, rk_error *err)
+{
+    return rkm_sum_many_by_get(&rkm_driver_redis, conn, keys, n, RD_FOOTER, out, res, err);
 }
 
 const rkm_driver rkm_driver_redis = {
@@ -400,4 +394,5 @@ const rkm_driver rkm_driver_redis = {
     .checksum = rd_checksum,
     .get_many = rd_get_many,
     .add_many = rd_add_many,
+    .checksum_many = rd_checksum_many,
 };
