@@ -7,9 +7,6 @@
 
 #include "pass.h"
 
-/* Values held at once, at most: a chunk is this many bytes over the size cap, in keys. */
-#define COPY_CHUNK_BYTES (32u << 20)
-
 /* One chunk's storage, for `cap` keys, allocated once a run. */
 typedef struct copy_chunk {
     size_t cap;
@@ -106,38 +103,17 @@ static int chunk_new(copy_chunk *k, size_t cap, rk_error *err)
     return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
 }
 
-/* Keys per chunk: as many values as COPY_CHUNK_BYTES holds at the size cap, at least one, at most
- * a batch. */
-static size_t chunk_keys(const rkm_copy_config *cfg)
-{
-    size_t batch = cfg->batch ? cfg->batch : RKM_DEFAULT_BATCH;
-    size_t n = COPY_CHUNK_BYTES / rkm_conn_max_value(cfg->src);
-    return n < 1 ? 1 : n > batch ? batch : n;
-}
-
-/* The values found among the chunk's n keys (mv's from `from` on) whose new owner is that of key
- * `first`, the first not written yet, added to it in one batch; their outcomes to their places. */
+/* The chunk's values not written yet whose new owner is that of key `first` (of n, mv's from
+ * `from` on), added to it in one batch; their outcomes to their places. */
 static int add_to_owner(copy_run *r, const rkm_moving *mv, size_t from, size_t n, size_t first,
                         rk_error *err)
 {
     copy_chunk *k = &r->chunk;
-    uint32_t to = mv->to[from + first];
-    size_t m = 0;
-    for (size_t i = first; i < n; i++) {
-        if (k->written[i] || mv->to[from + i] != to)
-            continue;
-        k->written[i] = true;
-        k->put[i] = (rkm_result){.rc = RK_OK};
-        k->added[i] = RKM_PRESENT;
-        if (k->got[i].rc != RK_OK || k->values[i].state != RKM_FOUND)
-            continue;
-        k->keys[m] = mv->keys[from + i];
-        k->to_write[m] = k->values[i];
-        k->at[m++] = i;
-    }
-    int rc = m ? rkm_add_many(r->pass.cfg->dest[to], k->keys, k->to_write, m, k->sub_added,
-                              k->sub_put, err)
-               : RK_OK;
+    size_t m = rkm_pass_owner_keys(mv, from, n, first, k->written, k->keys, k->at);
+    for (size_t j = 0; j < m; j++)
+        k->to_write[j] = k->values[k->at[j]];
+    int rc = rkm_add_many(r->pass.cfg->dest[mv->to[from + first]], k->keys, k->to_write, m,
+                          k->sub_added, k->sub_put, err);
     for (size_t j = 0; rc == RK_OK && j < m; j++) {
         k->put[k->at[j]] = k->sub_put[j];
         k->added[k->at[j]] = k->sub_added[j];
@@ -167,8 +143,11 @@ static int copy_chunk_of(copy_run *r, const rkm_moving *mv, size_t from, size_t 
 {
     copy_chunk *k = &r->chunk;
     int rc = rkm_get_many(r->pass.cfg->src, mv->keys + from, n, k->values, k->got, err);
-    for (size_t i = 0; i < n; i++)
-        k->written[i] = false;
+    for (size_t i = 0; i < n; i++) { /* a value not found has no add, and is counted as read */
+        k->written[i] = k->got[i].rc != RK_OK || k->values[i].state != RKM_FOUND;
+        k->put[i] = (rkm_result){.rc = RK_OK};
+        k->added[i] = RKM_PRESENT;
+    }
     for (size_t i = 0; rc == RK_OK && i < n; i++)
         if (!k->written[i])
             rc = add_to_owner(r, mv, from, n, i, err);
@@ -182,7 +161,7 @@ static int copy_chunk_of(copy_run *r, const rkm_moving *mv, size_t from, size_t 
 static int copy_flush(rkm_pass *p, const rkm_moving *mv, rk_error *err)
 {
     copy_run *r = (copy_run *)p;
-    int rc = r->chunk.cap ? RK_OK : chunk_new(&r->chunk, chunk_keys(p->cfg), err);
+    int rc = r->chunk.cap ? RK_OK : chunk_new(&r->chunk, rkm_pass_chunk_keys(p->cfg), err);
     for (size_t i = 0; rc == RK_OK && i < mv->n; i += r->chunk.cap)
         rc = copy_chunk_of(r, mv, i, mv->n - i < r->chunk.cap ? mv->n - i : r->chunk.cap, err);
     return rc;

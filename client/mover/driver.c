@@ -40,19 +40,58 @@ void rkm_value_deinit(rkm_value *v)
     rkm_value_init(v);
 }
 
+/* A per-key operation's code into a batch's: a failure of the key alone is its result, any
+ * other stops the batch (returned). */
+static int key_result(int rc, rkm_result *res, const rk_error *why, rk_error *err)
+{
+    res->rc = rc == RK_EIO || rc == RK_EINVAL ? rc : RK_OK;
+    if (res->rc != RK_OK)
+        res->err = *why;
+    if (rc != RK_OK && res->rc == RK_OK && err)
+        *err = *why;
+    return res->rc == RK_OK ? rc : RK_OK;
+}
+
+/* The fingerprint of a value get read. */
+static rkm_sum sum_of(const rkm_value *v, size_t footer)
+{
+    rkm_sum s = {.state = v->state, .len = v->len, .ttl_ms = v->ttl_ms};
+    if (v->state == RKM_FOUND)
+        s.xxh3 =
+            XXH3_64bits_withSeed(v->data, v->len > footer ? v->len - footer : v->len, v->flags);
+    return s;
+}
+
 int rkm_sum_by_get(const rkm_driver *d, void *conn, const char *key, size_t len, size_t footer,
                    rkm_sum *out, rk_error *err)
 {
     rkm_value v;
     rkm_value_init(&v);
     int rc = d->get(conn, key, len, &v, err);
-    out->state = v.state;
-    out->len = v.len;
-    out->ttl_ms = v.ttl_ms;
-    out->xxh3 = 0;
-    if (v.state == RKM_FOUND)
-        out->xxh3 = XXH3_64bits_withSeed(v.data, v.len > footer ? v.len - footer : v.len, v.flags);
+    *out = sum_of(&v, footer);
     rkm_value_deinit(&v);
+    return rc;
+}
+
+int rkm_sum_many_by_get(const rkm_driver *d, void *conn, const rkm_key *keys, size_t n,
+                        size_t footer, rkm_sum *out, rkm_result *res, rk_error *err)
+{
+    rkm_value *v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        rkm_value_init(&v[i]);
+    int rc = d->get_many(conn, keys, n, v, res, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        out[i] = sum_of(&v[i], footer);
+        if (res[i].rc == RK_OK && v[i].state == RKM_TOO_BIG)
+            rc = key_result(
+                rkm_sum_by_get(d, conn, keys[i].key, keys[i].len, footer, &out[i], &res[i].err),
+                &res[i], &res[i].err, err);
+    }
+    for (size_t i = 0; i < n; i++)
+        rkm_value_deinit(&v[i]);
+    free(v);
     return rc;
 }
 
@@ -142,18 +181,6 @@ int rkm_get(rkm_conn *c, const char *key, size_t len, rkm_value *out, rk_error *
     return rc;
 }
 
-/* A per-key operation's code into a batch's: a failure of the key alone is its result, any
- * other stops the batch (returned). */
-static int key_result(int rc, rkm_result *res, const rk_error *why, rk_error *err)
-{
-    res->rc = rc == RK_EIO || rc == RK_EINVAL ? rc : RK_OK;
-    if (res->rc != RK_OK)
-        res->err = *why;
-    if (rc != RK_OK && res->rc == RK_OK && err)
-        *err = *why;
-    return res->rc == RK_OK ? rc : RK_OK;
-}
-
 static bool batches(const rkm_conn *c, bool has_batch_form)
 {
     return has_batch_form && !c->opt.per_key;
@@ -234,4 +261,22 @@ int rkm_delete(rkm_conn *c, const char *key, size_t len, rk_error *err)
 int rkm_checksum(rkm_conn *c, const char *key, size_t len, rkm_sum *out, rk_error *err)
 {
     return c->driver->checksum(c->impl, key, len, out, err);
+}
+
+int rkm_checksum_many(rkm_conn *c, const rkm_key *keys, size_t n, rkm_sum *out, rkm_result *res,
+                      rk_error *err)
+{
+    int rc = RK_OK;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (rkm_sum){.state = RKM_ABSENT, .ttl_ms = RKM_TTL_NONE};
+        res[i] = (rkm_result){.rc = RK_OK};
+    }
+    if (batches(c, c->driver->checksum_many != NULL))
+        return c->driver->checksum_many(c->impl, keys, n, out, res, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        rk_error why = {0};
+        rc = key_result(c->driver->checksum(c->impl, keys[i].key, keys[i].len, &out[i], &why),
+                        &res[i], &why, err);
+    }
+    return rc;
 }

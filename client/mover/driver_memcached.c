@@ -808,6 +808,12 @@ static int mc_scan_step(void *conn, rkm_cursor *cursor, size_t count, rkm_key_fn
     return rc == RK_OK ? s.stopped : rc;
 }
 
+static int mc_checksum_many(void *conn, const rkm_key *keys, size_t n, rkm_sum *out,
+                            rkm_result *res, rk_error *err)
+{
+    return rkm_sum_many_by_get(&rkm_driver_memcached, conn, keys, n, 0, out, res, err);
+}
+
 const rkm_driver rkm_driver_memcached = {
     .name = "memcached",
     .open = mc_open,
@@ -820,4 +826,5 @@ const rkm_driver rkm_driver_memcached = {
     .checksum = mc_checksum,
     .get_many = mc_get_many,
     .add_many = mc_add_many,
+    .checksum_many = mc_checksum_many,
 };

@@ -243,6 +243,27 @@ int rkm_pass_run(rkm_pass *p, rk_error *err)
     return rc;
 }
 
+size_t rkm_pass_chunk_keys(const rkm_copy_config *cfg)
+{
+    size_t batch = cfg->batch ? cfg->batch : RKM_DEFAULT_BATCH;
+    size_t n = RKM_CHUNK_BYTES / rkm_conn_max_value(cfg->src);
+    return n < 1 ? 1 : n > batch ? batch : n;
+}
+
+size_t rkm_pass_owner_keys(const rkm_moving *mv, size_t from, size_t n, size_t first, bool *taken,
+                           rkm_key *keys, size_t *at)
+{
+    uint32_t to = mv->to[from + first];
+    size_t m = 0;
+    for (size_t i = first; i < n; i++)
+        if (!taken[i] && mv->to[from + i] == to) {
+            taken[i] = true;
+            keys[m] = mv->keys[from + i];
+            at[m++] = i;
+        }
+    return m;
+}
+
 int rkm_pass_key_failed(rkm_keylist *failed, uint64_t *errors, const rkm_key *key, int rc,
                         rk_error *err)
 {

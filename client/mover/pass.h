@@ -48,6 +48,19 @@ struct rkm_pass {
  * progress callback's error, after its batch. */
 int rkm_pass_run(rkm_pass *p, rk_error *err);
 
+/* Values held at once by a kind's flush, at most: a chunk is this many bytes over the size cap,
+ * in keys. */
+#define RKM_CHUNK_BYTES (32u << 20)
+
+/* Keys per chunk: as many values as RKM_CHUNK_BYTES holds at the source's size cap, at least one,
+ * at most a batch. */
+size_t rkm_pass_chunk_keys(const rkm_copy_config *cfg);
+
+/* The keys of a chunk (n of mv's from `from` on) not yet `taken` whose new owner is that of key
+ * `first`: into keys[0 .. m) with their places in `at`, marked taken. Returns m. */
+size_t rkm_pass_owner_keys(const rkm_moving *mv, size_t from, size_t n, size_t first, bool *taken,
+                           rkm_key *keys, size_t *at);
+
 /* For a kind's move: a failure of one key alone (RK_EIO, RK_EINVAL) is counted in *errors and
  * listed in `failed` with its message, and the pass goes on (RK_OK); any other is returned. */
 int rkm_pass_key_failed(rkm_keylist *failed, uint64_t *errors, const rkm_key *key, int rc,

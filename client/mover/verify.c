@@ -1,8 +1,22 @@
 /* verify.c — the verify pass (copy.h): each key that moves compared by checksum on the source and
- * its new owner; it only reads, unless the config asks it to delete what matched from the source
- * (delete_source) or to write the source's value over a copy that differs (a pre-warm's
- * catch-up). */
+ * its new owner, a chunk of a batch's keys at a time (rkm_checksum_many); it only reads, unless the
+ * config asks it to delete what matched from the source (delete_source) or to write the source's
+ * value over a copy that differs (a pre-warm's catch-up). */
+#include <stdlib.h>
+
 #include "pass.h"
+
+/* One chunk's checksums, for `cap` keys, allocated once a run. */
+typedef struct verify_sums {
+    size_t cap;
+    rkm_sum *src, *dst; /* each key's on the source and on its new owner */
+    rkm_result *res;    /* each key's outcome: the first failure of its two reads */
+    bool *done;         /* its new owner's checksum is asked for (or not needed) */
+    rkm_key *keys;      /* one new owner's keys, for its batch */
+    size_t *at;         /* their places in the chunk */
+    rkm_sum *sub;       /* their checksums and outcomes, before they go to their places */
+    rkm_result *sub_res;
+} verify_sums;
 
 typedef struct verify_run {
     rkm_pass pass;                   /* first: the walk's view of this run */
@@ -10,6 +24,7 @@ typedef struct verify_run {
     rkm_verify_progress_fn progress; /* the caller's, with ctx; may be NULL */
     void *ctx;
     rkm_value value;          /* a missing or caught-up key's source value */
+    verify_sums sums;         /* the keys in hand */
     rkm_verify_counters mark; /* the counters at the batch boundary */
     size_t mark_mismatches;   /* and the lists' lengths */
     size_t mark_failed;
@@ -20,6 +35,36 @@ static const char *const mismatch_names[] = {
     [RKM_VALUE] = "value",
     [RKM_TTL] = "ttl",
 };
+
+static void sums_free(verify_sums *k)
+{
+    free(k->src);
+    free(k->dst);
+    free(k->res);
+    free(k->done);
+    free(k->keys);
+    free(k->at);
+    free(k->sub);
+    free(k->sub_res);
+    *k = (verify_sums){0};
+}
+
+static int sums_new(verify_sums *k, size_t cap, rk_error *err)
+{
+    k->cap = cap;
+    k->src = calloc(cap, sizeof *k->src);
+    k->dst = calloc(cap, sizeof *k->dst);
+    k->res = calloc(cap, sizeof *k->res);
+    k->done = calloc(cap, sizeof *k->done);
+    k->keys = calloc(cap, sizeof *k->keys);
+    k->at = calloc(cap, sizeof *k->at);
+    k->sub = calloc(cap, sizeof *k->sub);
+    k->sub_res = calloc(cap, sizeof *k->sub_res);
+    if (k->src && k->dst && k->res && k->done && k->keys && k->at && k->sub && k->sub_res)
+        return RK_OK;
+    sums_free(k);
+    return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+}
 
 const char *rkm_mismatch_name(int reason)
 {
@@ -129,27 +174,79 @@ static int delete_source(verify_run *r, const rkm_key *key, rk_error *err)
     return RK_OK;
 }
 
-static int verify_key(rkm_pass *p, const rkm_key *key, rkm_conn *dest, rk_error *err)
+/* What the checksums of a key (rc: how reading them went) say, and what follows: a missing key's
+ * source read, a catch-up, the tally, delete_source. */
+static int judge(verify_run *r, const rkm_key *key, rkm_conn *dest, rkm_sum *src, rkm_sum *dst,
+                 int rc, rk_error *err)
 {
-    verify_run *r = (verify_run *)p;
-    const rkm_copy_config *cfg = p->cfg;
-    rkm_sum src, dst;
-    int reason;
+    const rkm_copy_config *cfg = r->pass.cfg;
+    int reason = rc == RK_OK && src->state == RKM_FOUND ? compare(src, dst) : 0;
     bool updated = false;
-    int rc = compare_key(p, key, dest, &src, &dst, &reason, err);
     bool got = rc == RK_OK && (reason == RKM_MISSING || (reason && cfg->catch_up));
     if (got)
         rc = rkm_get(cfg->src, key->key, key->len, &r->value, err);
     if (rc == RK_OK && got && cfg->catch_up)
-        rc = catch_up(r, key, dest, &src, &dst, &reason, &updated, err);
+        rc = catch_up(r, key, dest, src, dst, &reason, &updated, err);
     rkm_throttle_take(cfg->throttle, 1,
-                      src.len + dst.len + (got && cfg->catch_up ? r->value.len : 0));
+                      src->len + dst->len + (got && cfg->catch_up ? r->value.len : 0));
     if (rc != RK_OK)
         return rkm_pass_key_failed(&r->state->failed, &r->state->counters.errors, key, rc, err);
     r->state->counters.updated += updated;
-    rc = tally(r, key, &src, reason, got, err);
-    if (rc == RK_OK && reason == 0 && src.state == RKM_FOUND && cfg->delete_matched)
+    rc = tally(r, key, src, reason, got, err);
+    if (rc == RK_OK && reason == 0 && src->state == RKM_FOUND && cfg->delete_matched)
         rc = delete_source(r, key, err);
+    return rc;
+}
+
+/* The new owners' checksums of the chunk's keys that the source has, one batch per owner. */
+static int sum_owners(verify_run *r, const rkm_moving *mv, size_t from, size_t n, rk_error *err)
+{
+    verify_sums *k = &r->sums;
+    int rc = RK_OK;
+    for (size_t i = 0; i < n; i++)
+        k->done[i] = k->res[i].rc != RK_OK || k->src[i].state != RKM_FOUND;
+    for (size_t first = 0; rc == RK_OK && first < n; first++) {
+        if (k->done[first])
+            continue;
+        uint32_t to = mv->to[from + first];
+        size_t m = rkm_pass_owner_keys(mv, from, n, first, k->done, k->keys, k->at);
+        rc = rkm_checksum_many(r->pass.cfg->dest[to], k->keys, m, k->sub, k->sub_res, err);
+        for (size_t j = 0; rc == RK_OK && j < m; j++) {
+            k->dst[k->at[j]] = k->sub[j];
+            if (k->sub_res[j].rc != RK_OK)
+                k->res[k->at[j]] = k->sub_res[j];
+        }
+    }
+    return rc;
+}
+
+/* n of the step's moving keys from `from` on: checksummed in one batch on the source and one per
+ * new owner, then judged one by one. */
+static int verify_chunk(verify_run *r, const rkm_moving *mv, size_t from, size_t n, rk_error *err)
+{
+    verify_sums *k = &r->sums;
+    for (size_t i = 0; i < n; i++)
+        k->dst[i] = (rkm_sum){.state = RKM_ABSENT, .ttl_ms = RKM_TTL_NONE};
+    int rc = rkm_checksum_many(r->pass.cfg->src, mv->keys + from, n, k->src, k->res, err);
+    if (rc == RK_OK)
+        rc = sum_owners(r, mv, from, n, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        rk_error why = k->res[i].err;
+        const rkm_key *key = &mv->keys[from + i];
+        rc = judge(r, key, r->pass.cfg->dest[mv->to[from + i]], &k->src[i], &k->dst[i],
+                   k->res[i].rc, &why);
+        if (rc != RK_OK && err)
+            *err = why;
+    }
+    return rc;
+}
+
+static int verify_flush(rkm_pass *p, const rkm_moving *mv, rk_error *err)
+{
+    verify_run *r = (verify_run *)p;
+    int rc = r->sums.cap ? RK_OK : sums_new(&r->sums, rkm_pass_chunk_keys(p->cfg), err);
+    for (size_t i = 0; rc == RK_OK && i < mv->n; i += r->sums.cap)
+        rc = verify_chunk(r, mv, i, mv->n - i < r->sums.cap ? mv->n - i : r->sums.cap, err);
     return rc;
 }
 
@@ -176,7 +273,7 @@ static int verify_report(rkm_pass *p)
 }
 
 static const rkm_pass_ops verify_ops = {
-    .move = verify_key, .mark = verify_mark, .undo = verify_undo, .report = verify_report};
+    .flush = verify_flush, .mark = verify_mark, .undo = verify_undo, .report = verify_report};
 
 int rkm_verify_run(const rkm_copy_config *cfg, rkm_verify_state *state,
                    rkm_verify_progress_fn progress, void *ctx, rk_error *err)
@@ -195,5 +292,6 @@ int rkm_verify_run(const rkm_copy_config *cfg, rkm_verify_state *state,
     rkm_value_init(&r.value);
     int rc = rkm_pass_run(&r.pass, err);
     rkm_value_deinit(&r.value);
+    sums_free(&r.sums);
     return rc;
 }

@@ -588,6 +588,47 @@ static void checksums_compare(void **state)
     assert_int_equal(sum_of(f->src, "absent").state, RKM_ABSENT);
 }
 
+/* checksum_many gives what rkm_checksum gives key by key, through the driver's batch form or
+ * (`per_key`) without it: a value over the size cap is summed whole, an absent key is absent, a
+ * key the store cannot hold fails alone. */
+static void checksum_batch_of(const fixture *f, bool per_key)
+{
+    static const char *const names[] = {"a", "big", "absent", "c", "a b"};
+    enum { N = sizeof names / sizeof names[0] };
+    char big[3000];
+    rkm_key keys[N];
+    rkm_sum sums[N];
+    rkm_result res[N];
+    rk_error err = {0};
+    fill_random(big, sizeof big);
+    raw_put(&f->raw_src, "a", "the same value", 100000);
+    raw_set(&f->raw_src, "big", 3, big, sizeof big, 0);
+    raw_put(&f->raw_src, "c", "another value", 0);
+    rkm_options opt = {.max_value_bytes = 1000, .per_key = per_key};
+    rkm_conn *src = conn(f, f->src_addr, &opt);
+    for (int i = 0; i < N; i++)
+        keys[i] = (rkm_key){.key = names[i], .len = strlen(names[i])};
+    assert_int_equal(rkm_checksum_many(src, keys, N, sums, res, &err), RK_OK);
+    for (int i = 0; i < N - 1; i++) {
+        rkm_sum one = sum_of(f->src, names[i]);
+        assert_int_equal(res[i].rc, RK_OK);
+        assert_int_equal(sums[i].state, one.state);
+        assert_true(sums[i].xxh3 == one.xxh3 && sums[i].len == one.len);
+        assert_true(sums[i].ttl_ms == RKM_TTL_NONE ? one.ttl_ms == RKM_TTL_NONE
+                                                   : one.ttl_ms > 90000);
+    }
+    assert_true(sums[1].state == RKM_FOUND && sums[1].len >= sizeof big);
+    assert_int_equal(sums[2].state, RKM_ABSENT);
+    assert_int_equal(res[N - 1].rc, f->raw_src.mc ? RK_EINVAL : RK_OK);
+    rkm_conn_free(src);
+}
+
+static void checksum_batches_as_per_key(void **state)
+{
+    checksum_batch_of(*state, false);
+    checksum_batch_of(*state, true);
+}
+
 static void delete_removes(void **state)
 {
     fixture *f = *state;
@@ -805,6 +846,7 @@ int main(void)
         PER_STORE(expired_not_copied),
         PER_STORE(size_cap_skips),
         PER_STORE(checksums_compare),
+        PER_STORE(checksum_batches_as_per_key),
         PER_STORE(delete_removes),
         PER_STORE(dead_server_fails),
         PER_STORE(bad_input_refused),
