@@ -11,7 +11,7 @@
 #define MIGRATE_USAGE                                                                              \
     "usage: ringkeeper migrate run --server URL --cluster C [--token T] [--worker ID]\n"           \
     "              [--before-cutover --to V] [--delete-source] [--max-step F] [--keys-per-s N]\n"  \
-    "              [--bytes-per-s N] [--batch N] [--finish] [-o json]\n"                           \
+    "              [--bytes-per-s N] [--batch N] [--relay] [--finish] [-o json]\n"                 \
     "       ringkeeper migrate status --server URL --cluster C [-o json|table]\n"                  \
     "       ringkeeper migrate throttle [--keys-per-s N] [--bytes-per-s N] --server URL ...\n"     \
     "       ringkeeper migrate pause|resume|cancel [--comment TEXT] --server URL ...\n"            \
@@ -34,8 +34,10 @@
     "  --max-step F       start the job in steps of at most F of the hash space, (0, 1]\n"         \
     "  --keys-per-s N     the throttle: keys per second, 0 unlimited (run: for the job)\n"         \
     "  --bytes-per-s N    the throttle: bytes per second, 0 unlimited\n"                           \
-    "  --batch N          the most keys per batch and report, 1..10000 (default 500; never\n"      \
+    "  --batch N          the most keys a batch scans, 1..10000 (default 2000; never\n"            \
     "                     more than a second of --keys-per-s)\n"                                   \
+    "  --relay            copy Redis values through this worker (DUMP, RESTORE), not server to\n"  \
+    "                     server (MIGRATE): for sources that cannot reach the new owners\n"        \
     "  --finish           run: close the migration window once the job is verified\n"              \
     "  --comment TEXT     pause, resume, cancel: recorded with the event\n" RK_CLI_OUTPUT_HELP(    \
         "table") "                 run -o json: one JSON line per report on stdout, then the "     \
@@ -84,6 +86,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("keys-per-s", RK_CLI_NUMBER, &keys, .lo = 0, .hi = 1000000000),
         RK_CLI_OPT("bytes-per-s", RK_CLI_NUMBER, &bytes, .lo = 0, .hi = 10ull << 30),
         RK_CLI_OPT("batch", RK_CLI_NUMBER, &batch, .lo = 1, .hi = RKM_SCAN_MAX),
+        RK_CLI_OPT("relay", RK_CLI_FLAG, &o.relay),
         RK_CLI_OPT("finish", RK_CLI_FLAG, &o.finish),
         RK_CLI_OUTPUT_OPT(&view),
         {0}};

@@ -60,6 +60,7 @@ typedef struct mig_opts {
     long long keys_per_s; /* --keys-per-s, -1: not given */
     long long bytes_per_s;
     size_t batch; /* --batch: the most keys per batch */
+    int relay;    /* --relay: never copy server to server */
     int finish;   /* --finish */
     int json;     /* -o json: a line per report on stdout */
 } mig_opts;

@@ -165,7 +165,8 @@ static rkm_conn *connect_node(mig_run *run, const rk_ring *r, size_t i, char *me
 {
     rk_error err = {0};
     const rk_node *node = node_of(r, i);
-    rkm_options opt = {.overwrite = r == run->ring[1] && job_prewarms(run->job)};
+    rkm_options opt = {.overwrite = r == run->ring[1] && job_prewarms(run->job),
+                       .relay = run->o->relay != 0};
     rkm_conn *c = rkm_conn_new(mig_str(run->job, "data"), node->addr, &opt, &err);
     if (!c)
         snprintf(message, n, "node %s (%s): %s", node->id, node->addr, err.message);

@@ -16,7 +16,7 @@ typedef struct copy_chunk {
     rkm_added *added;
     bool *written;       /* its add is done (or there is none to do) */
     rkm_key *keys;       /* one new owner's keys, for its add */
-    rkm_value *to_write; /* their values (borrowed from `values`) */
+    rkm_value *to_write; /* their values (borrowed from `values`); direct: what the source had */
     size_t *at;          /* their places in the chunk */
     rkm_result *sub_put; /* their outcomes, before they go back to their places */
     rkm_added *sub_added;
@@ -28,6 +28,7 @@ typedef struct copy_run {
     rkm_copy_progress_fn progress; /* the caller's, with ctx; may be NULL */
     void *ctx;
     copy_chunk chunk;       /* the keys in hand */
+    bool direct;            /* copied server to server (rkm_copy_many), not through the worker */
     rkm_copy_counters mark; /* the counters at the batch boundary */
     size_t mark_skipped;    /* and the lists' lengths */
     size_t mark_failed;
@@ -138,8 +139,8 @@ static int chunk_tally(copy_run *r, const rkm_key *key, size_t i, rk_error *err)
     return tally(r, key, &k->values[i], k->added[i], err);
 }
 
-/* n of the step's moving keys from `from` on: read in one batch, added in one per new owner. */
-static int copy_chunk_of(copy_run *r, const rkm_moving *mv, size_t from, size_t n, rk_error *err)
+/* Through the worker: the chunk read in one batch, added in one per new owner. */
+static int copy_relayed(copy_run *r, const rkm_moving *mv, size_t from, size_t n, rk_error *err)
 {
     copy_chunk *k = &r->chunk;
     int rc = rkm_get_many(r->pass.cfg->src, mv->keys + from, n, k->values, k->got, err);
@@ -151,6 +152,39 @@ static int copy_chunk_of(copy_run *r, const rkm_moving *mv, size_t from, size_t 
     for (size_t i = 0; rc == RK_OK && i < n; i++)
         if (!k->written[i])
             rc = add_to_owner(r, mv, from, n, i, err);
+    return rc;
+}
+
+/* Server to server: one rkm_copy_many per new owner; what the source had (sizes, no data) and
+ * each outcome to their places. */
+static int copy_direct(copy_run *r, const rkm_moving *mv, size_t from, size_t n, rk_error *err)
+{
+    copy_chunk *k = &r->chunk;
+    int rc = RK_OK;
+    for (size_t i = 0; i < n; i++) {
+        k->written[i] = false;
+        k->put[i] = (rkm_result){.rc = RK_OK};
+    }
+    for (size_t first = 0; rc == RK_OK && first < n; first++) {
+        if (k->written[first])
+            continue;
+        size_t m = rkm_pass_owner_keys(mv, from, n, first, k->written, k->keys, k->at);
+        rc = rkm_copy_many(r->pass.cfg->src, r->pass.cfg->dest[mv->to[from + first]], k->keys, m,
+                           k->to_write, k->sub_added, k->sub_put, err);
+        for (size_t j = 0; rc == RK_OK && j < m; j++) {
+            k->values[k->at[j]] = k->to_write[j];
+            k->added[k->at[j]] = k->sub_added[j];
+            k->got[k->at[j]] = k->sub_put[j];
+        }
+    }
+    return rc;
+}
+
+/* n of the step's moving keys from `from` on: copied, then each counted. */
+static int copy_chunk_of(copy_run *r, const rkm_moving *mv, size_t from, size_t n, rk_error *err)
+{
+    copy_chunk *k = &r->chunk;
+    int rc = r->direct ? copy_direct(r, mv, from, n, err) : copy_relayed(r, mv, from, n, err);
     for (size_t i = 0; rc == RK_OK && i < n; i++)
         rc = chunk_tally(r, &mv->keys[from + i], i, err);
     for (size_t i = 0; i < n; i++)
@@ -158,10 +192,25 @@ static int copy_chunk_of(copy_run *r, const rkm_moving *mv, size_t from, size_t 
     return rc;
 }
 
+/* Whether every new owner takes the source's keys server to server. */
+static bool copies_direct(const rkm_copy_config *cfg)
+{
+    bool direct = true;
+    for (size_t i = 0; i < cfg->n_dest; i++)
+        direct = direct && (!cfg->dest[i] || rkm_conn_copies_direct(cfg->src, cfg->dest[i]));
+    return direct;
+}
+
+/* A chunk holds no values when copying server to server: then it is a whole batch. */
 static int copy_flush(rkm_pass *p, const rkm_moving *mv, rk_error *err)
 {
     copy_run *r = (copy_run *)p;
-    int rc = r->chunk.cap ? RK_OK : chunk_new(&r->chunk, rkm_pass_chunk_keys(p->cfg), err);
+    int rc = RK_OK;
+    if (!r->chunk.cap) {
+        r->direct = copies_direct(p->cfg);
+        size_t batch = p->cfg->batch ? p->cfg->batch : RKM_DEFAULT_BATCH;
+        rc = chunk_new(&r->chunk, r->direct ? batch : rkm_pass_chunk_keys(p->cfg), err);
+    }
     for (size_t i = 0; rc == RK_OK && i < mv->n; i += r->chunk.cap)
         rc = copy_chunk_of(r, mv, i, mv->n - i < r->chunk.cap ? mv->n - i : r->chunk.cap, err);
     return rc;

@@ -23,7 +23,7 @@
 #include "keylist.h"
 #include "throttle.h"
 
-#define RKM_DEFAULT_BATCH 500 /* keys per scan step, and per progress report */
+#define RKM_DEFAULT_BATCH 2000 /* keys per scan step */
 
 /* A range of key hashes (rk_ring_key_hash), both ends included: first <= last. A plan's arc that
  * wraps past the top of the hash space is two of them. */

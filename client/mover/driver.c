@@ -226,6 +226,26 @@ int rkm_add_many(rkm_conn *c, const rkm_key *keys, const rkm_value *values, size
     return rc;
 }
 
+bool rkm_conn_copies_direct(const rkm_conn *src, const rkm_conn *dest)
+{
+    return src->driver == dest->driver && src->driver->copy_many && !src->opt.relay &&
+           !dest->opt.relay && !src->opt.per_key && !dest->opt.per_key;
+}
+
+int rkm_copy_many(rkm_conn *src, rkm_conn *dest, const rkm_key *keys, size_t n, rkm_value *seen,
+                  rkm_added *added, rkm_result *res, rk_error *err)
+{
+    if (!rkm_conn_copies_direct(src, dest))
+        return rk_error_set(err, RK_EINVAL, NULL, "%s cannot copy server to server here",
+                            src->driver->name);
+    for (size_t i = 0; i < n; i++) {
+        rkm_value_deinit(&seen[i]);
+        added[i] = RKM_PRESENT;
+        res[i] = (rkm_result){.rc = RK_OK};
+    }
+    return src->driver->copy_many(src->impl, dest->impl, keys, n, seen, added, res, err);
+}
+
 size_t rkm_conn_max_value(const rkm_conn *c)
 {
     return c->opt.max_value_bytes;

@@ -37,6 +37,8 @@ typedef struct rkm_options {
                                cutover (docs/MIGRATE.md, "The catch-up"); false refuses it */
     bool per_key;           /* rkm_get_many and rkm_add_many call the per-key operations even when
                                the driver has batch forms, as for a driver without them (tests) */
+    bool relay;             /* never copy server to server (rkm_copy_many): values pass through
+                               the worker, for sources that cannot reach their new owners */
 } rkm_options;
 
 /* ---- what the operations pass ---- */
@@ -148,6 +150,12 @@ typedef struct rkm_driver {
     /* Optional, as get_many: checksum of keys[0 .. n) into out[i], pipelined. */
     int (*checksum_many)(void *conn, const rkm_key *keys, size_t n, rkm_sum *out, rkm_result *res,
                          rk_error *err);
+    /* Optional: add_if_absent of keys[0 .. n) from server `src` straight to server `dest` of the
+     * same store, the values never passing through the worker. seen[i] (as rkm_value_init left
+     * it) gets what the source had: its state and size, never its data (a value over
+     * max_value_bytes is RKM_TOO_BIG and not copied); added[i] whether it was copied. */
+    int (*copy_many)(void *src, void *dest, const rkm_key *keys, size_t n, rkm_value *seen,
+                     rkm_added *added, rkm_result *res, rk_error *err);
 } rkm_driver;
 
 extern const rkm_driver rkm_driver_memcached;
@@ -204,6 +212,13 @@ int rkm_get_many(rkm_conn *c, const rkm_key *keys, size_t n, rkm_value *out, rkm
                  rk_error *err);
 int rkm_add_many(rkm_conn *c, const rkm_key *keys, const rkm_value *values, size_t n,
                  rkm_added *added, rkm_result *res, rk_error *err);
+/* Whether rkm_copy_many copies from src to dest server to server: both of one store whose driver
+ * can, and neither opened with relay or per_key. */
+bool rkm_conn_copies_direct(const rkm_conn *src, const rkm_conn *dest);
+/* See rkm_driver.copy_many; RK_EINVAL when !rkm_conn_copies_direct(src, dest). Returns as
+ * rkm_get_many. */
+int rkm_copy_many(rkm_conn *src, rkm_conn *dest, const rkm_key *keys, size_t n, rkm_value *seen,
+                  rkm_added *added, rkm_result *res, rk_error *err);
 /* The connection's size cap, rkm_options.max_value_bytes. */
 size_t rkm_conn_max_value(const rkm_conn *c);
 /* Whether c was opened with rkm_options.overwrite. */

@@ -1,6 +1,6 @@
 /* driver_redis.c — the Redis driver, on hiredis: SCAN for the scan (no hints), PTTL
  * and DUMP for a get, RESTORE without REPLACE for add-if-absent (BUSYKEY: present), with REPLACE
- * for a catch-up's put, DEL. */
+ * for a catch-up's put, DEL; a batch's copy server to server by MIGRATE ... COPY. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +22,14 @@ typedef struct rd_conn {
     char label[RKM_LABEL_MAX]; /* "redis host:port", how messages name the server */
 } rd_conn;
 
-/* One command, binary-safe: keys and payloads may hold any byte. */
+/* One command, binary-safe: keys and payloads may hold any byte. A longer one (MIGRATE's key
+ * list) lends its arguments in `long_argv` and `long_len` instead. */
 typedef struct rd_cmd {
     int argc;
     const char *argv[RD_ARGS_MAX];
     size_t len[RD_ARGS_MAX];
+    const char **long_argv;
+    const size_t *long_len;
 } rd_cmd;
 
 static rd_cmd rd_key_cmd(const char *verb, const char *key, size_t len)
@@ -100,9 +103,12 @@ static int rd_try_exchange(void *arg, rk_error *err)
     rd_exchange *x = arg;
     rd_conn *r = x->r;
     int rc = r->c ? RK_OK : rd_connect(r, err);
-    for (size_t i = 0; rc == RK_OK && i < x->n; i++)
-        if (redisAppendCommandArgv(r->c, x->cmds[i].argc, x->cmds[i].argv, x->cmds[i].len))
+    for (size_t i = 0; rc == RK_OK && i < x->n; i++) {
+        rd_cmd *c = &x->cmds[i];
+        if (redisAppendCommandArgv(r->c, c->argc, c->long_argv ? c->long_argv : c->argv,
+                                   c->long_len ? c->long_len : c->len))
             rc = RK_EUNREACHABLE;
+    }
     for (size_t i = 0; rc == RK_OK && i < x->n; i++) {
         void *reply = NULL;
         if (redisGetReply(r->c, &reply) != REDIS_OK)
@@ -322,6 +328,125 @@ static int rd_checksum(void *conn, const char *key, size_t len, rkm_sum *out, rk
     return rkm_sum_by_get(&rkm_driver_redis, conn, key, len, RD_FOOTER, out, err);
 }
 
+/* ---- server to server: MIGRATE ... COPY without REPLACE ---- */
+
+#define RD_MIGRATE_ARGS 8 /* MIGRATE host port "" 0 timeout COPY KEYS, then the keys */
+
+/* What a key's MEMORY USAGE says: absent (nil), or its size against the cap. */
+static void rd_take_size(const rd_conn *r, const redisReply *rep, rkm_value *seen, rkm_result *res)
+{
+    if (rep->type == REDIS_REPLY_NIL)
+        return;
+    if (rep->type != REDIS_REPLY_INTEGER || rep->integer < 0) {
+        res->rc = rd_bad_reply(r, rep, "MEMORY USAGE", &res->err);
+        return;
+    }
+    seen->len = (size_t)rep->integer;
+    seen->state = seen->len > r->opt->max_value_bytes ? RKM_TOO_BIG : RKM_FOUND;
+}
+
+/* Each key's size on the source (into seen[i]) and whether the destination has it (added[i]):
+ * two pipelines. `take[i]` says whether MIGRATE should copy it. */
+static int rd_survey(rd_conn *s, rd_conn *d, const rkm_key *keys, size_t n, rkm_value *seen,
+                     rkm_added *added, rkm_result *res, bool *take, rk_error *err)
+{
+    rd_batch b;
+    int rc = rd_batch_new(&b, s, n, 2, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        b.cmds[i] = (rd_cmd){.argc = 3,
+                             .argv = {"MEMORY", "USAGE", keys[i].key},
+                             .len = {strlen("MEMORY"), strlen("USAGE"), keys[i].len}};
+        b.cmds[n + i] = rd_key_cmd("EXISTS", keys[i].key, keys[i].len);
+    }
+    if (rc == RK_OK)
+        rc = rd_run(s, n, b.cmds, b.rep, err);
+    if (rc == RK_OK)
+        rc = rd_run(d, n, b.cmds + n, b.rep + n, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        rd_take_size(s, b.rep[i], &seen[i], &res[i]);
+        if (res[i].rc == RK_OK)
+            res[i].rc = rd_expect(d, b.rep[n + i], REDIS_REPLY_INTEGER, "EXISTS", &res[i].err);
+        added[i] = res[i].rc == RK_OK && b.rep[n + i]->integer ? RKM_PRESENT : RKM_COPIED;
+        take[i] = res[i].rc == RK_OK && seen[i].state == RKM_FOUND && added[i] == RKM_COPIED;
+    }
+    rd_batch_free(&b, 2 * n);
+    return rc;
+}
+
+/* MIGRATE's answer for the keys taken: OK; NOKEY (all gone meanwhile: absent); BUSYKEY (a
+ * client wrote one since the survey: that value stays, the others were copied); IOERR (the
+ * source cannot reach the destination, or timed out): the batch's failure, a person's to look at
+ * (--relay copies through the worker instead). */
+static int rd_migrated(const rd_conn *s, const rd_conn *d, const redisReply *rep, size_t n,
+                       const bool *take, rkm_value *seen, rkm_result *res, rk_error *err)
+{
+    if (rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "NOKEY") == 0)
+        for (size_t i = 0; i < n; i++)
+            seen[i].state = take[i] ? RKM_ABSENT : seen[i].state;
+    if (rep->type == REDIS_REPLY_STATUS ||
+        (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "BUSYKEY")))
+        return RK_OK;
+    if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "IOERR", 5) == 0)
+        return rk_error_set(err, RK_EUNREACHABLE, NULL,
+                            "%s: MIGRATE to %s:%u: %.120s (can the source reach the new owner at "
+                            "its addr? --relay copies through the worker)",
+                            s->label, d->host, d->port, rep->str);
+    for (size_t i = 0; i < n; i++)
+        if (take[i])
+            res[i].rc = rd_bad_reply(s, rep, "MIGRATE", &res[i].err);
+    return RK_OK;
+}
+
+/* The taken keys in one MIGRATE, from the source straight to the destination. */
+static int rd_migrate(rd_conn *s, const rd_conn *d, const rkm_key *keys, size_t n, const bool *take,
+                      rkm_value *seen, rkm_result *res, rk_error *err)
+{
+    const char **argv = malloc((RD_MIGRATE_ARGS + n) * sizeof *argv);
+    size_t *len = malloc((RD_MIGRATE_ARGS + n) * sizeof *len);
+    char port[16], timeout[16];
+    snprintf(port, sizeof port, "%u", d->port);
+    snprintf(timeout, sizeof timeout, "%u", s->opt->timeout_ms);
+    const char *head[RD_MIGRATE_ARGS] = {"MIGRATE", d->host, port,   "",
+                                         "0",       timeout, "COPY", "KEYS"};
+    int m = RD_MIGRATE_ARGS,
+        rc = argv && len ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    for (int i = 0; rc == RK_OK && i < RD_MIGRATE_ARGS; i++) {
+        argv[i] = head[i];
+        len[i] = strlen(head[i]);
+    }
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        if (take[i]) {
+            argv[m] = keys[i].key;
+            len[m++] = keys[i].len;
+        }
+    rd_cmd cmd = {.argc = m, .long_argv = argv, .long_len = len};
+    redisReply *rep = NULL;
+    if (rc == RK_OK && m > RD_MIGRATE_ARGS)
+        rc = rd_run(s, 1, &cmd, &rep, err);
+    if (rc == RK_OK && rep)
+        rc = rd_migrated(s, d, rep, n, take, seen, res, err);
+    if (rep)
+        freeReplyObject(rep);
+    free(argv);
+    free(len);
+    return rc;
+}
+
+/* Copies keys[0 .. n) from `src` to `dest` without the values passing through the worker: the
+ * sizes (the cap) and presence first, then MIGRATE ... COPY of the rest. seen[i] says what the
+ * source had (its size as MEMORY USAGE counts it), added[i] whether it was copied. */
+static int rd_copy_many(void *src, void *dest, const rkm_key *keys, size_t n, rkm_value *seen,
+                        rkm_added *added, rkm_result *res, rk_error *err)
+{
+    bool *take = calloc(n ? n : 1, sizeof *take);
+    int rc = take ? rd_survey(src, dest, keys, n, seen, added, res, take, err)
+                  : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    if (rc == RK_OK)
+        rc = rd_migrate(src, dest, keys, n, take, seen, res, err);
+    free(take);
+    return rc;
+}
+
 /* ---- the scan ---- */
 
 /* [cursor, [key, ...]], the keys as strings. */
@@ -395,4 +520,5 @@ const rkm_driver rkm_driver_redis = {
     .get_many = rd_get_many,
     .add_many = rd_add_many,
     .checksum_many = rd_checksum_many,
+    .copy_many = rd_copy_many,
 };

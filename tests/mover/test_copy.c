@@ -41,6 +41,7 @@ typedef struct key_fate {
 typedef struct fixture {
     const char *store;         /* "memcached" or "redis" */
     const char *env;           /* the variable test_copy.sh sets */
+    bool relay;                /* Redis: values through the engine, not MIGRATE (--relay) */
     char addr[SERVERS][64];    /* its four addresses */
     memcached_st *mc[SERVERS]; /* memcached: the servers directly, behind the engine's back */
     redisContext *rd[SERVERS]; /* Redis: the same */
@@ -256,7 +257,7 @@ static int setup(void **state)
     /* another order than the old one: indexes differ between the topologies, ids do not */
     static const char *const new_ids[] = {"n3", "n2", "n1", "n0"};
     static const uint32_t new_w[] = {1, 1, 2, 1};
-    rkm_options opt = {.max_value_bytes = CAP};
+    rkm_options opt = {.max_value_bytes = CAP, .relay = f->relay};
     rk_error err = {0};
     const char *list = env(f->env);
     memset(f->mc, 0, sizeof f->mc);
@@ -940,12 +941,20 @@ int main(void)
 {
     static fixture memcached = {.store = "memcached", .env = "RKM_MEMCACHED_NODES"};
     static fixture redis = {.store = "redis", .env = "RKM_REDIS_NODES"};
+    static fixture redis_relay = {.store = "redis", .env = "RKM_REDIS_NODES", .relay = true};
     const struct CMUnitTest tests[] = {
-        PER_STORE(copies_moving_keys),           PER_STORE(verify_finds_differences),
-        PER_STORE(resumes_after_pause),          PER_STORE(resumes_after_kill),
-        PER_STORE(failures_stop_cleanly),        ON_STORE(memcached, throttle_holds_rate),
-        PER_STORE(copies_only_the_arcs),         PER_STORE(verify_deletes_matched),
-        PER_STORE(catch_up_writes_newer_values), cmocka_unit_test(arcs_normalize),
+        PER_STORE(copies_moving_keys),
+        PER_STORE(verify_finds_differences),
+        PER_STORE(resumes_after_pause),
+        PER_STORE(resumes_after_kill),
+        PER_STORE(failures_stop_cleanly),
+        ON_STORE(memcached, throttle_holds_rate),
+        PER_STORE(copies_only_the_arcs),
+        PER_STORE(verify_deletes_matched),
+        PER_STORE(catch_up_writes_newer_values),
+        cmocka_unit_test(arcs_normalize),
+        ON_STORE(redis_relay, copies_moving_keys),
+        ON_STORE(redis_relay, resumes_after_kill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

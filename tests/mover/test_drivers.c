@@ -495,6 +495,57 @@ static void batches_as_per_key(void **state)
     batch_of(*state, true);
 }
 
+/* Server to server (Redis's MIGRATE ... COPY): a value copied with its TTL, one already on the
+ * destination kept, one over the cap not copied, an absent one absent; never with relay or
+ * per_key, and never for memcached, which has no such command. */
+static void copy_many_server_to_server(void **state)
+{
+    const fixture *f = *state;
+    static const char *const names[] = {"hundred", "forever", "big", "absent"};
+    enum { N = sizeof names / sizeof names[0] };
+    char big[2000], buf[64];
+    rkm_key keys[N];
+    rkm_value seen[N];
+    rkm_added added[N];
+    rkm_result res[N];
+    rk_error err = {0};
+    rkm_options opt = {.max_value_bytes = 1000};
+    rkm_conn *src = conn(f, f->src_addr, &opt), *dst = conn(f, f->dst_addr, &opt);
+    rkm_conn *relay = conn(f, f->dst_addr, &(rkm_options){.relay = true});
+    assert_false(rkm_conn_copies_direct(src, relay));
+    assert_int_equal(rkm_conn_copies_direct(src, dst), f->raw_src.rd != NULL);
+    if (!rkm_conn_copies_direct(src, dst)) {
+        assert_int_equal(rkm_copy_many(src, dst, keys, 0, seen, added, res, &err), RK_EINVAL);
+    } else {
+        fill_random(big, sizeof big);
+        raw_flush(&f->raw_dst);
+        raw_put(&f->raw_src, "hundred", "seconds", 100000);
+        raw_put(&f->raw_src, "forever", "ours", 0);
+        raw_set(&f->raw_src, "big", 3, big, sizeof big, 0);
+        raw_put(&f->raw_dst, "forever", "theirs", 0);
+        for (int i = 0; i < N; i++) {
+            keys[i] = (rkm_key){.key = names[i], .len = strlen(names[i])};
+            rkm_value_init(&seen[i]);
+        }
+        if (rkm_copy_many(src, dst, keys, N, seen, added, res, &err) != RK_OK)
+            fail_msg("copy_many: %s", err.message);
+        assert_true(seen[0].state == RKM_FOUND && added[0] == RKM_COPIED && seen[0].len > 0);
+        assert_true(seen[1].state == RKM_FOUND && added[1] == RKM_PRESENT);
+        assert_true(seen[2].state == RKM_TOO_BIG && seen[2].len >= sizeof big && !seen[2].data);
+        assert_int_equal(seen[3].state, RKM_ABSENT);
+        assert_int_equal(res[0].rc + res[1].rc + res[2].rc + res[3].rc, RK_OK);
+        assert_string_equal(raw_get(&f->raw_dst, "hundred", buf, sizeof buf), "seconds");
+        rkm_value h = get_value(dst, "hundred");
+        assert_in_range(h.ttl_ms, 97000, 100000);
+        rkm_value_deinit(&h);
+        assert_string_equal(raw_get(&f->raw_dst, "forever", buf, sizeof buf), "theirs");
+        assert_string_equal(raw_get(&f->raw_dst, "big", buf, sizeof buf), "(absent)");
+    }
+    rkm_conn_free(src);
+    rkm_conn_free(dst);
+    rkm_conn_free(relay);
+}
+
 static void copy_keeps_ttl(void **state)
 {
     fixture *f = *state;
@@ -841,6 +892,7 @@ int main(void)
         PER_STORE(copy_every_key),
         PER_STORE(copy_keeps_ttl),
         PER_STORE(batches_as_per_key),
+        PER_STORE(copy_many_server_to_server),
         PER_STORE(add_never_overwrites),
         PER_STORE(put_overwrites_only_when_allowed),
         PER_STORE(expired_not_copied),
