@@ -28,7 +28,8 @@
 # exit, time and keys copied are printed, and that store's other runs are skipped. Every server and
 # worker stops before the script exits; each wait is bounded.
 # Environment: RK_BENCH_MIN, RK_BENCH_MAX (value bytes, 100 and 4096), RK_BENCH_SEED (1),
-# RK_BENCH_BATCH (the peer's batch and the worker's --batch, 500).
+# RK_BENCH_BATCH (the peer's batch of moving keys, 500), RK_BENCH_WORKER_BATCH (the worker's
+# --batch of scanned keys; default: the worker's own default).
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
@@ -58,7 +59,8 @@ MIN=${RK_BENCH_MIN:-100}
 MAX=${RK_BENCH_MAX:-4096}
 SEED=${RK_BENCH_SEED:-1}
 BATCH=${RK_BENCH_BATCH:-500}
-RSS_BATCH=${RK_BENCH_RSS_BATCH:-$BATCH}
+WBATCH=${RK_BENCH_WORKER_BATCH:-}
+RSS_BATCH=${RK_BENCH_RSS_BATCH:-$WBATCH}
 RKD=$BUILD/server/ringkeeperd
 RK=$BUILD/client/ringkeeper
 PEER=$BUILD/tests/bench/bench_copy_peer
@@ -179,7 +181,7 @@ run_store() {
         window "copy-$store" "$TMP/t3" "$TMP/t4"
         t0=$EPOCHREALTIME
         rc=0
-        /usr/bin/time -f '%M %e' -o "$TMP/time" "$RK" migrate run --cluster "copy-$store" --batch "$BATCH" \
+        /usr/bin/time -f '%M %e' -o "$TMP/time" "$RK" migrate run --cluster "copy-$store" ${WBATCH:+--batch "$WBATCH"} \
             --finish -o json > >(stamp >"$TMP/j-copy") 2>"$TMP/e-copy" || rc=$?
         if [ $rc != 0 ]; then # a figure too: what it had done, and why it stopped
             result "$store rk_failed rc=$rc after_s=$(py "print(round($EPOCHREALTIME-$t0,2))") copied=$(counters "copy-$store" | cut -d' ' -f1) of=$M"
@@ -214,7 +216,7 @@ print("copy_s=%.3f verify_s=%.3f copy_reports=%d verify_reports=%d last_checked=
         say "$store: a worker killed half-way, then resumed"
         window "resume-$store" "$TMP/t3" "$TMP/t4"
         t0=$EPOCHREALTIME
-        "$RK" migrate run --cluster "resume-$store" --worker w1 --batch "$BATCH" -o json >"$TMP/j-r1" 2>"$TMP/e-r1" &
+        "$RK" migrate run --cluster "resume-$store" --worker w1 ${WBATCH:+--batch "$WBATCH"} -o json >"$TMP/j-r1" 2>"$TMP/e-r1" &
         local w=$!
         WORKERS+=("$w")
         local copied=0 _p _b
@@ -232,7 +234,7 @@ print("copy_s=%.3f verify_s=%.3f copy_reports=%d verify_reports=%d last_checked=
         read -r copied _p _b < <(counters "resume-$store")
         local reported=$copied
         rc=0
-        "$RK" migrate run --cluster "resume-$store" --worker w1 --batch "$BATCH" --finish -o json \
+        "$RK" migrate run --cluster "resume-$store" --worker w1 ${WBATCH:+--batch "$WBATCH"} --finish -o json \
             >"$TMP/j-r2" 2>"$TMP/e-r2" || rc=$?
         local t2=$EPOCHREALTIME
         [ $rc = 0 ] || { echo "$0: the resumed run exited $rc: $(tail -3 "$TMP/e-r2")" >&2; exit 1; }
@@ -247,7 +249,7 @@ print("copy_s=%.3f verify_s=%.3f copy_reports=%d verify_reports=%d last_checked=
             window "throttle-$kind-$store" "$TMP/t3" "$TMP/t4"
             if [ $kind = keys ]; then rate=2000; else rate=2000000; fi
             say "$store: --$kind-per-s $rate for $THROTTLE_S s"
-            "$RK" migrate run --cluster "throttle-$kind-$store" --batch "$BATCH" "--$kind-per-s" $rate -o json \
+            "$RK" migrate run --cluster "throttle-$kind-$store" ${WBATCH:+--batch "$WBATCH"} "--$kind-per-s" $rate -o json \
                 >"$TMP/j-t" 2>"$TMP/e-t" &
             local w=$!
             WORKERS+=("$w")
@@ -290,7 +292,7 @@ run_rss() {
     window rss "$TMP/r1" "$TMP/r2"
     say "rss: migrate run --finish"
     rc=0
-    /usr/bin/time -f '%M %e' -o "$TMP/time" "$RK" migrate run --cluster rss --batch "$RSS_BATCH" --finish -o json \
+    /usr/bin/time -f '%M %e' -o "$TMP/time" "$RK" migrate run --cluster rss ${RSS_BATCH:+--batch "$RSS_BATCH"} --finish -o json \
         >"$TMP/j-rss" 2>"$TMP/e-rss" || rc=$?
     [ $rc = 0 ] || { echo "$0: migrate run exited $rc: $(tail -3 "$TMP/e-rss")" >&2; exit 1; }
     read -r kb secs <"$TMP/time"
