@@ -131,6 +131,15 @@ check "... field" counters "$(j "d['error']['field']")"
 check "the next report adds what grew" 200 "$(report "$S0" 2 '"cursor":"200","counters":{"scanned":200,"copied":90,"bytes":9000}')"
 check "... 90" 90 "$(j "d['counters']['copied']")"
 check "... bytes" 9000 "$(j "d['counters']['bytes']")"
+# the caps of a report (docs/API.md, limits): 100 listed keys, 1 KB of text; refused whole
+LIST=$(/usr/bin/python3 -c 'import json; print(json.dumps([{"key":"k%d" % i,"message":"m"} for i in range(101)]))')
+check "a report listing 101 keys" 400 "$(report "$S0" 3 "\"counters\":{},\"errors\":$LIST")"
+check "... field" errors "$(j "d['error']['field']")"
+LONG=$(head -c 1025 /dev/zero | tr '\0' k)
+check "a report with a key over 1024 bytes" 400 "$(report "$S0" 3 "\"counters\":{},\"skipped\":[{\"key\":\"$LONG\",\"bytes\":1}]")"
+check "a report with a cursor over 1024 bytes" 400 "$(report "$S0" 3 "\"cursor\":\"$LONG\",\"counters\":{}")"
+check "... field" cursor "$(j "d['error']['field']")"
+check "... none of them changed the job" "90 200 1" "$(req GET "$M" >/dev/null; j "'%d %s %d' % (d['counters']['copied'], [s for s in d['sources'] if s['node']=='$S0'][0]['cursor'], len(d['errors']))")"
 
 # throttle, pause, resume
 check "throttle" 200 "$(pub PUT "$M/throttle" --data-binary '{"keys_per_s":50,"bytes_per_s":1000000}')"
@@ -208,6 +217,20 @@ check "cancel again" 409 "$(as POST "$M/cancel")"
 check "finish past a cancelled job: not verified" 409 "$(as POST "$C/migration/finish")"
 check "an admin forces it with a reason" 200 "$(as POST "$C/migration/finish" --data-binary '{"force":true,"reason":"copied by hand"}')"
 check "the job stays cancelled" cancelled "$(req GET "$M" >/dev/null; j "d['state']")"
+# a job of more sources than the server keeps (RKD_JOB_SOURCES_MAX 1024): 1100 nodes, nearly
+# all losing keys to a big new one; refused whole
+many() { # many N [BIG_WEIGHT]: nodes n1..nN of weight 1, and with BIG_WEIGHT a node "big"
+    /usr/bin/python3 -c 'import json,sys; n=int(sys.argv[1]); nodes=[{"id":"n%d" % i,"addr":"10.1.%d.%d:11211" % (i // 250, i % 250),"weight":1} for i in range(1, n + 1)]
+if len(sys.argv) > 2: nodes.append({"id":"big","addr":"10.2.0.1:11211","weight":int(sys.argv[2])})
+print(json.dumps({"hash":"xxh3_64","vnode_factor":8,"data":"memcached","nodes":nodes}))' "$@"
+}
+B=/v1/clusters/big
+check "1100 nodes" 201 "$(as POST "$B/versions?activate=true" --data-binary "$(many 1100)")"
+check "... a window policy" 200 "$(as PUT "$B/policy" --data-binary '{"migration_window":true}')"
+check "... and a big new node" 201 "$(as POST "$B/versions?activate=true" --data-binary "$(many 1100 500)")"
+check "a job of over 1024 sources" 422 "$(as POST "$B/migration")"
+check "... code" job_too_large "$(code)"
+check "... and no job" 404 "$(req GET "$B/migration")"
 check "unknown cluster" 404 "$(req GET /v1/clusters/nope/migration)"
 check "the job's routes' methods" 405 "$(req GET "$M/claim")"
 finish
