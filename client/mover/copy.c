@@ -211,8 +211,11 @@ static int copy_flush(rkm_pass *p, const rkm_moving *mv, rk_error *err)
         size_t batch = p->cfg->batch ? p->cfg->batch : RKM_DEFAULT_BATCH;
         rc = chunk_new(&r->chunk, r->direct ? batch : rkm_pass_chunk_keys(p->cfg), err);
     }
-    for (size_t i = 0; rc == RK_OK && i < mv->n; i += r->chunk.cap)
-        rc = copy_chunk_of(r, mv, i, mv->n - i < r->chunk.cap ? mv->n - i : r->chunk.cap, err);
+    for (size_t i = 0, n = 0; rc == RK_OK && i < mv->n; i += n) {
+        n = r->direct ? (mv->n - i < r->chunk.cap ? mv->n - i : r->chunk.cap)
+                      : rkm_pass_chunk_len(p->cfg, mv, i, r->chunk.cap);
+        rc = copy_chunk_of(r, mv, i, n, err);
+    }
     return rc;
 }
 

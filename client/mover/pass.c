@@ -246,8 +246,22 @@ int rkm_pass_run(rkm_pass *p, rk_error *err)
 size_t rkm_pass_chunk_keys(const rkm_copy_config *cfg)
 {
     size_t batch = cfg->batch ? cfg->batch : RKM_DEFAULT_BATCH;
-    size_t n = RKM_CHUNK_BYTES / rkm_conn_max_value(cfg->src);
+    size_t n = RKM_CHUNK_GROWTH * (RKM_CHUNK_BYTES / rkm_conn_max_value(cfg->src));
     return n < 1 ? 1 : n > batch ? batch : n;
+}
+
+size_t rkm_pass_chunk_len(const rkm_copy_config *cfg, const rkm_moving *mv, size_t from, size_t max)
+{
+    size_t cap = rkm_conn_max_value(cfg->src), n = 0;
+    uint64_t bytes = 0;
+    while (from + n < mv->n && n < max) {
+        uint64_t hint = mv->keys[from + n].size;
+        bytes += hint && hint < cap ? hint : cap;
+        if (n > 0 && bytes > RKM_CHUNK_BYTES)
+            break;
+        n++;
+    }
+    return n ? n : 1;
 }
 
 size_t rkm_pass_owner_keys(const rkm_moving *mv, size_t from, size_t n, size_t first, bool *taken,

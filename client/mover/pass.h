@@ -48,13 +48,20 @@ struct rkm_pass {
  * progress callback's error, after its batch. */
 int rkm_pass_run(rkm_pass *p, rk_error *err);
 
-/* Values held at once by a kind's flush, at most: a chunk is this many bytes over the size cap,
- * in keys. */
-#define RKM_CHUNK_BYTES (32u << 20)
+/* Values held at once by a kind's flush: a chunk's keys are as many as RKM_CHUNK_BYTES holds by
+ * the sizes the scan hinted (the size cap for a key it gave none), and never more than
+ * RKM_CHUNK_GROWTH times what it holds at the cap: a value grown since the scan (or a store that
+ * hints nothing) keeps a chunk within RKM_CHUNK_GROWTH * RKM_CHUNK_BYTES. */
+#define RKM_CHUNK_BYTES  (32u << 20)
+#define RKM_CHUNK_GROWTH 4
 
-/* Keys per chunk: as many values as RKM_CHUNK_BYTES holds at the source's size cap, at least one,
- * at most a batch. */
+/* The most keys a chunk takes: RKM_CHUNK_GROWTH times as many values as RKM_CHUNK_BYTES holds at
+ * the source's size cap, at least one, at most a batch. */
 size_t rkm_pass_chunk_keys(const rkm_copy_config *cfg);
+/* How many of mv's keys from `from` on the next chunk takes, 1 .. max: as many as fit
+ * RKM_CHUNK_BYTES by their hinted sizes. */
+size_t rkm_pass_chunk_len(const rkm_copy_config *cfg, const rkm_moving *mv, size_t from,
+                          size_t max);
 
 /* The keys of a chunk (n of mv's from `from` on) not yet `taken` whose new owner is that of key
  * `first`: into keys[0 .. m) with their places in `at`, marked taken. Returns m. */

@@ -245,8 +245,10 @@ static int verify_flush(rkm_pass *p, const rkm_moving *mv, rk_error *err)
 {
     verify_run *r = (verify_run *)p;
     int rc = r->sums.cap ? RK_OK : sums_new(&r->sums, rkm_pass_chunk_keys(p->cfg), err);
-    for (size_t i = 0; rc == RK_OK && i < mv->n; i += r->sums.cap)
-        rc = verify_chunk(r, mv, i, mv->n - i < r->sums.cap ? mv->n - i : r->sums.cap, err);
+    for (size_t i = 0, n = 0; rc == RK_OK && i < mv->n; i += n) {
+        n = rkm_pass_chunk_len(p->cfg, mv, i, r->sums.cap);
+        rc = verify_chunk(r, mv, i, n, err);
+    }
     return rc;
 }
 
