@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test_cutover.sh — the short run of issue 23's measurement (run_cutover.sh) as a test: 20,000 keys,
+# memcached, a change from 10 to 11 nodes made 2 s into an 8 s run at 2000 ops/s, under baseline,
+# naive and window+mover. It asserts counts, never timings:
+#   baseline      no miss, no stale read, no error: every key was filled and stays
+#   naive         the storm: extra misses over 0.5x..1.5x of the cold reads expected from the keys
+#                 that move (each misses at its first read after the change; cutover_report.py),
+#                 no dual read, no stale read
+#   window+mover  extra misses <= 0.1% of the reads from the change on, 0 stale reads, 0 errors,
+#                 every moving key copied, and the window closed by the mover (see KNOWN_VERIFY_GAP)
+# Skips (77) when memcached, redis-server or python3 is not installed (servers.sh).
+# usage: test_cutover.sh BUILD_DIR
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${1:?usage: test_cutover.sh BUILD_DIR}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+# The mover's verify counts a key the application wrote on its new owner during the window as a
+# `value` mismatch and fails the job (docs/MIGRATE.md, "Verify"), so with live writes `migrate run
+# --finish` cannot close the window yet, and run_cutover.sh closes it by force. While that holds
+# (1), the test accepts such a forced close only when the job's every mismatch is a `value` one and
+# every listed key is one rk_workload wrote; set it to 0 once the mover closes windows under writes.
+KNOWN_VERIFY_GAP=${RK_CUTOVER_KNOWN_VERIFY_GAP:-1}
+
+"$HERE/run_cutover.sh" "$BUILD" --store memcached --keys 20000 --seconds 8 --rate 2000 \
+    --change-at 2 --procedures baseline,naive,window+mover --out "$OUT" >"$OUT/run.out" 2>&1
+rc=$?
+cat "$OUT/run.out"
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || { echo "FAIL: run_cutover.sh exited $rc"; exit 1; }
+
+/usr/bin/python3 - "$OUT" "$KNOWN_VERIFY_GAP" <<'PY'
+import json, os, sys
+out, known_gap = sys.argv[1], sys.argv[2] == "1"
+res = {p["name"]: p for p in json.load(open(os.path.join(out, "results.json")))["procedures"]}
+failed = 0
+passed = 0
+
+def check(what, ok, got):
+    global failed, passed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}: {got}")
+
+for name in ("baseline", "naive", "window+mover"):
+    check(f"{name} ran", name in res, sorted(res))
+if failed:
+    sys.exit(1)
+b, n, w = res["baseline"], res["naive"], res["window+mover"]
+for p in (b, n, w):
+    check(f"{p['name']}: reads", p["reads"] > 1000, p["reads"])
+    check(f"{p['name']}: no error, no corrupt value", p["errors"] + p["corrupt"] == 0,
+          (p["errors"], p["corrupt"]))
+    check(f"{p['name']}: no stale read", p["stale_reads"] == 0, p["stale_reads"])
+check("baseline: no miss (every key filled, nothing evicted)", b["misses"] == 0, b["misses"])
+exp = n.get("expected_cold_reads", 0)
+check("naive: the storm, about the cold reads of the moving keys",
+      exp > 50 and 0.5 * exp <= n["extra_misses"] <= 1.5 * exp,
+      f"{n['extra_misses']} extra misses, {exp:.0f} expected")
+check("naive: no dual read", n["dual_reads"] == 0, n["dual_reads"])
+check("window+mover: extra misses <= 0.1% of the reads during the change",
+      w["reads_after"] > 0 and w["extra_misses"] <= 0.001 * w["reads_after"],
+      f"{w['extra_misses']} of {w['reads_after']}")
+check("window+mover: the mover copied the moving keys",
+      (w.get("job") or {}).get("counters", {}).get("copied", 0) +
+      (w.get("job") or {}).get("counters", {}).get("present", 0) >= w.get("moving_keys", 1),
+      w.get("job"))
+job = w.get("job") or {}
+if w["closed_by"] == "mover":
+    check("window+mover: closed by the mover", True, "")
+elif known_gap and w["closed_by"].startswith("force"):
+    vc = job.get("verify_counters") or {}
+    written = set(l.split("\t")[0] for l in open(os.path.join(out, "window+mover.written")))
+    listed = [m for m in json.load(open(os.path.join(out, "window+mover.job.json")))
+              .get("mismatch_keys", [])]
+    check("window+mover: the job failed on value mismatches only",
+          job.get("state") == "failed" and vc.get("missing", 1) == 0 and vc.get("ttl", 1) == 0
+          and vc.get("value", 0) == job.get("mismatches"), vc)
+    check("window+mover: every listed mismatch is a key rk_workload wrote",
+          all(m["reason"] == "value" and m["key"] in written for m in listed),
+          [m for m in listed if m["key"] not in written][:5])
+    n_mis = job.get("mismatches")
+    print(f"KNOWN: the mover did not close the window: its verify failed on {n_mis} "
+          f"key{'' if n_mis == 1 else 's'} the workload wrote on their new owners (closed by force)")
+else:
+    check("window+mover: closed by the mover", False, w["closed_by"])
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
+PY
