@@ -311,6 +311,19 @@ void rkj_lease(rkj_change *c, const char *worker)
     json_object_set_new(c->job, "worker", json_pack("{ssss}", "id", worker, "lease_until", until));
 }
 
+/* A window job remembers whether the fleet held its `to` at every claim (each run's first, and
+ * each renewal): then every write since its copy began went to the new owners, and its verify
+ * takes a value that differs there for the application's (migration_progress.c). */
+static void note_fleet(rkj_change *c, const rkd_job_versions *now)
+{
+    if (strcmp(rkj_str(c->job, "mode"), "window") != 0)
+        return;
+    json_t *had = json_object_get(c->job, "fleet_held");
+    int held =
+        now->fleet_holds && now->active == rkj_num(c->job, "to") && (!had || json_is_true(had));
+    json_object_set_new(c->job, "fleet_held", json_boolean(held));
+}
+
 typedef struct claim_arg {
     const char *worker;
     const rkd_job_versions *now;
@@ -332,6 +345,7 @@ static int rule_claim(rkj_change *c, rk_error *err)
                             holder, (long long)rkj_num(c->job, "id"), rkj_str(w, "lease_until"),
                             (long long)(until - c->now));
     rkj_lease(c, a->worker);
+    note_fleet(c, a->now);
     return RK_OK;
 }
 

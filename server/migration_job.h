@@ -35,6 +35,7 @@
 typedef struct rkd_job_versions {
     int64_t active;   /* 0: none */
     int64_t previous; /* the open window's previous version; 0: no window */
+    int fleet_holds;  /* a claim's: every client the server knows of holds `active` (SPEC 9) */
 } rkd_job_versions;
 
 /* What a new job is; every pointer borrowed. */

@@ -183,8 +183,13 @@ static void advance(rkj_change *c)
     } else {
         json_t *v = json_object_get(c->job, "verify");
         json_t *n = json_object_get(v, "counters");
-        int64_t bad_keys = rkj_num(n, "missing") + rkj_num(n, "value") + rkj_num(n, "ttl");
+        /* held: every client wrote to the new owners all along, so a copy that differs there
+         * (the copy never writes over) holds the application's newer write */
+        int held = json_is_true(json_object_get(c->job, "fleet_held"));
+        int64_t differ = rkj_num(n, "value") + rkj_num(n, "ttl");
+        int64_t bad_keys = rkj_num(n, "missing") + (held ? 0 : differ);
         json_object_set_new(v, "mismatches", json_integer(bad_keys));
+        json_object_set_new(v, "written", json_integer(held ? differ : 0));
         json_object_set_new(c->job, "state", json_string(bad_keys ? "failed" : "verified"));
         json_object_set_new(c->job, "paused_from", json_null());
         json_object_set_new(c->job, "worker", json_null());
