@@ -976,10 +976,13 @@ every source and step: `scanned`, `copied`, `present` (already on the new owner,
 the size cap), `bytes`, `errors`, `expired`, `stay`, `not_owned`, `later` (moving in another
 step)), `sources` (the current step's, or the
 verify's: `node`, `phase`, `cursor`, `done`, `seq`, `counters`), `worker` (`{"id", "lease_until"}` or
-`null`), `verify` (`arcs`, `keys` checked, `mismatches`: `null` until verified, and its `counters`:
+`null`), `verify` (`arcs`, `keys` checked, `mismatches`: `null` until verified, `written`: the
+keys whose copy differs on its new owner, taken for the application's writes when `fleet_held`, and
+its `counters`:
 `scanned`, `checked`, `matched`, `skipped`, `missing`, `value`, `ttl`, `errors`, `expired`, `updated`
 (written over by a `before_cutover` job's catch-up, then matched), `deleted` (by `delete_source`)),
-`delete_source`,
+`delete_source`, `fleet_held` (a window job: every claim found every client the server knows of
+holding `to`, so every write since the copy began went to the new owners),
 `errors`, `skipped_keys` and `mismatch_keys` (the first 100 of each, with their node), `paused_from`,
 `started_at`, `started_by`, `updated_at`.
 
@@ -1038,7 +1041,10 @@ source: a report whose `seq` is not newer changes nothing, so a retried report c
 `errors`, `skipped` and `mismatches` (`[{"key", ...}]`, keys percent-encoded, 100 at most). An
 `error` is a failure that stopped the worker (a data server unreachable after its retries): the job
 pauses with it. The answer is the job after the report: when every source of a step is done the next
-step begins; after the last, `verifying`; after the verify, `verified` (no mismatches) or `failed`.
+step begins; after the last, `verifying`; after the verify, `verified` (no mismatches) or `failed`. A
+mismatch is a key `missing` on its new owner, or one whose copy differs there (`value`, `ttl`),
+except in a window job with `fleet_held`: then a differing copy holds the application's newer write
+(the copy never writes over) and counts in `written`.
 A paused or cancelled state tells the worker to stop at this batch. Errors: 400 `invalid_body` (the
 field named), 409 `leased` (the worker does not hold the lease), `job_state` (another step or phase, or
 a job that ended), `version_changed`.
