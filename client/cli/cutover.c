@@ -273,20 +273,28 @@ static int migration(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     static const rk_cli_view view = {"table", finished_line, NULL};
     rk_cli_server s = {0};
-    const char *what = NULL, *comment = NULL;
-    const rk_cli_option opts[] = {
-        RK_CLI_OPT("comment", RK_CLI_TEXT, &comment), RK_CLI_OUTPUT_OPT(&view), {0}};
+    const char *what = NULL, *comment = NULL, *force = NULL;
+    const rk_cli_option opts[] = {RK_CLI_OPT("comment", RK_CLI_TEXT, &comment),
+                                  RK_CLI_OPT("force", RK_CLI_TEXT, &force),
+                                  RK_CLI_OUTPUT_OPT(&view),
+                                  {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &what);
     rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
     if (rc != RK_EXIT_OK)
         return rc;
     if (strcmp(what, "finish") != 0)
         return rk_cli_usage_error(cmd, "the operand is finish, not %s", what);
-    json_t *doc = comment ? json_pack("{s:s}", "comment", comment) : NULL;
+    json_t *doc = comment || force ? json_object() : NULL;
+    if (doc && comment)
+        json_object_set_new(doc, "comment", json_string(comment));
+    if (doc && force)
+        json_object_set_new(doc, "reason", json_string(force));
+    if (doc && force)
+        json_object_set_new(doc, "force", json_true());
     char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     rk_cli_body in = {body, body ? strlen(body) : 0}, out = {0};
-    rc = comment && !body
+    rc = (comment || force) && !body
              ? rk_cli_fail(cmd->name, RK_EXIT_FAIL, "out of memory")
              : rk_cli_call(cmd->name, &s, body ? &in : NULL, &out, "POST", "/migration/finish");
     free(body);
@@ -298,14 +306,16 @@ static int migration(const rk_cli_cmd *cmd, int argc, char **argv)
 
 const rk_cli_cmd rk_cli_migration = {
     "migration", migration,
-    "usage: ringkeeper migration finish --server URL --cluster C [--comment TEXT] [--token T]\n"
-    "                  [-o json|table] [--quiet]\n"
+    "usage: ringkeeper migration finish --server URL --cluster C [--comment TEXT]\n"
+    "                  [--force REASON] [--token T] [-o json|table] [--quiet]\n"
     "\n"
     "Closes the cluster's migration window (docs/API.md), once the data has moved: the ring\n"
     "no longer names the previous version, clients drop the previous ring, and the next version\n"
     "can be activated. Recorded as a finish event. No window open: exit 2.\n"
     "\n"
-    "  --comment T    a comment recorded with the event\n" RK_CLI_OUTPUT_HELP(
+    "  --comment T    a comment recorded with the event\n"
+    "  --force REASON close it although the window's migration job is not verified (admin\n"
+    "                 token): REASON is recorded with the event\n" RK_CLI_OUTPUT_HELP(
         "table: a sentence; json: the ring document") SERVER_OPTIONS_HELP,
     NULL, "finish"};
 

@@ -23,7 +23,7 @@ declare -gA _ringkeeper_options=(
     [policy]="--max-moved-fraction --max-balance-after --approvals --distinct-approver --migration-window $_ringkeeper_server $_ringkeeper_output"
     [events]="--limit $_ringkeeper_server $_ringkeeper_output"
     [clients]="$_ringkeeper_server $_ringkeeper_output"
-    [migration]="--comment $_ringkeeper_server $_ringkeeper_output"
+    [migration]="--comment --force $_ringkeeper_server $_ringkeeper_output"
     [migrate]="--worker --before-cutover --to --delete-source --max-step --keys-per-s --bytes-per-s --batch --relay --finish --comment $_ringkeeper_server $_ringkeeper_output"
 )
 

@@ -114,8 +114,13 @@ delete_source() {
     check "$STORE: ... counted deleted" $((moving - 1)) "$(job_field 'd["verify"]["counters"]["deleted"]')"
     check "$STORE: ... the contested key on both" "moving=1 same=0 on_old=1" \
         "$(awk -F'\t' -v k="$key" '$1 == k' "$TMP/owners" | keys same)"
-    check "$STORE: the failed job's window closes only by force" 200 \
-        "$(as POST "$C/migration/finish" --data-binary '{"force":true,"reason":"the contested key is the client'"'"'s"}')"
+    "$RK" migration finish "${M[@]}" >/dev/null 2>"$TMP/e11"; rc=$?
+    check "$STORE: the failed job's window does not close" 2 $rc
+    "$RK" migration finish "${M[@]}" --force "the contested key is the client's" --comment seen \
+        -o json >"$TMP/f.json" 2>"$TMP/e11"; rc=$?
+    check "$STORE: ... but closes by force (migration finish --force)" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e11"
+    check "$STORE: ... and the ring names no previous version" None "$(jq_ "$TMP/f.json" 'd["previous"]')"
 }
 
 # before_cutover: v1 active, v2 staged; a pre-warm copies while a writer changes keys on the
