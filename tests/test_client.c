@@ -202,6 +202,7 @@ static void test_fetch_refresh(void **state)
     assert_int_equal(rk_snapshot_version(s1), 1); /* still valid after the swap */
     assert_int_equal(rk_snapshot_version(s2), 2);
     assert_non_null(rk_snapshot_previous(s2));
+    assert_int_equal(rk_snapshot_in_window(s2), 0); /* replaced, with no window */
     int moved = 0;
     for (int i = 0; i < 1000; i++) {
         char key[16];
@@ -401,6 +402,7 @@ static void test_migration_window(void **state)
     rk_snapshot *in = rk_client_acquire(c);
     assert_int_equal(rk_snapshot_version(in), 2);
     assert_previous_is(in, 3); /* fetched: this client never had version 1 */
+    assert_int_equal(rk_snapshot_in_window(in), 1);
     assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK); /* "v2+": a 304 */
     assert_non_null(strstr(err.message, "still the active one"));
     rk_client_free(c);
@@ -412,7 +414,8 @@ static void test_migration_window(void **state)
     rk_snapshot *file = rk_client_acquire(c);
     assert_int_equal(rk_snapshot_version(file), 2);
     assert_null(rk_snapshot_previous(file));
-    server_start_at(&s, "w.db", port); /* where the client looks */
+    assert_int_equal(rk_snapshot_in_window(file), 1); /* the file's window, its ring not yet here */
+    server_start_at(&s, "w.db", port);                /* where the client looks */
     assert_int_equal(rk_client_refresh(c, 0, &changed, &err), RK_OK);
     rk_snapshot *back = rk_client_acquire(c);
     assert_previous_is(back, 3); /* fetched once the server answers */
@@ -425,8 +428,9 @@ static void test_migration_window(void **state)
     rk_snapshot *done = rk_client_acquire(c);
     assert_int_equal(rk_snapshot_version(done), 2);
     assert_null(rk_snapshot_previous(done)); /* ... without the previous one */
-    assert_previous_is(back, 3);             /* older snapshots keep theirs */
-    assert_cache_is_ring(&s, "w", cache);    /* the file knows the window closed */
+    assert_int_equal(rk_snapshot_in_window(done), 0);
+    assert_previous_is(back, 3);          /* older snapshots keep theirs */
+    assert_cache_is_ring(&s, "w", cache); /* the file knows the window closed */
     rk_snapshot_release(in);
     rk_snapshot_release(file);
     rk_snapshot_release(back);

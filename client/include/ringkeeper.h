@@ -535,6 +535,11 @@ RK_API const rk_ring *rk_snapshot_ring(const rk_snapshot *s);
 RK_API const rk_ring *rk_snapshot_previous(const rk_snapshot *s);
 /* The version of the previous ring, 0 when there is none. */
 RK_API int64_t rk_snapshot_previous_version(const rk_snapshot *s);
+/* 1 when the ring in service came with the server's migration window open (its previous ring,
+ * once fetched, is the window's: data is moving, dual-read); 0 otherwise, when a previous ring is
+ * only the one the ring in service replaced (no copy is running: reads of it find what was not
+ * moved). */
+RK_API int rk_snapshot_in_window(const rk_snapshot *s);
 /* Owner of a key now, and (dual reads while data moves) under the previous ring, NULL when there is
  * no previous ring. Borrowed from the snapshot. */
 RK_API const rk_node *rk_snapshot_owner(const rk_snapshot *s, const void *key, size_t len,

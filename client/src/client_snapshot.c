@@ -21,6 +21,7 @@ struct rk_snapshot {
     atomic_long refs; /* the client's, plus one per rk_client_acquire */
     ring_box *cur;    /* reference held */
     ring_box *prev;   /* reference held, or NULL: the ring before cur, while data moves */
+    int window;       /* cur came with the server's migration window open */
 };
 
 /* ---- snapshots ----
@@ -74,6 +75,11 @@ const rk_ring *rk_snapshot_ring(const rk_snapshot *s)
 const rk_ring *rk_snapshot_previous(const rk_snapshot *s)
 {
     return s->prev ? s->prev->ring : NULL;
+}
+
+int rk_snapshot_in_window(const rk_snapshot *s)
+{
+    return s->window;
 }
 
 int64_t rk_snapshot_previous_version(const rk_snapshot *s)
@@ -165,6 +171,7 @@ static int serve(rk_client *c, ring_box *cur, const rki_window *w, rk_error *e)
         return rk_error_set(e, RK_ENOMEM, NULL, "out of memory serving a ring");
     }
     s->cur = cur;
+    s->window = w->previous != 0;
     pthread_mutex_lock(&c->mu);
     s->prev = previous_for(c->current, cur, w);
     c->window = *w;
@@ -228,6 +235,7 @@ int rki_client_serve_previous(rk_client *c, const rki_ring_id *cur, rk_ring *pre
     pthread_mutex_lock(&c->mu);
     if (c->prev_wanted && c->current && rki_same_ring(&c->current->cur->id, cur)) {
         s->cur = box_acquire(c->current->cur);
+        s->window = c->current->window;
         old = swap_locked(c, s);
         s = NULL;
         c->prev_wanted = 0;
@@ -251,6 +259,7 @@ void rk_client_drop_previous(rk_client *c)
     c->prev_wanted = 0; /* the application says the data has moved: do not fetch it either */
     if (c->current && c->current->prev) {
         s->cur = box_acquire(c->current->cur);
+        s->window = c->current->window;
         old = swap_locked(c, s);
         s = NULL;
     }
