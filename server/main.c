@@ -61,8 +61,9 @@ static const flag flags[] = {
     {"db", "FILE", NULL, NULL, STRING(db),
      "SQLite database, created when absent (default " DEFAULT_DB ")"},
     {"store", "URL", NULL, NULL, STRING(store),
-     "etcd://HOST:PORT[,HOST:PORT...][/prefix] instead of --db: replicas\n"
-     "sharing one etcd cluster (docs/ETCD.md); etcds://... over TLS"},
+     "the store instead of --db: etcd://HOST:PORT[,HOST:PORT...][/prefix]\n"
+     "for replicas sharing one etcd cluster (docs/ETCD.md), etcds://... over\n"
+     "TLS; sqlite:PATH for an SQLite file, as --db PATH"},
     {"etcd-cacert", "FILE", NULL, NULL, STRING(etcd.cacert),
      "etcds://: PEM CA to verify etcd with (default: the system's CAs)"},
     {"etcd-cert", "FILE", NULL, NULL, STRING(etcd.cert),
@@ -314,11 +315,12 @@ static int parse_options(int argc, char **argv, options *o)
     if (rc == 0 && o->db && o->store)
         return rkd_log_fail(EXIT_USAGE, "--db and --store name two stores: give one (--db for "
                                         "SQLite, --store etcd://... for etcd)");
-    if (rc == 0 && o->store && !rkd_store_is_etcd(o->store))
-        return rkd_log_fail(EXIT_USAGE,
-                            "--store: must be etcd://HOST:PORT[,HOST:PORT...][/prefix] "
-                            "(etcds:// for TLS), got \"%s\"",
-                            o->store);
+    if (rc == 0 && o->store && !rkd_store_backend_name(o->store))
+        return rkd_log_fail(
+            EXIT_USAGE,
+            "--store: must be sqlite:PATH or etcd://HOST:PORT[,HOST:PORT...][/prefix] "
+            "(etcds:// for TLS), got \"%s\"",
+            o->store);
     if (rc == 0 && !o->store && !o->db)
         o->db = DEFAULT_DB;
     if (rc == 0 && strcmp(o->unauthenticated, "apart") != 0 &&
@@ -514,7 +516,7 @@ int main(int argc, char **argv)
     if (rkd_store_read_only(store))
         rkd_log("warning: %s is read-only: reads are served, publishes and "
                 "activations get 503 until the file is writable again",
-                o.db);
+                location(&o));
     rkd_metrics *metrics = rkd_metrics_new();
     rc = metrics ? serve(&o, (const char *const *)pem, store, auth, metrics, &signals) : 1;
     rkd_metrics_free(metrics);

@@ -85,7 +85,7 @@ static int parse_migrate_options(int argc, char **argv, migrate_options *o)
               stderr);
         return EXIT_USAGE;
     }
-    if (!rkd_store_is_etcd(o->from) && access(o->from, F_OK) != 0) {
+    if (rkd_store_sqlite_path(o->from) && access(rkd_store_sqlite_path(o->from), F_OK) != 0) {
         rkd_log("--from %s: %s (an SQLite database to copy)", o->from, strerror(errno));
         return EXIT_USAGE;
     }

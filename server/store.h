@@ -132,10 +132,11 @@ void rkd_store_cluster_list_free(rkd_store_cluster_list *list);
 
 typedef struct rkd_store rkd_store;
 
-/* Opens the store at `location` (--db or --store) with the backend it names: etcd:// or etcds://
- * the etcd store (store_etcd.h), anything else an SQLite database file (rkd_store_open_sqlite in
- * store_sqlite.h: created when absent, its schema brought up to date from the NNNN_*.sql files in
- * `migrations_dir`). Returns a new store (free with rkd_store_close) or NULL with `err` set. */
+/* Opens the store at `location` (--db or --store) with the backend it names (store_open.c's
+ * registry): etcd:// or etcds:// the etcd store (store_etcd.h), sqlite:PATH or a plain PATH an
+ * SQLite database file (rkd_store_open_sqlite in store_sqlite.h: created when absent, its schema
+ * brought up to date from the NNNN_*.sql files in `migrations_dir`); another scheme RK_EINVAL.
+ * Returns a new store (free with rkd_store_close) or NULL with `err` set. */
 rkd_store *rkd_store_open(const char *location, const char *migrations_dir,
                           rk_error *err) RK_MUST_CHECK;
 
@@ -155,6 +156,12 @@ rkd_store *rkd_store_open_with(const char *location, const rkd_store_options *op
                                rk_error *err) RK_MUST_CHECK;
 /* Non-zero when `location` names an etcd store (etcd:// or etcds://). */
 int rkd_store_is_etcd(const char *location);
+/* The name of the backend `location` names ("sqlite" for sqlite:PATH or a plain PATH, "etcd"), or
+ * NULL for a scheme no backend has. Static. */
+const char *rkd_store_backend_name(const char *location);
+/* An SQLite location's file path (borrowed: after "sqlite:", or the whole plain path), or NULL
+ * for another backend's location. */
+const char *rkd_store_sqlite_path(const char *location);
 /* Closes the backend and frees the store; NULL is fine. */
 void rkd_store_close(rkd_store *s);
 

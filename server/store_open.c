@@ -1,25 +1,82 @@
-/* store_open.c — rkd_store_open(): the one place that knows every backend and picks one by the
- * location it is given: "etcd://..." or "etcds://..." is the etcd store, anything else an SQLite
- * database file. */
+/* store_open.c — rkd_store_open(): the registry of backends, the one place that knows them all,
+ * each by the scheme its locations start with ("sqlite:", "etcd://", "etcds://"); a location with
+ * no scheme is an SQLite database file, as --db gives it. A new backend is one row here. */
 #include <string.h>
 
 #include "store_etcd.h"
 #include "store_sqlite.h"
 
+#define SQLITE_SCHEME "sqlite:"
+
+typedef struct backend {
+    const char *name;   /* "sqlite", "etcd" */
+    const char *scheme; /* what its locations start with */
+    rkd_store *(*open)(const char *location, const rkd_store_options *opt, rk_error *err);
+} backend;
+
+static rkd_store *open_sqlite(const char *location, const rkd_store_options *opt, rk_error *err)
+{
+    return rkd_store_open_sqlite(rkd_store_sqlite_path(location), opt->migrations_dir, err);
+}
+
+static rkd_store *open_etcd(const char *location, const rkd_store_options *opt, rk_error *err)
+{
+    rke_security sec = {
+        0, opt->etcd_cacert, opt->etcd_cert, opt->etcd_key, opt->etcd_user, opt->etcd_password};
+    return rkd_store_open_etcd(location, &sec, err);
+}
+
+static const backend backends[] = {
+    {"sqlite", SQLITE_SCHEME, open_sqlite},
+    {"etcd", RKD_STORE_ETCD_SCHEME, open_etcd},
+    {"etcd", RKD_STORE_ETCDS_SCHEME, open_etcd},
+};
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The backend of `location`: its scheme's, SQLite's for a plain path, NULL for another scheme. */
+static const backend *backend_of(const char *location)
+{
+    for (size_t i = 0; location && i < sizeof backends / sizeof backends[0]; i++)
+        if (starts_with(location, backends[i].scheme))
+            return &backends[i];
+    return location && !strstr(location, "://") ? &backends[0] : NULL;
+}
+
+const char *rkd_store_backend_name(const char *location)
+{
+    const backend *b = backend_of(location);
+    return b ? b->name : NULL;
+}
+
 int rkd_store_is_etcd(const char *location)
 {
-    return location &&
-           (strncmp(location, RKD_STORE_ETCD_SCHEME, strlen(RKD_STORE_ETCD_SCHEME)) == 0 ||
-            strncmp(location, RKD_STORE_ETCDS_SCHEME, strlen(RKD_STORE_ETCDS_SCHEME)) == 0);
+    const char *name = rkd_store_backend_name(location);
+    return name && strcmp(name, "etcd") == 0;
+}
+
+const char *rkd_store_sqlite_path(const char *location)
+{
+    const char *name = rkd_store_backend_name(location);
+    if (!name || strcmp(name, "sqlite") != 0)
+        return NULL;
+    return starts_with(location, SQLITE_SCHEME) ? location + strlen(SQLITE_SCHEME) : location;
 }
 
 rkd_store *rkd_store_open_with(const char *location, const rkd_store_options *opt, rk_error *err)
 {
-    if (!rkd_store_is_etcd(location))
-        return rkd_store_open_sqlite(location, opt->migrations_dir, err);
-    rke_security sec = {
-        0, opt->etcd_cacert, opt->etcd_cert, opt->etcd_key, opt->etcd_user, opt->etcd_password};
-    return rkd_store_open_etcd(location, &sec, err);
+    const backend *b = backend_of(location);
+    if (!b) {
+        rk_error_set(err, RK_EINVAL, "store",
+                     "no store backend for '%.200s': sqlite:PATH (or a plain PATH), "
+                     "etcd://HOST:PORT[,...][/prefix] or etcds://...",
+                     location ? location : "(null)");
+        return NULL;
+    }
+    return b->open(location, opt, err);
 }
 
 rkd_store *rkd_store_open(const char *location, const char *migrations_dir, rk_error *err)

@@ -3,7 +3,7 @@
 # is not HOST:PORT of 0..65535 is refused with exit 2 and the reason (not wrapped to another port,
 # not exit 1), and a port in use is one line of ours, without libmicrohttpd's "Failed to bind to
 # port 0". The messages are compared whole. Also the request log line's time and client address.
-# Also --version: the project's version.
+# Also --version: the project's version, and --store's backends by scheme.
 # usage: test_ringkeeperd_flags.sh RINGKEEPERD SOURCE_DIR
 . "$(dirname "$0")/../server/lib.sh" "$1"
 version=$(sed -n 's/^project(ringkeeper VERSION \([0-9.]*\).*/\1/p' "$2/CMakeLists.txt")
@@ -32,6 +32,19 @@ check "no database created by flags refused before start" 0 "$(ls "$TMP" | grep 
 refused "host that does not resolve" 2 \
     'ringkeeperd: --listen: "nosuch.invalid:7070" is not HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070) of this machine' \
     --listen nosuch.invalid:7070
+
+# --store names its backend by its scheme (store_open.c's registry): sqlite:PATH is the SQLite
+# file --db PATH is; a scheme no backend has is refused
+timeout 10 "$RKD" --store redis://127.0.0.1:6379 >"$TMP/out" 2>"$TMP/err"
+check "--store of no backend: exit code" 2 "$?"
+check "--store of no backend: stderr" \
+    'ringkeeperd: --store: must be sqlite:PATH or etcd://HOST:PORT[,HOST:PORT...][/prefix] (etcds:// for TLS), got "redis://127.0.0.1:6379"' \
+    "$(cat "$TMP/err")"
+rk_start --store "sqlite:$TMP/by-scheme.db"
+check "--store sqlite:PATH serves" 200 "$(req GET /healthz)"
+check "... from that file" 1 "$(ls "$TMP" | grep -cx by-scheme.db)"
+rk_stop
+check "... and stops cleanly" 0 "$STOP_CODE"
 
 rk_start
 check "healthz" 200 "$(req GET /healthz)"
