@@ -7,19 +7,14 @@
 
 #include "api_internal.h"
 
+/* The nodes as rk_topology_to_json writes them, so a weight reads the same everywhere. */
 static json_t *nodes_json(const rk_topology *t)
 {
-    json_t *a = json_array();
-    size_t n = t ? rk_topology_node_count(t) : 0;
-    for (size_t i = 0; a && i < n; i++) {
-        const rk_node *node = rk_topology_node(t, i);
-        json_t *o = json_pack("{s:s, s:s, s:I}", "id", node->id, "addr", node->addr, "weight",
-                              (json_int_t)node->weight);
-        if (!o || json_array_append_new(a, o) != 0) {
-            json_decref(a);
-            return NULL;
-        }
-    }
+    if (!t)
+        return json_array();
+    json_t *doc = rk_topology_to_json(t);
+    json_t *a = json_incref(json_object_get(doc, "nodes"));
+    json_decref(doc);
     return a;
 }
 

@@ -318,6 +318,39 @@ static void test_publish_document(void **state)
     app_close(app, store);
 }
 
+/* Weights in steps of 1/vnode_factor (docs/RING.md) are stored and served as they were written,
+ * and one that is no such step is refused, naming it. */
+static void test_step_weights(void **state)
+{
+    (void)state;
+    rkd_store *store;
+    rkd_app *app = app_open("step_weights", &store, NULL);
+    const char *path = "/v1/clusters/c/versions";
+    json_t *doc = expect_json(
+        run(app, "POST", path, NULL, NULL,
+            "{\"hash\":\"xxh3_64\",\"vnode_factor\":160,\"nodes\":[{\"id\":\"a\",\"addr\":\"x\","
+            "\"weight\":1},{\"id\":\"b\",\"addr\":\"y\",\"weight\":0.00625},{\"id\":\"c\","
+            "\"addr\":\"z\",\"weight\":0.2}]}",
+            0),
+        201);
+    assert_int_equal(int_at(doc, "points"), 160 + 1 + 32);
+    json_decref(doc);
+    rkd_response r = get(app, "/v1/clusters/c/versions/1", NULL, NULL);
+    assert_int_equal(r.status, 200);
+    char text[1024];
+    snprintf(text, sizeof text, "%.*s", (int)r.body_len, r.body);
+    assert_non_null(strstr(text, "\"weight\":0.00625}"));
+    assert_non_null(strstr(text, "\"weight\":0.2}"));
+    rkd_response_clear(&r);
+    expect_error(run(app, "POST", path, NULL, NULL,
+                     "{\"hash\":\"xxh3_64\",\"vnode_factor\":160,\"nodes\":[{\"id\":\"a\","
+                     "\"addr\":\"x\",\"weight\":0.003}]}",
+                     0),
+                 400, "invalid_topology", "nodes[0].weight");
+    expect_error(get(app, "/v1/clusters/c/versions/2", NULL, NULL), 404, "unknown_version", NULL);
+    app_close(app, store);
+}
+
 static void test_publish_errors(void **state)
 {
     (void)state;
@@ -942,17 +975,12 @@ static void test_concurrent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routes),
-        cmocka_unit_test(test_publish_document),
-        cmocka_unit_test(test_publish_errors),
-        cmocka_unit_test(test_state_machine),
-        cmocka_unit_test(test_list_paging),
-        cmocka_unit_test(test_ring_etag_wait),
-        cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_revert),
-        cmocka_unit_test(test_metrics_counted),
-        cmocka_unit_test(test_cache),
-        cmocka_unit_test(test_plan_many_versions),
+        cmocka_unit_test(test_routes),         cmocka_unit_test(test_publish_document),
+        cmocka_unit_test(test_publish_errors), cmocka_unit_test(test_step_weights),
+        cmocka_unit_test(test_state_machine),  cmocka_unit_test(test_list_paging),
+        cmocka_unit_test(test_ring_etag_wait), cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_revert),         cmocka_unit_test(test_metrics_counted),
+        cmocka_unit_test(test_cache),          cmocka_unit_test(test_plan_many_versions),
         cmocka_unit_test(test_concurrent),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

@@ -115,7 +115,7 @@ static void assert_same_topology(const rk_topology *a, const rk_topology *b)
         const rk_node *x = rk_topology_node(a, i), *y = rk_topology_node(b, i);
         assert_string_equal(x->id, y->id);
         assert_string_equal(x->addr, y->addr);
-        assert_int_equal(x->weight, y->weight);
+        assert_true(x->weight == y->weight);
     }
     const char *ca = rk_topology_comment(a), *cb = rk_topology_comment(b);
     assert_true((ca == NULL) == (cb == NULL));
@@ -391,7 +391,7 @@ static void test_new_rules(void **state)
     assert_null(rk_topology_new(RK_HASH_XXH3_64, 0, &ok, 1, NULL, &err));
     assert_string_equal(err.field, "vnode_factor");
     assert_null(rk_topology_new(RK_HASH_XXH3_64, 1, &heavy, 1, NULL, &err));
-    assert_string_equal(err.message, "nodes[0].weight: must be an integer 0..1000, got 1001");
+    assert_string_equal(err.message, "nodes[0].weight: must be a number 0..1000, got 1001");
     assert_null(rk_topology_new(RK_HASH_XXH3_64, 1, &null_id, 1, NULL, &err));
     assert_string_equal(err.field, "nodes[0].id");
     assert_null(rk_topology_new(RK_HASH_XXH3_64, 1, &ok, 1, comment, &err));

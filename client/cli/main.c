@@ -17,7 +17,7 @@ static const rk_cli_cmd *const commands[] = {
     &rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish,   &rk_cli_activate,
     &rk_cli_revert,  &rk_cli_versions, &rk_cli_show,     &rk_cli_import,    &rk_cli_export,
     &rk_cli_approve, &rk_cli_policy,   &rk_cli_events,   &rk_cli_migration, &rk_cli_clients,
-    &rk_cli_watch,   MIGRATE_CMD};
+    &rk_cli_watch,   &rk_cli_rollout,  MIGRATE_CMD};
 
 static int usage(FILE *to, int code)
 {
@@ -31,6 +31,7 @@ static int usage(FILE *to, int code)
         "  lookup    print the node of each key read from stdin (--topology FILE or --server)\n"
         "  plan      the migration plan between two topologies or two versions\n"
         "  simulate  count how real keys move and spread between two topologies or versions\n"
+        "  rollout   a change broken into steps that ramp weights, for review\n"
         "  import    a twemproxy (nutcracker) pool as a ketama topology\n"
         "  export    a ketama topology or version as a twemproxy pool\n"
         "commands on the server (--server URL --cluster C):\n"
@@ -50,8 +51,9 @@ static int usage(FILE *to, int code)
         "-q/--quiet, which prints only the essential: the version number for publish, revert and\n"
         "show, nothing for activate, approve and policy, the version numbers for versions, the\n"
         "event numbers for events, the keys that move for simulate, the moved fraction for plan,\n"
-        "the node ids for lookup, the version for watch. Errors still go to stderr, exit codes\n"
-        "are the same. import and export print file formats, not results: they have no -o.\n"
+        "the digest for rollout, the node ids for lookup, the version for watch. Errors still go\n"
+        "to stderr, exit codes are the same. import and export print file formats, not results:\n"
+        "they have no -o.\n"
         "\n"
         "environment: RINGKEEPER_SERVER is the default --server (http:// or https://),\n"
         "RINGKEEPER_TOKEN the default --token (a bearer token for writes; never printed),\n"

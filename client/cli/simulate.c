@@ -90,7 +90,7 @@ static void side_summary(const tally *t, int s, uint64_t *max, double *avg, size
     size_t owners = 0;
     *max = 0, *cold = t->n;
     for (size_t k = 0; k < t->n; k++) {
-        uint32_t w = s ? t->node[k].weight_after : t->node[k].weight_before;
+        double w = s ? t->node[k].weight_after : t->node[k].weight_before;
         if (w == 0)
             continue;
         owners++;

@@ -33,7 +33,7 @@ extern "C" {
  * that they agree). rk_version() is the library's, which may differ from the header an
  * application was compiled with when the shared library is replaced. */
 #define RK_VERSION_MAJOR 0
-#define RK_VERSION_MINOR 1
+#define RK_VERSION_MINOR 2
 #define RK_VERSION_PATCH 0
 
 #if defined(__GNUC__)
@@ -189,7 +189,9 @@ RK_API unsigned rk_hash_bits(rk_hash_alg alg);
 typedef struct rk_node {
     const char *id;   /* stable identity, NUL-terminated UTF-8 */
     const char *addr; /* where clients connect */
-    uint32_t weight;  /* 0 = draining: listed, owns nothing */
+    double weight;    /* 0..RK_MAX_WEIGHT, 0 = draining: listed, owns nothing. A multiple of
+                       * 1/vnode_factor in the ringkeeper scheme (docs/RING.md, "Weights in
+                       * steps"); an integer in the ketama scheme */
 } rk_node;
 
 typedef struct rk_topology rk_topology;
@@ -344,7 +346,7 @@ typedef struct rk_arc {
 
 typedef struct rk_plan_node {
     const char *id; /* borrowed from the rings' topologies */
-    uint32_t weight_before, weight_after;
+    double weight_before, weight_after;
     double share_before, share_after, ideal_before, ideal_after, gained, lost;
 } rk_plan_node;
 
@@ -434,6 +436,47 @@ typedef enum rk_plan_circle {
  * RK_ENOMEM. */
 RK_API int rk_plan_picture(const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
                            size_t bins, uint32_t *out, rk_error *err);
+
+/* ---- Rollouts: a change in steps (docs/MIGRATE.md, "Rollouts") ---- */
+
+#define RK_ROLLOUT_MAX_STEPS 100
+
+typedef struct rk_rollout_options {
+    uint32_t steps;        /* exactly this many steps, 1..RK_ROLLOUT_MAX_STEPS; 0: max_step_moved */
+    double max_step_moved; /* the fewest steps none of which moves more, 0 < f <= 1; 0: steps */
+    int64_t from_version;  /* the start's version, which the digest names; 0 for a file */
+} rk_rollout_options;
+
+typedef struct rk_rollout rk_rollout;
+
+/* Breaks the change from `from` to `to` (borrowed) into steps of weights: the nodes that gain
+ * weight ramp first, all together, then those that lose it, each by an equal share of its change
+ * per step in units of 1/vnode_factor (whole weights under ketama); a node the target drops ramps
+ * to 0 and is gone at the last step, which is `to` itself. Ramping one node, or replacing one by
+ * another, the steps move in total what the one-shot plan moves. Errors: RK_EHASHMISMATCH (field
+ * "target") for another scheme, hash or vnode_factor; RK_EINVAL for bad options, or more steps
+ * than the change has units; RK_ETOOBIG (field "max_step_moved") when no split into at most
+ * RK_ROLLOUT_MAX_STEPS keeps every step within max_step_moved; RK_ETOPOLOGY when an intermediate
+ * topology breaks a rule (two nodes with one addr); RK_ENOMEM. Free with rk_rollout_free. Cost:
+ * one ring build and plan per step and per split tried (at most 8 splits). */
+RK_API rk_rollout *rk_rollout_new(const rk_topology *from, const rk_topology *to,
+                                  const rk_rollout_options *opt, rk_error *err) RK_MUST_CHECK;
+RK_API void rk_rollout_free(rk_rollout *r);
+RK_API size_t rk_rollout_step_count(const rk_rollout *r);
+/* Step i's (0-based) target and its plan from the step before (or the start); borrowed, valid
+ * while `r` lives; NULL past the last step. */
+RK_API const rk_topology *rk_rollout_step_topology(const rk_rollout *r, size_t i);
+RK_API const rk_plan *rk_rollout_step_plan(const rk_rollout *r, size_t i);
+/* The fractions of the hash space the steps move together, and the one-shot plan moves. */
+RK_API double rk_rollout_total_moved(const rk_rollout *r);
+RK_API double rk_rollout_one_shot_moved(const rk_rollout *r);
+/* 16 hex digits of XXH3-64 over the steps' plan digests in order (the first from
+ * opt->from_version, the others from version 0: unpublished); borrowed. */
+RK_API const char *rk_rollout_digest(const rk_rollout *r);
+/* {"state": "review", "digest", "steps": [{"n", "topology", "moved_fraction", "balance_after",
+ * "version": null, "state": "pending", "changes": [{"id", "weight_before", "weight_after"}]}],
+ * "total_moved", "one_shot_moved"}; new reference, NULL when out of memory. */
+RK_API struct json_t *rk_rollout_to_json(const rk_rollout *r) RK_MUST_CHECK;
 
 /* ==============================================================================================
  * Part 2 — client (docs/CLIENT.md): libcurl and a refresher thread, on top of part 1

@@ -79,6 +79,11 @@ int rki_ketama_points(const rk_node *nodes, size_t n, uint64_t *points, rk_error
  * or NULL) when non-empty, the empty key at 0, else rk_hash(hash). */
 uint64_t rki_ketama_key_hash(rk_hash_alg hash, const char *tag, const void *key, size_t len);
 
+/* The points of a node of `weight` under `vnode_factor` (a weight rk_topology_new accepted). */
+uint32_t rki_weight_points(uint32_t vnode_factor, double weight);
+/* A weight as JSON: an integer when it is one, else a number (new reference). */
+struct json_t *rki_weight_json(double weight);
+
 /* The scheme of `t`'s rings; static storage. */
 const rki_scheme *rki_topology_scheme(const rk_topology *t);
 

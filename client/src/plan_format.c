@@ -78,11 +78,12 @@ static json_t *nodes_json(const rk_plan_node *nodes, size_t n)
     json_t *a = json_array();
     for (size_t k = 0; a && k < n; k++) {
         const rk_plan_node *x = &nodes[k];
-        json_array_append_new(
-            a, json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "id", x->id, "weight_before",
-                         (json_int_t)x->weight_before, "weight_after", (json_int_t)x->weight_after,
-                         "share_before", x->share_before, "share_after", x->share_after,
-                         "ideal_after", x->ideal_after, "gained", x->gained, "lost", x->lost));
+        json_array_append_new(a, json_pack("{s:s, s:o, s:o, s:f, s:f, s:f, s:f, s:f}", "id", x->id,
+                                           "weight_before", rki_weight_json(x->weight_before),
+                                           "weight_after", rki_weight_json(x->weight_after),
+                                           "share_before", x->share_before, "share_after",
+                                           x->share_after, "ideal_after", x->ideal_after, "gained",
+                                           x->gained, "lost", x->lost));
     }
     return a;
 }
@@ -202,8 +203,8 @@ static void nodes_text(FILE *f, const rk_plan_node *nodes, size_t n)
             "share after", "ideal after", "gained", "lost");
     for (size_t k = 0; k < n; k++) {
         const rk_plan_node *x = &nodes[k];
-        char wt[32];
-        snprintf(wt, sizeof wt, "%u -> %u", x->weight_before, x->weight_after);
+        char wt[48];
+        snprintf(wt, sizeof wt, "%g -> %g", x->weight_before, x->weight_after);
         fprintf(f, "%-*s %13s %12.4f%% %11.4f%% %11.4f%% %9.4f%% %9.4f%%\n", w, x->id, wt,
                 100 * x->share_before, 100 * x->share_after, 100 * x->ideal_after, 100 * x->gained,
                 100 * x->lost);

@@ -347,12 +347,12 @@ static int compute_shares(rk_ring *r)
     r->share[rki_node_at(r, 0)] += first_arc(r);
     for (size_t i = 1; i < r->n; i++) /* point i owns from the previous position + 1 to its own */
         r->share[rki_node_at(r, i)] += (double)(r->pos[i] - r->pos[i - 1]) * per_value(r);
-    uint64_t total = 0;
+    double total = 0;
     for (size_t k = 0; k < nn; k++)
         total += rk_topology_node(r->topo, k)->weight;
     for (size_t k = 0; k < nn; k++) {
-        uint32_t w = rk_topology_node(r->topo, k)->weight;
-        r->ideal[k] = (double)w / (double)total;
+        double w = rk_topology_node(r->topo, k)->weight;
+        r->ideal[k] = w / total;
         r->owners += w > 0;
     }
     return RK_OK;

@@ -33,7 +33,7 @@ static void live_nodes(const rk_node *nodes, size_t n, uint32_t *live, uint32_t 
     *live = 0, *total = 0;
     for (size_t i = 0; i < n; i++) {
         *live += nodes[i].weight > 0;
-        *total += nodes[i].weight;
+        *total += (uint32_t)nodes[i].weight; /* an integer: topology.c checked */
     }
 }
 
@@ -52,7 +52,7 @@ int rki_ketama_points(const rk_node *nodes, size_t n, uint64_t *points, rk_error
     live_nodes(nodes, n, &live, &total);
     *points = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t count = rki_ketama_point_count(nodes[i].weight, total, live);
+        uint32_t count = rki_ketama_point_count((uint32_t)nodes[i].weight, total, live);
         size_t name = strlen(nodes[i].id) + 1 + (count ? digits(count / 4 - 1) : 0);
         if (name > RKI_KETAMA_NAME_MAX) {
             char path[64];
@@ -91,7 +91,7 @@ static void ketama_point_counts(const rk_topology *t, uint32_t *count)
     uint32_t live, total;
     live_nodes(rk_topology_node(t, 0), n, &live, &total); /* a topology's nodes are one array */
     for (size_t k = 0; k < n; k++)
-        count[k] = rki_ketama_point_count(rk_topology_node(t, k)->weight, total, live);
+        count[k] = rki_ketama_point_count((uint32_t)rk_topology_node(t, k)->weight, total, live);
 }
 
 /* The id order (already sorted bytewise) made stable by length: a counting pass over lengths keeps

@@ -14,7 +14,7 @@ static void ringkeeper_point_counts(const rk_topology *t, uint32_t *count)
 {
     uint32_t vf = rk_topology_vnode_factor(t);
     for (size_t k = 0; k < rk_topology_node_count(t); k++)
-        count[k] = vf * rk_topology_node(t, k)->weight;
+        count[k] = rki_weight_points(vf, rk_topology_node(t, k)->weight);
 }
 
 static void ringkeeper_tie_order(const rk_topology *t, uint32_t *order)

@@ -1,5 +1,6 @@
 /* topology.c — topologies: validation of every rule of docs/RING.md, from JSON or plain values.
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,14 +140,57 @@ static int check_nodes(const rk_node *nodes, size_t n, rk_error *err)
         if (check_text(nodes[i].addr, RK_MAX_ADDR_BYTES, path, err))
             return RK_ETOPOLOGY;
         snprintf(path, sizeof path, "nodes[%zu].weight", i);
-        if (nodes[i].weight > RK_MAX_WEIGHT)
-            return rk_error_set(err, RK_ETOPOLOGY, path, "must be an integer 0..%d, got %u",
+        if (!(nodes[i].weight >= 0 && nodes[i].weight <= RK_MAX_WEIGHT)) /* NaN fails too */
+            return rk_error_set(err, RK_ETOPOLOGY, path, "must be a number 0..%d, got %g",
                                 RK_MAX_WEIGHT, nodes[i].weight);
         any_weight |= nodes[i].weight > 0;
     }
     if (!any_weight)
         return rk_error_set(err, RK_ETOPOLOGY, "nodes",
                             "at least one node needs a weight above 0; all are draining");
+    return RK_OK;
+}
+
+/* vnode_factor * weight within this of an integer is that many points: a decimal weight such as
+ * 0.00625 (1/160) is not exact in binary, and the largest point count (4096000) keeps a double's
+ * own error far below it. */
+#define POINTS_SLACK 1e-6
+
+uint32_t rki_weight_points(uint32_t vnode_factor, double weight)
+{
+    return (uint32_t)nearbyint((double)vnode_factor * weight);
+}
+
+/* The ringkeeper scheme's weights: each a whole number of points, and a weight above 0 at least
+ * one (docs/RING.md, "Weights in steps"). */
+static int check_point_weights(uint32_t vf, const rk_node *nodes, size_t n, rk_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        double exact = (double)vf * nodes[i].weight;
+        uint32_t points = rki_weight_points(vf, nodes[i].weight);
+        if (fabs(exact - points) > POINTS_SLACK || (points == 0 && nodes[i].weight > 0)) {
+            char path[64];
+            snprintf(path, sizeof path, "nodes[%zu].weight", i);
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "must be a multiple of 1/vnode_factor (1/%u = %g), got %g", vf,
+                                1.0 / vf, nodes[i].weight);
+        }
+    }
+    return RK_OK;
+}
+
+/* ketama's point counts follow the whole pool, and twemproxy reads integer weights. */
+static int check_integer_weights(const rk_node *nodes, size_t n, rk_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (nodes[i].weight != floor(nodes[i].weight)) {
+            char path[64];
+            snprintf(path, sizeof path, "nodes[%zu].weight", i);
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "must be an integer 0..%d in the ketama scheme, got %g",
+                                RK_MAX_WEIGHT, nodes[i].weight);
+        }
+    }
     return RK_OK;
 }
 
@@ -193,7 +237,9 @@ static int check_values(rk_hash_alg hash, uint32_t vf, const rk_node *nodes, siz
     if (vf < 1 || vf > RK_MAX_VNODE_FACTOR)
         return rk_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
                             RK_MAX_VNODE_FACTOR, vf);
-    return check_common(nodes, n, comment, err);
+    if (check_common(nodes, n, comment, err))
+        return RK_ETOPOLOGY;
+    return check_point_weights(vf, nodes, n, err);
 }
 
 /* twemproxy takes a hash tag of exactly two characters; printable ASCII keeps it typeable. */
@@ -209,11 +255,12 @@ static uint64_t total_points(uint32_t vf, const rk_node *nodes, size_t n)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++)
-        sum += (uint64_t)vf * nodes[i].weight;
+        sum += rki_weight_points(vf, nodes[i].weight);
     return sum;
 }
 
-/* Copies the nodes' strings into one block and fills t->nodes. */
+/* Copies the nodes' strings into one block and fills t->nodes, each weight made exactly its points
+ * over vnode_factor in the ringkeeper scheme, so that equal rings have equal weights. */
 static int copy_nodes(rk_topology *t, const rk_node *nodes)
 {
     size_t bytes = 0;
@@ -226,8 +273,10 @@ static int copy_nodes(rk_topology *t, const rk_node *nodes)
     char *p = t->strings;
     for (size_t i = 0; i < t->n; i++) {
         size_t a = strlen(nodes[i].id) + 1, b = strlen(nodes[i].addr) + 1;
-        t->nodes[i] =
-            (rk_node){memcpy(p, nodes[i].id, a), memcpy(p + a, nodes[i].addr, b), nodes[i].weight};
+        double w = nodes[i].weight;
+        if (t->vnode_factor)
+            w = (double)rki_weight_points(t->vnode_factor, w) / t->vnode_factor;
+        t->nodes[i] = (rk_node){memcpy(p, nodes[i].id, a), memcpy(p + a, nodes[i].addr, b), w};
         p += a + b;
     }
     return RK_OK;
@@ -313,7 +362,7 @@ rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, cons
 {
     uint64_t points;
     if (check_hash(RK_SCHEME_KETAMA, hash, err) || check_hash_tag(hash_tag, err) ||
-        check_common(nodes, n_nodes, comment, err) ||
+        check_common(nodes, n_nodes, comment, err) || check_integer_weights(nodes, n_nodes, err) ||
         rki_ketama_points(nodes, n_nodes, &points, err))
         return NULL;
     if (points > RK_MAX_POINTS)
@@ -437,12 +486,17 @@ int rk_scheme_from_name(const char *name, rk_scheme *out)
     return RK_EINVAL;
 }
 
+json_t *rki_weight_json(double weight)
+{
+    return weight == floor(weight) ? json_integer((json_int_t)weight) : json_real(weight);
+}
+
 json_t *rk_topology_to_json(const rk_topology *t)
 {
     json_t *nodes = json_array();
     for (size_t i = 0; nodes && i < t->n; i++) {
-        json_t *n = json_pack("{s:s, s:s, s:I}", "id", t->nodes[i].id, "addr", t->nodes[i].addr,
-                              "weight", (json_int_t)t->nodes[i].weight);
+        json_t *n = json_pack("{s:s, s:s, s:o}", "id", t->nodes[i].id, "addr", t->nodes[i].addr,
+                              "weight", rki_weight_json(t->nodes[i].weight));
         if (json_array_append_new(nodes, n)) {
             json_decref(nodes);
             return NULL;

@@ -89,7 +89,12 @@ static int get_node(const json_t *v, size_t i, rk_node *out, rk_error *err)
                    err))
         return RK_ETOPOLOGY;
     snprintf(path, sizeof path, "nodes[%zu].weight", i);
-    return get_int(json_object_get(v, "weight"), 0, RK_MAX_WEIGHT, path, &out->weight, err);
+    const json_t *w = json_object_get(v, "weight");
+    if (!json_is_number(w))
+        return rk_error_set(err, RK_ETOPOLOGY, path, "must be a number 0..%d, %s", RK_MAX_WEIGHT,
+                            shown(w, buf, sizeof buf));
+    out->weight = json_number_value(w); /* its range and steps: topology.c */
+    return RK_OK;
 }
 
 /* What a topology document says besides its nodes. */

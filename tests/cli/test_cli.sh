@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test_cli.sh — end-to-end tests of the `ringkeeper` CLI's offline commands (lookup, plan, simulate).
+# test_cli.sh — end-to-end tests of the `ringkeeper` CLI's offline commands (lookup, plan, simulate,
+# rollout, import, export).
 # usage: test_cli.sh RINGKEEPER_BINARY SOURCE_DIR
 set -u
 rk=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -27,6 +28,11 @@ same() { # same NAME FILE_A FILE_B
 }
 same_text() { # same_text NAME WANT GOT
     if [ "$2" = "$3" ]; then ok; else bad "$1: want [$2], got [$3]"; fi
+}
+json_of() { # json_of FILE EXPR: EXPR over the document d, printed (a tuple space-separated)
+    /usr/bin/python3 -c 'import json, sys
+v = eval(sys.argv[2], {"d": json.load(open(sys.argv[1]))})
+print(" ".join(map(str, v)) if isinstance(v, tuple) else v)' "$1" "$2"
 }
 has() { # has NAME FILE TEXT
     if grep -qF -- "$3" "$2"; then ok; else bad "$1: no \"$3\" in $(head -c 400 "$2")"; fi
@@ -82,7 +88,7 @@ has "unreadable file names it" "$tmp/err" "nope.json"
 # an invalid topology: exit 2 and the field to blame on stderr
 printf '{"hash":"fnv1a_32","vnode_factor":160,"nodes":[{"id":"a","addr":"h:1","weight":-1}]}' >"$tmp/badw.json"
 expect 2 "invalid topology" -- "$rk" lookup --topology "$tmp/badw.json"
-has "invalid topology message" "$tmp/err" "nodes[0].weight: must be an integer 0..1000, got -1"
+has "invalid topology message" "$tmp/err" "nodes[0].weight: must be a number 0..1000, got -1"
 
 # lookup: every lookup of the golden ring vectors; lookups/ holds each case of tests/vectors/rings.json
 # as a topology file and a "key<TAB>owner" list, so the expected output is the vector itself
@@ -269,6 +275,36 @@ expect 0 "export --into a redis pool" -- "$rk" export --format nutcracker --into
 same "export --into a redis pool: its options kept" <(grep -v '^   - ' "$tmp/redis.orig") <(grep -v '^   - ' "$tmp/redis.yml")
 sed '/"data"/d' "$tmp/heavier-redis.json" >"$tmp/heavier-unknown.json"
 expect 0 "export --into of unknown data" -- "$rk" export --format nutcracker --into "$tmp/one.yml" --file "$tmp/heavier-unknown.json"
+
+# rollout: a drain of one of four nodes in steps, then a budget, the digest and the refusals
+/usr/bin/python3 - "$tmp" <<'PY'
+import json, sys
+four = {"hash": "xxh3_64", "vnode_factor": 40,
+        "nodes": [{"id": "n%d" % i, "addr": "10.0.0.%d:11211" % i, "weight": 1} for i in range(4)]}
+json.dump(four, open(sys.argv[1] + "/four.json", "w"))
+four["nodes"] = four["nodes"][:3]
+json.dump(four, open(sys.argv[1] + "/three.json", "w"))
+four["hash"] = "md5_32"
+json.dump(four, open(sys.argv[1] + "/three-md5.json", "w"))
+PY
+expect 0 "rollout in 4 steps" -- "$rk" rollout --from-file "$tmp/four.json" --to-file "$tmp/three.json" --steps 4
+has "rollout: the third step" "$tmp/out" "n3 0.5 -> 0.25"
+has "rollout: the total is the one-shot change" "$tmp/out" "(1.0000x)"
+expect 0 "rollout as JSON" -- "$rk" rollout --from-file "$tmp/four.json" --to-file "$tmp/three.json" --steps 4 -o json
+same_text "rollout as JSON: 4 steps, the last without n3" "4 3" \
+    "$(json_of "$tmp/out" 'len(d["steps"]), len(d["steps"][3]["topology"]["nodes"])')"
+digest=$(json_of "$tmp/out" 'd["digest"]')
+expect 0 "rollout --quiet" -- "$rk" rollout --from-file "$tmp/four.json" --to-file "$tmp/three.json" --steps 4 -q
+same_text "rollout --quiet prints the digest" "$digest" "$(cat "$tmp/out")"
+expect 0 "rollout with a budget" -- "$rk" rollout --from-file "$tmp/four.json" --to-file "$tmp/three.json" --max-step-moved 0.05 -o json
+same_text "rollout with a budget: no step above it" "True" \
+    "$(json_of "$tmp/out" 'max(s["moved_fraction"] for s in d["steps"]) <= 0.05')"
+expect 2 "rollout to another hash" -- "$rk" rollout --from-file "$tmp/four.json" --to-file "$tmp/three-md5.json" --steps 2
+has "rollout to another hash says why" "$tmp/err" "must keep the scheme, hash and vnode_factor"
+expect 2 "rollout with more steps than points" -- "$rk" rollout --from-file "$tmp/four.json" --to-file "$tmp/three.json" --steps 41
+has "rollout with more steps than points says how many" "$tmp/err" "must be at most 40 here"
+expect 2 "rollout without steps or budget" -- "$rk" rollout --from-file "$tmp/four.json" --to-file "$tmp/three.json"
+has "rollout without steps says what to give" "$tmp/err" "give --steps N or --max-step-moved F"
 
 awk '/<!-- cli-example -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
     "$src/README.md" >"$tmp/readme"

@@ -135,7 +135,7 @@ cli 0 "plan from the server, --quiet" plan "${S[@]}" --from 1 --to 2 --quiet
 check "plan --quiet from the server" 0.1918555667664909 "$(cat "$TMP/out")"
 cli 2 "plan --to-file: an invalid topology" plan "${S[@]}" --to-file "$TMP/bad.json"
 check "plan --to-file: invalid: the field" \
-    "ringkeeper plan: $TMP/bad.json: nodes[0].weight: must be an integer 0..1000, got -1" "$(cat "$TMP/err")"
+    "ringkeeper plan: $TMP/bad.json: nodes[0].weight: must be a number 0..1000, got -1" "$(cat "$TMP/err")"
 cli 2 "plan --to-file and --to" plan "${S[@]}" --to-file "$five" --to 2
 check "plan --to-file and --to: says why" "ringkeeper plan: --to-file and --to do not mix: that side is a file or a version
 Try 'ringkeeper plan --help' for the options." "$(cat "$TMP/err")"

@@ -115,7 +115,7 @@ check "ringkeeper clients: strangers counted apart" 1 \
     "$(grep -c '^unauthenticated (not counted above): 50$' "$TMP/table")"
 check "the listing" 200 "$(req GET '/v1/clusters/r/clients?limit=1000')"
 has "lookup --token: authenticated" "$TMP/body" '"id":"web-9","held":null,"offered":2'
-has "lookup --token: its token named" "$TMP/body" '"user_agent":"libringkeeper/0.1.0","token":"client"'
+has "lookup --token: its token named" "$TMP/body" '"user_agent":"libringkeeper/0.2.0","token":"client"'
 rk_stop
 
 rk_start --token-file "$TMP/tokens" --unauthenticated-clients ignore

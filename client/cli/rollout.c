@@ -1,0 +1,151 @@
+/* rollout.c — `ringkeeper rollout`: a change from topology A to topology B broken into steps that
+ * ramp weights (docs/MIGRATE.md, "Rollouts"), for review: every step's plan, moved fraction and
+ * balance, and the total against the one-shot change. Each side is a file or a version of the
+ * server's cluster; the steps are computed here. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+typedef struct {
+    const char *file[2];    /* --from-file, --to-file */
+    const char *version[2]; /* --from, --to (server) */
+    unsigned long long steps;
+    rk_rollout_options opt;
+    rk_cli_server server;
+} rollout_args;
+
+static int print_table(const json_t *doc);
+
+/* --quiet: the digest a reviewer approves. */
+static const rk_cli_view view = {"table", print_table, "digest"};
+
+/* "n10 0 -> 0.2, n3 1 -> 0.8" for a step's first changes, "+N more" past three. */
+static void changes_text(const json_t *changes, char *out, size_t size)
+{
+    size_t i, len = 0;
+    const json_t *c;
+    out[0] = '\0';
+    json_array_foreach(changes, i, c)
+    {
+        if (i == 3) {
+            snprintf(out + len, size - len, ", +%zu more", json_array_size(changes) - 3);
+            return;
+        }
+        int k = snprintf(out + len, size - len, "%s%s %g -> %g", i ? ", " : "",
+                         json_string_value(json_object_get(c, "id")),
+                         json_number_value(json_object_get(c, "weight_before")),
+                         json_number_value(json_object_get(c, "weight_after")));
+        if (k < 0 || (size_t)k >= size - len)
+            return;
+        len += (size_t)k;
+    }
+}
+
+static int print_table(const json_t *doc)
+{
+    const json_t *steps = json_object_get(doc, "steps"), *s;
+    double total = json_number_value(json_object_get(doc, "total_moved"));
+    double one = json_number_value(json_object_get(doc, "one_shot_moved"));
+    size_t i;
+    printf("%-5s %9s %14s  %s\n", "step", "moved", "balance after", "weights");
+    json_array_foreach(steps, i, s)
+    {
+        char changes[512];
+        changes_text(json_object_get(s, "changes"), changes, sizeof changes);
+        printf("%-5lld %8.3f%% %13.3fx  ", (long long)json_integer_value(json_object_get(s, "n")),
+               100 * json_number_value(json_object_get(s, "moved_fraction")),
+               json_number_value(json_object_get(s, "balance_after")));
+        if (rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "%s", changes) || putchar('\n') == EOF)
+            return RK_EXIT_FAIL;
+    }
+    printf("\n%zu steps move %.3f%% in total; the one-shot change moves %.3f%%", i, 100 * total,
+           100 * one);
+    if (one > 0)
+        printf(" (%.4fx)", total / one);
+    printf("\ndigest %s\n", json_string_value(json_object_get(doc, "digest")));
+    return fflush(stdout) ? RK_EXIT_FAIL : RK_EXIT_OK;
+}
+
+static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, rollout_args *a)
+{
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("from-file", RK_CLI_TEXT, &a->file[0]),
+        RK_CLI_OPT("to-file", RK_CLI_TEXT, &a->file[1]),
+        RK_CLI_OPT("steps", RK_CLI_NUMBER, &a->steps, .lo = 1, .hi = RK_ROLLOUT_MAX_STEPS),
+        RK_CLI_OPT("max-step-moved", RK_CLI_FRACTION, &a->opt.max_step_moved),
+        RK_CLI_OPT("from", RK_CLI_VERSION, &a->version[0]),
+        RK_CLI_OPT("to", RK_CLI_VERSION, &a->version[1]),
+        RK_CLI_OUTPUT_OPT(&view),
+        {0},
+    };
+    int rc = rk_cli_parse(cmd, argc, argv, opts, &a->server, NULL);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    a->opt.steps = (uint32_t)a->steps;
+    if ((a->steps == 0) == (a->opt.max_step_moved == 0))
+        return rk_cli_usage_error(cmd, "give --steps N or --max-step-moved F, one of them");
+    return rk_cli_two_sides(cmd, a->file, a->version, &a->server);
+}
+
+static int run(const rk_cli_cmd *cmd, int argc, char **argv)
+{
+    rollout_args a = {0};
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    rk_ring *r[2] = {NULL, NULL};
+    char label[2][64];
+    rk_error err = {0};
+    rk_rollout *ro = NULL;
+    json_t *doc = NULL;
+    rc = rk_cli_load_sides("rollout", a.file, a.version, &a.server, r, label);
+    if (rc == RK_EXIT_OK &&
+        !(ro = rk_rollout_new(rk_ring_topology(r[0]), rk_ring_topology(r[1]), &a.opt, &err)))
+        rc = rk_cli_fail("rollout", err.code == RK_ENOMEM ? RK_EXIT_FAIL : RK_EXIT_USAGE, "%s",
+                         err.message);
+    if (rc == RK_EXIT_OK && !(doc = rk_rollout_to_json(ro)))
+        rc = rk_cli_fail("rollout", RK_EXIT_FAIL, "out of memory rendering the rollout");
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_print_result("rollout", doc);
+    json_decref(doc);
+    rk_rollout_free(ro);
+    rk_ring_free(r[0]);
+    rk_ring_free(r[1]);
+    return rc;
+}
+
+const rk_cli_cmd rk_cli_rollout = {
+    "rollout", run,
+    "usage: ringkeeper rollout --from-file A.json --to-file B.json (--steps N | --max-step-moved "
+    "F)\n"
+    "                          [-o table|json] [--quiet]\n"
+    "       ringkeeper rollout --server URL --cluster C [--from A] (--to B | --to-file B.json)\n"
+    "                          (--steps N | --max-step-moved F) [-o table|json] [--quiet]\n"
+    "\n"
+    "Breaks the change from topology A to topology B into steps that ramp weights in units of\n"
+    "1/vnode_factor (docs/MIGRATE.md, \"Rollouts\"): the nodes that gain weight first, then those\n"
+    "that lose it; a node B drops ramps to 0 and is removed at the last step, which is B itself.\n"
+    "Prints every step's moved fraction, balance after and weight changes, their total against\n"
+    "the one-shot change, and the digest over the steps' plans. Each side is a file or a version\n"
+    "of cluster C; the steps are computed here.\n"
+    "\n"
+    "  --from-file, --to-file   topologies or version documents (JSON): same scheme, hash and\n"
+    "                           vnode_factor\n"
+    "  --steps N                exactly N steps, 1..100\n"
+    "  --max-step-moved F       the fewest steps (at most 100) none of which moves more than F\n"
+    "                           of the hash space, 0 < F <= 1\n" RK_CLI_OUTPUT_HELP(
+        "table") "  --server URL             the server (default $RINGKEEPER_SERVER)\n"
+                 "  --cluster C              the cluster\n"
+                 "  --from A, --to B         its versions; --from defaults to the active version, "
+                 "--to to the\n"
+                 "                           latest\n"
+                 "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need "
+                 "none\n"
+                 "  --ca-file FILE           CA certificates for an https server (default "
+                 "$RINGKEEPER_CA_FILE)\n"
+                 "  --timeout S              " RK_CLI_TIMEOUT_HELP,
+    NULL, NULL};

@@ -1,0 +1,219 @@
+/* test_rollout.c — a change in steps (docs/MIGRATE.md, "Rollouts"): the ramps, their totals against
+ * the one-shot plan, the budget, the digest, and the refusals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+
+#include "ringkeeper.h"
+
+static const char *const ids[] = {"n0", "n1", "n2", "n3", "n4",  "n5",
+                                  "n6", "n7", "n8", "n9", "n10", "n11"};
+static const char *const addrs[] = {"a:0", "a:1", "a:2", "a:3", "a:4",  "a:5",
+                                    "a:6", "a:7", "a:8", "a:9", "a:10", "a:11"};
+
+/* Nodes n0 .. n11 with these weights, a negative weight leaving the node out; vnode_factor 40
+ * (0: the ketama scheme). */
+static rk_topology *topo(rk_hash_alg hash, uint32_t vf, const double w[12])
+{
+    rk_node nodes[12];
+    size_t n = 0;
+    for (size_t i = 0; i < 12; i++)
+        if (w[i] >= 0)
+            nodes[n++] = (rk_node){ids[i], addrs[i], w[i]};
+    rk_error err = {0};
+    rk_topology *t = vf ? rk_topology_new(hash, vf, nodes, n, NULL, &err)
+                        : rk_topology_new_ketama(hash, NULL, nodes, n, NULL, &err);
+    if (!t)
+        fail_msg("topology refused: %s", err.message);
+    return t;
+}
+
+static const double ten[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1};
+
+static rk_rollout *rollout(const rk_topology *a, const rk_topology *b, uint32_t steps,
+                           double budget)
+{
+    rk_rollout_options opt = {.steps = steps, .max_step_moved = budget, .from_version = 7};
+    rk_error err = {0};
+    rk_rollout *r = rk_rollout_new(a, b, &opt, &err);
+    if (!r)
+        fail_msg("rollout refused: %s", err.message);
+    return r;
+}
+
+/* The steps chain from the start to the target, and their sum is total_moved. */
+static void check_chain(const rk_rollout *r, const rk_topology *b)
+{
+    size_t n = rk_rollout_step_count(r);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += rk_plan_moved_fraction(rk_rollout_step_plan(r, i));
+    assert_true(fabs(sum - rk_rollout_total_moved(r)) < 1e-12);
+    assert_ptr_equal(rk_rollout_step_topology(r, n - 1), b);
+    assert_null(rk_rollout_step_topology(r, n));
+}
+
+/* Draining n3, adding n10, and replacing n3 by n10: in 5 steps, the steps move what one shot
+ * moves (to 1e-9). */
+static void test_one_node_ramps(void **state)
+{
+    (void)state;
+    double drain[12], add[12], replace[12];
+    memcpy(drain, ten, sizeof ten), memcpy(add, ten, sizeof ten);
+    drain[3] = -1, add[10] = 1;
+    memcpy(replace, add, sizeof add);
+    replace[3] = -1;
+    const double *targets[] = {drain, add, replace};
+    static const rk_hash_alg algs[] = {RK_HASH_FNV1A_32, RK_HASH_MD5_32, RK_HASH_XXH3_64};
+    for (size_t h = 0; h < 3; h++) {
+        for (size_t c = 0; c < 3; c++) {
+            rk_topology *a = topo(algs[h], 40, ten), *b = topo(algs[h], 40, targets[c]);
+            rk_rollout *r = rollout(a, b, 5, 0);
+            assert_int_equal(rk_rollout_step_count(r), 5);
+            check_chain(r, b);
+            double one = rk_rollout_one_shot_moved(r);
+            if (fabs(rk_rollout_total_moved(r) - one) > 1e-9)
+                fail_msg("hash %zu case %zu: steps move %.15f, one shot %.15f", h, c,
+                         rk_rollout_total_moved(r), one);
+            for (size_t i = 0; i < 5; i++) /* uneven with 40 points a node, never empty */
+                assert_true(rk_plan_moved_fraction(rk_rollout_step_plan(r, i)) > 0);
+            rk_rollout_free(r);
+            rk_topology_free(a);
+            rk_topology_free(b);
+        }
+    }
+}
+
+/* With a budget, no step moves more, and one step fewer than found would need more. */
+static void test_budget(void **state)
+{
+    (void)state;
+    double add[12];
+    memcpy(add, ten, sizeof ten);
+    add[10] = 2, add[11] = 1;
+    rk_topology *a = topo(RK_HASH_XXH3_64, 40, ten), *b = topo(RK_HASH_XXH3_64, 40, add);
+    rk_rollout *r = rollout(a, b, 0, 0.03);
+    size_t n = rk_rollout_step_count(r);
+    assert_true(n >= (size_t)ceil(rk_rollout_one_shot_moved(r) / 0.03));
+    for (size_t i = 0; i < n; i++)
+        assert_true(rk_plan_moved_fraction(rk_rollout_step_plan(r, i)) <= 0.03 + 1e-12);
+    check_chain(r, b);
+    /* two nodes ramping together: a key can move twice, never less than once */
+    assert_true(rk_rollout_total_moved(r) >= rk_rollout_one_shot_moved(r) - 1e-9);
+    rk_rollout_free(r);
+    rk_rollout_options opt = {.max_step_moved = 1e-6};
+    rk_error err = {0};
+    assert_null(rk_rollout_new(a, b, &opt, &err));
+    assert_int_equal(err.code, RK_ETOOBIG);
+    assert_string_equal(err.field, "max_step_moved");
+    rk_topology_free(a);
+    rk_topology_free(b);
+}
+
+/* The digest names the steps and the starting version, and the document says what the review
+ * shows. */
+static void test_digest_and_document(void **state)
+{
+    (void)state;
+    double drain[12];
+    memcpy(drain, ten, sizeof ten);
+    drain[3] = 0;
+    rk_topology *a = topo(RK_HASH_XXH3_64, 40, ten), *b = topo(RK_HASH_XXH3_64, 40, drain);
+    rk_rollout *r1 = rollout(a, b, 4, 0), *r2 = rollout(a, b, 4, 0), *r3 = rollout(a, b, 5, 0);
+    rk_rollout_options opt = {.steps = 4, .from_version = 8};
+    rk_error err = {0};
+    rk_rollout *r4 = rk_rollout_new(a, b, &opt, &err);
+    assert_non_null(r4);
+    assert_string_equal(rk_rollout_digest(r1), rk_rollout_digest(r2));
+    assert_string_not_equal(rk_rollout_digest(r1), rk_rollout_digest(r3));
+    assert_string_not_equal(rk_rollout_digest(r1), rk_rollout_digest(r4));
+    assert_int_equal(strlen(rk_rollout_digest(r1)), 16);
+    json_t *doc = rk_rollout_to_json(r1);
+    assert_string_equal(json_string_value(json_object_get(doc, "state")), "review");
+    assert_string_equal(json_string_value(json_object_get(doc, "digest")), rk_rollout_digest(r1));
+    json_t *steps = json_object_get(doc, "steps"), *s2 = json_array_get(steps, 1);
+    assert_int_equal(json_array_size(steps), 4);
+    assert_int_equal(json_integer_value(json_object_get(s2, "n")), 2);
+    assert_true(json_is_null(json_object_get(s2, "version")));
+    json_t *change = json_array_get(json_object_get(s2, "changes"), 0);
+    assert_string_equal(json_string_value(json_object_get(change, "id")), "n3");
+    assert_true(json_number_value(json_object_get(change, "weight_before")) == 0.75);
+    assert_true(json_number_value(json_object_get(change, "weight_after")) == 0.5);
+    json_t *n3 = json_array_get(json_object_get(json_object_get(s2, "topology"), "nodes"), 3);
+    assert_true(json_real_value(json_object_get(n3, "weight")) == 0.5);
+    json_decref(doc);
+    rk_rollout_free(r1), rk_rollout_free(r2), rk_rollout_free(r3), rk_rollout_free(r4);
+    rk_topology_free(a);
+    rk_topology_free(b);
+}
+
+static void expect_refusal(const rk_topology *a, const rk_topology *b, rk_rollout_options opt,
+                           int code, const char *field)
+{
+    rk_error err = {0};
+    assert_null(rk_rollout_new(a, b, &opt, &err));
+    assert_int_equal(err.code, code);
+    assert_string_equal(err.field, field);
+    assert_true(strlen(err.message) > 20);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    double small[12];
+    memcpy(small, ten, sizeof ten);
+    small[10] = 0.05; /* two points */
+    rk_topology *a = topo(RK_HASH_XXH3_64, 40, ten), *b = topo(RK_HASH_XXH3_64, 40, small);
+    rk_topology *other_hash = topo(RK_HASH_MD5_32, 40, small);
+    rk_topology *other_vf = topo(RK_HASH_XXH3_64, 80, small);
+    expect_refusal(a, other_hash, (rk_rollout_options){.steps = 2}, RK_EHASHMISMATCH, "target");
+    expect_refusal(a, other_vf, (rk_rollout_options){.steps = 2}, RK_EHASHMISMATCH, "target");
+    expect_refusal(a, b, (rk_rollout_options){.steps = 3}, RK_EINVAL, "steps");
+    expect_refusal(a, b, (rk_rollout_options){0}, RK_EINVAL, "steps");
+    expect_refusal(a, b, (rk_rollout_options){.steps = 2, .max_step_moved = 0.1}, RK_EINVAL,
+                   "steps");
+    expect_refusal(a, b, (rk_rollout_options){.steps = RK_ROLLOUT_MAX_STEPS + 1}, RK_EINVAL,
+                   "steps");
+    expect_refusal(a, b, (rk_rollout_options){.max_step_moved = 1.5}, RK_EINVAL, "max_step_moved");
+    rk_rollout *r = rollout(a, b, 2, 0); /* one point a step */
+    check_chain(r, b);
+    rk_rollout_free(r);
+    rk_topology_free(a), rk_topology_free(b);
+    rk_topology_free(other_hash), rk_topology_free(other_vf);
+}
+
+/* Under ketama a step changes every node's point count, so a ramp moves more than one shot. */
+static void test_ketama_ramp_moves_more(void **state)
+{
+    (void)state;
+    double heavy[12];
+    memcpy(heavy, ten, sizeof ten);
+    heavy[3] = 4;
+    rk_topology *a = topo(RK_HASH_KETAMA_MD5, 0, ten), *b = topo(RK_HASH_KETAMA_MD5, 0, heavy);
+    rk_rollout *r = rollout(a, b, 3, 0);
+    assert_int_equal(rk_rollout_step_count(r), 3);
+    check_chain(r, b);
+    assert_true(rk_rollout_total_moved(r) > rk_rollout_one_shot_moved(r));
+    assert_true(rk_topology_node(rk_rollout_step_topology(r, 0), 3)->weight == 2);
+    rk_rollout_free(r);
+    rk_topology_free(a);
+    rk_topology_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_node_ramps),         cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_digest_and_document),    cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_ketama_ramp_moves_more),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
