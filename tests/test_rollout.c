@@ -38,12 +38,25 @@ static rk_topology *topo(rk_hash_alg hash, uint32_t vf, const double w[12])
 
 static const double ten[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1};
 
+/* rk_rollout_new over the rings of `a` and `b`, built here and freed (the rollout keeps the
+ * topologies it needs). */
+static rk_rollout *rollout_of(const rk_topology *a, const rk_topology *b, rk_rollout_options opt,
+                              rk_error *err)
+{
+    rk_ring *ra = rk_ring_build((rk_topology *)a, err);
+    rk_ring *rb = ra ? rk_ring_build((rk_topology *)b, err) : NULL;
+    rk_rollout *r = rb ? rk_rollout_new(ra, rb, &opt, err) : NULL;
+    rk_ring_free(ra);
+    rk_ring_free(rb);
+    return r;
+}
+
 static rk_rollout *rollout(const rk_topology *a, const rk_topology *b, uint32_t steps,
                            double budget)
 {
     rk_rollout_options opt = {.steps = steps, .max_step_moved = budget, .from_version = 7};
     rk_error err = {0};
-    rk_rollout *r = rk_rollout_new(a, b, &opt, &err);
+    rk_rollout *r = rollout_of(a, b, opt, &err);
     if (!r)
         fail_msg("rollout refused: %s", err.message);
     return r;
@@ -109,9 +122,8 @@ static void test_budget(void **state)
     /* two nodes ramping together: a key can move twice, never less than once */
     assert_true(rk_rollout_total_moved(r) >= rk_rollout_one_shot_moved(r) - 1e-9);
     rk_rollout_free(r);
-    rk_rollout_options opt = {.max_step_moved = 1e-6};
     rk_error err = {0};
-    assert_null(rk_rollout_new(a, b, &opt, &err));
+    assert_null(rollout_of(a, b, (rk_rollout_options){.max_step_moved = 1e-6}, &err));
     assert_int_equal(err.code, RK_ETOOBIG);
     assert_string_equal(err.field, "max_step_moved");
     rk_topology_free(a);
@@ -128,9 +140,8 @@ static void test_digest_and_document(void **state)
     drain[3] = 0;
     rk_topology *a = topo(RK_HASH_XXH3_64, 40, ten), *b = topo(RK_HASH_XXH3_64, 40, drain);
     rk_rollout *r1 = rollout(a, b, 4, 0), *r2 = rollout(a, b, 4, 0), *r3 = rollout(a, b, 5, 0);
-    rk_rollout_options opt = {.steps = 4, .from_version = 8};
     rk_error err = {0};
-    rk_rollout *r4 = rk_rollout_new(a, b, &opt, &err);
+    rk_rollout *r4 = rollout_of(a, b, (rk_rollout_options){.steps = 4, .from_version = 8}, &err);
     assert_non_null(r4);
     assert_string_equal(rk_rollout_digest(r1), rk_rollout_digest(r2));
     assert_string_not_equal(rk_rollout_digest(r1), rk_rollout_digest(r3));
@@ -159,7 +170,7 @@ static void expect_refusal(const rk_topology *a, const rk_topology *b, rk_rollou
                            int code, const char *field)
 {
     rk_error err = {0};
-    assert_null(rk_rollout_new(a, b, &opt, &err));
+    assert_null(rollout_of(a, b, opt, &err));
     assert_int_equal(err.code, code);
     assert_string_equal(err.field, field);
     assert_true(strlen(err.message) > 20);

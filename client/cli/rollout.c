@@ -103,8 +103,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     rk_rollout *ro = NULL;
     json_t *doc = NULL;
     rc = rk_cli_load_sides("rollout", a.file, a.version, &a.server, r, label);
-    if (rc == RK_EXIT_OK &&
-        !(ro = rk_rollout_new(rk_ring_topology(r[0]), rk_ring_topology(r[1]), &a.opt, &err)))
+    if (rc == RK_EXIT_OK && !(ro = rk_rollout_new(r[0], r[1], &a.opt, &err)))
         rc = rk_cli_fail("rollout", err.code == RK_ENOMEM ? RK_EXIT_FAIL : RK_EXIT_USAGE, "%s",
                          err.message);
     if (rc == RK_EXIT_OK && !(doc = rk_rollout_to_json(ro)))

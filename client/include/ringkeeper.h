@@ -449,17 +449,18 @@ typedef struct rk_rollout_options {
 
 typedef struct rk_rollout rk_rollout;
 
-/* Breaks the change from `from` to `to` (borrowed) into steps of weights: the nodes that gain
- * weight ramp first, all together, then those that lose it, each by an equal share of its change
- * per step in units of 1/vnode_factor (whole weights under ketama); a node the target drops ramps
- * to 0 and is gone at the last step, which is `to` itself. Ramping one node, or replacing one by
- * another, the steps move in total what the one-shot plan moves. Errors: RK_EHASHMISMATCH (field
- * "target") for another scheme, hash or vnode_factor; RK_EINVAL for bad options, or more steps
- * than the change has units; RK_ETOOBIG (field "max_step_moved") when no split into at most
- * RK_ROLLOUT_MAX_STEPS keeps every step within max_step_moved; RK_ETOPOLOGY when an intermediate
- * topology breaks a rule (two nodes with one addr); RK_ENOMEM. Free with rk_rollout_free. Cost:
- * one ring build and plan per step and per split tried (at most 8 splits). */
-RK_API rk_rollout *rk_rollout_new(const rk_topology *from, const rk_topology *to,
+/* Breaks the change from ring `from` to ring `to` (both borrowed, and built once by the caller)
+ * into steps of weights: the nodes that gain weight ramp first, all together, then those that lose
+ * it, each by an equal share of its change per step in units of 1/vnode_factor (whole weights under
+ * ketama); a node the target drops ramps to 0 and is gone at the last step, whose topology is
+ * `to`'s own. Ramping one node, or replacing one by another, the steps move in total what the
+ * one-shot plan moves. Errors: RK_EHASHMISMATCH (field "target") for another scheme, hash or
+ * vnode_factor; RK_EINVAL for bad options, or more steps than the change has units; RK_ETOOBIG
+ * (field "max_step_moved") when no split into at most RK_ROLLOUT_MAX_STEPS keeps every step within
+ * max_step_moved; RK_ETOPOLOGY when an intermediate topology breaks a rule (two nodes with one
+ * addr); RK_ENOMEM. Free with rk_rollout_free. Cost: per split tried (at most 8), one ring build
+ * per intermediate step and one plan per step. */
+RK_API rk_rollout *rk_rollout_new(const rk_ring *from, const rk_ring *to,
                                   const rk_rollout_options *opt, rk_error *err) RK_MUST_CHECK;
 RK_API void rk_rollout_free(rk_rollout *r);
 RK_API size_t rk_rollout_step_count(const rk_rollout *r);

@@ -155,16 +155,6 @@ void rk_rollout_free(rk_rollout *r)
     free(r);
 }
 
-static rk_plan *plan_between(const rk_topology *a, const rk_topology *b, rk_error *err)
-{
-    rk_ring *ra = rk_ring_build((rk_topology *)a, err);
-    rk_ring *rb = ra ? rk_ring_build((rk_topology *)b, err) : NULL;
-    rk_plan *p = rb ? rk_plan_new(ra, rb, NULL, err) : NULL;
-    rk_ring_free(ra);
-    rk_ring_free(rb);
-    return p;
-}
-
 /* XXH3-64 over the steps' plan digests in order; the first names the starting version. */
 static void digest_steps(rk_rollout *r, int64_t from_version)
 {
@@ -180,9 +170,17 @@ static void digest_steps(rk_rollout *r, int64_t from_version)
     free(text);
 }
 
-/* The change in exactly `steps` steps, or NULL with `err` set. */
-static rk_rollout *split(const rk_topology *from, const rk_topology *to, const ramp *ramps,
-                         size_t n, size_t steps, rk_error *err)
+/* What every split of one change shares: both ends and their rings, borrowed, and the ramps. */
+typedef struct {
+    const rk_ring *first, *last;
+    const rk_topology *to;
+    const ramp *ramps;
+    size_t n;
+} change;
+
+/* The change in exactly `steps` steps, or NULL with `err` set. Each intermediate ring is built
+ * once, as one step's target and the next one's start. */
+static rk_rollout *split(const change *c, size_t steps, rk_error *err)
 {
     rk_rollout *r = calloc(1, sizeof *r);
     if (r && !((r->topo = calloc(steps, sizeof *r->topo)) &&
@@ -194,11 +192,20 @@ static rk_rollout *split(const rk_topology *from, const rk_topology *to, const r
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
+    rk_ring *prev = NULL; /* the previous step's ring; NULL: c->first */
     for (size_t i = 0; i < steps; i++, r->n++) {
-        r->topo[i] = i + 1 < steps ? step_topology(to, ramps, n, i + 1, steps, err)
-                                   : rk_topology_ref((rk_topology *)to);
-        r->plan[i] = r->topo[i] ? plan_between(i ? r->topo[i - 1] : from, r->topo[i], err) : NULL;
+        int last = i + 1 == steps;
+        rk_ring *next = NULL;
+        r->topo[i] = last ? rk_topology_ref((rk_topology *)c->to)
+                          : step_topology(c->to, c->ramps, c->n, i + 1, steps, err);
+        if (r->topo[i] && !last)
+            next = rk_ring_build(r->topo[i], err);
+        if (last || next)
+            r->plan[i] = rk_plan_new(prev ? prev : c->first, last ? c->last : next, NULL, err);
+        rk_ring_free(prev);
+        prev = next;
         if (!r->plan[i]) {
+            rk_ring_free(prev);
             r->n += r->topo[i] != NULL;
             rk_rollout_free(r);
             return NULL;
@@ -219,15 +226,14 @@ static double worst_step(const rk_rollout *r)
 /* The fewest steps up to `most` in which no step moves more than `budget`: from the one-shot
  * fraction over the budget, then as many more as the worst step says (steps move about
  * 1/steps of the change each), at most RK_ROLLOUT_TRIES splits. */
-static rk_rollout *split_within(const rk_topology *from, const rk_topology *to, const ramp *ramps,
-                                size_t n, double one_shot, double budget, size_t most,
+static rk_rollout *split_within(const change *c, double one_shot, double budget, size_t most,
                                 rk_error *err)
 {
     size_t steps = (size_t)ceil(one_shot / budget - 1e-9);
     steps = steps < 1 ? 1 : steps > most ? most : steps;
     double worst = 0;
     for (int tries = 0; tries < RK_ROLLOUT_TRIES; tries++) {
-        rk_rollout *r = split(from, to, ramps, n, steps, err);
+        rk_rollout *r = split(c, steps, err);
         if (!r)
             return NULL;
         worst = worst_step(r);
@@ -269,32 +275,33 @@ static int check_pair(const rk_topology *a, const rk_topology *b, const rk_rollo
     return RK_OK;
 }
 
-rk_rollout *rk_rollout_new(const rk_topology *from, const rk_topology *to,
-                           const rk_rollout_options *opt, rk_error *err)
+rk_rollout *rk_rollout_new(const rk_ring *from, const rk_ring *to, const rk_rollout_options *opt,
+                           rk_error *err)
 {
-    if (check_pair(from, to, opt, err))
+    const rk_topology *a = rk_ring_topology(from), *b = rk_ring_topology(to);
+    if (check_pair(a, b, opt, err))
         return NULL;
+    change c = {from, to, b, NULL, 0};
     ramp *ramps = NULL;
-    size_t n = ramps_of(from, to, &ramps);
-    if (!n) {
+    c.n = ramps_of(a, b, &ramps);
+    c.ramps = ramps;
+    rk_plan *one = c.n ? rk_plan_new(from, to, NULL, err) : NULL;
+    if (!c.n)
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
     int64_t g, s;
-    largest_changes(ramps, n, &g, &s);
+    largest_changes(ramps, c.n, &g, &s);
     size_t most = (size_t)(g + s) < RK_ROLLOUT_MAX_STEPS ? (size_t)(g + s) : RK_ROLLOUT_MAX_STEPS;
     most = most ? most : 1; /* only ids or addrs change: one step */
     rk_rollout *r = NULL;
-    rk_plan *one = plan_between(from, to, err);
     if (one && opt->steps > most)
         rk_error_set(err, RK_EINVAL, "steps",
                      "must be at most %zu here: more steps than the change has units (1/%u of a "
                      "weight) would leave some empty",
-                     most, rk_topology_vnode_factor(to) ? rk_topology_vnode_factor(to) : 1);
+                     most, rk_topology_vnode_factor(b) ? rk_topology_vnode_factor(b) : 1);
     else if (one)
-        r = opt->steps ? split(from, to, ramps, n, opt->steps, err)
-                       : split_within(from, to, ramps, n, rk_plan_moved_fraction(one),
-                                      opt->max_step_moved, most, err);
+        r = opt->steps
+                ? split(&c, opt->steps, err)
+                : split_within(&c, rk_plan_moved_fraction(one), opt->max_step_moved, most, err);
     if (r) {
         r->one_shot = rk_plan_moved_fraction(one);
         digest_steps(r, opt->from_version);
