@@ -760,112 +760,6 @@ static void test_digest(void **state)
     assert_string_equal(out, "dcc59b5641a7b8c8");
 }
 
-/* Ten nodes of weight 1 with vnode_factor 40, node `who` of weight `w` (absent below 0). */
-static rk_ring *ramp_ring(rk_hash_alg hash, int who, double w)
-{
-    static const char *const ids[] = {"n0", "n1", "n2", "n3", "n4", "n5",
-                                      "n6", "n7", "n8", "n9", "n10"};
-    static const char *const addrs[] = {"a:0", "a:1", "a:2", "a:3", "a:4", "a:5",
-                                        "a:6", "a:7", "a:8", "a:9", "a:10"};
-    rk_node nodes[11];
-    size_t n = 0;
-    for (int i = 0; i < 11; i++)
-        if (i != who ? i < 10 : w >= 0)
-            nodes[n++] = (rk_node){ids[i], addrs[i], i == who ? w : 1};
-    rk_error err = {0};
-    rk_topology *t = rk_topology_new(hash, 40, nodes, n, NULL, &err);
-    if (!t)
-        fail_msg("ramp topology refused: %s", err.message);
-    rk_ring *r = rk_ring_build(t, &err);
-    rk_topology_free(t);
-    if (!r)
-        fail_msg("ramp ring refused: %s", err.message);
-    return r;
-}
-
-static double moved(const rk_ring *a, const rk_ring *b)
-{
-    rk_error err = {0};
-    rk_plan *p = rk_plan_new(a, b, NULL, &err);
-    if (!p)
-        fail_msg("ramp plan refused: %s", err.message);
-    double f = rk_plan_moved_fraction(p);
-    rk_plan_free(p);
-    return f;
-}
-
-/* docs/RING.md, "Weights in steps": ramping one node's weight in steps of 1/vnode_factor moves in
- * total what the one-shot change moves (to 1e-9), adding the new node n10 (absent, then 0.2 .. 1)
- * or draining n3 (1, 0.8 .. 0, then removed), in 5 steps and in 40 of one point each. */
-static void test_ramps(void **state)
-{
-    (void)state;
-    static const struct {
-        int who;
-        double from, to; /* weights; -1: absent */
-    } cases[] = {{10, -1, 1}, {3, 1, -1}, {10, 0, 1}, {3, 1, 0}};
-    for (size_t h = 0; h < 3; h++) {
-        for (size_t c = 0; c < 4; c++) {
-            for (int steps = 5; steps <= 40; steps += 35) {
-                int who = cases[c].who;
-                double a = cases[c].from < 0 ? 0 : cases[c].from;
-                double b = cases[c].to < 0 ? 0 : cases[c].to;
-                rk_ring *first = ramp_ring(algs[h], who, cases[c].from);
-                rk_ring *last = ramp_ring(algs[h], who, cases[c].to);
-                rk_ring *prev = ramp_ring(algs[h], who, cases[c].from);
-                double total = 0;
-                for (int k = 1; k <= steps; k++) {
-                    double w = a + (b - a) * k / steps; /* a multiple of 1/40 at 5 and 40 steps */
-                    rk_ring *next = k == steps ? ramp_ring(algs[h], who, cases[c].to)
-                                               : ramp_ring(algs[h], who, w);
-                    total += moved(prev, next);
-                    rk_ring_free(prev);
-                    prev = next;
-                }
-                double one_shot = moved(first, last);
-                if (fabs(total - one_shot) > 1e-9)
-                    fail_msg("hash %zu case %zu, %d steps: the steps move %.15f, one shot %.15f", h,
-                             c, steps, total, one_shot);
-                assert_true(one_shot > 0.01); /* something moved */
-                rk_ring_free(prev);
-                rk_ring_free(first);
-                rk_ring_free(last);
-            }
-        }
-    }
-}
-
-/* A weight is kept exactly as its points over vnode_factor, and written back as it was read. */
-static void test_step_weights(void **state)
-{
-    (void)state;
-    rk_node nodes[] = {{"a", "a:1", 1}, {"b", "a:2", 0.00625}, {"c", "a:3", 2.5}};
-    rk_error err = {0};
-    rk_topology *t = rk_topology_new(RK_HASH_XXH3_64, 160, nodes, 3, NULL, &err);
-    assert_non_null(t);
-    assert_int_equal(rk_topology_points(t), 160 + 1 + 400);
-    assert_true(rk_topology_node(t, 1)->weight == 1.0 / 160);
-    json_t *doc = rk_topology_to_json(t);
-    char *text = rk_json_dumps(json_object_get(doc, "nodes"), JSON_COMPACT);
-    assert_string_equal(text, "[{\"id\":\"a\",\"addr\":\"a:1\",\"weight\":1},"
-                              "{\"id\":\"b\",\"addr\":\"a:2\",\"weight\":0.00625},"
-                              "{\"id\":\"c\",\"addr\":\"a:3\",\"weight\":2.5}]");
-    free(text);
-    json_decref(doc);
-    rk_topology_free(t);
-    static const double bad[] = {0.003, 1e-9, -0.5, 1000.5, NAN};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        nodes[1].weight = bad[i];
-        assert_null(rk_topology_new(RK_HASH_XXH3_64, 160, nodes, 3, NULL, &err));
-        assert_int_equal(err.code, RK_ETOPOLOGY);
-        assert_string_equal(err.field, "nodes[1].weight");
-    }
-    nodes[1].weight = 0.5;
-    assert_null(rk_topology_new_ketama(RK_HASH_KETAMA_MD5, NULL, nodes, 3, NULL, &err));
-    assert_string_equal(
-        err.message, "nodes[1].weight: must be an integer 0..1000 in the ketama scheme, got 0.5");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -873,8 +767,7 @@ int main(void)
         cmocka_unit_test(test_identical),    cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_documents),    cmocka_unit_test(test_packer_model),
         cmocka_unit_test(test_packer_work),  cmocka_unit_test(test_arc_limit),
-        cmocka_unit_test(test_digest),       cmocka_unit_test(test_ramps),
-        cmocka_unit_test(test_step_weights),
+        cmocka_unit_test(test_digest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

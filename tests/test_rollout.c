@@ -36,6 +36,7 @@ static rk_topology *topo(rk_hash_alg hash, uint32_t vf, const double w[12])
     return t;
 }
 
+static const rk_hash_alg algs[] = {RK_HASH_FNV1A_32, RK_HASH_MD5_32, RK_HASH_XXH3_64};
 static const double ten[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1};
 
 /* rk_rollout_new over the rings of `a` and `b`, built here and freed (the rollout keeps the
@@ -85,7 +86,6 @@ static void test_one_node_ramps(void **state)
     memcpy(replace, add, sizeof add);
     replace[3] = -1;
     const double *targets[] = {drain, add, replace};
-    static const rk_hash_alg algs[] = {RK_HASH_FNV1A_32, RK_HASH_MD5_32, RK_HASH_XXH3_64};
     for (size_t h = 0; h < 3; h++) {
         for (size_t c = 0; c < 3; c++) {
             rk_topology *a = topo(algs[h], 40, ten), *b = topo(algs[h], 40, targets[c]);
@@ -219,12 +219,79 @@ static void test_ketama_ramp_moves_more(void **state)
     rk_topology_free(b);
 }
 
+/* The ring of the ten nodes with node `who` of weight `w` (absent below 0). */
+static rk_ring *ramp_ring(rk_hash_alg hash, int who, double w)
+{
+    double weights[12];
+    memcpy(weights, ten, sizeof ten);
+    weights[who] = w;
+    rk_topology *t = topo(hash, 40, weights);
+    rk_error err = {0};
+    rk_ring *r = rk_ring_build(t, &err);
+    rk_topology_free(t);
+    if (!r)
+        fail_msg("ramp ring refused: %s", err.message);
+    return r;
+}
+
+static double moved(const rk_ring *a, const rk_ring *b)
+{
+    rk_error err = {0};
+    rk_plan *p = rk_plan_new(a, b, NULL, &err);
+    if (!p)
+        fail_msg("ramp plan refused: %s", err.message);
+    double f = rk_plan_moved_fraction(p);
+    rk_plan_free(p);
+    return f;
+}
+
+/* docs/RING.md, "Weights in steps": ramping one node's weight in steps of 1/vnode_factor moves in
+ * total what the one-shot change moves (to 1e-9), adding the new node n10 (absent, then 0.2 .. 1)
+ * or draining n3 (1, 0.8 .. 0, then removed), in 5 steps and in 40 of one point each. */
+static void test_ramps(void **state)
+{
+    (void)state;
+    static const struct {
+        int who;
+        double from, to; /* weights; -1: absent */
+    } cases[] = {{10, -1, 1}, {3, 1, -1}, {10, 0, 1}, {3, 1, 0}};
+    for (size_t h = 0; h < 3; h++) {
+        for (size_t c = 0; c < 4; c++) {
+            for (int steps = 5; steps <= 40; steps += 35) {
+                int who = cases[c].who;
+                double a = cases[c].from < 0 ? 0 : cases[c].from;
+                double b = cases[c].to < 0 ? 0 : cases[c].to;
+                rk_ring *first = ramp_ring(algs[h], who, cases[c].from);
+                rk_ring *last = ramp_ring(algs[h], who, cases[c].to);
+                rk_ring *prev = ramp_ring(algs[h], who, cases[c].from);
+                double total = 0;
+                for (int k = 1; k <= steps; k++) {
+                    double w = a + (b - a) * k / steps; /* a multiple of 1/40 at 5 and 40 steps */
+                    rk_ring *next = k == steps ? ramp_ring(algs[h], who, cases[c].to)
+                                               : ramp_ring(algs[h], who, w);
+                    total += moved(prev, next);
+                    rk_ring_free(prev);
+                    prev = next;
+                }
+                double one_shot = moved(first, last);
+                if (fabs(total - one_shot) > 1e-9)
+                    fail_msg("hash %zu case %zu, %d steps: the steps move %.15f, one shot %.15f", h,
+                             c, steps, total, one_shot);
+                assert_true(one_shot > 0.01); /* something moved */
+                rk_ring_free(prev);
+                rk_ring_free(first);
+                rk_ring_free(last);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_node_ramps),         cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_digest_and_document),    cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_ketama_ramp_moves_more),
+        cmocka_unit_test(test_ramps),    cmocka_unit_test(test_one_node_ramps),
+        cmocka_unit_test(test_budget),   cmocka_unit_test(test_digest_and_document),
+        cmocka_unit_test(test_refusals), cmocka_unit_test(test_ketama_ramp_moves_more),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -524,6 +524,37 @@ static void test_json_shortest_reals(void **state)
     }
 }
 
+/* A weight is kept exactly as its points over vnode_factor, and written back as it was read. */
+static void test_step_weights(void **state)
+{
+    (void)state;
+    rk_node nodes[] = {{"a", "a:1", 1}, {"b", "a:2", 0.00625}, {"c", "a:3", 2.5}};
+    rk_error err = {0};
+    rk_topology *t = rk_topology_new(RK_HASH_XXH3_64, 160, nodes, 3, NULL, &err);
+    assert_non_null(t);
+    assert_int_equal(rk_topology_points(t), 160 + 1 + 400);
+    assert_true(rk_topology_node(t, 1)->weight == 1.0 / 160);
+    json_t *doc = rk_topology_to_json(t);
+    char *text = rk_json_dumps(json_object_get(doc, "nodes"), JSON_COMPACT);
+    assert_string_equal(text, "[{\"id\":\"a\",\"addr\":\"a:1\",\"weight\":1},"
+                              "{\"id\":\"b\",\"addr\":\"a:2\",\"weight\":0.00625},"
+                              "{\"id\":\"c\",\"addr\":\"a:3\",\"weight\":2.5}]");
+    free(text);
+    json_decref(doc);
+    rk_topology_free(t);
+    static const double bad[] = {0.003, 1e-9, -0.5, 1000.5, NAN};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nodes[1].weight = bad[i];
+        assert_null(rk_topology_new(RK_HASH_XXH3_64, 160, nodes, 3, NULL, &err));
+        assert_int_equal(err.code, RK_ETOPOLOGY);
+        assert_string_equal(err.field, "nodes[1].weight");
+    }
+    nodes[1].weight = 0.5;
+    assert_null(rk_topology_new_ketama(RK_HASH_KETAMA_MD5, NULL, nodes, 3, NULL, &err));
+    assert_string_equal(
+        err.message, "nodes[1].weight: must be an integer 0..1000 in the ketama scheme, got 0.5");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_error_set_cuts_utf8),
         cmocka_unit_test(test_cluster_names),
         cmocka_unit_test(test_json_shortest_reals),
+        cmocka_unit_test(test_step_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
