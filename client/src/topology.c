@@ -94,22 +94,27 @@ static size_t text_bad_at(const char *s, size_t len, int controls_ok)
     return len;
 }
 
-static int check_text(const char *s, size_t max, const char *path, rk_error *err)
+/* nodes[i].<field>: its path is written only for an error, as a 100000-node topology would
+ * otherwise format 300000 paths it never shows. */
+static int check_text(const char *s, size_t max, size_t i, const char *field, rk_error *err)
 {
+    size_t len = s ? strlen(s) : 0;
+    int sized = len >= 1 && len <= max;
+    size_t bad = sized ? text_bad_at(s, len, 0) : 0;
+    if (sized && bad == len)
+        return RK_OK;
+    char path[64];
+    snprintf(path, sizeof path, "nodes[%zu].%s", i, field);
     if (!s)
         return rk_error_set(err, RK_ETOPOLOGY, path, "must be a string, got NULL");
-    size_t len = strlen(s);
-    if (len < 1 || len > max)
+    if (!sized)
         return rk_error_set(err, RK_ETOPOLOGY, path, "must be 1..%zu bytes, got %zu", max, len);
-    size_t bad = text_bad_at(s, len, 0);
-    if (bad < len)
-        return rk_error_set(err, RK_ETOPOLOGY, path,
-                            "must be valid UTF-8 without control characters (U+0000..U+001F, "
-                            "U+007F..U+009F) or invisible and direction marks (U+200B..U+200F, "
-                            "U+2028..U+202E, U+2066..U+2069, U+FEFF); byte offset %zu breaks "
-                            "this rule",
-                            bad);
-    return RK_OK;
+    return rk_error_set(err, RK_ETOPOLOGY, path,
+                        "must be valid UTF-8 without control characters (U+0000..U+001F, "
+                        "U+007F..U+009F) or invisible and direction marks (U+200B..U+200F, "
+                        "U+2028..U+202E, U+2066..U+2069, U+FEFF); byte offset %zu breaks "
+                        "this rule",
+                        bad);
 }
 
 /* Sorts `v` (n entries) and reports the first name used twice. */
@@ -130,19 +135,17 @@ static int check_unique(named *v, size_t n, const char *what, rk_error *err)
 
 static int check_nodes(const rk_node *nodes, size_t n, rk_error *err)
 {
-    char path[64];
     int any_weight = 0;
     for (size_t i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "nodes[%zu].id", i);
-        if (check_text(nodes[i].id, RK_MAX_ID_BYTES, path, err))
+        if (check_text(nodes[i].id, RK_MAX_ID_BYTES, i, "id", err) ||
+            check_text(nodes[i].addr, RK_MAX_ADDR_BYTES, i, "addr", err))
             return RK_ETOPOLOGY;
-        snprintf(path, sizeof path, "nodes[%zu].addr", i);
-        if (check_text(nodes[i].addr, RK_MAX_ADDR_BYTES, path, err))
-            return RK_ETOPOLOGY;
-        snprintf(path, sizeof path, "nodes[%zu].weight", i);
-        if (!(nodes[i].weight >= 0 && nodes[i].weight <= RK_MAX_WEIGHT)) /* NaN fails too */
+        if (!(nodes[i].weight >= 0 && nodes[i].weight <= RK_MAX_WEIGHT)) { /* NaN fails too */
+            char path[64];
+            snprintf(path, sizeof path, "nodes[%zu].weight", i);
             return rk_error_set(err, RK_ETOPOLOGY, path, "must be a number 0..%d, got %g",
                                 RK_MAX_WEIGHT, nodes[i].weight);
+        }
         any_weight |= nodes[i].weight > 0;
     }
     if (!any_weight)
