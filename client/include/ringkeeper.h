@@ -123,7 +123,7 @@ RK_API int rk_scheme_from_name(const char *name, rk_scheme *out);
 /* ---- Hashes (docs/RING.md, KETAMA.md) ---- */
 
 /* The hashes of the ringkeeper scheme, one row each: enum suffix, name (a C identifier: it is the
- * name as a string, and client/src/hash.c names the hash's functions after it), value, bits (the
+ * name as a string, and client/core/hash.c names the hash's functions after it), value, bits (the
  * hash space is 2^bits). Everything about a hash derives from this list and the next: rk_hash_alg,
  * rk_hash_name, rk_hash_from_name, rk_hash_bits, the messages that list the allowed names, and
  * rk_hash and the ring points, which call key_<name> and points_<name> of hash.c. A new hash is
@@ -134,7 +134,7 @@ RK_API int rk_scheme_from_name(const char *name, rk_scheme *out);
     H(XXH3_64, xxh3_64, 2, 64)   /* XXH3 64-bit, seed 0 */
 
 /* The key hashes of the ketama scheme: twemproxy 0.5's twelve, under its names and exactly as it
- * computes them (signed-char quirks included; client/src/ketama_hash.c). Their hash space is 2^32
+ * computes them (signed-char quirks included; client/core/ketama_hash.c). Their hash space is 2^32
  * and their ring points are always MD5's; two share a name with a ringkeeper hash but not its
  * value (fnv1a_32 widens bytes >= 0x80 as signed there), so a name means a hash only together with
  * a scheme. Their values start at 16, above every ringkeeper hash, and stay so. */

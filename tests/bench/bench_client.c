@@ -29,7 +29,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "../serverd.h"
+#include "../lib/serverd.h"
 #include "ringkeeper.h"
 
 #define RUNS     11        /* timed startups per figure; the median is reported */

@@ -12,7 +12,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 NS = "{http://www.w3.org/2000/svg}"
-CAP = 1440        # arcs drawn exactly per circle (RKI_LAYER_MAX, client/src/internal.h)
+CAP = 1440        # arcs drawn exactly per circle (RKI_LAYER_MAX, client/core/internal.h)
 MAX_BARS = 32     # nodes with bars (plan_svg.c MAX_BARS)
 failures = []
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "../fake_request.h"
+#include "../server/api/fake_request.h"
 #include "ringkeeper.h"
 #include "store.h"
 

@@ -285,7 +285,7 @@ rk_stop
 error_table() {
     printf '| status | code | when |\n|---|---|---|\n'
     sed -n 's/^ \* | \([0-9][0-9][0-9]\) *| \([a-z_]*\) *| \(.*[^ ]\) *|$/| \1 | `\2` | \3 |/p' \
-        "$src/server/api.c" | sed 's/(http\.c) //; s/"v<N>"/`"v<N>"`/g; s/If-Match /`If-Match` /g; s/Allow header/`Allow` header/g'
+        "$src/server/api/api.c" | sed 's/(http\.c) //; s/"v<N>"/`"v<N>"`/g; s/If-Match /`If-Match` /g; s/Allow header/`Allow` header/g'
 
 }
 
@@ -306,7 +306,7 @@ repository root (python3, when installed, indents the JSON):
 cmake --build build -j2 && tests/server/make_api_doc.sh build/server/ringkeeperd .
 \`\`\`
 
-The ctest test \`server_api_doc\` fails when a route of \`server/api.c\` or an error code of its table is
+The ctest test \`server_api_doc\` fails when a route of \`server/api/api.c\` or an error code of its table is
 missing here.
 
 ## Basics

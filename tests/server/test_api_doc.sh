@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # test_api_doc.sh — docs/API.md is current in what does not vary between runs: every route of the
-# route table in server/api.c is a heading of docs/API.md, and every error code of api.c's table
+# route table in server/api/api.c is a heading of docs/API.md, and every error code of api.c's table
 # (status and code) is a row of the doc's error table, and the other way round, and the rows of
-# server/api_errors.h, which the server answers with, are that table. Needs no server and
+# server/api/api_errors.h, which the server answers with, are that table. Needs no server and
 # no python3. When it fails, regenerate the doc: tests/server/make_api_doc.sh build/server/ringkeeperd .
 # usage: test_api_doc.sh RINGKEEPERD SOURCE_DIR
 # shellcheck disable=SC2016 # markdown backticks are meant literally
 . "$(dirname "$0")/lib.sh" "$1"
 src=$(cd "$2" && pwd)
-api=$src/server/api.c
+api=$src/server/api/api.c
 doc=$src/docs/API.md
 fix="add it to tests/server/make_api_doc.sh (a new route or code needs its text and example) and run: tests/server/make_api_doc.sh build/server/ringkeeperd ."
 [ -f "$doc" ] || { echo "FAIL: no $doc; $fix"; exit 1; }
@@ -32,8 +32,8 @@ while read -r status code; do
     if grep -qx "$status $code" "$TMP/codes_api"; then ok; else bad "error $status $code of docs/API.md is not in api.c's table; $fix"; fi
 done <"$TMP/codes_doc"
 
-# The same codes and statuses are the rows the server answers with (server/api_errors.h).
-sed -n 's/^ *X([A-Z_]*, \([0-9][0-9][0-9]\), "\([a-z_]*\)").*/\1 \2/p' "$src/server/api_errors.h" | sort >"$TMP/codes_c"
+# The same codes and statuses are the rows the server answers with (server/api/api_errors.h).
+sed -n 's/^ *X([A-Z_]*, \([0-9][0-9][0-9]\), "\([a-z_]*\)").*/\1 \2/p' "$src/server/api/api_errors.h" | sort >"$TMP/codes_c"
 check "api_errors.h has the codes of api.c's table" "$(cat "$TMP/codes_api")" "$(cat "$TMP/codes_c")"
 
 # Each error of the table but 500 and 503 has an example heading in the Errors section.

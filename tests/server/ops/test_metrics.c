@@ -1,4 +1,4 @@
-/* test_metrics.c — ringkeeperd's metrics (server/metrics.h): every metric in the exposition,
+/* test_metrics.c — ringkeeperd's metrics (server/ops/metrics.h): every metric in the exposition,
  * exact counts from concurrent threads, cumulative histograms, label escaping and series caps. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_store.c — ringkeeperd's storage layer (server/store.h) on SQLite: numbering, states,
+/* test_store.c — ringkeeperd's storage layer (server/store/store.h) on SQLite: numbering, states,
  * preconditions, the migration window, paging, concurrent publishers, reopening, databases it must
  * refuse, the modes of the files it creates (and of backups); and the store-neutral layer over a
  * backend that is not SQLite (store_backend.h). */

@@ -5,7 +5,7 @@
  * switches and the table that RK_HASH_MAP generates below:
  *   uint64_t key_<name>(const void *data, size_t len): H(data), for keys (rk_hash);
  *   void points_<name>(const char *id, size_t id_len, uint32_t count, uint64_t *out): the positions
- *     H("<id>#<i>") of a node's points 0..count-1 (the ringkeeper scheme, scheme_ringkeeper.c). */
+ *     H("<id>#<i>") of a node's points 0..count-1 (the ringkeeper scheme, scheme/ringkeeper.c). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* test_api.c — the HTTP API of ringkeeperd (server/api.h) in-process: every route and status
+/* test_api.c — the HTTP API of ringkeeperd (server/api/api.h) in-process: every route and status
  * code, the version state machine, paging, ETags and long polls, plans, reverts, errors. */
 #include <setjmp.h>
 #include <stdarg.h>

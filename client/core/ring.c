@@ -23,7 +23,7 @@
 #define WINDOW     16 /* a lookup searches this many positions from its bucket's first point */
 
 /* Building a ring:
- *   0. the ring's scheme (internal.h, "ring schemes"; docs/RING.md is scheme_ringkeeper.c) says
+ *   0. the ring's scheme (internal.h, "ring schemes"; docs/RING.md is scheme/ringkeeper.c) says
  *      how many points each node gets and in which order nodes break ties;
  *   1. the scheme places every point into the ring's arrays, node by node in tie order, while the
  *      top digit (DIGIT_BITS) of the positions is counted;

@@ -3,6 +3,7 @@
 #define RK_INTERNAL_H
 
 #include "ringkeeper.h"
+#include "scheme/scheme.h" /* ring schemes: which points a ring has */
 
 #if defined(__GNUC__)
 #define RKI_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -35,49 +36,6 @@ const uint32_t *rki_topology_order(const rk_topology *t);
  * unknown. Only on a topology just made and not yet shared: the data protocol is no parameter of
  * the public constructors, whose signatures applications are built against. */
 void rki_topology_set_data(rk_topology *t, const char *data);
-
-/* ---- ring schemes: which points a ring has ----
- *
- * A scheme decides how many points each node gets, where they are, the size of the hash space and
- * which of two points at one position comes first. Everything after that is the same for every
- * scheme: the sort and the lookup index (ring.c), lookups and replicas, arcs and shares, the
- * fingerprint (always ranks nodes in id byte order, docs/RING.md), and the plan (plan.c).
- *
- * The ringkeeper scheme of docs/RING.md is scheme_ringkeeper.c, the ketama scheme of
- * docs/KETAMA.md scheme_ketama.c. A further scheme is one more rki_scheme in a file of its own,
- * plus: its value in rk_scheme and rki_topology_scheme (topology.c), its fields in topology_json.c,
- * its key hashes (hash.c; key_hash in ring.c when keys are hashed otherwise), and a constructor for
- * its rules. */
-typedef struct rki_scheme {
-    const char *name; /* the topology's "scheme" (docs/KETAMA.md) */
-    /* The hash space of rings of `t` is 2^bits: 32 or 64 (the sizes ring.c, plan.c and steps.c
-     * know). */
-    unsigned (*bits)(const rk_topology *t);
-    /* Points of every node of `t` into count[0 .. node_count - 1]; 0 for a node of weight 0. */
-    void (*point_counts)(const rk_topology *t, uint32_t *count);
-    /* Every node index of `t` into order[0 .. node_count - 1], in the order that breaks ties: of
-     * two points at one position, the one whose node comes first here comes first in the ring. */
-    void (*tie_order)(const rk_topology *t, uint32_t *order);
-    /* The positions of node `node`'s `count` points (count as point_counts gave) into out. */
-    void (*positions)(const rk_topology *t, size_t node, uint32_t count, uint64_t *out);
-} rki_scheme;
-
-extern const rki_scheme rki_scheme_ringkeeper;
-extern const rki_scheme rki_scheme_ketama;
-
-/* ---- scheme_ketama.c ---- */
-
-/* twemproxy writes a point's name "<id>-<j>" into 86 bytes (KETAMA_MAX_HOSTLEN): longer ones are
- * refused rather than hashed differently. */
-#define RKI_KETAMA_NAME_MAX 85
-/* Points of a node of `weight` among `live` nodes with weight > 0 weighing `total_weight`. */
-uint32_t rki_ketama_point_count(uint32_t weight, uint32_t total_weight, uint32_t live);
-/* The ring's point count for these nodes into *points; RK_ETOPOLOGY (naming the node) when a
- * point name would not fit RKI_KETAMA_NAME_MAX. */
-int rki_ketama_points(const rk_node *nodes, size_t n, uint64_t *points, rk_error *err);
-/* A key's position as twemproxy computes it: the part inside the hash tag `tag` (two characters,
- * or NULL) when non-empty, the empty key at 0, else rk_hash(hash). */
-uint64_t rki_ketama_key_hash(rk_hash_alg hash, const char *tag, const void *key, size_t len);
 
 /* The points of a node of `weight` under `vnode_factor` (a weight rk_topology_new accepted). */
 uint32_t rki_weight_points(uint32_t vnode_factor, double weight);

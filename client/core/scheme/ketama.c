@@ -1,4 +1,4 @@
-/* scheme_ketama.c — the ketama ring scheme of docs/KETAMA.md: the ring twemproxy (nutcracker) and
+/* ketama.c — the ketama ring scheme of docs/KETAMA.md: the ring twemproxy (nutcracker) and
  * libmemcached build, point for point, and the way twemproxy hashes a key onto it.
  *
  * Points: over the n nodes with weight > 0 and their total weight W, a node of weight w gets

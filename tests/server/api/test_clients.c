@@ -1,4 +1,4 @@
-/* test_clients.c — the server's table of RK-Client ids (server/clients.c) on its own: stragglers
+/* test_clients.c — the server's table of RK-Client ids (server/api/clients.c) on its own: stragglers
  * first, the caps and which id goes past them, ids outside the rule, and the memory it holds at the
  * default cap with the longest ids and user agents (printed, with the cost of a listing). */
 #include <setjmp.h>

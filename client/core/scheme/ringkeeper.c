@@ -1,4 +1,4 @@
-/* scheme_ringkeeper.c — the ringkeeper ring scheme of docs/RING.md: vnode_factor * weight points
+/* ringkeeper.c — the ringkeeper ring scheme of docs/RING.md: vnode_factor * weight points
  * per node at H("<id>#<i>"), ties broken by node id bytes. The other schemes plug in beside it
  * (internal.h, "ring schemes"). */
 #include <string.h>
