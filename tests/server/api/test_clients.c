@@ -1,6 +1,7 @@
-/* test_clients.c — the server's table of RK-Client ids (server/api/clients.c) on its own: stragglers
- * first, the caps and which id goes past them, ids outside the rule, and the memory it holds at the
- * default cap with the longest ids and user agents (printed, with the cost of a listing). */
+/* test_clients.c — the server's table of RK-Client ids (server/api/clients.c) on its own:
+ * stragglers first, the caps and which id goes past them, ids outside the rule, and the memory it
+ * holds at the default cap with the longest ids and user agents (printed, with the cost of a
+ * listing). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

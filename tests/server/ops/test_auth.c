@@ -1,5 +1,5 @@
-/* test_auth.c — ringkeeperd's bearer tokens (server/ops/auth.h): token files accepted and refused with
- * line numbers but never token text, 401/403 outcomes, reloads, and checks racing reloads. */
+/* test_auth.c — ringkeeperd's bearer tokens (server/ops/auth.h): token files accepted and refused
+ * with line numbers but never token text, 401/403 outcomes, reloads, and checks racing reloads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

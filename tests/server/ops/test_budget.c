@@ -1,5 +1,5 @@
-/* test_budget.c — the HTTP front's byte budget (server/ops/http_budget.c) on its own: the total and the
- * per-address share are never passed, what is given back can be taken again, and the table of
+/* test_budget.c — the HTTP front's byte budget (server/ops/http_budget.c) on its own: the total and
+ * the per-address share are never passed, what is given back can be taken again, and the table of
  * addresses stays findable when addresses that collide come and go (linear probing's deletion). */
 #include <setjmp.h>
 #include <stdarg.h>
