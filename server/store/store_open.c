@@ -3,15 +3,23 @@
  * no scheme is an SQLite database file, as --db gives it. A new backend is one row here. */
 #include <string.h>
 
-#include "store_etcd.h"
 #include "store_sqlite.h"
+#ifdef RKD_STORE_ETCD
+#include "store_etcd.h"
+#else /* built without the etcd store (cmake -DRK_STORE_ETCD=OFF): its locations are still named   \
+       */
+#define RKD_STORE_ETCD_SCHEME  "etcd://"
+#define RKD_STORE_ETCDS_SCHEME "etcds://"
+#endif
 
 #define SQLITE_SCHEME "sqlite:"
 
 typedef struct backend {
     const char *name;   /* "sqlite", "etcd" */
     const char *scheme; /* what its locations start with */
+    /* NULL: not in this build */
     rkd_store *(*open)(const char *location, const rkd_store_options *opt, rk_error *err);
+    const char *option; /* the CMake option that builds it, or NULL: always built */
 } backend;
 
 static rkd_store *open_sqlite(const char *location, const rkd_store_options *opt, rk_error *err)
@@ -19,17 +27,21 @@ static rkd_store *open_sqlite(const char *location, const rkd_store_options *opt
     return rkd_store_open_sqlite(rkd_store_sqlite_path(location), opt->migrations_dir, err);
 }
 
+#ifdef RKD_STORE_ETCD
 static rkd_store *open_etcd(const char *location, const rkd_store_options *opt, rk_error *err)
 {
     rke_security sec = {
         0, opt->etcd_cacert, opt->etcd_cert, opt->etcd_key, opt->etcd_user, opt->etcd_password};
     return rkd_store_open_etcd(location, &sec, err);
 }
+#else
+#define open_etcd NULL
+#endif
 
 static const backend backends[] = {
-    {"sqlite", SQLITE_SCHEME, open_sqlite},
-    {"etcd", RKD_STORE_ETCD_SCHEME, open_etcd},
-    {"etcd", RKD_STORE_ETCDS_SCHEME, open_etcd},
+    {"sqlite", SQLITE_SCHEME, open_sqlite, NULL},
+    {"etcd", RKD_STORE_ETCD_SCHEME, open_etcd, "RK_STORE_ETCD"},
+    {"etcd", RKD_STORE_ETCDS_SCHEME, open_etcd, "RK_STORE_ETCD"},
 };
 
 static int starts_with(const char *s, const char *prefix)
@@ -74,6 +86,13 @@ rkd_store *rkd_store_open_with(const char *location, const rkd_store_options *op
                      "no store backend for '%.200s': sqlite:PATH (or a plain PATH), "
                      "etcd://HOST:PORT[,...][/prefix] or etcds://...",
                      location ? location : "(null)");
+        return NULL;
+    }
+    if (!b->open) {
+        rk_error_set(err, RK_EINVAL, "store",
+                     "this ringkeeperd was built without the %s store (cmake -D%s=OFF): use an "
+                     "SQLite file (--db PATH), or a build with it",
+                     b->name, b->option);
         return NULL;
     }
     return b->open(location, opt, err);
