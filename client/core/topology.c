@@ -525,6 +525,14 @@ json_t *rk_topology_to_json(const rk_topology *t)
     return doc;
 }
 
+char *rk_topology_to_text(const rk_topology *t)
+{
+    json_t *doc = rk_topology_to_json(t);
+    char *text = doc ? rk_json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    return text;
+}
+
 int rk_cluster_name_valid(const char *name)
 {
     size_t n = 0;

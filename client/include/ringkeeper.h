@@ -244,6 +244,10 @@ RK_API uint64_t rk_topology_points(const rk_topology *t);
  * scheme {"scheme", "hash", "hash_tag"?, "data"?, "nodes", "comment"?}; the caller owns the
  * reference (json_decref). NULL when out of memory. */
 RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
+/* The same document as compact JSON text, which rk_topology_parse reads back as an equal topology:
+ * for a program (or a binding) that has no jansson of its own. A new string (free it), NULL when
+ * out of memory. */
+RK_API char *rk_topology_to_text(const rk_topology *t) RK_MUST_CHECK;
 /* `v` as JSON text, as json_dumps(v, flags) (jansson's flags; JSON_REAL_PRECISION is the library's
  * own) but with every real in the shortest form that reads back as the same double: 0.08, not
  * 0.080000000000000002; 1.0 stays 1.0. A new string (free it), NULL when out of memory. */

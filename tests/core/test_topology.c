@@ -127,7 +127,8 @@ static void assert_same_topology(const rk_topology *a, const rk_topology *b)
         assert_string_equal(da, db);
 }
 
-/* Parses, then rk_topology_to_json -> rk_topology_from_json gives an equal topology. */
+/* Parses, then rk_topology_to_json -> rk_topology_from_json gives an equal topology, and so does
+ * rk_topology_to_text -> rk_topology_parse, whose text is the JSON's own. */
 static void check_valid(const char *dir, const char *name)
 {
     rk_error err = {0};
@@ -140,7 +141,17 @@ static void check_valid(const char *dir, const char *name)
     if (!back)
         fail_msg("%s: its own JSON is refused: %s", name, err.message);
     assert_same_topology(t, back);
+    char *text = rk_topology_to_text(t), *dumped = rk_json_dumps(doc, JSON_COMPACT);
+    assert_non_null(text);
+    assert_string_equal(text, dumped);
+    rk_topology *from_text = rk_topology_parse(text, strlen(text), &err);
+    if (!from_text)
+        fail_msg("%s: its own text is refused: %s", name, err.message);
+    assert_same_topology(t, from_text);
+    free(text);
+    free(dumped);
     json_decref(doc);
+    rk_topology_free(from_text);
     rk_topology_free(back);
     rk_topology_free(t);
 }
