@@ -6,14 +6,9 @@
 #include <curl/curl.h>
 
 #include "cli.h"
+#include "http_easy.h"
 
 #define CONNECT_TIMEOUT_MS 5000L /* at most; never more than the whole --timeout */
-
-typedef struct {
-    char *data; /* NUL-terminated response body */
-    size_t len;
-    int over_cap; /* the body went past RK_CLI_MAX_FILE */
-} body_buf;
 
 /* curl errors that mean "nobody answered": exit 4; the few that mean a bad --server: exit 2. */
 static const struct {
@@ -42,24 +37,6 @@ static int curl_exit(CURLcode code)
     return RK_EXIT_FAIL;
 }
 
-static size_t on_data(char *ptr, size_t size, size_t n, void *userdata)
-{
-    body_buf *b = userdata;
-    size_t add = size * n;
-    if (add > RK_CLI_MAX_FILE - b->len) {
-        b->over_cap = 1;
-        return 0;
-    }
-    char *grown = realloc(b->data, b->len + add + 1);
-    if (!grown)
-        return 0;
-    memcpy(grown + b->len, ptr, add);
-    b->data = grown;
-    b->len += add;
-    b->data[b->len] = '\0';
-    return add;
-}
-
 static struct curl_slist *add_header(struct curl_slist *h, const char *line)
 {
     struct curl_slist *more = curl_slist_append(h, line);
@@ -69,7 +46,7 @@ static struct curl_slist *add_header(struct curl_slist *h, const char *line)
 }
 
 /* The request's headers (NULL when none or out of memory: *oom tells). The token is copied into
- * this list only, and wiped from the temporary line. */
+ * this list only. */
 static struct curl_slist *headers(const char *token, const char *body, const char *extra, int *oom)
 {
     struct curl_slist *h = body ? add_header(NULL, "Content-Type: application/json") : NULL;
@@ -78,35 +55,21 @@ static struct curl_slist *headers(const char *token, const char *body, const cha
         *oom = !(h = add_header(h, extra));
     if (*oom || !token || !*token)
         return h;
-    size_t n = sizeof "Authorization: Bearer " + strlen(token);
-    char *line = malloc(n);
-    if (!line) {
-        *oom = 1;
-        curl_slist_free_all(h);
-        return NULL;
-    }
-    snprintf(line, n, "Authorization: Bearer %s", token);
-    h = add_header(h, line);
-    memset(line, 0, n);
-    free(line);
+    h = rki_http_bearer(h, token);
     *oom = !h;
     return h;
 }
 
-static CURLcode perform(CURL *curl, const rk_cli_request *rq, body_buf *b)
+static CURLcode perform(CURL *curl, const rk_cli_request *rq, rki_http_body *b)
 {
     const char *method = rq->method, *body = rq->body;
     long total_ms = rq->timeout_s * 1000L;
+    if (rki_http_easy_setup(curl, b, total_ms < CONNECT_TIMEOUT_MS ? total_ms : CONNECT_TIMEOUT_MS,
+                            rq->ca_file, NULL) != 0)
+        return CURLE_OUT_OF_MEMORY;
     curl_easy_setopt(curl, CURLOPT_URL, rq->url);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                     total_ms < CONNECT_TIMEOUT_MS ? total_ms : CONNECT_TIMEOUT_MS);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, total_ms);
-    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)RK_CLI_MAX_FILE);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, b);
     if (body) {
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
@@ -119,10 +82,10 @@ static CURLcode perform(CURL *curl, const rk_cli_request *rq, body_buf *b)
 
 /* Why a request failed, for people; the URL is given, never the token. */
 static int transfer_failed(const char *cmd, const rk_cli_request *rq, CURLcode code,
-                           const body_buf *b)
+                           const rki_http_body *b)
 {
     const char *url = rq->url;
-    int over_cap = b->over_cap || code == CURLE_FILESIZE_EXCEEDED;
+    int over_cap = rki_http_body_over(b, code);
     int rc = over_cap ? RK_EXIT_FAIL : curl_exit(code);
     if (over_cap)
         return rk_cli_fail(cmd, rc, "%s: the response is over %u MiB", url, RK_CLI_MAX_FILE >> 20);
@@ -137,7 +100,7 @@ static int transfer_failed(const char *cmd, const rk_cli_request *rq, CURLcode c
 int rk_cli_http(const char *cmd, const rk_cli_request *rq, long *status, char **response,
                 size_t *response_len)
 {
-    body_buf b = {0};
+    rki_http_body b = {.max = RK_CLI_MAX_FILE};
     int oom = 0;
     CURL *curl = curl_easy_init();
     struct curl_slist *h = curl ? headers(rq->token, rq->body, rq->header, &oom) : NULL;
@@ -146,8 +109,6 @@ int rk_cli_http(const char *cmd, const rk_cli_request *rq, long *status, char **
         return rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");
     }
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
-    if (rq->ca_file)
-        curl_easy_setopt(curl, CURLOPT_CAINFO, rq->ca_file);
     CURLcode code = perform(curl, rq, &b);
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
     curl_easy_cleanup(curl);

@@ -9,17 +9,14 @@
 #include <curl/curl.h>
 
 #include "client_internal.h"
+#include "http_easy.h"
 
 struct rki_fetch {
     const rk_client_config *cfg; /* borrowed from the client */
     const atomic_int *stop;      /* borrowed: non-zero aborts the transfer */
     CURLM *multi;                /* owns the connection cache (keep-alive) */
     CURL *easy;                  /* reused for every request */
-    char *buf;                   /* body received so far, NUL-terminated */
-    size_t len;                  /* bytes in buf */
-    size_t cap;                  /* bytes allocated, never over max + 1 */
-    size_t max;                  /* the body cap */
-    int too_large;               /* the body went over max: transfer stopped */
+    rki_http_body body;          /* the response, under the body cap */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -31,65 +28,15 @@ static void curl_init_once(void)
     curl_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* Grows buf to hold `need` bytes plus the NUL, doubling, never past max + 1. */
-static int reserve(rki_fetch *f, size_t need)
-{
-    if (need + 1 <= f->cap)
-        return 0;
-    size_t cap = f->cap ? f->cap : 16384;
-    while (cap < need + 1)
-        cap *= 2;
-    if (cap > f->max + 1)
-        cap = f->max + 1;
-    char *p = realloc(f->buf, cap);
-    if (!p)
-        return -1;
-    f->buf = p;
-    f->cap = cap;
-    return 0;
-}
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-    rki_fetch *f = arg;
-    size_t n = size * nmemb;
-    if (n > f->max - f->len) {
-        f->too_large = 1;
-        return 0; /* CURLE_WRITE_ERROR: stops the transfer */
-    }
-    if (reserve(f, f->len + n) != 0)
-        return 0;
-    memcpy(f->buf + f->len, data, n);
-    f->len += n;
-    f->buf[f->len] = '\0';
-    return n;
-}
-
 static int set_options(rki_fetch *f)
 {
-    CURL *e = f->easy;
-    int bad = 0;
-    bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
-#if LIBCURL_VERSION_NUM >= 0x075500
-    bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
-#else
-    bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) !=
-           CURLE_OK;
-#endif
-    bad |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, f) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)f->max) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, f->errbuf) != CURLE_OK;
     char agent[64];
-    snprintf(agent, sizeof agent, "libringkeeper/%s", rk_version()); /* curl copies it */
-    bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, agent) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK;
+    snprintf(agent, sizeof agent, "libringkeeper/%s", rk_version());
     long connect_ms =
         f->cfg->connect_timeout_ms ? f->cfg->connect_timeout_ms : RKI_DEFAULT_CONNECT_TIMEOUT_MS;
-    bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) != CURLE_OK;
-    if (f->cfg->ca_file)
-        bad |= curl_easy_setopt(e, CURLOPT_CAINFO, f->cfg->ca_file) != CURLE_OK;
+    int bad = rki_http_easy_setup(f->easy, &f->body, connect_ms, f->cfg->ca_file, agent) != 0;
+    bad |= curl_easy_setopt(f->easy, CURLOPT_ERRORBUFFER, f->errbuf) != CURLE_OK;
+    bad |= curl_easy_setopt(f->easy, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK;
     return bad ? -1 : 0;
 }
 
@@ -106,7 +53,7 @@ rki_fetch *rki_fetch_new(const rk_client_config *cfg, const atomic_int *stop, rk
         goto fail;
     f->cfg = cfg;
     f->stop = stop;
-    f->max = rki_max_body(cfg);
+    f->body.max = rki_max_body(cfg);
     f->multi = curl_multi_init();
     f->easy = curl_easy_init();
     if (f->multi && f->easy && set_options(f) == 0)
@@ -123,7 +70,7 @@ void rki_fetch_free(rki_fetch *f)
         return;
     curl_easy_cleanup(f->easy);
     curl_multi_cleanup(f->multi);
-    free(f->buf);
+    rki_http_body_free(&f->body);
     free(f);
 }
 
@@ -168,30 +115,20 @@ static struct curl_slist *headers_for(const rk_client_config *cfg, const rki_cla
         snprintf(id, sizeof id, "RK-Client: %s", cfg->client_id);
         next = curl_slist_append(h, id);
     }
-    if (next && cfg->token) {
-        size_t n = strlen(cfg->token) + sizeof "Authorization: Bearer ";
-        char *auth = malloc(n);
-        next = NULL;
-        if (auth) {
-            snprintf(auth, n, "Authorization: Bearer %s", cfg->token);
-            next = curl_slist_append(h, auth);
-            free(auth);
-        }
-    }
     if (!next) {
         curl_slist_free_all(h);
         return NULL;
     }
-    return h;
+    return cfg->token ? rki_http_bearer(h, cfg->token) : h;
 }
 
 static int transfer_error(rki_fetch *f, CURLcode rc, const char *url, rk_error *err)
 {
-    if (f->too_large || rc == CURLE_FILESIZE_EXCEEDED)
+    if (rki_http_body_over(&f->body, rc))
         return rk_error_set(err, RK_ETOOLARGE, NULL,
                             "the response from %.80s is over the cap of %zu bytes: raise "
                             "max_body or check the server URL",
-                            url, f->max);
+                            url, f->body.max);
     if (rc == CURLE_ABORTED_BY_CALLBACK)
         return rk_error_set(err, RK_EUNREACHABLE, NULL, "the request to %.80s was stopped", url);
     return rk_error_set(err, RK_EUNREACHABLE, NULL,
@@ -208,8 +145,7 @@ int rki_fetch_get(rki_fetch *f, const char *url, const rki_claim *claim, unsigne
     int rc = RK_ENOMEM;
     if (!h)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building a request");
-    f->len = 0;
-    f->too_large = 0;
+    rki_http_body_reset(&f->body);
     f->errbuf[0] = '\0';
     curl_easy_setopt(f->easy, CURLOPT_URL, url);
     curl_easy_setopt(f->easy, CURLOPT_HTTPHEADER, h);
@@ -225,8 +161,8 @@ int rki_fetch_get(rki_fetch *f, const char *url, const rki_claim *claim, unsigne
         goto out;
     }
     curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &out->status);
-    out->body = f->len ? f->buf : "";
-    out->len = f->len;
+    out->body = f->body.len ? f->body.data : "";
+    out->len = f->body.len;
     rc = RK_OK;
 out:
     curl_easy_setopt(f->easy, CURLOPT_HTTPHEADER, NULL);
