@@ -53,8 +53,8 @@ static double arc_fraction(const rk_arc *a, unsigned bits)
 }
 
 /* Walks the two id orders together: plan node k is the k-th id of their union, which map_a and
- * map_b give each topology's node index; `nodes` (NULL when not wanted) gets the plan nodes.
- * Returns the number of plan nodes. */
+ * map_b give each topology's node index; `nodes` (NULL when not wanted, and the maps with it) gets
+ * the plan nodes. Returns the number of plan nodes. */
 static size_t join_ids(const rk_topology *before, const rk_topology *after, uint32_t *map_a,
                        uint32_t *map_b, rk_plan_node *nodes)
 {
@@ -70,10 +70,11 @@ static size_t join_ids(const rk_topology *before, const rk_topology *after, uint
             nodes[n].weight_before = c <= 0 ? a->weight : 0;
             nodes[n].weight_after = c >= 0 ? b->weight : 0;
         }
-        if (c <= 0)
-            map_a[oa[i++]] = (uint32_t)n;
-        if (c >= 0)
-            map_b[ob[j++]] = (uint32_t)n;
+        if (c <= 0 && map_a)
+            map_a[oa[i]] = (uint32_t)n;
+        if (c >= 0 && map_b)
+            map_b[ob[j]] = (uint32_t)n;
+        i += c <= 0, j += c >= 0;
     }
     return n;
 }
@@ -381,6 +382,11 @@ static int arcs_below(const rk_topology *a, const rk_topology *b, uint64_t limit
     *over = rc == RK_OK && count_slice_arcs(&counter, &sa, &sb, max) > max;
     free(map_a), free(map_b), free(sa.pos), free(sa.node), free(sb.pos), free(sb.node);
     return rc;
+}
+
+size_t rk_plan_node_count(const rk_topology *a, const rk_topology *b)
+{
+    return join_ids(a, b, NULL, NULL, NULL);
 }
 
 /* Arcs are at most the cuts, points(a) + points(b), plus one: unrelated rings come near that, as

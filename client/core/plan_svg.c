@@ -210,8 +210,10 @@ static void put_title(FILE *f, const rk_plan *p, const rk_plan_meta *meta)
             100 * rk_plan_minimal_fraction(p));
 }
 
-/* One circle of the picture, drawn; RK_OK or an error code. */
-static int put_circle(FILE *f, const rk_plan *p, rk_plan_circle circle, rki_layer *l)
+/* One circle of the picture, drawn from `ring` (that side's, or NULL: rebuilt); RK_OK or an
+ * error code. */
+static int put_circle(FILE *f, const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
+                      rki_layer *l)
 {
     static const struct {
         const char *cls;
@@ -220,7 +222,7 @@ static int put_circle(FILE *f, const rk_plan *p, rk_plan_circle circle, rki_laye
     rk_error err = {0};
     const rk_topology *t = rki_plan_topology(p, 0);
     int rc = rki_layer_init(l, rki_topology_scheme(t)->bits(t), BINS);
-    rc = rc ? rc : rki_plan_layer(l, p, circle, NULL, &err);
+    rc = rc ? rc : rki_plan_layer(l, p, circle, ring, &err);
     if (rc == RK_OK)
         put_layer(f, l, look[circle].cls, look[circle].radius, look[circle].width,
                   look[circle].min_sweep);
@@ -228,16 +230,18 @@ static int put_circle(FILE *f, const rk_plan *p, rk_plan_circle circle, rki_laye
     return rc;
 }
 
-static int put_rings(FILE *f, const rk_plan *p, rki_layer *l)
+static int put_rings(FILE *f, const rk_plan *p, const rk_ring *before, const rk_ring *after,
+                     rki_layer *l)
 {
     size_t na;
-    int rc = put_circle(f, p, RK_PLAN_BEFORE, l);
+    int rc = put_circle(f, p, RK_PLAN_BEFORE, before, l);
     if (rc == RK_OK && rk_plan_arcs(p, &na) && na > 0)
-        rc = put_circle(f, p, RK_PLAN_MOVING, l);
-    return rc ? rc : put_circle(f, p, RK_PLAN_AFTER, l);
+        rc = put_circle(f, p, RK_PLAN_MOVING, NULL, l);
+    return rc ? rc : put_circle(f, p, RK_PLAN_AFTER, after, l);
 }
 
-static int put_svg(FILE *f, const rk_plan *p, const rk_plan_meta *meta, rki_layer *l)
+static int put_svg(FILE *f, const rk_plan *p, const rk_plan_meta *meta, const rk_ring *before,
+                   const rk_ring *after, rki_layer *l)
 {
     char *bars = NULL;
     size_t size = 0;
@@ -263,7 +267,7 @@ static int put_svg(FILE *f, const rk_plan *p, const rk_plan_meta *meta, rki_laye
         put_title(f, p, meta);
         fprintf(f, "</text>\n<text x=\"20\" y=\"50\">outer ring: before; inner ring: after; "
                    "middle: the moving arcs, in the colour of the node they move to</text>\n");
-        rc = put_rings(f, p, l);
+        rc = put_rings(f, p, before, after, l);
         fputs(bars, f);
         fprintf(f, "</svg>\n");
     }
@@ -273,6 +277,12 @@ static int put_svg(FILE *f, const rk_plan *p, const rk_plan_meta *meta, rki_laye
 
 char *rk_plan_to_svg(const rk_plan *p, const rk_plan_meta *meta)
 {
+    return rk_plan_to_svg_rings(p, meta, NULL, NULL);
+}
+
+char *rk_plan_to_svg_rings(const rk_plan *p, const rk_plan_meta *meta, const rk_ring *before,
+                           const rk_ring *after)
+{
     char *buf = NULL;
     size_t size = 0;
     rki_layer *l = malloc(sizeof *l);
@@ -281,7 +291,7 @@ char *rk_plan_to_svg(const rk_plan *p, const rk_plan_meta *meta)
         free(l);
         return NULL;
     }
-    int rc = put_svg(f, p, meta, l);
+    int rc = put_svg(f, p, meta, before, after, l);
     free(l);
     if (fclose(f) || rc != RK_OK) {
         free(buf);

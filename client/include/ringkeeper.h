@@ -372,6 +372,9 @@ typedef struct rk_step {
  * rk_plan_free. */
 RK_API rk_plan *rk_plan_new(const rk_ring *a, const rk_ring *b, const rk_plan_options *opt,
                             rk_error *err) RK_MUST_CHECK;
+/* The nodes a plan between the rings of `a` and `b` lists (the union of their ids, as rk_plan_nodes
+ * gives them), counted from the topologies alone in one pass over their ids. Both borrowed. */
+RK_API size_t rk_plan_node_count(const rk_topology *a, const rk_topology *b);
 /* What rk_plan_new would surely refuse for the rings of topologies `a` and `b`, told before either
  * ring is built (a build costs about 0.4 s at RK_MAX_POINTS): RK_EHASHMISMATCH as rk_plan_new, or
  * RK_ETOOBIG (field "arcs") when the arcs in a prefix of the hash space alone pass opt->max_arcs,
@@ -425,6 +428,11 @@ RK_API char *rk_plan_to_text(const rk_plan *p, const rk_plan_meta *meta) RK_MUST
  * the plan's topologies, which costs as much as building them. New NUL-terminated string, free()
  * it; NULL when out of memory. */
 RK_API char *rk_plan_to_svg(const rk_plan *p, const rk_plan_meta *meta) RK_MUST_CHECK;
+/* The same, its outer and inner circles drawn from the rings the plan was made from (`before`,
+ * `after`; either NULL: rebuilt from the plan's topology): for a caller that still holds them, as
+ * ringkeeperd's cache does, it then costs no ring build. */
+RK_API char *rk_plan_to_svg_rings(const rk_plan *p, const rk_plan_meta *meta, const rk_ring *before,
+                                  const rk_ring *after) RK_MUST_CHECK;
 
 /* The circles of a plan's picture (rk_plan_picture, rk_plan_to_svg). */
 typedef enum rk_plan_circle {

@@ -193,13 +193,18 @@ rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
 int rkd_plan_between(rkd_call *c, int64_t from, int64_t to, const rk_plan_options *opt,
                      rk_plan **out, rk_error *err);
 /* The two rings of a plan from v[0] to v[1], held in e[0] and e[1] (release both on
- * app->rings): cached, else built, after rk_plan_check refused from the topologies what the
- * plan would surely refuse (so such a refusal builds no ring). RK_OK, or the code with err. */
-int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, rkd_entry *e[2],
-                   rk_error *err);
+ * app->rings): cached, else built, after the topologies refused what the plan would surely
+ * refuse, so such a refusal builds no ring: rk_plan_check, and RK_ETOOBIG (field "nodes") when the
+ * plan would list more than `max_nodes` nodes (0: any). RK_OK, or the code with err. */
+int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, size_t max_nodes,
+                   rkd_entry *e[2], rk_error *err);
 
-/* Answers a plan's failure: plan_too_large for one over --max-plan-arcs, else as rkd_fail. */
+/* Answers a plan's failure: plan_too_large for one over --max-plan-arcs or rkd_plan_rings'
+ * max_nodes, else as rkd_fail. */
 void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err);
+/* Answers plan_too_large for a plan whose rendering would pass --max-plan-rows: `what` says how
+ * many rows, `fewer` how to ask for less. */
+void rkd_fail_rows(rkd_call *c, const char *what, const char *fewer);
 
 /* Takes one of the --plan-concurrency slots that bound plans and ring builds (about 1 s and
  * 500 MB each at 4M points): 1, or 0 after answering 503 with Retry-After. Release a taken slot

@@ -1,6 +1,7 @@
 /* api_plan.c — GET /plan: the plan between two versions of a cluster, from a cache of built rings.
  */
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,13 +124,11 @@ static const char *fewer_rows(const rkd_call *c, const rk_plan *p, plan_form for
 /* 0, or -1 after answering 422 when rendering `p` would pass --max-plan-rows. */
 static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, plan_form form, int arcs)
 {
+    char what[64];
     if (rows <= c->app->plan.max_rows)
         return 0;
-    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
-                       "the plan has %zu rows to render, over this server's limit of %zu "
-                       "(ringkeeperd --max-plan-rows); ask for less (%s) or compute it offline: "
-                       "ringkeeper plan --from-file A.json --to-file B.json",
-                       rows, c->app->plan.max_rows, fewer_rows(c, p, form, arcs));
+    snprintf(what, sizeof what, "the plan has %zu rows to render", rows);
+    rkd_fail_rows(c, what, fewer_rows(c, p, form, arcs));
     return -1;
 }
 
@@ -144,7 +143,8 @@ static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
                             : rkd_plan_picture_json(p, meta, rings, (size_t)ask->bins));
         return;
     }
-    char *body = ask->form == PLAN_SVG ? rk_plan_to_svg(p, meta) : rk_plan_to_text(p, meta);
+    char *body = ask->form == PLAN_SVG ? rk_plan_to_svg_rings(p, meta, rings[0], rings[1])
+                                       : rk_plan_to_text(p, meta);
     if (!body) {
         rkd_out_of_memory(c->resp);
         return;
@@ -166,7 +166,10 @@ static size_t plan(rkd_call *c)
     if (plan_query(c, &opt, &ask) != 0 ||
         plan_versions(c, &meta.from_version, &meta.to_version) != 0)
         goto done;
-    rc = rkd_plan_rings(c, (int64_t[2]){meta.from_version, meta.to_version}, &opt, ring, &err);
+    /* a node is a row of the JSON and the table: too many are refused before a ring is built */
+    size_t max_nodes = ask.form == PLAN_JSON || ask.form == PLAN_TEXT ? c->app->plan.max_rows : 0;
+    rc = rkd_plan_rings(c, (int64_t[2]){meta.from_version, meta.to_version}, &opt, max_nodes, ring,
+                        &err);
     plan = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, &opt, &err) : NULL;
     if (!plan) {
         rkd_fail_plan(c, rc == RK_OK ? err.code : rc, &err);

@@ -38,15 +38,28 @@ rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
 /* The rings of a plan between two versions, cached or built. When one is not cached yet,
  * rk_plan_check first refuses from the topologies what the plan would surely refuse, so such a
  * refusal builds no ring (two cold 4M-point rings cost 0.8 s to build besides the store reads). */
-int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, rkd_entry *e[2],
-                   rk_error *err)
+/* RK_ETOOBIG (field "nodes", saying how many) when a plan between `a` and `b` would list more
+ * than `max` nodes (0: any): its node rows alone would pass --max-plan-rows. */
+static int check_nodes(const rk_topology *a, const rk_topology *b, size_t max, rk_error *err)
+{
+    size_t n = max ? rk_plan_node_count(a, b) : 0;
+    return n > max ? rk_error_set(err, RK_ETOOBIG, "nodes", "the plan has %zu rows to render", n)
+                   : RK_OK;
+}
+
+int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, size_t max_nodes,
+                   rkd_entry *e[2], rk_error *err)
 {
     rkd_store_version *rec[2] = {NULL, NULL};
     const rk_topology *t[2];
     int rc = RK_OK;
-    if (v[0] == v[1]) { /* nothing moves: nothing to check, and one ring */
+    if (v[0] == v[1]) { /* nothing moves: no arc to check, and one ring */
         e[0] = rkd_ring_entry(c, v[0], &rc, err);
         e[1] = e[0] ? rkd_ring_entry(c, v[1], &rc, err) : NULL;
+        if (rc == RK_OK) {
+            const rk_topology *one = rk_ring_topology(e[0]->value);
+            rc = check_nodes(one, one, max_nodes, err);
+        }
         return rc;
     }
     for (int k = 0; k < 2; k++) {
@@ -55,6 +68,8 @@ int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, 
             rc = rkd_store_get(c->app->store, c->cluster, v[k], &rec[k], err);
         t[k] = e[k] ? rk_ring_topology(e[k]->value) : rec[k] ? rec[k]->topology : NULL;
     }
+    if (rc == RK_OK)
+        rc = check_nodes(t[0], t[1], max_nodes, err);
     if (rc == RK_OK && (rec[0] || rec[1]))
         rc = rk_plan_check(t[0], t[1], opt, err);
     for (int k = 0; k < 2 && rc == RK_OK; k++)
@@ -67,7 +82,7 @@ int rkd_plan_between(rkd_call *c, int64_t from, int64_t to, const rk_plan_option
                      rk_plan **out, rk_error *err)
 {
     rkd_entry *ring[2] = {NULL, NULL};
-    int rc = rkd_plan_rings(c, (int64_t[2]){from, to}, opt, ring, err);
+    int rc = rkd_plan_rings(c, (int64_t[2]){from, to}, opt, 0, ring, err);
     *out = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, opt, err) : NULL;
     rc = rc ? rc : *out ? RK_OK : err->code;
     rkd_cache_release(c->app->rings, ring[1]);
@@ -75,9 +90,23 @@ int rkd_plan_between(rkd_call *c, int64_t from, int64_t to, const rk_plan_option
     return rc;
 }
 
-/* Answers a failed plan: over --max-plan-arcs with the way out, anything else as it is. */
+void rkd_fail_rows(rkd_call *c, const char *what, const char *fewer)
+{
+    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
+                       "%s, over this server's limit of %zu (ringkeeperd --max-plan-rows); ask "
+                       "for less (%s) or compute it offline: ringkeeper plan --from-file A.json "
+                       "--to-file B.json",
+                       what, c->app->plan.max_rows, fewer);
+}
+
+/* Answers a failed plan: over --max-plan-arcs or with more nodes than rows, each with the way
+ * out, anything else as it is. */
 void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
 {
+    if (rc == RK_ETOOBIG && strcmp(err->field, "nodes") == 0) {
+        rkd_fail_rows(c, err->message, "its nodes alone are as many: format=svg");
+        return;
+    }
     if (rc != RK_ETOOBIG || strcmp(err->field, "arcs") != 0) {
         rkd_fail(c, rc, err);
         return;

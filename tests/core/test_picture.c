@@ -176,6 +176,18 @@ static void check_moving(const rk_plan *p, unsigned bits)
     assert_true(na == 0 || covered > 0);
 }
 
+/* The SVG drawn from the plan's own rings is the one drawn from rings rebuilt. */
+static void check_svg(const rk_plan *p, const rk_ring *a, const rk_ring *b)
+{
+    rk_plan_meta meta = {.cluster = "c", .from_version = 1, .to_version = 2};
+    char *given = rk_plan_to_svg_rings(p, &meta, a, b), *rebuilt = rk_plan_to_svg(p, &meta);
+    assert_non_null(given);
+    assert_non_null(rebuilt);
+    assert_string_equal(given, rebuilt);
+    free(given);
+    free(rebuilt);
+}
+
 static void test_plan_pictures(void **state)
 {
     (void)state;
@@ -190,6 +202,7 @@ static void test_plan_pictures(void **state)
         check_side(p, a, RK_PLAN_BEFORE);
         check_side(p, b, RK_PLAN_AFTER);
         check_moving(p, rk_ring_bits(a));
+        check_svg(p, a, b);
         rk_plan_free(p);
         rk_ring_free(a);
         rk_ring_free(b);

@@ -288,8 +288,17 @@ static void check_steps(const pair *x, double max_step)
     check_union(x, pieces, np);
 }
 
+/* rk_plan_node_count, from the topologies alone, is the plan's own node count. */
+static void check_node_count(const pair *x)
+{
+    size_t n;
+    rk_plan_nodes(x->p, &n);
+    assert_int_equal(rk_plan_node_count(rk_ring_topology(x->a), rk_ring_topology(x->b)), n);
+}
+
 static void check_plan(const pair *x, uint64_t *rng, int keys)
 {
+    check_node_count(x);
     check_arc_shape(x);
     check_boundaries(x);
     check_keys(x, rng, keys);
