@@ -134,7 +134,7 @@ typedef struct rkd_store rkd_store;
 
 /* Opens the store at `location` (--db or --store) with the backend it names (store_open.c's
  * registry): etcd:// or etcds:// the etcd store (store_etcd.h), sqlite:PATH or a plain PATH an
- * SQLite database file (rkd_store_open_sqlite in store_sqlite.h: created when absent, its schema
+ * SQLite database file (rkd_sqlite_open in store_sqlite.h: created when absent, its schema
  * brought up to date from the NNNN_*.sql files in `migrations_dir`); another scheme RK_EINVAL.
  * Returns a new store (free with rkd_store_close) or NULL with `err` set. */
 rkd_store *rkd_store_open(const char *location, const char *migrations_dir,

@@ -17,22 +17,25 @@
 typedef struct backend {
     const char *name;   /* "sqlite", "etcd" */
     const char *scheme; /* what its locations start with */
-    /* NULL: not in this build */
-    rkd_store *(*open)(const char *location, const rkd_store_options *opt, rk_error *err);
+    /* the backend's state and *ops its table, for rkd_store_new; NULL: not in this build */
+    void *(*open)(const char *location, const rkd_store_options *opt, const rkd_store_ops **ops,
+                  rk_error *err);
     const char *option; /* the CMake option that builds it, or NULL: always built */
 } backend;
 
-static rkd_store *open_sqlite(const char *location, const rkd_store_options *opt, rk_error *err)
+static void *open_sqlite(const char *location, const rkd_store_options *opt,
+                         const rkd_store_ops **ops, rk_error *err)
 {
-    return rkd_store_open_sqlite(rkd_store_sqlite_path(location), opt->migrations_dir, err);
+    return rkd_sqlite_open(rkd_store_sqlite_path(location), opt->migrations_dir, ops, err);
 }
 
 #ifdef RKD_STORE_ETCD
-static rkd_store *open_etcd(const char *location, const rkd_store_options *opt, rk_error *err)
+static void *open_etcd(const char *location, const rkd_store_options *opt,
+                       const rkd_store_ops **ops, rk_error *err)
 {
     rke_security sec = {
         0, opt->etcd_cacert, opt->etcd_cert, opt->etcd_key, opt->etcd_user, opt->etcd_password};
-    return rkd_store_open_etcd(location, &sec, err);
+    return rkd_etcd_open(location, &sec, ops, err);
 }
 #else
 #define open_etcd NULL
@@ -95,7 +98,10 @@ rkd_store *rkd_store_open_with(const char *location, const rkd_store_options *op
                      b->name, b->option);
         return NULL;
     }
-    return b->open(location, opt, err);
+    /* the backend opens its state, and the store is made over it here: no backend calls up */
+    const rkd_store_ops *ops = NULL;
+    void *state = b->open(location, opt, &ops, err);
+    return state ? rkd_store_new(ops, state, err) : NULL;
 }
 
 rkd_store *rkd_store_open(const char *location, const char *migrations_dir, rk_error *err)

@@ -142,7 +142,8 @@ static size_t check_scheme(const char *location, rke_security *sec, rk_error *er
     return plain;
 }
 
-rkd_store *rkd_store_open_etcd(const char *location, const rke_security *how, rk_error *err)
+void *rkd_etcd_open(const char *location, const rke_security *how, const rkd_store_ops **ops,
+                    rk_error *err)
 {
     static const rke_security plain = {0};
     rk_error scratch;
@@ -157,9 +158,10 @@ rkd_store *rkd_store_open_etcd(const char *location, const rke_security *how, rk
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
+    *ops = &etcd_ops;
     if (rke_random_hex(s->writer, (RKE_OP_LEN - 1) / 2, err) == RK_OK &&
         parse_location(s, location + skip, &sec, err) == RK_OK)
-        return rkd_store_new(&etcd_ops, s, err);
+        return s;
     rke_close(s);
     return NULL;
 }

@@ -125,7 +125,8 @@ static rks_store *new_db(const char *path, rk_error *err)
     return NULL;
 }
 
-rkd_store *rkd_store_open_sqlite(const char *path, const char *migrations_dir, rk_error *err)
+void *rkd_sqlite_open(const char *path, const char *migrations_dir, const rkd_store_ops **ops,
+                      rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;
@@ -137,8 +138,9 @@ rkd_store *rkd_store_open_sqlite(const char *path, const char *migrations_dir, r
     rks_store *s = new_db(path, err);
     if (!s)
         return NULL;
+    *ops = &sqlite_ops;
     if (open_store(s, path, migrations_dir, err) == RK_OK)
-        return rkd_store_new(&sqlite_ops, s, err);
+        return s;
     close_db(s);
     return NULL;
 }

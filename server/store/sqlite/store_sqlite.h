@@ -1,11 +1,11 @@
 /* store_sqlite.h — the SQLite backend (store_sqlite.c, store_versions.c, store_migrate.c,
- * store_backup.c): its constructor, which store_open.c calls, and what it offers beyond store.h for
+ * store_backup.c): its opening, which store_open.c calls, and what it offers beyond store.h for
  * callers that know they deal with SQLite (the `backup` subcommand). Nothing here is part of the
  * store interface, and another backend owes none of it. */
 #ifndef RKD_STORE_SQLITE_H
 #define RKD_STORE_SQLITE_H
 
-#include "store.h"
+#include "store_backend.h"
 
 /* Opens (creating when absent) the database at `path` and brings its schema up to date with the
  * SQL files NNNN_*.sql in `migrations_dir`: in numeric order, each once, each in its own
@@ -13,10 +13,11 @@
  * (RKD_STORE_ENOTRK) or whose schema is newer than the highest migration (RKD_STORE_ETOONEW).
  * While the file is not writable the store is read-only (rkd_store_read_only): reads work, and
  * every write fails with RKD_STORE_EUNAVAILABLE, changing nothing, until the file is writable
- * again; the next write after that succeeds without reopening the store. Returns a new store
- * (free with rkd_store_close) or NULL with `err` set. */
-rkd_store *rkd_store_open_sqlite(const char *path, const char *migrations_dir,
-                                 rk_error *err) RK_MUST_CHECK;
+ * again; the next write after that succeeds without reopening the store. Returns the backend's
+ * state, with *ops its table of operations, for rkd_store_new (store_open.c), which then owns it;
+ * NULL with `err` set. */
+void *rkd_sqlite_open(const char *path, const char *migrations_dir, const rkd_store_ops **ops,
+                      rk_error *err) RK_MUST_CHECK;
 
 /* Copies the ringkeeper database at `db_path` to the file `to_path`: a consistent snapshot of one
  * moment, safe while a server (in this process or another) reads and writes the database, which
