@@ -2,6 +2,7 @@
  * rings by version (built when missing, after rk_plan_check has refused what it surely would),
  * the plan between two versions over them, and the slots that bound how many are computed at once
  * (--plan-concurrency). */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +36,6 @@ rkd_entry *rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
     return e;
 }
 
-/* The rings of a plan between two versions, cached or built. When one is not cached yet,
- * rk_plan_check first refuses from the topologies what the plan would surely refuse, so such a
- * refusal builds no ring (two cold 4M-point rings cost 0.8 s to build besides the store reads). */
 /* RK_ETOOBIG (field "nodes", saying how many) when a plan between `a` and `b` would list more
  * than `max` nodes (0: any): its node rows alone would pass --max-plan-rows. */
 static int check_nodes(const rk_topology *a, const rk_topology *b, size_t max, rk_error *err)
@@ -47,11 +45,62 @@ static int check_nodes(const rk_topology *a, const rk_topology *b, size_t max, r
                    : RK_OK;
 }
 
+/* One side of a plan: its version, and what reading and building its ring gave. */
+typedef struct side {
+    rkd_call *c;
+    int64_t v;
+    rkd_entry *e;           /* the ring, cached or built; held */
+    rkd_store_version *rec; /* its version, read when the ring was not cached */
+    int rc;
+    rk_error err;
+} side;
+
+static void *read_side(void *arg)
+{
+    side *s = arg;
+    if (!s->e)
+        s->rc = rkd_store_get(s->c->app->store, s->c->cluster, s->v, &s->rec, &s->err);
+    return NULL;
+}
+
+static void *build_side(void *arg)
+{
+    side *s = arg;
+    if (!s->e && s->rc == RK_OK)
+        s->e = ring_put(s->c, s->v, s->rec->topology, &s->rc, &s->err);
+    return NULL;
+}
+
+/* fn on both sides: when both have work, side 1 on a thread of its own meanwhile (a cold plan of
+ * two 4M-point versions reads and builds each in about 0.3 s, and a plan slot may take two cores),
+ * else, or when no thread starts, one after the other here. */
+static void on_both(void *(*fn)(void *), side s[2])
+{
+    pthread_t t;
+    int apart = !s[0].e && !s[1].e && pthread_create(&t, NULL, fn, &s[1]) == 0;
+    fn(&s[0]);
+    if (apart)
+        pthread_join(t, NULL);
+    else
+        fn(&s[1]);
+}
+
+/* The first failure of the two sides into err; RK_OK when none. */
+static int side_rc(const side s[2], rk_error *err)
+{
+    const side *bad = s[0].rc ? &s[0] : s[1].rc ? &s[1] : NULL;
+    if (bad && err)
+        *err = bad->err;
+    return bad ? bad->rc : RK_OK;
+}
+
+/* The rings of a plan between two versions, cached or built. When one is not cached yet, the
+ * topologies first refuse what the plan would surely refuse (rk_plan_check, and max_nodes), so
+ * such a refusal builds no ring (two cold 4M-point rings cost 0.8 s to build besides the store
+ * reads). */
 int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, size_t max_nodes,
                    rkd_entry *e[2], rk_error *err)
 {
-    rkd_store_version *rec[2] = {NULL, NULL};
-    const rk_topology *t[2];
     int rc = RK_OK;
     if (v[0] == v[1]) { /* nothing moves: no arc to check, and one ring */
         e[0] = rkd_ring_entry(c, v[0], &rc, err);
@@ -62,19 +111,26 @@ int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, 
         }
         return rc;
     }
-    for (int k = 0; k < 2; k++) {
-        e[k] = rkd_cache_get(c->app->rings, c->cluster, v[k]);
-        if (!e[k] && rc == RK_OK)
-            rc = rkd_store_get(c->app->store, c->cluster, v[k], &rec[k], err);
-        t[k] = e[k] ? rk_ring_topology(e[k]->value) : rec[k] ? rec[k]->topology : NULL;
-    }
+    side s[2] = {{.c = c, .v = v[0]}, {.c = c, .v = v[1]}};
+    for (int k = 0; k < 2; k++)
+        s[k].e = rkd_cache_get(c->app->rings, c->cluster, v[k]);
+    on_both(read_side, s);
+    rc = side_rc(s, err);
+    const rk_topology *t[2];
+    for (int k = 0; k < 2 && rc == RK_OK; k++)
+        t[k] = s[k].e ? rk_ring_topology(s[k].e->value) : s[k].rec->topology;
     if (rc == RK_OK)
         rc = check_nodes(t[0], t[1], max_nodes, err);
-    if (rc == RK_OK && (rec[0] || rec[1]))
+    if (rc == RK_OK && (s[0].rec || s[1].rec))
         rc = rk_plan_check(t[0], t[1], opt, err);
-    for (int k = 0; k < 2 && rc == RK_OK; k++)
-        e[k] = e[k] ? e[k] : ring_put(c, v[k], rec[k]->topology, &rc, err);
-    rkd_store_version_free(rec[0]), rkd_store_version_free(rec[1]);
+    if (rc == RK_OK) {
+        on_both(build_side, s);
+        rc = side_rc(s, err);
+    }
+    for (int k = 0; k < 2; k++) {
+        e[k] = s[k].e;
+        rkd_store_version_free(s[k].rec);
+    }
     return rc;
 }
 
