@@ -49,22 +49,23 @@ const rki_scheme *rki_topology_scheme(const rk_topology *t);
 
 /* A built ring; immutable. Shared with plan.c, which walks two rings' points side by side. */
 struct rk_ring {
-    rk_topology *topo;    /* reference held */
-    rk_hash_alg hash;     /* hash of the keys: the topology's */
-    const char *hash_tag; /* the ketama scheme's hash tag, or NULL; the topology's */
-    unsigned bits;        /* hash space is 2^bits */
-    size_t n;             /* number of points */
-    uint64_t *pos;        /* n positions ascending, then 16 sentinels of UINT64_MAX */
-    uint16_t *node16;     /* node index per point when there are < 65536 nodes, else NULL */
-    uint32_t *node32;     /* node index per point otherwise */
-    uint32_t *bucket;     /* first point of each top-bits bucket; nbuckets + 1 entries */
-    size_t nbuckets;      /* a power of two */
-    unsigned shift;       /* position >> shift = bucket */
-    size_t owners;        /* nodes with weight > 0 */
-    double *share;        /* per node: fraction of the hash space owned */
-    double *ideal;        /* per node: weight / total weight */
-    uint64_t fingerprint; /* docs/RING.md */
-    char fp_hex[17];      /* the same as 16 hex digits */
+    rk_topology *topo;        /* reference held */
+    const rki_scheme *scheme; /* the topology's: how keys are hashed */
+    rk_hash_alg hash;         /* hash of the keys: the topology's */
+    const char *hash_tag;     /* the ketama scheme's hash tag, or NULL; the topology's */
+    unsigned bits;            /* hash space is 2^bits */
+    size_t n;                 /* number of points */
+    uint64_t *pos;            /* n positions ascending, then 16 sentinels of UINT64_MAX */
+    uint16_t *node16;         /* node index per point when there are < 65536 nodes, else NULL */
+    uint32_t *node32;         /* node index per point otherwise */
+    uint32_t *bucket;         /* first point of each top-bits bucket; nbuckets + 1 entries */
+    size_t nbuckets;          /* a power of two */
+    unsigned shift;           /* position >> shift = bucket */
+    size_t owners;            /* nodes with weight > 0 */
+    double *share;            /* per node: fraction of the hash space owned */
+    double *ideal;            /* per node: weight / total weight */
+    uint64_t fingerprint;     /* docs/RING.md */
+    char fp_hex[17];          /* the same as 16 hex digits */
 };
 
 static inline uint32_t rki_node_at(const rk_ring *r, size_t i)

@@ -407,6 +407,7 @@ rk_ring *rk_ring_build(rk_topology *t, rk_error *err)
     }
     const rki_scheme *scheme = rki_topology_scheme(t);
     r->topo = rk_topology_ref(t);
+    r->scheme = scheme;
     r->hash = rk_topology_hash(t);
     r->hash_tag = rk_topology_hash_tag(t);
     r->bits = scheme->bits(t);
@@ -510,15 +511,13 @@ void rk_ring_arc_at(const rk_ring *r, uint64_t hash, rk_ring_arc *out)
         out->start == out->end ? 1.0 : (double)((out->end - out->start) & mask) * per_value(r);
 }
 
-/* H(key): XXH3 inlined here (one call less per lookup on the fastest hash), the ketama scheme's
- * keys as twemproxy hashes them (hash tag, empty key), any other through rk_hash. */
+/* H(key) as the ring's scheme hashes keys; the ringkeeper scheme's XXH3 inlined here (one call
+ * less per lookup on the fastest hash). */
 static inline uint64_t key_hash(const rk_ring *r, const void *key, size_t len)
 {
-    if (r->hash == RK_HASH_XXH3_64)
+    if (r->hash == RK_HASH_XXH3_64 && r->scheme == &rki_scheme_ringkeeper)
         return XXH3_64bits(key, len);
-    if (r->hash >= RK_HASH_KETAMA_ONE_AT_A_TIME) /* the ketama hashes are numbered from it */
-        return rki_ketama_key_hash(r->hash, r->hash_tag, key, len);
-    return rk_hash(r->hash, key, len);
+    return r->scheme->key_hash(r->hash, r->hash_tag, key, len);
 }
 
 uint64_t rk_ring_key_hash(const rk_ring *r, const void *key, size_t len)

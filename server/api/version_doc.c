@@ -28,12 +28,11 @@ static const char *or_null(const char *s)
  * scheme, hash and the hash tag when the topology is at hand and has one. */
 static int add_scheme_fields(json_t *doc, const rkd_store_version *v)
 {
-    rk_scheme scheme = rk_hash_scheme(v->hash);
-    if (scheme == RK_SCHEME_RINGKEEPER)
+    if (v->scheme == RK_SCHEME_RINGKEEPER)
         return json_object_set_new(doc, "hash", json_string(rk_hash_name(v->hash))) ||
                json_object_set_new(doc, "vnode_factor", json_integer(v->vnode_factor));
     const char *tag = v->topology ? rk_topology_hash_tag(v->topology) : NULL;
-    return json_object_set_new(doc, "scheme", json_string(rk_scheme_name(scheme))) ||
+    return json_object_set_new(doc, "scheme", json_string(rk_scheme_name(v->scheme))) ||
            json_object_set_new(doc, "hash", json_string(rk_hash_name(v->hash))) ||
            (tag && json_object_set_new(doc, "hash_tag", json_string(tag)));
 }

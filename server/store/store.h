@@ -94,7 +94,8 @@ typedef struct rkd_store_version {
     char activated_at[RKD_STORE_TIME_LEN]; /* "" when never activated */
     char *author;                          /* NULL when none */
     char *comment;                         /* NULL when none */
-    rk_hash_alg hash;                      /* the topology's hash */
+    rk_scheme scheme;                      /* the topology's scheme, as stored with it */
+    rk_hash_alg hash;                      /* the topology's hash, one of its scheme's */
     uint32_t vnode_factor;                 /* the topology's vnode_factor */
     uint64_t points;                       /* sum of vnode_factor * weight */
     char fingerprint[RKD_STORE_FP_LEN];    /* docs/RING.md, lowercase hex */

@@ -232,6 +232,7 @@ static int new_record(const char *cluster, rk_topology *t, const char *author,
     if (rc != RK_OK)
         goto done;
     rec->topology = rk_topology_ref(t);
+    rec->scheme = rk_topology_scheme(t);
     rec->hash = rk_topology_hash(t);
     rec->vnode_factor = rk_topology_vnode_factor(t);
     rec->points = rk_topology_points(t);

@@ -125,7 +125,7 @@ void rkd_store_draft_of(const rkd_store_version *v, const char *doc, rkd_store_d
     *d = (rkd_store_draft){
         .cluster = v->cluster,
         .topology = doc,
-        .scheme = rk_scheme_name(rk_hash_scheme(v->hash)),
+        .scheme = rk_scheme_name(v->scheme),
         .hash = rk_hash_name(v->hash),
         .vnode_factor = v->vnode_factor,
         .points = v->points,

@@ -132,4 +132,5 @@ const rki_scheme rki_scheme_ketama = {
     .point_counts = ketama_point_counts,
     .tie_order = ketama_tie_order,
     .positions = ketama_positions,
+    .key_hash = rki_ketama_key_hash,
 };

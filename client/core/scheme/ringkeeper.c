@@ -28,10 +28,19 @@ static void ringkeeper_positions(const rk_topology *t, size_t node, uint32_t cou
     rki_hash_points(rk_topology_hash(t), id, strlen(id), count, out);
 }
 
+/* A key is hashed whole with the topology's hash; the scheme has no hash tag. */
+static uint64_t ringkeeper_key_hash(rk_hash_alg hash, const char *hash_tag, const void *key,
+                                    size_t len)
+{
+    (void)hash_tag;
+    return rk_hash(hash, key, len);
+}
+
 const rki_scheme rki_scheme_ringkeeper = {
     .name = "ringkeeper",
     .bits = ringkeeper_bits,
     .point_counts = ringkeeper_point_counts,
     .tie_order = ringkeeper_tie_order,
     .positions = ringkeeper_positions,
+    .key_hash = ringkeeper_key_hash,
 };

@@ -32,6 +32,9 @@ typedef struct rki_scheme {
     void (*tie_order)(const rk_topology *t, uint32_t *order);
     /* The positions of node `node`'s `count` points (count as point_counts gave) into out. */
     void (*positions)(const rk_topology *t, size_t node, uint32_t count, uint64_t *out);
+    /* A key's position as a lookup computes it, from the topology's hash and hash tag (NULL when
+     * it has none): rk_ring_key_hash, and what a data mover tells moving keys by. */
+    uint64_t (*key_hash)(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len);
 } rki_scheme;
 
 extern const rki_scheme rki_scheme_ringkeeper;

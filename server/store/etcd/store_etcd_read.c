@@ -37,7 +37,6 @@ static int parse_state(const rke_head *h, int64_t v, const char *activated_at)
 static int meta_to_record(json_t *meta, const char *cluster, int64_t v, const rke_head *h,
                           rkd_store_version *rec, rk_error *err)
 {
-    rk_scheme scheme;
     rec->version = v;
     snprintf(rec->created_at, sizeof rec->created_at, "%s", rke_str(meta, "created_at"));
     snprintf(rec->activated_at, sizeof rec->activated_at, "%s", rke_str(meta, "activated_at"));
@@ -53,8 +52,8 @@ static int meta_to_record(json_t *meta, const char *cluster, int64_t v, const rk
             : rkd_store_strdup(json_string_value(json_object_get(meta, "comment")), &rec->comment,
                                err);
     if (rc == RK_OK &&
-        (rk_scheme_from_name(rke_str(meta, "scheme"), &scheme) != RK_OK ||
-         rk_hash_from_scheme_name(scheme, rke_str(meta, "hash"), &rec->hash) != RK_OK))
+        (rk_scheme_from_name(rke_str(meta, "scheme"), &rec->scheme) != RK_OK ||
+         rk_hash_from_scheme_name(rec->scheme, rke_str(meta, "hash"), &rec->hash) != RK_OK))
         rc = rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
                           "cluster %s version %lld is damaged in etcd: unknown scheme or hash",
                           cluster, (long long)v);

@@ -79,11 +79,10 @@ static int row_to_version(sqlite3_stmt *st, rkd_store_version *rec, rk_error *er
     rc = rc ? rc : dup_col(st, 6, &rec->comment, err);
     if (rc != RK_OK)
         return rc;
-    rk_scheme scheme;
     if (parse_state((const char *)sqlite3_column_text(st, 2), &rec->state) != RK_OK ||
-        rk_scheme_from_name((const char *)sqlite3_column_text(st, 11), &scheme) != RK_OK ||
-        rk_hash_from_scheme_name(scheme, (const char *)sqlite3_column_text(st, 7), &rec->hash) !=
-            RK_OK)
+        rk_scheme_from_name((const char *)sqlite3_column_text(st, 11), &rec->scheme) != RK_OK ||
+        rk_hash_from_scheme_name(rec->scheme, (const char *)sqlite3_column_text(st, 7),
+                                 &rec->hash) != RK_OK)
         return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
                             "cluster %s version %lld is damaged in the "
                             "database: unknown state, scheme or hash",
