@@ -462,27 +462,28 @@ const char *rk_topology_hash_tag(const rk_topology *t)
     return t->hash_tag[0] ? t->hash_tag : NULL;
 }
 
+/* The registry of ring schemes, by their rk_scheme value: a new scheme is one line here. */
+static const rki_scheme *const schemes[] = {
+    [RK_SCHEME_RINGKEEPER] = &rki_scheme_ringkeeper,
+    [RK_SCHEME_KETAMA] = &rki_scheme_ketama,
+};
+#define N_SCHEMES (sizeof schemes / sizeof schemes[0])
+
 const rki_scheme *rki_topology_scheme(const rk_topology *t)
 {
-    return t->scheme == RK_SCHEME_KETAMA ? &rki_scheme_ketama : &rki_scheme_ringkeeper;
+    return schemes[t->scheme];
 }
 
 const char *rk_scheme_name(rk_scheme scheme)
 {
-    switch (scheme) {
-    case RK_SCHEME_RINGKEEPER:
-        return rki_scheme_ringkeeper.name;
-    case RK_SCHEME_KETAMA:
-        return rki_scheme_ketama.name;
-    }
-    return NULL;
+    return (size_t)scheme < N_SCHEMES ? schemes[scheme]->name : NULL;
 }
 
 int rk_scheme_from_name(const char *name, rk_scheme *out)
 {
-    for (rk_scheme s = RK_SCHEME_RINGKEEPER; s <= RK_SCHEME_KETAMA; s++) {
-        if (name && strcmp(name, rk_scheme_name(s)) == 0) {
-            *out = s;
+    for (size_t s = 0; name && s < N_SCHEMES; s++) {
+        if (strcmp(name, schemes[s]->name) == 0) {
+            *out = (rk_scheme)s;
             return RK_OK;
         }
     }
