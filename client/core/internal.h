@@ -39,6 +39,9 @@ void rki_topology_set_data(rk_topology *t, const char *data);
 
 /* The points of a node of `weight` under `vnode_factor` (a weight rk_topology_new accepted). */
 uint32_t rki_weight_points(uint32_t vnode_factor, double weight);
+/* RK_ETOOBIG (field "nodes") for a ring of `points` points, over RK_MAX_POINTS: `how` says how
+ * they were counted, `advice` what to lower. */
+int rki_points_error(uint64_t points, const char *how, const char *advice, rk_error *err);
 /* A weight as JSON: an integer when it is one, else a number (new reference). */
 struct json_t *rki_weight_json(double weight);
 

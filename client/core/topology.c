@@ -25,6 +25,13 @@ struct rk_topology {
     char *strings;         /* private: one block holding every id and addr */
 };
 
+/* The registry of ring schemes, by their rk_scheme value: a new scheme is one line here. */
+static const rki_scheme *const schemes[] = {
+    [RK_SCHEME_RINGKEEPER] = &rki_scheme_ringkeeper,
+    [RK_SCHEME_KETAMA] = &rki_scheme_ketama,
+};
+#define N_SCHEMES (sizeof schemes / sizeof schemes[0])
+
 /* A node name with its index, for sorting ids or addrs bytewise; ties keep document order. */
 typedef struct {
     const char *s;
@@ -154,47 +161,9 @@ static int check_nodes(const rk_node *nodes, size_t n, rk_error *err)
     return RK_OK;
 }
 
-/* vnode_factor * weight within this of an integer is that many points: a decimal weight such as
- * 0.00625 (1/160) is not exact in binary, and the largest point count (4096000) keeps a double's
- * own error far below it. */
-#define POINTS_SLACK 1e-6
-
 uint32_t rki_weight_points(uint32_t vnode_factor, double weight)
 {
     return (uint32_t)nearbyint((double)vnode_factor * weight);
-}
-
-/* The ringkeeper scheme's weights: each a whole number of points, and a weight above 0 at least
- * one (docs/RING.md, "Weights in steps"). */
-static int check_point_weights(uint32_t vf, const rk_node *nodes, size_t n, rk_error *err)
-{
-    for (size_t i = 0; i < n; i++) {
-        double exact = (double)vf * nodes[i].weight;
-        uint32_t points = rki_weight_points(vf, nodes[i].weight);
-        if (fabs(exact - points) > POINTS_SLACK || (points == 0 && nodes[i].weight > 0)) {
-            char path[64];
-            snprintf(path, sizeof path, "nodes[%zu].weight", i);
-            return rk_error_set(err, RK_ETOPOLOGY, path,
-                                "must be a multiple of 1/vnode_factor (1/%u = %g), got %g", vf,
-                                1.0 / vf, nodes[i].weight);
-        }
-    }
-    return RK_OK;
-}
-
-/* ketama's point counts follow the whole pool, and twemproxy reads integer weights. */
-static int check_integer_weights(const rk_node *nodes, size_t n, rk_error *err)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (nodes[i].weight != floor(nodes[i].weight)) {
-            char path[64];
-            snprintf(path, sizeof path, "nodes[%zu].weight", i);
-            return rk_error_set(err, RK_ETOPOLOGY, path,
-                                "must be an integer 0..%d in the ketama scheme, got %g",
-                                RK_MAX_WEIGHT, nodes[i].weight);
-        }
-    }
-    return RK_OK;
 }
 
 /* Any text of at most RK_MAX_COMMENT bytes, in valid UTF-8 so rk_topology_to_json can write it. */
@@ -230,36 +199,6 @@ static int check_hash(rk_scheme scheme, rk_hash_alg hash, rk_error *err)
                             rki_hash_names(scheme, names, sizeof names, "", ", "),
                             rk_scheme_name(scheme), (int)hash);
     return RK_OK;
-}
-
-static int check_values(rk_hash_alg hash, uint32_t vf, const rk_node *nodes, size_t n,
-                        const char *comment, rk_error *err)
-{
-    if (check_hash(RK_SCHEME_RINGKEEPER, hash, err))
-        return RK_ETOPOLOGY;
-    if (vf < 1 || vf > RK_MAX_VNODE_FACTOR)
-        return rk_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
-                            RK_MAX_VNODE_FACTOR, vf);
-    if (check_common(nodes, n, comment, err))
-        return RK_ETOPOLOGY;
-    return check_point_weights(vf, nodes, n, err);
-}
-
-/* twemproxy takes a hash tag of exactly two characters; printable ASCII keeps it typeable. */
-static int check_hash_tag(const char *tag, rk_error *err)
-{
-    if (tag && (strlen(tag) != 2 || tag[0] <= ' ' || tag[0] > '~' || tag[1] <= ' ' || tag[1] > '~'))
-        return rk_error_set(err, RK_ETOPOLOGY, "hash_tag",
-                            "must be two printable ASCII characters, such as \"{}\"");
-    return RK_OK;
-}
-
-static uint64_t total_points(uint32_t vf, const rk_node *nodes, size_t n)
-{
-    uint64_t sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += rki_weight_points(vf, nodes[i].weight);
-    return sum;
 }
 
 /* Copies the nodes' strings into one block and fills t->nodes, each weight made exactly its points
@@ -307,15 +246,11 @@ static int index_nodes(rk_topology *t, rk_error *err)
     return rc;
 }
 
-static rk_topology *points_error(const char *how, uint64_t points, rk_error *err)
+int rki_points_error(uint64_t points, const char *how, const char *advice, rk_error *err)
 {
-    rk_error_set(err, RK_ETOOBIG, "nodes",
-                 "the ring would have %llu points (%s), at most %u are allowed; %s",
-                 (unsigned long long)points, how, RK_MAX_POINTS,
-                 strcmp(how, "ketama") == 0 ? "ketama gives each node about 160 points: use fewer"
-                                              " nodes"
-                                            : "lower vnode_factor or the weights");
-    return NULL;
+    return rk_error_set(err, RK_ETOOBIG, "nodes",
+                        "the ring would have %llu points (%s), at most %u are allowed; %s",
+                        (unsigned long long)points, how, RK_MAX_POINTS, advice);
 }
 
 /* A new topology with `head`'s scheme, hash, vnode_factor, tag and points, and copies of the nodes
@@ -344,36 +279,35 @@ static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, cons
     return t;
 }
 
+/* A new topology of scheme `id` after every rule: the hash the scheme's, its parameters, the
+ * rules every scheme shares, then its own for the nodes, which count the points. */
+static rk_topology *make(rk_scheme id, rk_hash_alg hash, const rki_params *p, const rk_node *nodes,
+                         size_t n, const char *comment, rk_error *err)
+{
+    const rki_scheme *s = schemes[id];
+    uint64_t points = 0;
+    if (check_hash(id, hash, err) || s->check(p, err) || check_common(nodes, n, comment, err) ||
+        s->count(p, nodes, n, &points, err))
+        return NULL;
+    rk_topology head = {
+        .scheme = id, .hash = hash, .vnode_factor = p->vnode_factor, .n = n, .points = points};
+    if (p->hash_tag)
+        memcpy(head.hash_tag, p->hash_tag, 3);
+    return assemble(&head, nodes, comment, err);
+}
+
 rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
                              size_t n_nodes, const char *comment, rk_error *err)
 {
-    if (check_values(hash, vnode_factor, nodes, n_nodes, comment, err))
-        return NULL;
-    uint64_t points = total_points(vnode_factor, nodes, n_nodes);
-    if (points > RK_MAX_POINTS)
-        return points_error("vnode_factor x total weight", points, err);
-    rk_topology head = {.scheme = RK_SCHEME_RINGKEEPER,
-                        .hash = hash,
-                        .vnode_factor = vnode_factor,
-                        .n = n_nodes,
-                        .points = points};
-    return assemble(&head, nodes, comment, err);
+    rki_params p = {.vnode_factor = vnode_factor};
+    return make(RK_SCHEME_RINGKEEPER, hash, &p, nodes, n_nodes, comment, err);
 }
 
 rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, const rk_node *nodes,
                                     size_t n_nodes, const char *comment, rk_error *err)
 {
-    uint64_t points;
-    if (check_hash(RK_SCHEME_KETAMA, hash, err) || check_hash_tag(hash_tag, err) ||
-        check_common(nodes, n_nodes, comment, err) || check_integer_weights(nodes, n_nodes, err) ||
-        rki_ketama_points(nodes, n_nodes, &points, err))
-        return NULL;
-    if (points > RK_MAX_POINTS)
-        return points_error("ketama", points, err);
-    rk_topology head = {.scheme = RK_SCHEME_KETAMA, .hash = hash, .n = n_nodes, .points = points};
-    if (hash_tag)
-        memcpy(head.hash_tag, hash_tag, 3);
-    return assemble(&head, nodes, comment, err);
+    rki_params p = {.hash_tag = hash_tag};
+    return make(RK_SCHEME_KETAMA, hash, &p, nodes, n_nodes, comment, err);
 }
 
 rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment, rk_error *err)
@@ -461,13 +395,6 @@ const char *rk_topology_hash_tag(const rk_topology *t)
 {
     return t->hash_tag[0] ? t->hash_tag : NULL;
 }
-
-/* The registry of ring schemes, by their rk_scheme value: a new scheme is one line here. */
-static const rki_scheme *const schemes[] = {
-    [RK_SCHEME_RINGKEEPER] = &rki_scheme_ringkeeper,
-    [RK_SCHEME_KETAMA] = &rki_scheme_ketama,
-};
-#define N_SCHEMES (sizeof schemes / sizeof schemes[0])
 
 const rki_scheme *rki_topology_scheme(const rk_topology *t)
 {

@@ -46,9 +46,41 @@ static size_t digits(uint32_t v)
     return d;
 }
 
-int rki_ketama_points(const rk_node *nodes, size_t n, uint64_t *points, rk_error *err)
+/* twemproxy takes a hash tag of exactly two characters; printable ASCII keeps it typeable. */
+static int ketama_check(const rki_params *p, rk_error *err)
 {
+    const char *tag = p->hash_tag;
+    if (tag && (strlen(tag) != 2 || tag[0] <= ' ' || tag[0] > '~' || tag[1] <= ' ' || tag[1] > '~'))
+        return rk_error_set(err, RK_ETOPOLOGY, "hash_tag",
+                            "must be two printable ASCII characters, such as \"{}\"");
+    return RK_OK;
+}
+
+/* twemproxy reads integer weights (the point counts follow the whole pool). */
+static int integer_weights(const rk_node *nodes, size_t n, rk_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (nodes[i].weight != floor(nodes[i].weight)) {
+            char path[64];
+            snprintf(path, sizeof path, "nodes[%zu].weight", i);
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "must be an integer 0..%d in the ketama scheme, got %g",
+                                RK_MAX_WEIGHT, nodes[i].weight);
+        }
+    }
+    return RK_OK;
+}
+
+/* Integer weights, and the ring's point count, refused (naming the node) when a point name would
+ * not fit RKI_KETAMA_NAME_MAX, or past RK_MAX_POINTS. */
+static int ketama_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+                        rk_error *err)
+{
+    (void)p;
     uint32_t live, total;
+    *points = 0;
+    if (integer_weights(nodes, n, err))
+        return RK_ETOPOLOGY;
     live_nodes(nodes, n, &live, &total);
     *points = 0;
     for (size_t i = 0; i < n; i++) {
@@ -64,7 +96,10 @@ int rki_ketama_points(const rk_node *nodes, size_t n, uint64_t *points, rk_error
         }
         *points += count;
     }
-    return RK_OK;
+    return *points > RK_MAX_POINTS
+               ? rki_points_error(*points, "ketama",
+                                  "ketama gives each node about 160 points: use fewer nodes", err)
+               : RK_OK;
 }
 
 uint64_t rki_ketama_key_hash(rk_hash_alg hash, const char *tag, const void *key, size_t len)
@@ -128,6 +163,8 @@ static void ketama_positions(const rk_topology *t, size_t node, uint32_t count, 
 
 const rki_scheme rki_scheme_ketama = {
     .name = "ketama",
+    .check = ketama_check,
+    .count = ketama_count,
     .bits = ketama_bits,
     .point_counts = ketama_point_counts,
     .tie_order = ketama_tie_order,

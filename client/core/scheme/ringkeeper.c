@@ -1,9 +1,48 @@
 /* ringkeeper.c — the ringkeeper ring scheme of docs/RING.md: vnode_factor * weight points
  * per node at H("<id>#<i>"), ties broken by node id bytes. The other schemes plug in beside it
  * (internal.h, "ring schemes"). */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* vnode_factor * weight within this of an integer is that many points: a decimal weight such as
+ * 0.00625 (1/160) is not exact in binary, and the largest point count (4096000) keeps a double's
+ * own error far below it. */
+#define POINTS_SLACK 1e-6
+
+static int ringkeeper_check(const rki_params *p, rk_error *err)
+{
+    if (p->vnode_factor < 1 || p->vnode_factor > RK_MAX_VNODE_FACTOR)
+        return rk_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
+                            RK_MAX_VNODE_FACTOR, p->vnode_factor);
+    return RK_OK;
+}
+
+/* Each weight a whole number of points (docs/RING.md, "Weights in steps"), and vnode_factor x
+ * the total weight within RK_MAX_POINTS. */
+static int ringkeeper_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+                            rk_error *err)
+{
+    uint32_t vf = p->vnode_factor;
+    *points = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t count = rki_weight_points(vf, nodes[i].weight);
+        if (fabs((double)vf * nodes[i].weight - count) > POINTS_SLACK ||
+            (count == 0 && nodes[i].weight > 0)) {
+            char path[64];
+            snprintf(path, sizeof path, "nodes[%zu].weight", i);
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "must be a multiple of 1/vnode_factor (1/%u = %g), got %g", vf,
+                                1.0 / vf, nodes[i].weight);
+        }
+        *points += count;
+    }
+    return *points > RK_MAX_POINTS ? rki_points_error(*points, "vnode_factor x total weight",
+                                                      "lower vnode_factor or the weights", err)
+                                   : RK_OK;
+}
 
 static unsigned ringkeeper_bits(const rk_topology *t)
 {
@@ -38,6 +77,8 @@ static uint64_t ringkeeper_key_hash(rk_hash_alg hash, const char *hash_tag, cons
 
 const rki_scheme rki_scheme_ringkeeper = {
     .name = "ringkeeper",
+    .check = ringkeeper_check,
+    .count = ringkeeper_count,
     .bits = ringkeeper_bits,
     .point_counts = ringkeeper_point_counts,
     .tie_order = ringkeeper_tie_order,

@@ -20,8 +20,21 @@
  * plus: its value in rk_scheme and rki_topology_scheme (topology.c), its fields in topology_json.c,
  * its key hashes (hash.c; key_hash in ring.c when keys are hashed otherwise), and a constructor for
  * its rules. */
+/* A topology's scheme parameters, as the public constructors take them. */
+typedef struct rki_params {
+    uint32_t vnode_factor; /* the ringkeeper scheme's; 0 in a scheme without it */
+    const char *hash_tag;  /* the ketama scheme's two characters, or NULL */
+} rki_params;
+
 typedef struct rki_scheme {
     const char *name; /* the topology's "scheme" (docs/KETAMA.md) */
+    /* Its parameters' rules (RK_ETOPOLOGY naming the field), checked before the nodes. */
+    int (*check)(const rki_params *p, rk_error *err);
+    /* Its rules for the nodes' weights, which passed the rules every scheme shares, and the ring's
+     * point count into *points: RK_ETOPOLOGY naming the node's field, RK_ETOOBIG past
+     * RK_MAX_POINTS. */
+    int (*count)(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+                 rk_error *err);
     /* The hash space of rings of `t` is 2^bits: 32 or 64 (the sizes ring.c, plan.c and steps.c
      * know). */
     unsigned (*bits)(const rk_topology *t);
@@ -47,9 +60,6 @@ extern const rki_scheme rki_scheme_ketama;
 #define RKI_KETAMA_NAME_MAX 85
 /* Points of a node of `weight` among `live` nodes with weight > 0 weighing `total_weight`. */
 uint32_t rki_ketama_point_count(uint32_t weight, uint32_t total_weight, uint32_t live);
-/* The ring's point count for these nodes into *points; RK_ETOPOLOGY (naming the node) when a
- * point name would not fit RKI_KETAMA_NAME_MAX. */
-int rki_ketama_points(const rk_node *nodes, size_t n, uint64_t *points, rk_error *err);
 /* A key's position as twemproxy computes it: the part inside the hash tag `tag` (two characters,
  * or NULL) when non-empty, the empty key at 0, else rk_hash(hash). */
 uint64_t rki_ketama_key_hash(rk_hash_alg hash, const char *tag, const void *key, size_t len);
