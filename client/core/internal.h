@@ -47,6 +47,22 @@ struct json_t *rki_weight_json(double weight);
 
 /* The scheme of `t`'s rings; static storage. */
 const rki_scheme *rki_topology_scheme(const rk_topology *t);
+/* The scheme `id` names (a valid rk_scheme); static storage. */
+const rki_scheme *rki_scheme_of(rk_scheme id);
+/* A new topology of scheme `id` after every rule: its hash, its parameters `p`, the rules every
+ * scheme shares, its rules for the nodes. The public constructors' work. */
+rk_topology *rki_topology_make(rk_scheme id, rk_hash_alg hash, const rki_params *p,
+                               const rk_node *nodes, size_t n, const char *comment, rk_error *err);
+
+/* ---- topology_json.c: reading a document's values, blaming the path ---- */
+
+/* An integer lo..hi from `v` into *out, or RK_ETOPOLOGY on `path` saying what was found. */
+int rki_json_uint(const struct json_t *v, long lo, long hi, const char *path, uint32_t *out,
+                  rk_error *err);
+/* A string without NUL from `v` into *out (borrowed from v), or RK_ETOPOLOGY on `path` saying
+ * `what` it is for. */
+int rki_json_text(const struct json_t *v, const char *path, const char *what, const char **out,
+                  rk_error *err);
 
 /* ---- ring.c ---- */
 

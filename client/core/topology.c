@@ -279,10 +279,8 @@ static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, cons
     return t;
 }
 
-/* A new topology of scheme `id` after every rule: the hash the scheme's, its parameters, the
- * rules every scheme shares, then its own for the nodes, which count the points. */
-static rk_topology *make(rk_scheme id, rk_hash_alg hash, const rki_params *p, const rk_node *nodes,
-                         size_t n, const char *comment, rk_error *err)
+rk_topology *rki_topology_make(rk_scheme id, rk_hash_alg hash, const rki_params *p,
+                               const rk_node *nodes, size_t n, const char *comment, rk_error *err)
 {
     const rki_scheme *s = schemes[id];
     uint64_t points = 0;
@@ -300,14 +298,14 @@ rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_n
                              size_t n_nodes, const char *comment, rk_error *err)
 {
     rki_params p = {.vnode_factor = vnode_factor};
-    return make(RK_SCHEME_RINGKEEPER, hash, &p, nodes, n_nodes, comment, err);
+    return rki_topology_make(RK_SCHEME_RINGKEEPER, hash, &p, nodes, n_nodes, comment, err);
 }
 
 rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, const rk_node *nodes,
                                     size_t n_nodes, const char *comment, rk_error *err)
 {
     rki_params p = {.hash_tag = hash_tag};
-    return make(RK_SCHEME_KETAMA, hash, &p, nodes, n_nodes, comment, err);
+    return rki_topology_make(RK_SCHEME_KETAMA, hash, &p, nodes, n_nodes, comment, err);
 }
 
 rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment, rk_error *err)
@@ -401,6 +399,11 @@ const rki_scheme *rki_topology_scheme(const rk_topology *t)
     return schemes[t->scheme];
 }
 
+const rki_scheme *rki_scheme_of(rk_scheme id)
+{
+    return schemes[id];
+}
+
 const char *rk_scheme_name(rk_scheme scheme)
 {
     return (size_t)scheme < N_SCHEMES ? schemes[scheme]->name : NULL;
@@ -422,6 +425,20 @@ json_t *rki_weight_json(double weight)
     return weight == floor(weight) ? json_integer((json_int_t)weight) : json_real(weight);
 }
 
+/* {"scheme" (unless the default one), "hash", the scheme's parameters}, or NULL out of memory. */
+static json_t *head_json(const rk_topology *t)
+{
+    json_t *doc = t->scheme == RK_SCHEME_RINGKEEPER
+                      ? json_object()
+                      : json_pack("{s:s}", "scheme", rk_scheme_name(t->scheme));
+    if (doc && (json_object_set_new(doc, "hash", json_string(rk_hash_name(t->hash))) ||
+                schemes[t->scheme]->write(t, doc))) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
 json_t *rk_topology_to_json(const rk_topology *t)
 {
     json_t *nodes = json_array();
@@ -433,13 +450,7 @@ json_t *rk_topology_to_json(const rk_topology *t)
             return NULL;
         }
     }
-    json_t *doc = t->scheme == RK_SCHEME_KETAMA
-                      ? json_pack("{s:s, s:s}", "scheme", rk_scheme_name(t->scheme), "hash",
-                                  rk_hash_name(t->hash))
-                      : json_pack("{s:s, s:I}", "hash", rk_hash_name(t->hash), "vnode_factor",
-                                  (json_int_t)t->vnode_factor);
-    if (doc && t->hash_tag[0] && json_object_set_new(doc, "hash_tag", json_string(t->hash_tag)))
-        json_decref(doc), doc = NULL;
+    json_t *doc = head_json(t);
     if (doc && t->data && json_object_set_new(doc, "data", json_string(t->data)))
         json_decref(doc), doc = NULL;
     if (doc && json_object_set_new(doc, "nodes", nodes))

@@ -38,9 +38,7 @@ static const char *shown(const json_t *v, char *buf, size_t size)
     return buf;
 }
 
-/* An integer lo..hi from `v`, or an error on `path`. */
-static int get_int(const json_t *v, long lo, long hi, const char *path, uint32_t *out,
-                   rk_error *err)
+int rki_json_uint(const json_t *v, long lo, long hi, const char *path, uint32_t *out, rk_error *err)
 {
     char buf[48];
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
@@ -50,8 +48,8 @@ static int get_int(const json_t *v, long lo, long hi, const char *path, uint32_t
     return RK_OK;
 }
 
-static int get_string(const json_t *v, const char *path, const char *what, const char **out,
-                      rk_error *err)
+int rki_json_text(const json_t *v, const char *path, const char *what, const char **out,
+                  rk_error *err)
 {
     char buf[48];
     if (!json_is_string(v))
@@ -75,7 +73,7 @@ static int get_node_string(const json_t *node, size_t i, const char *key, const 
     }
     char path[64];
     snprintf(path, sizeof path, "nodes[%zu].%s", i, key);
-    return get_string(v, path, what, out, err);
+    return rki_json_text(v, path, what, out, err);
 }
 
 static int get_node(const json_t *v, size_t i, rk_node *out, rk_error *err)
@@ -114,50 +112,41 @@ static int get_node(const json_t *v, size_t i, rk_node *out, rk_error *err)
 typedef struct header {
     rk_scheme scheme;
     rk_hash_alg hash;
-    uint32_t vnode_factor; /* the ringkeeper scheme's */
-    const char *hash_tag;  /* the ketama scheme's, or NULL; borrowed from the document */
-    const char *comment;   /* or NULL; borrowed from the document */
-    const char *data;      /* one of data_protocols, or NULL: unknown */
+    rki_params params;   /* the scheme's; strings borrowed from the document */
+    const char *comment; /* or NULL; borrowed from the document */
+    const char *data;    /* one of data_protocols, or NULL: unknown */
 } header;
 
 /* What a topology's "data" may say: the protocols of its nodes' data servers, those the data mover
  * has a driver for. Not part of the ring: the same nodes route alike whatever they speak. */
 static const char *const data_protocols[] = {"memcached", "redis"};
 
-static int is_field(rk_scheme scheme, const char *key)
+static int in_list(const char *const *list, const char *key)
 {
-    static const char *const common[] = {"scheme", "hash", "nodes", "comment", "data"};
-    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
-        if (strcmp(key, common[i]) == 0)
+    for (size_t i = 0; list[i]; i++)
+        if (strcmp(key, list[i]) == 0)
             return 1;
-    return strcmp(key, scheme == RK_SCHEME_KETAMA ? "hash_tag" : "vnode_factor") == 0 ||
-           is_assigned(key);
+    return 0;
 }
 
-/* The other scheme's fields get a message that says which scheme has them. */
-static int check_fields(const json_t *doc, rk_scheme scheme, rk_error *err)
+/* Every field is one of every scheme's, one of `scheme`'s own, or one the server assigns; a field
+ * of another scheme gets a message that says whose it is. */
+static int check_fields(const json_t *doc, const rki_scheme *scheme, rk_error *err)
 {
+    static const char *const common[] = {"scheme", "hash", "nodes", "comment", "data", NULL};
     const char *key;
     const json_t *val;
     json_object_foreach((json_t *)doc, key, val)
     {
-        if (is_field(scheme, key))
+        if (in_list(common, key) || in_list(scheme->fields, key) || is_assigned(key))
             continue;
+        const char *why = scheme->unknown;
+        for (const rki_field_note *m = scheme->misplaced; m->key; m++)
+            if (strcmp(key, m->key) == 0)
+                why = m->message;
         char path[64];
         snprintf(path, sizeof path, "%.48s", key);
-        if (scheme == RK_SCHEME_KETAMA && strcmp(key, "vnode_factor") == 0)
-            return rk_error_set(err, RK_ETOPOLOGY, path,
-                                "the ketama scheme fixes each node's points (160 per server "
-                                "on average); leave vnode_factor out");
-        if (strcmp(key, "hash_tag") == 0)
-            return rk_error_set(err, RK_ETOPOLOGY, path,
-                                "only the ketama scheme (\"scheme\": \"ketama\") has hash tags");
-        return rk_error_set(err, RK_ETOPOLOGY, path,
-                            scheme == RK_SCHEME_KETAMA
-                                ? "unknown field; a ketama topology has scheme, hash, hash_tag, "
-                                  "nodes, comment and data"
-                                : "unknown field; a topology has hash, vnode_factor, nodes, "
-                                  "comment and data");
+        return rk_error_set(err, RK_ETOPOLOGY, path, "%s", why);
     }
     return RK_OK;
 }
@@ -198,34 +187,29 @@ static int get_data(const json_t *v, const char **out, rk_error *err)
 static int get_header(const json_t *doc, header *h, rk_error *err)
 {
     char buf[48], names[RKI_HASH_NAMES_MAX];
-    if (get_scheme(doc, &h->scheme, err) || check_fields(doc, h->scheme, err))
+    if (get_scheme(doc, &h->scheme, err))
+        return RK_ETOPOLOGY;
+    const rki_scheme *scheme = rki_scheme_of(h->scheme);
+    if (check_fields(doc, scheme, err))
         return RK_ETOPOLOGY;
     const json_t *v = json_object_get(doc, "hash");
     if (!json_is_string(v) || rk_hash_from_scheme_name(h->scheme, json_string_value(v), &h->hash))
         return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
                             rki_hash_names(h->scheme, names, sizeof names, "\"", ", "),
                             shown(v, buf, sizeof buf));
-    if (h->scheme == RK_SCHEME_RINGKEEPER &&
-        get_int(json_object_get(doc, "vnode_factor"), 1, RK_MAX_VNODE_FACTOR, "vnode_factor",
-                &h->vnode_factor, err))
-        return RK_ETOPOLOGY;
-    v = json_object_get(doc, "hash_tag");
-    h->hash_tag = NULL;
-    if (v && get_string(v, "hash_tag", "two characters, such as \"{}\"", &h->hash_tag, err))
+    if (scheme->read(doc, &h->params, err))
         return RK_ETOPOLOGY;
     v = json_object_get(doc, "comment");
     h->comment = NULL;
     if (v && !json_is_null(v) &&
-        get_string(v, "comment", "a note for people, at most 1024 bytes", &h->comment, err))
+        rki_json_text(v, "comment", "a note for people, at most 1024 bytes", &h->comment, err))
         return RK_ETOPOLOGY;
     return get_data(json_object_get(doc, "data"), &h->data, err);
 }
 
 static rk_topology *new_topology(const header *h, const rk_node *nodes, size_t n, rk_error *err)
 {
-    rk_topology *t = h->scheme == RK_SCHEME_KETAMA
-                         ? rk_topology_new_ketama(h->hash, h->hash_tag, nodes, n, h->comment, err)
-                         : rk_topology_new(h->hash, h->vnode_factor, nodes, n, h->comment, err);
+    rk_topology *t = rki_topology_make(h->scheme, h->hash, &h->params, nodes, n, h->comment, err);
     if (t)
         rki_topology_set_data(t, h->data);
     return t;

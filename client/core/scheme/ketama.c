@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
 #include <nettle/md5.h>
 
 #include "internal.h"
@@ -44,6 +45,27 @@ static size_t digits(uint32_t v)
     while (v >= 10)
         v /= 10, d++;
     return d;
+}
+
+static const char *const fields[] = {"hash_tag", NULL};
+static const rki_field_note misplaced[] = {
+    {"vnode_factor", "the ketama scheme fixes each node's points (160 per server on average); "
+                     "leave vnode_factor out"},
+    {NULL, NULL},
+};
+
+static int ketama_read(const json_t *doc, rki_params *p, rk_error *err)
+{
+    const json_t *v = json_object_get(doc, "hash_tag");
+    p->hash_tag = NULL;
+    return v ? rki_json_text(v, "hash_tag", "two characters, such as \"{}\"", &p->hash_tag, err)
+             : RK_OK;
+}
+
+static int ketama_write(const rk_topology *t, json_t *doc)
+{
+    const char *tag = rk_topology_hash_tag(t);
+    return tag ? json_object_set_new(doc, "hash_tag", json_string(tag)) : 0;
 }
 
 /* twemproxy takes a hash tag of exactly two characters; printable ASCII keeps it typeable. */
@@ -163,6 +185,12 @@ static void ketama_positions(const rk_topology *t, size_t node, uint32_t count, 
 
 const rki_scheme rki_scheme_ketama = {
     .name = "ketama",
+    .fields = fields,
+    .misplaced = misplaced,
+    .unknown = "unknown field; a ketama topology has scheme, hash, hash_tag, nodes, comment and "
+               "data",
+    .read = ketama_read,
+    .write = ketama_write,
     .check = ketama_check,
     .count = ketama_count,
     .bits = ketama_bits,

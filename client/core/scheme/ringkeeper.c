@@ -5,12 +5,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "internal.h"
 
 /* vnode_factor * weight within this of an integer is that many points: a decimal weight such as
  * 0.00625 (1/160) is not exact in binary, and the largest point count (4096000) keeps a double's
  * own error far below it. */
 #define POINTS_SLACK 1e-6
+
+static const char *const fields[] = {"vnode_factor", NULL};
+static const rki_field_note misplaced[] = {
+    {"hash_tag", "only the ketama scheme (\"scheme\": \"ketama\") has hash tags"},
+    {NULL, NULL},
+};
+
+static int ringkeeper_read(const json_t *doc, rki_params *p, rk_error *err)
+{
+    return rki_json_uint(json_object_get(doc, "vnode_factor"), 1, RK_MAX_VNODE_FACTOR,
+                         "vnode_factor", &p->vnode_factor, err);
+}
+
+static int ringkeeper_write(const rk_topology *t, json_t *doc)
+{
+    return json_object_set_new(doc, "vnode_factor", json_integer(rk_topology_vnode_factor(t)));
+}
 
 static int ringkeeper_check(const rki_params *p, rk_error *err)
 {
@@ -77,6 +96,11 @@ static uint64_t ringkeeper_key_hash(rk_hash_alg hash, const char *hash_tag, cons
 
 const rki_scheme rki_scheme_ringkeeper = {
     .name = "ringkeeper",
+    .fields = fields,
+    .misplaced = misplaced,
+    .unknown = "unknown field; a topology has hash, vnode_factor, nodes, comment and data",
+    .read = ringkeeper_read,
+    .write = ringkeeper_write,
     .check = ringkeeper_check,
     .count = ringkeeper_count,
     .bits = ringkeeper_bits,

@@ -26,8 +26,25 @@ typedef struct rki_params {
     const char *hash_tag;  /* the ketama scheme's two characters, or NULL */
 } rki_params;
 
+/* A field some scheme has, and what a document of a scheme without it is told. */
+typedef struct rki_field_note {
+    const char *key;
+    const char *message;
+} rki_field_note;
+
 typedef struct rki_scheme {
     const char *name; /* the topology's "scheme" (docs/KETAMA.md) */
+    /* Its own fields of a topology document (NULL-terminated), beside those every scheme has
+     * (scheme, hash, nodes, comment, data). Any other field is refused, with the message of
+     * `misplaced` for a field another scheme has (a NULL key ends it), else `unknown`. */
+    const char *const *fields;
+    const rki_field_note *misplaced;
+    const char *unknown;
+    /* Its parameters from `doc`, whose fields passed the rule above: RK_ETOPOLOGY naming the
+     * field. */
+    int (*read)(const struct json_t *doc, rki_params *p, rk_error *err);
+    /* Its parameters into `doc`, after "hash": 0, or -1 when out of memory. */
+    int (*write)(const rk_topology *t, struct json_t *doc);
     /* Its parameters' rules (RK_ETOPOLOGY naming the field), checked before the nodes. */
     int (*check)(const rki_params *p, rk_error *err);
     /* Its rules for the nodes' weights, which passed the rules every scheme shares, and the ring's
