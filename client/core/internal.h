@@ -53,6 +53,10 @@ const rki_scheme *rki_scheme_of(rk_scheme id);
  * scheme shares, its rules for the nodes. The public constructors' work. */
 rk_topology *rki_topology_make(rk_scheme id, rk_hash_alg hash, const rki_params *p,
                                const rk_node *nodes, size_t n, const char *comment, rk_error *err);
+/* A topology of `like`'s scheme, hash, parameters, comment and data over other nodes (copied), as
+ * rki_topology_make checks it. */
+rk_topology *rki_topology_with_nodes(const rk_topology *like, const rk_node *nodes, size_t n,
+                                     rk_error *err);
 
 /* ---- topology_json.c: reading a document's values, blaming the path ---- */
 

@@ -129,14 +129,8 @@ static rk_topology *step_topology(const rk_topology *to, const ramp *r, size_t n
     for (size_t i = 0; i < n; i++)
         nodes[i] = (rk_node){r[i].node->id, r[i].node->addr,
                              (double)units_at(&r[i], step, grow, steps) * unit_of(to)};
-    rk_topology *t = rk_topology_scheme(to) == RK_SCHEME_KETAMA
-                         ? rk_topology_new_ketama(rk_topology_hash(to), rk_topology_hash_tag(to),
-                                                  nodes, n, rk_topology_comment(to), err)
-                         : rk_topology_new(rk_topology_hash(to), rk_topology_vnode_factor(to),
-                                           nodes, n, rk_topology_comment(to), err);
+    rk_topology *t = rki_topology_with_nodes(to, nodes, n, err);
     free(nodes);
-    if (t)
-        rki_topology_set_data(t, rk_topology_data(to));
     return t;
 }
 

@@ -294,6 +294,16 @@ rk_topology *rki_topology_make(rk_scheme id, rk_hash_alg hash, const rki_params 
     return assemble(&head, nodes, comment, err);
 }
 
+rk_topology *rki_topology_with_nodes(const rk_topology *like, const rk_node *nodes, size_t n,
+                                     rk_error *err)
+{
+    rki_params p = {like->vnode_factor, like->hash_tag[0] ? like->hash_tag : NULL};
+    rk_topology *t = rki_topology_make(like->scheme, like->hash, &p, nodes, n, like->comment, err);
+    if (t)
+        t->data = like->data;
+    return t;
+}
+
 rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
                              size_t n_nodes, const char *comment, rk_error *err)
 {
