@@ -25,16 +25,16 @@
 #define FNV_OFFSET 2166136261u
 #define FNV_PRIME  16777619u
 
-/* Name, bits and scheme of every hash, indexed by rk_hash_alg. */
+/* Name and bits of every hash, indexed by rk_hash_alg; which scheme may name which is the
+ * schemes' own (rki_scheme.hashes). */
 static const struct {
     const char *name; /* as in topologies; NULL for a value no hash has */
     unsigned bits;    /* the hash space is 2^bits */
-    rk_scheme scheme; /* the scheme whose topologies may name it */
 } hashes[] = {
-#define HASH_ROW_(suffix, name, value, bits) [value] = {#name, bits, RK_SCHEME_RINGKEEPER},
+#define HASH_ROW_(suffix, name, value, bits) [value] = {#name, bits},
     RK_HASH_MAP(HASH_ROW_)
 #undef HASH_ROW_
-#define KETAMA_ROW_(suffix, name, value) [value] = {#name, 32, RK_SCHEME_KETAMA},
+#define KETAMA_ROW_(suffix, name, value) [value] = {#name, 32},
         RK_KETAMA_HASH_MAP(KETAMA_ROW_)
 #undef KETAMA_ROW_
 };
@@ -110,48 +110,9 @@ const char *rk_hash_name(rk_hash_alg alg)
     return hashes[alg].name;
 }
 
-int rk_hash_from_name(const char *name, rk_hash_alg *out)
-{
-    return rk_hash_from_scheme_name(RK_SCHEME_RINGKEEPER, name, out);
-}
-
-int rk_hash_from_scheme_name(rk_scheme scheme, const char *name, rk_hash_alg *out)
-{
-    for (unsigned i = 0; i < N_HASHES; i++) {
-        if (name && hashes[i].name && hashes[i].scheme == scheme &&
-            strcmp(name, hashes[i].name) == 0) {
-            *out = (rk_hash_alg)i;
-            return RK_OK;
-        }
-    }
-    return RK_EINVAL;
-}
-
-rk_scheme rk_hash_scheme(rk_hash_alg alg)
-{
-    return rk_hash_name(alg) ? hashes[alg].scheme : RK_SCHEME_RINGKEEPER;
-}
-
 unsigned rk_hash_bits(rk_hash_alg alg)
 {
     return rk_hash_name(alg) ? hashes[alg].bits : 32; /* 32 for an unknown value, as ever */
-}
-
-const char *rki_hash_names(rk_scheme scheme, char *buf, size_t size, const char *quote,
-                           const char *last_sep)
-{
-    size_t at = 0, left = 0; /* names still to write after the current one */
-    for (unsigned i = 0; i < N_HASHES; i++)
-        left += hashes[i].name != NULL && hashes[i].scheme == scheme;
-    buf[0] = '\0';
-    for (unsigned i = 0; i < N_HASHES && at < size; i++) {
-        if (!hashes[i].name || hashes[i].scheme != scheme)
-            continue;
-        left--;
-        const char *sep = left > 1 ? ", " : left == 1 ? last_sep : "";
-        at += (size_t)snprintf(buf + at, size - at, "%s%s%s%s", quote, hashes[i].name, quote, sep);
-    }
-    return buf;
 }
 
 /* ---- ring points ---- */

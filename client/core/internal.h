@@ -47,11 +47,9 @@ struct json_t *rki_weight_json(double weight);
 
 /* The scheme of `t`'s rings; static storage. */
 const rki_scheme *rki_topology_scheme(const rk_topology *t);
-/* The scheme `id` names (a valid rk_scheme); static storage. */
-const rki_scheme *rki_scheme_of(rk_scheme id);
-/* A new topology of scheme `id` after every rule: its hash, its parameters `p`, the rules every
+/* A new topology of scheme `s` after every rule: its hash, its parameters `p`, the rules every
  * scheme shares, its rules for the nodes. The public constructors' work. */
-rk_topology *rki_topology_make(rk_scheme id, rk_hash_alg hash, const rki_params *p,
+rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const rki_params *p,
                                const rk_node *nodes, size_t n, const char *comment, rk_error *err);
 /* A topology of `like`'s scheme, hash, parameters, comment and data over other nodes (copied), as
  * rki_topology_make checks it. */

@@ -11,26 +11,19 @@
 #include "internal.h"
 
 struct rk_topology {
-    atomic_uint refs;      /* references; freed at zero */
-    rk_scheme scheme;      /* how the ring's points are made */
-    rk_hash_alg hash;      /* hash algorithm, one of `scheme`'s */
-    uint32_t vnode_factor; /* ring points per unit of weight; 0 in the ketama scheme */
-    char hash_tag[3];      /* the ketama scheme's two characters, or "" */
-    size_t n;              /* number of nodes */
-    rk_node *nodes;        /* nodes in document order; strings point into `strings` */
-    uint32_t *order;       /* node indexes in ascending id byte order */
-    char *comment;         /* NULL when absent */
-    const char *data;      /* the data protocol, a static name; NULL when unknown */
-    uint64_t points;       /* the ring's point count */
-    char *strings;         /* private: one block holding every id and addr */
+    atomic_uint refs;         /* references; freed at zero */
+    const rki_scheme *scheme; /* how the ring's points are made */
+    rk_hash_alg hash;         /* hash algorithm, one of `scheme`'s */
+    uint32_t vnode_factor;    /* ring points per unit of weight; 0 in the ketama scheme */
+    char hash_tag[3];         /* the ketama scheme's two characters, or "" */
+    size_t n;                 /* number of nodes */
+    rk_node *nodes;           /* nodes in document order; strings point into `strings` */
+    uint32_t *order;          /* node indexes in ascending id byte order */
+    char *comment;            /* NULL when absent */
+    const char *data;         /* the data protocol, a static name; NULL when unknown */
+    uint64_t points;          /* the ring's point count */
+    char *strings;            /* private: one block holding every id and addr */
 };
-
-/* The registry of ring schemes, by their rk_scheme value: a new scheme is one line here. */
-static const rki_scheme *const schemes[] = {
-    [RK_SCHEME_RINGKEEPER] = &rki_scheme_ringkeeper,
-    [RK_SCHEME_KETAMA] = &rki_scheme_ketama,
-};
-#define N_SCHEMES (sizeof schemes / sizeof schemes[0])
 
 /* A node name with its index, for sorting ids or addrs bytewise; ties keep document order. */
 typedef struct {
@@ -190,14 +183,13 @@ static int check_common(const rk_node *nodes, size_t n, const char *comment, rk_
     return check_nodes(nodes, n, err);
 }
 
-static int check_hash(rk_scheme scheme, rk_hash_alg hash, rk_error *err)
+static int check_hash(const rki_scheme *s, rk_hash_alg hash, rk_error *err)
 {
     char names[RKI_HASH_NAMES_MAX];
-    if (!rk_hash_name(hash) || rk_hash_scheme(hash) != scheme)
-        return rk_error_set(err, RK_ETOPOLOGY, "hash",
-                            "must be one of %s in the %s scheme, got rk_hash_alg %d",
-                            rki_hash_names(scheme, names, sizeof names, "", ", "),
-                            rk_scheme_name(scheme), (int)hash);
+    if (!rki_scheme_has_hash(s, hash))
+        return rk_error_set(
+            err, RK_ETOPOLOGY, "hash", "must be one of %s in the %s scheme, got rk_hash_alg %d",
+            rki_hash_names(s->id, names, sizeof names, "", ", "), s->name, (int)hash);
     return RK_OK;
 }
 
@@ -279,16 +271,15 @@ static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, cons
     return t;
 }
 
-rk_topology *rki_topology_make(rk_scheme id, rk_hash_alg hash, const rki_params *p,
+rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const rki_params *p,
                                const rk_node *nodes, size_t n, const char *comment, rk_error *err)
 {
-    const rki_scheme *s = schemes[id];
     uint64_t points = 0;
-    if (check_hash(id, hash, err) || s->check(p, err) || check_common(nodes, n, comment, err) ||
+    if (check_hash(s, hash, err) || s->check(p, err) || check_common(nodes, n, comment, err) ||
         s->count(p, nodes, n, &points, err))
         return NULL;
     rk_topology head = {
-        .scheme = id, .hash = hash, .vnode_factor = p->vnode_factor, .n = n, .points = points};
+        .scheme = s, .hash = hash, .vnode_factor = p->vnode_factor, .n = n, .points = points};
     if (p->hash_tag)
         memcpy(head.hash_tag, p->hash_tag, 3);
     return assemble(&head, nodes, comment, err);
@@ -308,14 +299,14 @@ rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_n
                              size_t n_nodes, const char *comment, rk_error *err)
 {
     rki_params p = {.vnode_factor = vnode_factor};
-    return rki_topology_make(RK_SCHEME_RINGKEEPER, hash, &p, nodes, n_nodes, comment, err);
+    return rki_topology_make(&rki_scheme_ringkeeper, hash, &p, nodes, n_nodes, comment, err);
 }
 
 rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, const rk_node *nodes,
                                     size_t n_nodes, const char *comment, rk_error *err)
 {
     rki_params p = {.hash_tag = hash_tag};
-    return rki_topology_make(RK_SCHEME_KETAMA, hash, &p, nodes, n_nodes, comment, err);
+    return rki_topology_make(&rki_scheme_ketama, hash, &p, nodes, n_nodes, comment, err);
 }
 
 rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment, rk_error *err)
@@ -396,7 +387,7 @@ const uint32_t *rki_topology_order(const rk_topology *t)
 
 rk_scheme rk_topology_scheme(const rk_topology *t)
 {
-    return t->scheme;
+    return t->scheme->id;
 }
 
 const char *rk_topology_hash_tag(const rk_topology *t)
@@ -406,28 +397,7 @@ const char *rk_topology_hash_tag(const rk_topology *t)
 
 const rki_scheme *rki_topology_scheme(const rk_topology *t)
 {
-    return schemes[t->scheme];
-}
-
-const rki_scheme *rki_scheme_of(rk_scheme id)
-{
-    return schemes[id];
-}
-
-const char *rk_scheme_name(rk_scheme scheme)
-{
-    return (size_t)scheme < N_SCHEMES ? schemes[scheme]->name : NULL;
-}
-
-int rk_scheme_from_name(const char *name, rk_scheme *out)
-{
-    for (size_t s = 0; name && s < N_SCHEMES; s++) {
-        if (strcmp(name, schemes[s]->name) == 0) {
-            *out = (rk_scheme)s;
-            return RK_OK;
-        }
-    }
-    return RK_EINVAL;
+    return t->scheme;
 }
 
 json_t *rki_weight_json(double weight)
@@ -438,11 +408,11 @@ json_t *rki_weight_json(double weight)
 /* {"scheme" (unless the default one), "hash", the scheme's parameters}, or NULL out of memory. */
 static json_t *head_json(const rk_topology *t)
 {
-    json_t *doc = t->scheme == RK_SCHEME_RINGKEEPER
+    json_t *doc = t->scheme == &rki_scheme_ringkeeper
                       ? json_object()
-                      : json_pack("{s:s}", "scheme", rk_scheme_name(t->scheme));
+                      : json_pack("{s:s}", "scheme", t->scheme->name);
     if (doc && (json_object_set_new(doc, "hash", json_string(rk_hash_name(t->hash))) ||
-                schemes[t->scheme]->write(t, doc))) {
+                t->scheme->write(t, doc))) {
         json_decref(doc);
         return NULL;
     }

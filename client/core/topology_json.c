@@ -110,7 +110,7 @@ static int get_node(const json_t *v, size_t i, rk_node *out, rk_error *err)
 
 /* What a topology document says besides its nodes. */
 typedef struct header {
-    rk_scheme scheme;
+    const rki_scheme *scheme;
     rk_hash_alg hash;
     rki_params params;   /* the scheme's; strings borrowed from the document */
     const char *comment; /* or NULL; borrowed from the document */
@@ -151,15 +151,15 @@ static int check_fields(const json_t *doc, const rki_scheme *scheme, rk_error *e
     return RK_OK;
 }
 
-static int get_scheme(const json_t *doc, rk_scheme *scheme, rk_error *err)
+static int get_scheme(const json_t *doc, const rki_scheme **scheme, rk_error *err)
 {
-    char buf[48];
+    char buf[48], names[RKI_HASH_NAMES_MAX];
     const json_t *v = json_object_get(doc, "scheme");
-    *scheme = RK_SCHEME_RINGKEEPER;
-    if (v && (!json_is_string(v) || rk_scheme_from_name(json_string_value(v), scheme)))
-        return rk_error_set(err, RK_ETOPOLOGY, "scheme",
-                            "must be \"ringkeeper\" (the default) or \"ketama\", %s",
-                            shown(v, buf, sizeof buf));
+    rk_scheme id = RK_SCHEME_RINGKEEPER;
+    if (v && (!json_is_string(v) || rk_scheme_from_name(json_string_value(v), &id)))
+        return rk_error_set(err, RK_ETOPOLOGY, "scheme", "must be %s, %s",
+                            rki_scheme_names(names, sizeof names), shown(v, buf, sizeof buf));
+    *scheme = rki_scheme_of(id);
     return RK_OK;
 }
 
@@ -189,13 +189,13 @@ static int get_header(const json_t *doc, header *h, rk_error *err)
     char buf[48], names[RKI_HASH_NAMES_MAX];
     if (get_scheme(doc, &h->scheme, err))
         return RK_ETOPOLOGY;
-    const rki_scheme *scheme = rki_scheme_of(h->scheme);
+    const rki_scheme *scheme = h->scheme;
     if (check_fields(doc, scheme, err))
         return RK_ETOPOLOGY;
     const json_t *v = json_object_get(doc, "hash");
-    if (!json_is_string(v) || rk_hash_from_scheme_name(h->scheme, json_string_value(v), &h->hash))
+    if (!json_is_string(v) || rk_hash_from_scheme_name(scheme->id, json_string_value(v), &h->hash))
         return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
-                            rki_hash_names(h->scheme, names, sizeof names, "\"", ", "),
+                            rki_hash_names(scheme->id, names, sizeof names, "\"", ", "),
                             shown(v, buf, sizeof buf));
     if (scheme->read(doc, &h->params, err))
         return RK_ETOPOLOGY;

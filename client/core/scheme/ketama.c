@@ -183,8 +183,17 @@ static void ketama_positions(const rk_topology *t, size_t node, uint32_t count, 
     }
 }
 
+static const rk_hash_alg hashes[] = {
+#define HASH_VALUE_(suffix, name, value) RK_HASH_##suffix,
+    RK_KETAMA_HASH_MAP(HASH_VALUE_)
+#undef HASH_VALUE_
+};
+
 const rki_scheme rki_scheme_ketama = {
     .name = "ketama",
+    .id = RK_SCHEME_KETAMA,
+    .hashes = hashes,
+    .n_hashes = sizeof hashes / sizeof hashes[0],
     .fields = fields,
     .misplaced = misplaced,
     .unknown = "unknown field; a ketama topology has scheme, hash, hash_tag, nodes, comment and "

@@ -94,8 +94,17 @@ static uint64_t ringkeeper_key_hash(rk_hash_alg hash, const char *hash_tag, cons
     return rk_hash(hash, key, len);
 }
 
+static const rk_hash_alg hashes[] = {
+#define HASH_VALUE_(suffix, name, value, bits) RK_HASH_##suffix,
+    RK_HASH_MAP(HASH_VALUE_)
+#undef HASH_VALUE_
+};
+
 const rki_scheme rki_scheme_ringkeeper = {
     .name = "ringkeeper",
+    .id = RK_SCHEME_RINGKEEPER,
+    .hashes = hashes,
+    .n_hashes = sizeof hashes / sizeof hashes[0],
     .fields = fields,
     .misplaced = misplaced,
     .unknown = "unknown field; a topology has hash, vnode_factor, nodes, comment and data",

@@ -16,10 +16,11 @@
  * fingerprint (always ranks nodes in id byte order, docs/RING.md), and the plan (plan.c).
  *
  * The ringkeeper scheme of docs/RING.md is scheme/ringkeeper.c, the ketama scheme of
- * docs/KETAMA.md scheme/ketama.c. A further scheme is one more rki_scheme in a file of its own,
- * plus: its value in rk_scheme and rki_topology_scheme (topology.c), its fields in topology_json.c,
- * its key hashes (hash.c; key_hash in ring.c when keys are hashed otherwise), and a constructor for
- * its rules. */
+ * docs/KETAMA.md scheme/ketama.c. A further scheme is one more file defining an rki_scheme named
+ * rki_scheme_<name>, and one line `rk_scheme(<name> <file>)` in client/CMakeLists.txt, which
+ * compiles the file and registers it (scheme/registry.c). A lookup rule other than "the first
+ * point at or after the key's hash" is one more operation run after the sort (docs/ARCHITECTURE.md,
+ * "Ring schemes"). */
 /* A topology's scheme parameters, as the public constructors take them. */
 typedef struct rki_params {
     uint32_t vnode_factor; /* the ringkeeper scheme's; 0 in a scheme without it */
@@ -34,6 +35,12 @@ typedef struct rki_field_note {
 
 typedef struct rki_scheme {
     const char *name; /* the topology's "scheme" (docs/KETAMA.md) */
+    rk_scheme id;     /* its value: RK_SCHEME_*, or a value of its own outside that enum */
+    /* The hashes its topologies may name, in the order messages list them (RK_HASH_MAP,
+     * RK_KETAMA_HASH_MAP): a name means a hash only within a scheme, and two schemes may share
+     * one. */
+    const rk_hash_alg *hashes;
+    size_t n_hashes;
     /* Its own fields of a topology document (NULL-terminated), beside those every scheme has
      * (scheme, hash, nodes, comment, data). Any other field is refused, with the message of
      * `misplaced` for a field another scheme has (a NULL key ends it), else `unknown`. */
@@ -67,8 +74,19 @@ typedef struct rki_scheme {
     uint64_t (*key_hash)(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len);
 } rki_scheme;
 
+/* The two schemes every build has (the public constructors make their topologies). */
 extern const rki_scheme rki_scheme_ringkeeper;
 extern const rki_scheme rki_scheme_ketama;
+
+/* ---- scheme/registry.c: the schemes of this build ---- */
+
+/* The scheme `id` names, or NULL when this build has none; static storage. */
+const rki_scheme *rki_scheme_of(rk_scheme id);
+/* Non-zero when `s`'s topologies may name `hash`. */
+int rki_scheme_has_hash(const rki_scheme *s, rk_hash_alg hash);
+/* The names of this build's schemes for a message, as "\"ringkeeper\" (the default) or
+ * \"ketama\"": into buf; returns buf. */
+const char *rki_scheme_names(char *buf, size_t size);
 
 /* ---- scheme/ketama.c ---- */
 
