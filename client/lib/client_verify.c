@@ -119,13 +119,13 @@ static int check_vnode_factor(const rk_client_config *cfg, const json_t *doc, rk
 {
     const json_t *v = json_object_get(doc, "vnode_factor");
     const char *scheme = json_string_value(json_object_get(doc, "scheme"));
-    if (scheme && strcmp(scheme, "ketama") == 0 && !v) {
+    if (scheme && strcmp(scheme, "ringkeeper") != 0 && !v) { /* a scheme without one (ketama) */
         if (cfg->expect_vnode_factor)
             return rk_error_set(err, RK_EEXPECT, "vnode_factor",
-                                "the server's ring is of the ketama scheme, which has no "
+                                "the server's ring is of the %.16s scheme, which has no "
                                 "vnode_factor, but this application expects vnode_factor %" PRIu32
                                 ": fix the application's configuration",
-                                cfg->expect_vnode_factor);
+                                scheme, cfg->expect_vnode_factor);
         return RK_OK;
     }
     if (!json_is_integer(v))

@@ -743,6 +743,99 @@ static void test_upgrade(void **state)
     sqlite3_close(db);
 }
 
+/* A copy of the migrations up to `last` in `dir`: a store opened with it is of that schema. */
+static void migrations_upto(const char *dir, int last)
+{
+    assert_true(mkdir(dir, 0700) == 0);
+    DIR *d = opendir(RK_MIGRATIONS_DIR);
+    assert_non_null(d);
+    for (struct dirent *e = readdir(d); e; e = readdir(d)) {
+        int n = 0;
+        char from[512], to[512], buf[1 << 14];
+        if (sscanf(e->d_name, "%4d_", &n) != 1 || n > last || !strstr(e->d_name, ".sql"))
+            continue;
+        snprintf(from, sizeof from, "%s/%s", RK_MIGRATIONS_DIR, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", dir, e->d_name);
+        FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+        assert_true(in && out);
+        for (size_t got; (got = fread(buf, 1, sizeof buf, in)) > 0;)
+            assert_int_equal(fwrite(buf, 1, got, out), got);
+        fclose(in);
+        fclose(out);
+    }
+    closedir(d);
+}
+
+static void fingerprint_of(rkd_store *s, const char *cluster, int64_t v, char out[17])
+{
+    rkd_store_version *rec = NULL;
+    assert_int_equal(rkd_store_get(s, cluster, v, &rec, NULL), RK_OK);
+    snprintf(out, 17, "%s", rec->fingerprint);
+    rkd_store_version_free(rec);
+}
+
+/* 0008 takes the schemes' rules out of the schema: a database of 0007 holding versions of both
+ * schemes and an open migration window (whose foreign keys name two versions) comes through the
+ * rebuild with every row, fingerprint and the window as they were, and the table then takes a
+ * scheme it never heard of while still refusing a malformed name. */
+static void test_upgrade_scheme_rules(void **state)
+{
+    (void)state;
+    char path[256], dir[256], before[2][17], after[2][17];
+    rk_error err = {0};
+    rkd_store_policy policy = RKD_STORE_POLICY_DEFAULTS;
+    db_path(path, sizeof path, "scheme-rules");
+    snprintf(dir, sizeof dir, "%s/migrations-0007", tmpdir);
+    migrations_upto(dir, 7);
+    rkd_store *s = rkd_store_open(path, dir, &err);
+    assert_non_null(s);
+    publish(s, "k", 2, RKD_STORE_ANY, 1, RK_OK);
+    policy.migration_window = 1;
+    assert_int_equal(rkd_store_put_policy(s, "k", &policy, "ops", "{}", NULL), RK_OK);
+    rk_node nodes[] = {{"a", "10.0.0.1:1", 1}, {"b", "10.0.0.2:1", 2}};
+    rk_topology *t = rk_topology_new_ketama(RK_HASH_KETAMA_FNV1A_64, "{}", nodes, 2, NULL, &err);
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1};
+    rkd_store_version *v = NULL;
+    assert_int_equal(rkd_store_publish(s, "k", t, &opt, &v, &err), RK_OK); /* opens the window */
+    rkd_store_version_free(v);
+    rk_topology_free(t);
+    assert_int_equal(window_of(s, "k"), 1);
+    fingerprint_of(s, "k", 1, before[0]);
+    fingerprint_of(s, "k", 2, before[1]);
+    rkd_store_close(s);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), 7);
+
+    s = open_ok(path);
+    assert_int_equal(raw_int(path, "PRAGMA user_version"), latest_migration(RK_MIGRATIONS_DIR));
+    assert_int_equal(window_of(s, "k"), 1);
+    fingerprint_of(s, "k", 1, after[0]);
+    fingerprint_of(s, "k", 2, after[1]);
+    assert_string_equal(after[0], before[0]);
+    assert_string_equal(after[1], before[1]);
+    rkd_store_version *rec = NULL;
+    assert_int_equal(rkd_store_get(s, "k", 2, &rec, NULL), RK_OK);
+    assert_int_equal(rec->scheme, RK_SCHEME_KETAMA);
+    assert_string_equal(rk_topology_hash_tag(rec->topology), "{}");
+    rkd_store_version_free(rec);
+    assert_int_equal(rkd_store_finish_migration(s, "k", "ops", NULL, &v, NULL), RK_OK);
+    rkd_store_version_free(v);
+    rkd_store_close(s);
+
+    raw_sql(path, "INSERT INTO versions (cluster_id, version, state, created_at, scheme, hash, "
+                  "vnode_factor, points, fingerprint, topology) VALUES (1, 9, 'staged', 'x', "
+                  "'rendezvous', 'xxh3_64', 0, 256, '0123456789abcdef', '{}')");
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO versions (cluster_id, version, state, created_at, "
+                                  "scheme, hash, vnode_factor, points, fingerprint, topology) "
+                                  "VALUES (1, 10, 'staged', 'x', 'Bad Name', 'xxh3_64', 0, 256, "
+                                  "'0123456789abcdef', '{}')",
+                                  NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT);
+    sqlite3_close(db);
+}
+
 static void test_refuse_too_new(void **state)
 {
     (void)state;
@@ -923,7 +1016,7 @@ int main(void)
         cmocka_unit_test(test_refuse_too_new), cmocka_unit_test(test_refuse_foreign),
         cmocka_unit_test(test_refuse_garbage), cmocka_unit_test(test_bad_migrations),
         cmocka_unit_test(test_other_backend),  cmocka_unit_test(test_file_modes),
-        cmocka_unit_test(test_store_id),
+        cmocka_unit_test(test_store_id),       cmocka_unit_test(test_upgrade_scheme_rules),
     };
     if (tmpdir_setup(NULL) != 0)
         return 1;
