@@ -115,7 +115,8 @@ typedef enum rk_scheme {
     RK_SCHEME_KETAMA = 1,
 } rk_scheme;
 
-/* "ringkeeper", "ketama"; NULL for an unknown value. */
+/* "ringkeeper", "ketama"; NULL for a value no scheme of this build has (a test build may register
+ * schemes of its own, outside this enum: docs/ARCHITECTURE.md, "The scheme registry"). */
 RK_API const char *rk_scheme_name(rk_scheme scheme);
 /* RK_OK and *out set when `name` names a scheme; RK_EINVAL otherwise. */
 RK_API int rk_scheme_from_name(const char *name, rk_scheme *out);
@@ -171,7 +172,8 @@ RK_API const char *rk_hash_name(rk_hash_alg alg);
 RK_API int rk_hash_from_name(const char *name, rk_hash_alg *out);
 /* The same for the hashes of `scheme`. */
 RK_API int rk_hash_from_scheme_name(rk_scheme scheme, const char *name, rk_hash_alg *out);
-/* The scheme whose hash `alg` is. */
+/* The first scheme of this build (ringkeeper, then ketama, ...) whose topologies may name `alg`:
+ * schemes may share a hash, so a hash alone does not tell a topology's scheme. */
 RK_API rk_scheme rk_hash_scheme(rk_hash_alg alg);
 /* 32 or 64: the hash space is 2^bits. */
 RK_API unsigned rk_hash_bits(rk_hash_alg alg);

@@ -158,7 +158,7 @@ def run_case(cli, case, nkeys, rng, tmp):
             servers.append(f"   - 127.0.0.1:{p}:{w}" + (f" {name}" if name else ""))
             nodes.append({"id": name or f"127.0.0.1:{p}", "addr": f"127.0.0.1:{p}", "weight": w})
         conf = [f"pool:", f"  listen: 127.0.0.1:{listen}", f"  hash: {case['hash']}",
-                "  distribution: ketama", "  auto_eject_hosts: false", "  timeout: 2000",
+                "  distribution: ketama", "  auto_eject_hosts: false", "  timeout: 10000",
                 "  servers:"] + servers
         if case.get("hash_tag"):
             conf.insert(3, f"  hash_tag: \"{case['hash_tag']}\"")
