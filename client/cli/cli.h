@@ -257,6 +257,9 @@ const char *rk_cli_format(void);
 int rk_cli_print_result(const char *cmd, const json_t *doc);
 /* The same for a server's answer (JSON text); an answer that is not JSON is a failure (1). */
 int rk_cli_print_body(const char *cmd, const rk_cli_body *body);
+/* The end of a command that prints what the server answered: the answer when `rc` (rk_cli_call's)
+ * is RK_EXIT_OK, else nothing. Frees `answer`'s data either way; returns the exit code. */
+int rk_cli_print_answer(const char *cmd, int rc, rk_cli_body *answer);
 /* One record of a stream (watch), on one line as -o and --quiet chose: compact JSON, key=value
  * pairs (logfmt; the view's table is not used), or the quiet field. Returns an exit code. */
 int rk_cli_print_record(const char *cmd, const json_t *doc);

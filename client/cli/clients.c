@@ -122,10 +122,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     int json = !rk_cli_out.quiet && strcmp(rk_cli_format(), "json") == 0;
     rc = rk_cli_call("clients", &server, NULL, &out, "GET",
                      json ? "/clients?limit=1000" : "/clients?limit=100");
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_print_body(cmd->name, &out);
-    free(out.data);
-    return rc;
+    return rk_cli_print_answer(cmd->name, rc, &out);
 }
 
 const rk_cli_cmd rk_cli_clients = {

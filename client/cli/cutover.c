@@ -21,10 +21,7 @@ static int send_json(const rk_cli_cmd *c, const rk_cli_server *s, json_t *doc, c
     in.len = in.data ? strlen(in.data) : 0;
     int rc = rk_cli_call(cmd, s, in.data ? &in : NULL, &out, method, "%s", route);
     free(in.data);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_print_body(c->name, &out);
-    free(out.data);
-    return rc;
+    return rk_cli_print_answer(c->name, rc, &out);
 }
 
 /* The approval and the policy: JSON by default; --quiet prints nothing. */
@@ -298,10 +295,7 @@ static int migration(const rk_cli_cmd *cmd, int argc, char **argv)
              ? rk_cli_fail(cmd->name, RK_EXIT_FAIL, "out of memory")
              : rk_cli_call(cmd->name, &s, body ? &in : NULL, &out, "POST", "/migration/finish");
     free(body);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_print_body(cmd->name, &out);
-    free(out.data);
-    return rc;
+    return rk_cli_print_answer(cmd->name, rc, &out);
 }
 
 const rk_cli_cmd rk_cli_migration = {
@@ -372,10 +366,7 @@ static int events(const rk_cli_cmd *cmd, int argc, char **argv)
     rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
     rk_cli_body out = {0};
     rc = rc ? rc : rk_cli_call(cmd->name, &s, NULL, &out, "GET", "/events?limit=%llu", limit);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_print_body(cmd->name, &out);
-    free(out.data);
-    return rc;
+    return rk_cli_print_answer(cmd->name, rc, &out);
 }
 
 const rk_cli_cmd rk_cli_events = {

@@ -195,6 +195,15 @@ int rk_cli_print_body(const char *cmd, const rk_cli_body *body)
     return rc;
 }
 
+int rk_cli_print_answer(const char *cmd, int rc, rk_cli_body *answer)
+{
+    if (rc == RK_EXIT_OK)
+        rc = rk_cli_print_body(cmd, answer);
+    free(answer->data);
+    answer->data = NULL;
+    return rc;
+}
+
 /* A record as one line of key=value pairs (logfmt): a value with a space, '"' or '=' quoted. */
 static int print_pairs(const json_t *doc)
 {

@@ -100,10 +100,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     if (unapproved)
         rc = publish_unapproved(cmd->name, &server, &in);
     free(in.data);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_print_body(cmd->name, &out);
-    free(out.data);
-    return rc;
+    return rk_cli_print_answer(cmd->name, rc, &out);
 }
 
 /* A version document: JSON by default; --quiet prints its number (activate: nothing). */

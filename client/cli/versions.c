@@ -61,10 +61,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         return rc;
     rk_cli_body out = {0};
     rc = rk_cli_call("versions", &server, NULL, &out, "GET", "/versions?limit=%llu", limit);
-    if (rc == RK_EXIT_OK)
-        rc = rk_cli_print_body(cmd->name, &out);
-    free(out.data);
-    return rc;
+    return rk_cli_print_answer(cmd->name, rc, &out);
 }
 
 const rk_cli_cmd rk_cli_versions = {
