@@ -8,8 +8,6 @@
 
 #include "migration_job_internal.h"
 
-#define CHANGE_TRIES 16 /* compare-and-set rounds before giving up (503) */
-
 const char *const rkj_copy_counters[] = {"scanned", "copied",  "present", "skipped",   "bytes",
                                          "errors",  "expired", "stay",    "not_owned", "later"};
 /* "updated": keys a pre-warm's catch-up wrote over; "deleted": keys delete_source deleted */
@@ -20,28 +18,6 @@ const size_t rkj_n_copy = sizeof rkj_copy_counters / sizeof rkj_copy_counters[0]
 const size_t rkj_n_verify = sizeof rkj_verify_counters / sizeof rkj_verify_counters[0];
 
 /* ---- Small helpers over the document ---- */
-
-static void format_time(time_t t, char out[RKD_STORE_TIME_LEN])
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, RKD_STORE_TIME_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* format_time's text back to a time (0 when it is not that): days from the civil date, as in
- * Howard Hinnant's algorithm, since timegm is not POSIX. */
-static time_t parse_time(const char *s)
-{
-    int y, m, d, hh, mm, ss, n = 0;
-    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &m, &d, &hh, &mm, &ss, &n) != 6 ||
-        s[n] != '\0')
-        return 0;
-    y -= m <= 2;
-    long era = (y >= 0 ? y : y - 399) / 400;
-    long yoe = y - era * 400, doy = (153L * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    long days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
-    return (time_t)(days * 86400 + hh * 3600 + mm * 60 + ss);
-}
 
 const char *rkj_str(const json_t *o, const char *name)
 {
@@ -86,9 +62,9 @@ void rkj_list_add(json_t *job, const char *name, json_t *item)
 
 void rkj_set_event(rkj_change *c, const char *kind, const char *detail)
 {
-    c->event = (rkd_store_job_event){.kind = kind,
-                                     .version = rkj_num(c->job, "to"),
-                                     .from_version = rkj_num(c->job, "from"),
+    c->event = (rkd_store_doc_event){.kind = kind,
+                                     .version = rkj_num(c->doc, "to"),
+                                     .from_version = rkj_num(c->doc, "from"),
                                      .detail = detail};
 }
 
@@ -138,65 +114,10 @@ json_t *rkj_all_sources(const json_t *plan_steps)
     return ids;
 }
 
-/* ---- The compare-and-set loop ---- */
-
-static int read_job(rkd_store *s, const char *cluster, json_t **job, int64_t *rev, rk_error *err)
-{
-    char *doc = NULL;
-    *job = NULL;
-    int rc = rkd_store_get_job(s, cluster, &doc, rev, err);
-    if (rc == RK_OK && doc) {
-        *job = json_loads(doc, 0, NULL);
-        if (!json_is_object(*job))
-            rc = rk_error_set(err, RK_EIO, NULL, "cluster %s: the stored migration job is damaged",
-                              cluster);
-    }
-    free(doc);
-    return rc;
-}
-
-int rkj_run(rkd_store *s, const char *cluster, rkj_change *c, json_t **out, rk_error *err)
-{
-    int rc = RKD_STORE_ECONFLICT;
-    *out = NULL;
-    for (int i = 0; i < CHANGE_TRIES && rc == RKD_STORE_ECONFLICT; i++) {
-        int64_t rev = 0;
-        json_decref(c->job);
-        c->event.kind = NULL;
-        c->after = 0;
-        rc = read_job(s, cluster, &c->job, &rev, err);
-        rc = rc ? rc : c->rule(c, err);
-        if (rc != RK_OK)
-            break;
-        char now[RKD_STORE_TIME_LEN];
-        format_time(c->now, now);
-        json_object_set_new(c->job, "updated_at", json_string(now));
-        char *doc = json_dumps(c->job, JSON_COMPACT);
-        rc = doc ? rkd_store_put_job(s, cluster, doc, rev, c->event.kind ? &c->event : NULL, err)
-                 : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-        free(doc);
-    }
-    if (rc == RKD_STORE_ECONFLICT)
-        rc = rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL,
-                          "cluster %s: the migration job changed under %d tries in a row; retry",
-                          cluster, CHANGE_TRIES);
-    if (rc == SAME)
-        rc = RK_OK;
-    if (rc == RK_OK && c->after) {
-        rc = c->after;
-        *err = c->after_err;
-    }
-    if (rc == RK_OK || c->after)
-        *out = json_incref(c->job);
-    json_decref(c->job);
-    c->job = NULL;
-    return rc;
-}
-
 int rkd_job_get(rkd_store *s, const char *cluster, json_t **job, rk_error *err)
 {
     int64_t rev;
-    int rc = read_job(s, cluster, job, &rev, err);
+    int rc = rkd_doc_read(s, RKD_DOC_JOB, cluster, job, &rev, err);
     if (rc == RK_OK && !*job)
         rc = rk_error_set(err, RKD_STORE_ENOJOB, NULL,
                           "cluster %s has no migration job yet; start one with POST "
@@ -210,16 +131,16 @@ int rkd_job_get(rkd_store *s, const char *cluster, json_t **job, rk_error *err)
 static int rule_start(rkj_change *c, rk_error *err)
 {
     const rkd_job_start *st = c->arg;
-    if (unfinished(c->job))
+    if (unfinished(c->doc))
         return rk_error_set(err, RKD_STORE_EJOBSTATE, NULL,
                             "job %lld (%s, v%lld -> v%lld) is %s: pause, cancel or finish it "
                             "before starting another",
-                            (long long)rkj_num(c->job, "id"), rkj_str(c->job, "mode"),
-                            (long long)rkj_num(c->job, "from"), (long long)rkj_num(c->job, "to"),
-                            rkj_str(c->job, "state"));
+                            (long long)rkj_num(c->doc, "id"), rkj_str(c->doc, "mode"),
+                            (long long)rkj_num(c->doc, "from"), (long long)rkj_num(c->doc, "to"),
+                            rkj_str(c->doc, "state"));
     char now[RKD_STORE_TIME_LEN];
-    format_time(c->now, now);
-    int64_t id = c->job ? rkj_num(c->job, "id") + 1 : 1;
+    rkd_doc_time(c->now, now);
+    int64_t id = c->doc ? rkj_num(c->doc, "id") + 1 : 1;
     json_t *first = json_object_get(json_array_get(st->plan_steps, 0), "sources");
     json_t *job = json_pack(
         "{sIsssssIsIsssssosbsIsIsOs{sIsI}sos{sIsIso}sososososnsssssn}", "id", (json_int_t)id,
@@ -236,8 +157,8 @@ static int rule_start(rkj_change *c, rk_error *err)
         st->author ? st->author : "", "paused_from");
     if (!job)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-    json_decref(c->job);
-    c->job = job;
+    json_decref(c->doc);
+    c->doc = job;
     snprintf(c->detail, sizeof c->detail, "job %lld: %s, v%lld -> v%lld, %zu step(s), %s",
              (long long)id, st->mode, (long long)st->from, (long long)st->to,
              json_array_size(st->plan_steps), st->data);
@@ -250,7 +171,7 @@ int rkd_job_start_new(rkd_store *s, const char *cluster, const rkd_job_start *st
                       rk_error *err)
 {
     rkj_change c = {.rule = rule_start, .arg = st, .now = time(NULL)};
-    return rkj_run(s, cluster, &c, job, err);
+    return rkd_doc_run(s, RKD_DOC_JOB, cluster, &c, job, err);
 }
 
 /* ---- Claim and versions ---- */
@@ -259,8 +180,8 @@ int rkd_job_start_new(rkd_store *s, const char *cluster, const rkd_job_start *st
  * caller is answered RKD_STORE_EVERSIONCHANGED after. RK_OK, or SAME-free: 1 when it failed. */
 int rkj_versions_moved(rkj_change *c, const rkd_job_versions *now)
 {
-    int64_t from = rkj_num(c->job, "from"), to = rkj_num(c->job, "to");
-    int window = strcmp(rkj_str(c->job, "mode"), "window") == 0;
+    int64_t from = rkj_num(c->doc, "from"), to = rkj_num(c->doc, "to");
+    int window = strcmp(rkj_str(c->doc, "mode"), "window") == 0;
     int same = window ? now->previous == from && now->active == to : now->active == from;
     if (same)
         return 0;
@@ -275,9 +196,9 @@ int rkj_versions_moved(rkj_change *c, const rkd_job_versions *now)
         snprintf(why, sizeof why,
                  "the job pre-warms v%lld from the active v%lld, and v%lld is active now",
                  (long long)to, (long long)from, (long long)now->active);
-    json_object_set_new(c->job, "state", json_string("failed"));
-    json_object_set_new(c->job, "worker", json_null());
-    rkj_list_add(c->job, "errors", json_pack("{ss}", "message", why));
+    json_object_set_new(c->doc, "state", json_string("failed"));
+    json_object_set_new(c->doc, "worker", json_null());
+    rkj_list_add(c->doc, "errors", json_pack("{ss}", "message", why));
     snprintf(c->detail, sizeof c->detail, "%s", why);
     rkj_set_event(c, "migration_failed", c->detail);
     c->after = RKD_STORE_EVERSIONCHANGED;
@@ -288,7 +209,7 @@ int rkj_versions_moved(rkj_change *c, const rkd_job_versions *now)
 
 static int need_job(rkj_change *c, rk_error *err)
 {
-    if (c->job)
+    if (c->doc)
         return RK_OK;
     return rk_error_set(err, RKD_STORE_ENOJOB, NULL,
                         "the cluster has no migration job; start one first");
@@ -297,18 +218,18 @@ static int need_job(rkj_change *c, rk_error *err)
 int rkj_need_unfinished(rkj_change *c, rk_error *err)
 {
     int rc = need_job(c, err);
-    if (rc == RK_OK && !unfinished(c->job))
+    if (rc == RK_OK && !unfinished(c->doc))
         rc = rk_error_set(err, RKD_STORE_EJOBSTATE, NULL,
                           "job %lld is %s: nothing is left to do in it",
-                          (long long)rkj_num(c->job, "id"), rkj_str(c->job, "state"));
+                          (long long)rkj_num(c->doc, "id"), rkj_str(c->doc, "state"));
     return rc;
 }
 
 void rkj_lease(rkj_change *c, const char *worker)
 {
     char until[RKD_STORE_TIME_LEN];
-    format_time(c->now + RKD_JOB_LEASE_S, until);
-    json_object_set_new(c->job, "worker", json_pack("{ssss}", "id", worker, "lease_until", until));
+    rkd_doc_time(c->now + RKD_JOB_LEASE_S, until);
+    json_object_set_new(c->doc, "worker", json_pack("{ssss}", "id", worker, "lease_until", until));
 }
 
 /* A window job remembers whether the fleet held its `to` at every claim (each run's first, and
@@ -316,12 +237,12 @@ void rkj_lease(rkj_change *c, const char *worker)
  * takes a value that differs there for the application's (migration_progress.c). */
 static void note_fleet(rkj_change *c, const rkd_job_versions *now)
 {
-    if (strcmp(rkj_str(c->job, "mode"), "window") != 0)
+    if (strcmp(rkj_str(c->doc, "mode"), "window") != 0)
         return;
-    json_t *had = json_object_get(c->job, "fleet_held");
+    json_t *had = json_object_get(c->doc, "fleet_held");
     int held =
-        now->fleet_holds && now->active == rkj_num(c->job, "to") && (!had || json_is_true(had));
-    json_object_set_new(c->job, "fleet_held", json_boolean(held));
+        now->fleet_holds && now->active == rkj_num(c->doc, "to") && (!had || json_is_true(had));
+    json_object_set_new(c->doc, "fleet_held", json_boolean(held));
 }
 
 typedef struct claim_arg {
@@ -335,14 +256,14 @@ static int rule_claim(rkj_change *c, rk_error *err)
     int rc = rkj_need_unfinished(c, err);
     if (rc != RK_OK || rkj_versions_moved(c, a->now))
         return rc;
-    json_t *w = json_object_get(c->job, "worker");
+    json_t *w = json_object_get(c->doc, "worker");
     const char *holder = rkj_str(w, "id");
-    time_t until = parse_time(rkj_str(w, "lease_until"));
+    time_t until = rkd_doc_parse_time(rkj_str(w, "lease_until"));
     if (json_is_object(w) && strcmp(holder, a->worker) != 0 && until > c->now)
         return rk_error_set(err, RKD_STORE_ELEASED, NULL,
                             "worker %s holds job %lld until %s (%lld s more); only one worker "
                             "copies at a time",
-                            holder, (long long)rkj_num(c->job, "id"), rkj_str(w, "lease_until"),
+                            holder, (long long)rkj_num(c->doc, "id"), rkj_str(w, "lease_until"),
                             (long long)(until - c->now));
     rkj_lease(c, a->worker);
     note_fleet(c, a->now);
@@ -354,7 +275,7 @@ int rkd_job_claim(rkd_store *s, const char *cluster, const char *worker,
 {
     claim_arg a = {worker, now};
     rkj_change c = {.rule = rule_claim, .arg = &a, .now = time(NULL)};
-    return rkj_run(s, cluster, &c, job, err);
+    return rkd_doc_run(s, RKD_DOC_JOB, cluster, &c, job, err);
 }
 
 /* ---- Throttle, pause, resume, cancel ---- */
@@ -370,7 +291,7 @@ static int rule_throttle(rkj_change *c, rk_error *err)
     int rc = rkj_need_unfinished(c, err);
     if (rc != RK_OK)
         return rc;
-    json_t *t = json_object_get(c->job, "throttle");
+    json_t *t = json_object_get(c->doc, "throttle");
     if (a->keys >= 0)
         json_object_set_new(t, "keys_per_s", json_integer(a->keys));
     if (a->bytes >= 0)
@@ -387,7 +308,7 @@ int rkd_job_throttle(rkd_store *s, const char *cluster, int64_t keys_per_s, int6
 {
     throttle_arg a = {keys_per_s, bytes_per_s, author};
     rkj_change c = {.rule = rule_throttle, .arg = &a, .now = time(NULL)};
-    return rkj_run(s, cluster, &c, job, err);
+    return rkd_doc_run(s, RKD_DOC_JOB, cluster, &c, job, err);
 }
 
 typedef struct control_arg {
@@ -400,22 +321,22 @@ static int rule_control(rkj_change *c, rk_error *err)
     int rc = rkj_need_unfinished(c, err);
     if (rc != RK_OK)
         return rc;
-    int paused = rkj_is_state(c->job, "paused");
+    int paused = rkj_is_state(c->doc, "paused");
     if (strcmp(a->action, "pause") == 0 && paused)
         return SAME;
     if (strcmp(a->action, "resume") == 0 && !paused)
         return rk_error_set(err, RKD_STORE_EJOBSTATE, NULL, "job %lld is %s, not paused",
-                            (long long)rkj_num(c->job, "id"), rkj_str(c->job, "state"));
+                            (long long)rkj_num(c->doc, "id"), rkj_str(c->doc, "state"));
     if (strcmp(a->action, "pause") == 0) {
-        json_object_set(c->job, "paused_from", json_object_get(c->job, "state"));
-        json_object_set_new(c->job, "state", json_string("paused"));
+        json_object_set(c->doc, "paused_from", json_object_get(c->doc, "state"));
+        json_object_set_new(c->doc, "state", json_string("paused"));
     } else if (strcmp(a->action, "resume") == 0) {
-        json_object_set(c->job, "state", json_object_get(c->job, "paused_from"));
-        json_object_set_new(c->job, "paused_from", json_null());
+        json_object_set(c->doc, "state", json_object_get(c->doc, "paused_from"));
+        json_object_set_new(c->doc, "paused_from", json_null());
     } else {
-        json_object_set_new(c->job, "state", json_string("cancelled"));
-        json_object_set_new(c->job, "paused_from", json_null());
-        json_object_set_new(c->job, "worker", json_null());
+        json_object_set_new(c->doc, "state", json_string("cancelled"));
+        json_object_set_new(c->doc, "paused_from", json_null());
+        json_object_set_new(c->doc, "worker", json_null());
     }
     snprintf(c->detail, sizeof c->detail, "%s", a->comment ? a->comment : "");
     const char *kind = a->action[0] == 'p'   ? "migration_pause"
@@ -431,7 +352,7 @@ int rkd_job_control(rkd_store *s, const char *cluster, const char *action, const
 {
     control_arg a = {action, author, comment};
     rkj_change c = {.rule = rule_control, .arg = &a, .now = time(NULL)};
-    return rkj_run(s, cluster, &c, job, err);
+    return rkd_doc_run(s, RKD_DOC_JOB, cluster, &c, job, err);
 }
 
 /* ---- Finish ---- */
@@ -447,7 +368,7 @@ int rkd_job_check_finish(rkd_store *s, const char *cluster, const rkd_job_versio
 {
     json_t *job = NULL;
     int64_t rev;
-    int rc = read_job(s, cluster, &job, &rev, err);
+    int rc = rkd_doc_read(s, RKD_DOC_JOB, cluster, &job, &rev, err);
     int mine = rc == RK_OK && for_window(job, now->previous, now->active);
     if (is_for)
         *is_for = mine;
@@ -469,9 +390,9 @@ static int rule_finished(rkj_change *c, rk_error *err)
 {
     const finished_arg *a = c->arg;
     (void)err;
-    if (!for_window(c->job, a->from, a->to) || !rkj_is_state(c->job, "verified"))
+    if (!for_window(c->doc, a->from, a->to) || !rkj_is_state(c->doc, "verified"))
         return SAME;
-    json_object_set_new(c->job, "state", json_string("finished"));
+    json_object_set_new(c->doc, "state", json_string("finished"));
     return RK_OK;
 }
 
@@ -481,7 +402,7 @@ int rkd_job_window_finished(rkd_store *s, const char *cluster, int64_t from, int
     finished_arg a = {from, to};
     rkj_change c = {.rule = rule_finished, .arg = &a, .now = time(NULL)};
     json_t *job = NULL;
-    int rc = rkj_run(s, cluster, &c, &job, err);
+    int rc = rkd_doc_run(s, RKD_DOC_JOB, cluster, &c, &job, err);
     json_decref(job);
     return rc;
 }

@@ -11,26 +11,17 @@
 
 #include <jansson.h>
 
+#include "doc_change.h"
 #include "migration_job.h"
 
-#define SAME 1 /* a rule's answer: nothing to write, the job is answered as it is */
+#define SAME RKD_DOC_SAME
 
 /* The counters of a source's copy and of its verify, by name, as reports carry them. */
 extern const char *const rkj_copy_counters[];
 extern const char *const rkj_verify_counters[];
 extern const size_t rkj_n_copy, rkj_n_verify;
 
-/* One change in progress: the rule, its input, and what it decided. */
-typedef struct rkj_change {
-    int (*rule)(struct rkj_change *c, rk_error *err); /* RK_OK (write), SAME, or an error */
-    const void *arg;
-    time_t now;
-    json_t *job;               /* the job as read (NULL: none), changed in place or replaced */
-    rkd_store_job_event event; /* written with the change when event.kind is set */
-    char detail[256];          /* the event's detail, when the rule writes one */
-    int after;                 /* an error to answer once the change is written (0: none) */
-    rk_error after_err;
-} rkj_change;
+typedef rkd_doc_change rkj_change; /* one change of the job (doc_change.h) */
 
 /* Every node of every step once, in order of first appearance: who verifies. */
 json_t *rkj_all_sources(const json_t *plan_steps);
@@ -53,10 +44,6 @@ int64_t rkj_num(const json_t *o, const char *name);
 
 /* The phase a job's workers are in: "copy", "verify", or "" for none. */
 const char *rkj_phase_of(const json_t *job);
-
-/* Runs c->rule on the cluster's job until its compare and set wins (at most CHANGE_TRIES rounds):
- * RK_OK with the job after it in *out (new reference), or the rule's or the store's error. */
-int rkj_run(rkd_store *s, const char *cluster, rkj_change *c, json_t **out, rk_error *err);
 
 /* The event the change records: `kind`, the job's versions, `detail` (borrowed until written). */
 void rkj_set_event(rkj_change *c, const char *kind, const char *detail);

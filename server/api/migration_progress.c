@@ -148,7 +148,7 @@ static void copy_lists(rkj_change *c, const json_t *report, const char *node)
         {
             json_t *copy = json_deep_copy(item);
             json_object_set_new(copy, "node", json_string(node));
-            rkj_list_add(c->job, to[k], copy);
+            rkj_list_add(c->doc, to[k], copy);
         }
     }
 }
@@ -158,45 +158,45 @@ static void advance(rkj_change *c)
 {
     size_t i;
     json_t *src;
-    json_array_foreach(json_object_get(c->job, "sources"), i, src)
+    json_array_foreach(json_object_get(c->doc, "sources"), i, src)
     {
         if (!json_is_true(json_object_get(src, "done")))
             return;
     }
-    json_t *steps = json_object_get(c->job, "plan_steps");
-    int64_t step = rkj_num(c->job, "step");
-    int copying = strcmp(rkj_phase_of(c->job), "copy") == 0;
+    json_t *steps = json_object_get(c->doc, "plan_steps");
+    int64_t step = rkj_num(c->doc, "step");
+    int copying = strcmp(rkj_phase_of(c->doc), "copy") == 0;
     if (copying && step < (int64_t)json_array_size(steps)) {
-        json_object_set_new(c->job, "step", json_integer(step + 1));
+        json_object_set_new(c->doc, "step", json_integer(step + 1));
         json_object_set_new(
-            c->job, "sources",
+            c->doc, "sources",
             rkj_sources_of(json_object_get(json_array_get(steps, (size_t)step), "sources"),
                            "copy"));
     } else if (copying) {
         json_t *ids = rkj_all_sources(steps);
-        json_object_set_new(c->job, "sources", rkj_sources_of(ids, "verify"));
+        json_object_set_new(c->doc, "sources", rkj_sources_of(ids, "verify"));
         json_decref(ids);
-        json_object_set_new(json_object_get(c->job, "verify"), "counters",
+        json_object_set_new(json_object_get(c->doc, "verify"), "counters",
                             rkj_zero_counters(rkj_verify_counters, rkj_n_verify));
-        json_object_set_new(c->job, rkj_is_state(c->job, "paused") ? "paused_from" : "state",
+        json_object_set_new(c->doc, rkj_is_state(c->doc, "paused") ? "paused_from" : "state",
                             json_string("verifying"));
     } else {
-        json_t *v = json_object_get(c->job, "verify");
+        json_t *v = json_object_get(c->doc, "verify");
         json_t *n = json_object_get(v, "counters");
         /* held: every client wrote to the new owners all along, so a copy that differs there
          * (the copy never writes over) holds the application's newer write */
-        int held = json_is_true(json_object_get(c->job, "fleet_held"));
+        int held = json_is_true(json_object_get(c->doc, "fleet_held"));
         int64_t differ = rkj_num(n, "value") + rkj_num(n, "ttl");
         int64_t bad_keys = rkj_num(n, "missing") + (held ? 0 : differ);
         json_object_set_new(v, "mismatches", json_integer(bad_keys));
         json_object_set_new(v, "written", json_integer(held ? differ : 0));
-        json_object_set_new(c->job, "state", json_string(bad_keys ? "failed" : "verified"));
-        json_object_set_new(c->job, "paused_from", json_null());
-        json_object_set_new(c->job, "worker", json_null());
+        json_object_set_new(c->doc, "state", json_string(bad_keys ? "failed" : "verified"));
+        json_object_set_new(c->doc, "paused_from", json_null());
+        json_object_set_new(c->doc, "worker", json_null());
         snprintf(c->detail, sizeof c->detail, "verify: %lld keys checked, %lld mismatches",
                  (long long)rkj_num(v, "keys"), (long long)bad_keys);
         if (bad_keys)
-            rkj_list_add(c->job, "errors", json_pack("{ss}", "message", c->detail));
+            rkj_list_add(c->doc, "errors", json_pack("{ss}", "message", c->detail));
         rkj_set_event(c, bad_keys ? "migration_failed" : "migration_verified", c->detail);
     }
 }
@@ -205,10 +205,10 @@ static void advance(rkj_change *c)
  * with it, for a person to look at and resume. */
 static void pause_for(rkj_change *c, const char *node, const char *message)
 {
-    rkj_list_add(c->job, "errors", json_pack("{ssss}", "node", node, "message", message));
-    if (!rkj_is_state(c->job, "paused")) {
-        json_object_set(c->job, "paused_from", json_object_get(c->job, "state"));
-        json_object_set_new(c->job, "state", json_string("paused"));
+    rkj_list_add(c->doc, "errors", json_pack("{ssss}", "node", node, "message", message));
+    if (!rkj_is_state(c->doc, "paused")) {
+        json_object_set(c->doc, "paused_from", json_object_get(c->doc, "state"));
+        json_object_set_new(c->doc, "state", json_string("paused"));
     }
     snprintf(c->detail, sizeof c->detail, "paused by its worker: %s: %s", node, message);
     rkj_set_event(c, "migration_pause", c->detail);
@@ -222,23 +222,23 @@ static int rule_progress(rkj_change *c, rk_error *err)
     if (rc != RK_OK || rkj_versions_moved(c, a->now))
         return rc;
     const char *worker = rkj_str(r, "worker"), *node = rkj_str(r, "node");
-    if (strcmp(rkj_str(json_object_get(c->job, "worker"), "id"), worker) != 0)
+    if (strcmp(rkj_str(json_object_get(c->doc, "worker"), "id"), worker) != 0)
         return rk_error_set(err, RKD_STORE_ELEASED, "worker",
                             "worker %s does not hold job %lld's lease (lost it, or never "
                             "claimed): claim it again",
-                            worker, (long long)rkj_num(c->job, "id"));
-    if (rkj_num(r, "step") != rkj_num(c->job, "step") ||
-        strcmp(rkj_str(r, "phase"), rkj_phase_of(c->job)) != 0)
+                            worker, (long long)rkj_num(c->doc, "id"));
+    if (rkj_num(r, "step") != rkj_num(c->doc, "step") ||
+        strcmp(rkj_str(r, "phase"), rkj_phase_of(c->doc)) != 0)
         return rk_error_set(err, RKD_STORE_EJOBSTATE, "step",
                             "the report is of step %lld (%s), and job %lld is at step %lld (%s)",
                             (long long)rkj_num(r, "step"), rkj_str(r, "phase"),
-                            (long long)rkj_num(c->job, "id"), (long long)rkj_num(c->job, "step"),
-                            rkj_phase_of(c->job));
-    json_t *src = source_of(c->job, node);
+                            (long long)rkj_num(c->doc, "id"), (long long)rkj_num(c->doc, "step"),
+                            rkj_phase_of(c->doc));
+    json_t *src = source_of(c->doc, node);
     if (!src)
         return rk_error_set(err, RK_EINVAL, "node",
                             "node %s is not a source of job %lld's current step", node,
-                            (long long)rkj_num(c->job, "id"));
+                            (long long)rkj_num(c->doc, "id"));
     rkj_lease(c, worker);
     if (rkj_num(r, "seq") <= rkj_num(src, "seq"))
         return RK_OK; /* a retried report: counted already, only the lease is renewed */
@@ -247,11 +247,11 @@ static int rule_progress(rkj_change *c, rk_error *err)
     rc = check_counters(r, had, copy, err);
     if (rc != RK_OK)
         return rc;
-    json_t *totals = copy ? json_object_get(c->job, "counters")
-                          : json_object_get(json_object_get(c->job, "verify"), "counters");
+    json_t *totals = copy ? json_object_get(c->doc, "counters")
+                          : json_object_get(json_object_get(c->doc, "verify"), "counters");
     add_counters(totals, had, json_object_get(r, "counters"));
     if (!copy)
-        json_object_set_new(json_object_get(c->job, "verify"), "keys",
+        json_object_set_new(json_object_get(c->doc, "verify"), "keys",
                             json_integer(rkj_num(totals, "checked")));
     json_object_set_new(src, "seq", json_integer(rkj_num(r, "seq")));
     json_object_set_new(src, "cursor", json_string(rkj_str(r, "cursor")));
@@ -272,5 +272,5 @@ int rkd_job_progress(rkd_store *s, const char *cluster, const json_t *report,
         return rc;
     progress_arg a = {report, now};
     rkj_change c = {.rule = rule_progress, .arg = &a, .now = time(NULL)};
-    return rkj_run(s, cluster, &c, job, err);
+    return rkd_doc_run(s, RKD_DOC_JOB, cluster, &c, job, err);
 }

@@ -272,28 +272,41 @@ int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *au
  * it (the store's, and the API's before it computes a budget) says the same. */
 int rkd_store_check_window(const char *cluster, int64_t open, int64_t previous, rk_error *err);
 
-/* ---- The migration job (SPEC 10; its rules are migration_job.h's) ---- */
+/* ---- A cluster's documents: the migration job (SPEC 10), the rollout (SPEC 11) ----
+ *
+ * One JSON document per cluster and kind, with a revision, changed only by compare and set: their
+ * rules (migration_job.h, rollout.h) read one, decide, and write it back unless it changed. */
 
-/* The cluster's migration job as stored: its JSON text in *doc (the caller frees it; NULL when
- * the cluster never had one) and its revision in *rev (0 then). RKD_STORE_ENOCLUSTER for an
+typedef enum rkd_store_doc_kind {
+    RKD_DOC_JOB = 0,     /* the latest migration job */
+    RKD_DOC_ROLLOUT = 1, /* the latest rollout */
+} rkd_store_doc_kind;
+#define RKD_DOC_KINDS 2
+
+/* "migration job", "rollout": for messages. */
+const char *rkd_store_doc_name(rkd_store_doc_kind kind);
+
+/* The cluster's document of `kind` as stored: its JSON text in *doc (the caller frees it; NULL
+ * when the cluster never had one) and its revision in *rev (0 then). RKD_STORE_ENOCLUSTER for an
  * unknown cluster. */
-int rkd_store_get_job(rkd_store *s, const char *cluster, char **doc, int64_t *rev,
-                      rk_error *err) RK_MUST_CHECK;
+int rkd_store_get_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, char **doc,
+                      int64_t *rev, rk_error *err) RK_MUST_CHECK;
 
-/* An event to record with a job's change (kind "migration_start" ...); pointers borrowed. */
-typedef struct rkd_store_job_event {
+/* An event to record with a document's change (kind "migration_start", "rollout_start" ...);
+ * pointers borrowed. */
+typedef struct rkd_store_doc_event {
     const char *kind;
     const char *author;
-    int64_t version;      /* the job's `to` */
-    int64_t from_version; /* the job's `from` */
+    int64_t version;      /* the version it is about: a job's `to` */
+    int64_t from_version; /* a job's `from` */
     const char *detail;   /* NULL for none */
-} rkd_store_job_event;
+} rkd_store_doc_event;
 
-/* Stores `doc` (JSON text, borrowed) as the cluster's job if its revision is still `rev` (0: it
- * has none yet), with event `e` (NULL: none) in the same atomic step. RKD_STORE_ECONFLICT when the
- * job changed since `rev` was read: read it again and decide again. */
-int rkd_store_put_job(rkd_store *s, const char *cluster, const char *doc, int64_t rev,
-                      const rkd_store_job_event *e, rk_error *err) RK_MUST_CHECK;
+/* Stores `doc` (JSON text, borrowed) as the cluster's document of `kind` if its revision is still
+ * `rev` (0: it has none yet), with event `e` (NULL: none) in the same atomic step.
+ * RKD_STORE_ECONFLICT when it changed since `rev` was read: read it again and decide again. */
+int rkd_store_put_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, const char *doc,
+                      int64_t rev, const rkd_store_doc_event *e, rk_error *err) RK_MUST_CHECK;
 
 /* One event of a cluster's audit. */
 typedef struct rkd_store_event {

@@ -127,12 +127,13 @@ typedef struct rkd_store_ops {
      * step. */
     int (*finish_migration)(void *b, const char *cluster, const char *author, const char *comment,
                             const char *now, rkd_store_version **out, char **doc, rk_error *err);
-    /* store.h's rkd_store_get_job and rkd_store_put_job (cluster already checked; `now` for the
-     * event). A job is one document per cluster with a revision; a put compares the revision and
-     * writes the document and its event in one atomic step. */
-    int (*get_job)(void *b, const char *cluster, char **doc, int64_t *rev, rk_error *err);
-    int (*put_job)(void *b, const char *cluster, const char *doc, int64_t rev,
-                   const rkd_store_job_event *e, const char *now, rk_error *err);
+    /* store.h's rkd_store_get_doc and rkd_store_put_doc (cluster already checked; `now` for the
+     * event). A document is one per cluster and kind, with a revision; a put compares the
+     * revision and writes the document and its event in one atomic step. */
+    int (*get_doc)(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
+                   rk_error *err);
+    int (*put_doc)(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc,
+                   int64_t rev, const rkd_store_doc_event *e, const char *now, rk_error *err);
     /* Like `list`, for events. */
     int (*list_events)(void *b, const char *cluster, size_t limit, int64_t before,
                        rkd_store_event_list *out, rk_error *err);

@@ -349,25 +349,31 @@ int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *au
     return finish_read(s, rc, rec, doc, out, err);
 }
 
-int rkd_store_get_job(rkd_store *s, const char *cluster, char **doc, int64_t *rev, rk_error *err)
+const char *rkd_store_doc_name(rkd_store_doc_kind kind)
+{
+    return kind == RKD_DOC_ROLLOUT ? "rollout" : "migration job";
+}
+
+int rkd_store_get_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, char **doc,
+                      int64_t *rev, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;
     *doc = NULL;
     *rev = 0;
     int rc = rkd_store_check_cluster(cluster, err);
-    return rc ? rc : s->ops->get_job(s->b, cluster, doc, rev, err);
+    return rc ? rc : s->ops->get_doc(s->b, kind, cluster, doc, rev, err);
 }
 
-int rkd_store_put_job(rkd_store *s, const char *cluster, const char *doc, int64_t rev,
-                      const rkd_store_job_event *e, rk_error *err)
+int rkd_store_put_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, const char *doc,
+                      int64_t rev, const rkd_store_doc_event *e, rk_error *err)
 {
     rk_error scratch;
     char now[RKD_STORE_TIME_LEN];
     err = err ? err : &scratch;
     now_rfc3339(now);
     int rc = rkd_store_check_cluster(cluster, err);
-    return rc ? rc : s->ops->put_job(s->b, cluster, doc, rev, e, now, err);
+    return rc ? rc : s->ops->put_doc(s->b, kind, cluster, doc, rev, e, now, err);
 }
 
 int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *out, rk_error *err)

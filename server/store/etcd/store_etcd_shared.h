@@ -182,11 +182,12 @@ int rke_finish_migration(void *b, const char *cluster, const char *author, const
 int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
                     rkd_store_event_list *out, rk_error *err);
 
-/* ---- store_etcd_jobs.c: the migration job (rkd_store_ops get_job, put_job) ---- */
+/* ---- store_etcd_docs.c: a cluster's documents (rkd_store_ops get_doc, put_doc) ---- */
 
-int rke_get_job(void *b, const char *cluster, char **doc, int64_t *rev, rk_error *err);
-int rke_put_job(void *b, const char *cluster, const char *doc, int64_t rev,
-                const rkd_store_job_event *e, const char *now, rk_error *err);
+int rke_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
+                rk_error *err);
+int rke_put_doc(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc, int64_t rev,
+                const rkd_store_doc_event *e, const char *now, rk_error *err);
 
 /* ---- store_etcd_import.c: copying a whole store (rkd_store_ops list_approvals, adopt_id,
  * import) ---- */

@@ -134,12 +134,13 @@ int rks_open_window_locked(rks_store *s, const rks_params *p, int64_t previous, 
 int rks_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
                          const char *now, rkd_store_version **out, char **doc, rk_error *err);
 
-/* ---- store_jobs.c: the migration job (rkd_store_ops get_job, put_job; each takes the lock
+/* ---- store_docs.c: a cluster's documents (rkd_store_ops get_doc, put_doc; each takes the lock
  * itself) ---- */
 
-int rks_get_job(void *b, const char *cluster, char **doc, int64_t *rev, rk_error *err);
-int rks_put_job(void *b, const char *cluster, const char *doc, int64_t rev,
-                const rkd_store_job_event *e, const char *now, rk_error *err);
+int rks_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
+                rk_error *err);
+int rks_put_doc(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc, int64_t rev,
+                const rkd_store_doc_event *e, const char *now, rk_error *err);
 
 /* ---- store_import.c: copying a whole store (rkd_store_ops list_approvals, adopt_id, import;
  * each takes the lock itself) ---- */
