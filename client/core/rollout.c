@@ -170,7 +170,23 @@ typedef struct {
     const rk_topology *to;
     const ramp *ramps;
     size_t n;
+    const rk_rollout_options *opt;
+    uint64_t *built; /* points of the rings built so far, against opt->max_points_built */
 } change;
+
+/* RK_ETOOBIG when building `t`'s ring would pass the options' max_points_built. */
+static int within_work(const change *c, const rk_topology *t, rk_error *err)
+{
+    uint64_t limit = c->opt->max_points_built;
+    *c->built += rk_topology_points(t);
+    if (!limit || *c->built <= limit)
+        return RK_OK;
+    return rk_error_set(err, RK_ETOOBIG, c->opt->steps ? "steps" : "max_step_moved",
+                        "the review would build more than %llu ring points (its intermediate "
+                        "rings): ask for fewer steps, a larger max_step_moved, or review it with "
+                        "`ringkeeper rollout`, which has no such limit",
+                        (unsigned long long)limit);
+}
 
 /* The change in exactly `steps` steps, or NULL with `err` set. Each intermediate ring is built
  * once, as one step's target and the next one's start. */
@@ -192,7 +208,7 @@ static rk_rollout *split(const change *c, size_t steps, rk_error *err)
         rk_ring *next = NULL;
         r->topo[i] = last ? rk_topology_ref((rk_topology *)c->to)
                           : step_topology(c->to, c->ramps, c->n, i + 1, steps, err);
-        if (r->topo[i] && !last)
+        if (r->topo[i] && !last && within_work(c, r->topo[i], err) == RK_OK)
             next = rk_ring_build(r->topo[i], err);
         if (last || next)
             r->plan[i] = rk_plan_new(prev ? prev : c->first, last ? c->last : next, NULL, err);
@@ -275,7 +291,8 @@ rk_rollout *rk_rollout_new(const rk_ring *from, const rk_ring *to, const rk_roll
     const rk_topology *a = rk_ring_topology(from), *b = rk_ring_topology(to);
     if (check_pair(a, b, opt, err))
         return NULL;
-    change c = {from, to, b, NULL, 0};
+    uint64_t built = 0;
+    change c = {from, to, b, NULL, 0, opt, &built};
     ramp *ramps = NULL;
     c.n = ramps_of(a, b, &ramps);
     c.ramps = ramps;

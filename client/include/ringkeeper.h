@@ -459,6 +459,10 @@ typedef struct rk_rollout_options {
     uint32_t steps;        /* exactly this many steps, 1..RK_ROLLOUT_MAX_STEPS; 0: max_step_moved */
     double max_step_moved; /* the fewest steps none of which moves more, 0 < f <= 1; 0: steps */
     int64_t from_version;  /* the start's version, which the digest names; 0 for a file */
+    /* The points of the intermediate rings it may build, over every split tried, at most; 0: no
+     * limit. Past it the review stops, RK_ETOOBIG naming "steps" or "max_step_moved", before the
+     * ring that would cross it is built: what bounds a server's review (docs/API.md). */
+    uint64_t max_points_built;
 } rk_rollout_options;
 
 typedef struct rk_rollout rk_rollout;

@@ -25,6 +25,7 @@
  * | 404    | unknown_version     | the cluster has no such version                               |
  * | 404    | no_active_version   | the cluster has no active version yet (ring, default plan)    |
  * | 404    | no_migration        | the cluster has no migration job yet                          |
+ * | 404    | no_rollout          | the cluster has no rollout of that id (only its latest is kept)|
  * | 405    | method_not_allowed  | known path, other method; the Allow header lists the methods  |
  * | 409    | conflict            | activation of a version not newer than the active one         |
  * | 409    | approval_required   | the policy wants more approvals of the plan from the active v |
@@ -35,6 +36,7 @@
  * | 409    | leased              | another worker holds the job's lease, or this one lost it     |
  * | 409    | not_verified        | finishing a window whose migration job is not verified        |
  * | 409    | version_changed     | the cluster's versions are no longer the job's: it failed     |
+ * | 409    | rollout_state       | the rollout's state does not allow it (approved, running ...) |
  * | 412    | precondition_failed | If-Match names another version than the latest / active one   |
  * | 413    | body_too_large      | (http.c) request body over the limit                          |
  * | 422    | too_many_points     | the topology's total points are over the cap                  |
@@ -43,6 +45,7 @@
  * | 422    | budget_exceeded     | an activation moves more, or balances worse, than the policy  |
  * | 422    | data_unknown        | a job for a topology without "data" (memcached or redis)      |
  * | 422    | job_too_large       | a job of more sources over its steps than the server keeps    |
+ * | 422    | rollout_too_large   | a rollout review over its work or document bound, or no split  |
  * | 500    | internal            | out of memory, a damaged database, a bug                      |
  * | 503    | unavailable         | the database does not answer now, or too many plans at once   |
  * | 503    | busy                | (http.c) bodies or long polls in flight are at their bound    |
@@ -67,7 +70,8 @@
 
 typedef struct route {
     const char *method;           /* "GET" (HEAD is answered as GET), "POST" or "PUT" */
-    const char *pattern;          /* segments; "{c}" a cluster name, "{v}" a version */
+    const char *pattern;          /* segments; "{c}" a cluster name, "{v}" a version, "{r}" a
+                                     rollout's id */
     const char *allow;            /* every method of this pattern, for 405 */
     void (*handler)(rkd_call *c); /* answers */
     unsigned roles;               /* RKD_ROLE_* of which a token needs one; 0: anyone (reads) */
@@ -109,6 +113,10 @@ static const route routes[] = {
     {"POST", "/v1/clusters/{c}/migration/resume", "POST", rkd_h_migration_resume, PUB},
     {"POST", "/v1/clusters/{c}/migration/cancel", "POST", rkd_h_migration_cancel, PUB},
     {"GET", "/v1/clusters/{c}/clients", "GET", rkd_h_clients, READ},
+    {"POST", "/v1/clusters/{c}/rollouts", "GET, POST", rkd_h_rollout_create, PUB},
+    {"GET", "/v1/clusters/{c}/rollouts", "GET, POST", rkd_h_rollouts, READ},
+    {"GET", "/v1/clusters/{c}/rollouts/{r}", "GET", rkd_h_rollout, READ},
+    {"POST", "/v1/clusters/{c}/rollouts/{r}/approve", "POST", rkd_h_rollout_approve, APPR},
 };
 
 /* Path segments: a pointer to each and its length. */
@@ -168,13 +176,15 @@ static int bind(rkd_call *c, const route *r, const segments *s)
                 return -1;
             }
         }
-        if (strncmp(ps.at[i], "{v}", 3) == 0) {
+        int id = strncmp(ps.at[i], "{r}", 3) == 0; /* a rollout's id, numbered as versions */
+        if (id || strncmp(ps.at[i], "{v}", 3) == 0) {
             char digits[24];
             snprintf(digits, sizeof digits, "%.*s", (int)s->len[i], s->at[i]);
             if (s->len[i] >= sizeof digits || rkd_parse_int(digits, &c->version) != 0 ||
                 c->version < 1) {
                 rkd_response_error(c->resp, RKD_E_INVALID_VERSION, NULL,
-                                   "a version in the path is a positive integer such as 4");
+                                   "a %s in the path is a positive integer such as 4",
+                                   id ? "rollout id" : "version");
                 return -1;
             }
         }

@@ -24,6 +24,7 @@
     X(UNKNOWN_VERSION, 404, "unknown_version")                                                     \
     X(NO_ACTIVE_VERSION, 404, "no_active_version")                                                 \
     X(NO_MIGRATION, 404, "no_migration")                                                           \
+    X(NO_ROLLOUT, 404, "no_rollout")                                                               \
     X(METHOD_NOT_ALLOWED, 405, "method_not_allowed")                                               \
     X(CONFLICT, 409, "conflict")                                                                   \
     X(APPROVAL_REQUIRED, 409, "approval_required")                                                 \
@@ -34,6 +35,7 @@
     X(LEASED, 409, "leased")                                                                       \
     X(NOT_VERIFIED, 409, "not_verified")                                                           \
     X(VERSION_CHANGED, 409, "version_changed")                                                     \
+    X(ROLLOUT_STATE, 409, "rollout_state")                                                         \
     X(PRECONDITION_FAILED, 412, "precondition_failed")                                             \
     X(BODY_TOO_LARGE, 413, "body_too_large")                                                       \
     X(TOO_MANY_POINTS, 422, "too_many_points")                                                     \
@@ -42,6 +44,7 @@
     X(BUDGET_EXCEEDED, 422, "budget_exceeded")                                                     \
     X(DATA_UNKNOWN, 422, "data_unknown")                                                           \
     X(JOB_TOO_LARGE, 422, "job_too_large")                                                         \
+    X(ROLLOUT_TOO_LARGE, 422, "rollout_too_large")                                                 \
     X(INTERNAL, 500, "internal")                                                                   \
     X(UNAVAILABLE, 503, "unavailable")                                                             \
     X(BUSY, 503, "busy")

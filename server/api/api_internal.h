@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "doc_change.h"
 #include "migration_job.h"
 #include "store.h"
 
@@ -157,6 +158,10 @@ void rkd_h_migration_throttle(rkd_call *c); /* api_migration.c */
 void rkd_h_migration_pause(rkd_call *c);    /* api_migration.c */
 void rkd_h_migration_resume(rkd_call *c);   /* api_migration.c */
 void rkd_h_migration_cancel(rkd_call *c);   /* api_migration.c */
+void rkd_h_rollout_create(rkd_call *c);     /* api_rollouts.c */
+void rkd_h_rollouts(rkd_call *c);           /* api_rollouts.c */
+void rkd_h_rollout(rkd_call *c);            /* api_rollouts.c */
+void rkd_h_rollout_approve(rkd_call *c);    /* api_rollouts.c */
 
 /* The versions a migration job must still be for (migration_job.h): the active one and its
  * window's previous (zeros when none). api_migration.c */

@@ -56,7 +56,10 @@
     X(ENOTVERIFIED, -118, "the migration job is not verified")                                     \
     X(ENODATA, -119, "the cluster's data protocol is unknown")                                     \
     X(EVERSIONCHANGED, -120, "the versions of the migration job changed under it")                 \
-    X(EJOBTOOBIG, -121, "the migration job would be over this server's size")
+    X(EJOBTOOBIG, -121, "the migration job would be over this server's size")                      \
+    X(ENOROLLOUT, -122, "the cluster has no such rollout")                                         \
+    X(EROLLOUTSTATE, -123, "the rollout's state does not allow this")                              \
+    X(EROLLOUTTOOBIG, -124, "the rollout would be over this server's size")
 
 typedef enum rkd_store_status {
 #define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,

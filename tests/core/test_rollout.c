@@ -194,7 +194,17 @@ static void test_refusals(void **state)
     expect_refusal(a, b, (rk_rollout_options){.steps = RK_ROLLOUT_MAX_STEPS + 1}, RK_EINVAL,
                    "steps");
     expect_refusal(a, b, (rk_rollout_options){.max_step_moved = 1.5}, RK_EINVAL, "max_step_moved");
-    rk_rollout *r = rollout(a, b, 2, 0); /* one point a step */
+    /* ten nodes of 40 points and one of 1: a 2-step review builds one ring of 401 points */
+    expect_refusal(a, b, (rk_rollout_options){.steps = 2, .max_points_built = 400}, RK_ETOOBIG,
+                   "steps");
+    expect_refusal(a, b, (rk_rollout_options){.max_step_moved = 0.001, .max_points_built = 400},
+                   RK_ETOOBIG, "max_step_moved");
+    rk_rollout_options opt = {.steps = 2, .max_points_built = 401};
+    rk_error err = {0};
+    rk_rollout *r = rollout_of(a, b, opt, &err); /* exactly the bound */
+    assert_non_null(r);
+    rk_rollout_free(r);
+    r = rollout(a, b, 2, 0); /* one point a step */
     check_chain(r, b);
     rk_rollout_free(r);
     rk_topology_free(a), rk_topology_free(b);

@@ -276,6 +276,16 @@ ex job_big_v1 201 -X POST '$RK/v1/clusters/big/versions?activate=true' -H "$J" -
 ex job_big_policy 200 -X PUT '$RK/v1/clusters/big/policy' -H "$J" -H "$ALICE" --data-binary '{"migration_window":true}'
 ex job_big_v2 201 -X POST '$RK/v1/clusters/big/versions?activate=true' -H "$J" -H "$ALICE" --data-binary @n1101.json
 ex e_job_too_large 422 -X POST '$RK/v1/clusters/big/migration' -H "$J" -H "$ALICE"
+# a rollout (docs/MIGRATE.md, "Rollouts"): draining cache-d of four nodes in two approved steps
+ex ro_v1 201 -X POST '$RK/v1/clusters/rack/versions?activate=true' -H "$J" -H "$ALICE" --data-binary "$T4"
+ex rollout_create 201 -X POST '$RK/v1/clusters/rack/rollouts' -H "$J" -H "$ALICE" --data-binary "{\"target\":$T3,\"steps\":2,\"soak_s\":60}"
+RD=$(sed -n 's/.*"digest":"\([0-9a-f]\{16\}\)".*/\1/p' "$TMP/b")
+ex rollouts 200 '$RK/v1/clusters/rack/rollouts'
+ex e_rollout_too_large 422 -X POST '$RK/v1/clusters/rack/rollouts' -H "$J" -H "$ALICE" --data-binary "{\"target\":$T3,\"max_step_moved\":0.001}"
+ex e_no_rollout 404 '$RK/v1/clusters/rack/rollouts/9'
+ex rollout_approve 200 -X POST '$RK/v1/clusters/rack/rollouts/1/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$RD\"}"
+ex e_rollout_state 409 -X POST '$RK/v1/clusters/rack/rollouts/1/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$RD\"}"
+ex rollout_get 200 '$RK/v1/clusters/rack/rollouts/1'
 rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server with tokens exited $STOP_CODE"
 
@@ -422,6 +432,8 @@ EOF
 | [`POST /v1/clusters/{c}/migration`](#post-v1clusterscmigration) | start a job over the window's plan, or ahead of a cutover |
 | [`POST /v1/clusters/{c}/migration/claim`](#post-v1clusterscmigrationclaim), [`progress`](#post-v1clusterscmigrationprogress) | a worker's lease and its reports |
 | [`PUT /v1/clusters/{c}/migration/throttle`](#put-v1clusterscmigrationthrottle), [`pause`, `resume`, `cancel`](#post-v1clusterscmigrationpause) | steer a running job |
+| [`POST /v1/clusters/{c}/rollouts`](#post-v1clusterscrollouts), [`GET`](#get-v1clusterscrollouts) | review a change in steps, kept as the cluster's rollout |
+| [`GET /v1/clusters/{c}/rollouts/{r}`](#get-v1clusterscrolloutsr), [`approve`](#post-v1clusterscrolloutsrapprove) | one rollout, and its approval over its digest |
 | [`GET /`](#get-), [`GET /ui/{file}`](#get-uifile) | the operator console |
 
 The examples run in this order on one server: cluster `cache` gets three nodes (version 1), which are
@@ -1097,6 +1109,59 @@ EOF
     show e_not_verified
     cat <<'EOF'
 
+## Rollouts: a change in approved steps
+
+SPEC section 11 and [MIGRATE.md, "Rollouts"](MIGRATE.md#rollouts-a-big-change-in-steps-issue-23-part-2).
+What lands so far is the review and its approval; starting and driving the steps is to come.
+
+### `POST /v1/clusters/{c}/rollouts`
+
+Reviews the change from the active version to `target` (a topology of the same scheme, hash and
+`vnode_factor`) in steps that ramp weights, and keeps it as the cluster's rollout, in state `review`:
+`{"target", "steps": N}` (1..100) for exactly N steps, or `{"target", "max_step_moved": F}` for the
+fewest steps none of which moves more than F; optional `"soak_s"` (0..86400, the wait after each
+step) and `"guard"` (`{"url"}`, a URL that must answer 2xx, or `{"url", "metric", "max"}`, a
+Prometheus-style threshold). The policy's `max_moved_fraction` bounds every step: `max_step_moved`
+is cut to it, and with a count of steps a step over it is 422 `budget_exceeded`, naming the step. The
+document has every step's topology, plan figures (`moved_fraction`, `balance_after`) and weight
+`changes`, the steps' `total_moved` against the `one_shot_moved` of the change at once, and the
+`digest` (XXH3-64 over the steps' plan digests in order) that the approval names;
+`approvals_needed` is the policy's `approvals`, at least 1. The cluster keeps its latest rollout only:
+a new one replaces one in review or approved (the events keep the history). Bounds (docs/RELIABILITY.md):
+the review's intermediate rings at most 16M points built, the document at most 1 MiB, else 422
+`rollout_too_large`, which also answers a `max_step_moved` no split keeps. Needs the `publish` role.
+
+EOF
+    show rollout_create
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/rollouts`
+
+`{"rollouts": [...]}`: the cluster's latest rollout, or none.
+
+EOF
+    show rollouts
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/rollouts/{r}`
+
+Rollout `r`; 404 `no_rollout` for an id the cluster does not keep.
+
+EOF
+    show rollout_get
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/rollouts/{r}/approve`
+
+`{"digest"}`: approves the whole rollout once, bound to its digest (409 `plan_changed` for another).
+The policy's `distinct_approver` keeps its author, and a second approval by one name, out (403
+`self_approval`); with `approvals_needed` approvals it is `approved`. An event `rollout_approve`
+records each. Needs the `approve` role.
+
+EOF
+    show rollout_approve
+    cat <<'EOF'
+
 ## The operator console
 
 ### `GET /`
@@ -1126,7 +1191,8 @@ EOF
         too_many_points hash_mismatch plan_too_large invalid_body self_approval role_required \
         admin_required plan_changed \
         approval_required budget_exceeded migration_open no_migration_window no_migration \
-        job_state leased not_verified version_changed data_unknown job_too_large; do
+        job_state leased not_verified version_changed data_unknown job_too_large no_rollout \
+        rollout_state rollout_too_large; do
         printf '### `%s`\n\n' "$e"
         case $e in
         invalid_topology) echo "A topology rule is broken; \`field\` is the JSON path of the culprit." ;;
@@ -1163,6 +1229,9 @@ EOF
         not_verified) echo "The window of \`mc\` has a job that has not verified its copy yet." ;;
         version_changed) echo "A pre-warm of version 2 of \`pre\` from version 1, after version 2 was activated: the job failed." ;;
         data_unknown) echo "Version 3 of \`pre\` does not say whether its nodes serve memcached or redis." ;;
+        no_rollout) echo "The cluster keeps its latest rollout only." ;;
+        rollout_state) echo "A rollout is approved once." ;;
+        rollout_too_large) echo "No split of the drain of one node of weight 1 at \`vnode_factor\` 8 keeps each step at 0.1% of the hash space." ;;
         job_too_large) echo "Over a thousand of 1100 nodes lose keys to a new node of weight 500: more sources than the 1024 a job keeps." ;;
         hash_mismatch) echo "Version 1 of \`sessions\` hashes with \`fnv1a_32\`, version 2 with \`xxh3_64\`: every key would move." ;;
         esac

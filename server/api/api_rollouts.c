@@ -1,0 +1,249 @@
+/* api_rollouts.c — the rollout's routes (SPEC 11, docs/MIGRATE.md "Rollouts"): a review of the
+ * change from the active version to a target in steps, stored as the cluster's rollout, read,
+ * and approved over its digest. The rules are rollout.c's; this file parses requests and computes
+ * the review (rk_rollout_new) over the cached active ring, within the review's bounds. */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api_internal.h"
+#include "rollout.h"
+
+/* Answers `rc`: `ok` with the rollout, or the failure. Takes `r`. */
+static void answer(rkd_call *c, int ok, int rc, json_t *r, const rk_error *err)
+{
+    if (rc == RK_OK)
+        rkd_answer_json(c->resp, ok, r);
+    else {
+        json_decref(r);
+        rkd_fail(c, rc, err);
+    }
+}
+
+/* What a create asks: the target (parsed), and the options as the document keeps them. */
+typedef struct create_req {
+    rk_topology *target;
+    rk_rollout_options opt;
+    json_t *options; /* {"steps" | "max_step_moved", "soak_s", "guard"} */
+} create_req;
+
+static int bad(rkd_call *c, const char *field, const char *message)
+{
+    rkd_response_error(c->resp, RKD_E_INVALID_BODY, field, "%s", message);
+    return -1;
+}
+
+/* A guard: {"url": "http(s)://...", and for a Prometheus-style threshold "metric" and "max"}. */
+static int check_guard(rkd_call *c, const json_t *g)
+{
+    static const char *const keys[] = {"url", "metric", "max", NULL};
+    const char *url = json_string_value(json_object_get(g, "url"));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)g, key, v)
+    {
+        size_t i = 0;
+        while (keys[i] && strcmp(keys[i], key) != 0)
+            i++;
+        if (!keys[i])
+            return bad(c, "guard", "a guard has url, and for a threshold metric and max");
+    }
+    if (!url || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
+        strlen(url) > RK_MAX_COMMENT)
+        return bad(c, "guard.url", "must be an http:// or https:// URL of at most 1024 bytes");
+    if (!json_object_get(g, "metric") != !json_object_get(g, "max") ||
+        (json_object_get(g, "metric") && (!json_is_string(json_object_get(g, "metric")) ||
+                                          !json_is_number(json_object_get(g, "max")))))
+        return bad(c, "guard.metric",
+                   "a threshold is a metric name (string) with its max "
+                   "(number), both or neither");
+    return 0;
+}
+
+/* The step options: exactly one of steps (1..RK_ROLLOUT_MAX_STEPS) and max_step_moved (0..1]. */
+static int step_options(rkd_call *c, json_t *doc, create_req *q)
+{
+    json_t *steps = json_object_get(doc, "steps"), *f = json_object_get(doc, "max_step_moved");
+    if (!steps == !f)
+        return bad(c, "steps", "give steps (a count) or max_step_moved (a fraction), one of them");
+    if (steps && (!json_is_integer(steps) || json_integer_value(steps) < 1 ||
+                  json_integer_value(steps) > RK_ROLLOUT_MAX_STEPS))
+        return bad(c, "steps", "must be an integer 1..100");
+    if (f && (!json_is_number(f) || !(json_number_value(f) > 0) || json_number_value(f) > 1))
+        return bad(c, "max_step_moved", "must be a fraction above 0 and at most 1, such as 0.05");
+    q->opt.steps = steps ? (uint32_t)json_integer_value(steps) : 0;
+    q->opt.max_step_moved = f ? json_number_value(f) : 0;
+    json_object_set(q->options, steps ? "steps" : "max_step_moved", steps ? steps : f);
+    return 0;
+}
+
+/* err's field as a field of the body: "target.nodes[2].weight", or "target". */
+static void prefix_target(rk_error *err)
+{
+    size_t n = strlen(err->field), room = sizeof err->field - sizeof "target.";
+    n = n < room ? n : room;
+    memmove(err->field + 7, err->field, n);
+    memcpy(err->field, "target.", 7);
+    err->field[n ? 7 + n : 6] = '\0';
+}
+
+static int parse_create(rkd_call *c, json_t *doc, create_req *q)
+{
+    static const char *const fields[] = {"target", "steps", "max_step_moved",
+                                         "soak_s", "guard", NULL};
+    rk_error err = {0};
+    if (rkd_known_fields(c, doc, fields, "target, steps, max_step_moved, soak_s and guard") != 0)
+        return -1;
+    const json_t *soak = json_object_get(doc, "soak_s"), *guard = json_object_get(doc, "guard");
+    if (soak && (!json_is_integer(soak) || json_integer_value(soak) < 0 ||
+                 json_integer_value(soak) > RKD_ROLLOUT_SOAK_MAX))
+        return bad(c, "soak_s", "must be whole seconds 0..86400 to wait after each step");
+    if (guard && !json_is_null(guard) && (!json_is_object(guard) || check_guard(c, guard) != 0))
+        return json_is_object(guard) ? -1 : bad(c, "guard", "must be an object or null");
+    q->options = json_pack("{sIsO}", "soak_s", (json_int_t)(soak ? json_integer_value(soak) : 0),
+                           "guard", guard ? guard : json_null());
+    if (!q->options || step_options(c, doc, q) != 0)
+        return q->options ? -1 : (rkd_out_of_memory(c->resp), -1);
+    const json_t *target = json_object_get(doc, "target");
+    if (!json_is_object(target))
+        return bad(c, "target", "target is required: the topology to roll out to (a JSON object)");
+    if (!(q->target = rk_topology_from_json(target, &err))) {
+        prefix_target(&err);
+        rkd_fail(c, err.code, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The policy's budget bounds every step: max_step_moved at most the budget, and with a count of
+ * steps, a step over it is refused (budget_exceeded), naming the step. */
+static int over_budget(rkd_call *c, const json_t *review, double budget)
+{
+    size_t i;
+    json_t *step;
+    json_array_foreach(json_object_get(review, "steps"), i, step)
+    {
+        double moved = json_number_value(json_object_get(step, "moved_fraction"));
+        if (moved > budget + 1e-12) {
+            rkd_response_error(c->resp, RKD_E_BUDGET_EXCEEDED, "steps",
+                               "step %zu moves %.6g of the hash space, over the policy's "
+                               "max_moved_fraction %.6g: ask for more steps, or give "
+                               "max_step_moved instead",
+                               i + 1, moved, budget);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The review from the active ring `from` (version v) to the target, stored as the new rollout. */
+static void review(rkd_call *c, create_req *q, const rk_ring *from, int64_t v,
+                   const rkd_store_policy *pol)
+{
+    rk_error err = {0};
+    json_t *doc = NULL, *r = NULL;
+    rk_ring *to = rk_ring_build(q->target, &err);
+    rk_rollout *ro = NULL;
+    q->opt.from_version = v;
+    q->opt.max_points_built = RKD_ROLLOUT_POINTS_BUILT;
+    if (q->opt.max_step_moved > pol->max_moved_fraction)
+        q->opt.max_step_moved = pol->max_moved_fraction;
+    int rc = to && (ro = rk_rollout_new(from, to, &q->opt, &err)) ? RK_OK : err.code;
+    if (rc == RK_OK && !(doc = rk_rollout_to_json(ro)))
+        rc = rk_error_set(&err, RK_ENOMEM, NULL, "out of memory");
+    if (rc == RK_ETOOBIG && to) /* past the review's bounds, or no split within the budget */
+        rc = RKD_STORE_EROLLOUTTOOBIG;
+    if (rc == RK_OK && over_budget(c, doc, pol->max_moved_fraction))
+        goto done;
+    rkd_rollout_new in = {.review = doc,
+                          .from = v,
+                          .from_fingerprint = rk_ring_fingerprint_hex(from),
+                          .options = q->options,
+                          .approvals_needed = pol->approvals > 1 ? pol->approvals : 1,
+                          .author = c->req->author};
+    rc = rc ? rc : rkd_rollout_create(c->app->store, c->cluster, &in, &r, &err);
+    answer(c, 201, rc, r, &err);
+done:
+    json_decref(doc);
+    rk_rollout_free(ro);
+    rk_ring_free(to);
+}
+
+void rkd_h_rollout_create(rkd_call *c)
+{
+    create_req q = {0};
+    rkd_store_policy pol;
+    rkd_job_versions now;
+    rk_error err = {0};
+    json_t *doc = rkd_body_object(c, 0);
+    if (!doc || parse_create(c, doc, &q) != 0)
+        goto done;
+    int rc = rkd_job_versions_now(c, &now, &err);
+    if (rc == RK_OK && !now.active)
+        rc =
+            rk_error_set(&err, RKD_STORE_ENOACTIVE, NULL,
+                         "cluster %s has no active version: a rollout starts from one", c->cluster);
+    rc = rc ? rc : rkd_store_get_policy(c->app->store, c->cluster, &pol, &err);
+    if (rc != RK_OK) {
+        rkd_fail(c, rc, &err);
+        goto done;
+    }
+    if (!rkd_plan_slot(c))
+        goto done;
+    rkd_entry *from = rkd_ring_entry(c, now.active, &rc, &err);
+    if (from)
+        review(c, &q, from->value, now.active, &pol);
+    else
+        rkd_fail(c, rc, &err);
+    rkd_cache_release(c->app->rings, from);
+    rkd_plan_slot_release(c);
+done:
+    rk_topology_free(q.target);
+    json_decref(q.options);
+    json_decref(doc);
+}
+
+void rkd_h_rollouts(rkd_call *c)
+{
+    rk_error err = {0};
+    json_t *r = NULL;
+    int64_t rev;
+    int rc = rkd_doc_read(c->app->store, RKD_DOC_ROLLOUT, c->cluster, &r, &rev, &err);
+    answer(c, 200, rc, rc ? NULL : json_pack("{s[o*]}", "rollouts", r), &err);
+}
+
+void rkd_h_rollout(rkd_call *c)
+{
+    rk_error err = {0};
+    json_t *r = NULL;
+    int rc = rkd_rollout_get(c->app->store, c->cluster, c->version, &r, &err);
+    answer(c, 200, rc, r, &err);
+}
+
+void rkd_h_rollout_approve(rkd_call *c)
+{
+    static const char *const fields[] = {"digest", NULL};
+    rkd_store_policy pol;
+    rk_error err = {0};
+    json_t *r = NULL;
+    const char *digest = NULL;
+    json_t *doc = rkd_body_object(c, 0);
+    if (!doc || rkd_known_fields(c, doc, fields, "digest") != 0 ||
+        rkd_text_field(c, doc, "digest", &digest) != 0)
+        goto done;
+    if (!digest) {
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "digest",
+                           "digest is required: the rollout's digest, as GET .../rollouts/%lld "
+                           "shows it",
+                           (long long)c->version);
+        goto done;
+    }
+    int rc = rkd_store_get_policy(c->app->store, c->cluster, &pol, &err);
+    rc = rc ? rc
+            : rkd_rollout_approve(c->app->store, c->cluster, c->version, digest, c->req->author,
+                                  pol.distinct_approver, &r, &err);
+    answer(c, 200, rc, r, &err);
+done:
+    json_decref(doc);
+}

@@ -1,0 +1,58 @@
+/* rollout.h — SPEC 11's rollout: the document GET .../rollouts/{id} answers, and the rules of
+ * each change to it. A cluster keeps its latest rollout (rkd_store_get_doc, RKD_DOC_ROLLOUT);
+ * every change reads it, decides, and writes it back by compare and set (doc_change.h), with its
+ * event. No HTTP: api_rollouts.c parses requests into these calls.
+ *
+ * The document (docs/MIGRATE.md, "Rollouts"), stored as served: "id", "cluster", "state"
+ * (review, approved, running, paused, aborted, done, failed), "from" {"version", "fingerprint"},
+ * "options" {"steps" | "max_step_moved", "soak_s", "guard"}, "digest", "steps" (per step "n",
+ * "topology", "moved_fraction", "balance_after", "version", "state", "changes"), "total_moved",
+ * "one_shot_moved", "approvals" [{"by", "at"}], "approvals_needed", "created_at", "created_by",
+ * "updated_at".
+ *
+ * Every returned json_t is a new reference, the caller's to decref. */
+#ifndef RKD_ROLLOUT_H
+#define RKD_ROLLOUT_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "store.h"
+
+/* What a review may build, and what the stored document may weigh: the review's intermediate
+ * rings at most this many points in all (about 0.7 s of ring builds), and the document (every
+ * step's topology) at most this many bytes, which an etcd value holds. docs/API.md, "Limits". */
+#define RKD_ROLLOUT_POINTS_BUILT (16u << 20)
+#define RKD_ROLLOUT_DOC_MAX      (1u << 20)
+#define RKD_ROLLOUT_SOAK_MAX     86400 /* soak_s at most: a day */
+
+/* A new rollout; pointers borrowed. */
+typedef struct rkd_rollout_new {
+    const json_t *review;         /* rk_rollout_to_json's document: digest, steps, totals */
+    int64_t from;                 /* the active version it starts from */
+    const char *from_fingerprint; /* ... and its fingerprint */
+    const json_t *options;        /* {"steps" | "max_step_moved", "soak_s", "guard"} */
+    int64_t approvals_needed;     /* the policy's approvals, at least 1: the digest's own */
+    const char *author;           /* who asks (the token's name), or NULL */
+} rkd_rollout_new;
+
+/* The cluster's rollout `id`: RK_OK and *out, or RKD_STORE_ENOROLLOUT (none of that id: the
+ * cluster keeps only its latest). */
+int rkd_rollout_get(rkd_store *s, const char *cluster, int64_t id, json_t **out, rk_error *err);
+
+/* Stores a new rollout in state "review", numbered one past the cluster's last (event
+ * "rollout_create"); it replaces a rollout in review, approved or ended. RKD_STORE_EROLLOUTSTATE
+ * while the cluster's rollout is running or paused; RKD_STORE_EROLLOUTTOOBIG for a document over
+ * RKD_ROLLOUT_DOC_MAX. */
+int rkd_rollout_create(rkd_store *s, const char *cluster, const rkd_rollout_new *in, json_t **out,
+                       rk_error *err);
+
+/* Records `approver`'s approval of rollout `id` over `digest` (event "rollout_approve"); with the
+ * approvals the policy asks for, the rollout is "approved". RKD_STORE_EPLANCHANGED for another
+ * digest, RKD_STORE_ESELFAPPROVAL for its author under a distinct-approver policy (or a second
+ * approval by one name), RKD_STORE_EROLLOUTSTATE past review. */
+int rkd_rollout_approve(rkd_store *s, const char *cluster, int64_t id, const char *digest,
+                        const char *approver, int distinct_approver, json_t **out, rk_error *err);
+
+#endif
