@@ -37,6 +37,7 @@
  * | 409    | not_verified        | finishing a window whose migration job is not verified        |
  * | 409    | version_changed     | the cluster's versions are no longer the job's: it failed     |
  * | 409    | rollout_state       | the rollout's state does not allow it (approved, running ...) |
+ * | 409    | rollout_running     | an activation by hand while a rollout runs or is paused       |
  * | 412    | precondition_failed | If-Match names another version than the latest / active one   |
  * | 413    | body_too_large      | (http.c) request body over the limit                          |
  * | 422    | too_many_points     | the topology's total points are over the cap                  |
@@ -117,6 +118,10 @@ static const route routes[] = {
     {"GET", "/v1/clusters/{c}/rollouts", "GET, POST", rkd_h_rollouts, READ},
     {"GET", "/v1/clusters/{c}/rollouts/{r}", "GET", rkd_h_rollout, READ},
     {"POST", "/v1/clusters/{c}/rollouts/{r}/approve", "POST", rkd_h_rollout_approve, APPR},
+    {"POST", "/v1/clusters/{c}/rollouts/{r}/start", "POST", rkd_h_rollout_start, PUB},
+    {"POST", "/v1/clusters/{c}/rollouts/{r}/pause", "POST", rkd_h_rollout_pause, PUB},
+    {"POST", "/v1/clusters/{c}/rollouts/{r}/resume", "POST", rkd_h_rollout_resume, PUB},
+    {"POST", "/v1/clusters/{c}/rollouts/{r}/abort", "POST", rkd_h_rollout_abort, PUB},
 };
 
 /* Path segments: a pointer to each and its length. */
@@ -330,6 +335,7 @@ void rkd_app_free(rkd_app *app)
 {
     if (!app)
         return;
+    rkd_app_stop_rollouts(app);
     if (app->store)
         rkd_store_set_watch(app->store, NULL, NULL);
     rkd_cache_free(app->rings);

@@ -88,6 +88,13 @@ int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits);
 typedef void (*rkd_activation_fn)(void *arg, const char *cluster, int64_t version);
 void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg);
 
+/* Starts the thread that drives the running rollouts of the store (SPEC 11, docs/MIGRATE.md
+ * "Rollouts"), looking at them every `tick_ms` (0: 500): RK_OK, or RK_ENOMEM. Call after the
+ * activation hook is set; stop it with rkd_app_stop_rollouts before the HTTP layer stops (the
+ * driver's activations wake its long polls). rkd_app_free stops it too. */
+int rkd_app_start_rollouts(rkd_app *app, unsigned tick_ms, rk_error *err);
+void rkd_app_stop_rollouts(rkd_app *app);
+
 /* Answers `req` into `resp` (zeroed by the caller). Every outcome, errors included, is a response:
  * errors carry the JSON error object of docs/RING.md. */
 void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp);

@@ -98,3 +98,24 @@ void rkd_h_clients(rkd_call *c)
     json_decref(apart);
     rkd_answer_json(c->resp, 200, doc);
 }
+
+/* Of one table of clients: how many ids, and how many hold version v. */
+static void count_holding(rkd_clients *t, const char *cluster, int64_t v, int64_t *total,
+                          int64_t *holding)
+{
+    char key[24];
+    snprintf(key, sizeof key, "%lld", (long long)v);
+    json_t *doc = t ? rkd_clients_json(t, cluster, v, 0) : NULL;
+    json_t *s = json_object_get(doc, "summary");
+    *total += json_integer_value(json_object_get(s, "total"));
+    *holding += json_integer_value(json_object_get(json_object_get(s, "by_version"), key));
+    json_decref(doc);
+}
+
+int rkd_fleet_holds(rkd_app *app, const char *cluster, int64_t v)
+{
+    int64_t total = 0, holding = 0;
+    count_holding(app->clients, cluster, v, &total, &holding);
+    count_holding(app->strangers, cluster, v, &total, &holding);
+    return v > 0 && total > 0 && holding == total;
+}

@@ -36,6 +36,7 @@
     X(NOT_VERIFIED, 409, "not_verified")                                                           \
     X(VERSION_CHANGED, 409, "version_changed")                                                     \
     X(ROLLOUT_STATE, 409, "rollout_state")                                                         \
+    X(ROLLOUT_RUNNING, 409, "rollout_running")                                                     \
     X(PRECONDITION_FAILED, 412, "precondition_failed")                                             \
     X(BODY_TOO_LARGE, 413, "body_too_large")                                                       \
     X(TOO_MANY_POINTS, 422, "too_many_points")                                                     \

@@ -16,6 +16,7 @@
 #include "api.h"
 #include "doc_change.h"
 #include "migration_job.h"
+#include "rollout.h"
 #include "store.h"
 
 /* One set of dump flags for every JSON body: compact, and reals with 17 significant digits so a
@@ -104,20 +105,21 @@ void rkd_cache_raise(rkd_cache *c, const char *cluster, int64_t key, int64_t tag
 #define RKD_CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
 struct rkd_app {
-    rkd_store *store;        /* borrowed */
-    rkd_metrics *metrics;    /* borrowed, may be NULL */
-    rkd_cache *docs;         /* (cluster, 0) -> rkd_active_doc of the active version */
-    rkd_cache *rings;        /* (cluster, version) -> rk_ring */
-    pthread_mutex_t hook_mu; /* guards hook and hook_arg */
-    rkd_activation_fn hook;  /* called after each activation, or NULL */
-    void *hook_arg;          /* its argument */
-    rkd_plan_limits plan;    /* what one plan may cost */
-    atomic_uint plans;       /* plans being computed now */
-    rkd_clients *clients;    /* RK-Client ids seen, per cluster: authenticated by a client token
-                                when a token file is set, else all of them */
-    rkd_clients *strangers;  /* with a token file, the ids seen without a client token: apart, so
-                                they can neither change nor evict an authenticated one; NULL when
-                                only authenticated ones are recorded */
+    rkd_store *store;          /* borrowed */
+    rkd_metrics *metrics;      /* borrowed, may be NULL */
+    rkd_cache *docs;           /* (cluster, 0) -> rkd_active_doc of the active version */
+    rkd_cache *rings;          /* (cluster, version) -> rk_ring */
+    pthread_mutex_t hook_mu;   /* guards hook and hook_arg */
+    rkd_activation_fn hook;    /* called after each activation, or NULL */
+    void *hook_arg;            /* its argument */
+    rkd_plan_limits plan;      /* what one plan may cost */
+    atomic_uint plans;         /* plans being computed now */
+    rkd_clients *clients;      /* RK-Client ids seen, per cluster: authenticated by a client token
+                                  when a token file is set, else all of them */
+    rkd_clients *strangers;    /* with a token file, the ids seen without a client token: apart, so
+                                  they can neither change nor evict an authenticated one; NULL when
+                                  only authenticated ones are recorded */
+    struct rkd_driver *driver; /* drives running rollouts (rkd_app_start_rollouts), or NULL */
 };
 
 /* One request being answered: the parsed path parameters with the request and response. */
@@ -162,6 +164,16 @@ void rkd_h_rollout_create(rkd_call *c);     /* api_rollouts.c */
 void rkd_h_rollouts(rkd_call *c);           /* api_rollouts.c */
 void rkd_h_rollout(rkd_call *c);            /* api_rollouts.c */
 void rkd_h_rollout_approve(rkd_call *c);    /* api_rollouts.c */
+void rkd_h_rollout_start(rkd_call *c);      /* api_rollouts.c */
+void rkd_h_rollout_pause(rkd_call *c);      /* api_rollouts.c */
+void rkd_h_rollout_resume(rkd_call *c);     /* api_rollouts.c */
+void rkd_h_rollout_abort(rkd_call *c);      /* api_rollouts.c */
+
+/* ---- rollout_driver.c: the thread that drives running rollouts ---- */
+
+typedef struct rkd_driver rkd_driver;
+/* Asks the driver to look at `cluster` now (a rollout started or resumed). No-op without one. */
+void rkd_driver_wake(rkd_app *app, const char *cluster);
 
 /* The versions a migration job must still be for (migration_job.h): the active one and its
  * window's previous (zeros when none). api_migration.c */
@@ -184,6 +196,10 @@ rkd_claim rkd_claim_of(rkd_call *c);
 /* Records the RK-Client of the call, if any, with `claim`, as offered `offered` (0: none yet, a
  * poll that is held). */
 void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered);
+/* Whether the fleet of `cluster` holds version v: at least one client, and every one this server
+ * knows of (with a client token or without) holds it. Then every write goes to v's owners (SPEC
+ * 5). */
+int rkd_fleet_holds(rkd_app *app, const char *cluster, int64_t v);
 void rkd_h_picture(rkd_call *c); /* api_picture.c */
 void rkd_h_arc(rkd_call *c);     /* api_picture.c */
 

@@ -19,29 +19,6 @@ int rkd_job_versions_now(rkd_call *c, rkd_job_versions *out, rk_error *err)
     return rc == RKD_STORE_ENOACTIVE ? RK_OK : rc;
 }
 
-/* Of one table of clients: how many ids, and how many hold version v. */
-static void count_holding(rkd_clients *t, const char *cluster, int64_t v, int64_t *total,
-                          int64_t *holding)
-{
-    char key[24];
-    snprintf(key, sizeof key, "%lld", (long long)v);
-    json_t *doc = t ? rkd_clients_json(t, cluster, v, 0) : NULL;
-    json_t *s = json_object_get(doc, "summary");
-    *total += json_integer_value(json_object_get(s, "total"));
-    *holding += json_integer_value(json_object_get(json_object_get(s, "by_version"), key));
-    json_decref(doc);
-}
-
-/* Whether the fleet holds version v: at least one client, and every one the server knows of
- * (with a client token or without) holds it. Then every write goes to v's owners (SPEC 5). */
-static int fleet_holds(rkd_call *c, int64_t v)
-{
-    int64_t total = 0, holding = 0;
-    count_holding(c->app->clients, c->cluster, v, &total, &holding);
-    count_holding(c->app->strangers, c->cluster, v, &total, &holding);
-    return v > 0 && total > 0 && holding == total;
-}
-
 /* Shows the job in /metrics. */
 static void note_metrics(rkd_call *c, const json_t *job)
 {
@@ -338,7 +315,7 @@ void rkd_h_migration_claim(rkd_call *c)
         return;
     }
     int rc = rkd_job_versions_now(c, &now, &err);
-    now.fleet_holds = rc == RK_OK && fleet_holds(c, now.active);
+    now.fleet_holds = rc == RK_OK && rkd_fleet_holds(c->app, c->cluster, now.active);
     rc = rc ? rc : rkd_job_claim(c->app->store, c->cluster, worker, &now, &job, &err);
     answer(c, 200, rc, job, &err);
     json_decref(doc);

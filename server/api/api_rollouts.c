@@ -8,7 +8,6 @@
 #include <jansson.h>
 
 #include "api_internal.h"
-#include "rollout.h"
 
 /* Answers `rc`: `ok` with the rollout, or the failure. Takes `r`. */
 static void answer(rkd_call *c, int ok, int rc, json_t *r, const rk_error *err)
@@ -32,33 +31,6 @@ static int bad(rkd_call *c, const char *field, const char *message)
 {
     rkd_response_error(c->resp, RKD_E_INVALID_BODY, field, "%s", message);
     return -1;
-}
-
-/* A guard: {"url": "http(s)://...", and for a Prometheus-style threshold "metric" and "max"}. */
-static int check_guard(rkd_call *c, const json_t *g)
-{
-    static const char *const keys[] = {"url", "metric", "max", NULL};
-    const char *url = json_string_value(json_object_get(g, "url"));
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)g, key, v)
-    {
-        size_t i = 0;
-        while (keys[i] && strcmp(keys[i], key) != 0)
-            i++;
-        if (!keys[i])
-            return bad(c, "guard", "a guard has url, and for a threshold metric and max");
-    }
-    if (!url || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
-        strlen(url) > RK_MAX_COMMENT)
-        return bad(c, "guard.url", "must be an http:// or https:// URL of at most 1024 bytes");
-    if (!json_object_get(g, "metric") != !json_object_get(g, "max") ||
-        (json_object_get(g, "metric") && (!json_is_string(json_object_get(g, "metric")) ||
-                                          !json_is_number(json_object_get(g, "max")))))
-        return bad(c, "guard.metric",
-                   "a threshold is a metric name (string) with its max "
-                   "(number), both or neither");
-    return 0;
 }
 
 /* The step options: exactly one of steps (1..RK_ROLLOUT_MAX_STEPS) and max_step_moved (0..1]. */
@@ -99,10 +71,11 @@ static int parse_create(rkd_call *c, json_t *doc, create_req *q)
     if (soak && (!json_is_integer(soak) || json_integer_value(soak) < 0 ||
                  json_integer_value(soak) > RKD_ROLLOUT_SOAK_MAX))
         return bad(c, "soak_s", "must be whole seconds 0..86400 to wait after each step");
-    if (guard && !json_is_null(guard) && (!json_is_object(guard) || check_guard(c, guard) != 0))
-        return json_is_object(guard) ? -1 : bad(c, "guard", "must be an object or null");
-    q->options = json_pack("{sIsO}", "soak_s", (json_int_t)(soak ? json_integer_value(soak) : 0),
-                           "guard", guard ? guard : json_null());
+    if (guard && !json_is_null(guard))
+        return bad(c, "guard", "this ringkeeperd does not run a step's guard yet (SPEC 11: a URL "
+                               "or a metric's threshold); leave guard out or null");
+    q->options = json_pack("{sIsn}", "soak_s", (json_int_t)(soak ? json_integer_value(soak) : 0),
+                           "guard");
     if (!q->options || step_options(c, doc, q) != 0)
         return q->options ? -1 : (rkd_out_of_memory(c->resp), -1);
     const json_t *target = json_object_get(doc, "target");
@@ -246,4 +219,56 @@ void rkd_h_rollout_approve(rkd_call *c)
     answer(c, 200, rc, r, &err);
 done:
     json_decref(doc);
+}
+
+/* ---- Running it ---- */
+
+void rkd_h_rollout_start(rkd_call *c)
+{
+    rkd_job_versions now;
+    rk_error err = {0};
+    json_t *r = NULL;
+    int rc = rkd_job_versions_now(c, &now, &err);
+    if (rc == RK_OK && now.previous) /* its first step opens a window of its own */
+        rc = rkd_store_check_window(c->cluster, now.active, now.previous, &err);
+    rc = rc ? rc
+            : rkd_rollout_start(c->app->store, c->cluster, c->version, now.active, c->req->author,
+                                &r, &err);
+    if (rc == RK_OK)
+        rkd_driver_wake(c->app, c->cluster);
+    answer(c, 200, rc, r, &err);
+}
+
+/* pause, resume, abort: an empty body. */
+static void control(rkd_call *c, const char *action)
+{
+    rk_error err = {0};
+    json_t *r = NULL;
+    json_t *doc = rkd_body_object(c, 1);
+    static const char *const none[] = {NULL};
+    if (!doc || rkd_known_fields(c, doc, none, "no fields") != 0) {
+        json_decref(doc);
+        return;
+    }
+    int rc = rkd_rollout_control(c->app->store, c->cluster, c->version, action, c->req->author, &r,
+                                 &err);
+    if (rc == RK_OK && strcmp(action, "resume") == 0)
+        rkd_driver_wake(c->app, c->cluster);
+    answer(c, 200, rc, r, &err);
+    json_decref(doc);
+}
+
+void rkd_h_rollout_pause(rkd_call *c)
+{
+    control(c, "pause");
+}
+
+void rkd_h_rollout_resume(rkd_call *c)
+{
+    control(c, "resume");
+}
+
+void rkd_h_rollout_abort(rkd_call *c)
+{
+    control(c, "abort");
 }

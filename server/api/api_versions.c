@@ -100,7 +100,7 @@ void rkd_h_activate(rkd_call *c)
     rk_error err = {0};
     json_t *body = NULL;
     rkd_gate g = {.to_version = c->version};
-    rkd_store_activation a = {RKD_STORE_ANY, c->req->author, -1, NULL};
+    rkd_store_activation a = {RKD_STORE_ANY, c->req->author, -1, NULL, NULL};
     if (rkd_if_match(c, &a.if_match_active) != 0 || rkd_activation_body(c, &g.reason, &body) != 0 ||
         rkd_gate_budget(c, &g) != 0)
         goto done;

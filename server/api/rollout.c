@@ -171,3 +171,213 @@ int rkd_rollout_approve(rkd_store *s, const char *cluster, int64_t id, const cha
     rkd_doc_change c = {.rule = rule_approve, .arg = &arg, .now = time(NULL)};
     return rkd_doc_run(s, RKD_DOC_ROLLOUT, cluster, &c, out, err);
 }
+
+/* ---- Running it ---- */
+
+int rkd_rollout_check_hand(rkd_store *s, const char *cluster, rk_error *err)
+{
+    json_t *r = NULL;
+    int64_t rev;
+    int rc = rkd_doc_read(s, RKD_DOC_ROLLOUT, cluster, &r, &rev, err);
+    if (rc == RK_OK && holds_cluster(r))
+        rc = rk_error_set(err, RKD_STORE_EROLLOUTRUNNING, NULL,
+                          "rollout %lld is %s and drives the activations of cluster %s: abort it "
+                          "(POST .../rollouts/%lld/abort) to change the cluster by hand",
+                          (long long)id_of(r), str_of(r, "state"), cluster, (long long)id_of(r));
+    json_decref(r);
+    return rc;
+}
+
+/* RKD_STORE_ENOROLLOUT unless the document is rollout `id`. */
+static int need(const rkd_doc_change *c, int64_t id, rk_error *err)
+{
+    if (c->doc && id_of(c->doc) == id)
+        return RK_OK;
+    return rk_error_set(err, RKD_STORE_ENOROLLOUT, NULL,
+                        "no rollout %lld here (only the latest is "
+                        "kept)",
+                        (long long)id);
+}
+
+static void set_time(json_t *r, const char *name, time_t t)
+{
+    char at[RKD_STORE_TIME_LEN];
+    rkd_doc_time(t, at);
+    json_object_set_new(r, name, json_string(at));
+}
+
+static void set_phase(rkd_doc_change *c, const char *phase)
+{
+    json_object_set_new(c->doc, "phase", phase ? json_string(phase) : json_null());
+    set_time(c->doc, "phase_since", c->now);
+}
+
+typedef struct control_arg {
+    int64_t id, active;
+    const char *action, *author;
+} control_arg;
+
+static int rule_start(rkd_doc_change *c, rk_error *err)
+{
+    const control_arg *a = c->arg;
+    int64_t from = json_integer_value(json_object_get(json_object_get(c->doc, "from"), "version"));
+    int rc = need(c, a->id, err);
+    if (rc == RK_OK && !is_state(c->doc, "approved"))
+        return rk_error_set(err, RKD_STORE_EROLLOUTSTATE, NULL,
+                            "rollout %lld is %s: start takes an approved rollout", (long long)a->id,
+                            str_of(c->doc, "state"));
+    if (rc == RK_OK && from != a->active)
+        return rk_error_set(err, RKD_STORE_EVERSIONCHANGED, NULL,
+                            "the active version is %lld, not %lld where rollout %lld starts: make "
+                            "a new rollout from here",
+                            (long long)a->active, (long long)from, (long long)a->id);
+    if (rc != RK_OK)
+        return rc;
+    json_object_set_new(c->doc, "state", json_string("running"));
+    json_object_set_new(c->doc, "step", json_integer(1));
+    set_phase(c, "publish");
+    set_time(c->doc, "started_at", c->now);
+    json_object_set_new(c->doc, "started_by", a->author ? json_string(a->author) : json_null());
+    set_event(c, "rollout_start", a->author);
+    return RK_OK;
+}
+
+int rkd_rollout_start(rkd_store *s, const char *cluster, int64_t id, int64_t active,
+                      const char *author, json_t **out, rk_error *err)
+{
+    control_arg arg = {id, active, "start", author};
+    rkd_doc_change c = {.rule = rule_start, .arg = &arg, .now = time(NULL)};
+    return rkd_doc_run(s, RKD_DOC_ROLLOUT, cluster, &c, out, err);
+}
+
+/* Whether `action` may act on a rollout in its state, and the state it leaves it in. */
+static const char *control_to(const char *action, const json_t *r)
+{
+    if (strcmp(action, "pause") == 0)
+        return is_state(r, "running") ? "paused" : NULL;
+    if (strcmp(action, "resume") == 0)
+        return is_state(r, "paused") ? "running" : NULL;
+    return holds_cluster(r) || is_state(r, "review") || is_state(r, "approved") ? "aborted" : NULL;
+}
+
+static int rule_control(rkd_doc_change *c, rk_error *err)
+{
+    const control_arg *a = c->arg;
+    int rc = need(c, a->id, err);
+    const char *to = rc == RK_OK ? control_to(a->action, c->doc) : NULL;
+    if (rc == RK_OK && !to)
+        return rk_error_set(err, RKD_STORE_EROLLOUTSTATE, NULL,
+                            "rollout %lld is %s: %s does not "
+                            "apply",
+                            (long long)a->id, str_of(c->doc, "state"), a->action);
+    if (rc != RK_OK)
+        return rc;
+    json_object_set_new(c->doc, "state", json_string(to));
+    if (strcmp(to, "running") == 0)
+        json_object_del(c->doc, "reason");
+    set_event(c,
+              a->action[0] == 'p'   ? "rollout_pause"
+              : a->action[0] == 'r' ? "rollout_resume"
+                                    : "rollout_abort",
+              a->author);
+    return RK_OK;
+}
+
+int rkd_rollout_control(rkd_store *s, const char *cluster, int64_t id, const char *action,
+                        const char *author, json_t **out, rk_error *err)
+{
+    control_arg arg = {id, 0, action, author};
+    rkd_doc_change c = {.rule = rule_control, .arg = &arg, .now = time(NULL)};
+    return rkd_doc_run(s, RKD_DOC_ROLLOUT, cluster, &c, out, err);
+}
+
+/* The step after `step` begins, or after the last the rollout is done. */
+static void step_done(rkd_doc_change *c, json_t *step, int64_t n)
+{
+    size_t steps = json_array_size(json_object_get(c->doc, "steps"));
+    json_object_set_new(step, "state", json_string("done"));
+    if ((size_t)n >= steps) {
+        json_object_set_new(c->doc, "state", json_string("done"));
+        set_phase(c, NULL);
+        set_event(c, "rollout_done", NULL);
+        return;
+    }
+    json_object_set_new(c->doc, "step", json_integer(n + 1));
+    set_phase(c, "publish");
+    set_event(c, "rollout_step", NULL);
+    snprintf(c->detail, sizeof c->detail, "rollout %lld: step %lld of %zu done",
+             (long long)id_of(c->doc), (long long)n, steps);
+}
+
+static int rule_advance(rkd_doc_change *c, rk_error *err)
+{
+    const rkd_rollout_move *m = c->arg;
+    (void)err;
+    if (!c->doc || id_of(c->doc) != m->id || !is_state(c->doc, "running") ||
+        json_integer_value(json_object_get(c->doc, "step")) != m->step ||
+        strcmp(str_of(c->doc, "phase"), m->phase) != 0)
+        return RKD_DOC_SAME;
+    json_t *step = json_array_get(json_object_get(c->doc, "steps"), (size_t)m->step - 1);
+    if (m->pause) {
+        json_object_set_new(c->doc, "state", json_string(m->fail ? "failed" : "paused"));
+        json_object_set_new(c->doc, "reason", json_string(m->pause));
+        set_event(c, m->fail ? "rollout_failed" : "rollout_pause", NULL);
+        snprintf(c->detail, sizeof c->detail, "rollout %lld step %lld: %s", (long long)m->id,
+                 (long long)m->step, m->pause);
+        return RK_OK;
+    }
+    if (m->version > 0)
+        json_object_set_new(step, "version", json_integer(m->version));
+    if (!m->to) {
+        step_done(c, step, m->step);
+        c->event.version = json_integer_value(json_object_get(step, "version"));
+        return RK_OK;
+    }
+    set_phase(c, m->to);
+    if (strcmp(m->to, "hold") == 0) {
+        json_object_set_new(step, "state", json_string("active"));
+        set_event(c, "rollout_step", NULL);
+        c->event.version = json_integer_value(json_object_get(step, "version"));
+        snprintf(c->detail, sizeof c->detail, "rollout %lld: step %lld active as version %lld",
+                 (long long)m->id, (long long)m->step, (long long)c->event.version);
+    }
+    if (strcmp(m->to, "soak") == 0)
+        set_time(c->doc, "soak_until", m->soak_until);
+    return RK_OK;
+}
+
+int rkd_rollout_advance(rkd_store *s, const char *cluster, const rkd_rollout_move *m, rk_error *err)
+{
+    json_t *out = NULL;
+    rkd_doc_change c = {.rule = rule_advance, .arg = m, .now = time(NULL)};
+    int rc = rkd_doc_run(s, RKD_DOC_ROLLOUT, cluster, &c, &out, err);
+    json_decref(out);
+    return rc;
+}
+
+static int rule_lease(rkd_doc_change *c, rk_error *err)
+{
+    const char *me = c->arg;
+    const json_t *d = json_object_get(c->doc, "driver");
+    time_t until = rkd_doc_parse_time(str_of(d, "until"));
+    int mine = strcmp(str_of(d, "id"), me) == 0;
+    if (!c->doc || !is_state(c->doc, "running"))
+        return rk_error_set(err, RKD_STORE_EROLLOUTSTATE, NULL, "not running");
+    if (!mine && until > c->now)
+        return rk_error_set(err, RKD_STORE_ELEASED, NULL, "driven by %s", str_of(d, "id"));
+    if (mine && until - c->now > RKD_ROLLOUT_LEASE_S / 2)
+        return RKD_DOC_SAME;
+    char at[RKD_STORE_TIME_LEN];
+    rkd_doc_time(c->now + RKD_ROLLOUT_LEASE_S, at);
+    json_object_set_new(c->doc, "driver", json_pack("{ssss}", "id", me, "until", at));
+    return RK_OK;
+}
+
+int rkd_rollout_lease(rkd_store *s, const char *cluster, const char *me, rk_error *err)
+{
+    json_t *out = NULL;
+    rkd_doc_change c = {.rule = rule_lease, .arg = me, .now = time(NULL)};
+    int rc = rkd_doc_run(s, RKD_DOC_ROLLOUT, cluster, &c, &out, err);
+    json_decref(out);
+    return rc == RK_OK;
+}

@@ -8,13 +8,15 @@
  * "options" {"steps" | "max_step_moved", "soak_s", "guard"}, "digest", "steps" (per step "n",
  * "topology", "moved_fraction", "balance_after", "version", "state", "changes"), "total_moved",
  * "one_shot_moved", "approvals" [{"by", "at"}], "approvals_needed", "created_at", "created_by",
- * "updated_at".
+ * "updated_at"; once started "step" (1-based), "phase" and "phase_since", "soak_until" in a
+ * soak, "reason" (why it paused or failed) and "driver" {"id", "until"}.
  *
  * Every returned json_t is a new reference, the caller's to decref. */
 #ifndef RKD_ROLLOUT_H
 #define RKD_ROLLOUT_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -54,5 +56,43 @@ int rkd_rollout_create(rkd_store *s, const char *cluster, const rkd_rollout_new 
  * approval by one name), RKD_STORE_EROLLOUTSTATE past review. */
 int rkd_rollout_approve(rkd_store *s, const char *cluster, int64_t id, const char *digest,
                         const char *approver, int distinct_approver, json_t **out, rk_error *err);
+
+/* RKD_STORE_EROLLOUTRUNNING when the cluster's rollout is running or paused: an activation by hand
+ * (activate, publish and activate, revert and activate) is refused then. RK_OK otherwise. */
+int rkd_rollout_check_hand(rkd_store *s, const char *cluster, rk_error *err);
+
+/* Starts approved rollout `id` (event "rollout_start"): running, step 1, phase "publish". The
+ * active version must still be its start (`active`), else RKD_STORE_EVERSIONCHANGED. */
+int rkd_rollout_start(rkd_store *s, const char *cluster, int64_t id, int64_t active,
+                      const char *author, json_t **out, rk_error *err);
+
+/* An operator's control of rollout `id`, with an event "rollout_<action>": "pause" (running ->
+ * paused), "resume" (paused -> running), "abort" (review, approved, running or paused -> aborted:
+ * the cluster stays where the last step left it). RKD_STORE_EROLLOUTSTATE from another state. */
+int rkd_rollout_control(rkd_store *s, const char *cluster, int64_t id, const char *action,
+                        const char *author, json_t **out, rk_error *err);
+
+/* A step of a running rollout moving on, as its driver (rollout_driver.c) decides it: from
+ * `phase` of step `step` to `to` (publish, activate, hold, move, soak), or with `to` NULL the step
+ * done and the next begun (or the rollout done, after the last). `version` > 0 records the step's
+ * version; `soak_until` the end of its soak; `pause` non-NULL pauses it instead, `fail` fails it,
+ * with that reason. RKD_DOC_SAME (nothing written) when the rollout is no longer there: another
+ * driver moved it, or an operator paused or aborted it. */
+typedef struct rkd_rollout_move {
+    int64_t id, step;
+    const char *phase, *to;
+    int64_t version;
+    time_t soak_until;
+    const char *pause;
+    int fail;
+} rkd_rollout_move;
+int rkd_rollout_advance(rkd_store *s, const char *cluster, const rkd_rollout_move *m,
+                        rk_error *err);
+
+/* Gives driver `me` the rollout's lease for RKD_ROLLOUT_LEASE_S (renewed when it is its own, and
+ * written only when less than half is left): 1 when `me` may drive it now, 0 when another driver
+ * holds it (another ringkeeperd on the same etcd) or it is not running. */
+#define RKD_ROLLOUT_LEASE_S 10
+int rkd_rollout_lease(rkd_store *s, const char *cluster, const char *me, rk_error *err);
 
 #endif

@@ -439,6 +439,10 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .max_polls = o->max_polls,
                            .send_budget = o->max_send_buffers};
     rkd_http *http = app ? rkd_http_start(&cfg, &err) : NULL;
+    if (http && rkd_app_start_rollouts(app, 0, &err) != RK_OK) {
+        rkd_http_stop(http, STOP_GRACE_MS);
+        http = NULL;
+    }
     if (!http) {
         rkd_log("%s", err.message);
         rkd_app_free(app);
@@ -453,6 +457,7 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                 o->listen);
     wait_for_stop(signals, auth);
     rkd_log("stopping: finishing the requests in flight");
+    rkd_app_stop_rollouts(app);
     rkd_http_stop(http, STOP_GRACE_MS);
     rkd_app_free(app);
     return 0;

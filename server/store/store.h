@@ -59,7 +59,8 @@
     X(EJOBTOOBIG, -121, "the migration job would be over this server's size")                      \
     X(ENOROLLOUT, -122, "the cluster has no such rollout")                                         \
     X(EROLLOUTSTATE, -123, "the rollout's state does not allow this")                              \
-    X(EROLLOUTTOOBIG, -124, "the rollout would be over this server's size")
+    X(EROLLOUTTOOBIG, -124, "the rollout would be over this server's size")                        \
+    X(EROLLOUTRUNNING, -125, "a rollout drives the cluster's activations")
 
 typedef enum rkd_store_status {
 #define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,
@@ -214,6 +215,10 @@ typedef struct rkd_store_activation {
     const char *author;      /* who activates; NULL for none */
     double moved_fraction;   /* what the plan from the active version moves; < 0 not computed */
     const char *reason;      /* a forced activation's reason (the budget was passed), or NULL */
+    /* A step of an approved rollout (SPEC 11): its event's detail ("rollout 3 step 2/5"), or NULL.
+     * Its approvals are the rollout's, checked by its rules, and it opens a migration window
+     * whatever the policy says. */
+    const char *rollout;
 } rkd_store_activation;
 
 /* Makes version `v` of `cluster` active; the active one before it becomes retired and staged

@@ -286,6 +286,11 @@ ex e_no_rollout 404 '$RK/v1/clusters/rack/rollouts/9'
 ex rollout_approve 200 -X POST '$RK/v1/clusters/rack/rollouts/1/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$RD\"}"
 ex e_rollout_state 409 -X POST '$RK/v1/clusters/rack/rollouts/1/approve' -H "$J" -H "$BOB" --data-binary "{\"digest\":\"$RD\"}"
 ex rollout_get 200 '$RK/v1/clusters/rack/rollouts/1'
+ex rollout_start 200 -X POST '$RK/v1/clusters/rack/rollouts/1/start' -H "$ALICE"
+ex e_rollout_running 409 -X POST '$RK/v1/clusters/rack/versions/1/activate' -H "$ALICE"
+ex rollout_pause 200 -X POST '$RK/v1/clusters/rack/rollouts/1/pause' -H "$ALICE"
+ex rollout_resume 200 -X POST '$RK/v1/clusters/rack/rollouts/1/resume' -H "$ALICE"
+ex rollout_abort 200 -X POST '$RK/v1/clusters/rack/rollouts/1/abort' -H "$ALICE"
 rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server with tokens exited $STOP_CODE"
 
@@ -434,6 +439,7 @@ EOF
 | [`PUT /v1/clusters/{c}/migration/throttle`](#put-v1clusterscmigrationthrottle), [`pause`, `resume`, `cancel`](#post-v1clusterscmigrationpause) | steer a running job |
 | [`POST /v1/clusters/{c}/rollouts`](#post-v1clusterscrollouts), [`GET`](#get-v1clusterscrollouts) | review a change in steps, kept as the cluster's rollout |
 | [`GET /v1/clusters/{c}/rollouts/{r}`](#get-v1clusterscrolloutsr), [`approve`](#post-v1clusterscrolloutsrapprove) | one rollout, and its approval over its digest |
+| [`POST /v1/clusters/{c}/rollouts/{r}/start`](#post-v1clusterscrolloutsrstart), [`pause`](#post-v1clusterscrolloutsrpause), [`resume`](#post-v1clusterscrolloutsrresume), [`abort`](#post-v1clusterscrolloutsrabort) | drive it, step by step, and steer it |
 | [`GET /`](#get-), [`GET /ui/{file}`](#get-uifile) | the operator console |
 
 The examples run in this order on one server: cluster `cache` gets three nodes (version 1), which are
@@ -1112,7 +1118,7 @@ EOF
 ## Rollouts: a change in approved steps
 
 SPEC section 11 and [MIGRATE.md, "Rollouts"](MIGRATE.md#rollouts-a-big-change-in-steps-issue-23-part-2).
-What lands so far is the review and its approval; starting and driving the steps is to come.
+Not built yet: a guard (refused at review), and an abort that reverts to the start.
 
 ### `POST /v1/clusters/{c}/rollouts`
 
@@ -1162,6 +1168,54 @@ EOF
     show rollout_approve
     cat <<'EOF'
 
+### `POST /v1/clusters/{c}/rollouts/{r}/start`
+
+Starts an approved rollout (409 `rollout_state` otherwise; 409 `version_changed` when the active
+version is no longer its start; 409 `migration_open` while a window is open). ringkeeperd then drives
+it, moving each step through its phases (`"phase"`): `publish` (a staged version, author
+`rollout N`), `activate` (in a migration window whatever the policy, its approvals the rollout's;
+event `activate` with detail `rollout N step K`), `hold` (until every client of the cluster holds it,
+[clients](#get-v1clusterscclients); paused after 600 s), `move` (until the window is finished: by
+`ringkeeper migrate run --finish` when the topology says its `data`, else by ringkeeperd, event
+`finish`), `soak` (`soak_s`), then the next step, or `done`. A ringkeeperd stopped or killed at any
+point goes on where the document says. While it runs or is paused, an activation by hand is 409
+`rollout_running`.
+
+EOF
+    show rollout_start
+    cat <<'EOF'
+
+EOF
+    show e_rollout_running
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/rollouts/{r}/pause`
+
+Pauses a running rollout where it is: the step in hand keeps its version and window. An event
+`rollout_pause`; 409 `rollout_state` for a rollout that is not running.
+
+EOF
+    show rollout_pause
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/rollouts/{r}/resume`
+
+Goes on from where a paused rollout is (409 `rollout_state` otherwise): event `rollout_resume`.
+
+EOF
+    show rollout_resume
+    cat <<'EOF'
+
+### `POST /v1/clusters/{c}/rollouts/{r}/abort`
+
+Ends a rollout in review, approved, running or paused (409 `rollout_state` otherwise) and leaves the
+cluster as its last step left it: finish a window still open with `POST .../migration/finish`, and
+publish and activate the start again to go back. Event `rollout_abort`.
+
+EOF
+    show rollout_abort
+    cat <<'EOF'
+
 ## The operator console
 
 ### `GET /`
@@ -1192,7 +1246,7 @@ EOF
         admin_required plan_changed \
         approval_required budget_exceeded migration_open no_migration_window no_migration \
         job_state leased not_verified version_changed data_unknown job_too_large no_rollout \
-        rollout_state rollout_too_large; do
+        rollout_state rollout_running rollout_too_large; do
         printf '### `%s`\n\n' "$e"
         case $e in
         invalid_topology) echo "A topology rule is broken; \`field\` is the JSON path of the culprit." ;;
@@ -1231,6 +1285,7 @@ EOF
         data_unknown) echo "Version 3 of \`pre\` does not say whether its nodes serve memcached or redis." ;;
         no_rollout) echo "The cluster keeps its latest rollout only." ;;
         rollout_state) echo "A rollout is approved once." ;;
+        rollout_running) echo "An activation by hand while a rollout drives the cluster." ;;
         rollout_too_large) echo "No split of the drain of one node of weight 1 at \`vnode_factor\` 8 keeps each step at 0.1% of the hash space." ;;
         job_too_large) echo "Over a thousand of 1100 nodes lose keys to a new node of weight 500: more sources than the 1024 a job keeps." ;;
         hash_mismatch) echo "Version 1 of \`sessions\` hashes with \`fnv1a_32\`, version 2 with \`xxh3_64\`: every key would move." ;;

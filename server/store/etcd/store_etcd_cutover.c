@@ -86,6 +86,8 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
         rkd_store_check_window(st->cluster, cur->previous ? cur->active : 0, cur->previous, err);
     rc = rc ? rc : read_policy(s, st->cluster, &policy, err);
     rc = rc ? rc : plan_digest(s, st->cluster, cur->active, to, digest, err);
+    if (a->rollout) /* its approvals are the rollout's, and it opens a window */
+        policy.approvals = 0, policy.migration_window = 1;
     if (rc == RK_OK && policy.approvals > 0)
         rc = count_approvals(s, st->cluster, to->v, digest,
                              policy.distinct_approver ? to->author : NULL, &have, err);
@@ -96,8 +98,13 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
         return rc;
     next->active = to->v;
     next->previous = policy.migration_window ? cur->active : 0; /* a first activation keeps none */
-    rke_event e = {a->reason ? "force" : "activate", a->author,         to->v,    cur->active,
-                   cur->active ? digest : NULL,      a->moved_fraction, a->reason};
+    rke_event e = {a->reason ? "force" : "activate",
+                   a->author,
+                   to->v,
+                   cur->active,
+                   cur->active ? digest : NULL,
+                   a->moved_fraction,
+                   a->reason ? a->reason : a->rollout};
     rke_step_event(s, st, next, t, &e);
     return RK_OK;
 }

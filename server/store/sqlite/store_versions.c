@@ -46,7 +46,8 @@ static int activate_checked(rks_store *s, const rks_params *p, const rkd_store_a
     char digest[RK_PLAN_DIGEST_LEN] = "";
     int rc = rks_int_query(s, rks_sql_active_version, p, &active, err);
     rc = rc ? rc : rks_check_window_locked(s, p, err);
-    rc = rc ? rc : rks_gate_locked(s, p->cluster, p->cid, active, p->v, digest, err);
+    rc = rc ? rc
+            : rks_gate_locked(s, p->cluster, p->cid, active, p->v, a->rollout != NULL, digest, err);
     rc = rc ? rc : apply_activation(s, p->cid, p->v, p->now, err);
     rks_event e = {.kind = a->reason ? "force" : "activate",
                    .author = a->author,
@@ -54,9 +55,9 @@ static int activate_checked(rks_store *s, const rks_params *p, const rkd_store_a
                    .from_version = active,
                    .digest = active ? digest : NULL,
                    .moved_fraction = a->moved_fraction,
-                   .detail = a->reason};
+                   .detail = a->reason ? a->reason : a->rollout};
     rc = rc ? rc : rks_add_event(s, p->cid, &e, p->now, err);
-    return rc ? rc : rks_open_window_locked(s, p, active, a->author, err);
+    return rc ? rc : rks_open_window_locked(s, p, active, a->rollout != NULL, a->author, err);
 }
 
 int rks_insert_version(rks_store *s, int64_t cid, int64_t v, const rkd_store_draft *d,
@@ -105,7 +106,7 @@ static int publish_locked(rks_store *s, const rkd_store_draft *d, int64_t *versi
                    .detail = d->comment};
     rc = rc ? rc : rks_add_event(s, p.cid, &e, d->created_at, err);
     if (rc == RK_OK && d->activate) {
-        rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL};
+        rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL};
         p.v = latest + 1;
         rc = activate_checked(s, &p, &a, err);
     }

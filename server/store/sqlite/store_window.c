@@ -9,12 +9,12 @@
 
 static const char sql_window[] =
     "SELECT version, previous FROM migration_windows WHERE cluster_id = :cid";
-/* Opens a window only where the cluster's policy asks for one; a first activation has nothing to
- * keep (:previous 0). */
+/* Opens a window where the cluster's policy asks for one, or for a rollout's step (:always); a
+ * first activation has nothing to keep (:previous 0). */
 static const char sql_open[] =
     "INSERT INTO migration_windows (cluster_id, version, previous, opened_at, opened_by) SELECT "
-    ":cid, :v, :previous, :now, :author FROM policies WHERE cluster_id = :cid AND "
-    "migration_window = 1 AND :previous > 0";
+    ":cid, :v, :previous, :now, :author WHERE :previous > 0 AND (:always OR EXISTS (SELECT 1 FROM "
+    "policies WHERE cluster_id = :cid AND migration_window = 1))";
 static const char sql_close[] = "DELETE FROM migration_windows WHERE cluster_id = :cid";
 
 /* The open window of cluster p->cid: *open is its version (0: none), *previous the one kept. */
@@ -42,12 +42,13 @@ int rks_check_window_locked(rks_store *s, const rks_params *p, rk_error *err)
     return rc ? rc : rkd_store_check_window(p->cluster, open, previous, err);
 }
 
-int rks_open_window_locked(rks_store *s, const rks_params *p, int64_t previous, const char *author,
-                           rk_error *err)
+int rks_open_window_locked(rks_store *s, const rks_params *p, int64_t previous, int always,
+                           const char *author, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = rks_statement(s, sql_open, p, &st, err);
     int step = rc == RK_OK ? rks_bind_int(st, ":previous", previous) : SQLITE_OK;
+    step = rc == RK_OK && step == SQLITE_OK ? rks_bind_int(st, ":always", always != 0) : step;
     step = rc == RK_OK && step == SQLITE_OK ? rks_bind_text(st, ":author", author) : step;
     step = rc == RK_OK && step == SQLITE_OK ? sqlite3_step(st) : step;
     if (rc == RK_OK && step != SQLITE_DONE)

@@ -83,7 +83,7 @@ static int64_t publish(rkd_store *s, const char *cluster, size_t n, int64_t if_m
 static int activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match)
 {
     rkd_store_version *rec = NULL;
-    rkd_store_activation a = {if_match, NULL, -1, NULL};
+    rkd_store_activation a = {if_match, NULL, -1, NULL, NULL};
     int rc = rkd_store_activate(s, cluster, v, &a, &rec, NULL);
     if (rc == RK_OK) {
         assert_int_equal(rec->version, v);
@@ -380,7 +380,7 @@ static void test_window(void **state)
     char path[256];
     rkd_store_version *v = NULL;
     rkd_store_policy policy = RKD_STORE_POLICY_DEFAULTS;
-    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL};
+    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL};
     db_path(path, sizeof path, "window");
     rkd_store *s = open_ok(path);
     policy.migration_window = 1;

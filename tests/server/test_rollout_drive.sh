@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# test_rollout_drive.sh — ringkeeperd drives an approved rollout (SPEC 11, docs/MIGRATE.md
+# "Rollouts"): each step published, activated in a migration window, held by the fleet (a real
+# long-polling client of the ring), its window finished (a topology without "data": nothing to
+# copy), soaked, then the next; activations by hand refused while it runs; pause and resume;
+# kill -9 of ringkeeperd mid-rollout, after which a restarted server goes on where it was; the
+# end is the target, step for step in the events; abort. Run on SQLite and on etcd.
+# usage: test_rollout_drive.sh RINGKEEPERD SOURCE_DIR
+. "$(dirname "$0")/lib.sh" "$1"
+PY=/usr/bin/python3 # Debian's, whatever comes first on PATH
+C=/v1/clusters/d
+rk_start
+echo "$BASE" >"$TMP/base"
+
+field() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$1" "$2"; }
+# state: "state step phase" of rollout $1, into $TMP/r too.
+state() {
+    req GET "$C/rollouts/$1" >/dev/null
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["state"], d.get("step"), d.get("phase"))' "$TMP/body"
+}
+# wait_for ID PATTERN [SECONDS]: until the state line matches (a glob), at most SECONDS (60).
+wait_for() {
+    local s i
+    for i in $(seq 1 $((${3:-60} * 5))); do
+        s=$(state "$1")
+        case "$s" in $2) echo "$s"; return 0 ;; esac
+        sleep 0.2
+    done
+    echo "$s"
+}
+# body: drain n3 of ten nodes in STEPS steps.
+body() {
+    $PY - "$1" <<'PY'
+import json, sys
+nodes = [{"id": "n%d" % i, "addr": "10.0.0.%d:11211" % i, "weight": 1} for i in range(10)]
+print(json.dumps({"target": {"hash": "xxh3_64", "vnode_factor": 40,
+                             "nodes": [n for n in nodes if n["id"] != "n3"]},
+                  "steps": int(sys.argv[1]), "soak_s": 1}))
+PY
+}
+
+check "publish ten nodes" 201 "$(req POST "$C/versions?activate=true" --data-binary "$(topo 10 40 xxh3_64)")"
+# A client of the library as the server sees it: long polls with its id and the ring it holds,
+# from whatever port the server has now.
+( etag=
+  for _ in $(seq 1 2000); do
+      curl -s -D "$TMP/client.h" -o /dev/null --max-time 5 -H "RK-Client: app-1" \
+          ${etag:+-H "If-None-Match: $etag"} "$(cat "$TMP/base")$C/ring?wait=1" || sleep 0.2
+      e=$(sed -n 's/^ETag: *//Ip' "$TMP/client.h" | tr -d '\r')
+      [ -n "$e" ] && etag=$e
+      [ -f "$TMP/client.stop" ] && exit 0
+  done ) &
+CLIENT=$!
+
+check "create" 201 "$(req POST "$C/rollouts" --data-binary "$(body 4)")"
+D=$(field "$TMP/body" digest)
+check "start before approval: 409" 409 "$(req POST "$C/rollouts/1/start")"
+has "rollout_state" "$TMP/body" '"code":"rollout_state"'
+check "approve" 200 "$(req POST "$C/rollouts/1/approve" --data-binary "{\"digest\":\"$D\"}")"
+check "start" 200 "$(req POST "$C/rollouts/1/start")"
+check "started" running "$(field "$TMP/body" state)"
+check "an activation by hand: 409" 409 "$(req POST "$C/versions/1/activate")"
+has "rollout_running" "$TMP/body" '"code":"rollout_running"'
+check "a publish that activates: 409" 409 "$(req POST "$C/versions?activate=true" \
+    --data-binary "$(topo 3 40 xxh3_64)")"
+check "a staged publish is fine" 201 "$(req POST "$C/versions" --data-binary "$(topo 3 40 xxh3_64)")"
+
+# Pause once step 2 is under way, and see it stay.
+check "step 2 under way" "running 2" "$(wait_for 1 'running 2 *' | cut -d' ' -f1,2)"
+check "pause" 200 "$(req POST "$C/rollouts/1/pause")"
+sleep 2
+S=$(state 1)
+sleep 1.5
+check "paused, and stays where it was" "$S" "$(state 1)"
+check "resume" 200 "$(req POST "$C/rollouts/1/resume")"
+
+# kill -9 in step 3, then a new server on the same store goes on.
+check "step 3 under way" "running 3" "$(wait_for 1 'running 3 *' | cut -d' ' -f1,2)"
+kill -9 "$PID"
+wait "$PID" 2>/dev/null
+PID=
+rk_start
+echo "$BASE" >"$TMP/base"
+check "done after the restart" "done" "$(wait_for 1 'done *' 90 | cut -d' ' -f1)"
+check "the ring is the target" 200 "$(req GET "$C/ring")"
+check "nine nodes, no window" "9 None" "$($PY -c '
+import json, sys
+d = json.load(open(sys.argv[1])); print(len(d["nodes"]), d.get("previous"))' "$TMP/body")"
+check "rollout" 200 "$(req GET "$C/rollouts/1")"
+check "every step done, each with its version" ok "$($PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [s["version"] for s in d["steps"]]
+print("ok" if all(s["state"] == "done" for s in d["steps"]) and v == sorted(v) and len(set(v)) == 4
+      else d["steps"])' "$TMP/body")"
+check "events" 200 "$(req GET "$C/events?limit=200")"
+check "each step activated by the rollout, in a window it finished" ok "$($PY -c '
+import json, sys
+ev = list(reversed(json.load(open(sys.argv[1]))["events"]))
+acts = [e for e in ev if e["kind"] == "activate" and (e.get("detail") or "").startswith("rollout 1 step")]
+fins = [e for e in ev if e["kind"] == "finish" and (e.get("detail") or "").startswith("rollout 1 step")]
+kinds = [e["kind"] for e in ev if e["kind"].startswith("rollout")]
+ok = (len(acts) == 4 and len(fins) == 4 and kinds[:3] == ["rollout_create", "rollout_approve",
+      "rollout_start"] and kinds[-1] == "rollout_done" and "rollout_pause" in kinds and
+      "rollout_resume" in kinds)
+print("ok" if ok else kinds)' "$TMP/body")"
+check "activations by hand again" 201 "$(req POST "$C/versions/1/revert?activate=true")"
+
+# abort: a new rollout back to ten nodes, started, then aborted; the cluster stays as it is.
+check "create 2" 201 "$(req POST "$C/rollouts" --data-binary "$(body 2 | sed 's/"n3"/"n9"/')")"
+D=$(field "$TMP/body" digest)
+check "approve 2" 200 "$(req POST "$C/rollouts/2/approve" --data-binary "{\"digest\":\"$D\"}")"
+check "start 2" 200 "$(req POST "$C/rollouts/2/start")"
+check "abort 2" 200 "$(req POST "$C/rollouts/2/abort")"
+check "aborted" aborted "$(field "$TMP/body" state)"
+check "abort again: 409" 409 "$(req POST "$C/rollouts/2/abort")"
+check "resume an aborted one: 409" 409 "$(req POST "$C/rollouts/2/resume")"
+touch "$TMP/client.stop"
+wait "$CLIENT"
+rk_stop
+check "stopped cleanly" 0 "$STOP_CODE"
+finish
