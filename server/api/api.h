@@ -89,9 +89,10 @@ typedef void (*rkd_activation_fn)(void *arg, const char *cluster, int64_t versio
 void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg);
 
 /* Starts the thread that drives the running rollouts of the store (SPEC 11, docs/MIGRATE.md
- * "Rollouts"), looking at them every `tick_ms` (0: 500): RK_OK, or RK_ENOMEM. Call after the
- * activation hook is set; stop it with rkd_app_stop_rollouts before the HTTP layer stops (the
- * driver's activations wake its long polls). rkd_app_free stops it too. */
+ * "Rollouts"), looking at them every `tick_ms` (0: 500): RK_OK, or RK_ENOMEM. Call before the
+ * HTTP layer starts its threads (its handlers read the app's driver) and stop it, with
+ * rkd_app_stop_rollouts or rkd_app_free, once they have stopped; its activations wake long polls
+ * through the activation hook while one is set. */
 int rkd_app_start_rollouts(rkd_app *app, unsigned tick_ms, rk_error *err);
 void rkd_app_stop_rollouts(rkd_app *app);
 

@@ -72,10 +72,11 @@ static int parse_create(rkd_call *c, json_t *doc, create_req *q)
                  json_integer_value(soak) > RKD_ROLLOUT_SOAK_MAX))
         return bad(c, "soak_s", "must be whole seconds 0..86400 to wait after each step");
     if (guard && !json_is_null(guard))
-        return bad(c, "guard", "this ringkeeperd does not run a step's guard yet (SPEC 11: a URL "
-                               "or a metric's threshold); leave guard out or null");
-    q->options = json_pack("{sIsn}", "soak_s", (json_int_t)(soak ? json_integer_value(soak) : 0),
-                           "guard");
+        return bad(c, "guard",
+                   "this ringkeeperd does not run a step's guard yet (SPEC 11: a URL "
+                   "or a metric's threshold); leave guard out or null");
+    q->options =
+        json_pack("{sIsn}", "soak_s", (json_int_t)(soak ? json_integer_value(soak) : 0), "guard");
     if (!q->options || step_options(c, doc, q) != 0)
         return q->options ? -1 : (rkd_out_of_memory(c->resp), -1);
     const json_t *target = json_object_get(doc, "target");

@@ -302,13 +302,14 @@ int rkd_app_start_rollouts(rkd_app *app, unsigned tick_ms, rk_error *err)
     snprintf(d->me, sizeof d->me, "%s:%ld:%lx", host, (long)getpid(), (unsigned long)time(NULL));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
+    app->driver = d; /* before the thread, which reads it */
     if (pthread_create(&d->thread, NULL, run, d) != 0) {
+        app->driver = NULL;
         pthread_cond_destroy(&d->cv);
         pthread_mutex_destroy(&d->mu);
         free(d);
         return rk_error_set(err, RK_ENOMEM, NULL, "cannot start the rollout driver's thread");
     }
-    app->driver = d;
     return RK_OK;
 }
 

@@ -438,11 +438,10 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .body_budget = o->max_bodies,
                            .max_polls = o->max_polls,
                            .send_budget = o->max_send_buffers};
-    rkd_http *http = app ? rkd_http_start(&cfg, &err) : NULL;
-    if (http && rkd_app_start_rollouts(app, 0, &err) != RK_OK) {
-        rkd_http_stop(http, STOP_GRACE_MS);
-        http = NULL;
-    }
+    /* The driver before the HTTP threads, which read app->driver; it stops in rkd_app_free, after
+     * them. */
+    int driving = app && rkd_app_start_rollouts(app, 0, &err) == RK_OK;
+    rkd_http *http = driving ? rkd_http_start(&cfg, &err) : NULL;
     if (!http) {
         rkd_log("%s", err.message);
         rkd_app_free(app);
@@ -457,7 +456,6 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                 o->listen);
     wait_for_stop(signals, auth);
     rkd_log("stopping: finishing the requests in flight");
-    rkd_app_stop_rollouts(app);
     rkd_http_stop(http, STOP_GRACE_MS);
     rkd_app_free(app);
     return 0;

@@ -119,4 +119,5 @@ touch "$TMP/client.stop"
 wait "$CLIENT"
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"
+[ "$FAILED" -eq 0 ] || tail -n 60 "$TMP/server.log" # a sanitizer's report, when run under one
 finish

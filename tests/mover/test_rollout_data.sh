@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# test_rollout_data.sh — a rollout whose topology names its data (SPEC 11 with SPEC 10): draining
+# one of four memcached servers in two steps, ringkeeperd drives each step into a window and waits
+# while the worker (`ringkeeper migrate run --finish`, run by this script whenever a step is in
+# its move phase, as an operator's loop would) copies, verifies and finishes it; at the end every
+# key is on its owner under the target, none left only on the drained server. A long-polling
+# client holds each step. Skips (77) when memcached is not installed.
+# usage: test_rollout_data.sh RINGKEEPERD RINGKEEPER
+set -u
+RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=servers.sh
+. "$HERE/servers.sh"
+RKM_TMP_SAVED=$RKM_TMP
+trap - EXIT
+# shellcheck source=../server/lib.sh
+. "$HERE/../server/lib.sh" "$1"
+trap 'touch "$TMP/client.stop"; rkm_cleanup; rk_cleanup' EXIT
+RKM_TMP=$RKM_TMP_SAVED
+PY=/usr/bin/python3
+KEYS=2000
+C=/v1/clusters/mc
+rk_start
+export RINGKEEPER_SERVER=$BASE
+
+rkm_ports 4
+ADDR=()
+for p in "${PORTS[@]}"; do
+    rkm_memcached "$p"
+    ADDR+=("127.0.0.1:$p")
+done
+rkm_up "${PORTS[@]}" || exit 1
+node_map() { local i; for i in 0 1 2 3; do printf 'n%s=%s ' "$i" "${ADDR[$i]}"; done; }
+# nodes N: n0..n(N-1) on the servers, as a topology
+topo_of() {
+    local nodes= i
+    for i in $(seq 0 $(($1 - 1))); do
+        nodes="$nodes${nodes:+,}{\"id\":\"n$i\",\"addr\":\"${ADDR[$i]}\",\"weight\":1}"
+    done
+    printf '{"hash":"xxh3_64","vnode_factor":100,"data":"memcached","nodes":[%s]}' "$nodes"
+}
+topo_of 4 >"$TMP/t4"
+topo_of 3 >"$TMP/t3"
+seq -f 'key-%g' 0 $((KEYS - 1)) >"$TMP/keys"
+"$RK" lookup --topology "$TMP/t4" <"$TMP/keys" >"$TMP/own4"
+"$RK" lookup --topology "$TMP/t3" <"$TMP/keys" | cut -f2 | paste "$TMP/own4" - >"$TMP/owners"
+# shellcheck disable=SC2046 # node_map's words are the arguments
+python3 "$HERE/migrate_keys.py" fill memcached $(node_map) <"$TMP/own4"
+
+check "publish four nodes" 201 "$(req POST "$C/versions?activate=true" --data-binary @"$TMP/t4")"
+( etag=
+  for _ in $(seq 1 2000); do
+      curl -s -D "$TMP/client.h" -o /dev/null --max-time 5 -H "RK-Client: app-1" \
+          ${etag:+-H "If-None-Match: $etag"} "$BASE$C/ring?wait=1" || sleep 0.2
+      e=$(sed -n 's/^ETag: *//Ip' "$TMP/client.h" | tr -d '\r')
+      [ -n "$e" ] && etag=$e
+      [ -f "$TMP/client.stop" ] && exit 0
+  done ) &
+check "create" 201 "$(req POST "$C/rollouts" --data-binary "{\"target\":$(cat "$TMP/t3"),\"steps\":2}")"
+D=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["digest"])' "$TMP/body")
+check "approve" 200 "$(req POST "$C/rollouts/1/approve" --data-binary "{\"digest\":\"$D\"}")"
+check "start" 200 "$(req POST "$C/rollouts/1/start")"
+
+runs=0
+for _ in $(seq 1 300); do
+    req GET "$C/rollouts/1" >/dev/null
+    s=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["state"], d.get("phase"))' "$TMP/body")
+    case "$s" in
+    "running move")
+        "$RK" migrate run --cluster mc --finish >>"$TMP/worker.out" 2>&1 && runs=$((runs + 1)) ;;
+    running*) sleep 0.2 ;;
+    *) break ;;
+    esac
+done
+check "done" "done None" "$s"
+check "one worker run a step" 2 "$runs"
+# shellcheck disable=SC2046
+check "every key on its owner under the target, each moving key moved" ok "$(
+    got=$(python3 "$HERE/migrate_keys.py" check memcached $(node_map) <"$TMP/owners")
+    moving=${got#moving=}; moving=${moving%% *}
+    [ "$got" = "moving=$moving on_old=$KEYS on_new=$moving" ] && [ "$moving" -gt 0 ] && echo ok || echo "$got")"
+check "events" 200 "$(req GET "$C/events?limit=100")"
+check "each window finished by the worker's verified job" 2 "$($PY -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["events"]
+print(sum(1 for e in ev if e["kind"] == "migration_verified"))' "$TMP/body")"
+[ "$FAILED" -eq 0 ] || { tail -n 30 "$TMP/worker.out"; tail -n 30 "$TMP/server.log"; }
+finish
