@@ -11,6 +11,7 @@ declare -gA _ringkeeper_options=(
     [lookup]="--topology --replicas --expect-scheme --expect-hash --expect-vnode-factor --cache --reset-cache --client-id $_ringkeeper_server $_ringkeeper_output"
     [plan]="--from-file --to-file --from --to --max-step --keys --format $_ringkeeper_server $_ringkeeper_output"
     [rollout]="--from-file --to-file --from --to --steps --max-step-moved $_ringkeeper_server $_ringkeeper_output"
+    [rollouts]="--id --to-file --steps --max-step-moved --soak --digest $_ringkeeper_server $_ringkeeper_output"
     [simulate]="--keys --from-file --to-file --from --to $_ringkeeper_server $_ringkeeper_output"
     [import]="--nutcracker --pool"
     [export]="--format --pool --file --version --listen --into --server --cluster"

@@ -117,14 +117,33 @@ check "approved" approved "$(field "$TMP/body" state)"
 check "approved once: 409" 409 "$(approve "${A[@]}")"
 has "rollout_state" "$TMP/body" '"code":"rollout_state"'
 
+# The CLI's view of them.
+RK=$(dirname "$RKD")/../client/ringkeeper
+export RINGKEEPER_SERVER=$BASE
+check "ringkeeper rollouts show" "rollout 2 approved, step 0 of $($PY -c '
+import json, sys; print(len(json.load(open(sys.argv[1]))["steps"]))' "$TMP/r2"), digest $D" \
+    "$("$RK" rollouts show --cluster r)"
+check "... -q: the state" approved "$("$RK" rollouts show --cluster r -q)"
+"$RK" rollouts approve --id 2 --cluster r --token "$ALICE" >/dev/null 2>"$TMP/cli.err"
+check "approve without --digest: usage, exit 2" 2 "$?"
+"$RK" rollouts start --id 9 --cluster r --token "$ALICE" >/dev/null 2>"$TMP/cli.err"
+check "start an unknown id: exit 2" 2 "$?"
+has "... the server's message" "$TMP/cli.err" "no rollout 9"
+$PY -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["target"]))' \
+    <(body n4 '') >"$TMP/t.json"
+"$RK" rollouts create --to-file "$TMP/t.json" --max-step-moved 0.02 --cluster r --token "$BOB" \
+    -o json >"$TMP/r3" 2>"$TMP/cli.err"
+check "ringkeeper rollouts create" "3 review" "$(field "$TMP/r3" id) $(field "$TMP/r3" state)"
+
 # Kept across a restart, with its events.
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"
 rk_start --token-file "$TMP/tokens"
-check "after a restart" 200 "$(req GET "$C/rollouts/2")"
-check "still approved, same digest" "approved $D" "$(field "$TMP/body" state) $(field "$TMP/body" digest)"
+check "rollout 3 replaced the approved one" 404 "$(req GET "$C/rollouts/2")"
+check "after a restart" 200 "$(req GET "$C/rollouts/3")"
+check "still in review, same digest" "review $(field "$TMP/r3" digest)" "$(field "$TMP/body" state) $(field "$TMP/body" digest)"
 check "events" 200 "$(req GET "$C/events?limit=100")"
-check "the rollout's events" "rollout_create rollout_create rollout_approve rollout_approve" \
+check "the rollout's events" "rollout_create rollout_create rollout_approve rollout_approve rollout_create" \
     "$($PY -c '
 import json, sys
 print(" ".join(e["kind"] for e in reversed(json.load(open(sys.argv[1]))["events"])

@@ -136,7 +136,10 @@ def analyse(d, name, args, probs):
         res["job"] = {"state": job.get("state"), "mode": job.get("mode"),
                       "counters": job.get("counters"), "mismatches": verify.get("mismatches"),
                       "verify_counters": verify.get("counters"), "listed_reasons": reasons}
-    if name == "window+mover":
+    peak = peak_rate(base + ".mover.json")
+    if peak is not None:
+        res["peak_keys_per_s"] = peak
+    if name in ("window+mover", "rollout"):
         if "closed" in ev:
             res["closed_by"] = "mover"
         elif "closed_forced" in ev:
@@ -164,6 +167,21 @@ def analyse(d, name, args, probs):
     if "mover_done" in ev and change is not None:
         res["mover_s"] = (ev["mover_done"] - change) / 1000.0
     return res
+
+
+def peak_rate(path):
+    """The highest keys_per_s of the mover's JSON lines (its copy rate between reports), or None."""
+    if not os.path.exists(path):
+        return None
+    peak = None
+    for line in open(path):
+        try:
+            v = json.loads(line).get("keys_per_s")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(v, (int, float)):
+            peak = v if peak is None else max(peak, v)
+    return peak
 
 
 def fmt_int(v):
@@ -210,7 +228,7 @@ def main():
               f"{naive.get('expected_cold_reads', 0):,.0f} (over {naive['name']}'s operations)")
     cols = ["procedure", "reads", "after change", "misses", "extra misses", "% of reads",
             "stale", "dual reads", "db loads", "errors", "p99 us", "worst 100 ms p99", "change s",
-            "window closed by"]
+            "peak moved/s", "window closed by"]
     table = []
     for r in results:
         table.append([r["name"], fmt_int(r["reads"]), fmt_int(r["reads_after"]),
@@ -221,7 +239,9 @@ def main():
                       fmt_int(r["dual_reads"]), fmt_int(r["db_loads"]),
                       fmt_int(r["errors"] + r["corrupt"]), fmt_int(r["p99_us"]),
                       fmt_int(r["worst_p99_us"]),
-                      f"{r['change_s']:.1f}" if "change_s" in r else "-", r["closed_by"]])
+                      f"{r['change_s']:.1f}" if "change_s" in r else "-",
+                      fmt_int(r["peak_keys_per_s"]) if "peak_keys_per_s" in r else "-",
+                      r["closed_by"]])
     widths = [max(len(c), *(len(row[i]) for row in table)) if table else len(c)
               for i, c in enumerate(cols)]
     print("| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |")

@@ -4,6 +4,7 @@
 #
 # usage: run_cutover.sh BUILD_DIR [--store memcached|redis] [--seconds S] [--keys N] [--rate OPS]
 #            [--change add|drain] [--change-at S] [--window-s S] [--mover-keys-per-s N]
+#            [--rollout-steps N]
 #            [--procedures LIST] [--seed N] [--out DIR]      (numbers: whole numbers)
 #
 # For each procedure, on fresh servers: eleven data servers (memcached -m 256, or redis-server) on
@@ -26,7 +27,11 @@
 #                        its pool into nutcracker.yml (`ringkeeper export --into`), restart nutcracker
 #   nutcracker-prewarm   `ringkeeper migrate run --before-cutover --to 2`, then the same activation,
 #                        export and restart
-# (--procedures: a comma-separated subset, in that order; default all six.) The migration jobs run
+#   rollout              window+mover in --rollout-steps (default 5) approved steps that ringkeeperd
+#                        drives (docs/MIGRATE.md, "Rollouts"): a rollout to v2's topology is
+#                        reviewed, approved and started, and `ringkeeper migrate run --finish` runs
+#                        whenever a step waits for its data to move
+# (--procedures: a comma-separated subset, in that order; default the first six.) The migration jobs run
 # unthrottled unless --mover-keys-per-s N.
 # It prints a table (cutover_report.py): reads, misses, the extra misses against baseline (count,
 # and % of the reads from the change to the end of the run), stale reads, dual reads, database
@@ -53,7 +58,7 @@ for b in "$RKD" "$RK" "$WL"; do
 done
 
 STORE=memcached SECONDS_=30 KEYS=200000 RATE=5000 CHANGE=add CHANGE_AT=5 WINDOW_S=10 MOVER_RATE=0
-SEED=1 OUT='' PROCS=baseline,naive,window,window+mover,nutcracker-naive,nutcracker-prewarm
+SEED=1 OUT='' PROCS=baseline,naive,window,window+mover,nutcracker-naive,nutcracker-prewarm ROLLOUT_STEPS=5
 while [ $# -gt 0 ]; do
     case $1 in
     --store) STORE=$2 ;;
@@ -64,6 +69,7 @@ while [ $# -gt 0 ]; do
     --change-at) CHANGE_AT=$2 ;;
     --window-s) WINDOW_S=$2 ;;
     --mover-keys-per-s) MOVER_RATE=$2 ;;
+    --rollout-steps) ROLLOUT_STEPS=$2 ;;
     --procedures) PROCS=$2 ;;
     --seed) SEED=$2 ;;
     --out) OUT=$2 ;;
@@ -73,7 +79,7 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 case $STORE in memcached | redis) ;; *) echo "run_cutover.sh: --store memcached|redis" >&2; exit 2 ;; esac
-for v in SECONDS_ KEYS RATE CHANGE_AT WINDOW_S MOVER_RATE SEED; do
+for v in SECONDS_ KEYS RATE CHANGE_AT WINDOW_S MOVER_RATE SEED ROLLOUT_STEPS; do
     case ${!v} in '' | *[!0-9]*) echo "run_cutover.sh: ${v%_} wants a whole number, got '${!v}'" >&2; exit 2 ;; esac
 done
 [ "$CHANGE_AT" -lt "$SECONDS_" ] || { echo "run_cutover.sh: --change-at must come before --seconds" >&2; exit 2; }
@@ -81,7 +87,7 @@ case $CHANGE in add | drain) ;; *) echo "run_cutover.sh: --change add|drain" >&2
 IFS=, read -r -a PROC_LIST <<<"$PROCS"
 for p in "${PROC_LIST[@]}"; do
     case $p in
-    baseline | naive | window | window+mover) ;;
+    baseline | naive | window | window+mover | rollout) ;;
     nutcracker-naive | nutcracker-prewarm)
         command -v nutcracker >/dev/null || { echo "SKIP: nutcracker is not installed"; exit 77; } ;;
     *) echo "run_cutover.sh: unknown procedure $p" >&2; exit 2 ;;
@@ -233,6 +239,38 @@ force_close() {
     event closed_forced
 }
 
+# rollout_state: "state phase" of the cluster's rollout 1
+rollout_state() {
+    req GET /v1/clusters/wl/rollouts/1 >/dev/null
+    py -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["state"], d.get("phase"))' "$TMP/body"
+}
+
+# rollout: v2's topology in $ROLLOUT_STEPS approved steps, driven by ringkeeperd; a worker run per
+# step, when the step waits for its data; 600 s at most
+rollout() {
+    local auth=(-H "Authorization: Bearer $TOKEN") s i digest
+    [ "$(req POST /v1/clusters/wl/rollouts "${auth[@]}" --data-binary \
+        "{\"target\":$(cat "$TMP/v2.json"),\"steps\":$ROLLOUT_STEPS}")" = 201 ] ||
+        { say "the rollout's review answered: $(cat "$TMP/body")"; return 1; }
+    digest=$(py -c 'import json,sys; print(json.load(open(sys.argv[1]))["digest"])' "$TMP/body")
+    req POST /v1/clusters/wl/rollouts/1/approve "${auth[@]}" --data-binary "{\"digest\":\"$digest\"}" >/dev/null
+    [ "$(req POST /v1/clusters/wl/rollouts/1/start "${auth[@]}")" = 200 ] ||
+        { say "the rollout did not start: $(cat "$TMP/body")"; return 1; }
+    for i in $(seq 1 3000); do
+        s=$(rollout_state)
+        case "$s" in
+        "running move")
+            timeout 600 "$RK" migrate run --cluster wl --finish --keys-per-s "$MOVER_RATE" -o json \
+                >>"$OUT/$PROC.mover.json" 2>>"$OUT/$PROC.mover.log" ;;
+        running*) sleep 0.2 ;;
+        *) break ;;
+        esac
+    done
+    job_done
+    [ "$s" = "done None" ] || { say "the rollout ended $s: $(cat "$TMP/body")"; return 1; }
+    event closed
+}
+
 # the change of procedure $PROC, made at once; its outcome in rc
 change() {
     local rc=0
@@ -260,6 +298,7 @@ change() {
             force_close "rk_workload: the job ended $JOB_STATE" || rc=1
         fi
         ;;
+    rollout) rollout || rc=1 ;;
     nutcracker-naive) nc_cutover || rc=1 ;;
     nutcracker-prewarm)
         timeout 600 "$RK" migrate run --cluster wl --before-cutover --to 2 \
