@@ -180,8 +180,45 @@ async function clusterView(c) {
   } else {
     parts.push(h("p", {}, "No version is active yet."));
   }
+  const rollout = (await get(clusterPath(c) + "/rollouts")).rollouts[0];
+  if (rollout) parts.splice(1, 0, rolloutPart(c, rollout));
+  window.rkRollout = rollout; /* the document the rollout part shows, for a look and the tests */
   show(`Cluster ${c}`, ...parts);
   return { rest }; /* not the promise itself, which the caller's await would wait for */
+}
+
+/* ---- a rollout (docs/MIGRATE.md, "Rollouts") ---- */
+
+/* The writes a rollout in this state takes, as [id, label, route]: its approval (over its digest),
+ * start, pause, resume and abort. */
+function rolloutActions(r) {
+  const acts = { review: ["approve"], approved: ["start", "abort"], running: ["pause", "abort"], paused: ["resume", "abort"] };
+  return (acts[r.state] || []).map((a) => [`rollout-${a}`, `${a} rollout ${r.id}`, a]);
+}
+
+/* The cluster's latest rollout: where it is, its steps (each a row), and the writes its state
+ * takes, each confirmed first; after one, the view is drawn again. */
+function rolloutPart(c, r) {
+  const out = h("div", { id: "rollout-result", class: "message", role: "status" }, "");
+  const base = `${clusterPath(c)}/rollouts/${r.id}`;
+  const write = async (label, action) => {
+    if (!confirm(`${label[0].toUpperCase() + label.slice(1)} of ${c}${action === "approve" ? ` by digest ${r.digest}` : ""}?`)) return;
+    const res = await call("POST", `${base}/${action}`, action === "approve" ? { digest: r.digest } : undefined);
+    if (res.status >= 300) return void (out.className = "message error", out.textContent = errorText(res));
+    window.dispatchEvent(new HashChangeEvent("hashchange"));
+  };
+  const changes = (s) => (s.changes || []).slice(0, 3).map((x) => `${x.id} ${x.weight_before} → ${x.weight_after}`).join(", ") +
+    ((s.changes || []).length > 3 ? `, +${s.changes.length - 3} more` : "");
+  return [h("h2", {}, `Rollout ${r.id}`),
+    h("p", { id: "rollout-state", "data-state": r.state }, `${r.state}`, r.step ? `, step ${r.step} of ${r.steps.length}` : "",
+      r.phase ? ` (${r.phase})` : "", " · moves ", num("rollout.total_moved", r.total_moved, true), " in all against ",
+      num("rollout.one_shot_moved", r.one_shot_moved, true), " at once · digest ", h("code", {}, r.digest),
+      r.reason ? [h("br", {}), r.reason] : ""),
+    table(["step", "state", "version", "moved", "balance after", "weights"], r.steps, (s, i) => h("tr", { "data-step-state": s.state },
+      h("td", { class: "n" }, num(`rollout.steps.${i}.n`, s.n)), h("td", {}, s.state), h("td", { class: "n" }, s.version === null ? "-" : String(s.version)),
+      h("td", { class: "n" }, num(`rollout.steps.${i}.moved_fraction`, s.moved_fraction, true)),
+      h("td", { class: "n" }, num(`rollout.steps.${i}.balance_after`, s.balance_after)), h("td", {}, changes(s)))),
+    h("p", {}, rolloutActions(r).map(([id, label, action]) => h("button", { id, onclick: () => write(label, action) }, label))), out];
 }
 
 /* ---- a plan ---- */

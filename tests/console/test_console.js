@@ -4,7 +4,8 @@
 // the circles are drawn in the colours of the server's pictures, hovering or stepping with the
 // keys onto an arc shows what the server's arc route and the plan's arcs say, a 4M-point ring stays a bounded number of DOM nodes (its render time is printed, not
 // judged: bench_render.js does that), activate works with a token and shows the server's refusals
-// verbatim, Tab reaches every control, and nothing is logged as an error. Screenshots go to
+// verbatim, a rollout's steps and writes (approve, start, pause), Tab reaches every control, and
+// nothing is logged as an error. Screenshots go to
 // OUTDIR. Exits 1 on any failure.
 "use strict";
 const fs = require("fs");
@@ -330,6 +331,42 @@ async function activate(page, errors) {
   errors.length = 0;
 }
 
+// A rollout (docs/MIGRATE.md, "Rollouts") on a cluster of its own: its steps and numbers as the API
+// has them, and its writes: approve (by its digest), start, pause, each asked first.
+async function rolloutView(page, errors) {
+  const auth = { Authorization: "Bearer " + TOKEN, "Content-Type": "application/json" };
+  const node = (i) => ({ id: `r${i}`, addr: `10.9.0.${i}:11211`, weight: 1 });
+  const topo = (n) => ({ hash: "xxh3_64", vnode_factor: 40, nodes: [0, 1, 2, 3, 4].slice(0, n).map(node) });
+  await fetch(BASE + "/v1/clusters/ro/versions?activate=true", { method: "POST", headers: auth, body: JSON.stringify(topo(5)) });
+  const made = await api("/v1/clusters/ro/rollouts", { method: "POST", headers: auth, body: JSON.stringify({ target: topo(4), steps: 4 }) });
+  check("rollout: made through the API", made.state === "review" && made.steps.length === 4, JSON.stringify(made).slice(0, 200));
+  await open(page, "#/c/ro");
+  const rows = await page.$$eval("[data-step-state]", (trs) => trs.map((t) => t.dataset.stepState));
+  check("rollout: a row per step, each pending", rows.length === 4 && rows.every((x) => x === "pending"), JSON.stringify(rows));
+  const versions = (await api("/v1/clusters/ro/versions?limit=1000")).versions;
+  const picture = await api("/v1/clusters/ro/versions/1/picture"), ring = await api("/v1/clusters/ro/plan?from=1&to=1&arcs=false");
+  await numbersMatch(page, "rollout", { rollout: made, versions, picture, ring });
+  await shot(page, "rollout-review");
+  const questions = [];
+  const asked = (d) => questions.push(d.message());
+  page.on("dialog", asked);
+  for (const [button, state] of [["#rollout-approve", "approved"], ["#rollout-start", "running"], ["#rollout-pause", "paused"]]) {
+    await page.evaluate(() => document.getElementById("view").removeAttribute("data-ready"));
+    await page.click(button);
+    await ready(page, "#/c/ro");
+    const shown = await page.$eval("#rollout-state", (e) => e.dataset.state);
+    check(`rollout: ${button} leaves it ${state}`, shown === state && (await api(`/v1/clusters/ro/rollouts/${made.id}`)).state === state, shown);
+  }
+  page.off("dialog", asked);
+  check("rollout: the approval asked first, naming the digest", questions[0] === `Approve rollout ${made.id} of ro by digest ${made.digest}?`, questions[0]);
+  check("rollout: start and pause asked first", questions[1] === `Start rollout ${made.id} of ro?` && questions[2] === `Pause rollout ${made.id} of ro?`, JSON.stringify(questions));
+  const resume = await page.$("#rollout-resume");
+  check("rollout: paused, it offers resume", resume !== null, "no resume button");
+  await shot(page, "rollout-paused");
+  await fetch(BASE + `/v1/clusters/ro/rollouts/${made.id}/abort`, { method: "POST", headers: auth });
+  check("rollout: no console errors", errors.length === 0, JSON.stringify(errors));
+}
+
 // A plan whose arcs do not add up: the page must say so, whatever the server claims.
 async function tampered(browser) {
   const page = await browser.newPage();
@@ -378,6 +415,7 @@ async function main() {
     await bigViews(page);
     check("no console errors while viewing", errors.length === 0, JSON.stringify(errors));
     await activate(page, errors);
+    await rolloutView(page, errors);
     await tampered(browser);
   } finally {
     await browser.close();
