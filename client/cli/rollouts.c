@@ -14,6 +14,7 @@ typedef struct {
     const char *action;           /* the operand */
     const char *to_file, *digest; /* create's target; approve's digest */
     unsigned long long id, steps, soak;
+    int revert; /* abort --revert */
     double max_step_moved;
     rk_cli_server server;
 } rollouts_args;
@@ -111,6 +112,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("max-step-moved", RK_CLI_FRACTION, &a.max_step_moved),
         RK_CLI_OPT("soak", RK_CLI_NUMBER, &a.soak, .lo = 0, .hi = 86400),
         RK_CLI_OPT("digest", RK_CLI_TEXT, &a.digest),
+        RK_CLI_OPT("revert", RK_CLI_FLAG, &a.revert),
         RK_CLI_OUTPUT_OPT(&view),
         {0},
     };
@@ -124,6 +126,8 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         return RK_EXIT_USAGE;
     if (strcmp(a.action, "approve") == 0)
         body = json_pack("{ss}", "digest", a.digest);
+    if (strcmp(a.action, "abort") == 0 && a.revert)
+        body = json_pack("{sb}", "revert", 1);
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     rk_cli_body in = {text, text ? strlen(text) : 0}, out = {0};
@@ -144,8 +148,8 @@ const rk_cli_cmd rk_cli_rollouts = {
     "       ringkeeper rollouts create --to-file B.json (--steps N | --max-step-moved F)\n"
     "                          [--soak S] --server URL --cluster C [--token T] [-o ...]\n"
     "       ringkeeper rollouts approve --id N --digest D --server URL --cluster C [--token T]\n"
-    "       ringkeeper rollouts start|pause|resume|abort --id N --server URL --cluster C\n"
-    "                          [--token T] [-o table|json] [--quiet]\n"
+    "       ringkeeper rollouts start|pause|resume|abort --id N [--revert] --server URL\n"
+    "                          --cluster C [--token T] [-o table|json] [--quiet]\n"
     "\n"
     "The server's rollouts (docs/MIGRATE.md, \"Rollouts\"): create has the server review the\n"
     "change from the active version to topology B in steps and keep it; show prints the latest;\n"
@@ -159,6 +163,8 @@ const rk_cli_cmd rk_cli_rollouts = {
     "  --max-step-moved F create: the fewest steps none of which moves more than F, 0 < F <= 1\n"
     "  --soak S           create: seconds to wait after each step, 0..86400 (default 0)\n"
     "  --id N             the rollout (create prints its id)\n"
-    "  --digest D         approve: the digest the rollout shows\n" RK_CLI_OUTPUT_HELP(
-        "table: a line; -q: the state") SERVER_OPTIONS_HELP,
+    "  --digest D         approve: the digest the rollout shows\n"
+    "  --revert           abort: go back to the start's topology (the server drives it back in\n"
+    "                     a window like a step), rather than stay where the last step left "
+    "it\n" RK_CLI_OUTPUT_HELP("table: a line; -q: the state") SERVER_OPTIONS_HELP,
     NULL, "show|create|approve|start|pause|resume|abort"};

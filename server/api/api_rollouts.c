@@ -240,22 +240,54 @@ void rkd_h_rollout_start(rkd_call *c)
     answer(c, 200, rc, r, &err);
 }
 
-/* pause, resume, abort: an empty body. */
+/* The topology rollout `id` started from, as a revert publishes it again (comment saying so). */
+static json_t *start_topology(rkd_call *c, rk_error *err, int *rc)
+{
+    json_t *r = NULL, *t = NULL;
+    rkd_store_version *v = NULL;
+    char comment[96];
+    *rc = rkd_rollout_get(c->app->store, c->cluster, c->version, &r, err);
+    int64_t from = json_integer_value(json_object_get(json_object_get(r, "from"), "version"));
+    *rc = *rc ? *rc : rkd_store_get(c->app->store, c->cluster, from, &v, err);
+    if (*rc == RK_OK && !(t = rk_topology_to_json(v->topology)))
+        *rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    snprintf(comment, sizeof comment, "revert to v%lld: rollout %lld aborted", (long long)from,
+             (long long)c->version);
+    if (t)
+        json_object_set_new(t, "comment", json_string(comment));
+    rkd_store_version_free(v);
+    json_decref(r);
+    return t;
+}
+
+/* pause, resume: an empty body; abort: {} or {"revert": true}. */
 static void control(rkd_call *c, const char *action)
 {
+    static const char *const none[] = {NULL}, *const revert_only[] = {"revert", NULL};
     rk_error err = {0};
-    json_t *r = NULL;
+    json_t *r = NULL, *back = NULL;
     json_t *doc = rkd_body_object(c, 1);
-    static const char *const none[] = {NULL};
-    if (!doc || rkd_known_fields(c, doc, none, "no fields") != 0) {
-        json_decref(doc);
-        return;
+    int abort = strcmp(action, "abort") == 0, rc = RK_OK;
+    if (!doc ||
+        rkd_known_fields(c, doc, abort ? revert_only : none, abort ? "revert" : "no fields") != 0)
+        goto done;
+    const json_t *revert = json_object_get(doc, "revert");
+    if (revert && !json_is_boolean(revert)) {
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "revert",
+                           "revert is true (go back to the start) or false (stay where it is)");
+        goto done;
     }
-    int rc = rkd_rollout_control(c->app->store, c->cluster, c->version, action, c->req->author, &r,
-                                 &err);
-    if (rc == RK_OK && strcmp(action, "resume") == 0)
+    if (json_is_true(revert) && !(back = start_topology(c, &err, &rc))) {
+        rkd_fail(c, rc, &err);
+        goto done;
+    }
+    rc = rkd_rollout_control(c->app->store, c->cluster, c->version, back ? "revert" : action,
+                             c->req->author, back, &r, &err);
+    if (rc == RK_OK && (back || strcmp(action, "resume") == 0))
         rkd_driver_wake(c->app, c->cluster);
     answer(c, 200, rc, r, &err);
+done:
+    json_decref(back);
     json_decref(doc);
 }
 

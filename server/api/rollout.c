@@ -22,10 +22,16 @@ static int64_t id_of(const json_t *r)
     return json_integer_value(json_object_get(r, "id"));
 }
 
-/* Running or paused: a rollout that holds the cluster. */
+/* Running, paused or reverting: a rollout that holds the cluster. */
 static int holds_cluster(const json_t *r)
 {
-    return r && (is_state(r, "running") || is_state(r, "paused"));
+    return r && (is_state(r, "running") || is_state(r, "paused") || is_state(r, "reverting"));
+}
+
+/* Running or reverting: a rollout its driver moves on. */
+static int driven(const json_t *r)
+{
+    return r && (is_state(r, "running") || is_state(r, "reverting"));
 }
 
 static void set_event(rkd_doc_change *c, const char *kind, const char *author)
@@ -215,6 +221,7 @@ static void set_phase(rkd_doc_change *c, const char *phase)
 typedef struct control_arg {
     int64_t id, active;
     const char *action, *author;
+    json_t *revert; /* abort's: the start's topology to go back to, or NULL to stay */
 } control_arg;
 
 static int rule_start(rkd_doc_change *c, rk_error *err)
@@ -245,7 +252,7 @@ static int rule_start(rkd_doc_change *c, rk_error *err)
 int rkd_rollout_start(rkd_store *s, const char *cluster, int64_t id, int64_t active,
                       const char *author, json_t **out, rk_error *err)
 {
-    control_arg arg = {id, active, "start", author};
+    control_arg arg = {id, active, "start", author, NULL};
     rkd_doc_change c = {.rule = rule_start, .arg = &arg, .now = time(NULL)};
     return rkd_doc_run(s, RKD_DOC_ROLLOUT, cluster, &c, out, err);
 }
@@ -257,7 +264,21 @@ static const char *control_to(const char *action, const json_t *r)
         return is_state(r, "running") ? "paused" : NULL;
     if (strcmp(action, "resume") == 0)
         return is_state(r, "paused") ? "running" : NULL;
+    if (strcmp(action, "revert") == 0 && (is_state(r, "running") || is_state(r, "paused")))
+        return "reverting"; /* an abort that goes back; before the start there is nothing to undo */
     return holds_cluster(r) || is_state(r, "review") || is_state(r, "approved") ? "aborted" : NULL;
+}
+
+/* The revert as a step of its own (step 0), walked by the driver like the others: first the
+ * open window closed, then the start's topology published and activated in a window. */
+static void begin_revert(rkd_doc_change *c, json_t *topology)
+{
+    json_object_set(c->doc, "aborted_at_step", json_object_get(c->doc, "step"));
+    json_object_set_new(c->doc, "revert",
+                        json_pack("{sOsnss}", "topology", topology, "version", "state", "pending"));
+    json_object_set_new(c->doc, "step", json_integer(0));
+    set_phase(c, "close");
+    json_object_del(c->doc, "reason");
 }
 
 static int rule_control(rkd_doc_change *c, rk_error *err)
@@ -275,18 +296,21 @@ static int rule_control(rkd_doc_change *c, rk_error *err)
     json_object_set_new(c->doc, "state", json_string(to));
     if (strcmp(to, "running") == 0)
         json_object_del(c->doc, "reason");
+    if (strcmp(to, "reverting") == 0)
+        begin_revert(c, a->revert);
     set_event(c,
-              a->action[0] == 'p'   ? "rollout_pause"
-              : a->action[0] == 'r' ? "rollout_resume"
-                                    : "rollout_abort",
+              strcmp(to, "paused") == 0      ? "rollout_pause"
+              : strcmp(to, "running") == 0   ? "rollout_resume"
+              : strcmp(to, "reverting") == 0 ? "rollout_revert"
+                                             : "rollout_abort",
               a->author);
     return RK_OK;
 }
 
 int rkd_rollout_control(rkd_store *s, const char *cluster, int64_t id, const char *action,
-                        const char *author, json_t **out, rk_error *err)
+                        const char *author, json_t *revert, json_t **out, rk_error *err)
 {
-    control_arg arg = {id, 0, action, author};
+    control_arg arg = {id, 0, action, author, revert};
     rkd_doc_change c = {.rule = rule_control, .arg = &arg, .now = time(NULL)};
     return rkd_doc_run(s, RKD_DOC_ROLLOUT, cluster, &c, out, err);
 }
@@ -313,11 +337,12 @@ static int rule_advance(rkd_doc_change *c, rk_error *err)
 {
     const rkd_rollout_move *m = c->arg;
     (void)err;
-    if (!c->doc || id_of(c->doc) != m->id || !is_state(c->doc, "running") ||
+    if (!c->doc || id_of(c->doc) != m->id || !driven(c->doc) ||
         json_integer_value(json_object_get(c->doc, "step")) != m->step ||
         strcmp(str_of(c->doc, "phase"), m->phase) != 0)
         return RKD_DOC_SAME;
-    json_t *step = json_array_get(json_object_get(c->doc, "steps"), (size_t)m->step - 1);
+    json_t *step = m->step ? json_array_get(json_object_get(c->doc, "steps"), (size_t)m->step - 1)
+                           : json_object_get(c->doc, "revert");
     if (m->pause) {
         json_object_set_new(c->doc, "state", json_string(m->fail ? "failed" : "paused"));
         json_object_set_new(c->doc, "reason", json_string(m->pause));
@@ -328,6 +353,16 @@ static int rule_advance(rkd_doc_change *c, rk_error *err)
     }
     if (m->version > 0)
         json_object_set_new(step, "version", json_integer(m->version));
+    if (!m->to && !m->step) { /* the revert is done */
+        json_object_set_new(step, "state", json_string("done"));
+        json_object_set_new(c->doc, "state", json_string("aborted"));
+        set_phase(c, NULL);
+        set_event(c, "rollout_abort", NULL);
+        c->event.version = json_integer_value(json_object_get(step, "version"));
+        snprintf(c->detail, sizeof c->detail, "rollout %lld: reverted to its start as version %lld",
+                 (long long)m->id, (long long)c->event.version);
+        return RK_OK;
+    }
     if (!m->to) {
         step_done(c, step, m->step);
         c->event.version = json_integer_value(json_object_get(step, "version"));
@@ -361,7 +396,7 @@ static int rule_lease(rkd_doc_change *c, rk_error *err)
     const json_t *d = json_object_get(c->doc, "driver");
     time_t until = rkd_doc_parse_time(str_of(d, "until"));
     int mine = strcmp(str_of(d, "id"), me) == 0;
-    if (!c->doc || !is_state(c->doc, "running"))
+    if (!driven(c->doc))
         return rk_error_set(err, RKD_STORE_EROLLOUTSTATE, NULL, "not running");
     if (!mine && until > c->now)
         return rk_error_set(err, RKD_STORE_ELEASED, NULL, "driven by %s", str_of(d, "id"));

@@ -4,12 +4,14 @@
  * event. No HTTP: api_rollouts.c parses requests into these calls.
  *
  * The document (docs/MIGRATE.md, "Rollouts"), stored as served: "id", "cluster", "state"
- * (review, approved, running, paused, aborted, done, failed), "from" {"version", "fingerprint"},
- * "options" {"steps" | "max_step_moved", "soak_s", "guard"}, "digest", "steps" (per step "n",
- * "topology", "moved_fraction", "balance_after", "version", "state", "changes"), "total_moved",
- * "one_shot_moved", "approvals" [{"by", "at"}], "approvals_needed", "created_at", "created_by",
- * "updated_at"; once started "step" (1-based), "phase" and "phase_since", "soak_until" in a
- * soak, "reason" (why it paused or failed) and "driver" {"id", "until"}.
+ * (review, approved, running, paused, reverting, aborted, done, failed), "from" {"version",
+ * "fingerprint"}, "options" {"steps" | "max_step_moved", "soak_s", "guard"}, "digest", "steps" (per
+ * step "n", "topology", "moved_fraction", "balance_after", "version", "state", "changes"),
+ * "total_moved", "one_shot_moved", "approvals" [{"by", "at"}], "approvals_needed", "created_at",
+ * "created_by", "updated_at"; once started "step" (1-based), "phase" and "phase_since",
+ * "soak_until" in a soak, "reason" (why it paused or failed) and "driver" {"id", "until"}; a revert
+ * adds "revert"
+ * {"topology", "version", "state"}, walked as step 0, and "aborted_at_step".
  *
  * Every returned json_t is a new reference, the caller's to decref. */
 #ifndef RKD_ROLLOUT_H
@@ -68,13 +70,17 @@ int rkd_rollout_start(rkd_store *s, const char *cluster, int64_t id, int64_t act
 
 /* An operator's control of rollout `id`, with an event "rollout_<action>": "pause" (running ->
  * paused), "resume" (paused -> running), "abort" (review, approved, running or paused -> aborted:
- * the cluster stays where the last step left it). RKD_STORE_EROLLOUTSTATE from another state. */
+ * the cluster stays where the last step left it), "revert" (running or paused -> reverting: its
+ * driver closes an open window, then publishes `revert`, the start's topology, borrowed, and
+ * activates it in a window like a step; then aborted). RKD_STORE_EROLLOUTSTATE from another
+ * state. */
 int rkd_rollout_control(rkd_store *s, const char *cluster, int64_t id, const char *action,
-                        const char *author, json_t **out, rk_error *err);
+                        const char *author, json_t *revert, json_t **out, rk_error *err);
 
 /* A step of a running rollout moving on, as its driver (rollout_driver.c) decides it: from
- * `phase` of step `step` to `to` (publish, activate, hold, move, soak), or with `to` NULL the step
- * done and the next begun (or the rollout done, after the last). `version` > 0 records the step's
+ * `phase` of step `step` to `to` (close, publish, activate, hold, move, soak), or with `to` NULL
+ * the step done and the next begun (or the rollout done, after the last; step 0, a revert's, done:
+ * the rollout aborted). `version` > 0 records the step's
  * version; `soak_until` the end of its soak; `pause` non-NULL pauses it instead, `fail` fails it,
  * with that reason. RKD_DOC_SAME (nothing written) when the rollout is no longer there: another
  * driver moved it, or an operator paused or aborted it. */

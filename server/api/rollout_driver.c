@@ -7,6 +7,9 @@
  *   move     until the window is finished: by `ringkeeper migrate run --finish` when the topology
  *            names its data, else by the driver (nothing to move but the clients' dual reads);
  *   soak     until soak_s have passed; then the next step, or the rollout is done.
+ * An abort with revert is one more step (step 0) walked the same way, after a first phase:
+ *   close    the window the rollout left open is finished, whatever its data, so that the start's
+ *            topology can be activated in a window of its own.
  * Each move is a compare-and-set of the rollout (rollout.c), after the side effect it records, so
  * a ringkeeperd killed at any point resumes where the document says: a publish not yet recorded is
  * made again (one more staged version, superseded at the next activation), an activation already
@@ -72,6 +75,13 @@ void rkd_driver_wake(rkd_app *app, const char *cluster)
     pthread_mutex_unlock(&d->mu);
 }
 
+/* Whether the driver moves rollout `r` on: running, or reverting. */
+static int driven(const json_t *r)
+{
+    const char *state = json_string_value(json_object_get(r, "state"));
+    return state && (strcmp(state, "running") == 0 || strcmp(state, "reverting") == 0);
+}
+
 /* Every cluster whose rollout runs. */
 static void rescan(rkd_driver *d)
 {
@@ -83,8 +93,8 @@ static void rescan(rkd_driver *d)
         json_t *r = NULL;
         int64_t rev;
         const char *name = list.items[i].name;
-        if (rkd_doc_read(d->app->store, RKD_DOC_ROLLOUT, name, &r, &rev, &err) == RK_OK && r &&
-            strcmp(json_string_value(json_object_get(r, "state")), "running") == 0)
+        if (rkd_doc_read(d->app->store, RKD_DOC_ROLLOUT, name, &r, &rev, &err) == RK_OK &&
+            driven(r))
             rkd_driver_wake(d->app, name);
         json_decref(r);
     }
@@ -170,15 +180,16 @@ static void do_hold(step_ctx *x, rkd_rollout_move *m, time_t since)
     m->pause = x->reason;
 }
 
-/* Nothing to copy without a data protocol: the window only kept the clients' dual reads. */
-static int finish_window(step_ctx *x, rkd_rollout_move *m)
+/* Finishes the open window, saying `why`: nothing to copy without a data protocol (the window
+ * only kept the clients' dual reads), or a revert's first phase. */
+static int finish_window(step_ctx *x, rkd_rollout_move *m, const char *why)
 {
     rk_error err = {0};
     rkd_store_version *v = NULL;
     int rc = RK_OK;
-    char comment[96];
-    snprintf(comment, sizeof comment, "rollout %lld step %lld: no data protocol, nothing to move",
-             (long long)m->id, (long long)m->step);
+    char comment[128];
+    snprintf(comment, sizeof comment, "rollout %lld step %lld: %s", (long long)m->id,
+             (long long)m->step, why);
     if (rkd_store_finish_migration(x->d->app->store, x->cluster, "rollout", comment, &v, &err) ==
         RK_OK)
         rkd_cache_release(x->d->app->docs,
@@ -202,7 +213,18 @@ static void do_move(step_ctx *x, rkd_rollout_move *m)
         return;
     }
     if (!json_object_get(json_object_get(x->step, "topology"), "data"))
-        finish_window(x, m); /* the next tick sees it closed */
+        finish_window(x, m, "no data protocol, nothing to move"); /* the next tick sees it closed */
+}
+
+static void do_close(step_ctx *x, rkd_rollout_move *m)
+{
+    int64_t active = 0, previous = 0;
+    if (active_now(x, &active, &previous) != RK_OK)
+        return;
+    if (!previous)
+        m->to = "publish";
+    else
+        finish_window(x, m, "aborted, going back to the start"); /* the next tick sees it closed */
 }
 
 static void do_soak(step_ctx *x, rkd_rollout_move *m)
@@ -218,8 +240,8 @@ static int drive(rkd_driver *d, const char *cluster)
     json_t *r = NULL;
     int64_t rev;
     rk_error err = {0};
-    if (rkd_doc_read(d->app->store, RKD_DOC_ROLLOUT, cluster, &r, &rev, &err) != RK_OK || !r ||
-        strcmp(json_string_value(json_object_get(r, "state")), "running") != 0) {
+    if (rkd_doc_read(d->app->store, RKD_DOC_ROLLOUT, cluster, &r, &rev, &err) != RK_OK ||
+        !driven(r)) {
         json_decref(r);
         return 0;
     }
@@ -230,7 +252,8 @@ static int drive(rkd_driver *d, const char *cluster)
     int64_t n = json_integer_value(json_object_get(r, "step"));
     const char *phase = json_string_value(json_object_get(r, "phase"));
     step_ctx x = {.d = d, .cluster = cluster, .rollout = r};
-    x.step = json_array_get(json_object_get(r, "steps"), (size_t)n - 1);
+    x.step = n ? json_array_get(json_object_get(r, "steps"), (size_t)n - 1)
+               : json_object_get(r, "revert");
     x.version = json_integer_value(json_object_get(x.step, "version"));
     rkd_rollout_move m = {.id = json_integer_value(json_object_get(r, "id")),
                           .step = n,
@@ -239,6 +262,8 @@ static int drive(rkd_driver *d, const char *cluster)
     time_t since = rkd_doc_parse_time(json_string_value(json_object_get(r, "phase_since")));
     if (!x.step || !phase)
         m.pause = "the rollout's document has no current step";
+    else if (strcmp(phase, "close") == 0)
+        do_close(&x, &m);
     else if (strcmp(phase, "publish") == 0)
         do_publish(&x, &m);
     else if (strcmp(phase, "activate") == 0)

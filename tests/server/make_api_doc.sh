@@ -1118,7 +1118,7 @@ EOF
 ## Rollouts: a change in approved steps
 
 SPEC section 11 and [MIGRATE.md, "Rollouts"](MIGRATE.md#rollouts-a-big-change-in-steps-issue-23-part-2).
-Not built yet: a guard (refused at review), and an abort that reverts to the start.
+Not built yet: a guard (refused at review).
 
 ### `POST /v1/clusters/{c}/rollouts`
 
@@ -1208,9 +1208,14 @@ EOF
 
 ### `POST /v1/clusters/{c}/rollouts/{r}/abort`
 
-Ends a rollout in review, approved, running or paused (409 `rollout_state` otherwise) and leaves the
-cluster as its last step left it: finish a window still open with `POST .../migration/finish`, and
-publish and activate the start again to go back. Event `rollout_abort`.
+Ends a rollout in review, approved, running or paused (409 `rollout_state` otherwise). With `{}` it
+leaves the cluster as its last step left it (finish a window still open with `POST
+.../migration/finish`); event `rollout_abort`. With `{"revert": true}` a started rollout goes back:
+it is `reverting` (still refusing activations by hand) while ringkeeperd closes the window its
+step left open, publishes the start's topology again (comment `revert to vN: rollout R aborted`)
+and activates it in a window like a step, waits for the fleet and the data (the worker moves the
+keys back), then it is `aborted` (events `rollout_revert`, then `rollout_abort` "reverted to its
+start as version V"). Before the start there is nothing to undo: it is a plain abort.
 
 EOF
     show rollout_abort

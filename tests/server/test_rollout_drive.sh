@@ -106,15 +106,32 @@ ok = (len(acts) == 4 and len(fins) == 4 and kinds[:3] == ["rollout_create", "rol
 print("ok" if ok else kinds)' "$TMP/body")"
 check "activations by hand again" 201 "$(req POST "$C/versions/1/revert?activate=true")"
 
-# abort: a new rollout back to ten nodes, started, then aborted; the cluster stays as it is.
+# abort with revert: a rollout draining n9 in 2 steps, aborted in its second step, goes back to
+# where it started (ten nodes, the same ring), in a window of its own.
+check "the start's ring" 200 "$(req GET "$C/ring")"
+START_FP=$(field "$TMP/body" fingerprint)
 check "create 2" 201 "$(req POST "$C/rollouts" --data-binary "$(body 2 | sed 's/"n3"/"n9"/')")"
 D=$(field "$TMP/body" digest)
-check "approve 2" 200 "$(req POST "$C/rollouts/2/approve" --data-binary "{\"digest\":\"$D\"}")"
-check "start 2" 200 "$(req POST "$C/rollouts/2/start")"
-check "abort 2" 200 "$(req POST "$C/rollouts/2/abort")"
-check "aborted" aborted "$(field "$TMP/body" state)"
-check "abort again: 409" 409 "$(req POST "$C/rollouts/2/abort")"
-check "resume an aborted one: 409" 409 "$(req POST "$C/rollouts/2/resume")"
+check "abort {revert} before the start: a plain abort" 200 "$(req POST "$C/rollouts/2/abort" \
+    --data-binary '{"revert":true}')"
+check "... aborted" aborted "$(field "$TMP/body" state)"
+check "create 3" 201 "$(req POST "$C/rollouts" --data-binary "$(body 2 | sed 's/"n3"/"n9"/')")"
+D=$(field "$TMP/body" digest)
+check "approve 3" 200 "$(req POST "$C/rollouts/3/approve" --data-binary "{\"digest\":\"$D\"}")"
+check "start 3" 200 "$(req POST "$C/rollouts/3/start")"
+check "step 2 under way" "running 2" "$(wait_for 3 'running 2 *' | cut -d' ' -f1,2)"
+check "revert must be a boolean" 400 "$(req POST "$C/rollouts/3/abort" --data-binary '{"revert":1}')"
+check "abort with revert" 200 "$(req POST "$C/rollouts/3/abort" --data-binary '{"revert":true}')"
+check "reverting" reverting "$(field "$TMP/body" state)"
+check "hands off meanwhile: 409" 409 "$(req POST "$C/versions/1/activate")"
+check "back at the start, aborted" "aborted" "$(wait_for 3 'aborted *' | cut -d' ' -f1)"
+check "the ring is the start's again" 200 "$(req GET "$C/ring")"
+check "same fingerprint, no window" "$START_FP None" "$(field "$TMP/body" fingerprint) $(field "$TMP/body" previous)"
+check "the revert's events" 200 "$(req GET "$C/events?limit=20")"
+has "... the revert asked" "$TMP/body" '"kind":"rollout_revert"'
+has "... and done" "$TMP/body" "reverted to its start as version"
+check "abort again: 409" 409 "$(req POST "$C/rollouts/3/abort")"
+check "resume an aborted one: 409" 409 "$(req POST "$C/rollouts/3/resume")"
 touch "$TMP/client.stop"
 wait "$CLIENT"
 rk_stop
