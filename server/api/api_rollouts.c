@@ -33,6 +33,34 @@ static int bad(rkd_call *c, const char *field, const char *message)
     return -1;
 }
 
+/* A guard: {"url": "http(s)://..."}, and for a Prometheus-style threshold "metric" and "max". */
+static int check_guard(rkd_call *c, const json_t *g)
+{
+#ifdef RKD_GUARD
+    const json_t *url = json_object_get(g, "url"), *metric = json_object_get(g, "metric");
+    const char *u = json_string_value(url);
+    size_t fields = 1 + (metric != NULL) + (json_object_get(g, "max") != NULL);
+    if (!json_is_object(g) || json_object_size(g) != fields)
+        return bad(c, "guard",
+                   "a guard is {\"url\"}, or {\"url\", \"metric\", \"max\"} for a "
+                   "threshold");
+    if (!u || (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) ||
+        strlen(u) > RK_MAX_COMMENT)
+        return bad(c, "guard.url", "must be an http:// or https:// URL of at most 1024 bytes");
+    if (!metric != !json_object_get(g, "max") || (metric && !json_is_string(metric)) ||
+        (metric && !json_is_number(json_object_get(g, "max"))))
+        return bad(c, "guard.metric",
+                   "a threshold is a metric (its name, and its labels as the "
+                   "answer writes them) with its max (a number), both or neither");
+    return 0;
+#else
+    (void)g;
+    return bad(c, "guard",
+               "this ringkeeperd was built without libcurl, so it runs no guard; "
+               "leave guard out or null");
+#endif
+}
+
 /* The step options: exactly one of steps (1..RK_ROLLOUT_MAX_STEPS) and max_step_moved (0..1]. */
 static int step_options(rkd_call *c, json_t *doc, create_req *q)
 {
@@ -71,12 +99,10 @@ static int parse_create(rkd_call *c, json_t *doc, create_req *q)
     if (soak && (!json_is_integer(soak) || json_integer_value(soak) < 0 ||
                  json_integer_value(soak) > RKD_ROLLOUT_SOAK_MAX))
         return bad(c, "soak_s", "must be whole seconds 0..86400 to wait after each step");
-    if (guard && !json_is_null(guard))
-        return bad(c, "guard",
-                   "this ringkeeperd does not run a step's guard yet (SPEC 11: a URL "
-                   "or a metric's threshold); leave guard out or null");
-    q->options =
-        json_pack("{sIsn}", "soak_s", (json_int_t)(soak ? json_integer_value(soak) : 0), "guard");
+    if (guard && !json_is_null(guard) && check_guard(c, guard) != 0)
+        return -1;
+    q->options = json_pack("{sIsO}", "soak_s", (json_int_t)(soak ? json_integer_value(soak) : 0),
+                           "guard", guard ? guard : json_null());
     if (!q->options || step_options(c, doc, q) != 0)
         return q->options ? -1 : (rkd_out_of_memory(c->resp), -1);
     const json_t *target = json_object_get(doc, "target");

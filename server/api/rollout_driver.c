@@ -24,6 +24,9 @@
 #include <unistd.h>
 
 #include "api_internal.h"
+#ifdef RKD_GUARD
+#include "guard.h"
+#endif
 
 #define RESCAN_TICKS    60   /* ticks between scans of every cluster (30 s at 500 ms) */
 #define HOLD_MAX_S      600  /* a step's wait for the fleet to hold it before the rollout pauses */
@@ -227,11 +230,34 @@ static void do_close(step_ctx *x, rkd_rollout_move *m)
         finish_window(x, m, "aborted, going back to the start"); /* the next tick sees it closed */
 }
 
+/* A guard that fails pauses the rollout, saying why: a person looks, then resumes. */
+static void guard(step_ctx *x, rkd_rollout_move *m)
+{
+    const json_t *g = json_object_get(json_object_get(x->rollout, "options"), "guard");
+    if (!json_is_object(g))
+        return;
+#ifdef RKD_GUARD
+    char why[200];
+    if (rkd_guard_check(json_string_value(json_object_get(g, "url")),
+                        json_string_value(json_object_get(g, "metric")),
+                        json_number_value(json_object_get(g, "max")), why, sizeof why))
+        return;
+    snprintf(x->reason, sizeof x->reason, "the guard stopped it after step %lld: %.200s",
+             (long long)m->step, why);
+#else
+    snprintf(x->reason, sizeof x->reason, "this ringkeeperd runs no guard (built without libcurl)");
+#endif
+    m->pause = x->reason;
+}
+
 static void do_soak(step_ctx *x, rkd_rollout_move *m)
 {
     time_t until = rkd_doc_parse_time(json_string_value(json_object_get(x->rollout, "soak_until")));
-    if (time(NULL) >= until)
-        m->to = NULL; /* the step is done */
+    if (time(NULL) < until)
+        return;
+    m->to = NULL; /* the step is done, unless its guard says no */
+    if (m->step)
+        guard(x, m);
 }
 
 /* Moves the cluster's rollout on by one phase: 1 while it runs, 0 once it does not. */
@@ -321,6 +347,12 @@ int rkd_app_start_rollouts(rkd_app *app, unsigned tick_ms, rk_error *err)
     rkd_driver *d = calloc(1, sizeof *d);
     if (!d)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory for the rollout driver");
+#ifdef RKD_GUARD
+    if (rkd_guard_init() != 0) {
+        free(d);
+        return rk_error_set(err, RK_ENOMEM, NULL, "cannot set up libcurl for the rollouts' guards");
+    }
+#endif
     d->app = app;
     d->tick_ms = tick_ms ? tick_ms : 500;
     gethostname(host, sizeof host - 1);
@@ -329,6 +361,9 @@ int rkd_app_start_rollouts(rkd_app *app, unsigned tick_ms, rk_error *err)
     pthread_cond_init(&d->cv, NULL);
     app->driver = d; /* before the thread, which reads it */
     if (pthread_create(&d->thread, NULL, run, d) != 0) {
+#ifdef RKD_GUARD
+        rkd_guard_cleanup();
+#endif
         app->driver = NULL;
         pthread_cond_destroy(&d->cv);
         pthread_mutex_destroy(&d->mu);
@@ -352,4 +387,7 @@ void rkd_app_stop_rollouts(rkd_app *app)
     pthread_mutex_destroy(&d->mu);
     app->driver = NULL;
     free(d);
+#ifdef RKD_GUARD
+    rkd_guard_cleanup();
+#endif
 }

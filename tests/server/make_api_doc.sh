@@ -1118,7 +1118,6 @@ EOF
 ## Rollouts: a change in approved steps
 
 SPEC section 11 and [MIGRATE.md, "Rollouts"](MIGRATE.md#rollouts-a-big-change-in-steps-issue-23-part-2).
-Not built yet: a guard (refused at review).
 
 ### `POST /v1/clusters/{c}/rollouts`
 
@@ -1126,8 +1125,10 @@ Reviews the change from the active version to `target` (a topology of the same s
 `vnode_factor`) in steps that ramp weights, and keeps it as the cluster's rollout, in state `review`:
 `{"target", "steps": N}` (1..100) for exactly N steps, or `{"target", "max_step_moved": F}` for the
 fewest steps none of which moves more than F; optional `"soak_s"` (0..86400, the wait after each
-step) and `"guard"` (`{"url"}`, a URL that must answer 2xx, or `{"url", "metric", "max"}`, a
-Prometheus-style threshold). The policy's `max_moved_fraction` bounds every step: `max_step_moved`
+step) and `"guard"`, checked after each step's soak: `{"url"}`, a URL that must answer 2xx within
+5 s, or `{"url", "metric", "max"}`, whose answer in the Prometheus text format must have a sample of
+`metric` (its name, and its labels as the answer writes them) at most `max`; a guard that fails
+pauses the rollout, its `reason` saying why (a ringkeeperd built without libcurl refuses guards). The policy's `max_moved_fraction` bounds every step: `max_step_moved`
 is cut to it, and with a count of steps a step over it is 422 `budget_exceeded`, naming the step. The
 document has every step's topology, plan figures (`moved_fraction`, `balance_after`) and weight
 `changes`, the steps' `total_moved` against the `one_shot_moved` of the change at once, and the
@@ -1177,7 +1178,7 @@ it, moving each step through its phases (`"phase"`): `publish` (a staged version
 event `activate` with detail `rollout N step K`), `hold` (until every client of the cluster holds it,
 [clients](#get-v1clusterscclients); paused after 600 s), `move` (until the window is finished: by
 `ringkeeper migrate run --finish` when the topology says its `data`, else by ringkeeperd, event
-`finish`), `soak` (`soak_s`), then the next step, or `done`. A ringkeeperd stopped or killed at any
+`finish`), `soak` (`soak_s`, then the guard), then the next step, or `done`. A ringkeeperd stopped or killed at any
 point goes on where the document says. While it runs or is paused, an activation by hand is 409
 `rollout_running`.
 

@@ -4,7 +4,9 @@
 # long-polling client of the ring), its window finished (a topology without "data": nothing to
 # copy), soaked, then the next; activations by hand refused while it runs; pause and resume;
 # kill -9 of ringkeeperd mid-rollout, after which a restarted server goes on where it was; the
-# end is the target, step for step in the events; abort. Run on SQLite and on etcd.
+# end is the target, step for step in the events; abort, and abort with revert back to the start's
+# ring; guards (a URL's status, a metric's threshold in this server's own /metrics) that stop a
+# rollout after a step, and one that lets it finish. Run on SQLite and on etcd.
 # usage: test_rollout_drive.sh RINGKEEPERD SOURCE_DIR
 . "$(dirname "$0")/lib.sh" "$1"
 PY=/usr/bin/python3 # Debian's, whatever comes first on PATH
@@ -132,6 +134,29 @@ has "... the revert asked" "$TMP/body" '"kind":"rollout_revert"'
 has "... and done" "$TMP/body" "reverted to its start as version"
 check "abort again: 409" 409 "$(req POST "$C/rollouts/3/abort")"
 check "resume an aborted one: 409" 409 "$(req POST "$C/rollouts/3/resume")"
+
+# Guards: after each step's soak, a URL must answer 2xx and a metric stay under its max. This
+# server's own /metrics counts its publishes: a max of 0 stops the rollout after its first step.
+guarded() { # guarded ID GUARD: make, approve and start rollout ID (drain n9 in 2 steps) with GUARD
+    check "create $1" 201 "$(req POST "$C/rollouts" --data-binary "$(body 2 | sed 's/"n3"/"n9"/' |
+        $PY -c 'import json,sys; d=json.load(sys.stdin); d["guard"]=json.loads(sys.argv[1]); print(json.dumps(d))' "$2")")"
+    D=$(field "$TMP/body" digest)
+    check "approve $1" 200 "$(req POST "$C/rollouts/$1/approve" --data-binary "{\"digest\":\"$D\"}")"
+    check "start $1" 200 "$(req POST "$C/rollouts/$1/start")"
+}
+guarded 4 "{\"url\":\"$BASE/v1/clusters/d/nowhere\"}"
+check "a guard answering 404 pauses it after step 1" "paused 1" "$(wait_for 4 'paused *' | cut -d' ' -f1,2)"
+check "... saying why" "the guard stopped it after step 1: GET $BASE/v1/clusters/d/nowhere answered 404, not 2xx" \
+    "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["reason"])' "$TMP/body")"
+check "abort 4 back to the start" 200 "$(req POST "$C/rollouts/4/abort" --data-binary '{"revert":true}')"
+check "... aborted" aborted "$(wait_for 4 'aborted *' | cut -d' ' -f1)"
+guarded 5 "{\"url\":\"$BASE/metrics\",\"metric\":\"ringkeeper_publishes_total\",\"max\":0}"
+check "a metric over its max pauses it" "paused 1" "$(wait_for 5 'paused *' | cut -d' ' -f1,2)"
+has "... naming the metric" "$TMP/body" "ringkeeper_publishes_total is"
+check "abort 5 back to the start" 200 "$(req POST "$C/rollouts/5/abort" --data-binary '{"revert":true}')"
+check "... aborted" aborted "$(wait_for 5 'aborted *' | cut -d' ' -f1)"
+guarded 6 "{\"url\":\"$BASE/metrics\",\"metric\":\"ringkeeper_publishes_total\",\"max\":1000000}"
+check "a guard that holds lets it finish" done "$(wait_for 6 'done *' | cut -d' ' -f1)"
 touch "$TMP/client.stop"
 wait "$CLIENT"
 rk_stop

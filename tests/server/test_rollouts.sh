@@ -47,8 +47,12 @@ refused "neither" 400 invalid_body steps "$(body n3 '')"
 refused "101 steps" 400 invalid_body steps "$(body n3 '{"steps":101}')"
 refused "max_step_moved 0" 400 invalid_body max_step_moved "$(body n3 '{"max_step_moved":0}')"
 refused "soak_s -1" 400 invalid_body soak_s "$(body n3 '{"steps":5,"soak_s":-1}')"
-refused "a guard, not run yet" 400 invalid_body guard \
-    "$(body n3 '{"steps":5,"guard":{"url":"http://127.0.0.1:1/healthz"}}')"
+refused "a guard of ftp" 400 invalid_body guard.url \
+    "$(body n3 '{"steps":5,"guard":{"url":"ftp://x"}}')"
+refused "a metric without max" 400 invalid_body guard.metric \
+    "$(body n3 '{"steps":5,"guard":{"url":"http://127.0.0.1:1/metrics","metric":"x"}}')"
+refused "a guard with more" 400 invalid_body guard \
+    "$(body n3 '{"steps":5,"guard":{"url":"http://127.0.0.1:1/","when":1}}')"
 refused "an unknown field" 400 invalid_body when "$(body n3 '{"steps":5,"when":"now"}')"
 refused "a weight off the steps of 1/40" 400 invalid_topology "target.nodes[0].weight" \
     '{"steps":5,"target":{"hash":"xxh3_64","vnode_factor":40,"nodes":[{"id":"a","addr":"h:1","weight":1.01}]}}'
