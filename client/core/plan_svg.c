@@ -6,6 +6,7 @@
  * stretches is drawn from BINS equal bins instead, each bin in the colour of its longest stretch:
  * stretches below a pixel merge into their neighbours, and the SVG says so in a comment. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +24,19 @@
 #define R_MOVE 214.0 /* the moving arcs, between the two */
 #define R_IN   178.0 /* the ring after */
 
-/* A deterministic colour for plan node k (nodes in id order): hues a golden angle apart, in two
- * lightnesses, so neighbours in id order never look alike. */
-static void node_colour(size_t k, char out[8])
+/* A node's colour from its id alone, so that it is the same in every picture, every version and the
+ * console (server/ui/ringdraw.js computes it the same way; tests/console checks the two agree):
+ * FNV-1a of the id's bytes into Paul Tol's "muted" palette, made to stay distinct for colour-blind
+ * readers, and one orange. Two nodes may share a colour: ids label every bar, and the console's
+ * hover names each arc's owner. */
+static const char *node_colour(const char *id)
 {
-    double h = fmod((double)k * 137.50776405, 360.0) / 60.0, l = k % 2 ? 0.40 : 0.55, s = 0.70;
-    double c = (1 - fabs(2 * l - 1)) * s, x = c * (1 - fabs(fmod(h, 2.0) - 1)), m = l - c / 2;
-    double rgb[6][3] = {{c, x, 0}, {x, c, 0}, {0, c, x}, {0, x, c}, {x, 0, c}, {c, 0, x}};
-    const double *v = rgb[(int)h % 6];
-    snprintf(out, 8, "#%02x%02x%02x", (unsigned)lround((v[0] + m) * 255),
-             (unsigned)lround((v[1] + m) * 255), (unsigned)lround((v[2] + m) * 255));
+    static const char *const palette[] = {"#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee",
+                                          "#882255", "#44aa99", "#999933", "#aa4499", "#ee7733"};
+    uint32_t h = 2166136261u;
+    for (const unsigned char *s = (const unsigned char *)id; *s; s++)
+        h = (h ^ *s) * 16777619u;
+    return palette[h % (sizeof palette / sizeof *palette)];
 }
 
 /* Text for XML content and attribute values; control characters (only a file name can hold
@@ -55,12 +59,10 @@ static void put_escaped(FILE *f, const char *s)
 }
 
 /* An arc of the circle of radius r from fraction f0 to f1 of the hash space (clockwise from the
- * top), stroked in node k's colour. */
+ * top), stroked in `colour`. */
 static void put_arc(FILE *f, const char *cls, double r, double width, double f0, double f1,
-                    size_t k)
+                    const char *colour)
 {
-    char colour[8];
-    node_colour(k, colour);
     if (f1 - f0 >= 1 - 1e-9) {
         fprintf(f, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" stroke=\"%s\"/>\n", cls,
                 CX, CY, r, colour);
@@ -74,9 +76,9 @@ static void put_arc(FILE *f, const char *cls, double r, double width, double f0,
             CX + r * cos(a1), CY + r * sin(a1));
 }
 
-/* Draws a layer: its stretches when they fit, else runs of bins of one node. */
-static void put_layer(FILE *f, const rki_layer *l, const char *cls, double r, double width,
-                      double min_sweep)
+/* Draws a layer: its stretches when they fit, else runs of bins of one node (of `nodes`). */
+static void put_layer(FILE *f, const rki_layer *l, const rk_plan_node *nodes, const char *cls,
+                      double r, double width, double min_sweep)
 {
     if (l->stretches <= RKI_LAYER_MAX) {
         for (size_t k = 0; k < l->n; k++) {
@@ -84,7 +86,7 @@ static void put_layer(FILE *f, const rki_layer *l, const char *cls, double r, do
             double f1 = ((double)l->exact[k].last + 1.0) / l->space, pad = 0;
             if (f1 - f0 < min_sweep)
                 pad = (min_sweep - (f1 - f0)) / 2;
-            put_arc(f, cls, r, width, f0 - pad, f1 + pad, l->exact[k].node);
+            put_arc(f, cls, r, width, f0 - pad, f1 + pad, node_colour(nodes[l->exact[k].node].id));
         }
         return;
     }
@@ -97,7 +99,8 @@ static void put_layer(FILE *f, const rki_layer *l, const char *cls, double r, do
         while (e < BINS && l->best_of[e] == l->best_of[b])
             e++;
         if (l->best_of[b] != RK_NO_NODE)
-            put_arc(f, cls, r, width, (double)b / BINS, (double)e / BINS, l->best_of[b]);
+            put_arc(f, cls, r, width, (double)b / BINS, (double)e / BINS,
+                    node_colour(nodes[l->best_of[b]].id));
         b = e;
     }
 }
@@ -138,10 +141,9 @@ static size_t bar_nodes(const rk_plan_node *nodes, size_t nn, ranked **out)
     return n;
 }
 
-static void put_bar(FILE *f, const char *cls, double y, double share, double scale, size_t k)
+static void put_bar(FILE *f, const char *cls, double y, double share, double scale,
+                    const char *colour)
 {
-    char colour[8];
-    node_colour(k, colour);
     fprintf(
         f, "<rect class=\"%s\" x=\"700\" y=\"%.1f\" width=\"%.2f\" height=\"5\" fill=\"%s\"%s/>\n",
         cls, y, share * scale, colour, strcmp(cls, "bar-after") ? " fill-opacity=\"0.45\"" : "");
@@ -169,16 +171,15 @@ static int put_bars(FILE *f, const rk_plan *p, double *bottom)
     fprintf(f, "</text>\n");
     for (size_t k = 0; k < n; k++, y += 18) {
         const rk_plan_node *x = &nodes[idx[k].node];
-        char colour[8];
-        node_colour(idx[k].node, colour);
+        const char *colour = node_colour(x->id);
         fprintf(f,
                 "<rect class=\"swatch\" x=\"590\" y=\"%.1f\" width=\"10\" height=\"10\" "
                 "fill=\"%s\"/><text x=\"604\" y=\"%.1f\" class=\"id\">",
                 y, colour, y + 9);
         put_escaped(f, x->id);
         fprintf(f, "</text>\n");
-        put_bar(f, "bar-before", y, x->share_before, scale, idx[k].node);
-        put_bar(f, "bar-after", y + 6, x->share_after, scale, idx[k].node);
+        put_bar(f, "bar-before", y, x->share_before, scale, colour);
+        put_bar(f, "bar-after", y + 6, x->share_after, scale, colour);
         fprintf(f, "<rect class=\"ideal\" x=\"%.2f\" y=\"%.1f\" width=\"1.5\" height=\"13\"/>\n",
                 700 + x->ideal_after * scale - 0.75, y - 1);
     }
@@ -223,9 +224,10 @@ static int put_circle(FILE *f, const rk_plan *p, rk_plan_circle circle, const rk
     const rk_topology *t = rki_plan_topology(p, 0);
     int rc = rki_layer_init(l, rki_topology_scheme(t)->bits(t), BINS);
     rc = rc ? rc : rki_plan_layer(l, p, circle, ring, &err);
+    size_t nn;
     if (rc == RK_OK)
-        put_layer(f, l, look[circle].cls, look[circle].radius, look[circle].width,
-                  look[circle].min_sweep);
+        put_layer(f, l, rk_plan_nodes(p, &nn), look[circle].cls, look[circle].radius,
+                  look[circle].width, look[circle].min_sweep);
     rki_layer_deinit(l);
     return rc;
 }

@@ -2,7 +2,8 @@
 """check_svg.py PLAN.svg PLAN.json: checks a plan picture (rk_plan_to_svg) against its plan document.
 
 Parses the SVG with xml.etree (so it must be well-formed) and checks: the title names moved and
-minimal; on small rings each node has its own colour; every ring and moving arc is in a node's colour,
+minimal; each node's colour is the one its id gives (node_colour() of plan_svg.c, as the console's);
+every ring and moving arc is in a node's colour,
 each moving arc in the colour of a node that gains; the number of moving-arc elements is that of the
 plan's arcs with touching arcs to one node merged, or, over the cap, bounded and said so; the whole
 picture stays within its element budget. Exits 1 with the reasons on failure."""
@@ -14,11 +15,21 @@ import xml.etree.ElementTree as ET
 NS = "{http://www.w3.org/2000/svg}"
 CAP = 1440        # arcs drawn exactly per circle (RKI_LAYER_MAX, client/core/internal.h)
 MAX_BARS = 32     # nodes with bars (plan_svg.c MAX_BARS)
+PALETTE = ["#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee",
+           "#882255", "#44aa99", "#999933", "#aa4499", "#ee7733"]
 failures = []
 
 
 def fail(msg):
     failures.append(msg)
+
+
+def id_colour(node_id):
+    """FNV-1a 32 of the id's UTF-8 bytes into the palette: a node's colour in every view."""
+    h = 2166136261
+    for b in node_id.encode("utf-8"):
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return PALETTE[h % len(PALETTE)]
 
 
 def expected_moves(plan):
@@ -46,8 +57,9 @@ def main(svg_path, json_path):
     nodes = {n["id"]: n for n in plan["nodes"]}
     if len(ids) != min(len(nodes), MAX_BARS) or len(swatches) != len(ids):
         fail("%d ids and %d swatches for %d nodes" % (len(ids), len(swatches), len(nodes)))
-    if len(nodes) <= MAX_BARS and len(set(swatches)) != len(swatches):
-        fail("two nodes share a colour: %s" % swatches)  # hues must repeat on big rings
+    wrong = [(i, c) for i, c in zip(ids, swatches) if c != id_colour(i)]
+    if wrong:
+        fail("colours not derived from the ids: %s" % wrong[:5])
     colour = dict(zip(ids, swatches))
     for i in ids:
         if i not in nodes:
