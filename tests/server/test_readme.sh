@@ -32,8 +32,8 @@ has "walkthrough: the audit" "$TMP/walk.out" '"kind":"approve"'
 has "walkthrough: the window's ETag" "$TMP/walk.out" 'ETag: "v2+.'
 has "walkthrough: the window's previous version" "$TMP/walk.out" '"previous":{"version":1,'
 has "walkthrough: the window finished" "$TMP/walk.out" '"previous":null'
-has "walkthrough: a straggler" "$TMP/walk.out" '"summary":{"by_version":{"1":1,"4":1},"offered_by_version":{"1":1,"4":1},"refusing_by_version":{},"none":0,"refusing":0,"active":4,"converged":false,"total":2}'
-has "walkthrough: converged" "$TMP/walk.out" '"summary":{"by_version":{"4":2},"offered_by_version":{"4":2},"refusing_by_version":{},"none":0,"refusing":0,"active":4,"converged":true,"total":2}'
+has "walkthrough: a straggler" "$TMP/walk.out" '"summary":{"by_version":{"1":1,"4":1},"offered_by_version":{"1":1,"4":1},"refusing_by_version":{},"none":0,"refusing":0,"active":4,"converged":false,"total":2,"previous":null}'
+has "walkthrough: converged" "$TMP/walk.out" '"summary":{"by_version":{"4":2},"offered_by_version":{"4":2},"refusing_by_version":{},"none":0,"refusing":0,"active":4,"converged":true,"total":2,"previous":null}'
 check "the approved version is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
 
 # the "CLI with a server" block, pasted after the walkthrough as a reader would, from a folder like
