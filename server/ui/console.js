@@ -19,13 +19,10 @@ function h(tag, attrs, ...children) {
   return e;
 }
 
-/* A number from the API: the figure for people, and the exact value and its JSON path for checks. */
-function num(path, value, percent) {
-  return h("span", { "data-k": path, "data-v": String(value) }, percent ? pct(value) : String(value));
-}
-
-function pct(v) {
-  return (100 * v).toFixed(4) + "%";
+/* A number from the API: the figure for people (format.js: "pct", "ratio", "count" or "plain"),
+ * and the exact value, its JSON path and its format for a copy and the checks. */
+function num(path, value, kind = "plain") {
+  return h("span", { "data-k": path, "data-v": String(value), "data-f": kind, title: String(value) }, rkFmt[kind](value));
 }
 
 function token() {
@@ -63,6 +60,7 @@ function clusterPath(c) {
 function show(title, ...parts) {
   document.title = title + " — ringkeeper console";
   view.replaceChildren(h("h1", {}, title), ...parts.flat(Infinity));
+  window.scrollTo(0, 0); /* a view starts at its first screen, the verdict's */
 }
 
 /* A table of the first MAX_ROWS items, row(item, index) building each, and a note saying how many
@@ -107,23 +105,22 @@ async function clustersView() {
 
 /* ---- a cluster ---- */
 
-/* A node's colour swatch: the colour its arcs have in the ring pictures. */
-function swatch(k) {
-  return h("span", { class: "swatch", style: `background:${rkDraw.colour(k)}`, "aria-hidden": "true" });
+/* A node's colour swatch: the colour its arcs have in every picture, from its id. */
+function swatch(id) {
+  return h("span", { class: "swatch", style: `background:${id === null ? rkDraw.OTHERS : rkDraw.colour(id)}`, "aria-hidden": "true" });
 }
 
 /* A table of plan.nodes: id, the shares of `sides` and ideal_after as numbers, and a bar per side
- * against the ideal (a black mark), the first side pale when there are two. On rings of more nodes
- * than a table shows, the nodes furthest from their ideal (or most changed, with two sides) first. */
+ * against the ideal (a black mark), the first side pale when there are two. The most changed nodes
+ * first (with two sides), or those furthest from their ideal; the first MAX_ROWS of them. */
 function sharesTable(plan, sides, prefix, head) {
   const nodes = plan.nodes, top = Math.max(1e-12, ...nodes.map((n) => Math.max(n.ideal_after, ...sides.map((s) => n[s]))));
   const score = sides.length > 1 ? (n) => Math.abs(n[sides[1]] - n[sides[0]]) : (n) => Math.abs(n[sides[0]] - n.ideal_after);
-  const order = nodes.map((_, i) => i);
-  if (nodes.length > MAX_ROWS) order.sort((a, b) => score(nodes[b]) - score(nodes[a]) || a - b);
+  const order = nodes.map((_, i) => i).sort((a, b) => score(nodes[b]) - score(nodes[a]) || a - b);
   const bar = (n, s, k) => h("span", { class: sides.length > 1 && k === 0 ? "bar before" : "bar", title: s, style: `width:${(200 * n[s]) / top}px` });
-  return table(head, order, (i) => h("tr", {}, h("td", {}, swatch(i), " ", nodes[i].id),
-    sides.map((s) => h("td", { class: "n" }, num(`${prefix}nodes.${i}.${s}`, nodes[i][s], true))),
-    h("td", { class: "n" }, num(`${prefix}nodes.${i}.ideal_after`, nodes[i].ideal_after, true)),
+  return table(head, order, (i) => h("tr", {}, h("td", {}, swatch(nodes[i].id), " ", nodes[i].id),
+    sides.map((s) => h("td", { class: "n" }, num(`${prefix}nodes.${i}.${s}`, nodes[i][s], "pct"))),
+    h("td", { class: "n" }, num(`${prefix}nodes.${i}.ideal_after`, nodes[i].ideal_after, "pct")),
     h("td", { class: "bars" }, sides.map((s, k) => [bar(nodes[i], s, k), h("br", {})]),
       h("span", { class: "bar ideal", title: "ideal", style: `margin-left:${(200 * nodes[i].ideal_after) / top - 2}px` }))),
   sides.length > 1 ? ": the most changed nodes" : ": the nodes furthest from their ideal share");
@@ -135,9 +132,9 @@ function versionPath(c, v) {
   return `${clusterPath(c)}/versions/${v}`;
 }
 
-/* A ring circle of the picture: version v's bins, and where to ask for its arcs. */
-function ringLayer(c, v, label, radius, width, bits, runs) {
-  return { label, radius, width, bits, bins: rkDraw.bins(runs), arcs: versionPath(c, v) + "/arc" };
+/* A ring circle of the picture: version v's bins, its nodes' ids by rank, and where to ask for its arcs. */
+function ringLayer(c, v, label, radius, width, bits, runs, ids) {
+  return { label, radius, width, bits, ids, bins: rkDraw.bins(runs), arcs: versionPath(c, v) + "/arc" };
 }
 
 function svgLink(href, what) {
@@ -147,7 +144,7 @@ function svgLink(href, what) {
 async function clusterView(c) {
   const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
   const active = versions.find((v) => v.state === "active");
-  const timeline = table(["version", "state", "author", "created", "activated", "comment", "fingerprint", ""],
+  const timeline = table(["version", "state", "author", "created", "activated", "comment", "fingerprint", "plan"],
     versions, (v, i) => h("tr", {}, h("td", { class: "n" }, num(`versions.${i}.version`, v.version)),
       h("td", {}, v.state), h("td", {}, v.author), h("td", {}, v.created_at), h("td", {}, v.activated_at || ""),
       h("td", {}, v.comment || ""), h("td", {}, v.fingerprint),
@@ -159,10 +156,12 @@ async function clusterView(c) {
   let rest;
   if (active) {
     const q = `?from=${active.version}&to=${active.version}`, picture = await get(versionPath(c, active.version) + "/picture");
-    const layer = ringLayer(c, active.version, `v${active.version}`, 230, 44, picture.bits, picture.runs);
+    const ids = [];
+    for (const n of picture.nodes) ids[n.rank] = n.id;
+    const layer = ringLayer(c, active.version, `v${active.version}`, 230, 44, picture.bits, picture.runs, ids);
     const shares = h("div", { id: "shares" }, h("p", { class: "note" }, "loading the shares…"));
     parts.push(h("h2", {}, `Active ring: v${active.version}`),
-      h("p", {}, "nodes ", num("picture.node_count", picture.node_count), ", points ", num("picture.points", picture.points)),
+      h("p", {}, "nodes ", num("picture.node_count", picture.node_count, "count"), ", points ", num("picture.points", picture.points, "count")),
       rkDraw.picture([layer], `the ring of v${active.version}, arcs coloured by node`),
       h("p", {}, svgLink(clusterPath(c) + "/plan" + q + "&format=svg", "this ring")),
       h("h2", {}, "Shares"), shares);
@@ -173,8 +172,8 @@ async function clusterView(c) {
       /* a ring of more nodes than the server's --max-plan-rows has no share table: say so, keep the rest */
       if (refused) return shares.replaceChildren(h("p", { class: "message error", id: "shares-refused" }, errorText(r)));
       if (r.status !== 200) throw new Error(errorText(r));
-      shares.replaceChildren(h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max),
-        ", min ", num("ring.balance.after.min", ring.balance.after.min)),
+      shares.replaceChildren(h("p", {}, "balance (share / ideal): max ", num("ring.balance.after.max", ring.balance.after.max, "ratio"),
+        ", min ", num("ring.balance.after.min", ring.balance.after.min, "ratio")),
       ...sharesTable(ring, ["share_after"], "ring.", ["node", "share", "ideal", "share, ideal (mark)"]));
     });
   } else {
@@ -211,13 +210,13 @@ function rolloutPart(c, r) {
     ((s.changes || []).length > 3 ? `, +${s.changes.length - 3} more` : "");
   return [h("h2", {}, `Rollout ${r.id}`),
     h("p", { id: "rollout-state", "data-state": r.state }, `${r.state}`, r.step ? `, step ${r.step} of ${r.steps.length}` : "",
-      r.phase ? ` (${r.phase})` : "", " · moves ", num("rollout.total_moved", r.total_moved, true), " in all against ",
-      num("rollout.one_shot_moved", r.one_shot_moved, true), " at once · digest ", h("code", {}, r.digest),
+      r.phase ? ` (${r.phase})` : "", " · moves ", num("rollout.total_moved", r.total_moved, "pct"), " in all against ",
+      num("rollout.one_shot_moved", r.one_shot_moved, "pct"), " at once · digest ", h("code", {}, r.digest),
       r.reason ? [h("br", {}), r.reason] : ""),
     table(["step", "state", "version", "moved", "balance after", "weights"], r.steps, (s, i) => h("tr", { "data-step-state": s.state },
       h("td", { class: "n" }, num(`rollout.steps.${i}.n`, s.n)), h("td", {}, s.state), h("td", { class: "n" }, s.version === null ? "-" : String(s.version)),
-      h("td", { class: "n" }, num(`rollout.steps.${i}.moved_fraction`, s.moved_fraction, true)),
-      h("td", { class: "n" }, num(`rollout.steps.${i}.balance_after`, s.balance_after)), h("td", {}, changes(s)))),
+      h("td", { class: "n" }, num(`rollout.steps.${i}.moved_fraction`, s.moved_fraction, "pct")),
+      h("td", { class: "n" }, num(`rollout.steps.${i}.balance_after`, s.balance_after, "ratio")), h("td", {}, changes(s)))),
     h("p", {}, rolloutActions(r).map(([id, label, action]) => h("button", { id, onclick: () => write(label, action) }, label))), out];
 }
 
@@ -231,59 +230,94 @@ function versionSelect(id, versions, chosen) {
   }));
 }
 
+const TOP = 20; /* ranked rows before one "others" row: readable at 20 nodes and at 100,000 */
+
+/* The transfers, largest first, each with a bar against the largest; past TOP, one "others" row. */
 function transfersPart(plan) {
-  const froms = [...new Set(plan.transfers.map((t) => t.from))], tos = [...new Set(plan.transfers.map((t) => t.to))];
-  if (froms.length > 20 || tos.length > 20)
-    return table(["from", "to", "fraction", "arcs"], plan.transfers, (t, i) => h("tr", {}, h("td", {}, t.from),
-      h("td", {}, t.to), h("td", { class: "n" }, num(`plan.transfers.${i}.fraction`, t.fraction, true)),
-      h("td", { class: "n" }, num(`plan.transfers.${i}.arcs`, t.arcs))));
-  const cell = (f, t) => {
-    const i = plan.transfers.findIndex((x) => x.from === f && x.to === t);
-    return h("td", { class: "n" }, i < 0 ? "" : num(`plan.transfers.${i}.fraction`, plan.transfers[i].fraction, true));
-  };
-  return h("table", { id: "matrix" }, h("tr", {}, h("th", {}, "from \\ to"), tos.map((t) => h("th", { scope: "col" }, t))),
-    froms.map((f) => h("tr", {}, h("th", { scope: "row" }, f), tos.map((t) => cell(f, t)))));
+  const t = plan.transfers, order = t.map((_, i) => i).sort((a, b) => t[b].fraction - t[a].fraction || a - b);
+  const rest = order.slice(TOP), othersF = rkSum(rest, (i) => t[i].fraction), big = Math.max(t[order[0]].fraction, othersF);
+  const bar = (f) => h("span", { class: "bar", style: `width:${Math.max(1, (240 * f) / big)}px` });
+  const row = (i) => h("tr", {}, h("td", { class: "id" }, swatch(t[i].from), " ", t[i].from), h("td", { class: "id" }, swatch(t[i].to), " ", t[i].to),
+    h("td", { class: "n" }, num(`plan.transfers.${i}.fraction`, t[i].fraction, "pct")),
+    h("td", { class: "n" }, num(`plan.transfers.${i}.arcs`, t[i].arcs, "count")), h("td", {}, bar(t[i].fraction)));
+  const othersArcs = rkSum(rest, (i) => t[i].arcs);
+  return h("table", { id: "transfers" }, h("thead", {}, h("tr", {}, ["from", "to", "share of the space", "arcs", "against the largest"].map((x) => h("th", { scope: "col" }, x)))),
+    h("tbody", {}, order.slice(0, TOP).map(row), rest.length ? h("tr", { id: "transfers-others" }, h("td", { colspan: "2" }, swatch(null), ` ${rkFmt.count(rest.length)} smaller transfers`),
+      h("td", { class: "n" }, rkFmt.pct(othersF)), h("td", { class: "n" }, rkFmt.count(othersArcs)), h("td", {}, bar(othersF))) : ""));
 }
 
+/* The self-checks folded into one line that says whether they hold; the table on demand, open when
+ * one fails. */
 function selfCheckPart(plan) {
-  const checks = rkSelfCheck(plan);
-  const failed = checks.filter((x) => x.status === "fail").length;
-  return [h("p", { id: "selfcheck-summary", class: failed ? "fail" : "pass" },
-    failed ? `${failed} self-check(s) failed: do not cut over on this plan` : "every invariant holds"),
+  const checks = rkSelfCheck(plan), failed = checks.filter((x) => x.status === "fail").length;
+  const held = checks.filter((x) => x.status === "pass").length;
+  const line = failed ? `${failed} of ${checks.length} self-checks fail: do not cut over on this plan`
+    : `${held} invariants hold` + (held < checks.length ? `, ${checks.length - held} to look at` : "") + " (recomputed in this page)";
+  const d = h("details", { id: "selfcheck-details" }, h("summary", { id: "selfcheck-summary", class: failed ? "fail" : "pass" }, line),
     h("table", { id: "selfcheck" }, checks.map((x) => h("tr", { "data-status": x.status },
-      h("td", {}, x.name), h("td", { class: x.status }, x.status), h("td", {}, x.detail))))];
+      h("td", {}, x.name), h("td", { class: x.status }, x.status), h("td", {}, x.detail)))));
+  d.open = failed > 0;
+  return d;
 }
 
-/* The writes a plan leads to, each confirmed first, naming the version and the digest: approve
- * and activate a version newer than the active one (none for the active version or an older one:
- * the server would refuse them), and after a refusal over the budget, a forced activation with a
- * reason, as `ringkeeper activate V --force REASON` does. */
-function actionsPart(c, plan, to, active) {
-  const out = h("div", { id: "action-result", class: "message", role: "status" }, "");
-  if (active && to <= active.version)
-    return [h("p", { id: "no-actions" }, to === active.version ? `v${to} is the active version: nothing to approve or activate.`
-      : `v${to} is older than the active v${active.version}: to roll back, revert to it (ringkeeper revert ${to}) and activate the copy.`), out];
-  const path = `${clusterPath(c)}/versions/${to}`, of = plan.digest ? ` by plan ${plan.digest}` : "";
-  const force = h("form", { id: "force-form", hidden: true, onsubmit: (ev) => { ev.preventDefault(); forced(); } },
-    h("label", { for: "force-reason" }, "reason "), h("input", { id: "force-reason", size: "40", required: true }), " ",
-    h("button", { id: "force", type: "submit" }, `activate v${to} past the budget`));
-  const report = (r) => {
-    out.className = "message " + (r.status < 300 ? "ok" : "error");
-    out.textContent = r.status < 300 ? `${r.status}: done (v${to} ${r.body.state || "approved"})` : errorText(r);
-    force.hidden = !(r.body && r.body.error && r.body.error.code === "budget_exceeded");
-  };
+/* What the token may do, asked of the server without recording anything: an approval's dry run says
+ * who the token is and whether it may approve this plan (docs/API.md). Not asked without a token. */
+async function whoAmI(c, plan, author) {
+  if (!token()) return { may: false, name: null, why: "No token kept: paste one above to approve or activate (any text, on a server without tokens)." };
+  const r = await call("POST", `${versionPath(c, plan.to.version)}/approve`, { digest: plan.digest, dry_run: true });
+  const code = r.body && r.body.error && r.body.error.code;
+  if (r.status === 200) return { may: true, name: r.body.approver, approve: true };
+  if (code === "self_approval") return { may: true, name: author, approve: false, approveWhy: "you published it, and the policy wants another approver." };
+  if (r.status === 401 || r.status === 403) return { may: false, name: null, why: errorText(r) };
+  return { may: true, name: null, approve: false, approveWhy: errorText(r) };
+}
+
+const MARK = { ok: "✓", warn: "!", bad: "✗", info: "·" };
+let flash = null; /* what the last write said, shown by the view drawn after it */
+
+/* The writes the verdict allows, each confirmed first, naming the version and the digest; after one,
+ * the view is drawn again with the server's answer. */
+function actionsPart(c, plan, verdict, fleet) {
+  const out = h("div", { id: "action-result", class: "message" + (flash ? " " + flash.cls : ""), role: "status" }, flash ? flash.text : "");
+  flash = null;
+  const to = plan.to.version, path = versionPath(c, to), of = ` by plan ${plan.digest}`;
   const write = async (question, route, body) => {
-    if (confirm(question)) report(await call("POST", route, body));
+    if (!confirm(question)) return;
+    const r = await call("POST", route, body);
+    if (r.status >= 300) return void ((out.className = "message error"), (out.textContent = errorText(r)));
+    flash = { cls: "ok", text: `${r.status}: done` + (r.body.state ? ` (v${r.body.version} ${r.body.state})` : "") };
+    window.dispatchEvent(new HashChangeEvent("hashchange"));
   };
-  const forced = () => {
-    const reason = document.getElementById("force-reason").value.trim();
-    write(`Activate v${to} of ${c}${of} past the policy's budget, recorded with the reason "${reason}"?`,
-      path + "/activate", { force: true, reason });
+  const buttons = {
+    approve: () => h("button", { id: "approve", onclick: () => write(`Approve the move of ${c} to v${to}${of}?`, path + "/approve", { digest: plan.digest }) }, `approve v${to}`),
+    activate: () => h("button", { id: "activate", onclick: () => write(`Activate v${to} of ${c}${of}?`, path + "/activate") }, `activate v${to}`),
+    force: () => h("form", { id: "force-form", onsubmit: (ev) => {
+      ev.preventDefault();
+      const reason = document.getElementById("force-reason").value.trim();
+      write(`Activate v${to} of ${c}${of} past the policy's budget, recorded with the reason "${reason}"?`, path + "/activate", { force: true, reason });
+    } }, h("label", { for: "force-reason" }, "reason "), h("input", { id: "force-reason", size: "40", required: true }), " ",
+    h("button", { id: "force", type: "submit" }, `activate v${to} past the budget`)),
+    finish: () => h("button", { id: "finish", onclick: () => write(`Finish the migration window v${fleet.previous} → v${fleet.active} of ${c}: clients drop v${fleet.previous}?`,
+      clusterPath(c) + "/migration/finish", {}) }, `finish the window v${fleet.previous} → v${fleet.active}`),
   };
-  const buttons = [h("button", { id: "activate", onclick: () => write(`Activate v${to} of ${c}${of}?`, path + "/activate") }, `activate v${to}`)];
-  if (plan.digest) /* approvals come with plan digests (docs/API.md); older servers have neither */
-    buttons.unshift(h("button", { id: "approve", onclick: () => write(`Approve the move of ${c} to v${to}${of}?`, path + "/approve", { digest: plan.digest }) }, `approve v${to}`));
-  return [h("p", {}, buttons, token() ? "" : " (no token kept: paste one above if the server needs it)"), out, force];
+  return h("div", { id: "next" }, h("p", {}, verdict.actions.map((a) => [buttons[a](), " "]),
+    verdict.why ? h("span", { id: "no-actions" }, verdict.why) : ""), out);
+}
+
+/* The first screen: the plan's cost against the minimum, each rule of the policy in its state, and
+ * what may be done next. */
+function verdictPart(c, plan, verdict, fleet) {
+  const ratio = plan.minimal_fraction > 0 ? [", ", h("span", { id: "moved-ratio" }, rkFmt.ratio(plan.moved_fraction / plan.minimal_fraction)), " the minimum "]
+    : [", the minimum "];
+  const headline = plan.moved_fraction === 0 ? h("p", { id: "headline", class: "headline" }, "Nothing moves.")
+    : h("p", { id: "headline", class: "headline" }, num("plan.moved_fraction", plan.moved_fraction, "pct"), " of the keys move", ...ratio,
+      num("plan.minimal_fraction", plan.minimal_fraction, "pct"), "; the most loaded node then holds ",
+      num("plan.balance.after.max", plan.balance.after.max, "ratio"), " its ideal share.");
+  return h("section", { id: "verdict", "aria-label": "verdict" }, headline,
+    h("ul", { id: "policy", class: "policy" }, verdict.items.map((x) => h("li", { "data-item": x.key, "data-state": x.state },
+      h("span", { class: "mark", "aria-hidden": "true" }, MARK[x.state]), h("span", { class: "visually-hidden" }, `${x.state}: `),
+      h("b", {}, x.title), " ", x.text))),
+    actionsPart(c, plan, verdict, fleet), selfCheckPart(plan));
 }
 
 async function fetchPlan(base) {
@@ -300,10 +334,10 @@ async function fetchPlan(base) {
  * their destination's colour, the ring after (inner), as plan_svg.c lays them out. The moving
  * arcs pointed at are the plan's own, when it lists them. */
 function planPicture(c, plan, pic) {
-  const { from, to, bits, circles } = pic, rank = new Map(plan.nodes.map((n, i) => [n.id, i]));
-  const picture = rkDraw.picture([ringLayer(c, from, `before: v${from}`, 250, 30, bits, circles.before),
-    { label: "moving", radius: 214, width: 14, bits, bins: rkDraw.bins(circles.moving), moves: plan.arcs || [], rank },
-    ringLayer(c, to, `after: v${to}`, 178, 30, bits, circles.after)],
+  const { from, to, bits, circles } = pic, ids = plan.nodes.map((n) => n.id);
+  const picture = rkDraw.picture([ringLayer(c, from, `before: v${from}`, 250, 30, bits, circles.before, ids),
+    { label: "moving", radius: 214, width: 14, bits, ids, bins: rkDraw.bins(circles.moving), moves: plan.arcs || [] },
+    ringLayer(c, to, `after: v${to}`, 178, 30, bits, circles.after, ids)],
   `plan v${from} → v${to}: outer ring before, inner ring after, between them the moving arcs in the colour of the node they move to`);
   return [h("p", { class: "note" }, "outer ring: before; inner ring: after; between them the arcs that move, in the colour of the node they move to. ",
     "Point at an arc, or focus the picture and use the arrow keys, to see its range and owner.",
@@ -319,6 +353,23 @@ function planForm(versions, from, to, step, go) {
     h("button", { id: "go", type: "submit" }, "show plan"));
 }
 
+/* What hash % N would move, only where the node count changes: with as many nodes before as after
+ * (a replacement, a weight change) modulo keeps every key on its index, which says nothing. */
+function moduloPart(plan) {
+  const live = (p) => plan.nodes.filter((n) => n[p] > 0).length, n = live("weight_before"), m = live("weight_after");
+  if (n === m || !n || !m) return "";
+  return h("p", { id: "modulo", class: "note" }, `For comparison: a fleet sharded by hash % N going from ${n} to ${m} servers would move `,
+    rkFmt.pct(rkModuloMoved(n, m)), " of its keys (1 − min(N, M) / lcm(N, M)), against ", rkFmt.pct(plan.moved_fraction), " here.");
+}
+
+/* Everything the verdict weighs, fetched side by side: the policy, the approvals among the events,
+ * the fleet report, the latest rollout. */
+async function planContext(c) {
+  const [policy, events, clients, rollouts] = await Promise.all([get(clusterPath(c) + "/policy"),
+    get(clusterPath(c) + "/events?limit=1000"), get(clusterPath(c) + "/clients?limit=100"), get(clusterPath(c) + "/rollouts")]);
+  return { policy, events: events.events, fleet: clients.summary, clients: clients.clients, rollout: rollouts.rollouts[0] };
+}
+
 async function planView(c, query) {
   const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
   if (!versions.length) throw new Error(`cluster ${c} has no versions`);
@@ -326,29 +377,28 @@ async function planView(c, query) {
   const from = Number(query.get("from")) || (active ? active.version : versions[versions.length - 1].version);
   const to = Number(query.get("to")) || versions[0].version, step = query.get("step");
   const base = `${clusterPath(c)}/plan?from=${from}&to=${to}`;
-  const [plan, pic] = await Promise.all([fetchPlan(base + (step ? `&max_step=${encodeURIComponent(step)}` : "")),
-    get(base + "&format=picture")]);
-  const live = (p) => plan.nodes.filter((n) => n[p] > 0).length;
-  const n = live("weight_before"), m = live("weight_after");
+  const [plan, pic, ctx] = await Promise.all([fetchPlan(base + (step ? `&max_step=${encodeURIComponent(step)}` : "")),
+    get(base + "&format=picture"), planContext(c)]);
+  const author = (versions.find((v) => v.version === to) || {}).author || null, act = active ? active.version : null;
+  const live = act !== null && to > act && from === act && !(ctx.fleet.previous ?? null) &&
+    !(ctx.rollout && ["running", "paused", "reverting"].includes(ctx.rollout.state));
+  const me = live ? await whoAmI(c, plan, author) /* else the verdict offers at most a finish, which the server judges */
+    : { may: !!token(), name: null, why: token() ? "" : "No token kept: paste one above to write." };
+  const verdict = rkVerdict({ ...ctx, plan, author, active: act, me });
   const field = (id) => document.getElementById(id).value;
   const go = () => { location.hash = `#/c/${encodeURIComponent(c)}/plan?from=${field("from")}&to=${field("to")}${field("step") ? "&step=" + field("step") : ""}`; };
-  show(`Plan ${c}: v${from} → v${to}`, planForm(versions, from, to, step, go),
-    h("p", {}, "moved ", num("plan.moved_fraction", plan.moved_fraction, true), " of the hash space; minimal ",
-      num("plan.minimal_fraction", plan.minimal_fraction, true),
-      plan.digest ? [" · digest ", h("code", { id: "digest" }, plan.digest)] : ""),
-    h("p", { id: "modulo" }, `hash % N would move ${pct(rkModuloMoved(n, m))} for ${n} → ${m} nodes `,
-      h("span", { class: "note" }, "(1 − min(N, M) / lcm(N, M): of h in [0, lcm), only h < min(N, M) keeps h % N = h % M; weights ignored)")),
-    h("p", {}, "balance (share / ideal): before max ", num("plan.balance.before.max", plan.balance.before.max),
-      " min ", num("plan.balance.before.min", plan.balance.before.min), "; after max ",
-      num("plan.balance.after.max", plan.balance.after.max), " min ", num("plan.balance.after.min", plan.balance.after.min)),
-    h("h2", {}, "Self-check"), selfCheckPart(plan),
-    h("h2", {}, "Cut over"), actionsPart(c, plan, to, active),
-    h("h2", {}, "Warnings"), plan.warnings.length ? h("ul", { id: "warnings" }, plan.warnings.map((w) => h("li", {}, w))) : h("p", {}, "none"),
+  show(`Plan ${c}: v${from} → v${to}`, verdictPart(c, plan, verdict, ctx.fleet),
+    h("p", { class: "note" }, "digest ", h("code", { id: "digest" }, plan.digest), " · balance before ",
+      num("plan.balance.before.max", plan.balance.before.max, "ratio"), " to ", num("plan.balance.before.min", plan.balance.before.min, "ratio"),
+      ", after ", num("plan.balance.after.min", plan.balance.after.min, "ratio"), " at least"),
+    planForm(versions, from, to, step, go),
+    plan.warnings.length ? [h("h2", {}, "Warnings"), h("ul", { id: "warnings" }, plan.warnings.map((w) => h("li", {}, w)))] : "",
+    h("h2", {}, "Where the keys go"), plan.transfers.length ? [transfersPart(plan), rkFlows.picture(plan.transfers, plan.moved_fraction)]
+      : h("p", {}, "nothing moves"), moduloPart(plan),
+    h("h2", {}, "Shares, most changed first"), sharesTable(plan, ["share_before", "share_after"], "plan.", ["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"]),
     h("h2", {}, "Rings"), planPicture(c, plan, pic), h("p", {}, svgLink(base + "&format=svg", "this plan")),
-    h("h2", {}, "Shares"), sharesTable(plan, ["share_before", "share_after"], "plan.", ["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"]),
-    h("h2", {}, "Transfers"), plan.transfers.length ? transfersPart(plan) : h("p", {}, "nothing moves"),
-    plan.steps ? [h("h2", {}, "Steps"), table(["step", "fraction", "arcs"], plan.steps, (s, i) => h("tr", {},
-      h("td", { class: "n" }, num(`plan.steps.${i}.step`, s.step)), h("td", { class: "n" }, num(`plan.steps.${i}.fraction`, s.fraction, true)),
+    plan.steps ? [h("h2", {}, "Steps"), table(["step", "share of the space", "arcs"], plan.steps, (s, i) => h("tr", {},
+      h("td", { class: "n" }, num(`plan.steps.${i}.step`, s.step)), h("td", { class: "n" }, num(`plan.steps.${i}.fraction`, s.fraction, "pct")),
       h("td", { class: "n" }, num(`plan.steps.${i}.arcs.length`, s.arcs.length))))] : "");
   window.rkPlan = plan; /* the document the page shows, for a look from the developer tools */
 }

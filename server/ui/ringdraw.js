@@ -11,12 +11,15 @@ const rkDraw = (() => {
   const SIZE = 560; /* the canvas, CSS pixels */
   const REST_MS = 80; /* the pointer rests this long before its arc is asked for */
 
-  /* node_colour() of plan_svg.c: hues a golden angle apart in two lightnesses, by plan node index. */
-  function colour(k) {
-    const h = ((k * 137.50776405) % 360) / 60, l = k % 2 ? 0.4 : 0.55, s = 0.7;
-    const c = (1 - Math.abs(2 * l - 1)) * s, x = c * (1 - Math.abs((h % 2) - 1)), m = l - c / 2;
-    const v = [[c, x, 0], [x, c, 0], [0, c, x], [0, x, c], [x, 0, c], [c, 0, x]][Math.floor(h) % 6];
-    return "#" + v.map((y) => Math.round((y + m) * 255).toString(16).padStart(2, "0")).join("");
+  /* node_colour() of plan_svg.c: a node's colour from its id alone (FNV-1a of its UTF-8 bytes into
+   * Paul Tol's colour-blind-safe "muted" palette and one orange), the same in every view and version. */
+  const PALETTE = ["#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "#44aa99", "#999933", "#aa4499", "#ee7733"];
+  const OTHERS = "#bbbbbb"; /* the "others" group of the top-N views: no node's colour */
+  const utf8 = new TextEncoder();
+  function colour(id) {
+    let h = 2166136261;
+    for (const b of utf8.encode(id)) h = Math.imul(h ^ b, 16777619) >>> 0;
+    return PALETTE[h % PALETTE.length];
   }
 
   /* The bins of a circle from the server's runs ([count, rank or null]): rank per bin, -1 empty. */
@@ -53,7 +56,7 @@ const rkDraw = (() => {
     const r = await fetch(`${layer.arcs}?hash=${hex(v)}`);
     if (r.status !== 200) throw new Error(`the arc at ${hex(v)}: HTTP ${r.status}`);
     const a = await r.json(), f0 = frac(layer.bits, big(a.first)), f1 = frac(layer.bits, big(a.last) + 1n);
-    return { layer, arc: a, colour: colour(a.rank), f0, f1: f1 <= f0 ? f1 + 1 : f1 }; /* the arc round zero ends past 1 */
+    return { layer, arc: a, colour: colour(a.owner), f0, f1: f1 <= f0 ? f1 + 1 : f1 }; /* the arc round zero ends past 1 */
   }
 
   /* The moving arcs as BigInt bounds, made once per circle. */
@@ -64,7 +67,7 @@ const rkDraw = (() => {
 
   function moveCursor(layer, i) {
     const a = layer.moves[i], [lo, hi] = bounds(layer)[i];
-    return { layer, index: i, arc: a, colour: colour(layer.rank.get(a.to)), f0: frac(layer.bits, lo), f1: frac(layer.bits, hi + 1n) };
+    return { layer, index: i, arc: a, colour: colour(a.to), f0: frac(layer.bits, lo), f1: frac(layer.bits, hi + 1n) };
   }
 
   /* The index of the first moving arc whose last value is at least v (the arcs are sorted and
@@ -129,7 +132,7 @@ const rkDraw = (() => {
     for (let k = 0; k < n;) {
       let e = k + 1;
       while (e < n && b[e] === b[k]) e++;
-      if (b[k] >= 0) stroke(ctx, layer.radius, layer.width, k / n, e / n, colour(b[k]));
+      if (b[k] >= 0) stroke(ctx, layer.radius, layer.width, k / n, e / n, colour(layer.ids[b[k]]));
       k = e;
     }
   }
@@ -227,8 +230,8 @@ const rkDraw = (() => {
     };
   }
 
-  /* A picture of the layers: [{label, radius, width, bits, bins, arcs: the version's arc URL} |
-   * {label, radius, width, bits, bins, moves: the plan's arcs or [], rank: id -> plan index}]:
+  /* A picture of the layers: [{label, radius, width, bits, bins, ids: rank -> node id, arcs: the
+   * version's arc URL} | {label, radius, width, bits, bins, ids, moves: the plan's arcs or []}]:
    * the canvas, an overlay for the arc looked at, and the box saying what it is (role status, so a
    * screen reader says it too). */
   function picture(layers, label) {
@@ -255,7 +258,7 @@ const rkDraw = (() => {
     return wrap;
   }
 
-  return { colour, bins, picture };
+  return { colour, OTHERS, bins, picture };
 })();
 
 if (typeof module !== "undefined") module.exports = { rkDraw };

@@ -68,7 +68,9 @@ check "script" 200 "$(req GET /ui/console.js)"
 has "as JavaScript" "$TMP/headers" 'Content-Type: text/javascript; charset=utf-8'
 check "no such file" 404 "$(req GET /ui/nope.js)"
 check "no path outside" 404 "$(req GET /ui/../api.c)"
-if grep -Eq 'https?://' "$HERE/../../server/ui/"*.html "$HERE/../../server/ui/"*.js "$HERE/../../server/ui/"*.css; then
+# (the SVG namespace is a name, never fetched)
+if grep -E 'https?://' "$HERE/../../server/ui/"*.html "$HERE/../../server/ui/"*.js "$HERE/../../server/ui/"*.css |
+    grep -vq '"http://www.w3.org/2000/svg"'; then
     bad "the console names an external address"
 else
     ok
