@@ -114,6 +114,7 @@ static const route routes[] = {
     {"POST", "/v1/clusters/{c}/migration/resume", "POST", rkd_h_migration_resume, PUB},
     {"POST", "/v1/clusters/{c}/migration/cancel", "POST", rkd_h_migration_cancel, PUB},
     {"GET", "/v1/clusters/{c}/clients", "GET", rkd_h_clients, READ},
+    {"GET", "/v1/clusters/{c}/changes", "GET", rkd_h_changes, READ},
     {"POST", "/v1/clusters/{c}/rollouts", "GET, POST", rkd_h_rollout_create, PUB},
     {"GET", "/v1/clusters/{c}/rollouts", "GET, POST", rkd_h_rollouts, READ},
     {"GET", "/v1/clusters/{c}/rollouts/{r}", "GET", rkd_h_rollout, READ},
@@ -234,6 +235,10 @@ void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp)
             continue;
         if (allowed(&c, &routes[i]) && bind(&c, &routes[i], &s) == 0)
             routes[i].handler(&c);
+        /* a write that took: the console's watchers of the cluster look again */
+        if (strcmp(routes[i].method, "GET") != 0 && resp->status < 300 && c.cluster[0] &&
+            !c.unchanged)
+            rkd_app_changed(app, c.cluster);
         return;
     }
     if (!path_match) {
@@ -292,6 +297,7 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
     }
     app->store = store;
     app->metrics = metrics;
+    rkd_changes_init(app);
     app->docs = rkd_cache_new(DOC_CACHE_ENTRIES, DOC_CACHE_BYTES, free);
     app->rings = rkd_cache_new(RING_CACHE_ENTRIES, RING_CACHE_BYTES, free_ring);
     app->clients = rkd_clients_new(NULL);

@@ -56,6 +56,7 @@ typedef struct rkd_response {
     char stale[RKD_STORE_STALE_LEN];   /* RK-Stale header (rkd_store_stale), or "" */
     unsigned wait_seconds; /* > 0: hold the request (long poll), then call again resumed */
     char wait_cluster[RKD_CLUSTER_MAX]; /* ... woken early by an activation of this cluster */
+    int wait_changes; /* ... or, non-zero, by any change of it (rkd_app_changed) */
 } rkd_response;
 
 /* Builds the application over an open store (borrowed; must outlive the app) and metrics
@@ -84,7 +85,9 @@ void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits);
 int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits);
 
 /* Called after every activation is committed and the app's caches are updated, on the committing
- * thread; the HTTP layer wakes long polls of `cluster` with it. */
+ * thread, and with version 0 after any other change of the cluster (rkd_app_changed); the HTTP
+ * layer wakes long polls of `cluster` with it: ring polls at activations, watchers of its changes
+ * at both. */
 typedef void (*rkd_activation_fn)(void *arg, const char *cluster, int64_t version);
 void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg);
 

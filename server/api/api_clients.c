@@ -65,7 +65,8 @@ void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered)
                            .addr = c->req->addr,
                            .agent = c->req->header(c->req, "User-Agent"),
                            .token = c->req->client_token};
-    rkd_clients_seen(t, c->cluster, &r);
+    if (rkd_clients_seen(t, c->cluster, &r))
+        rkd_app_changed(c->app, c->cluster); /* the console's fleet panel is live */
 }
 
 /* The active version of the call's cluster, 0 when it has none, and the version an open migration

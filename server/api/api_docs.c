@@ -106,12 +106,7 @@ static rkd_entry *ring_changed(rkd_app *app, const char *cluster, int64_t versio
 {
     rkd_cache_raise(app->docs, cluster, 0, tag);
     rkd_entry *e = load_active(app, cluster, rc, err);
-    pthread_mutex_lock(&app->hook_mu);
-    rkd_activation_fn hook = app->hook;
-    void *hook_arg = app->hook_arg;
-    pthread_mutex_unlock(&app->hook_mu);
-    if (hook)
-        hook(hook_arg, cluster, version);
+    rkd_app_wake(app, cluster, version);
     return e;
 }
 

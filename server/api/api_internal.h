@@ -104,6 +104,8 @@ void rkd_cache_raise(rkd_cache *c, const char *cluster, int64_t key, int64_t tag
 #define RKD_CT_TEXT    "text/plain; charset=utf-8"
 #define RKD_CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
+#define RKD_CHANGE_SLOTS 4096 /* change counters (changes.c): 32 KiB whatever the clusters */
+
 struct rkd_app {
     rkd_store *store;          /* borrowed */
     rkd_metrics *metrics;      /* borrowed, may be NULL */
@@ -120,6 +122,7 @@ struct rkd_app {
                                   they can neither change nor evict an authenticated one; NULL when
                                   only authenticated ones are recorded */
     struct rkd_driver *driver; /* drives running rollouts (rkd_app_start_rollouts), or NULL */
+    _Atomic uint64_t changes[RKD_CHANGE_SLOTS]; /* a change counter per slot of cluster names */
 };
 
 /* One request being answered: the parsed path parameters with the request and response. */
@@ -129,7 +132,17 @@ typedef struct rkd_call {
     rkd_response *resp;
     char cluster[RKD_CLUSTER_MAX]; /* {c}, validated */
     int64_t version;               /* {v}, validated; 0 when the route has none */
+    int unchanged;                 /* set by a write that changed nothing (a dry run) */
 } rkd_call;
+
+/* ---- changes.c: a change counter per cluster, which the console's live panels wait on ---- */
+
+/* Starts every counter at the wall clock's milliseconds (rkd_app_new). */
+void rkd_changes_init(rkd_app *app);
+/* Moves the counter of `cluster` on and calls the hook: after the activation of `version`, which
+ * wakes every poll of the cluster, or with 0 after any other change, which wakes its watchers. */
+void rkd_app_wake(rkd_app *app, const char *cluster, int64_t version);
+void rkd_app_changed(rkd_app *app, const char *cluster); /* rkd_app_wake(app, cluster, 0) */
 
 /* ---- The handlers of api.c's route table: each answers c->resp, errors included ---- */
 
@@ -137,6 +150,7 @@ void rkd_h_healthz(rkd_call *c);            /* api_admin.c */
 void rkd_h_readyz(rkd_call *c);             /* api_admin.c */
 void rkd_h_metrics(rkd_call *c);            /* api_admin.c */
 void rkd_h_clusters(rkd_call *c);           /* api_admin.c */
+void rkd_h_changes(rkd_call *c);            /* changes.c */
 void rkd_h_publish(rkd_call *c);            /* api_versions.c */
 void rkd_h_list_versions(rkd_call *c);      /* api_versions.c */
 void rkd_h_get_version(rkd_call *c);        /* api_versions.c */

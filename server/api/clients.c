@@ -275,8 +275,10 @@ static entry *insert(rkd_clients *t, uint64_t hash, const char *cluster, const c
 }
 
 /* Sets what `e` was seen with, and moves it to the tails (seen last). */
-static void update(rkd_clients *t, entry *e, const rkd_client_report *r, int64_t now)
+/* Records r in e: non-zero when what the report counts changed. */
+static int update(rkd_clients *t, entry *e, const rkd_client_report *r, int64_t now)
 {
+    int64_t held = e->held, offered = e->offered, refused = e->refused;
     e->held = r->held > 0 ? r->held : 0;
     if (r->offered > 0)
         e->offered = r->offered;
@@ -289,23 +291,25 @@ static void update(rkd_clients *t, entry *e, const rkd_client_report *r, int64_t
     keep_text(&e->agent, r->agent, RKD_CLIENTS_AGENT_MAX);
     move_to_tail(&t->all, e, ALL);
     move_to_tail(&e->group->ids, e, PEERS);
+    return held != e->held || offered != e->offered || refused != e->refused;
 }
 
-void rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_report *r)
+int rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_report *r)
 {
     const char *id = r ? r->id : NULL;
     if (!t || !cluster || strlen(cluster) >= CLUSTER_BYTES || !rk_client_id_valid(id))
-        return;
+        return 0;
     uint64_t hash = key_hash(t, cluster, id);
     int64_t now = mono_ms();
     pthread_mutex_lock(&t->mu);
     expire(t, now);
     entry *e = find(t, hash, cluster, id);
+    int fresh = !e;
     if (!e)
         e = insert(t, hash, cluster, id);
-    if (e)
-        update(t, e, r, now);
+    int changed = e && (update(t, e, r, now) || fresh);
     pthread_mutex_unlock(&t->mu);
+    return changed;
 }
 
 /* ---- reading ---- */

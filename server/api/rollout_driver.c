@@ -300,8 +300,9 @@ static int drive(rkd_driver *d, const char *cluster)
         do_move(&x, &m);
     else if (strcmp(phase, "soak") == 0)
         do_soak(&x, &m);
-    if (m.pause || !m.to || strcmp(m.to, m.phase) != 0)
-        (void)rkd_rollout_advance(d->app->store, cluster, &m, &err);
+    if ((m.pause || !m.to || strcmp(m.to, m.phase) != 0) &&
+        rkd_rollout_advance(d->app->store, cluster, &m, &err) == RK_OK)
+        rkd_app_changed(d->app, cluster); /* the console shows the rollout's steps live */
     json_decref(r);
     return 1;
 }

@@ -170,7 +170,8 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
     atomic_init(&h->connections, 0);
     atomic_init(&h->held, 0);
     atomic_init(&h->closed, 0);
-    atomic_init(&h->activations, 0);
+    atomic_init(&h->wakes[RKH_RING], 0);
+    atomic_init(&h->wakes[RKH_CHANGES], 0);
     atomic_init(&h->started, 0);
     pthread_mutex_init(&h->mu, NULL);
     pthread_condattr_t ca;

@@ -1,5 +1,6 @@
-/* http_poll.c — long polls: a request held (suspended) until an activation of its cluster or its
- * deadline, the activation callback that wakes them, and the timer that ends them. */
+/* http_poll.c — long polls: a request held (suspended) until an activation of its cluster (a ring
+ * poll) or any change of it (a console watching), or its deadline; the hook that wakes them, and
+ * the timer that ends them. */
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,9 +30,10 @@ static void release(rkd_http *h, waiter **link)
 int rkh_hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_response *r,
              uint64_t seen)
 {
+    int kind = r->wait_changes ? RKH_CHANGES : RKH_RING;
     pthread_mutex_lock(&h->mu);
     int full = atomic_load(&h->held) >= (long)h->cfg.max_polls;
-    if (h->stopping || full || atomic_load(&h->activations) != seen) {
+    if (h->stopping || full || atomic_load(&h->wakes[kind]) != seen) {
         int rc = h->stopping ? -1 : full ? 2 : 1;
         pthread_mutex_unlock(&h->mu);
         return rc;
@@ -46,28 +48,51 @@ int rkh_hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_res
     snprintf(st->w.cluster, sizeof st->w.cluster, "%s", r->wait_cluster);
     rkh_set_buffer(c, SO_RCVBUF, RCVBUF_HELD);
     MHD_suspend_connection(c); /* before it is listed, so no resume can come first */
-    st->w.next = h->waiters;
-    h->waiters = &st->w;
+    st->w.next = h->waiters[kind];
+    h->waiters[kind] = &st->w;
     pthread_cond_signal(&h->cv);
     pthread_mutex_unlock(&h->mu);
     rkd_metrics_waiting(h->cfg.metrics, +1);
     return 0;
 }
 
-/* Activation hook of the app: answer every long poll of that cluster now. */
-void rkh_on_activation(void *arg, const char *cluster, int64_t version)
+/* Resumes the polls of `cluster` in one list; the caller holds h->mu. */
+static void wake(rkd_http *h, int kind, const char *cluster)
 {
-    rkd_http *h = arg;
-    (void)version;
-    pthread_mutex_lock(&h->mu);
-    atomic_fetch_add(&h->activations, 1);
-    for (waiter **link = &h->waiters; *link;) {
+    atomic_fetch_add(&h->wakes[kind], 1);
+    for (waiter **link = &h->waiters[kind]; *link;) {
         if (strcmp((*link)->cluster, cluster) == 0)
             release(h, link);
         else
             link = &(*link)->next;
     }
+}
+
+/* Wake hook of the app: an activation answers every long poll of that cluster now, another change
+ * only those watching its changes. */
+void rkh_on_activation(void *arg, const char *cluster, int64_t version)
+{
+    rkd_http *h = arg;
+    pthread_mutex_lock(&h->mu);
+    if (version > 0)
+        wake(h, RKH_RING, cluster);
+    wake(h, RKH_CHANGES, cluster);
     pthread_mutex_unlock(&h->mu);
+}
+
+/* Resumes the polls of one list whose deadline passed; *wake becomes the next deadline if sooner.
+ * The caller holds h->mu. */
+static void expire(rkd_http *h, int kind, const struct timespec *now, struct timespec *next)
+{
+    for (waiter **link = &h->waiters[kind]; *link;) {
+        if (!rkh_before(now, &(*link)->deadline)) {
+            release(h, link);
+            continue;
+        }
+        if (rkh_before(&(*link)->deadline, next))
+            *next = (*link)->deadline;
+        link = &(*link)->next;
+    }
 }
 
 /* malloc_trim, outside the lock, when TRIM_AFTER_CLOSES connections closed since the last one:
@@ -99,21 +124,15 @@ void *rkh_timer_main(void *arg)
         soonest.tv_nsec += TICK_MIN_NS;
         if (soonest.tv_nsec >= 1000000000L)
             soonest.tv_sec++, soonest.tv_nsec -= 1000000000L;
-        for (waiter **link = &h->waiters; *link;) {
-            if (!rkh_before(&now, &(*link)->deadline)) {
-                release(h, link);
-                continue;
-            }
-            if (rkh_before(&(*link)->deadline, &wake))
-                wake = (*link)->deadline;
-            link = &(*link)->next;
-        }
+        expire(h, RKH_RING, &now, &wake);
+        expire(h, RKH_CHANGES, &now, &wake);
         if (rkh_before(&wake, &soonest))
             wake = soonest;
         pthread_cond_timedwait(&h->cv, &h->mu, &wake);
     }
-    while (h->waiters) /* stopping: every held poll answers now (304 or the new ring) */
-        release(h, &h->waiters);
+    for (int kind = RKH_RING; kind <= RKH_CHANGES; kind++)
+        while (h->waiters[kind]) /* stopping: every held poll answers now (304 or the new ring) */
+            release(h, &h->waiters[kind]);
     pthread_mutex_unlock(&h->mu);
     return NULL;
 }

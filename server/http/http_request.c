@@ -159,16 +159,22 @@ static rkd_request request_of(struct MHD_Connection *c, const req_state *st, int
 /* Each of MHD's threads serves its share of the connections: a handler working for a second (a
  * plan, a big publish, an uncached version document) would stall every other connection of that
  * thread, /healthz included. So only what is answered from memory stays there: /healthz, /readyz,
- * /metrics and the ring (its long polls are held there); the rest is suspended and queued here. */
+ * /metrics, the ring and a cluster's changes (long polls are held there); the rest is suspended and
+ * queued here. */
+static int ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), m = strlen(end);
+    return n >= m && strcmp(s + n - m, end) == 0;
+}
+
 static int for_pool(const req_state *st)
 {
     static const char *const quick[] = {"/healthz", "/readyz", "/metrics"};
-    size_t n = strlen(st->path);
     for (size_t i = 0; i < sizeof quick / sizeof quick[0]; i++) {
         if (strcmp(st->path, quick[i]) == 0)
             return 0;
     }
-    return !(n >= 5 && strcmp(st->path + n - 5, "/ring") == 0);
+    return !ends_with(st->path, "/ring") && !ends_with(st->path, "/changes");
 }
 
 static void *pool_main(void *arg)
@@ -259,11 +265,12 @@ static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *
     /* An activation between the handler's look and the rkh_hold would be slept through: rkh_hold
      * only if none came in between, else look again (a few times, then answer as is). */
     for (int tries = 0;; tries++) {
-        uint64_t seen = atomic_load(&h->activations);
+        uint64_t seen[2] = {atomic_load(&h->wakes[RKH_RING]), atomic_load(&h->wakes[RKH_CHANGES])};
         rkd_api_handle(h->cfg.app, &req, &r);
         if (r.wait_seconds == 0 || req.resumed)
             break;
-        int held = tries < 3 ? rkh_hold(h, st, c, &r, seen) : -1;
+        int held =
+            tries < 3 ? rkh_hold(h, st, c, &r, seen[r.wait_changes ? RKH_CHANGES : RKH_RING]) : -1;
         rkd_response_clear(&r);
         if (held == 0)
             return MHD_YES;
@@ -271,7 +278,7 @@ static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *
             return send_busy(c, st,
                              "this server holds as many long polls as it may (ringkeeperd "
                              "--max-polls)");
-        req.resumed = held < 0; /* stopping, or activations keep coming: answer now */
+        req.resumed = held < 0; /* stopping, or wakes keep coming: answer now */
     }
     return send_response(c, st, &r, 0);
 }

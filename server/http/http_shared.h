@@ -50,9 +50,12 @@
  * 156 MiB from 90 MiB. */
 #define MMAP_FROM (1 << 20)
 
-/* A long poll held by MHD_suspend_connection until an activation of its cluster or its deadline. */
+/* A long poll held by MHD_suspend_connection until an activation (or for a watcher of changes,
+ * any change) of its cluster, or its deadline. */
+enum { RKH_RING = 0, RKH_CHANGES = 1 }; /* the two lists of waiters, by what wakes them */
+
 typedef struct waiter {
-    struct waiter *next;           /* in rkd_http.waiters */
+    struct waiter *next;           /* in rkd_http.waiters[kind] */
     struct MHD_Connection *conn;   /* suspended connection */
     char cluster[RKD_CLUSTER_MAX]; /* woken by an activation of this cluster */
     struct timespec deadline;      /* CLOCK_MONOTONIC */
@@ -97,10 +100,12 @@ struct rkd_http {
     atomic_long closed;           /* connections closed since the start, for TRIM_AFTER_CLOSES */
     rkd_budget *bodies;           /* request body bytes buffered, cfg.body_budget in all */
     rkd_budget *sends;            /* kernel send buffers of answers sent fast, cfg.send_budget */
-    _Atomic uint64_t activations; /* counted under mu, so a hold sees any it missed */
+    _Atomic uint64_t wakes[2];    /* activations, changes: counted under mu, so that a hold sees
+                                     any it missed */
     pthread_mutex_t mu;           /* guards waiters and stopping */
     pthread_cond_t cv;            /* wakes the timer thread */
-    waiter *waiters;              /* held long polls */
+    waiter *waiters[2];           /* held long polls: of rings (RKH_RING), of changes (a few
+                                     consoles, apart so that a change never walks the fleet's) */
     int stopping;                 /* the timer thread exits */
     pthread_t timer;              /* resumes long polls whose deadline passed */
     atomic_int started;           /* MHD's own messages are printed from then on (mhd_log) */
@@ -136,13 +141,14 @@ static inline void rkh_set_buffer(struct MHD_Connection *c, int which, int bytes
 
 /* ---- http_poll.c ---- */
 
-/* Holds the request until an activation of its cluster or its deadline, set by the first hold: a
- * poll woken by an activation it already has waits on for the rest of its time. Returns -1 when
- * the server is stopping (answer at once), 1 when an activation came since `seen` (look again), 2
- * when max_polls are held already (answer 503 busy). */
+/* Holds the request until an activation of its cluster (or a change, r->wait_changes) or its
+ * deadline, set by the first hold: a poll woken by an activation it already has waits on for the
+ * rest of its time. Returns -1 when the server is stopping (answer at once), 1 when a wake of its
+ * kind came since `seen` (look again), 2 when max_polls are held already (answer 503 busy). */
 int rkh_hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_response *r,
              uint64_t seen);
-/* The store's activation callback (`arg` is the server): wakes the polls of that cluster. */
+/* The app's wake hook (`arg` is the server): an activation (version > 0) wakes every poll of that
+ * cluster, another change (version 0) its watchers of changes. */
 void rkh_on_activation(void *arg, const char *cluster, int64_t version);
 /* The timer thread: resumes polls whose deadline passed, trims after many closes. */
 void *rkh_timer_main(void *arg);

@@ -1,61 +1,11 @@
-/* console.js — the operator console: clusters, a cluster's versions and ring, and the plan between
- * two versions with its self-checks. It reads only the public JSON API (docs/API.md) and writes
+/* console.js — the operator console's views and routes: the clusters, a cluster (its live panels,
+ * versions and ring), and the plan between two versions with its verdict. It reads only the public JSON API (docs/API.md) and writes
  * with the token the operator pastes, kept in sessionStorage only. Everything from the server goes
  * into the page as text (textContent), never as markup. */
 "use strict";
 
-const MAX_ROWS = 200; /* rows per table: a 100k-node ring must not become 100k DOM rows */
 const view = document.getElementById("view");
-
-/* h("td", {class: "n"}, "text", child...): an element; attributes as given, children as text. */
-function h(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-    else if (k === "style") e.style.cssText = v; /* CSSOM: allowed by the server's CSP, which refuses style attributes */
-    else e.setAttribute(k, v);
-  }
-  for (const c of children.flat(Infinity)) e.append(c instanceof Node ? c : String(c));
-  return e;
-}
-
-/* A number from the API: the figure for people (format.js: "pct", "ratio", "count" or "plain"),
- * and the exact value, its JSON path and its format for a copy and the checks. */
-function num(path, value, kind = "plain") {
-  return h("span", { "data-k": path, "data-v": String(value), "data-f": kind, title: String(value) }, rkFmt[kind](value));
-}
-
-function token() {
-  return sessionStorage.getItem("rk-token") || "";
-}
-
-/* GET or POST path; resolves to {status, body} with the body parsed when it is JSON. */
-async function call(method, path, body) {
-  const headers = {};
-  if (method !== "GET" && token()) headers.Authorization = "Bearer " + token();
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  let parsed = text;
-  try { parsed = JSON.parse(text); } catch (e) { /* a text answer stays text */ }
-  return { status: r.status, body: parsed };
-}
-
-async function get(path) {
-  const r = await call("GET", path);
-  if (r.status !== 200) throw new Error(errorText(r));
-  return r.body;
-}
-
-/* The server's refusal as it said it. */
-function errorText(r) {
-  const e = r.body && r.body.error;
-  return e ? `${r.status} ${e.code}: ${e.message}` : `${r.status}: ${String(r.body).slice(0, 300)}`;
-}
-
-function clusterPath(c) {
-  return "/v1/clusters/" + encodeURIComponent(c);
-}
+let shown = 0; /* counts the views drawn: work of a view that is gone must not touch the page */
 
 function show(title, ...parts) {
   document.title = title + " — ringkeeper console";
@@ -63,29 +13,7 @@ function show(title, ...parts) {
   window.scrollTo(0, 0); /* a view starts at its first screen, the verdict's */
 }
 
-/* A table of the first MAX_ROWS items, row(item, index) building each, and a note saying how many
- * were left out: a 100000-node plan must not become 100000 rows, nor build them to drop them. */
-function table(head, items, row = (x) => x, note = "") {
-  const shown = items.slice(0, MAX_ROWS).map(row);
-  return [
-    h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
-      h("tbody", {}, shown)),
-    items.length > shown.length ? h("p", { class: "note" }, `${shown.length} of ${items.length} rows shown${note}`) : "",
-  ];
-}
-
 /* ---- clusters ---- */
-
-/* The "clients converged" cell from GET .../clients' summary (docs/API.md): how many hold the
- * active version, and of the others how many were offered it (not yet confirmed) and refuse it. */
-function convergedText(s) {
-  if (s.total === 0) return "none seen";
-  if (s.converged) return `yes, ${s.total}`;
-  const v = String(s.active), held = s.by_version[v] || 0;
-  const offered = (s.offered_by_version[v] || 0) - held;
-  return `no: ${held} of ${s.total} hold v${v}` + (offered > 0 ? `, ${offered} offered` : "") +
-    (s.refusing ? `, ${s.refusing} refusing` : "");
-}
 
 async function clustersView() {
   const list = (await get("/v1/clusters")).clusters;
@@ -105,11 +33,6 @@ async function clustersView() {
 
 /* ---- a cluster ---- */
 
-/* A node's colour swatch: the colour its arcs have in every picture, from its id. */
-function swatch(id) {
-  return h("span", { class: "swatch", style: `background:${id === null ? rkDraw.OTHERS : rkDraw.colour(id)}`, "aria-hidden": "true" });
-}
-
 /* A table of plan.nodes: id, the shares of `sides` and ideal_after as numbers, and a bar per side
  * against the ideal (a black mark), the first side pale when there are two. The most changed nodes
  * first (with two sides), or those furthest from their ideal; the first MAX_ROWS of them. */
@@ -128,10 +51,6 @@ function sharesTable(plan, sides, prefix, head) {
 
 /* ---- ring pictures: drawn from the server's bins, arcs asked of the server ---- */
 
-function versionPath(c, v) {
-  return `${clusterPath(c)}/versions/${v}`;
-}
-
 /* A ring circle of the picture: version v's bins, its nodes' ids by rank, and where to ask for its arcs. */
 function ringLayer(c, v, label, radius, width, bits, runs, ids) {
   return { label, radius, width, bits, ids, bins: rkDraw.bins(runs), arcs: versionPath(c, v) + "/arc" };
@@ -141,18 +60,28 @@ function svgLink(href, what) {
   return h("a", { href, download: "", id: "svg-link" }, `download ${what} as SVG (for a ticket or a runbook)`);
 }
 
-async function clusterView(c) {
-  const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
+/* A cluster's versions, newest first, each with a link to its plan from the active one. */
+function versionsTable(c, versions) {
   const active = versions.find((v) => v.state === "active");
-  const timeline = table(["version", "state", "author", "created", "activated", "comment", "fingerprint", "plan"],
+  return table(["version", "state", "author", "created", "activated", "comment", "fingerprint", "plan"],
     versions, (v, i) => h("tr", {}, h("td", { class: "n" }, num(`versions.${i}.version`, v.version)),
       h("td", {}, v.state), h("td", {}, v.author), h("td", {}, v.created_at), h("td", {}, v.activated_at || ""),
       h("td", {}, v.comment || ""), h("td", {}, v.fingerprint),
       h("td", {}, active && v.version !== active.version
         ? h("a", { href: `#/c/${encodeURIComponent(c)}/plan?from=${active.version}&to=${v.version}` },
           `plan v${active.version} → v${v.version}`) : "")));
-  const parts = [h("p", {}, h("a", { href: `#/c/${encodeURIComponent(c)}/plan` }, "review the plan: active → latest")),
-    h("h2", {}, "Versions"), timeline];
+}
+
+async function clusterView(c) {
+  const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
+  const active = versions.find((v) => v.state === "active");
+  /* the versions stay live too; another active version is another ring: the view is drawn again */
+  const mine = shown, listed = rkPanels.panel("versions", "Versions", async () => {
+    const now = (await get(clusterPath(c) + "/versions?limit=1000")).versions, act = now.find((v) => v.state === "active");
+    if ((act && act.version) !== (active && active.version) && mine === shown) window.dispatchEvent(new HashChangeEvent("hashchange"));
+    return versionsTable(c, now);
+  });
+  const parts = [h("p", {}, h("a", { href: `#/c/${encodeURIComponent(c)}/plan` }, "review the plan: active → latest")), listed];
   let rest;
   if (active) {
     const q = `?from=${active.version}&to=${active.version}`, picture = await get(versionPath(c, active.version) + "/picture");
@@ -179,45 +108,13 @@ async function clusterView(c) {
   } else {
     parts.push(h("p", {}, "No version is active yet."));
   }
-  const rollout = (await get(clusterPath(c) + "/rollouts")).rollouts[0];
-  if (rollout) parts.splice(1, 0, rolloutPart(c, rollout));
-  window.rkRollout = rollout; /* the document the rollout part shows, for a look and the tests */
+  /* what moves now first: the rollout and the job (each hidden when there is none), the fleet, the events */
+  const panels = [rkPanels.rollout(c), rkPanels.migration(c), rkPanels.fleet(c), rkPanels.events(c)];
+  parts.splice(1, 0, ...panels);
+  panels.push(listed);
   show(`Cluster ${c}`, ...parts);
-  return { rest }; /* not the promise itself, which the caller's await would wait for */
-}
-
-/* ---- a rollout (docs/MIGRATE.md, "Rollouts") ---- */
-
-/* The writes a rollout in this state takes, as [id, label, route]: its approval (over its digest),
- * start, pause, resume and abort. */
-function rolloutActions(r) {
-  const acts = { review: ["approve"], approved: ["start", "abort"], running: ["pause", "abort"], paused: ["resume", "abort"] };
-  return (acts[r.state] || []).map((a) => [`rollout-${a}`, `${a} rollout ${r.id}`, a]);
-}
-
-/* The cluster's latest rollout: where it is, its steps (each a row), and the writes its state
- * takes, each confirmed first; after one, the view is drawn again. */
-function rolloutPart(c, r) {
-  const out = h("div", { id: "rollout-result", class: "message", role: "status" }, "");
-  const base = `${clusterPath(c)}/rollouts/${r.id}`;
-  const write = async (label, action) => {
-    if (!confirm(`${label[0].toUpperCase() + label.slice(1)} of ${c}${action === "approve" ? ` by digest ${r.digest}` : ""}?`)) return;
-    const res = await call("POST", `${base}/${action}`, action === "approve" ? { digest: r.digest } : undefined);
-    if (res.status >= 300) return void (out.className = "message error", out.textContent = errorText(res));
-    window.dispatchEvent(new HashChangeEvent("hashchange"));
-  };
-  const changes = (s) => (s.changes || []).slice(0, 3).map((x) => `${x.id} ${x.weight_before} → ${x.weight_after}`).join(", ") +
-    ((s.changes || []).length > 3 ? `, +${s.changes.length - 3} more` : "");
-  return [h("h2", {}, `Rollout ${r.id}`),
-    h("p", { id: "rollout-state", "data-state": r.state }, `${r.state}`, r.step ? `, step ${r.step} of ${r.steps.length}` : "",
-      r.phase ? ` (${r.phase})` : "", " · moves ", num("rollout.total_moved", r.total_moved, "pct"), " in all against ",
-      num("rollout.one_shot_moved", r.one_shot_moved, "pct"), " at once · digest ", h("code", {}, r.digest),
-      r.reason ? [h("br", {}), r.reason] : ""),
-    table(["step", "state", "version", "moved", "balance after", "weights"], r.steps, (s, i) => h("tr", { "data-step-state": s.state },
-      h("td", { class: "n" }, num(`rollout.steps.${i}.n`, s.n)), h("td", {}, s.state), h("td", { class: "n" }, s.version === null ? "-" : String(s.version)),
-      h("td", { class: "n" }, num(`rollout.steps.${i}.moved_fraction`, s.moved_fraction, "pct")),
-      h("td", { class: "n" }, num(`rollout.steps.${i}.balance_after`, s.balance_after, "ratio")), h("td", {}, changes(s)))),
-    h("p", {}, rolloutActions(r).map(([id, label, action]) => h("button", { id, onclick: () => write(label, action) }, label))), out];
+  /* not a promise itself, which the caller's await would wait for */
+  return { rest: Promise.all([rest, rkPanels.live(c, panels.map((p) => p.fill))]) };
 }
 
 /* ---- a plan ---- */
@@ -273,18 +170,23 @@ async function whoAmI(c, plan, author) {
 }
 
 const MARK = { ok: "✓", warn: "!", bad: "✗", info: "·" };
-let flash = null; /* what the last write said, shown by the view drawn after it */
+let flash = null; /* what the last write said, for the view drawn after it */
 
 /* The writes the verdict allows, each confirmed first, naming the version and the digest; after one,
- * the view is drawn again with the server's answer. */
-function actionsPart(c, plan, verdict, fleet) {
-  const out = h("div", { id: "action-result", class: "message" + (flash ? " " + flash.cls : ""), role: "status" }, flash ? flash.text : "");
-  flash = null;
+ * the view is drawn again with the server's answer. `said` ({cls, text} or null) is what the last
+ * write of this view said, kept across its live refreshes. */
+function actionsPart(c, plan, verdict, fleet, said) {
+  const out = h("div", { id: "action-result", class: "message" + (said.text ? " " + said.cls : ""), role: "status" }, said.text || "");
   const to = plan.to.version, path = versionPath(c, to), of = ` by plan ${plan.digest}`;
   const write = async (question, route, body) => {
     if (!confirm(question)) return;
     const r = await call("POST", route, body);
-    if (r.status >= 300) return void ((out.className = "message error"), (out.textContent = errorText(r)));
+    if (r.status >= 300) {
+      Object.assign(said, { cls: "error", text: errorText(r) });
+      out.className = "message error";
+      out.textContent = said.text;
+      return;
+    }
     flash = { cls: "ok", text: `${r.status}: done` + (r.body.state ? ` (v${r.body.version} ${r.body.state})` : "") };
     window.dispatchEvent(new HashChangeEvent("hashchange"));
   };
@@ -306,7 +208,7 @@ function actionsPart(c, plan, verdict, fleet) {
 
 /* The first screen: the plan's cost against the minimum, each rule of the policy in its state, and
  * what may be done next. */
-function verdictPart(c, plan, verdict, fleet) {
+function verdictPart(c, plan, verdict, fleet, said) {
   const ratio = plan.minimal_fraction > 0 ? [", ", h("span", { id: "moved-ratio" }, rkFmt.ratio(plan.moved_fraction / plan.minimal_fraction)), " the minimum "]
     : [", the minimum "];
   const headline = plan.moved_fraction === 0 ? h("p", { id: "headline", class: "headline" }, "Nothing moves.")
@@ -317,7 +219,7 @@ function verdictPart(c, plan, verdict, fleet) {
     h("ul", { id: "policy", class: "policy" }, verdict.items.map((x) => h("li", { "data-item": x.key, "data-state": x.state },
       h("span", { class: "mark", "aria-hidden": "true" }, MARK[x.state]), h("span", { class: "visually-hidden" }, `${x.state}: `),
       h("b", {}, x.title), " ", x.text))),
-    actionsPart(c, plan, verdict, fleet), selfCheckPart(plan));
+    actionsPart(c, plan, verdict, fleet, said), selfCheckPart(plan));
 }
 
 async function fetchPlan(base) {
@@ -380,14 +282,17 @@ async function planView(c, query) {
   const [plan, pic, ctx] = await Promise.all([fetchPlan(base + (step ? `&max_step=${encodeURIComponent(step)}` : "")),
     get(base + "&format=picture"), planContext(c)]);
   const author = (versions.find((v) => v.version === to) || {}).author || null, act = active ? active.version : null;
-  const live = act !== null && to > act && from === act && !(ctx.fleet.previous ?? null) &&
+  const open = act !== null && to > act && from === act && !(ctx.fleet.previous ?? null) &&
     !(ctx.rollout && ["running", "paused", "reverting"].includes(ctx.rollout.state));
-  const me = live ? await whoAmI(c, plan, author) /* else the verdict offers at most a finish, which the server judges */
+  const me = open ? await whoAmI(c, plan, author) /* else the verdict offers at most a finish, which the server judges */
     : { may: !!token(), name: null, why: token() ? "" : "No token kept: paste one above to write." };
-  const verdict = rkVerdict({ ...ctx, plan, author, active: act, me });
+  const said = flash || {};
+  flash = null;
+  const judge = (x) => verdictPart(c, plan, rkVerdict({ ...x, plan, author, active: act, me }), x.fleet, said);
+  const box = h("div", { id: "verdict-box" }, judge(ctx));
   const field = (id) => document.getElementById(id).value;
   const go = () => { location.hash = `#/c/${encodeURIComponent(c)}/plan?from=${field("from")}&to=${field("to")}${field("step") ? "&step=" + field("step") : ""}`; };
-  show(`Plan ${c}: v${from} → v${to}`, verdictPart(c, plan, verdict, ctx.fleet),
+  show(`Plan ${c}: v${from} → v${to}`, box,
     h("p", { class: "note" }, "digest ", h("code", { id: "digest" }, plan.digest), " · balance before ",
       num("plan.balance.before.max", plan.balance.before.max, "ratio"), " to ", num("plan.balance.before.min", plan.balance.before.min, "ratio"),
       ", after ", num("plan.balance.after.min", plan.balance.after.min, "ratio"), " at least"),
@@ -401,6 +306,19 @@ async function planView(c, query) {
       h("td", { class: "n" }, num(`plan.steps.${i}.step`, s.step)), h("td", { class: "n" }, num(`plan.steps.${i}.fraction`, s.fraction, "pct")),
       h("td", { class: "n" }, num(`plan.steps.${i}.arcs.length`, s.arcs.length))))] : "");
   window.rkPlan = plan; /* the document the page shows, for a look from the developer tools */
+  /* The verdict stays live: approvals, the policy, the fleet, a rollout. Another active version or
+   * window is another situation (and another dry run): the view is drawn again. A reason being
+   * typed is never wiped. */
+  const mine = shown;
+  const refresh = async () => {
+    const x = await planContext(c);
+    if (mine !== shown) return;
+    if ((x.fleet.active ?? null) !== act || (x.fleet.previous ?? null) !== (ctx.fleet.previous ?? null))
+      return void window.dispatchEvent(new HashChangeEvent("hashchange"));
+    const reason = document.getElementById("force-reason");
+    if (!(reason && (reason.value || document.activeElement === reason))) box.replaceChildren(judge(x));
+  };
+  return { rest: rkPanels.live(c, [refresh], false) };
 }
 
 /* ---- routing and the token ---- */
@@ -410,13 +328,15 @@ async function planView(c, query) {
  * (data-render-ms; docs/PERFORMANCE.md). */
 async function route() {
   const t0 = performance.now();
+  rkPanels.stop(); /* the view before may have watched another cluster */
+  shown++;
   const [path, q] = location.hash.replace(/^#/, "").split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const failed = (e) => show("Error", h("p", { class: "message error", id: "error" }, e.message));
   let rest; /* what a view fills in after it is first drawn */
   try {
     if (parts[0] === "c" && parts.length === 2) ({ rest } = await clusterView(parts[1]));
-    else if (parts[0] === "c" && parts[2] === "plan") await planView(parts[1], new URLSearchParams(q || ""));
+    else if (parts[0] === "c" && parts[2] === "plan") ({ rest } = await planView(parts[1], new URLSearchParams(q || "")));
     else await clustersView();
   } catch (e) {
     failed(e);

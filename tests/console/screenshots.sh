@@ -24,5 +24,6 @@ verdict-self-approval plan-self-approval
 verdict-window-open plan-window-open
 big-plan plan-100k-nodes
 rollout-review rollout
+cluster-live cluster-live
 LIST
 ls -l "$DOCS"

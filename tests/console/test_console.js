@@ -113,8 +113,9 @@ async function bounded(page, name) {
 }
 
 // Every [data-k] number on the page against the JSON at that path in `docs`.
-async function numbersMatch(page, view, docs) {
-  const shown = await page.$$eval("[data-k]", (es) => es.map((e) => [e.dataset.k, e.dataset.v, e.textContent, e.dataset.f]));
+async function numbersMatch(page, view, docs, only = "") {
+  const shown = (await page.$$eval("[data-k]", (es) => es.map((e) => [e.dataset.k, e.dataset.v, e.textContent, e.dataset.f])))
+    .filter(([k]) => k.startsWith(only));
   check(`${view}: numbers shown`, shown.length > 0, "none");
   for (const [k, v, text, f] of shown) {
     const want = k.split(".").reduce((o, key) => (o == null ? undefined : o[key]), docs);
@@ -168,7 +169,7 @@ async function clusterView(page) {
   const versions = (await api("/v1/clusters/c/versions?limit=1000")).versions;
   const a = versions.find((v) => v.state === "active").version;
   const ring = await api(`/v1/clusters/c/plan?from=${a}&to=${a}&arcs=false`);
-  const rows = await page.$$eval("table tbody tr", (trs) => trs.map((t) => t.textContent));
+  const rows = await page.$$eval("#versions tbody tr", (trs) => trs.map((t) => t.textContent));
   check("cluster: authors shown", versions.every((v, i) => rows[i].includes(v.state) && rows[i].includes(v.author)), rows[0]);
   const picture = await api(`/v1/clusters/c/versions/${a}/picture`);
   await numbersMatch(page, "cluster", { versions, ring, picture });
@@ -351,7 +352,19 @@ async function activate(page, errors) {
   const after = await verdictItems(page);
   check("approved: the rule holds, activation offered", after.approvals === "ok" && JSON.stringify(await offered(page)) === '["activate"]' &&
     (await page.$eval("[data-item=approvals]", (e) => e.textContent)).includes("1 of 1 given (ops)"), JSON.stringify(after));
-  // The server stays the judge: a policy changed behind the page's back is its refusal, verbatim
+  // The verdict is live: a policy changed elsewhere reaches the page, and takes the write away
+  let runs = await liveRuns(page);
+  await policy({ approvals: 2 });
+  await liveAfter(page, runs, "a policy change");
+  const two = await page.$eval("[data-item=approvals]", (e) => [e.dataset.state, e.textContent]);
+  check("live verdict: the new policy shown", two[0] === "warn" && two[1].includes("1 of 2 given (ops)") && (await offered(page)).length === 0, JSON.stringify(two));
+  runs = await liveRuns(page);
+  await policy({ approvals: 1 });
+  await liveAfter(page, runs, "a policy change back");
+  check("live verdict: activation offered again", JSON.stringify(await offered(page)) === '["activate"]', JSON.stringify(await offered(page)));
+  // The server stays the judge: a page that missed a change (its watch stopped, as when a network
+  // drops) gets the server's refusal, verbatim
+  await page.evaluate(() => rkPanels.stop());
   await policy({ approvals: 2 });
   const want = await api("/v1/clusters/c/versions/2/activate", { method: "POST", headers: auth });
   const refused = await click(page, "#activate");
@@ -435,6 +448,78 @@ async function rolloutView(page, errors) {
   check("rollout: no console errors", errors.length === 0, JSON.stringify(errors));
 }
 
+// Waits for the view's live panels to have run more than `runs` times (a change reached them);
+// the time it took, in ms.
+async function liveAfter(page, runs, what) {
+  const t0 = Date.now();
+  await page.waitForFunction((n) => Number(document.getElementById("view").dataset.liveRuns) > n, { timeout: 10000 }, runs)
+    .catch(() => check(`live: ${what} reached the page`, false, "not within 10 s"));
+  return Date.now() - t0;
+}
+const liveRuns = (page) => page.$eval("#view", (e) => Number(e.dataset.liveRuns || 0));
+
+// A cluster's live panels: the events and the fleet as the API has them, then a publish, a client
+// and a migration job's pause, resume and throttle made elsewhere reach the open page by the long
+// poll of GET .../changes, without a reload; the job's writes from the page, each asked first.
+async function livePanels(page, errors) {
+  const auth = { Authorization: "Bearer " + TOKEN, "Content-Type": "application/json" };
+  const node = (i) => ({ id: `m${i}`, addr: `127.0.0.1:${21000 + i}`, weight: 1 });
+  const topo = (n) => ({ hash: "xxh3_64", vnode_factor: 40, data: "memcached", nodes: [0, 1, 2, 3].slice(0, n).map(node) });
+  const post = (p, body) => fetch(BASE + p, { method: "POST", headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
+  await post("/v1/clusters/mj/versions?activate=true", topo(3));
+  await open(page, "#/c/mj");
+  const hidden = await page.$eval("#panel-migration", (e) => e.hidden);
+  check("live: no job, no migration panel", hidden, "shown");
+  const events = (await api("/v1/clusters/mj/events?limit=20")).events;
+  const rows = await page.$$eval("#events tbody tr", (trs) => trs.map((t) => [Number(t.dataset.event), t.dataset.kind]));
+  check("live: the events as the API lists them", JSON.stringify(rows) === JSON.stringify(events.map((e) => [e.event, e.kind])), JSON.stringify(rows));
+  let runs = await liveRuns(page);
+  await post("/v1/clusters/mj/versions", topo(4));
+  const ms = await liveAfter(page, runs, "a publish");
+  console.log(`live: a publish reached the open page in ${ms} ms`);
+  const kinds = await page.$$eval("#events tbody tr", (trs) => trs.map((t) => t.dataset.kind));
+  check("live: the new publish listed first", kinds[0] === "publish" && kinds.length === events.length + 1, JSON.stringify(kinds));
+  const listed = await page.$$eval("#versions tbody tr", (trs) => trs.length);
+  check("live: the new version listed", listed === 2, String(listed));
+  runs = await liveRuns(page);
+  await fetch(BASE + "/v1/clusters/mj/ring", { headers: { "RK-Client": "straggler-1", Authorization: "Bearer " + TOKEN } });
+  await liveAfter(page, runs, "a client");
+  const fleet = await page.$eval("#fleet-summary", (e) => e.textContent);
+  check("live: the client counted", fleet.startsWith("no: 0 of 1 hold v1, 1 offered"), fleet);
+  check("live: the straggler listed", (await page.$$eval("#fleet-behind [data-client]", (r) => r.map((x) => x.dataset.client))).includes("straggler-1"), "");
+  runs = await liveRuns(page);
+  const job = await (await post("/v1/clusters/mj/migration", { mode: "before_cutover", to: 2, throttle: { keys_per_s: 100, bytes_per_s: 0 } })).json();
+  await liveAfter(page, runs, "a job");
+  check("live: the job shown", await page.$eval("#migration-state", (e) => e.dataset.state) === "copying", JSON.stringify(job).slice(0, 200));
+  await numbersMatch(page, "live migration", { migration: await api("/v1/clusters/mj/migration") }, "migration.");
+  await accessible(page, "live panels");
+  await shot(page, "cluster-live");
+  const questions = [];
+  const asked = (d) => questions.push(d.message()); // accepted by the handler activate() left
+  page.on("dialog", asked);
+  for (const [button, state] of [["#migration-pause", "paused"], ["#migration-resume", "copying"]]) {
+    await page.evaluate(() => document.getElementById("view").removeAttribute("data-ready"));
+    await page.click(button);
+    await ready(page, "#/c/mj");
+    const shown = await page.$eval("#migration-state", (e) => e.dataset.state);
+    check(`live: ${button} leaves the job ${state}`, shown === state && (await api("/v1/clusters/mj/migration")).state === state, shown);
+  }
+  check("live: pause asked first, naming the job", questions[0] === `Pause migration job ${job.id} of mj (v1 → v2)?`, questions[0]);
+  await page.$eval("#throttle-keys", (e) => (e.value = ""));
+  await page.type("#throttle-keys", "2500");
+  await page.evaluate(() => document.getElementById("view").removeAttribute("data-ready"));
+  await page.click("#throttle");
+  await ready(page, "#/c/mj");
+  check("live: the throttle set from the page", (await api("/v1/clusters/mj/migration")).throttle.keys_per_s === 2500, questions.at(-1));
+  page.off("dialog", asked);
+  runs = await liveRuns(page);
+  await fetch(BASE + "/v1/clusters/mj/migration/pause", { method: "POST", headers: auth, body: "{}" });
+  await liveAfter(page, runs, "a pause made elsewhere");
+  check("live: a pause made elsewhere shown", await page.$eval("#migration-state", (e) => e.dataset.state) === "paused", "");
+  await fetch(BASE + "/v1/clusters/mj/migration/cancel", { method: "POST", headers: auth, body: "{}" });
+  check("live panels: no console errors", errors.length === 0, JSON.stringify(errors));
+}
+
 // A plan whose arcs do not add up: the page must say so, whatever the server claims.
 async function tampered(browser) {
   const page = await browser.newPage();
@@ -485,6 +570,7 @@ async function main() {
     check("no console errors while viewing", errors.length === 0, JSON.stringify(errors));
     await activate(page, errors);
     await rolloutView(page, errors);
+    await livePanels(page, errors);
     await tampered(browser);
   } finally {
     await browser.close();

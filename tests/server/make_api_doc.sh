@@ -163,6 +163,9 @@ ex ring_refused 304 '$RK/v1/clusters/cache/ring' -H 'RK-Client: web-3' -A 'libri
     -H "RK-Refused: $TAG vnode_factor: the server's ring has vnode_factor 160 but this application expects 100"
 ex clients 200 '$RK/v1/clusters/cache/clients'
 ex clients_limit 200 '$RK/v1/clusters/cache/clients?limit=1'
+ex changes 200 '$RK/v1/clusters/cache/changes'
+SEQ=$(curl -s "$BASE/v1/clusters/cache/changes" | sed 's/.*"seq": *\([0-9]*\).*/\1/')
+ex changes_wait 200 "\$RK/v1/clusters/cache/changes?since=$SEQ&wait=1"
 ex revert_v1 201 -X POST '$RK/v1/clusters/cache/versions/1/revert'
 ex list 200 '$RK/v1/clusters/cache/versions?limit=2'
 ex list_before 200 '$RK/v1/clusters/cache/versions?limit=2&before=2'
@@ -426,6 +429,7 @@ EOF
 | [`GET /v1/clusters/{c}/ring`](#get-v1clusterscring) | the active version, with ETag and long poll |
 | [`GET /v1/clusters/{c}/plan`](#get-v1clusterscplan) | what moves between two versions |
 | [`GET /v1/clusters/{c}/clients`](#get-v1clusterscclients) | which clients hold which version, stragglers first |
+| [`GET /v1/clusters/{c}/changes`](#get-v1clusterscchanges) | wait for any change of the cluster (the console's live panels) |
 | [`GET /v1/clusters/{c}/versions/{v}/picture`](#get-v1clusterscversionsvpicture) | a version's ring in equal bins, for drawing it |
 | [`GET /v1/clusters/{c}/versions/{v}/arc`](#get-v1clusterscversionsvarc) | the exact arc holding a hash value |
 | [`GET /v1/clusters/{c}/policy`](#get-v1clusterscpolicy) | the cluster's cutover policy |
@@ -681,7 +685,8 @@ Stragglers come first: the lowest version held (none first), then the one seen l
 counts every client whatever `limit` lists: how many hold each version (`by_version`), were last offered
 each (`offered_by_version`) and refuse each (`refusing_by_version`); `none`, those holding none;
 `refusing`, those that refuse the active version; the `active` version (`null` before the first
-activation); `converged` — at least one client, and every one holding the active version — and
+activation); `previous`, the version an open migration window keeps (`null` when none is open:
+the fleet reads from both rings while one is); `converged` — at least one client, and every one holding the active version — and
 `total`.
 Requests without `RK-Client`, or with an id that is not 1..128 bytes of `!`..`~`, are served but not
 counted. The table is in memory only, and bounded: at most `--max-clients-per-cluster` ids (default
@@ -715,6 +720,45 @@ EOF
 
 EOF
     show clients_limit
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/changes`
+
+A long poll that answers when anything of cluster `c` changes: what the console's live panels wait on
+instead of polling each route. `seq` is the cluster's change counter; every write to the cluster that
+changed something (a publish, an approval — not a dry run —, an activation, a policy, a migration job's
+start, progress, pause, resume, throttle, cancel or finish, a rollout's review, approval or control),
+each step the rollout driver takes and each change in the fleet report (a new client, or one that now
+holds, was offered or refuses another version) moves it on. Without `since` it answers at once; with
+`since` equal to the current `seq` and `wait`, it holds the request until the counter moves or `wait`
+seconds pass, then answers the `seq` it has then (the same one when nothing changed). Also `active`,
+the active version (`null` before the first). Then fetch what you show, and ask again with the new
+`seq`.
+
+The counters are kept in memory, a fixed table of 4096 (32 KiB, whatever the number of clusters),
+indexed by a hash of the name: two clusters that share a slot share a counter, which costs a watcher a
+needless look, never a missed change. They start at the server's start time in milliseconds, so a
+watcher that outlives a restart sees a change. Behind a shared etcd, a change another ringkeeperd
+makes wakes this one's watchers when it is an activation or a window's close (the store's watch
+carries them); other changes show at the end of the wait. A held request counts against
+`--max-polls`, with the rings' long polls, and is answered from memory on the server's own threads.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?since=N` | none | the `seq` last seen: wait while it is still the current one |
+| `?wait=S` | 0 | with `since`: hold up to S seconds, 0..60 |
+
+Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`; 503 `busy` (`--max-polls`
+held already).
+
+EOF
+    show changes
+    cat <<'EOF'
+
+Waiting on it, when nothing changes for the second asked:
+
+EOF
+    show changes_wait
     cat <<'EOF'
 
 ### `GET /v1/clusters/{c}/plan`

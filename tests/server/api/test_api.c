@@ -497,11 +497,81 @@ static void test_list_paging(void **state)
 static int64_t hooked_version;
 static char hooked_cluster[RKD_CLUSTER_MAX];
 
+static int hooked_changes; /* calls for other changes (version 0) */
+
+/* The wake hook: counts activations in *arg, and the other changes apart. */
 static void on_activation(void *arg, const char *cluster, int64_t version)
 {
+    if (version == 0) {
+        hooked_changes++;
+        return;
+    }
     *(int *)arg += 1;
     hooked_version = version;
     snprintf(hooked_cluster, sizeof hooked_cluster, "%s", cluster);
+}
+
+/* GET .../changes of cluster x: its seq, and whether it asked to be held (waiting on changes). */
+static int64_t changes(rkd_app *app, const char *query, int *held)
+{
+    rkd_response r = run(app, "GET", "/v1/clusters/x/changes", query, NULL, NULL, 0);
+    *held = r.wait_seconds > 0;
+    if (*held) {
+        assert_int_equal(r.wait_changes, 1);
+        assert_string_equal(r.wait_cluster, "x");
+        assert_null(r.body);
+        rkd_response_clear(&r);
+        return 0;
+    }
+    json_t *doc = expect_json(r, 200);
+    int64_t seq = int_at(doc, "seq");
+    json_decref(doc);
+    return seq;
+}
+
+/* The change counter (docs/API.md, GET .../changes): a write moves it on and calls the hook with
+ * version 0; a dry run, a read or a failed write does not; `since` equal to it holds the request.
+ */
+static void test_changes(void **state)
+{
+    (void)state;
+    rkd_store *store;
+    rkd_app *app = app_open("changes", &store, NULL);
+    int hooks = 0, held = 0;
+    char q[96];
+    rkd_app_set_activation_hook(app, on_activation, &hooks);
+    expect_error(get(app, "/v1/clusters/x/changes", NULL, NULL), 404, "unknown_cluster", NULL);
+    publish(app, "x", 2, NULL);
+    int64_t seq = changes(app, NULL, &held);
+    assert_false(held);
+    snprintf(q, sizeof q, "since=%lld&wait=5", (long long)seq);
+    assert_int_equal(changes(app, q, &held), 0);
+    assert_true(held); /* nothing new: wait */
+    snprintf(q, sizeof q, "since=%lld", (long long)seq);
+    assert_int_equal(changes(app, q, &held), seq); /* no wait asked: at once */
+    int before = hooked_changes;
+    publish(app, "x", 3, NULL);
+    assert_int_equal(hooked_changes, before + 1);
+    snprintf(q, sizeof q, "since=%lld&wait=5", (long long)seq);
+    assert_int_equal(changes(app, q, &held), seq + 1); /* news: at once */
+    json_decref(activate(app, "x", 1, NULL, 200));
+    assert_int_equal(hooks, 1); /* an activation wakes with its version */
+    int64_t now = changes(app, NULL, &held);
+    assert_true(now > seq + 1); /* the activation's wake, and its write's */
+    json_t *plan = expect_json(get(app, "/v1/clusters/x/plan", "to=2", NULL), 200);
+    char body[128];
+    snprintf(body, sizeof body, "{\"digest\":\"%s\",\"dry_run\":true}", str_at(plan, "digest"));
+    json_decref(plan);
+    json_decref(expect_json(
+        run(app, "POST", "/v1/clusters/x/versions/2/approve", NULL, NULL, body, 0), 200));
+    expect_error(run(app, "POST", "/v1/clusters/x/versions/9/activate", NULL, NULL, NULL, 0), 404,
+                 "unknown_version", NULL);
+    assert_int_equal(changes(app, NULL, &held), now); /* neither a dry run nor a refusal */
+    expect_error(get(app, "/v1/clusters/x/changes", "since=-1", NULL), 400, "invalid_parameter",
+                 "since");
+    expect_error(get(app, "/v1/clusters/x/changes", "wait=61", NULL), 400, "invalid_parameter",
+                 "wait");
+    app_close(app, store);
 }
 
 /* GET /ring with headers; checks status and ETag; returns the body's version (0 for none). */
@@ -975,12 +1045,19 @@ static void test_concurrent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routes),         cmocka_unit_test(test_publish_document),
-        cmocka_unit_test(test_publish_errors), cmocka_unit_test(test_step_weights),
-        cmocka_unit_test(test_state_machine),  cmocka_unit_test(test_list_paging),
-        cmocka_unit_test(test_ring_etag_wait), cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_revert),         cmocka_unit_test(test_metrics_counted),
-        cmocka_unit_test(test_cache),          cmocka_unit_test(test_plan_many_versions),
+        cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_publish_document),
+        cmocka_unit_test(test_publish_errors),
+        cmocka_unit_test(test_step_weights),
+        cmocka_unit_test(test_state_machine),
+        cmocka_unit_test(test_list_paging),
+        cmocka_unit_test(test_ring_etag_wait),
+        cmocka_unit_test(test_changes),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_revert),
+        cmocka_unit_test(test_metrics_counted),
+        cmocka_unit_test(test_cache),
+        cmocka_unit_test(test_plan_many_versions),
         cmocka_unit_test(test_concurrent),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

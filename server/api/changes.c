@@ -1,0 +1,80 @@
+/* changes.c — a change counter per cluster, and GET /v1/clusters/{c}/changes that waits on it: the
+ * console's live panels (events, fleet, migration, rollout) long-poll it instead of polling each
+ * route. Every write to a cluster that changed something, every activation, every rollout or job
+ * document written and every change in its fleet report moves the counter on and wakes its
+ * watchers (the activation hook with version 0, see api.h).
+ *
+ * The counters live in memory, in a fixed table of SLOTS indexed by a hash of the name: clusters
+ * that share a slot share a counter, which costs a watcher a needless look, never a missed change.
+ * They start at the boot's wall-clock milliseconds, so a watcher that outlived a restart sees a
+ * change rather than a counter that happens to match. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "api_internal.h"
+
+#define WAIT_MAX_SECONDS 60
+
+void rkd_changes_init(rkd_app *app)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t boot = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+    for (size_t i = 0; i < RKD_CHANGE_SLOTS; i++)
+        atomic_init(&app->changes[i], boot);
+}
+
+static _Atomic uint64_t *slot(rkd_app *app, const char *cluster)
+{
+    uint32_t h = 2166136261u; /* FNV-1a: names are short and the table is only a hint */
+    for (const unsigned char *s = (const unsigned char *)cluster; *s; s++)
+        h = (h ^ *s) * 16777619u;
+    return &app->changes[h % RKD_CHANGE_SLOTS];
+}
+
+void rkd_app_wake(rkd_app *app, const char *cluster, int64_t version)
+{
+    atomic_fetch_add(slot(app, cluster), 1);
+    pthread_mutex_lock(&app->hook_mu);
+    rkd_activation_fn hook = app->hook;
+    void *hook_arg = app->hook_arg;
+    pthread_mutex_unlock(&app->hook_mu);
+    if (hook)
+        hook(hook_arg, cluster, version);
+}
+
+void rkd_app_changed(rkd_app *app, const char *cluster)
+{
+    rkd_app_wake(app, cluster, 0);
+}
+
+void rkd_h_changes(rkd_call *c)
+{
+    int64_t since = -1, wait = 0, active = 0;
+    rk_error err = {0};
+    int rc = RK_OK;
+    if (rkd_query_int(c, "since", 0, INT64_MAX, &since) < 0 ||
+        rkd_query_int(c, "wait", 0, WAIT_MAX_SECONDS, &wait) < 0)
+        return;
+    rkd_entry *e = rkd_active_entry(c->app, c->cluster, &rc, &err); /* 404 for no such cluster */
+    active = e ? ((const rkd_active_doc *)e->value)->version : 0;
+    rkd_cache_release(c->app->docs, e);
+    if (rc != RK_OK && rc != RKD_STORE_ENOACTIVE) {
+        rkd_fail(c, rc, &err);
+        return;
+    }
+    uint64_t seq = atomic_load(slot(c->app, c->cluster));
+    if (since >= 0 && (uint64_t)since == seq && wait > 0 && !c->req->resumed) {
+        c->resp->wait_seconds = (unsigned)wait;
+        c->resp->wait_changes = 1;
+        snprintf(c->resp->wait_cluster, sizeof c->resp->wait_cluster, "%s", c->cluster);
+        return;
+    }
+    rkd_answer_json(c->resp, 200,
+                    json_pack("{s:s, s:I, s:o}", "cluster", c->cluster, "seq", (json_int_t)seq,
+                              "active", active ? json_integer(active) : json_null()));
+}
