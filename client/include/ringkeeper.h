@@ -408,7 +408,9 @@ typedef struct rk_plan_meta {
     const char *to_label;
 } rk_plan_meta;
 
-enum { RK_PLAN_NO_ARCS = 1 }; /* rk_plan_to_json flag: leave out the arc list */
+/* rk_plan_to_json flags: leave out the arc list; leave out the node list (a summary of a plan of
+ * many nodes, whose balance and warnings still cover them all) */
+enum { RK_PLAN_NO_ARCS = 1, RK_PLAN_NO_NODES = 2 };
 
 #define RK_PLAN_DIGEST_LEN 17 /* 16 lowercase hex digits and a NUL */
 

@@ -19,6 +19,7 @@ typedef enum { PLAN_JSON, PLAN_TEXT, PLAN_SVG, PLAN_PICTURE } plan_form;
 typedef struct plan_ask {
     plan_form form;
     int arcs;     /* JSON: list the arcs */
+    int nodes;    /* JSON: list the nodes */
     int64_t bins; /* picture: bins per circle */
 } plan_ask;
 
@@ -87,7 +88,7 @@ static int plan_query(rkd_call *c, rk_plan_options *opt, plan_ask *ask)
         return -1;
     }
     if (rkd_query_int(c, "keys", 1, INT64_MAX, &keys) < 0 ||
-        rkd_query_bool(c, "arcs", &ask->arcs) != 0 ||
+        rkd_query_bool(c, "arcs", &ask->arcs) != 0 || rkd_query_bool(c, "nodes", &ask->nodes) != 0 ||
         rkd_query_int(c, "bins", RKD_PICTURE_MIN_BINS, RKD_PICTURE_MAX_BINS, &ask->bins) < 0)
         return -1;
     opt->keys = (uint64_t)keys;
@@ -98,14 +99,16 @@ static int plan_query(rkd_call *c, rk_plan_options *opt, plan_ask *ask)
  * per node, transfer and step, the JSON an object per node, arc (unless left out), transfer and
  * step arc. A node costs the most: five reals, ~1.7 KB and ~13 us in jansson. The SVG and the
  * picture have none: their size is bounded whatever the plan. */
-static size_t plan_rows(const rk_plan *p, plan_form form, int arcs)
+static size_t plan_rows(const rk_plan *p, plan_form form, const plan_ask *ask)
 {
     size_t nn, na, nt, ns, np;
     rk_plan_nodes(p, &nn), rk_plan_arcs(p, &na), rk_plan_transfers(p, &nt);
     rk_plan_steps(p, &ns), rk_plan_step_arcs(p, &np);
     if (form == PLAN_SVG || form == PLAN_PICTURE)
         return 0;
-    return nn + (form == PLAN_TEXT ? nt + ns : (arcs ? na : 0) + nt + np);
+    if (form == PLAN_TEXT)
+        return nn + nt + ns;
+    return (ask->nodes ? nn : 0) + (ask->arcs ? na : 0) + nt + np;
 }
 
 /* The way to a smaller rendering of `p` for check_rows: without the arcs or the steps, or, when
@@ -115,7 +118,7 @@ static const char *fewer_rows(const rkd_call *c, const rk_plan *p, plan_form for
     size_t nn, ns;
     rk_plan_nodes(p, &nn), rk_plan_steps(p, &ns);
     if (nn >= c->app->plan.max_rows)
-        return "its nodes alone are as many: format=svg";
+        return "its nodes alone are as many: nodes=false, format=svg";
     if (form == PLAN_JSON && arcs)
         return ns ? "arcs=false, a larger max_step, no max_step" : "arcs=false, format=text";
     return ns ? "a larger max_step, no max_step" : "format=text";
@@ -139,7 +142,9 @@ static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
     if (ask->form == PLAN_JSON || ask->form == PLAN_PICTURE) {
         rkd_answer_json(c->resp, 200,
                         ask->form == PLAN_JSON
-                            ? rk_plan_to_json(p, meta, ask->arcs ? 0 : RK_PLAN_NO_ARCS)
+                            ? rk_plan_to_json(p, meta,
+                                              (ask->arcs ? 0 : RK_PLAN_NO_ARCS) |
+                                                  (ask->nodes ? 0 : RK_PLAN_NO_NODES))
                             : rkd_plan_picture_json(p, meta, rings, (size_t)ask->bins));
         return;
     }
@@ -160,14 +165,16 @@ static size_t plan(rkd_call *c)
     rkd_entry *ring[2] = {NULL, NULL}; /* from, to */
     rk_plan *plan = NULL;
     rk_error err = {0};
-    plan_ask ask = {PLAN_JSON, 1, RKD_PICTURE_BINS};
+    plan_ask ask = {PLAN_JSON, 1, 1, RKD_PICTURE_BINS};
     int rc = RK_OK;
     size_t rows = 0;
     if (plan_query(c, &opt, &ask) != 0 ||
         plan_versions(c, &meta.from_version, &meta.to_version) != 0)
         goto done;
-    /* a node is a row of the JSON and the table: too many are refused before a ring is built */
-    size_t max_nodes = ask.form == PLAN_JSON || ask.form == PLAN_TEXT ? c->app->plan.max_rows : 0;
+    /* a node is a row of the JSON (unless left out) and the table: too many are refused before a
+     * ring is built */
+    int lists = ask.form == PLAN_TEXT || (ask.form == PLAN_JSON && ask.nodes);
+    size_t max_nodes = lists ? c->app->plan.max_rows : 0;
     rc = rkd_plan_rings(c, (int64_t[2]){meta.from_version, meta.to_version}, &opt, max_nodes, ring,
                         &err);
     plan = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, &opt, &err) : NULL;
@@ -175,7 +182,7 @@ static size_t plan(rkd_call *c)
         rkd_fail_plan(c, rc == RK_OK ? err.code : rc, &err);
         goto done;
     }
-    rows = plan_rows(plan, ask.form, ask.arcs);
+    rows = plan_rows(plan, ask.form, &ask);
     if (check_rows(c, plan, rows, ask.form, ask.arcs) == 0)
         answer_plan(c, plan, &meta, (const rk_ring *[2]){ring[0]->value, ring[1]->value}, &ask);
 done:

@@ -160,7 +160,7 @@ void rkd_fail_rows(rkd_call *c, const char *what, const char *fewer)
 void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
 {
     if (rc == RK_ETOOBIG && strcmp(err->field, "nodes") == 0) {
-        rkd_fail_rows(c, err->message, "its nodes alone are as many: format=svg");
+        rkd_fail_rows(c, err->message, "its nodes alone are as many: nodes=false, format=svg");
         return;
     }
     if (rc != RK_ETOOBIG || strcmp(err->field, "arcs") != 0) {

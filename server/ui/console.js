@@ -219,17 +219,18 @@ function verdictPart(c, plan, verdict, fleet, said) {
     h("ul", { id: "policy", class: "policy" }, verdict.items.map((x) => h("li", { "data-item": x.key, "data-state": x.state },
       h("span", { class: "mark", "aria-hidden": "true" }, MARK[x.state]), h("span", { class: "visually-hidden" }, `${x.state}: `),
       h("b", {}, x.title), " ", x.text))),
-    actionsPart(c, plan, verdict, fleet, said), selfCheckPart(plan));
+    actionsPart(c, plan, verdict, fleet, said));
 }
 
+/* The whole plan (nodes and arcs) for the parts below the verdict: {plan} or, when the server
+ * refuses one that big (--max-plan-rows), {refused: its words} after trying without the arcs. */
 async function fetchPlan(base) {
-  const r = await call("GET", base);
-  if (r.status === 422 && r.body.error && r.body.error.code === "plan_too_large") {
-    const slim = await get(base + "&arcs=false"); /* the arcs are what is big: check the rest */
-    return slim;
-  }
+  let r = await call("GET", base);
+  const big = (x) => x.status === 422 && x.body.error && x.body.error.code === "plan_too_large";
+  if (big(r)) r = await call("GET", base + "&arcs=false"); /* the arcs are what is big: check the rest */
+  if (big(r)) return { refused: errorText(r) };
   if (r.status !== 200) throw new Error(errorText(r));
-  return r.body;
+  return { plan: r.body };
 }
 
 /* The plan's picture (the server's circles, pic): the ring before (outer), the moving arcs in
@@ -272,15 +273,31 @@ async function planContext(c) {
   return { policy, events: events.events, fleet: clients.summary, clients: clients.clients, rollout: rollouts.rollouts[0] };
 }
 
+/* The parts a whole plan fills in below the verdict: the self-checks, the modulo comparison, the
+ * shares, the rings; or the server's refusal of a plan that big, the verdict standing. */
+function planDetails(c, full, pic, base, slots) {
+  if (full.refused) return slots.checks.replaceChildren(h("p", { class: "message error", id: "plan-refused" }, full.refused));
+  const plan = full.plan;
+  slots.checks.replaceChildren(selfCheckPart(plan));
+  slots.modulo.replaceChildren(moduloPart(plan));
+  slots.shares.replaceChildren(...sharesTable(plan, ["share_before", "share_after"], "plan.", ["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"]));
+  slots.rings.replaceChildren(...planPicture(c, plan, pic), h("p", {}, svgLink(base + "&format=svg", "this plan")));
+  window.rkPlan = plan; /* the document the page shows, for a look from the developer tools */
+}
+
+/* A plan: its verdict first, from the plan's summary (nodes=false: milliseconds on a 100000-node
+ * ring, where the whole JSON is 17 MB), then what the whole plan fills in. */
 async function planView(c, query) {
   const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
   if (!versions.length) throw new Error(`cluster ${c} has no versions`);
   const active = versions.find((v) => v.state === "active");
   const from = Number(query.get("from")) || (active ? active.version : versions[versions.length - 1].version);
   const to = Number(query.get("to")) || versions[0].version, step = query.get("step");
-  const base = `${clusterPath(c)}/plan?from=${from}&to=${to}`;
-  const [plan, pic, ctx] = await Promise.all([fetchPlan(base + (step ? `&max_step=${encodeURIComponent(step)}` : "")),
-    get(base + "&format=picture"), planContext(c)]);
+  const base = `${clusterPath(c)}/plan?from=${from}&to=${to}`, stepped = base + (step ? `&max_step=${encodeURIComponent(step)}` : "");
+  /* the summary alone first: a server computes --plan-concurrency plans at once (2 by default) */
+  const [plan, ctx] = await Promise.all([get(stepped + "&arcs=false&nodes=false"), planContext(c)]);
+  const whole = Promise.all([fetchPlan(stepped), get(base + "&format=picture")]); /* while the verdict is drawn */
+  whole.catch(() => {}); /* handled where it is awaited */
   const author = (versions.find((v) => v.version === to) || {}).author || null, act = active ? active.version : null;
   const open = act !== null && to > act && from === act && !(ctx.fleet.previous ?? null) &&
     !(ctx.rollout && ["running", "paused", "reverting"].includes(ctx.rollout.state));
@@ -290,22 +307,23 @@ async function planView(c, query) {
   flash = null;
   const judge = (x) => verdictPart(c, plan, rkVerdict({ ...x, plan, author, active: act, me }), x.fleet, said);
   const box = h("div", { id: "verdict-box" }, judge(ctx));
+  const waiting = (what) => h("p", { class: "note" }, what);
+  const slots = { checks: h("div", { id: "checks" }, waiting("checking the plan's invariants…")), modulo: h("div", {}),
+    shares: h("div", { id: "shares" }, waiting("loading the shares…")), rings: h("div", {}, waiting("loading the rings…")) };
   const field = (id) => document.getElementById(id).value;
   const go = () => { location.hash = `#/c/${encodeURIComponent(c)}/plan?from=${field("from")}&to=${field("to")}${field("step") ? "&step=" + field("step") : ""}`; };
-  show(`Plan ${c}: v${from} → v${to}`, box,
+  show(`Plan ${c}: v${from} → v${to}`, box, slots.checks,
     h("p", { class: "note" }, "digest ", h("code", { id: "digest" }, plan.digest), " · balance before ",
       num("plan.balance.before.max", plan.balance.before.max, "ratio"), " to ", num("plan.balance.before.min", plan.balance.before.min, "ratio"),
       ", after ", num("plan.balance.after.min", plan.balance.after.min, "ratio"), " at least"),
     planForm(versions, from, to, step, go),
     plan.warnings.length ? [h("h2", {}, "Warnings"), h("ul", { id: "warnings" }, plan.warnings.map((w) => h("li", {}, w)))] : "",
     h("h2", {}, "Where the keys go"), plan.transfers.length ? [transfersPart(plan), rkFlows.picture(plan.transfers, plan.moved_fraction)]
-      : h("p", {}, "nothing moves"), moduloPart(plan),
-    h("h2", {}, "Shares, most changed first"), sharesTable(plan, ["share_before", "share_after"], "plan.", ["node", "before", "after", "ideal after", "before (pale), after, ideal (mark)"]),
-    h("h2", {}, "Rings"), planPicture(c, plan, pic), h("p", {}, svgLink(base + "&format=svg", "this plan")),
+      : h("p", {}, "nothing moves"), slots.modulo,
+    h("h2", {}, "Shares, most changed first"), slots.shares, h("h2", {}, "Rings"), slots.rings,
     plan.steps ? [h("h2", {}, "Steps"), table(["step", "share of the space", "arcs"], plan.steps, (s, i) => h("tr", {},
       h("td", { class: "n" }, num(`plan.steps.${i}.step`, s.step)), h("td", { class: "n" }, num(`plan.steps.${i}.fraction`, s.fraction, "pct")),
       h("td", { class: "n" }, num(`plan.steps.${i}.arcs.length`, s.arcs.length))))] : "");
-  window.rkPlan = plan; /* the document the page shows, for a look from the developer tools */
   /* The verdict stays live: approvals, the policy, the fleet, a rollout. Another active version or
    * window is another situation (and another dry run): the view is drawn again. A reason being
    * typed is never wiped. */
@@ -318,14 +336,15 @@ async function planView(c, query) {
     const reason = document.getElementById("force-reason");
     if (!(reason && (reason.value || document.activeElement === reason))) box.replaceChildren(judge(x));
   };
-  return { rest: rkPanels.live(c, [refresh], false) };
+  const details = whole.then(([full, pic]) => mine === shown && planDetails(c, full, pic, base, slots));
+  return { rest: Promise.all([details, rkPanels.live(c, [refresh], false)]) };
 }
 
 /* ---- routing and the token ---- */
 
 /* Each view says when it is shown (data-ready, for the tests) and how long it took from the
- * route to the first frame drawn after it, fetches and drawing included
- * (data-render-ms; docs/PERFORMANCE.md). */
+ * route to the first frame drawn after it, fetches and drawing included: its first screen
+ * (data-render-ms: a plan's verdict) and the whole of it (data-full-ms; docs/PERFORMANCE.md). */
 async function route() {
   const t0 = performance.now();
   rkPanels.stop(); /* the view before may have watched another cluster */
@@ -344,6 +363,8 @@ async function route() {
   await new Promise((resolve) => requestAnimationFrame(resolve));
   view.setAttribute("data-render-ms", (performance.now() - t0).toFixed(0));
   await Promise.resolve(rest).catch(failed);
+  await new Promise((resolve) => requestAnimationFrame(resolve));
+  view.setAttribute("data-full-ms", (performance.now() - t0).toFixed(0));
   view.setAttribute("data-ready", location.hash || "#/");
 }
 

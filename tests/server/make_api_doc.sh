@@ -777,6 +777,7 @@ ideal share, which `balance` and `warnings` point out.
 | `?max_step=F` | none | adds `steps`: the arcs packed into ordered steps of at most F of the hash space each, 0 < F <= 1 |
 | `?keys=K` | none | adds `keys_estimate` (for K keys) to each transfer and step; K >= 1 |
 | `?arcs=false` | `true` | leaves out the top-level `arcs` list (the steps still list theirs) |
+| `?nodes=false` | `true` | leaves out the `nodes` list: a summary (moved, minimal, balance, warnings, transfers, digest) that still covers every node, and is not refused for their number by `--max-plan-rows` (the console's first screen) |
 | `?format=text` or `Accept: text/plain` | JSON | a table for people instead of JSON (`format=json` forces JSON) |
 | `?format=picture` | JSON | the picture's three circles as JSON, for a program that draws them itself (the console): see below |
 | `?bins=N` | `2880` | with `format=picture`: bins per circle, 360 to 4096 |

@@ -52,16 +52,27 @@ publish w150 "$TMP/w2"
 check "100 nodes to themselves fit" 200 "$(req GET '/v1/clusters/w100/plan?from=1&to=1&arcs=false')"
 check "150 nodes to themselves: over --max-plan-rows" 422 "$(req GET '/v1/clusters/w150/plan?from=1&to=1&arcs=false')"
 has "nodes: the count" "$TMP/body" "the plan has 150 rows to render, over this server's limit of 120 (ringkeeperd --max-plan-rows)"
-has "nodes: the way out" "$TMP/body" 'ask for less (its nodes alone are as many: format=svg) or compute it offline'
+has "nodes: the way out" "$TMP/body" 'ask for less (its nodes alone are as many: nodes=false, format=svg) or compute it offline'
 check "nodes: as text too" 422 "$(req GET '/v1/clusters/w150/plan?from=1&to=1&format=text')"
 check "nodes: the SVG lists none" 200 "$(req GET '/v1/clusters/w150/plan?from=1&to=1&format=svg')"
+# The summary lists no node (the console's first screen): not refused for their number, and its
+# balance and warnings still cover them all
+check "nodes: the summary lists none" 200 "$(req GET '/v1/clusters/w150/plan?from=1&to=1&arcs=false&nodes=false')"
+python3 - "$TMP/body" <<'PY' && ok || bad "the summary: no nodes, the rest there"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "nodes" not in d and "arcs" not in d, d.keys()
+assert d["moved_fraction"] == 0 and d["balance"]["after"]["max"] >= 1 and d["transfers"] == [] and d["digest"], d
+PY
+check "the summary's flag is true or false" 400 "$(req GET '/v1/clusters/w150/plan?from=1&to=1&nodes=no')"
+has "the summary's flag named" "$TMP/body" '"field":"nodes"'
 # Two versions sharing no id list both: 200 node rows, counted from the topologies before either
 # ring is built (a 100000-node pair took 3.2 s to refuse after both builds and the plan).
 topo 100 1 | sed 's/"id":"n/"id":"m/g' >"$TMP/w3"
 publish w100 "$TMP/w3"
 check "unrelated 100-node versions: over --max-plan-rows" 422 "$(req GET '/v1/clusters/w100/plan?from=1&to=2&arcs=false')"
 has "union: the count" "$TMP/body" "the plan has 200 rows to render, over this server's limit of 120 (ringkeeperd --max-plan-rows)"
-has "union: the way out" "$TMP/body" 'ask for less (its nodes alone are as many: format=svg) or compute it offline'
+has "union: the way out" "$TMP/body" 'ask for less (its nodes alone are as many: nodes=false, format=svg) or compute it offline'
 check "union: the SVG lists none" 200 "$(req GET '/v1/clusters/w100/plan?from=1&to=2&format=svg')"
 rk_stop
 
