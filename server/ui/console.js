@@ -129,10 +129,11 @@ function versionSelect(id, versions, chosen) {
 
 const TOP = 20; /* ranked rows before one "others" row: readable at 20 nodes and at 100,000 */
 
-/* The transfers, largest first, each with a bar against the largest; past TOP, one "others" row. */
+/* The transfers, largest first, each with a bar against the largest; past TOP, one "others" row,
+ * which says its part of what moves rather than drawing a bar off the scale. */
 function transfersPart(plan) {
   const t = plan.transfers, order = t.map((_, i) => i).sort((a, b) => t[b].fraction - t[a].fraction || a - b);
-  const rest = order.slice(TOP), othersF = rkSum(rest, (i) => t[i].fraction), big = Math.max(t[order[0]].fraction, othersF);
+  const rest = order.slice(TOP), othersF = rkSum(rest, (i) => t[i].fraction), big = t[order[0]].fraction;
   const bar = (f) => h("span", { class: "bar", style: `width:${Math.max(1, (240 * f) / big)}px` });
   const row = (i) => h("tr", {}, h("td", { class: "id" }, swatch(t[i].from), " ", t[i].from), h("td", { class: "id" }, swatch(t[i].to), " ", t[i].to),
     h("td", { class: "n" }, num(`plan.transfers.${i}.fraction`, t[i].fraction, "pct")),
@@ -140,7 +141,8 @@ function transfersPart(plan) {
   const othersArcs = rkSum(rest, (i) => t[i].arcs);
   return h("table", { id: "transfers" }, h("thead", {}, h("tr", {}, ["from", "to", "share of the space", "arcs", "against the largest"].map((x) => h("th", { scope: "col" }, x)))),
     h("tbody", {}, order.slice(0, TOP).map(row), rest.length ? h("tr", { id: "transfers-others" }, h("td", { colspan: "2" }, swatch(null), ` ${rkFmt.count(rest.length)} smaller transfers`),
-      h("td", { class: "n" }, rkFmt.pct(othersF)), h("td", { class: "n" }, rkFmt.count(othersArcs)), h("td", {}, bar(othersF))) : ""));
+      h("td", { class: "n" }, rkFmt.pct(othersF)), h("td", { class: "n" }, rkFmt.count(othersArcs)),
+      h("td", {}, `${rkFmt.pct(othersF / plan.moved_fraction)} of what moves`)) : ""));
 }
 
 /* The self-checks folded into one line that says whether they hold; the table on demand, open when

@@ -23,6 +23,7 @@ verdict-approve-info-info-warn-warn-warn-ok plan-approvals-missing
 verdict-self-approval plan-self-approval
 verdict-window-open plan-window-open
 big-plan plan-100k-nodes
+plan-1000 plan-1000-nodes
 rollout-review rollout
 cluster-live cluster-live
 LIST

@@ -52,6 +52,20 @@ ids = ["node-%06d" % k for k in range(100000)]
 json.dump(topo(ids), open(sys.argv[1] + "/big1.json", "w"))
 json.dump(topo(ids[10:] + ["new-%02d" % k for k in range(10)]), open(sys.argv[1] + "/big2.json", "w"))
 PY
+# A thousand nodes, twenty replaced: the ranked transfers, the flows and the shares at that size.
+python3 - "$TMP" <<'PY'
+import json, sys
+def topo(ids):
+    return {"hash": "xxh3_64", "vnode_factor": 100,
+            "nodes": [{"id": i, "addr": "10.7.%d.%d:11211" % (k >> 8, k & 255), "weight": 1} for k, i in enumerate(ids)]}
+ids = ["cache-%04d" % k for k in range(1000)]
+json.dump(topo(ids), open(sys.argv[1] + "/k1.json", "w"))
+json.dump(topo(ids[20:] + ["fresh-%02d" % k for k in range(20)]), open(sys.argv[1] + "/k2.json", "w"))
+PY
+for v in k1 k2; do
+    check "publish $v" 201 "$(req POST /v1/clusters/k/versions "${AUTH[@]}" --data-binary "@$TMP/$v.json")"
+done
+check "activate k v1" 200 "$(req POST /v1/clusters/k/versions/1/activate "${AUTH[@]}")"
 for v in big1 big2; do
     check "publish $v" 201 "$(req POST /v1/clusters/big/versions "${AUTH[@]}" --data-binary "@$TMP/$v.json")"
 done
