@@ -26,6 +26,9 @@ echo "+ ThreadSanitizer: ringkeeperd under the mixed load and kill rounds, short
 "${tsan[@]}" RK_LOAD_SANITIZER=tsan \
     tests/load/test_load.sh build-tsan/server/ringkeeperd build-tsan/tests/load/rk_load
 
+echo "+ ThreadSanitizer: ring polls and watchers of changes held, woken by changes and activations"
+"${tsan[@]}" tests/server/test_longpoll.sh build-tsan/server/ringkeeperd
+
 echo "+ ThreadSanitizer: ringkeeperd driving a rollout (its driver thread beside the HTTP threads)"
 "${tsan[@]}" tests/server/test_rollout_drive.sh build-tsan/server/ringkeeperd .
 

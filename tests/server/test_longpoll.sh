@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_longpoll.sh — GET /ring?wait: held without a worker thread each (200 waiting clients do not
-# stop other requests), woken by an activation, 304 when the wait ends with nothing new.
+# stop other requests), woken by an activation, 304 when the wait ends with nothing new; and GET
+# .../changes?wait beside them: woken by any change, which leaves the ring polls held.
 # usage: test_longpoll.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 rk_start --threads 2
@@ -44,6 +45,41 @@ if [ "$ms" -lt 1000 ]; then ok; else bad "answers took ${ms} ms while polls wait
 check "activate v2" 200 "$(req POST /v1/clusters/lp/versions/2/activate)"
 wait "${pids[@]}" # not a bare wait: the server is a job of this shell too
 check "all 200 woken with 200" 200 "$(cat "$TMP"/wait.* | grep -c '^200$')"
+# Watchers of the cluster's changes (GET .../changes, the console's live panels) beside ring polls:
+# a change that is no activation (a client's first fetch) answers the watchers and leaves the ring
+# polls held; an activation answers both.
+check "the ring of v2" 200 "$(req GET /v1/clusters/lp/ring)"
+tag=$(sed -n 's/^ETag: *//Ip' "$TMP/headers" | tr -d '\r')
+check "the change counter" 200 "$(req GET /v1/clusters/lp/changes)"
+seq=$(sed 's/.*"seq": *\([0-9]*\).*/\1/' "$TMP/body")
+rm -f "$TMP"/wait.* "$TMP"/watch.*
+pids=()
+for i in $(seq 1 20); do
+    curl -s -o "$TMP/watch.$i" --max-time 70 "$BASE/v1/clusters/lp/changes?since=$seq&wait=30" &
+    pids+=($!)
+    curl -s -o /dev/null -w '%{http_code}\n' --max-time 70 -H "If-None-Match: $tag" \
+        "$BASE/v1/clusters/lp/ring?wait=30" >"$TMP/wait.$i" &
+    rings+=($!)
+done
+for _ in $(seq 1 100); do
+    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 40' && break
+    sleep 0.1
+done
+curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
+has "20 watchers and 20 ring polls held" "$TMP/waiting" "ringkeeper_long_polls_waiting 40"
+check "a client's first fetch" 200 "$(req GET /v1/clusters/lp/ring -H 'RK-Client: newcomer')"
+wait "${pids[@]}"
+check "every watcher answered with the next count" 20 "$(grep -l "\"seq\": *$((seq + 1))," "$TMP"/watch.* | wc -l)"
+for _ in $(seq 1 50); do
+    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 20$' && break
+    sleep 0.1
+done
+curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
+has "the ring polls still held" "$TMP/waiting" "ringkeeper_long_polls_waiting 20"
+check "publish v3" 201 "$(req POST /v1/clusters/lp/versions -H "$J" --data-binary @"$TMP/t")"
+check "activate v3" 200 "$(req POST /v1/clusters/lp/versions/3/activate)"
+wait "${rings[@]}"
+check "the ring polls woken by the activation" 20 "$(cat "$TMP"/wait.* | grep -c '^200$')"
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"
 finish
