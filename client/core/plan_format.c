@@ -116,15 +116,15 @@ json_t *rk_plan_to_json(const rk_plan *p, const rk_plan_meta *meta, int flags)
     for (size_t k = 0; warnings && k < nw; k++)
         json_array_append_new(warnings, json_string(w[k]));
     json_t *doc = json_object(),
-           *rest =
-               json_pack("{s:s, s:o, s:o, s:f, s:f, s:o, s:o*, s:{s:{s:f, s:f}, s:{s:f, s:f}}, s:o}",
-                         "hash", rk_hash_name(rk_topology_hash(rki_plan_topology(p, 0))), "from",
-                         side_json(p, 0, meta), "to", side_json(p, 1, meta), "moved_fraction",
-                         rk_plan_moved_fraction(p), "minimal_fraction", rk_plan_minimal_fraction(p),
-                         "transfers", transfers_json(p, nodes), "nodes",
-                         flags & RK_PLAN_NO_NODES ? NULL : nodes_json(nodes, nn),
-                         "balance", "before", "max", before_max, "min", before_min, "after", "max",
-                         after_max, "min", after_min, "warnings", warnings);
+           *rest = json_pack(
+               "{s:s, s:o, s:o, s:f, s:f, s:o, s:o*, s:{s:{s:f, s:f}, s:{s:f, s:f}}, s:o}", "hash",
+               rk_hash_name(rk_topology_hash(rki_plan_topology(p, 0))), "from",
+               side_json(p, 0, meta), "to", side_json(p, 1, meta), "moved_fraction",
+               rk_plan_moved_fraction(p), "minimal_fraction", rk_plan_minimal_fraction(p),
+               "transfers", transfers_json(p, nodes), "nodes",
+               flags & RK_PLAN_NO_NODES ? NULL : nodes_json(nodes, nn), "balance", "before", "max",
+               before_max, "min", before_min, "after", "max", after_max, "min", after_min,
+               "warnings", warnings);
     char digest[RK_PLAN_DIGEST_LEN];
     plan_digest(p, meta, digest);
     if (doc && meta && meta->cluster)

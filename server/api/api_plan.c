@@ -88,7 +88,8 @@ static int plan_query(rkd_call *c, rk_plan_options *opt, plan_ask *ask)
         return -1;
     }
     if (rkd_query_int(c, "keys", 1, INT64_MAX, &keys) < 0 ||
-        rkd_query_bool(c, "arcs", &ask->arcs) != 0 || rkd_query_bool(c, "nodes", &ask->nodes) != 0 ||
+        rkd_query_bool(c, "arcs", &ask->arcs) != 0 ||
+        rkd_query_bool(c, "nodes", &ask->nodes) != 0 ||
         rkd_query_int(c, "bins", RKD_PICTURE_MIN_BINS, RKD_PICTURE_MAX_BINS, &ask->bins) < 0)
         return -1;
     opt->keys = (uint64_t)keys;
