@@ -113,6 +113,7 @@ RK_API const char *rk_errname(int code);
 typedef enum rk_scheme {
     RK_SCHEME_RINGKEEPER = 0,
     RK_SCHEME_KETAMA = 1,
+    RK_SCHEME_NGINX = 2, /* docs/LOADBALANCERS.md: nginx's `hash ... consistent` ring */
 } rk_scheme;
 
 /* "ringkeeper", "ketama"; NULL for a value no scheme of this build has (a test build may register

@@ -1,0 +1,155 @@
+/* nginx.c — the nginx ring scheme of docs/LOADBALANCERS.md: the ring nginx builds for an upstream
+ * with `hash <key> consistent` (ngx_http_upstream_hash_module), point for point, and the way it
+ * hashes a request's key onto it.
+ *
+ * A node's id is the server's address as its `server` line writes it ("10.0.0.1:8080"), which
+ * nginx splits at the last ':' followed only by digits into host and port ("unix:" paths have no
+ * port). A node of integer weight w gets 160 * w points: the CRC-32 of host, one NUL byte, port
+ * and the previous point's value as four little-endian bytes (0 before the first). Keys: the
+ * CRC-32 of the key's bytes; the first point at or after it owns the key, wrapping past the last.
+ * Ties at one position keep one point: nginx's the server written first in the upstream, the
+ * lower id here (the configuration's order is not the topology's); two points of different
+ * servers meet at one 32-bit value about once in 3,000 pools of ten servers, and only a key of
+ * exactly that hash sees the difference. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "internal.h"
+
+#define POINTS_PER_WEIGHT 160
+
+static const rki_field_note misplaced[] = {
+    {"vnode_factor", "nginx gives each server 160 points per unit of weight; leave vnode_factor "
+                     "out"},
+    {"hash_tag", "nginx hashes the whole key; leave hash_tag out"},
+    {NULL, NULL},
+};
+
+static const char *const fields[] = {NULL};
+
+static int nginx_read(const json_t *doc, rki_params *p, rk_error *err)
+{
+    (void)doc, (void)p, (void)err;
+    return RK_OK;
+}
+
+static int nginx_write(const rk_topology *t, json_t *doc)
+{
+    (void)t, (void)doc;
+    return 0;
+}
+
+static int nginx_check(const rki_params *p, rk_error *err)
+{
+    (void)p, (void)err;
+    return RK_OK;
+}
+
+/* nginx reads integer weights; a node of weight 0 is a server left out of the upstream. */
+static int nginx_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+                       rk_error *err)
+{
+    (void)p;
+    *points = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (nodes[i].weight != floor(nodes[i].weight)) {
+            char path[64];
+            snprintf(path, sizeof path, "nodes[%zu].weight", i);
+            return rk_error_set(err, RK_ETOPOLOGY, path,
+                                "must be an integer 0..%d in the nginx scheme (0: the server is "
+                                "left out of the upstream), got %g",
+                                RK_MAX_WEIGHT, nodes[i].weight);
+        }
+        *points += (uint64_t)nodes[i].weight * POINTS_PER_WEIGHT;
+    }
+    return *points > RK_MAX_POINTS
+               ? rki_points_error(*points, "nginx (160 x weight)", "lower the weights", err)
+               : RK_OK;
+}
+
+static unsigned nginx_bits(const rk_topology *t)
+{
+    (void)t;
+    return 32;
+}
+
+static void nginx_point_counts(const rk_topology *t, uint32_t *count)
+{
+    for (size_t k = 0; k < rk_topology_node_count(t); k++)
+        count[k] = (uint32_t)rk_topology_node(t, k)->weight * POINTS_PER_WEIGHT;
+}
+
+static void nginx_tie_order(const rk_topology *t, uint32_t *order)
+{
+    memcpy(order, rki_topology_order(t), rk_topology_node_count(t) * sizeof *order);
+}
+
+/* The length of the host part of `id` as nginx splits a server's address: all of a "unix:" path,
+ * else up to the last ':' that only digits follow, else all of it. */
+static size_t host_len(const char *id, size_t len)
+{
+    if (len >= 5 && strncasecmp(id, "unix:", 5) == 0)
+        return len;
+    for (size_t j = 0; j < len; j++) {
+        char c = id[len - j - 1];
+        if (c == ':')
+            return len - j - 1;
+        if (c < '0' || c > '9')
+            break;
+    }
+    return len;
+}
+
+static void nginx_positions(const rk_topology *t, size_t node, uint32_t count, uint64_t *out)
+{
+    const char *id = rk_topology_node(t, node)->id;
+    size_t len = strlen(id), host = host_len(id, len), port = host < len ? len - host - 1 : 0;
+    int unix_path = host == len && len >= 5 && strncasecmp(id, "unix:", 5) == 0;
+    const char *h = unix_path ? id + 5 : id;
+    size_t hl = unix_path ? len - 5 : host;
+    unsigned char buf[RK_MAX_ID_BYTES + 8];
+    /* host, NUL, port: the same prefix for every point, then the previous point's four bytes */
+    memcpy(buf, h, hl);
+    buf[hl] = 0;
+    memcpy(buf + hl + 1, id + host + 1, port);
+    size_t at = hl + 1 + port;
+    uint32_t prev = 0;
+    for (uint32_t j = 0; j < count; j++) {
+        for (int b = 0; b < 4; b++)
+            buf[at + (size_t)b] = (unsigned char)(prev >> (8 * b));
+        prev = (uint32_t)rk_hash(RK_HASH_KETAMA_CRC32A, buf, at + 4);
+        out[j] = prev;
+    }
+}
+
+/* A key is hashed whole: the standard CRC-32 of its bytes. */
+static uint64_t nginx_key_hash(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len)
+{
+    (void)hash_tag;
+    return rk_hash(hash, key, len);
+}
+
+static const rk_hash_alg hashes[] = {RK_HASH_KETAMA_CRC32A};
+
+const rki_scheme rki_scheme_nginx = {
+    .name = "nginx",
+    .id = RK_SCHEME_NGINX,
+    .hashes = hashes,
+    .n_hashes = sizeof hashes / sizeof hashes[0],
+    .fields = fields,
+    .misplaced = misplaced,
+    .unknown = "unknown field; an nginx topology has scheme, hash, nodes, comment and data",
+    .read = nginx_read,
+    .write = nginx_write,
+    .check = nginx_check,
+    .count = nginx_count,
+    .bits = nginx_bits,
+    .point_counts = nginx_point_counts,
+    .tie_order = nginx_tie_order,
+    .positions = nginx_positions,
+    .key_hash = nginx_key_hash,
+};

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""nginx_oracle.py — the real nginx as the oracle of the nginx scheme (docs/LOADBALANCERS.md).
+
+For each pool case: start one nginx on free loopback ports that is both the balancer (two upstreams
+of the same servers: `hash $request_uri consistent` and `hash $http_x_key consistent`) and the
+backends (each answers with its own address), write the same pool as a ringkeeper topology (ids as
+the `server` lines write them), send every key through the balancer, and compare the backend that
+answered with `ringkeeper lookup --topology`. Keys: paths with percent-encoded bytes >= 0x80 and
+queries (the URI pool), raw bytes >= 0x80 and long keys (the header pool). The empty key is no
+ring's: nginx balances it round-robin by weight (the program, not its source, is the oracle), and
+the test checks it does. Every process started here is stopped here; every wait is bounded.
+
+usage: nginx_oracle.py RINGKEEPER_CLI [--keys N]
+prints one line per case and 'N passed, N failed'; exits non-zero on any mismatch, 77 without nginx.
+"""
+import http.client
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ketama"))
+from nutcracker_oracle import free_ports, wait_listening  # noqa: E402
+
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+
+
+def config(tmp, lb, servers):
+    """An nginx.conf: the two balancers on lb[0] and lb[1] over `servers` [(addr, weight)], and a
+    backend per server that answers with its address."""
+    pool = "".join("        server %s%s;\n" % (a, " weight=%d" % w if w != 1 else "") for a, w in servers)
+    backends = "".join("    server { listen %s; location / { return 200 \"%s\"; } }\n" % (a, a) for a, _ in servers)
+    temp = "".join("    %s_temp_path %s/%s;\n" % (k, tmp, k) for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    return ("daemon off;\nmaster_process off;\npid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\n"
+            "http {\n    access_log off;\n%s"
+            "    upstream by_uri {\n        hash $request_uri consistent;\n%s    }\n"
+            "    upstream by_header {\n        hash $http_x_key consistent;\n%s    }\n"
+            "    server { listen 127.0.0.1:%d; location / { proxy_pass http://by_uri; } }\n"
+            "    server { listen 127.0.0.1:%d; location / { proxy_pass http://by_header; } }\n%s}\n"
+            % (tmp, tmp, temp, pool, pool, lb[0], lb[1], backends))
+
+
+def uri_keys(rng, n):
+    """Request URIs: plain, percent-encoded bytes >= 0x80, queries, long ones."""
+    out = ["/"]
+    for i in range(n):
+        raw = bytes(rng.randrange(0x21, 0x100) for _ in range(rng.choice([1, 5, 20, 200, 2000])))
+        enc = "".join(chr(b) if b < 0x80 and (chr(b).isalnum() or chr(b) in "-._~") else "%%%02X" % b for b in raw)
+        out.append("/k%d/%s%s" % (i, enc, "?q=%d&x=%s" % (i, enc[:30]) if i % 3 == 0 else ""))
+    return out
+
+
+def header_keys(rng, n):
+    """X-Key values: raw bytes >= 0x80, long ones; none starting or ending with a space, which
+    nginx trims."""
+    out = []
+    for i in range(n):
+        size = rng.choice([1, 8, 64, 1000])
+        out.append(bytes(rng.randrange(0x21, 0x100) for _ in range(size)) + b"-%d" % i)
+    return out
+
+
+def through(port, keys, header):
+    """The backend nginx sent each key to, over one keep-alive connection."""
+    conn, got = http.client.HTTPConnection("127.0.0.1", port, timeout=10), []
+    for k in keys:
+        if header:
+            conn.putrequest("GET", "/h", skip_accept_encoding=True)
+            if k:
+                conn.putheader("X-Key", k)
+            conn.endheaders()
+        else:
+            conn.request("GET", k)
+        r = conn.getresponse()
+        got.append(r.read().decode())
+        if r.status != 200:
+            raise RuntimeError("nginx answered %d for %r" % (r.status, k))
+    conn.close()
+    return got
+
+
+def lookup(cli, topo_path, keys):
+    """ringkeeper lookup of each key (bytes), one a line: the owners."""
+    out = subprocess.run([cli, "lookup", "--topology", topo_path], input=b"".join(k + b"\n" for k in keys),
+                         capture_output=True, timeout=120, check=True).stdout
+    return [line.rsplit(b"\t", 1)[1].decode() for line in out.split(b"\n")[:-1]]
+
+
+def run_case(cli, name, servers, rng, nkeys):
+    tmp = tempfile.mkdtemp(prefix="rk-nginx-")
+    lb = free_ports(2)
+    conf = os.path.join(tmp, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(config(tmp, lb, servers))
+    topo = {"scheme": "nginx", "hash": "crc32a",
+            "nodes": [{"id": a, "addr": a, "weight": w} for a, w in servers]}
+    topo_path = os.path.join(tmp, "topology.json")
+    with open(topo_path, "w") as f:
+        json.dump(topo, f)
+    proc = subprocess.Popen([NGINX, "-p", tmp, "-c", conf], stderr=open(os.path.join(tmp, "stderr"), "w"))
+    try:
+        for p in lb:
+            wait_listening(p, proc, "nginx")
+        bad = 0
+        for keys, header in ((uri_keys(rng, nkeys), False), (header_keys(rng, nkeys), True)):
+            want = lookup(cli, topo_path, [k.encode() if not header else k for k in keys])
+            got = through(lb[1] if header else lb[0], keys, header)
+            miss = [(k, g, w) for k, g, w in zip(keys, got, want) if g != w]
+            bad += len(miss)
+            for k, g, w in miss[:3]:
+                print("  %s: key %r went to %s, ringkeeper says %s" % (name, k[:60], g, w))
+        spread = set(through(lb[1], [b""] * 12, True))
+        if len(spread) < 2:
+            bad += 1
+            print("  %s: the empty key always went to %s, not round-robin" % (name, spread))
+        print("%s %s: %d servers, %d keys, %d mismatches; the empty key round-robin over %d" % (
+            "ok" if not bad else "FAIL", name, len(servers), 2 * nkeys + 1, bad, len(spread)))
+        return bad == 0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    if not NGINX:
+        print("SKIPPED: nginx is not installed (deploy/install-deps.sh installs it)")
+        return 77
+    cli = sys.argv[1]
+    nkeys = int(sys.argv[sys.argv.index("--keys") + 1]) if "--keys" in sys.argv else 2000
+    rng = random.Random(24)
+    ports = free_ports(12)
+    base = [("127.0.0.1:%d" % p, w) for p, w in zip(ports[:8], [1, 2, 1, 3, 1, 1, 5, 1])]
+    cases = [("eight servers, weights 1..5", base),
+             ("a server added", base + [("127.0.0.1:%d" % ports[8], 2)]),
+             ("a server removed", base[:3] + base[4:]),
+             ("weights changed", [(a, w + 1 if i % 2 else w) for i, (a, w) in enumerate(base)]),
+             ("twelve servers", [("127.0.0.1:%d" % p, 1) for p in ports])]
+    passed = sum(run_case(cli, name, servers, rng, nkeys) for name, servers in cases)
+    print("%d passed, %d failed" % (passed, len(cases) - passed))
+    return 0 if passed == len(cases) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
