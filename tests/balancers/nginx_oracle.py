@@ -13,6 +13,7 @@ the test checks it does. Every process started here is stopped here; every wait 
 usage: nginx_oracle.py RINGKEEPER_CLI [--keys N]
 prints one line per case and 'N passed, N failed'; exits non-zero on any mismatch, 77 without nginx.
 """
+import bisect
 import http.client
 import json
 import os
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ketama"))
 from nutcracker_oracle import free_ports, wait_listening  # noqa: E402
@@ -129,6 +131,45 @@ def run_case(cli, name, servers, rng, nkeys):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def source_split(server):
+    """nginx's split of a server's address (ngx_http_upstream_init_chash), as its source reads."""
+    if server[:5].lower() == b"unix:":
+        return server[5:], b""
+    for j in range(len(server)):
+        c = server[len(server) - j - 1:len(server) - j]
+        if c == b":":
+            return server[:len(server) - j - 1], server[len(server) - j:]
+        if not c.isdigit():
+            break
+    return server, b""
+
+
+def source_case(cli):
+    """Addresses no loopback test can serve (a unix path, IPv6, no port, odd colons), routed by the
+    nginx source's rules in Python and by ringkeeper: the split of host and port must agree."""
+    ids = [b"unix:/run/cache.sock", b"[::1]:8080", b"cache-host", b"cache-host:", b"a:b:12", b":80", b"x:1a"]
+    points = []
+    for w, server in enumerate(ids, 1):
+        host, port = source_split(server)
+        prev = 0
+        for _ in range(160 * w):
+            prev = zlib.crc32(host + b"\0" + port + prev.to_bytes(4, "little"))
+            points.append((prev, server.decode()))
+    points.sort(key=lambda p: p[0])
+    keys = [b"/k%d" % i for i in range(2000)]
+    want = [points[bisect.bisect_left([p[0] for p in points], zlib.crc32(k)) % len(points)][1] for k in keys]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"scheme": "nginx", "hash": "crc32a",
+                   "nodes": [{"id": i.decode(), "addr": "10.0.0.%d:1" % n, "weight": n} for n, i in enumerate(ids, 1)]}, f)
+    try:
+        got = lookup(cli, f.name, keys)
+    finally:
+        os.unlink(f.name)
+    bad = sum(g != w for g, w in zip(got, want))
+    print("%s addresses split as nginx's source does: %d ids, %d keys, %d mismatches" % ("ok" if not bad else "FAIL", len(ids), len(keys), bad))
+    return bad == 0
+
+
 def main():
     if not NGINX:
         print("SKIPPED: nginx is not installed (deploy/install-deps.sh installs it)")
@@ -143,9 +184,9 @@ def main():
              ("a server removed", base[:3] + base[4:]),
              ("weights changed", [(a, w + 1 if i % 2 else w) for i, (a, w) in enumerate(base)]),
              ("twelve servers", [("127.0.0.1:%d" % p, 1) for p in ports])]
-    passed = sum(run_case(cli, name, servers, rng, nkeys) for name, servers in cases)
-    print("%d passed, %d failed" % (passed, len(cases) - passed))
-    return 0 if passed == len(cases) else 1
+    passed = sum(run_case(cli, name, servers, rng, nkeys) for name, servers in cases) + source_case(cli)
+    print("%d passed, %d failed" % (passed, len(cases) + 1 - passed))
+    return 0 if passed == len(cases) + 1 else 1
 
 
 if __name__ == "__main__":

@@ -88,35 +88,35 @@ static void nginx_tie_order(const rk_topology *t, uint32_t *order)
     memcpy(order, rki_topology_order(t), rk_topology_node_count(t) * sizeof *order);
 }
 
-/* The length of the host part of `id` as nginx splits a server's address: all of a "unix:" path,
- * else up to the last ':' that only digits follow, else all of it. */
-static size_t host_len(const char *id, size_t len)
+/* A server's address as nginx splits it: a "unix:" path is all host, else the host runs to the
+ * last ':' that only digits follow, which start the port; else there is no port. */
+typedef struct address {
+    const char *host, *port;
+    size_t host_len, port_len;
+} address;
+
+static address split(const char *id)
 {
+    size_t len = strlen(id);
     if (len >= 5 && strncasecmp(id, "unix:", 5) == 0)
-        return len;
-    for (size_t j = 0; j < len; j++) {
-        char c = id[len - j - 1];
-        if (c == ':')
-            return len - j - 1;
-        if (c < '0' || c > '9')
-            break;
-    }
-    return len;
+        return (address){id + 5, "", len - 5, 0};
+    for (size_t j = 0; j < len && id[len - j - 1] >= '0' && id[len - j - 1] <= '9'; j++)
+        if (j + 1 < len && id[len - j - 2] == ':')
+            return (address){id, id + len - j - 1, len - j - 2, j + 1};
+    if (len > 0 && id[len - 1] == ':') /* "host:": an empty port */
+        return (address){id, "", len - 1, 0};
+    return (address){id, "", len, 0};
 }
 
 static void nginx_positions(const rk_topology *t, size_t node, uint32_t count, uint64_t *out)
 {
-    const char *id = rk_topology_node(t, node)->id;
-    size_t len = strlen(id), host = host_len(id, len), port = host < len ? len - host - 1 : 0;
-    int unix_path = host == len && len >= 5 && strncasecmp(id, "unix:", 5) == 0;
-    const char *h = unix_path ? id + 5 : id;
-    size_t hl = unix_path ? len - 5 : host;
+    address a = split(rk_topology_node(t, node)->id);
     unsigned char buf[RK_MAX_ID_BYTES + 8];
-    /* host, NUL, port: the same prefix for every point, then the previous point's four bytes */
-    memcpy(buf, h, hl);
-    buf[hl] = 0;
-    memcpy(buf + hl + 1, id + host + 1, port);
-    size_t at = hl + 1 + port;
+    /* host, NUL, port: the same for every point, then the previous point's four bytes */
+    memcpy(buf, a.host, a.host_len);
+    buf[a.host_len] = 0;
+    memcpy(buf + a.host_len + 1, a.port, a.port_len);
+    size_t at = a.host_len + 1 + a.port_len;
     uint32_t prev = 0;
     for (uint32_t j = 0; j < count; j++) {
         for (int b = 0; b < 4; b++)
