@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "nginxconf.h"
 #include "nutcracker.h"
 
 /* The document in `text` checked by the library (so what is printed or exported is a topology the
@@ -26,29 +27,35 @@ static int check_topology(const char *cmd, const char *label, const json_t *doc)
 
 static int run_import(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    const char *file = NULL, *pool = NULL;
+    const char *nc = NULL, *ngx = NULL, *pool = NULL, *upstream = NULL;
     const rk_cli_option opts[] = {
-        RK_CLI_OPT("nutcracker", RK_CLI_TEXT, &file, .required = 1),
+        RK_CLI_OPT("nutcracker", RK_CLI_TEXT, &nc),
         RK_CLI_OPT("pool", RK_CLI_TEXT, &pool),
+        RK_CLI_OPT("nginx", RK_CLI_TEXT, &ngx),
+        RK_CLI_OPT("upstream", RK_CLI_TEXT, &upstream),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, NULL, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
+    if (!nc == !ngx || (ngx && (!upstream || pool)) || (nc && upstream))
+        return rk_cli_usage_error(cmd, "give --nutcracker FILE [--pool NAME] or --nginx FILE "
+                                       "--upstream NAME");
+    const char *file = nc ? nc : ngx;
     size_t len;
-    char *yaml = rk_cli_read_file(cmd->name, file, &len), msg[RK_NC_MSG_MAX];
-    if (!yaml)
+    char *text = rk_cli_read_file(cmd->name, file, &len), msg[RK_NC_MSG_MAX];
+    if (!text)
         return RK_EXIT_USAGE;
-    json_t *t = rk_nc_import(yaml, len, pool, msg);
-    free(yaml);
+    json_t *t = nc ? rk_nc_import(text, len, pool, msg) : rk_ngx_import(text, len, upstream, msg);
+    free(text);
     if (!t)
         return rk_cli_fail(cmd->name, RK_EXIT_USAGE, "%s: %s", file, msg);
     rc = check_topology(cmd->name, file, t);
-    char *text = rc == RK_EXIT_OK ? json_dumps(t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    char *out = rc == RK_EXIT_OK ? json_dumps(t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(t);
-    if (rc == RK_EXIT_OK && (!text || printf("%s\n", text) < 0 || fflush(stdout)))
+    if (rc == RK_EXIT_OK && (!out || printf("%s\n", out) < 0 || fflush(stdout)))
         rc = rk_cli_fail(cmd->name, RK_EXIT_FAIL, "writing the topology failed");
-    free(text);
+    free(out);
     return rc;
 }
 
@@ -114,11 +121,43 @@ static int export_into(const char *cmd, const char *into, const char *pool, cons
     return rc;
 }
 
+/* Prints an export's `text` (freed here), or says why there is none (msg) after a step that went
+ * well (rc); returns the exit code. */
+static int print_export(const char *cmd, int rc, char *text, const char *msg, const char *what)
+{
+    if (rc == RK_EXIT_OK && !text)
+        rc = rk_cli_fail(cmd, RK_EXIT_USAGE, "%s", msg);
+    if (text && (fputs(text, stdout) == EOF || fflush(stdout)))
+        rc = rk_cli_fail(cmd, RK_EXIT_FAIL, "writing %s failed", what);
+    free(text);
+    return rc;
+}
+
+/* `export --format nginx`: the upstream block, printed. Returns an exit code. */
+static int export_nginx(const rk_cli_cmd *cmd, const char *file, rk_cli_server *server,
+                        const char *version, const char *upstream, const char *key, int others)
+{
+    int rc = RK_EXIT_OK;
+    if (!upstream || others)
+        return rk_cli_usage_error(cmd, "--format nginx takes --upstream NAME [--key EXPR] (not "
+                                       "--pool, --listen or --into)");
+    if (file && (server->url || server->cluster || version))
+        return rk_cli_usage_error(cmd, "--file and the server options (--server, --cluster, "
+                                       "--version) do not mix");
+    if (!file && (rc = rk_cli_server_check(cmd->name, server)) != RK_EXIT_OK)
+        return rc;
+    json_t *doc = load_doc(cmd->name, file, server, version, &rc);
+    char msg[RK_NGX_MSG_MAX],
+        *text = doc ? rk_ngx_export(doc, upstream, key ? key : "$request_uri", msg) : NULL;
+    json_decref(doc);
+    return print_export(cmd->name, rc, text, msg, "the upstream");
+}
+
 static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    static const char *const formats[] = {"nutcracker", NULL};
+    static const char *const formats[] = {"nutcracker", "nginx", NULL};
     const char *format = NULL, *pool = NULL, *file = NULL, *version = NULL, *into = NULL;
-    const char *listen = NULL;
+    const char *listen = NULL, *upstream = NULL, *key = NULL;
     rk_cli_server server = {0};
     const rk_cli_option opts[] = {
         RK_CLI_OPT("format", RK_CLI_CHOICE, &format, .required = 1, .choices = formats),
@@ -127,11 +166,15 @@ static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("file", RK_CLI_TEXT, &file),
         RK_CLI_OPT("version", RK_CLI_VERSION, &version),
         RK_CLI_OPT("into", RK_CLI_TEXT, &into),
+        RK_CLI_OPT("upstream", RK_CLI_TEXT, &upstream),
+        RK_CLI_OPT("key", RK_CLI_TEXT, &key),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &server, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
+    if (strcmp(format, "nginx") == 0)
+        return export_nginx(cmd, file, &server, version, upstream, key, pool || listen || into);
     int online = server.url || server.cluster || version;
     if (file && online)
         return rk_cli_usage_error(cmd, "--file and the server options (--server, --cluster, "
@@ -153,17 +196,13 @@ static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
         *yaml = rc == RK_EXIT_OK ? rk_nc_export(doc, pool, listen ? listen : "127.0.0.1:22121", msg)
                                  : NULL;
     json_decref(doc);
-    if (rc == RK_EXIT_OK && !yaml)
-        rc = rk_cli_fail(cmd->name, RK_EXIT_USAGE, "%s", msg);
-    if (yaml && (fputs(yaml, stdout) == EOF || fflush(stdout)))
-        rc = rk_cli_fail(cmd->name, RK_EXIT_FAIL, "writing the pool failed");
-    free(yaml);
-    return rc;
+    return print_export(cmd->name, rc, yaml, msg, "the pool");
 }
 
 const rk_cli_cmd rk_cli_import = {
     "import", run_import,
     "usage: ringkeeper import --nutcracker FILE [--pool NAME]\n"
+    "       ringkeeper import --nginx FILE --upstream NAME\n"
     "\n"
     "Prints the ketama topology (JSON) of pool NAME of the twemproxy (nutcracker) configuration\n"
     "FILE: its key hash, hash tag and servers, each named as twemproxy names it (the configured\n"
@@ -172,8 +211,17 @@ const rk_cli_cmd rk_cli_import = {
     "Publish it as it is: no key moves. Refused: distribution modula or random (not a ring), and\n"
     "auto_eject_hosts: true (the ring changes whenever a server fails; drain with weight 0).\n"
     "\n"
+    "With --nginx, prints the nginx topology (docs/LOADBALANCERS.md) of upstream NAME of the "
+    "nginx\n"
+    "configuration FILE: its servers as written, with their weights, so the ring is nginx's for\n"
+    "`hash KEY consistent`. Refused: no `hash ... consistent` (round robin, random, least_conn,\n"
+    "ip_hash, hash without consistent), backup, down and resolve servers, service= (each says\n"
+    "why). An include is not followed.\n"
+    "\n"
     "  --nutcracker FILE  the nutcracker configuration (YAML)\n"
-    "  --pool NAME        the pool (may be left out when FILE has one pool)\n",
+    "  --pool NAME        the pool (may be left out when FILE has one pool)\n"
+    "  --nginx FILE       or an nginx configuration ...\n"
+    "  --upstream NAME    ... and its upstream\n",
     NULL, NULL};
 
 const rk_cli_cmd rk_cli_export = {
@@ -182,6 +230,8 @@ const rk_cli_cmd rk_cli_export = {
     "       ringkeeper export --format nutcracker --pool NAME [--listen ADDR] --server URL\n"
     "                         --cluster C [--version V]\n"
     "       ringkeeper export --format nutcracker --into NUTCRACKER_YML [--pool NAME]\n"
+    "                         (--file FILE | --server URL --cluster C [--version V])\n"
+    "       ringkeeper export --format nginx --upstream NAME [--key EXPR]\n"
     "                         (--file FILE | --server URL --cluster C [--version V])\n"
     "\n"
     "Prints a twemproxy pool NAME (YAML for nutcracker -c) that routes exactly as the ketama\n"
@@ -194,7 +244,12 @@ const rk_cli_cmd rk_cli_export = {
     "is not the topology's, or its redis option not the topology's data). A topology whose data\n"
     "is redis exports with redis: true.\n"
     "\n"
-    "  --format nutcracker  the output format (twemproxy's)\n"
+    "With --format nginx, prints the upstream block NAME hashing EXPR (default $request_uri)\n"
+    "consistently, for an nginx topology: nginx loads it and routes every key as ringkeeper does.\n"
+    "\n"
+    "  --format nutcracker  the output format (twemproxy's), or nginx\n"
+    "  --upstream NAME ... nginx's upstream name\n"
+    "  --key EXPR      ... and its hash key (default $request_uri)\n"
     "  --pool NAME     the pool (with --into it may be left out when the file has one pool)\n"
     "  --listen ADDR   the pool's listen address (default 127.0.0.1:22121; not with --into)\n"
     "  --into FILE     rewrite the servers of the pool in this nutcracker configuration\n"

@@ -30,19 +30,24 @@ from nutcracker_oracle import free_ports, wait_listening  # noqa: E402
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
 
 
-def config(tmp, lb, servers):
-    """An nginx.conf: the two balancers on lb[0] and lb[1] over `servers` [(addr, weight)], and a
-    backend per server that answers with its address."""
-    pool = "".join("        server %s%s;\n" % (a, " weight=%d" % w if w != 1 else "") for a, w in servers)
+def upstream(name, key, servers):
+    """An upstream block over `servers` [(addr, weight)], hashing `key` consistently."""
+    return "    upstream %s {\n        hash %s consistent;\n%s    }\n" % (name, key, "".join(
+        "        server %s%s;\n" % (a, " weight=%d" % w if w != 1 else "") for a, w in servers))
+
+
+def config(tmp, lb, servers, by_uri=None):
+    """An nginx.conf: the two balancers on lb[0] and lb[1] over `servers` [(addr, weight)] (the
+    first with the upstream block `by_uri` when given), and a backend per server that answers with
+    its address."""
     backends = "".join("    server { listen %s; location / { return 200 \"%s\"; } }\n" % (a, a) for a, _ in servers)
     temp = "".join("    %s_temp_path %s/%s;\n" % (k, tmp, k) for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
     return ("daemon off;\nmaster_process off;\npid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\n"
-            "http {\n    access_log off;\n%s"
-            "    upstream by_uri {\n        hash $request_uri consistent;\n%s    }\n"
-            "    upstream by_header {\n        hash $http_x_key consistent;\n%s    }\n"
+            "http {\n    access_log off;\n%s%s%s"
             "    server { listen 127.0.0.1:%d; location / { proxy_pass http://by_uri; } }\n"
             "    server { listen 127.0.0.1:%d; location / { proxy_pass http://by_header; } }\n%s}\n"
-            % (tmp, tmp, temp, pool, pool, lb[0], lb[1], backends))
+            % (tmp, tmp, temp, by_uri or upstream("by_uri", "$request_uri", servers),
+               upstream("by_header", "$http_x_key", servers), lb[0], lb[1], backends))
 
 
 def uri_keys(rng, n):
@@ -91,17 +96,33 @@ def lookup(cli, topo_path, keys):
     return [line.rsplit(b"\t", 1)[1].decode() for line in out.split(b"\n")[:-1]]
 
 
+def round_trip(cli, tmp, lb, servers):
+    """`ringkeeper import --nginx` of the balancer's own configuration (it must be the pool), then
+    `export --format nginx` of that topology: the upstream nginx is run with. The topology's path
+    and the configuration's."""
+    conf = os.path.join(tmp, "given.conf")
+    with open(conf, "w") as f:
+        f.write(config(tmp, lb, servers))
+    out = subprocess.run([cli, "import", "--nginx", conf, "--upstream", "by_uri"], capture_output=True, timeout=60, check=True)
+    topo = json.loads(out.stdout)
+    want = [{"id": a, "addr": a, "weight": w} for a, w in servers]
+    if topo != {"scheme": "nginx", "hash": "crc32a", "nodes": want}:
+        raise RuntimeError("import --nginx gave %s" % out.stdout.decode()[:300])
+    topo_path = os.path.join(tmp, "topology.json")
+    with open(topo_path, "wb") as f:
+        f.write(out.stdout)
+    block = subprocess.run([cli, "export", "--format", "nginx", "--upstream", "by_uri", "--file", topo_path],
+                           capture_output=True, timeout=60, check=True).stdout.decode()
+    conf = os.path.join(tmp, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(config(tmp, lb, servers, by_uri=block))
+    return topo_path, conf
+
+
 def run_case(cli, name, servers, rng, nkeys):
     tmp = tempfile.mkdtemp(prefix="rk-nginx-")
     lb = free_ports(2)
-    conf = os.path.join(tmp, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(config(tmp, lb, servers))
-    topo = {"scheme": "nginx", "hash": "crc32a",
-            "nodes": [{"id": a, "addr": a, "weight": w} for a, w in servers]}
-    topo_path = os.path.join(tmp, "topology.json")
-    with open(topo_path, "w") as f:
-        json.dump(topo, f)
+    topo_path, conf = round_trip(cli, tmp, lb, servers)
     proc = subprocess.Popen([NGINX, "-p", tmp, "-c", conf], stderr=open(os.path.join(tmp, "stderr"), "w"))
     try:
         for p in lb:
@@ -170,6 +191,33 @@ def source_case(cli):
     return bad == 0
 
 
+def refusals(cli):
+    """What the ring cannot represent is refused on import, each with its reason and line."""
+    inner = "http {\n  upstream u {\n    hash $request_uri consistent;\n    %s\n    server 10.0.0.1:80;\n  }\n}\n"
+    cases = [(inner % "server 10.0.0.4:80 backup;", "line 4: a backup server has no point"),
+             (inner % "server 10.0.0.4:80 down;", "line 4: a down server keeps its points"),
+             (inner % "server 10.0.0.4:80 resolve;", "line 4: a server re-resolved at run time"),
+             (inner % "server cache service=http;", "line 4: a service's servers come from DNS SRV"),
+             (inner % "server 10.0.0.4:80 weight=0;", "line 4: weight must be a whole number 1..1000, got 0"),
+             (inner % "random;", "line 4: random is not a consistent-hash ring"),
+             (inner % "least_conn;", "line 4: least_conn is not a consistent-hash ring"),
+             ("upstream u { hash $request_uri; server 10.0.0.1:80; }\n", "hash without consistent maps keys by modulo"),
+             ("upstream u { server 10.0.0.1:80; }\n", "has no hash ... consistent"),
+             ("upstream v { server 10.0.0.1:80; }\n", "no upstream named u")]
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="rk-nginx-") as tmp:
+        conf = os.path.join(tmp, "bad.conf")
+        for text, want in cases:
+            with open(conf, "w") as f:
+                f.write(text)
+            out = subprocess.run([cli, "import", "--nginx", conf, "--upstream", "u"], capture_output=True, timeout=60)
+            if out.returncode != 2 or want not in out.stderr.decode():
+                bad += 1
+                print("  refusal of %r: exit %d, %s" % (text[:60], out.returncode, out.stderr.decode().strip()))
+    print("%s import refusals: %d cases" % ("ok" if not bad else "FAIL", len(cases)))
+    return bad == 0
+
+
 def main():
     if not NGINX:
         print("SKIPPED: nginx is not installed (deploy/install-deps.sh installs it)")
@@ -184,9 +232,10 @@ def main():
              ("a server removed", base[:3] + base[4:]),
              ("weights changed", [(a, w + 1 if i % 2 else w) for i, (a, w) in enumerate(base)]),
              ("twelve servers", [("127.0.0.1:%d" % p, 1) for p in ports])]
-    passed = sum(run_case(cli, name, servers, rng, nkeys) for name, servers in cases) + source_case(cli)
-    print("%d passed, %d failed" % (passed, len(cases) + 1 - passed))
-    return 0 if passed == len(cases) + 1 else 1
+    passed = sum(run_case(cli, name, servers, rng, nkeys) for name, servers in cases)
+    passed += source_case(cli) + refusals(cli)
+    print("%d passed, %d failed" % (passed, len(cases) + 2 - passed))
+    return 0 if passed == len(cases) + 2 else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,288 @@
+/* nginxconf.c — nginx upstreams to and from nginx-scheme topologies (nginxconf.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nginxconf.h"
+
+#define MAX_WORDS 16   /* words of one directive that matter here (server ADDR and its options) */
+#define MAX_DEPTH 16   /* nested blocks */
+#define WORD_MAX  1024 /* bytes of one word */
+
+/* A reader of nginx's syntax: words (bare or quoted), ';' ending a directive, '{' and '}'. */
+typedef struct reader {
+    const char *s, *end;
+    size_t line;
+    char *msg;
+} reader;
+
+typedef enum { TOK_WORD, TOK_END, TOK_OPEN, TOK_CLOSE, TOK_EOF, TOK_ERROR } tok_kind;
+
+static int fail(reader *r, const char *fmt, const char *what)
+{
+    char sentence[RK_NGX_MSG_MAX - 32];
+    snprintf(sentence, sizeof sentence, fmt, what);
+    snprintf(r->msg, RK_NGX_MSG_MAX, "line %zu: %s", r->line, sentence);
+    return TOK_ERROR;
+}
+
+/* Refuses what the directive at `line` says: -1, with msg set. */
+static int refuse(reader *r, size_t line, const char *fmt, const char *what)
+{
+    r->line = line;
+    fail(r, fmt, what);
+    return -1;
+}
+
+/* Skips blanks and comments, counting lines. */
+static void skip(reader *r)
+{
+    while (r->s < r->end) {
+        if (*r->s == '#') {
+            while (r->s < r->end && *r->s != '\n')
+                r->s++;
+        } else if (*r->s == ' ' || *r->s == '\t' || *r->s == '\r' || *r->s == '\n') {
+            r->line += *r->s == '\n';
+            r->s++;
+        } else {
+            return;
+        }
+    }
+}
+
+/* The next token; a word goes to word (WORD_MAX bytes, quotes removed, escapes kept as nginx
+ * keeps them: a backslash before the quote). */
+static tok_kind next(reader *r, char word[WORD_MAX])
+{
+    skip(r);
+    if (r->s >= r->end)
+        return TOK_EOF;
+    char c = *r->s;
+    if (c == ';' || c == '{' || c == '}') {
+        r->s++;
+        return c == ';' ? TOK_END : c == '{' ? TOK_OPEN : TOK_CLOSE;
+    }
+    size_t n = 0;
+    char quote = c == '"' || c == '\'' ? c : 0;
+    r->s += quote != 0;
+    for (; r->s < r->end; r->s++) {
+        char ch = *r->s;
+        if (quote ? ch == quote
+                  : (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == ';' ||
+                     ch == '{' || ch == '}'))
+            break;
+        if (quote && ch == '\\' && r->s + 1 < r->end && r->s[1] == quote)
+            ch = *++r->s;
+        r->line += ch == '\n';
+        if (n + 1 >= WORD_MAX)
+            return fail(r, "%s", "a word over 1023 bytes");
+        word[n++] = ch;
+    }
+    if (quote && r->s >= r->end)
+        return fail(r, "%s", "a quoted string is not closed");
+    r->s += quote != 0;
+    word[n] = 0;
+    return TOK_WORD;
+}
+
+/* One directive: its words (at most MAX_WORDS kept), ended by ';' or '{'. */
+typedef struct directive {
+    char words[MAX_WORDS][WORD_MAX];
+    size_t n;
+    size_t line;
+    tok_kind end; /* TOK_END or TOK_OPEN */
+} directive;
+
+/* Reads the next directive, or a '}' (d->n 0, end TOK_CLOSE) or the end (TOK_EOF). */
+static tok_kind read_directive(reader *r, directive *d)
+{
+    char word[WORD_MAX];
+    d->n = 0;
+    for (;;) {
+        tok_kind k = next(r, word);
+        if (k == TOK_ERROR)
+            return k;
+        if (k == TOK_WORD) {
+            if (d->n == 0)
+                d->line = r->line;
+            if (d->n < MAX_WORDS)
+                memcpy(d->words[d->n], word, strlen(word) + 1);
+            d->n++;
+            continue;
+        }
+        if ((k == TOK_CLOSE || k == TOK_EOF) && d->n)
+            return fail(r, "%s", "a directive is not ended by ';'");
+        if ((k == TOK_END || k == TOK_OPEN) && !d->n)
+            return fail(r, "%s", k == TOK_END ? "an empty directive" : "a block with no name");
+        return d->end = k;
+    }
+}
+
+/* Skips the rest of a block whose '{' was read. */
+static int skip_block(reader *r, directive *d)
+{
+    for (int depth = 1; depth > 0;) {
+        tok_kind k = read_directive(r, d);
+        if (k == TOK_ERROR)
+            return -1;
+        if (k == TOK_EOF)
+            return refuse(r, r->line, "%s", "a block is not closed by '}'");
+        depth += k == TOK_OPEN ? 1 : k == TOK_CLOSE ? -1 : 0;
+    }
+    return 0;
+}
+
+/* A server line's node: {"id", "addr", "weight"}, or NULL with msg set. */
+static json_t *server_node(reader *r, const directive *d)
+{
+    static const char *const refused[][2] = {
+        {"backup", "a backup server has no point on the ring: nginx sends it only what the ring's "
+                   "servers cannot take"},
+        {"down", "a down server keeps its points and nginx passes its keys to the next point's "
+                 "server, which no topology says; remove the server (weight 0 in a topology)"},
+        {"resolve", "a server re-resolved at run time may change its addresses, and with them the "
+                    "ring; write its addresses"},
+        {"service=", "a service's servers come from DNS SRV records at run time; write them"},
+    };
+    long weight = 1;
+    for (size_t i = 2; i < d->n && i < MAX_WORDS; i++) {
+        for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
+            if (strncmp(d->words[i], refused[k][0], strlen(refused[k][0])) == 0 &&
+                (refused[k][0][strlen(refused[k][0]) - 1] == '=' ||
+                 d->words[i][strlen(refused[k][0])] == 0)) {
+                refuse(r, d->line, "%s", refused[k][1]);
+                return NULL;
+            }
+        char *end;
+        if (strncmp(d->words[i], "weight=", 7) == 0 &&
+            ((weight = strtol(d->words[i] + 7, &end, 10)) < 1 || weight > 1000 || *end)) {
+            refuse(r, d->line, "weight must be a whole number 1..1000, got %s", d->words[i] + 7);
+            return NULL;
+        }
+    }
+    return json_pack("{s:s, s:s, s:I}", "id", d->words[1], "addr", d->words[1], "weight",
+                     (json_int_t)weight);
+}
+
+/* One directive of an upstream block into nodes and *hashed: 0, or -1 with msg set. */
+static int upstream_directive(reader *r, const directive *d, json_t *nodes, int *hashed)
+{
+    const char *name = d->words[0];
+    if (strcmp(name, "server") == 0 && d->n >= 2) {
+        json_t *node = server_node(r, d);
+        return node && json_array_append_new(nodes, node) == 0 ? 0 : -1;
+    }
+    if (strcmp(name, "hash") == 0) {
+        *hashed = d->n == 3 && strcmp(d->words[2], "consistent") == 0;
+        return *hashed ? 0
+                       : refuse(r, d->line, "%s",
+                                "hash without consistent maps keys by modulo: every server "
+                                "change moves most keys; add consistent");
+    }
+    if (strcmp(name, "random") == 0 || strcmp(name, "ip_hash") == 0 ||
+        strcmp(name, "least_conn") == 0)
+        return refuse(r, d->line, "%s is not a consistent-hash ring: use hash KEY consistent",
+                      name);
+    return 0;
+}
+
+/* The upstream block whose '{' was read, into nodes; 0, or -1 with msg set. */
+static int read_upstream(reader *r, json_t *nodes)
+{
+    directive *d = malloc(sizeof *d);
+    int hashed = 0, rc = d ? 0 : -1;
+    if (!d)
+        snprintf(r->msg, RK_NGX_MSG_MAX, "out of memory");
+    while (rc == 0) {
+        tok_kind k = read_directive(r, d);
+        if (k == TOK_CLOSE)
+            break;
+        if (k == TOK_ERROR)
+            rc = -1;
+        else if (k == TOK_EOF)
+            rc = refuse(r, r->line, "%s", "the upstream is not closed by '}'");
+        else if (k == TOK_OPEN)
+            rc = skip_block(r, d);
+        else
+            rc = upstream_directive(r, d, nodes, &hashed);
+    }
+    if (rc == 0 && !hashed)
+        rc = refuse(r, r->line, "%s",
+                    "the upstream has no hash ... consistent: it balances round robin, not by a "
+                    "ring");
+    free(d);
+    return rc;
+}
+
+json_t *rk_ngx_import(const char *text, size_t len, const char *upstream, char msg[RK_NGX_MSG_MAX])
+{
+    reader r = {text, text + len, 1, msg};
+    directive *d = malloc(sizeof *d);
+    json_t *nodes = json_array(), *out = NULL;
+    int depth = 0, found = 0;
+    while (d && nodes && !found) {
+        tok_kind k = read_directive(&r, d);
+        if (k == TOK_ERROR || (k == TOK_EOF && depth > 0))
+            break;
+        if (k == TOK_EOF) {
+            snprintf(msg, RK_NGX_MSG_MAX, "no upstream named %s", upstream);
+            break;
+        }
+        depth += k == TOK_OPEN ? 1 : k == TOK_CLOSE ? -1 : 0;
+        if (depth > MAX_DEPTH || depth < 0) {
+            fail(&r, "%s", depth < 0 ? "a '}' closes no block" : "blocks nested too deep");
+            break;
+        }
+        if (k == TOK_OPEN && d->n == 2 && strcmp(d->words[0], "upstream") == 0 &&
+            strcmp(d->words[1], upstream) == 0)
+            found = read_upstream(&r, nodes) == 0 ? 1 : -1;
+    }
+    if (found == 1 && json_array_size(nodes) == 0)
+        snprintf(msg, RK_NGX_MSG_MAX, "upstream %s has no server", upstream);
+    else if (found == 1)
+        out = json_pack("{s:s, s:s, s:O}", "scheme", "nginx", "hash", "crc32a", "nodes", nodes);
+    if (!d || !nodes)
+        snprintf(msg, RK_NGX_MSG_MAX, "out of memory");
+    json_decref(nodes);
+    free(d);
+    return out;
+}
+
+char *rk_ngx_export(const json_t *doc, const char *upstream, const char *key,
+                    char msg[RK_NGX_MSG_MAX])
+{
+    const char *scheme = json_string_value(json_object_get(doc, "scheme"));
+    if (!scheme || strcmp(scheme, "nginx") != 0) {
+        snprintf(msg, RK_NGX_MSG_MAX,
+                 "export --format nginx needs a topology of the nginx scheme (its \"scheme\" is "
+                 "%s); see docs/LOADBALANCERS.md",
+                 scheme ? scheme : "the default, ringkeeper");
+        return NULL;
+    }
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) {
+        snprintf(msg, RK_NGX_MSG_MAX, "out of memory");
+        return NULL;
+    }
+    fprintf(f, "upstream %s {\n    hash %s consistent;\n", upstream, key);
+    size_t i;
+    json_t *node;
+    json_array_foreach(json_object_get(doc, "nodes"), i, node)
+    {
+        json_int_t w = (json_int_t)json_number_value(json_object_get(node, "weight"));
+        if (w > 0)
+            fprintf(f, "    server %s%s", json_string_value(json_object_get(node, "id")),
+                    w == 1 ? ";\n" : "");
+        if (w > 1)
+            fprintf(f, " weight=%lld;\n", (long long)w);
+    }
+    fprintf(f, "}\n");
+    if (fclose(f) != 0) {
+        free(text);
+        snprintf(msg, RK_NGX_MSG_MAX, "out of memory");
+        return NULL;
+    }
+    return text;
+}

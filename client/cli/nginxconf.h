@@ -1,0 +1,31 @@
+/* nginxconf.h — nginx upstreams to and from nginx-scheme topologies, for `ringkeeper import
+ * --nginx` and `ringkeeper export --format nginx` (docs/LOADBALANCERS.md). Reads nginx's
+ * configuration syntax (words, quoted strings, comments, blocks); writes an upstream block. Only
+ * what decides where keys go is carried over: `hash ... consistent` and the servers (addresses and
+ * weights); every other option is the operator's. */
+#ifndef RK_CLI_NGINXCONF_H
+#define RK_CLI_NGINXCONF_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define RK_NGX_MSG_MAX 512
+
+/* The nginx-scheme topology (a new JSON object: scheme, hash, nodes) of the upstream named
+ * `upstream` in the nginx configuration `text` (len bytes; an `include` is not followed). Node ids
+ * are the servers' addresses as written, weights their `weight=` (1 when absent). Refuses, with a
+ * sentence in msg naming the line, what the ring cannot represent: no `hash ... consistent` (a
+ * hash without `consistent`, `random`, round robin), `backup` and `down` servers, `resolve`, a
+ * server `service=`; and a configuration it cannot read. Returns NULL on failure; the caller
+ * json_decref()s the result. */
+json_t *rk_ngx_import(const char *text, size_t len, const char *upstream, char msg[RK_NGX_MSG_MAX]);
+
+/* The upstream block `upstream` hashing `key` (such as "$request_uri") for the nginx-scheme
+ * topology (or version document) `doc`: servers in the topology's order, nodes of weight 0 left
+ * out (they have no point; every other server keeps its own). A malloc'd NUL-terminated text
+ * (free() it), or NULL with a sentence in msg. */
+char *rk_ngx_export(const json_t *doc, const char *upstream, const char *key,
+                    char msg[RK_NGX_MSG_MAX]);
+
+#endif
