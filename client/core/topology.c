@@ -275,8 +275,8 @@ rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const rki_
                                const rk_node *nodes, size_t n, const char *comment, rk_error *err)
 {
     uint64_t points = 0;
-    if (check_hash(s, hash, err) || s->check(p, err) || check_common(nodes, n, comment, err) ||
-        s->count(p, nodes, n, &points, err))
+    if (check_hash(s, hash, err) || (s->check && s->check(p, err)) ||
+        check_common(nodes, n, comment, err) || s->count(p, nodes, n, &points, err))
         return NULL;
     rk_topology head = {
         .scheme = s, .hash = hash, .vnode_factor = p->vnode_factor, .n = n, .points = points};
@@ -412,7 +412,7 @@ static json_t *head_json(const rk_topology *t)
                       ? json_object()
                       : json_pack("{s:s}", "scheme", t->scheme->name);
     if (doc && (json_object_set_new(doc, "hash", json_string(rk_hash_name(t->hash))) ||
-                t->scheme->write(t, doc))) {
+                (t->scheme->write && t->scheme->write(t, doc)))) {
         json_decref(doc);
         return NULL;
     }

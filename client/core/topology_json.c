@@ -197,7 +197,7 @@ static int get_header(const json_t *doc, header *h, rk_error *err)
         return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
                             rki_hash_names(scheme->id, names, sizeof names, "\"", ", "),
                             shown(v, buf, sizeof buf));
-    if (scheme->read(doc, &h->params, err))
+    if (scheme->read && scheme->read(doc, &h->params, err))
         return RK_ETOPOLOGY;
     v = json_object_get(doc, "comment");
     h->comment = NULL;

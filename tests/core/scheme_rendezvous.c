@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "internal.h"
 
 #define SLOTS      256
@@ -26,24 +24,6 @@ static const rki_field_note misplaced[] = {
     {NULL, NULL},
 };
 static const rk_hash_alg hashes[] = {RK_HASH_XXH3_64};
-
-static int rendezvous_read(const json_t *doc, rki_params *p, rk_error *err)
-{
-    (void)doc, (void)p, (void)err;
-    return RK_OK;
-}
-
-static int rendezvous_write(const rk_topology *t, json_t *doc)
-{
-    (void)t, (void)doc;
-    return 0;
-}
-
-static int rendezvous_check(const rki_params *p, rk_error *err)
-{
-    (void)p, (void)err;
-    return RK_OK;
-}
 
 static int rendezvous_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
                             rk_error *err)
@@ -103,12 +83,6 @@ static void rendezvous_point_counts(const rk_topology *t, uint32_t *count)
         count[owner[s]]++;
 }
 
-static void rendezvous_tie_order(const rk_topology *t, uint32_t *order)
-{
-    /* Every slot has its own position: there are no ties to break. */
-    memcpy(order, rki_topology_order(t), rk_topology_node_count(t) * sizeof *order);
-}
-
 static void rendezvous_positions(const rk_topology *t, size_t node, uint32_t count, uint64_t *out)
 {
     uint8_t owner[SLOTS];
@@ -116,13 +90,6 @@ static void rendezvous_positions(const rk_topology *t, size_t node, uint32_t cou
     for (unsigned s = 0, j = 0; s < SLOTS && j < count; s++)
         if (owner[s] == node)
             out[j++] = (uint64_t)s << SLOT_SHIFT | (((uint64_t)1 << SLOT_SHIFT) - 1);
-}
-
-static uint64_t rendezvous_key_hash(rk_hash_alg hash, const char *hash_tag, const void *key,
-                                    size_t len)
-{
-    (void)hash_tag;
-    return rk_hash(hash, key, len);
 }
 
 const rki_scheme rki_scheme_rendezvous = {
@@ -133,13 +100,10 @@ const rki_scheme rki_scheme_rendezvous = {
     .fields = fields,
     .misplaced = misplaced,
     .unknown = "unknown field; a rendezvous topology has scheme, hash, nodes, comment and data",
-    .read = rendezvous_read,
-    .write = rendezvous_write,
-    .check = rendezvous_check,
     .count = rendezvous_count,
     .bits = rendezvous_bits,
     .point_counts = rendezvous_point_counts,
-    .tie_order = rendezvous_tie_order,
+    .tie_order = rki_tie_order_by_id, /* every slot has its own position: no ties */
     .positions = rendezvous_positions,
-    .key_hash = rendezvous_key_hash,
+    .key_hash = rki_key_hash_whole,
 };

@@ -16,8 +16,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <jansson.h>
-
 #include "internal.h"
 
 #define POINTS_PER_WEIGHT 160
@@ -30,24 +28,6 @@ static const rki_field_note misplaced[] = {
 };
 
 static const char *const fields[] = {NULL};
-
-static int nginx_read(const json_t *doc, rki_params *p, rk_error *err)
-{
-    (void)doc, (void)p, (void)err;
-    return RK_OK;
-}
-
-static int nginx_write(const rk_topology *t, json_t *doc)
-{
-    (void)t, (void)doc;
-    return 0;
-}
-
-static int nginx_check(const rki_params *p, rk_error *err)
-{
-    (void)p, (void)err;
-    return RK_OK;
-}
 
 /* nginx reads integer weights; a node of weight 0 is a server left out of the upstream. */
 static int nginx_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
@@ -81,11 +61,6 @@ static void nginx_point_counts(const rk_topology *t, uint32_t *count)
 {
     for (size_t k = 0; k < rk_topology_node_count(t); k++)
         count[k] = (uint32_t)rk_topology_node(t, k)->weight * POINTS_PER_WEIGHT;
-}
-
-static void nginx_tie_order(const rk_topology *t, uint32_t *order)
-{
-    memcpy(order, rki_topology_order(t), rk_topology_node_count(t) * sizeof *order);
 }
 
 /* A server's address as nginx splits it: a "unix:" path is all host, else the host runs to the
@@ -126,13 +101,6 @@ static void nginx_positions(const rk_topology *t, size_t node, uint32_t count, u
     }
 }
 
-/* A key is hashed whole: the standard CRC-32 of its bytes. */
-static uint64_t nginx_key_hash(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len)
-{
-    (void)hash_tag;
-    return rk_hash(hash, key, len);
-}
-
 static const rk_hash_alg hashes[] = {RK_HASH_KETAMA_CRC32A};
 
 const rki_scheme rki_scheme_nginx = {
@@ -143,13 +111,10 @@ const rki_scheme rki_scheme_nginx = {
     .fields = fields,
     .misplaced = misplaced,
     .unknown = "unknown field; an nginx topology has scheme, hash, nodes, comment and data",
-    .read = nginx_read,
-    .write = nginx_write,
-    .check = nginx_check,
     .count = nginx_count,
     .bits = nginx_bits,
     .point_counts = nginx_point_counts,
-    .tie_order = nginx_tie_order,
+    .tie_order = rki_tie_order_by_id,
     .positions = nginx_positions,
-    .key_hash = nginx_key_hash,
+    .key_hash = rki_key_hash_whole /* the standard CRC-32 of the key's bytes */,
 };

@@ -28,6 +28,17 @@ const rki_scheme *rki_scheme_of(rk_scheme id)
     return NULL;
 }
 
+void rki_tie_order_by_id(const rk_topology *t, uint32_t *order)
+{
+    memcpy(order, rki_topology_order(t), rk_topology_node_count(t) * sizeof *order);
+}
+
+uint64_t rki_key_hash_whole(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len)
+{
+    (void)hash_tag;
+    return rk_hash(hash, key, len);
+}
+
 const char *rk_scheme_name(rk_scheme scheme)
 {
     const rki_scheme *s = rki_scheme_of(scheme);

@@ -75,23 +75,10 @@ static void ringkeeper_point_counts(const rk_topology *t, uint32_t *count)
         count[k] = rki_weight_points(vf, rk_topology_node(t, k)->weight);
 }
 
-static void ringkeeper_tie_order(const rk_topology *t, uint32_t *order)
-{
-    memcpy(order, rki_topology_order(t), rk_topology_node_count(t) * sizeof *order);
-}
-
 static void ringkeeper_positions(const rk_topology *t, size_t node, uint32_t count, uint64_t *out)
 {
     const char *id = rk_topology_node(t, node)->id;
     rki_hash_points(rk_topology_hash(t), id, strlen(id), count, out);
-}
-
-/* A key is hashed whole with the topology's hash; the scheme has no hash tag. */
-static uint64_t ringkeeper_key_hash(rk_hash_alg hash, const char *hash_tag, const void *key,
-                                    size_t len)
-{
-    (void)hash_tag;
-    return rk_hash(hash, key, len);
 }
 
 static const rk_hash_alg hashes[] = {
@@ -114,7 +101,7 @@ const rki_scheme rki_scheme_ringkeeper = {
     .count = ringkeeper_count,
     .bits = ringkeeper_bits,
     .point_counts = ringkeeper_point_counts,
-    .tie_order = ringkeeper_tie_order,
+    .tie_order = rki_tie_order_by_id,
     .positions = ringkeeper_positions,
-    .key_hash = ringkeeper_key_hash,
+    .key_hash = rki_key_hash_whole,
 };

@@ -48,7 +48,7 @@ typedef struct rki_scheme {
     const rki_field_note *misplaced;
     const char *unknown;
     /* Its parameters from `doc`, whose fields passed the rule above: RK_ETOPOLOGY naming the
-     * field. */
+     * field. read, write and check are NULL in a scheme without parameters. */
     int (*read)(const struct json_t *doc, rki_params *p, rk_error *err);
     /* Its parameters into `doc`, after "hash": 0, or -1 when out of memory. */
     int (*write)(const rk_topology *t, struct json_t *doc);
@@ -78,7 +78,12 @@ typedef struct rki_scheme {
 extern const rki_scheme rki_scheme_ringkeeper;
 extern const rki_scheme rki_scheme_ketama;
 
-/* ---- scheme/registry.c: the schemes of this build ---- */
+/* ---- scheme/registry.c: the schemes of this build, and operations schemes share ---- */
+
+/* tie_order by node id bytes (the topology's order), the rule of most schemes. */
+void rki_tie_order_by_id(const rk_topology *t, uint32_t *order);
+/* key_hash of a scheme that hashes the whole key with the topology's hash. */
+uint64_t rki_key_hash_whole(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len);
 
 /* The scheme `id` names, or NULL when this build has none; static storage. */
 const rki_scheme *rki_scheme_of(rk_scheme id);
