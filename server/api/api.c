@@ -236,8 +236,7 @@ void rkd_api_handle(rkd_app *app, const rkd_request *req, rkd_response *resp)
         if (allowed(&c, &routes[i]) && bind(&c, &routes[i], &s) == 0)
             routes[i].handler(&c);
         /* a write that took: the console's watchers of the cluster look again */
-        if (strcmp(routes[i].method, "GET") != 0 && resp->status < 300 && c.cluster[0] &&
-            !c.unchanged)
+        if (strcmp(routes[i].method, "GET") != 0 && resp->status < 300 && c.cluster[0] && !c.woken)
             rkd_app_changed(app, c.cluster);
         return;
     }

@@ -179,7 +179,7 @@ void rkd_h_approve(rkd_call *c)
         rkd_fail(c, rc, &err);
         goto done;
     }
-    c->unchanged = dry_run; /* a dry run records nothing: no watcher need look */
+    c->woken = dry_run; /* a dry run records nothing: no watcher need look */
     rkd_answer_json(c->resp, 200,
                     json_pack("{s:s, s:I, s:s, s:s, s:s*, s:b}", "cluster", c->cluster, "version",
                               (json_int_t)c->version, "digest", digest, "approver",
@@ -284,6 +284,7 @@ void rkd_h_finish(rkd_call *c)
         rkd_fail(c, rc, &err);
         goto done;
     }
+    c->woken = 1;
     rkd_format_etag(c->resp->etag, v->version, 0, rkd_store_id(c->app->store));
     rkd_answer_doc(c->resp, e); /* the ring document, now with "previous": null */
 done:

@@ -132,7 +132,9 @@ typedef struct rkd_call {
     rkd_response *resp;
     char cluster[RKD_CLUSTER_MAX]; /* {c}, validated */
     int64_t version;               /* {v}, validated; 0 when the route has none */
-    int unchanged;                 /* set by a write that changed nothing (a dry run) */
+    /* Set by a write whose watchers need no wake from the dispatcher: a dry run changed nothing;
+     * an activation or a closed window woke them already (api_docs.c, ring_changed). */
+    int woken;
 } rkd_call;
 
 /* ---- changes.c: a change counter per cluster, which the console's live panels wait on ---- */

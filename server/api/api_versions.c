@@ -113,6 +113,7 @@ void rkd_h_activate(rkd_call *c)
         rkd_fail(c, rc, &err);
         goto done;
     }
+    c->woken = 1; /* the store's watch did, at the commit */
     answer_version(c, 200, v);
     rkd_store_version_free(v);
 done:
