@@ -35,7 +35,7 @@ static const struct {
     RK_HASH_MAP(HASH_ROW_)
 #undef HASH_ROW_
 #define KETAMA_ROW_(suffix, name, value) [value] = {#name, 32},
-        RK_KETAMA_HASH_MAP(KETAMA_ROW_)
+        RK_KETAMA_HASH_MAP(KETAMA_ROW_) RK_HAPROXY_HASH_MAP(KETAMA_ROW_)
 #undef KETAMA_ROW_
 };
 
@@ -99,6 +99,11 @@ uint64_t rk_hash(rk_hash_alg alg, const void *data, size_t len)
         return rki_kh_##name(data, len);
         RK_KETAMA_HASH_MAP(KETAMA_CASE_)
 #undef KETAMA_CASE_
+#define HAPROXY_CASE_(suffix, name, value)                                                         \
+    case RK_HASH_##suffix:                                                                         \
+        return rki_hp_##name(data, len);
+        RK_HAPROXY_HASH_MAP(HAPROXY_CASE_)
+#undef HAPROXY_CASE_
     }
     return 0;
 }

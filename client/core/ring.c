@@ -35,6 +35,8 @@
  *   4. an insertion sort finishes the order: by position, then by the nodes' tie order (node id for
  *      docs/RING.md; two points of one node at one position are interchangeable). Should it have
  *      more to do than that (positions made to collide), qsort orders the whole ring instead;
+ *   4b. a scheme with a lookup rule of its own (HAProxy's nearest point) turns each point into
+ *      the end of the keys it owns, which keeps the order;
  *   5. the lookup index, counted over the sorted positions.
  * Each pass keeps its 256 counters and write streams in the L1 cache (at 11 bits a pass costs three
  * times as much), and the only memory besides the ring's own is the scratch copy: fresh memory
@@ -274,6 +276,24 @@ static int finish_sort(rk_ring *r, const uint32_t *order)
     return rc;
 }
 
+/* Step 4b, for a scheme with a lookup rule of its own: the end of what each point owns in place of
+ * the point, and a last end that wrapped past the top moved to the front. */
+static void owned_ends(rk_ring *r, const rki_scheme *scheme)
+{
+    scheme->owned_ends(r->pos, r->n, r->bits);
+    if (r->n < 2 || r->pos[r->n - 1] >= r->pos[r->n - 2])
+        return;
+    uint64_t pos = r->pos[r->n - 1];
+    uint32_t node = rki_node_at(r, r->n - 1);
+    memmove(r->pos + 1, r->pos, (r->n - 1) * sizeof *r->pos);
+    if (r->node16)
+        memmove(r->node16 + 1, r->node16, (r->n - 1) * sizeof *r->node16);
+    else
+        memmove(r->node32 + 1, r->node32, (r->n - 1) * sizeof *r->node32);
+    r->pos[0] = pos;
+    set_node(r, 0, node);
+}
+
 /* Step 5: bucket[k] = the first point of bucket k; bucket[nbuckets] = n. */
 static void index_buckets(rk_ring *r)
 {
@@ -299,6 +319,8 @@ static int sort_points(rk_ring *r, const rki_scheme *scheme, const uint32_t *poi
         rc = sort_parts(r, start, digits_to_sort(r) - 1);
     }
     rc = rc ? rc : finish_sort(r, order);
+    if (rc == RK_OK && scheme->owned_ends)
+        owned_ends(r, scheme);
     if (rc == RK_OK)
         index_buckets(r);
     return rc;

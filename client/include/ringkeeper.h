@@ -113,7 +113,8 @@ RK_API const char *rk_errname(int code);
 typedef enum rk_scheme {
     RK_SCHEME_RINGKEEPER = 0,
     RK_SCHEME_KETAMA = 1,
-    RK_SCHEME_NGINX = 2, /* docs/LOADBALANCERS.md: nginx's `hash ... consistent` ring */
+    RK_SCHEME_NGINX = 2,   /* docs/LOADBALANCERS.md: nginx's `hash ... consistent` ring */
+    RK_SCHEME_HAPROXY = 3, /* docs/LOADBALANCERS.md: HAProxy's `hash-type consistent` ring */
 } rk_scheme;
 
 /* "ringkeeper", "ketama"; NULL for a value no scheme of this build has (a test build may register
@@ -154,12 +155,25 @@ RK_API int rk_scheme_from_name(const char *name, rk_scheme *out);
     H(KETAMA_MURMUR, murmur, 26)                                                                   \
     H(KETAMA_JENKINS, jenkins, 27)
 
+/* The key hashes of the haproxy scheme (docs/LOADBALANCERS.md): HAProxy's four under its names,
+ * each also followed by its `avalanche` modifier, whose name here ends in "_avalanche". Values
+ * from 32. */
+#define RK_HAPROXY_HASH_MAP(H)                                                                     \
+    H(HAPROXY_SDBM, sdbm, 32)                                                                      \
+    H(HAPROXY_DJB2, djb2, 33)                                                                      \
+    H(HAPROXY_WT6, wt6, 34)                                                                        \
+    H(HAPROXY_CRC32, crc32, 35)                                                                    \
+    H(HAPROXY_SDBM_AVALANCHE, sdbm_avalanche, 36)                                                  \
+    H(HAPROXY_DJB2_AVALANCHE, djb2_avalanche, 37)                                                  \
+    H(HAPROXY_WT6_AVALANCHE, wt6_avalanche, 38)                                                    \
+    H(HAPROXY_CRC32_AVALANCHE, crc32_avalanche, 39)
+
 typedef enum rk_hash_alg {
 #define RK_HASH_ENUM_(suffix, name, value, bits) RK_HASH_##suffix = value,
     RK_HASH_MAP(RK_HASH_ENUM_)
 #undef RK_HASH_ENUM_
 #define RK_KETAMA_HASH_ENUM_(suffix, name, value) RK_HASH_##suffix = value,
-        RK_KETAMA_HASH_MAP(RK_KETAMA_HASH_ENUM_)
+        RK_KETAMA_HASH_MAP(RK_KETAMA_HASH_ENUM_) RK_HAPROXY_HASH_MAP(RK_KETAMA_HASH_ENUM_)
 #undef RK_KETAMA_HASH_ENUM_
 } rk_hash_alg;
 

@@ -54,9 +54,9 @@ typedef struct rki_scheme {
     int (*write)(const rk_topology *t, struct json_t *doc);
     /* Its parameters' rules (RK_ETOPOLOGY naming the field), checked before the nodes. */
     int (*check)(const rki_params *p, rk_error *err);
-    /* Its rules for the nodes' weights, which passed the rules every scheme shares, and the ring's
-     * point count into *points: RK_ETOPOLOGY naming the node's field, RK_ETOOBIG past
-     * RK_MAX_POINTS. */
+    /* Its rules for the nodes' weights (and ids, in a scheme that gives them a meaning), which
+     * passed the rules every scheme shares, and the ring's point count into *points: RK_ETOPOLOGY
+     * naming the node's field, RK_ETOOBIG past RK_MAX_POINTS. */
     int (*count)(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
                  rk_error *err);
     /* The hash space of rings of `t` is 2^bits: 32 or 64 (the sizes ring.c, plan.c and steps.c
@@ -69,6 +69,12 @@ typedef struct rki_scheme {
     void (*tie_order)(const rk_topology *t, uint32_t *order);
     /* The positions of node `node`'s `count` points (count as point_counts gave) into out. */
     void (*positions)(const rk_topology *t, size_t node, uint32_t count, uint64_t *out);
+    /* The lookup rule: NULL when the first point at or after a key's position owns the key. Else
+     * the ring's positions, sorted (n of them, in a space of 2^bits), are turned in place into
+     * the last position each point owns, in the same order save the last, which may wrap to the
+     * lowest (ring.c moves it to the front). Lookups, arcs, shares and plans then follow from
+     * those ends as from any ring's points. */
+    void (*owned_ends)(uint64_t *pos, size_t n, unsigned bits);
     /* A key's position as a lookup computes it, from the topology's hash and hash tag (NULL when
      * it has none): rk_ring_key_hash, and what a data mover tells moving keys by. */
     uint64_t (*key_hash)(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len);
@@ -103,5 +109,12 @@ uint32_t rki_ketama_point_count(uint32_t weight, uint32_t total_weight, uint32_t
 /* A key's position as twemproxy computes it: the part inside the hash tag `tag` (two characters,
  * or NULL) when non-empty, the empty key at 0, else rk_hash(hash). */
 uint64_t rki_ketama_key_hash(rk_hash_alg hash, const char *tag, const void *key, size_t len);
+
+/* ---- scheme/haproxy.c: HAProxy's key hashes (RK_HAPROXY_HASH_MAP), as HAProxy 2.6 computes
+ * them ---- */
+#define RKI_HAPROXY_HASH_DECL_(suffix, name, value)                                                \
+    uint32_t rki_hp_##name(const void *key, size_t len);
+RK_HAPROXY_HASH_MAP(RKI_HAPROXY_HASH_DECL_)
+#undef RKI_HAPROXY_HASH_DECL_
 
 #endif
