@@ -36,6 +36,7 @@ develop=(
     nutcracker memcached python3     # ketama oracle test: a real twemproxy and memcached
     redis-server                     # the data mover's tests (and memcached's)
     nginx                            # the nginx scheme's oracle test: a real nginx balancing
+    haproxy                          # the haproxy scheme's oracle test: a real HAProxy balancing
     wrk                              # server benchmark (tests/bench/bench_server.sh)
     chromium nodejs                  # the console's browser test (tests/console)
     libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libssl-dev libkrb5-dev \

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "haproxyconf.h"
 #include "nginxconf.h"
 #include "nutcracker.h"
 
@@ -25,31 +26,51 @@ static int check_topology(const char *cmd, const char *label, const json_t *doc)
     return RK_EXIT_OK;
 }
 
+/* The topology of `file`'s pool, upstream or backend, by its format (`nc`, `ngx` or `hap`). */
+static json_t *import_text(const char *cmd, const char *file, const char *nc, const char *ngx,
+                           const char *name)
+{
+    size_t len;
+    char *text = rk_cli_read_file(cmd, file, &len), msg[RK_NC_MSG_MAX], note[RK_HAP_MSG_MAX] = "";
+    if (!text)
+        return NULL;
+    json_t *t = file == nc    ? rk_nc_import(text, len, name, msg)
+                : file == ngx ? rk_ngx_import(text, len, name, msg)
+                              : rk_hap_import(text, len, name, msg, note);
+    free(text);
+    if (!t)
+        rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", file, msg);
+    if (t && note[0])
+        fprintf(stderr,
+                "%s: note: %s; HAProxy numbers them by their place, so a server added or "
+                "removed before them moves their keys: pin each id (docs/LOADBALANCERS.md)\n",
+                cmd, note);
+    return t;
+}
+
 static int run_import(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    const char *nc = NULL, *ngx = NULL, *pool = NULL, *upstream = NULL;
+    const char *nc = NULL, *ngx = NULL, *hap = NULL, *pool = NULL, *upstream = NULL,
+               *backend = NULL;
     const rk_cli_option opts[] = {
         RK_CLI_OPT("nutcracker", RK_CLI_TEXT, &nc),
         RK_CLI_OPT("pool", RK_CLI_TEXT, &pool),
         RK_CLI_OPT("nginx", RK_CLI_TEXT, &ngx),
         RK_CLI_OPT("upstream", RK_CLI_TEXT, &upstream),
+        RK_CLI_OPT("haproxy", RK_CLI_TEXT, &hap),
+        RK_CLI_OPT("backend", RK_CLI_TEXT, &backend),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, NULL, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
-    if (!nc == !ngx || (ngx && (!upstream || pool)) || (nc && upstream))
-        return rk_cli_usage_error(cmd, "give --nutcracker FILE [--pool NAME] or --nginx FILE "
-                                       "--upstream NAME");
-    const char *file = nc ? nc : ngx;
-    size_t len;
-    char *text = rk_cli_read_file(cmd->name, file, &len), msg[RK_NC_MSG_MAX];
-    if (!text)
-        return RK_EXIT_USAGE;
-    json_t *t = nc ? rk_nc_import(text, len, pool, msg) : rk_ngx_import(text, len, upstream, msg);
-    free(text);
+    if (!!nc + !!ngx + !!hap != 1 || !!ngx != !!upstream || !!hap != !!backend || (pool && !nc))
+        return rk_cli_usage_error(cmd, "give --nutcracker FILE [--pool NAME], --nginx FILE "
+                                       "--upstream NAME or --haproxy FILE --backend NAME");
+    const char *file = nc ? nc : ngx ? ngx : hap;
+    json_t *t = import_text(cmd->name, file, nc, ngx, nc ? pool : ngx ? upstream : backend);
     if (!t)
-        return rk_cli_fail(cmd->name, RK_EXIT_USAGE, "%s: %s", file, msg);
+        return RK_EXIT_USAGE;
     rc = check_topology(cmd->name, file, t);
     char *out = rc == RK_EXIT_OK ? json_dumps(t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(t);
@@ -133,31 +154,39 @@ static int print_export(const char *cmd, int rc, char *text, const char *msg, co
     return rc;
 }
 
-/* `export --format nginx`: the upstream block, printed. Returns an exit code. */
-static int export_nginx(const rk_cli_cmd *cmd, const char *file, rk_cli_server *server,
-                        const char *version, const char *upstream, const char *key, int others)
+/* `export --format nginx|haproxy`: the upstream block or the backend section `name`, keys by
+ * `key` (nginx's hash expression, or HAProxy's balance method), printed. Returns an exit code. */
+static int export_balancer(const rk_cli_cmd *cmd, const char *format, const char *file,
+                           rk_cli_server *server, const char *version, const char *name,
+                           const char *key, int others)
 {
-    int rc = RK_EXIT_OK;
-    if (!upstream || others)
-        return rk_cli_usage_error(cmd, "--format nginx takes --upstream NAME [--key EXPR] (not "
-                                       "--pool, --listen or --into)");
+    int rc = RK_EXIT_OK, hap = strcmp(format, "haproxy") == 0;
+    if (!name || others)
+        return rk_cli_usage_error(cmd, hap ? "--format haproxy takes --backend NAME [--balance "
+                                             "METHOD] (not --pool, --listen, --into, --upstream "
+                                             "or --key)"
+                                           : "--format nginx takes --upstream NAME [--key EXPR] "
+                                             "(not --pool, --listen, --into, --backend or "
+                                             "--balance)");
     if (file && (server->url || server->cluster || version))
         return rk_cli_usage_error(cmd, "--file and the server options (--server, --cluster, "
                                        "--version) do not mix");
     if (!file && (rc = rk_cli_server_check(cmd->name, server)) != RK_EXIT_OK)
         return rc;
     json_t *doc = load_doc(cmd->name, file, server, version, &rc);
-    char msg[RK_NGX_MSG_MAX],
-        *text = doc ? rk_ngx_export(doc, upstream, key ? key : "$request_uri", msg) : NULL;
+    char msg[RK_NGX_MSG_MAX + RK_HAP_MSG_MAX], *text = NULL;
+    if (doc)
+        text = hap ? rk_hap_export(doc, name, key ? key : "uri", msg)
+                   : rk_ngx_export(doc, name, key ? key : "$request_uri", msg);
     json_decref(doc);
-    return print_export(cmd->name, rc, text, msg, "the upstream");
+    return print_export(cmd->name, rc, text, msg, hap ? "the backend" : "the upstream");
 }
 
 static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    static const char *const formats[] = {"nutcracker", "nginx", NULL};
+    static const char *const formats[] = {"nutcracker", "nginx", "haproxy", NULL};
     const char *format = NULL, *pool = NULL, *file = NULL, *version = NULL, *into = NULL;
-    const char *listen = NULL, *upstream = NULL, *key = NULL;
+    const char *listen = NULL, *upstream = NULL, *key = NULL, *backend = NULL, *balance = NULL;
     rk_cli_server server = {0};
     const rk_cli_option opts[] = {
         RK_CLI_OPT("format", RK_CLI_CHOICE, &format, .required = 1, .choices = formats),
@@ -168,13 +197,23 @@ static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("into", RK_CLI_TEXT, &into),
         RK_CLI_OPT("upstream", RK_CLI_TEXT, &upstream),
         RK_CLI_OPT("key", RK_CLI_TEXT, &key),
+        RK_CLI_OPT("backend", RK_CLI_TEXT, &backend),
+        RK_CLI_OPT("balance", RK_CLI_TEXT, &balance),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &server, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
+    int others = pool || listen || into;
     if (strcmp(format, "nginx") == 0)
-        return export_nginx(cmd, file, &server, version, upstream, key, pool || listen || into);
+        return export_balancer(cmd, format, file, &server, version, upstream, key,
+                               others || backend || balance);
+    if (strcmp(format, "haproxy") == 0)
+        return export_balancer(cmd, format, file, &server, version, backend, balance,
+                               others || upstream || key);
+    if (upstream || key || backend || balance)
+        return rk_cli_usage_error(cmd, "--upstream, --key, --backend and --balance are for "
+                                       "--format nginx or haproxy");
     int online = server.url || server.cluster || version;
     if (file && online)
         return rk_cli_usage_error(cmd, "--file and the server options (--server, --cluster, "
@@ -203,6 +242,7 @@ const rk_cli_cmd rk_cli_import = {
     "import", run_import,
     "usage: ringkeeper import --nutcracker FILE [--pool NAME]\n"
     "       ringkeeper import --nginx FILE --upstream NAME\n"
+    "       ringkeeper import --haproxy FILE --backend NAME\n"
     "\n"
     "Prints the ketama topology (JSON) of pool NAME of the twemproxy (nutcracker) configuration\n"
     "FILE: its key hash, hash tag and servers, each named as twemproxy names it (the configured\n"
@@ -218,10 +258,19 @@ const rk_cli_cmd rk_cli_import = {
     "ip_hash, hash without consistent), backup, down and resolve servers, service= (each says\n"
     "why). An include is not followed.\n"
     "\n"
+    "With --haproxy, prints the haproxy topology of backend (or listen section) NAME of the\n"
+    "HAProxy configuration FILE: node ids are the servers' ids (their `id`, else the number\n"
+    "HAProxy gives them by their place: a note names such servers), with their addresses and\n"
+    "weights and the hash-type's function, so the ring is HAProxy's. Refused: a balance that is\n"
+    "no hash, hash-type map-based, hash-balance-factor, backup and disabled servers,\n"
+    "server-template, hash-key other than id (each says why).\n"
+    "\n"
     "  --nutcracker FILE  the nutcracker configuration (YAML)\n"
     "  --pool NAME        the pool (may be left out when FILE has one pool)\n"
     "  --nginx FILE       or an nginx configuration ...\n"
-    "  --upstream NAME    ... and its upstream\n",
+    "  --upstream NAME    ... and its upstream\n"
+    "  --haproxy FILE     or a HAProxy configuration ...\n"
+    "  --backend NAME     ... and its backend\n",
     NULL, NULL};
 
 const rk_cli_cmd rk_cli_export = {
@@ -232,6 +281,8 @@ const rk_cli_cmd rk_cli_export = {
     "       ringkeeper export --format nutcracker --into NUTCRACKER_YML [--pool NAME]\n"
     "                         (--file FILE | --server URL --cluster C [--version V])\n"
     "       ringkeeper export --format nginx --upstream NAME [--key EXPR]\n"
+    "                         (--file FILE | --server URL --cluster C [--version V])\n"
+    "       ringkeeper export --format haproxy --backend NAME [--balance METHOD]\n"
     "                         (--file FILE | --server URL --cluster C [--version V])\n"
     "\n"
     "Prints a twemproxy pool NAME (YAML for nutcracker -c) that routes exactly as the ketama\n"
@@ -246,10 +297,14 @@ const rk_cli_cmd rk_cli_export = {
     "\n"
     "With --format nginx, prints the upstream block NAME hashing EXPR (default $request_uri)\n"
     "consistently, for an nginx topology: nginx loads it and routes every key as ringkeeper does.\n"
+    "With --format haproxy, prints the backend section NAME balancing by METHOD (default uri)\n"
+    "with hash-type consistent, for a haproxy topology: each server named s<id>, its id pinned.\n"
     "\n"
-    "  --format nutcracker  the output format (twemproxy's), or nginx\n"
+    "  --format nutcracker  the output format (twemproxy's), nginx or haproxy\n"
     "  --upstream NAME ... nginx's upstream name\n"
     "  --key EXPR      ... and its hash key (default $request_uri)\n"
+    "  --backend NAME  HAProxy's backend name ...\n"
+    "  --balance METHOD ... and its balance (default uri; hdr(X-Key), url_param id, ...)\n"
     "  --pool NAME     the pool (with --into it may be left out when the file has one pool)\n"
     "  --listen ADDR   the pool's listen address (default 127.0.0.1:22121; not with --into)\n"
     "  --into FILE     rewrite the servers of the pool in this nutcracker configuration\n"

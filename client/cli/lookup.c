@@ -128,18 +128,19 @@ static int check_hash_name(const rk_cli_lookup_server *r)
         rk_scheme_from_name(r->expect_scheme, &scheme); /* a choice of the option table */
     if (!r->expect_hash || rk_hash_from_scheme_name(scheme, r->expect_hash, &alg) == RK_OK)
         return RK_EXIT_OK;
-    return rk_cli_fail("lookup", RK_EXIT_USAGE,
-                       "--expect-hash: \"%s\" is no hash of the %s scheme%s", r->expect_hash,
-                       rk_scheme_name(scheme),
-                       scheme == RK_SCHEME_RINGKEEPER
-                           ? " (fnv1a_32, md5_32 or xxh3_64; for a ketama ring add --expect-scheme "
-                             "ketama)"
-                           : " (twemproxy's names: fnv1a_64, md5, murmur ...)");
+    return rk_cli_fail(
+        "lookup", RK_EXIT_USAGE, "--expect-hash: \"%s\" is no hash of the %s scheme%s",
+        r->expect_hash, rk_scheme_name(scheme),
+        scheme == RK_SCHEME_RINGKEEPER
+            ? " (fnv1a_32, md5_32 or xxh3_64; for a ketama ring add --expect-scheme "
+              "ketama)"
+        : scheme == RK_SCHEME_KETAMA ? " (twemproxy's names: fnv1a_64, md5, murmur ...)"
+                                     : " (docs/LOADBALANCERS.md lists them)");
 }
 
 static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args *a)
 {
-    static const char *const schemes[] = {"ringkeeper", "ketama", NULL};
+    static const char *const schemes[] = {"ringkeeper", "ketama", "nginx", "haproxy", NULL};
     rk_cli_lookup_server *r = &a->remote;
     const rk_cli_option opts[] = {
         RK_CLI_OPT("topology", RK_CLI_TEXT, &a->file),
@@ -256,7 +257,8 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --timeout S               " RK_CLI_TIMEOUT_HELP
     "  --replicas R              1..64 nodes per key (default 1)\n"
     "  --expect-scheme S         refuse the ring (exit 3) unless it is of scheme S: ringkeeper\n"
-    "                            (the default with --expect-hash) or ketama (twemproxy's ring)\n"
+    "                            (the default with --expect-hash), ketama (twemproxy's ring),\n"
+    "                            nginx or haproxy (the balancers' rings)\n"
     "  --expect-hash H           refuse the ring (exit 3) unless it hashes with H, a hash of the\n"
     "                            expected scheme\n"
     "  --expect-vnode-factor N   refuse the ring (exit 3) unless its vnode_factor is N\n"

@@ -13,8 +13,8 @@ declare -gA _ringkeeper_options=(
     [rollout]="--from-file --to-file --from --to --steps --max-step-moved $_ringkeeper_server $_ringkeeper_output"
     [rollouts]="--id --to-file --steps --max-step-moved --soak --digest --revert $_ringkeeper_server $_ringkeeper_output"
     [simulate]="--keys --from-file --to-file --from --to $_ringkeeper_server $_ringkeeper_output"
-    [import]="--nutcracker --pool --nginx --upstream"
-    [export]="--format --pool --file --version --listen --into --upstream --key --server --cluster"
+    [import]="--nutcracker --pool --nginx --upstream --haproxy --backend"
+    [export]="--format --pool --file --version --listen --into --upstream --key --backend --balance --server --cluster"
     [publish]="--activate --if-match $_ringkeeper_server $_ringkeeper_output"
     [activate]="--if-match --force $_ringkeeper_server $_ringkeeper_output"
     [revert]="--if-match $_ringkeeper_server $_ringkeeper_output"
@@ -33,10 +33,10 @@ declare -gA _ringkeeper_options=(
 _ringkeeper_values() { # _ringkeeper_values COMMAND OPTION
     case "$2" in
     -o | --output) echo 'json table' ;;
-    --format) [ "$1" = export ] && echo 'nutcracker nginx' || echo 'text json svg' ;;
-    --expect-scheme) echo 'ringkeeper ketama nginx' ;;
+    --format) [ "$1" = export ] && echo 'nutcracker nginx haproxy' || echo 'text json svg' ;;
+    --expect-scheme) echo 'ringkeeper ketama nginx haproxy' ;;
     --distinct-approver | --migration-window) echo 'yes no' ;;
-    --topology | --from-file | --to-file | --cache | --ca-file | --nutcracker | --nginx | --file | --into) echo FILE ;;
+    --topology | --from-file | --to-file | --cache | --ca-file | --nutcracker | --nginx | --haproxy | --file | --into) echo FILE ;;
     esac
 }
 

@@ -1,0 +1,36 @@
+/* haproxyconf.h — HAProxy backends to and from haproxy-scheme topologies, for `ringkeeper import
+ * --haproxy` and `ringkeeper export --format haproxy` (docs/LOADBALANCERS.md). Reads HAProxy's
+ * configuration syntax (sections, words, quotes, escapes, comments); writes a backend section. Only
+ * what decides where keys go is carried over: the servers' ids and weights, `hash-type consistent`
+ * and its function; every other setting is the operator's. */
+#ifndef RK_CLI_HAPROXYCONF_H
+#define RK_CLI_HAPROXYCONF_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define RK_HAP_MSG_MAX 512
+
+/* The haproxy-scheme topology (a new JSON object: scheme, hash, nodes) of the backend (or listen
+ * section) named `backend` in the HAProxy configuration `text` (len bytes), with what the last
+ * `defaults` section before it sets. Node ids are the servers' ids: their `id`, else the number
+ * HAProxy gives them by their place; addrs their addresses as written; weights their `weight`
+ * (1 when absent, 0 kept: such a server owns nothing). Refuses, with a sentence in msg naming the
+ * line, what the ring cannot represent: a balance that is no hash (`roundrobin`, `random`, ...),
+ * `hash-type map-based` (the default), the hash function `none`, `hash-balance-factor`, `backup`
+ * and `disabled` servers, `server-template`, `hash-key` other than `id`; and a configuration it
+ * cannot read. Servers without `id` are named in `note` (else it is ""): their ids change when a
+ * server is added or removed before them. Returns NULL on failure; the caller json_decref()s the
+ * result. */
+json_t *rk_hap_import(const char *text, size_t len, const char *backend, char msg[RK_HAP_MSG_MAX],
+                      char note[RK_HAP_MSG_MAX]);
+
+/* The backend section `backend` balancing by `balance` (such as "uri" or "hdr(X-Key)") for the
+ * haproxy-scheme topology (or version document) `doc`: servers in the topology's order, each named
+ * s<id> with its `id` pinned, weight 0 kept. A malloc'd NUL-terminated text (free() it), or NULL
+ * with a sentence in msg. */
+char *rk_hap_export(const json_t *doc, const char *backend, const char *balance,
+                    char msg[RK_HAP_MSG_MAX]);
+
+#endif
