@@ -554,7 +554,8 @@ typedef struct rk_client_config {
     int reset_cache;              /* operator's way out of a bad cache_file, for one start: the
                                      file is neither read nor served; the server's active ring is
                                      taken after every other check, even when older, and saved */
-    const char *expect_scheme;    /* "ringkeeper" or "ketama" (docs/KETAMA.md): the ring's scheme,
+    const char *expect_scheme;    /* "ringkeeper", "ketama" (docs/KETAMA.md), "nginx" or "haproxy"
+                                     (docs/LOADBALANCERS.md): the ring's scheme,
                                      which also says which scheme expect_hash names; NULL:
                                      "ringkeeper" when expect_hash is set, else any scheme */
     const char *client_id;        /* sent as RK-Client on every fetch and long poll, so the server

@@ -106,7 +106,8 @@ static int check_config(const rk_client_config *cfg, rk_error *err)
     rk_scheme scheme = RK_SCHEME_RINGKEEPER;
     if (cfg->expect_scheme && rk_scheme_from_name(cfg->expect_scheme, &scheme) != RK_OK)
         return rk_error_set(err, RK_EINVAL, "expect_scheme",
-                            "must be ringkeeper or ketama, got \"%.32s\"", cfg->expect_scheme);
+                            "must be ringkeeper, ketama, nginx or haproxy, got \"%.32s\"",
+                            cfg->expect_scheme);
     if (cfg->expect_hash && rk_hash_from_scheme_name(scheme, cfg->expect_hash, &alg) != RK_OK)
         return rk_error_set(err, RK_EINVAL, "expect_hash", "must be %s, got \"%.32s\"",
                             rki_hash_names(scheme, names, sizeof names, "", " or "),

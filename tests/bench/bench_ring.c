@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
 #include <libmemcached/memcached.h>
 
 #include "ringkeeper.h"
@@ -334,6 +335,69 @@ static void ketama(const char *keys, const double *small)
     }
 }
 
+/* A balancer's ring of 100 servers and 16,000 points, as the 100 x 160 ring (the nginx scheme: 160
+ * points per unit of weight; the haproxy scheme: 16, so weight 10), hashing keys with `hash`. */
+static rk_ring *make_balancer(const char *scheme, const char *hash)
+{
+    int haproxy = strcmp(scheme, "haproxy") == 0;
+    json_t *nodes = json_array();
+    for (int i = 0; i < 100; i++) {
+        char id[32], addr[32];
+        snprintf(addr, sizeof addr, "10.0.%d.%d:80", i / 250, i % 250 + 1);
+        snprintf(id, sizeof id, "%d", i + 1);
+        json_array_append_new(nodes, json_pack("{s:s, s:s, s:i}", "id", haproxy ? id : addr, "addr",
+                                               addr, "weight", haproxy ? 10 : 1));
+    }
+    json_t *doc = json_pack("{s:s, s:s, s:o}", "scheme", scheme, "hash", hash, "nodes", nodes);
+    rk_error err = {0};
+    rk_topology *t = rk_topology_from_json(doc, &err);
+    json_decref(doc);
+    rk_ring *r = t ? rk_ring_build(t, &err) : NULL;
+    if (!r)
+        die(scheme, &err);
+    rk_topology_free(t);
+    return r;
+}
+
+/* Median ns per key of rk_ring_lookup_hash on `r` (a ringkeeper ring) of the keys hashed by
+ * `ring`'s key hash: the ringkeeper scheme's lookup with a balancer's key hash. */
+static double time_hashed(const rk_ring *r, const rk_ring *ring, const char *keys)
+{
+    double ns[RUNS];
+    for (int run = -1; run < RUNS; run++) {
+        uint64_t acc = 0;
+        double t0 = now_ns();
+        for (size_t i = 0; i < KEYS; i++)
+            acc += rk_ring_lookup_hash(r, rk_ring_key_hash(ring, keys + i * KEY_LEN, KEY_LEN));
+        if (run >= 0)
+            ns[run] = (now_ns() - t0) / KEYS;
+        sink += acc;
+    }
+    return median(ns, RUNS);
+}
+
+/* The nginx and haproxy schemes (docs/LOADBALANCERS.md) against the ringkeeper scheme's 100 x 160
+ * ring looked up with the same key hash (target: at most 2x its time). The ringkeeper scheme has
+ * no CRC-32 or sdbm of its own, so its lookup is timed on the balancer's key hash. */
+static void balancers(const char *keys)
+{
+    static const char *const rings[][2] = {
+        {"nginx", "crc32a"}, {"haproxy", "sdbm"}, {"haproxy", "crc32_avalanche"}};
+    rk_ring *same = make_ring(RK_HASH_FNV1A_32, 100, 160);
+    char name[80];
+    for (size_t i = 0; i < sizeof rings / sizeof rings[0]; i++) {
+        rk_ring *r = make_balancer(rings[i][0], rings[i][1]);
+        double ns = time_lookup(r, keys), base = time_hashed(same, r, keys);
+        snprintf(name, sizeof name, "lookup %s %s, 100 servers (%zu points)", rings[i][0],
+                 rings[i][1], rk_ring_point_count(r));
+        report(name, ns, "ns/key", 0, 0);
+        snprintf(name, sizeof name, "ratio %s / ringkeeper, %s keys", rings[i][0], rings[i][1]);
+        report(name, ns / base, "x", 2, 0);
+        rk_ring_free(r);
+    }
+    rk_ring_free(same);
+}
+
 int main(void)
 {
     char *keys = make_keys();
@@ -346,6 +410,7 @@ int main(void)
     memory();
     peer(keys, small);
     ketama(keys, small);
+    balancers(keys);
     printf("%d of %d targets met\n", checks - misses, checks);
     free(keys);
     return 0;
