@@ -624,6 +624,15 @@ RK_API int rk_snapshot_in_window(const rk_snapshot *s);
  * no previous ring. Borrowed from the snapshot. */
 RK_API const rk_node *rk_snapshot_owner(const rk_snapshot *s, const void *key, size_t len,
                                         const rk_node **previous_owner);
+/* The snapshot's serial number: each snapshot a client publishes (a new ring, or a previous ring
+ * fetched or dropped) has a higher one than the one before it. */
+RK_API uint64_t rk_snapshot_serial(const rk_snapshot *s);
+/* One lookup in one call, for language bindings that keep the node ids of the snapshot they last
+ * saw: the index of the key's owner among the nodes of the ring in service (rk_topology_node of
+ * rk_ring_topology(rk_snapshot_ring(s))), when the snapshot in service is still the one of
+ * `serial`. -1 otherwise, or before any ring, with nothing looked up: acquire the snapshot in
+ * service, keep its serial and ids, and ask again. Safe on any thread, as rk_client_acquire. */
+RK_API int64_t rk_client_lookup_index(rk_client *c, uint64_t serial, const void *key, size_t len);
 /* Forgets the previous ring once the migration is over: later snapshots carry none, and a migration
  * window's previous ring is no longer fetched. A server's window does this by itself when it
  * closes (its ring document's "previous" becomes null). */

@@ -136,6 +136,7 @@ struct rk_client {
     pthread_mutex_t mu;               /* guards current and st (and the refresher's pause) */
     pthread_cond_t cv;                /* broadcast when stop is set */
     rk_snapshot *current;             /* in service, reference held; NULL before the first ring */
+    uint64_t serials;                 /* snapshots published so far (guarded by mu) */
     rki_window window;   /* the migration window of the ring in service (docs/API.md); written
                             under mu by the fetching thread only */
     int prev_wanted;     /* that window's previous ring is not in service yet: fetch it */

@@ -22,6 +22,7 @@ struct rk_snapshot {
     ring_box *cur;    /* reference held */
     ring_box *prev;   /* reference held, or NULL: the ring before cur, while data moves */
     int window;       /* cur came with the server's migration window open */
+    uint64_t serial;  /* set when published: 1, 2, ... a client */
 };
 
 /* ---- snapshots ----
@@ -100,11 +101,25 @@ const rk_node *rk_snapshot_owner(const rk_snapshot *s, const void *key, size_t l
     return owner_in(s->cur->ring, key, len);
 }
 
+uint64_t rk_snapshot_serial(const rk_snapshot *s)
+{
+    return s->serial;
+}
+
+int64_t rk_client_lookup_index(rk_client *c, uint64_t serial, const void *key, size_t len)
+{
+    rk_snapshot *s = rk_client_acquire(c);
+    int64_t i = s && s->serial == serial ? (int64_t)rk_ring_lookup(s->cur->ring, key, len) : -1;
+    rk_snapshot_release(s);
+    return i;
+}
+
 /* Publishes `s` (its reference passes to the client) and releases the one it replaces. Call with
  * mu held; returns the old snapshot for the caller to release after unlocking. */
 static rk_snapshot *swap_locked(rk_client *c, rk_snapshot *s)
 {
     rk_snapshot *old = c->current;
+    s->serial = ++c->serials;
     c->current = s;
     c->st.version = s->cur->id.version;
     return old;

@@ -182,6 +182,7 @@ static void test_fetch_refresh(void **state)
     publish(&shared, "a", "fnv1a_32", 40, 3);
     rk_client *c = client_for(&shared, "a", cache);
     assert_null(rk_client_acquire(c));
+    assert_int_equal(rk_client_lookup_index(c, 0, "k", 1), -1); /* no ring yet */
     assert_int_equal(rk_client_fetch(c, &err), RK_OK);
     rk_client_status_get(c, &st);
     assert_int_equal(st.version, 1);
@@ -212,13 +213,21 @@ static void test_fetch_refresh(void **state)
         assert_non_null(prev);
         assert_string_equal(prev->id, rk_snapshot_owner(s1, key, strlen(key), NULL)->id);
         moved += strcmp(now->id, prev->id) != 0;
+        /* the bindings' one-call lookup: the owner's index while s2 is in service, -1 for s1 */
+        int64_t at = rk_client_lookup_index(c, rk_snapshot_serial(s2), key, strlen(key));
+        assert_string_equal(
+            rk_topology_node(rk_ring_topology(rk_snapshot_ring(s2)), (size_t)at)->id, now->id);
+        assert_int_equal(rk_client_lookup_index(c, rk_snapshot_serial(s1), key, strlen(key)), -1);
     }
     assert_true(moved > 0 && moved < 600);
+    assert_true(rk_snapshot_serial(s2) > rk_snapshot_serial(s1));
 
     rk_client_drop_previous(c);
     rk_snapshot *s3 = rk_client_acquire(c);
     assert_null(rk_snapshot_previous(s3));
     assert_int_equal(rk_snapshot_version(s3), 2);
+    assert_true(rk_snapshot_serial(s3) > rk_snapshot_serial(s2)); /* same ring, a new snapshot */
+    assert_int_equal(rk_client_lookup_index(c, rk_snapshot_serial(s2), "k", 1), -1);
     assert_non_null(rk_snapshot_previous(s2)); /* older snapshots keep theirs */
     rk_snapshot_release(s1);
     rk_snapshot_release(s2);
