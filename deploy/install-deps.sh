@@ -37,6 +37,8 @@ develop=(
     redis-server                     # the data mover's tests (and memcached's)
     nginx                            # the nginx scheme's oracle test: a real nginx balancing
     haproxy                          # the haproxy scheme's oracle test: a real HAProxy balancing
+    python3-cffi python3-dev python3-setuptools python3-wheel python3-venv python3-pytest \
+                                     # the Python binding (client/python), built and tested
     wrk                              # server benchmark (tests/bench/bench_server.sh)
     chromium nodejs                  # the console's browser test (tests/console)
     libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libssl-dev libkrb5-dev \
