@@ -39,6 +39,7 @@ develop=(
     haproxy                          # the haproxy scheme's oracle test: a real HAProxy balancing
     python3-cffi python3-dev python3-setuptools python3-wheel python3-venv python3-pytest \
                                      # the Python binding (client/python), built and tested
+    golang-go                        # the Go binding (client/go): go vet, go test -race
     wrk                              # server benchmark (tests/bench/bench_server.sh)
     chromium nodejs                  # the console's browser test (tests/console)
     libnghttp2-dev libidn2-dev librtmp-dev libssh2-1-dev libpsl-dev libssl-dev libkrb5-dev \

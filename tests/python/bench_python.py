@@ -26,7 +26,7 @@ from cffi import FFI
 import ringkeeper as rk
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conftest import Server, topology  # noqa: E402
+from rkserver import Server, topology  # noqa: E402
 
 N, RUNS = 100000, 7
 

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conftest import Server, topology  # noqa: E402
+from rkserver import Server, topology  # noqa: E402
 
 FENCE = {"python": ("python", ".py"), "go": ("go", ".go")}
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import ringkeeper as rk
-from conftest import free_port, topology
+from rkserver import free_port, topology
 
 KEYS = ["user:%d" % i for i in range(500)] + ["", "\u4f1a\u8bdd-7", "caf\u00e9"]
 

@@ -6,7 +6,7 @@
 # C library is checked under Python too (leaks not counted: the interpreter's own are many).
 # usage: test_python.sh BUILD_DIR SOURCE_DIR [SANITIZE]; exits 77 without python3-cffi or pytest.
 set -eu
-build=$1 src=$2 sanitize=${3:-0}
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) sanitize=${3:-0}
 py=/usr/bin/python3
 if ! "$py" -c 'import cffi, pytest' 2>/dev/null; then
     echo "SKIPPED: python3-cffi and python3-pytest are needed (deploy/install-deps.sh installs them)"

@@ -1,0 +1,3 @@
+module ringkeeper
+
+go 1.19
