@@ -129,11 +129,14 @@ static int haproxy_count(const rki_params *p, const rk_node *nodes, size_t n, ui
     (void)p;
     *points = 0;
     for (size_t i = 0; i < n; i++) {
-        char why[160];
-        if (!parse_id(nodes[i].id))
-            return node_error(i, "id", err,
-                              "must be the server's HAProxy id, 1..1048575 in decimal without "
-                              "leading zeros, in the haproxy scheme (docs/LOADBALANCERS.md)");
+        char why[200];
+        if (!parse_id(nodes[i].id)) {
+            snprintf(why, sizeof why,
+                     "must be the server's HAProxy id in the haproxy scheme: 1..1048575 in "
+                     "decimal, no leading zero (docs/LOADBALANCERS.md), got \"%.40s\"",
+                     nodes[i].id);
+            return node_error(i, "id", err, why);
+        }
         if (nodes[i].weight != floor(nodes[i].weight) || nodes[i].weight > MAX_WEIGHT) {
             snprintf(why, sizeof why,
                      "must be an integer 0..%d in the haproxy scheme (0: the server is left out of "
