@@ -1,0 +1,223 @@
+// views_write.js — the console's writes (test_console.js): the verdict and what each policy state
+// offers, approve, activate, force, the migration window, a rollout's steps, and the live panels
+// with a migration job's controls.
+"use strict";
+const { rkFmt } = require("../../server/ui/format.js");
+const { BASE, TOKEN, check, api, ready, open, numbersMatch, accessible, shot, click, liveAfter,
+  liveRuns } = require("./harness.js");
+
+// The verdict's rules as the page shows them ({key: state}), and the writes it offers (button ids).
+const verdictItems = async (page) => Object.fromEntries(await page.$$eval("#policy li", (li) => li.map((l) => [l.dataset.item, l.dataset.state])));
+const offered = async (page) => page.$$eval("#next button", (b) => b.map((x) => x.id));
+
+// The verdict first, then each policy state with the writes it offers and nothing else: within the
+// budget, over it (moved, balance), approvals missing, self-approval, an open migration window;
+// every write asked first naming the version and the digest, and the server's refusals shown as it
+// said them.
+async function activate(page, errors) {
+  const questions = [];
+  page.on("dialog", (d) => { questions.push(d.message()); d.accept(); }); // every write asks first
+  const auth = { Authorization: "Bearer " + TOKEN, "Content-Type": "application/json" };
+  const policy = (p) => fetch(BASE + "/v1/clusters/c/policy", { method: "PUT", headers: auth, body: JSON.stringify(p) });
+  await open(page, "#/c/c/plan?from=1&to=2");
+  const plan = await api("/v1/clusters/c/plan?from=1&to=2");
+  const head = await page.$eval("#headline", (e) => e.textContent);
+  check("verdict: moved against the minimum", head.startsWith(`${rkFmt.pct(plan.moved_fraction)} of the keys move, ` +
+    `${rkFmt.ratio(plan.moved_fraction / plan.minimal_fraction)} the minimum ${rkFmt.pct(plan.minimal_fraction)}`), head);
+  const bottom = await page.$eval("#selfcheck-details", (e) => e.getBoundingClientRect().bottom);
+  check("verdict: in the first screen (900 px)", bottom <= 900, bottom);
+  check("verdict: the self-checks in one line", /^\d+ invariants hold/.test(await page.$eval("#selfcheck-summary", (e) => e.textContent)), "");
+  check("no token: no write offered", (await offered(page)).length === 0 &&
+    (await page.$eval("#no-actions", (e) => e.textContent)).startsWith("No token kept"), JSON.stringify(await offered(page)));
+  await page.type("#token", TOKEN);
+  await page.click("#token-save");
+  const stored = await page.evaluate(() => [sessionStorage.getItem("rk-token"), localStorage.length, document.cookie]);
+  check("token in sessionStorage only", stored[0] === TOKEN && stored[1] === 0 && stored[2] === "", JSON.stringify(stored));
+  // The active version offers no write: the server would refuse it (409)
+  await open(page, "#/c/c/plan?from=1&to=1");
+  const none = await page.evaluate(() => [!!document.getElementById("activate"), !!document.getElementById("approve"),
+    (document.getElementById("no-actions") || {}).textContent]);
+  check("the active version: no approve or activate", !none[0] && !none[1] && none[2] === "v1 is the active version: nothing to approve or activate.",
+    JSON.stringify(none));
+  for (const [p, want, buttons] of [
+    [{}, { budget: "info", balance: "info", approvals: "info", self: "info", window: "warn" }, ["activate"]],
+    [{ max_moved_fraction: 0.5, max_balance_after: 3 }, { budget: "ok", balance: "ok" }, ["activate"]],
+    [{ max_moved_fraction: 0.01, max_balance_after: null }, { budget: "bad", balance: "info" }, ["force"]],
+    [{ max_moved_fraction: 1, max_balance_after: 1.01 }, { budget: "info", balance: "bad" }, ["force"]],
+    [{ max_balance_after: null, approvals: 1 }, { approvals: "warn", self: "warn" }, ["approve"]]]) {
+    await policy(p);
+    await open(page, "#/c/c/plan?from=1&to=2");
+    const shown = await verdictItems(page), got = await offered(page);
+    check(`policy ${JSON.stringify(p)}: the rules' states`, Object.entries(want).every(([k, v]) => shown[k] === v), JSON.stringify(shown));
+    check(`policy ${JSON.stringify(p)}: offers ${buttons}`, JSON.stringify(got) === JSON.stringify(buttons), JSON.stringify(got));
+    await accessible(page, `verdict offering ${buttons}`);
+    await shot(page, "verdict-" + buttons[0] + "-" + Object.values(shown).join("-"));
+  }
+  const approved = await click(page, "#approve");
+  const approvals = (await api("/v1/clusters/c/events?limit=10")).events.filter((e) => e.kind === "approve");
+  const digest = await page.$eval("#digest", (e) => e.textContent);
+  check("approve with the token: the digest shown", approved.startsWith("200") && approvals.length === 1 && approvals[0].digest === digest,
+    `${approved}; ${JSON.stringify(approvals)}`);
+  check("approve asked first, naming the version and the digest", questions.at(-1) === `Approve the move of c to v2 by plan ${digest}?`, questions.at(-1));
+  const after = await verdictItems(page);
+  check("approved: the rule holds, activation offered", after.approvals === "ok" && JSON.stringify(await offered(page)) === '["activate"]' &&
+    (await page.$eval("[data-item=approvals]", (e) => e.textContent)).includes("1 of 1 given (ops)"), JSON.stringify(after));
+  // The verdict is live: a policy changed elsewhere reaches the page, and takes the write away
+  let runs = await liveRuns(page);
+  await policy({ approvals: 2 });
+  await liveAfter(page, runs, "a policy change");
+  const two = await page.$eval("[data-item=approvals]", (e) => [e.dataset.state, e.textContent]);
+  check("live verdict: the new policy shown", two[0] === "warn" && two[1].includes("1 of 2 given (ops)") && (await offered(page)).length === 0, JSON.stringify(two));
+  runs = await liveRuns(page);
+  await policy({ approvals: 1 });
+  await liveAfter(page, runs, "a policy change back");
+  check("live verdict: activation offered again", JSON.stringify(await offered(page)) === '["activate"]', JSON.stringify(await offered(page)));
+  // The server stays the judge: a page that missed a change (its watch stopped, as when a network
+  // drops) gets the server's refusal, verbatim
+  await page.evaluate(() => rkPanels.stop());
+  await policy({ approvals: 2 });
+  const want = await api("/v1/clusters/c/versions/2/activate", { method: "POST", headers: auth });
+  const refused = await click(page, "#activate");
+  check("a refusal shown verbatim", refused === `409 ${want.error.code}: ${want.error.message}`, refused);
+  check("activate asked first, naming the version and the digest", questions.at(-1) === `Activate v2 of c by plan ${digest}?`, questions.at(-1));
+  // Approved but over the budget: a forced activation with a reason
+  await policy({ approvals: 1, max_moved_fraction: 0.01 });
+  await open(page, "#/c/c/plan?from=1&to=2");
+  await page.type("#force-reason", "capacity for the sale");
+  const done = await click(page, "#force");
+  const now = (await api("/v1/clusters")).clusters.find((c) => c.cluster === "c");
+  check("forced with a reason", done.startsWith("200") && now.active_version === 2, `${done}; active ${now.active_version}`);
+  check("the force asked first, with its reason", questions.at(-1).includes("past the policy's budget, recorded with the reason \"capacity for the sale\""), questions.at(-1));
+  const force = (await api("/v1/clusters/c/events?limit=1")).events[0];
+  check("the force's event and reason", force.kind === "force" && force.detail === "capacity for the sale", JSON.stringify(force));
+  await selfAndWindow(page, policy, questions);
+  // Chromium logs every answer >= 400 to fetch() as an error: exactly the refusals asked for.
+  const logged = errors.filter((e) => /status of (403|409)/.test(e));
+  check("the refusals are the only errors logged", logged.length === 2 && errors.length === 2, JSON.stringify(errors));
+  errors.length = 0;
+}
+
+// The author's own approval under distinct_approver (its dry run refused: 403), then a migration
+// window: opened by the activation, the only write offered is to finish it.
+async function selfAndWindow(page, policy, questions) {
+  await policy({ max_moved_fraction: 1, approvals: 1, distinct_approver: true });
+  await open(page, "#/c/c/plan?from=2&to=3");
+  const mine = await verdictItems(page), why = await page.$eval("#no-actions", (e) => e.textContent);
+  check("self-approval: said, and no approval offered", mine.self === "warn" && mine.approvals === "warn" && (await offered(page)).length === 0 &&
+    why.includes("you published it"), `${JSON.stringify(mine)} ${why}`);
+  await shot(page, "verdict-self-approval");
+  await policy({ approvals: 0, distinct_approver: false, migration_window: true });
+  await open(page, "#/c/c/plan?from=2&to=3");
+  check("window: activation opens one", (await verdictItems(page)).window === "ok", "");
+  await click(page, "#activate");
+  const open3 = await verdictItems(page);
+  check("window open: said, and only its finish offered", open3.window === "bad" && JSON.stringify(await offered(page)) === '["finish"]',
+    `${JSON.stringify(open3)} ${await offered(page)}`);
+  await shot(page, "verdict-window-open");
+  const finished = await click(page, "#finish");
+  const ring = await api("/v1/clusters/c/clients?limit=1");
+  check("window finished from the page", finished.startsWith("200") && ring.summary.previous === null && questions.at(-1).startsWith("Finish the migration window v2 → v3 of c"),
+    `${finished} ${JSON.stringify(ring.summary)} ${questions.at(-1)}`);
+  await policy({ max_moved_fraction: 1, max_balance_after: null, approvals: 0, distinct_approver: false, migration_window: false });
+}
+
+// A rollout (docs/MIGRATE.md, "Rollouts") on a cluster of its own: its steps and numbers as the API
+// has them, and its writes: approve (by its digest), start, pause, each asked first.
+async function rolloutView(page, errors) {
+  const auth = { Authorization: "Bearer " + TOKEN, "Content-Type": "application/json" };
+  const node = (i) => ({ id: `r${i}`, addr: `10.9.0.${i}:11211`, weight: 1 });
+  const topo = (n) => ({ hash: "xxh3_64", vnode_factor: 40, nodes: [0, 1, 2, 3, 4].slice(0, n).map(node) });
+  await fetch(BASE + "/v1/clusters/ro/versions?activate=true", { method: "POST", headers: auth, body: JSON.stringify(topo(5)) });
+  const made = await api("/v1/clusters/ro/rollouts", { method: "POST", headers: auth, body: JSON.stringify({ target: topo(4), steps: 4 }) });
+  check("rollout: made through the API", made.state === "review" && made.steps.length === 4, JSON.stringify(made).slice(0, 200));
+  await open(page, "#/c/ro");
+  const rows = await page.$$eval("[data-step-state]", (trs) => trs.map((t) => t.dataset.stepState));
+  check("rollout: a row per step, each pending", rows.length === 4 && rows.every((x) => x === "pending"), JSON.stringify(rows));
+  const versions = (await api("/v1/clusters/ro/versions?limit=1000")).versions;
+  const picture = await api("/v1/clusters/ro/versions/1/picture"), ring = await api("/v1/clusters/ro/plan?from=1&to=1&arcs=false");
+  await numbersMatch(page, "rollout", { rollout: made, versions, picture, ring });
+  await accessible(page, "rollout");
+  await shot(page, "rollout-review");
+  const questions = [];
+  const asked = (d) => questions.push(d.message());
+  page.on("dialog", asked);
+  for (const [button, state] of [["#rollout-approve", "approved"], ["#rollout-start", "running"], ["#rollout-pause", "paused"]]) {
+    await page.evaluate(() => document.getElementById("view").removeAttribute("data-ready"));
+    await page.click(button);
+    await ready(page, "#/c/ro");
+    const shown = await page.$eval("#rollout-state", (e) => e.dataset.state);
+    check(`rollout: ${button} leaves it ${state}`, shown === state && (await api(`/v1/clusters/ro/rollouts/${made.id}`)).state === state, shown);
+  }
+  page.off("dialog", asked);
+  check("rollout: the approval asked first, naming the digest", questions[0] === `Approve rollout ${made.id} of ro by digest ${made.digest}?`, questions[0]);
+  check("rollout: start and pause asked first", questions[1] === `Start rollout ${made.id} of ro?` && questions[2] === `Pause rollout ${made.id} of ro?`, JSON.stringify(questions));
+  const resume = await page.$("#rollout-resume");
+  check("rollout: paused, it offers resume", resume !== null, "no resume button");
+  await shot(page, "rollout-paused");
+  await fetch(BASE + `/v1/clusters/ro/rollouts/${made.id}/abort`, { method: "POST", headers: auth });
+  check("rollout: no console errors", errors.length === 0, JSON.stringify(errors));
+}
+
+// A cluster's live panels: the events and the fleet as the API has them, then a publish, a client
+// and a migration job's pause, resume and throttle made elsewhere reach the open page by the long
+// poll of GET .../changes, without a reload; the job's writes from the page, each asked first.
+async function livePanels(page, errors) {
+  const auth = { Authorization: "Bearer " + TOKEN, "Content-Type": "application/json" };
+  const node = (i) => ({ id: `m${i}`, addr: `127.0.0.1:${21000 + i}`, weight: 1 });
+  const topo = (n) => ({ hash: "xxh3_64", vnode_factor: 40, data: "memcached", nodes: [0, 1, 2, 3].slice(0, n).map(node) });
+  const post = (p, body) => fetch(BASE + p, { method: "POST", headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
+  await post("/v1/clusters/mj/versions?activate=true", topo(3));
+  await open(page, "#/c/mj");
+  const hidden = await page.$eval("#panel-migration", (e) => e.hidden);
+  check("live: no job, no migration panel", hidden, "shown");
+  const events = (await api("/v1/clusters/mj/events?limit=20")).events;
+  const rows = await page.$$eval("#events tbody tr", (trs) => trs.map((t) => [Number(t.dataset.event), t.dataset.kind]));
+  check("live: the events as the API lists them", JSON.stringify(rows) === JSON.stringify(events.map((e) => [e.event, e.kind])), JSON.stringify(rows));
+  let runs = await liveRuns(page);
+  await post("/v1/clusters/mj/versions", topo(4));
+  const ms = await liveAfter(page, runs, "a publish");
+  console.log(`live: a publish reached the open page in ${ms} ms`);
+  const kinds = await page.$$eval("#events tbody tr", (trs) => trs.map((t) => t.dataset.kind));
+  check("live: the new publish listed first", kinds[0] === "publish" && kinds.length === events.length + 1, JSON.stringify(kinds));
+  const listed = await page.$$eval("#versions tbody tr", (trs) => trs.length);
+  check("live: the new version listed", listed === 2, String(listed));
+  runs = await liveRuns(page);
+  await fetch(BASE + "/v1/clusters/mj/ring", { headers: { "RK-Client": "straggler-1", Authorization: "Bearer " + TOKEN } });
+  await liveAfter(page, runs, "a client");
+  const fleet = await page.$eval("#fleet-summary", (e) => e.textContent);
+  check("live: the client counted", fleet.startsWith("no: 0 of 1 hold v1, 1 offered"), fleet);
+  check("live: the straggler listed", (await page.$$eval("#fleet-behind [data-client]", (r) => r.map((x) => x.dataset.client))).includes("straggler-1"), "");
+  runs = await liveRuns(page);
+  const job = await (await post("/v1/clusters/mj/migration", { mode: "before_cutover", to: 2, throttle: { keys_per_s: 100, bytes_per_s: 0 } })).json();
+  await liveAfter(page, runs, "a job");
+  check("live: the job shown", await page.$eval("#migration-state", (e) => e.dataset.state) === "copying", JSON.stringify(job).slice(0, 200));
+  await numbersMatch(page, "live migration", { migration: await api("/v1/clusters/mj/migration") }, "migration.");
+  await accessible(page, "live panels");
+  await shot(page, "cluster-live");
+  const questions = [];
+  const asked = (d) => questions.push(d.message()); // accepted by the handler activate() left
+  page.on("dialog", asked);
+  for (const [button, state] of [["#migration-pause", "paused"], ["#migration-resume", "copying"]]) {
+    await page.evaluate(() => document.getElementById("view").removeAttribute("data-ready"));
+    await page.click(button);
+    await ready(page, "#/c/mj");
+    const shown = await page.$eval("#migration-state", (e) => e.dataset.state);
+    check(`live: ${button} leaves the job ${state}`, shown === state && (await api("/v1/clusters/mj/migration")).state === state, shown);
+  }
+  check("live: pause asked first, naming the job", questions[0] === `Pause migration job ${job.id} of mj (v1 → v2)?`, questions[0]);
+  await page.$eval("#throttle-keys", (e) => (e.value = ""));
+  await page.type("#throttle-keys", "2500");
+  await page.evaluate(() => document.getElementById("view").removeAttribute("data-ready"));
+  await page.click("#throttle");
+  await ready(page, "#/c/mj");
+  check("live: the throttle set from the page", (await api("/v1/clusters/mj/migration")).throttle.keys_per_s === 2500, questions.at(-1));
+  page.off("dialog", asked);
+  runs = await liveRuns(page);
+  await fetch(BASE + "/v1/clusters/mj/migration/pause", { method: "POST", headers: auth, body: "{}" });
+  await liveAfter(page, runs, "a pause made elsewhere");
+  check("live: a pause made elsewhere shown", await page.$eval("#migration-state", (e) => e.dataset.state) === "paused", "");
+  await fetch(BASE + "/v1/clusters/mj/migration/cancel", { method: "POST", headers: auth, body: "{}" });
+  check("live panels: no console errors", errors.length === 0, JSON.stringify(errors));
+}
+
+module.exports = { activate, rolloutView, livePanels };
