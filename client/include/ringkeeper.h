@@ -633,6 +633,11 @@ RK_API uint64_t rk_snapshot_serial(const rk_snapshot *s);
  * `serial`. -1 otherwise, or before any ring, with nothing looked up: acquire the snapshot in
  * service, keep its serial and ids, and ask again. Safe on any thread, as rk_client_acquire. */
 RK_API int64_t rk_client_lookup_index(rk_client *c, uint64_t serial, const void *key, size_t len);
+/* The same for n keys in one call: key i is lens[i] bytes, the keys packed one after another in
+ * `keys`; the owners' indexes go to out[0 .. n - 1]. 0, or -1 with nothing looked up unless the
+ * snapshot in service is the one of `serial`. */
+RK_API int rk_client_lookup_many(rk_client *c, uint64_t serial, const char *keys,
+                                 const size_t *lens, size_t n, uint32_t *out);
 /* Forgets the previous ring once the migration is over: later snapshots carry none, and a migration
  * window's previous ring is no longer fetched. A server's window does this by itself when it
  * closes (its ring document's "previous" becomes null). */

@@ -114,6 +114,17 @@ int64_t rk_client_lookup_index(rk_client *c, uint64_t serial, const void *key, s
     return i;
 }
 
+int rk_client_lookup_many(rk_client *c, uint64_t serial, const char *keys, const size_t *lens,
+                          size_t n, uint32_t *out)
+{
+    rk_snapshot *s = rk_client_acquire(c);
+    int rc = s && s->serial == serial ? 0 : -1;
+    for (size_t i = 0, at = 0; rc == 0 && i < n; at += lens[i++])
+        out[i] = rk_ring_lookup(s->cur->ring, keys + at, lens[i]);
+    rk_snapshot_release(s);
+    return rc;
+}
+
 /* Publishes `s` (its reference passes to the client) and releases the one it replaces. Call with
  * mu held; returns the old snapshot for the caller to release after unlocking. */
 static rk_snapshot *swap_locked(rk_client *c, rk_snapshot *s)

@@ -221,6 +221,14 @@ static void test_fetch_refresh(void **state)
     }
     assert_true(moved > 0 && moved < 600);
     assert_true(rk_snapshot_serial(s2) > rk_snapshot_serial(s1));
+    const char packed[] = "k1k22k333"; /* "k1", "k22", "" and "k333" */
+    size_t lens[] = {2, 3, 0, 4};
+    uint32_t many[4];
+    assert_int_equal(rk_client_lookup_many(c, rk_snapshot_serial(s1), packed, lens, 4, many), -1);
+    assert_int_equal(rk_client_lookup_many(c, rk_snapshot_serial(s2), packed, lens, 4, many), 0);
+    for (size_t i = 0, at = 0; i < 4; at += lens[i++])
+        assert_int_equal(many[i],
+                         rk_client_lookup_index(c, rk_snapshot_serial(s2), packed + at, lens[i]));
 
     rk_client_drop_previous(c);
     rk_snapshot *s3 = rk_client_acquire(c);

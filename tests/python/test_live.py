@@ -40,6 +40,7 @@ def test_fetch_and_lookup(server):
         assert c.fingerprint == ring.fingerprint
         assert [c.lookup(k) for k in KEYS] == [ring.lookup(k) for k in KEYS]
         assert c.lookup_many(k.encode() for k in KEYS) == [ring.lookup(k) for k in KEYS]
+        assert c.lookup_many(KEYS) == [ring.lookup(k) for k in KEYS] and c.lookup_many([]) == []
         assert c.lookup_replicas("user:1", 3) == ring.lookup_replicas("user:1", 3)
         assert c.owners("user:1") == (ring.lookup("user:1"), None)
         assert c.status().accepted == 1 and not c.status().from_cache
@@ -131,6 +132,7 @@ def test_long_poll_update(server):
         server.publish("c", doc)
         assert wait_for(lambda: c.version == 2)
         ring = offline(doc)
+        assert c.lookup_many(KEYS) == [ring.lookup(k) for k in KEYS]  # its first call on v2
         assert [c.lookup(k) for k in KEYS] == [ring.lookup(k) for k in KEYS]
 
 

@@ -126,6 +126,8 @@ const rk_ring *rk_snapshot_previous(const rk_snapshot *s);
 int64_t rk_snapshot_previous_version(const rk_snapshot *s);
 int rk_snapshot_in_window(const rk_snapshot *s);
 int64_t rk_client_lookup_index(rk_client *c, uint64_t serial, const void *key, size_t len);
+int rk_client_lookup_many(rk_client *c, uint64_t serial, const char *keys, const size_t *lens,
+                          size_t n, uint32_t *out);
 void rk_client_status_get(rk_client *c, rk_client_status *out);
 """
 

@@ -1,6 +1,7 @@
 """_client.py — the verifying ring client (docs/CLIENT.md) for Python: rk_client underneath, so
 the checks, refusals, last-known-good file, long polls and the fleet report are the C library's."""
 import threading
+from array import array
 from typing import Iterable, List, NamedTuple, Optional, Tuple
 
 from ringkeeper._errors import NoRing, check, error_from
@@ -103,8 +104,18 @@ class Client:
         return ids[lib.rk_ring_lookup(ring, key, len(key))]
 
     def lookup_many(self, keys: Iterable[Key]) -> List[str]:
-        """lookup() of each key, in order."""
-        return [self.lookup(k) for k in keys]
+        """lookup() of each key, in order, in one call into the library: the keys packed into one
+        buffer, their owners out of one array, all from one snapshot."""
+        ks = [k.encode() if type(k) is str else k for k in keys]
+        lens, out = array("Q", map(len, ks)), array("I", bytes(4 * len(ks)))
+        packed = b"".join(ks)
+        for _ in range(3):  # a new snapshot between the two calls: look again
+            serial, ids = self._view
+            if lib.rk_client_lookup_many(self._client(), serial, packed, ffi.from_buffer("size_t[]", lens),
+                                         len(ks), ffi.from_buffer("uint32_t[]", out)) == 0:
+                return [ids[i] for i in out]
+            self._lookup_anew(b"")
+        return [self.lookup(k) for k in ks]
 
     def lookup_replicas(self, key: Key, r: int) -> List[str]:
         """Up to r distinct nodes clockwise from the key, owner first."""
