@@ -63,6 +63,16 @@ func BenchmarkClientLookup(b *testing.B) {
 	}
 }
 
+func BenchmarkLookupMany(b *testing.B) {
+	c, _ := benchClient(b, "xxh3_64")
+	keys := benchKeyList()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += 1024 {
+		at := done % benchKeys
+		c.LookupMany(keys[at : at+1024])
+	}
+}
+
 func BenchmarkCCall(b *testing.B) {
 	c, _ := benchClient(b, "xxh3_64")
 	packed := make([]byte, 0, benchKeys*16)

@@ -142,6 +142,45 @@ func (c *Client) LookupString(key string) (string, error) {
 	return c.Lookup([]byte(key))
 }
 
+// LookupMany is Lookup of each key, in order, in one call into the library (the keys packed into
+// one buffer), all from one snapshot: for batches, where the call's own cost would dominate.
+func (c *Client) LookupMany(keys [][]byte) ([]string, error) {
+	if len(keys) == 0 {
+		return []string{}, nil
+	}
+	var packed []byte
+	lens, out := make([]C.size_t, len(keys)), make([]C.uint32_t, len(keys))
+	for i, k := range keys {
+		packed, lens[i] = append(packed, k...), C.size_t(len(k))
+	}
+	packed = append(packed, 0) // a valid address when every key is empty
+	for try := 0; try < 3; try++ {
+		if c.closed.Load() {
+			return nil, errClosed
+		}
+		v := c.view.Load()
+		if C.rk_client_lookup_many(c.c, C.uint64_t(v.serial), (*C.char)(unsafe.Pointer(&packed[0])),
+			&lens[0], C.size_t(len(keys)), &out[0]) == 0 {
+			got := make([]string, len(keys))
+			for i, at := range out {
+				got[i] = v.ids[at]
+			}
+			return got, nil
+		}
+		if _, err := c.lookupAnew(nil); err != nil { // a new snapshot: keep its ids, look again
+			return nil, err
+		}
+	}
+	got := make([]string, len(keys))
+	for i, k := range keys {
+		var err error
+		if got[i], err = c.Lookup(k); err != nil {
+			return nil, err
+		}
+	}
+	return got, nil
+}
+
 // lookupAnew keeps the node ids of the snapshot now in service, and looks up in it.
 func (c *Client) lookupAnew(key []byte) (string, error) {
 	s, err := c.acquire()

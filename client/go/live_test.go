@@ -39,6 +39,12 @@ func TestFetchAndLookup(t *testing.T) {
 			t.Fatalf("%q: string and bytes differ", k)
 		}
 	}
+	many, err := c.LookupMany(keys())
+	for i, k := range keys() {
+		if err != nil || many[i] != ring.Lookup(k) {
+			t.Fatalf("LookupMany %q: %v %v", k, many[i], err)
+		}
+	}
 	reps, _ := c.LookupReplicas([]byte("user:1"), 3)
 	want, _ := ring.LookupReplicas([]byte("user:1"), 3)
 	if fmt.Sprint(reps) != fmt.Sprint(want) {
@@ -162,9 +168,10 @@ func TestLongPollUpdate(t *testing.T) {
 		t.Fatal("version 2 never arrived")
 	}
 	ring := offline(t, doc)
-	for _, k := range keys() {
-		if got, _ := c.Lookup(k); got != ring.Lookup(k) {
-			t.Fatalf("%q: %s, want %s", k, got, ring.Lookup(k))
+	many, err := c.LookupMany(keys()) // its first call on v2
+	for i, k := range keys() {
+		if got, _ := c.Lookup(k); got != ring.Lookup(k) || err != nil || many[i] != got {
+			t.Fatalf("%q: %s (%s, %v), want %s", k, got, many[i], err, ring.Lookup(k))
 		}
 	}
 }
