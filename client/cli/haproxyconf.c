@@ -117,11 +117,13 @@ static void keep(char dst[SHORT_MAX], const line *l, int i)
     snprintf(dst, SHORT_MAX, "%.*s", SHORT_MAX - 1, i < l->n ? l->words[i] : "");
 }
 
-/* A number lo..hi from word w, or -1. */
+/* A number lo..hi (lo >= 0) in decimal from word w, or -1. */
 static long number(const char *w, long lo, long hi)
 {
+    if (w[0] < '0' || w[0] > '9')
+        return -1; /* no sign, no blank: strtol would take them */
     char *end;
-    long v = w[0] >= '0' && w[0] <= '9' ? strtol(w, &end, 10) : -1;
+    long v = strtol(w, &end, 10);
     return v >= lo && v <= hi && *end == '\0' ? v : -1;
 }
 
