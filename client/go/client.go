@@ -82,6 +82,9 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = time.Until(d)
 	}
+	if timeout < time.Millisecond {
+		timeout = time.Millisecond // 0 would be the library's default, 10 s
+	}
 	cfg := C.rk_client_config{server: text(o.Server), cluster: text(o.Cluster),
 		expect_hash: text(o.ExpectHash), expect_vnode_factor: C.uint32_t(o.ExpectVnodeFactor),
 		token: text(o.Token), timeout_ms: C.long(timeout.Milliseconds()), cache_file: text(o.Cache),
