@@ -94,6 +94,18 @@ static inline uint32_t rki_node_at(const rk_ring *r, size_t i)
     return r->node16 ? r->node16[i] : r->node32[i];
 }
 
+/* ---- ring_sort.c ---- */
+
+/* Steps 1 to 4b of a build (ring.c): r->pos (r->n + pad entries, the pad left for the caller)
+ * and r->node16 or r->node32 allocated and filled with `scheme`'s points in ring order, `points`
+ * per node and ties broken by `order` (rki_scheme's point_counts and tie_order). RK_ENOMEM
+ * leaves what was allocated for rk_ring_free. */
+int rki_ring_place(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
+                   const uint32_t *order, size_t pad);
+/* malloc, but a large block is aligned to and advised for huge pages (fewer page faults on
+ * fresh memory); free() releases it. */
+void *rki_big_alloc(size_t bytes);
+
 /* rk_ring_balance, and the nodes with the largest and the smallest share / ideal; of nodes tied
  * there, the first in id byte order (so a plan names the same node whatever the document order). */
 void rki_ring_balance(const rk_ring *r, double *max, double *min, uint32_t *max_node,

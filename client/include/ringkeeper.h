@@ -287,6 +287,11 @@ typedef struct rk_ring rk_ring;
 RK_API rk_ring *rk_ring_build(rk_topology *t, rk_error *err) RK_MUST_CHECK;
 RK_API void rk_ring_free(rk_ring *r);
 
+/* Threads of a ring build, for the whole process: 1, the calling thread alone; 0 (the default),
+ * a second thread for the duration of a build of 2^18 points or more (and the calling thread
+ * alone should the thread not start). Other values are as 0. The ring is the same either way. */
+RK_API void rk_ring_set_build_threads(unsigned threads);
+
 /* The topology the ring was built from; borrowed. */
 RK_API const rk_topology *rk_ring_topology(const rk_ring *r);
 RK_API size_t rk_ring_point_count(const rk_ring *r);

@@ -259,6 +259,59 @@ static void test_many_nodes(void **state)
     }
 }
 
+/* The same ring from one thread and from two (a ring of 2^18 points or more), in order. */
+static void check_threads_agree(rk_topology *t, const char *what)
+{
+    rk_error err = {0};
+    rk_ring_set_build_threads(1);
+    rk_ring *one = rk_ring_build(t, &err);
+    rk_ring_set_build_threads(0);
+    rk_ring *two = rk_ring_build(t, &err);
+    assert_non_null(one);
+    assert_non_null(two);
+    assert_true(rk_ring_point_count(two) >= (1u << 18));
+    assert_int_equal(rk_ring_point_count(one), rk_ring_point_count(two));
+    for (size_t i = 0; i < rk_ring_point_count(one); i++)
+        if (position_of(one, i) != position_of(two, i) || node_of(one, i) != node_of(two, i))
+            fail_msg("%s: point %zu differs between one thread and two", what, i);
+    assert_int_equal(rk_ring_fingerprint(one), rk_ring_fingerprint(two));
+    rk_ring_free(one);
+    rk_ring_free(two);
+}
+
+static void test_two_threads(void **state)
+{
+    (void)state;
+    for (size_t a = 0; a < 3; a++) { /* 240 nodes x 1100: 32-bit positions collide by chance */
+        uint64_t rng = 400 + a;
+        rt_spec s = {.hash = algs[a], .vnode_factor = 1100};
+        for (size_t i = 0; i < 240; i++)
+            rt_add(&s, rt_weight(&rng, 2));
+        rk_topology *t = rt_topology(&s);
+        check_threads_agree(t, rk_hash_name(algs[a]));
+        rk_ring *r = rk_ring_build(t, &(rk_error){0});
+        assert_non_null(r);
+        check_order(r, rk_hash_name(algs[a]));
+        check_shares(r, rk_hash_name(algs[a]));
+        rk_ring_free(r);
+        rk_topology_free(t);
+    }
+    /* 70,000 nodes x 4 (32-bit node numbers) */
+    static rk_node nodes[70000];
+    static char ids[70000][12], addrs[70000][24];
+    for (size_t i = 0; i < 70000; i++) {
+        snprintf(ids[i], sizeof ids[i], "n%zu", i);
+        snprintf(addrs[i], sizeof addrs[i], "h%zu:11211", i);
+        nodes[i] = (rk_node){ids[i], addrs[i], 1};
+    }
+    rk_error err = {0};
+    rk_topology *t = rk_topology_new(RK_HASH_XXH3_64, 4, nodes, 70000, NULL, &err);
+    if (!t)
+        fail_msg("70,000 nodes refused: %s", err.message);
+    check_threads_agree(t, "70,000 nodes");
+    rk_topology_free(t);
+}
+
 static void test_draining_nodes(void **state)
 {
     (void)state;
@@ -328,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_random_rings),        cmocka_unit_test(test_one_point),
         cmocka_unit_test(test_colliding_positions), cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_draining_nodes),      cmocka_unit_test(test_fingerprint),
+        cmocka_unit_test(test_two_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
