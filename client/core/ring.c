@@ -34,14 +34,19 @@ static void size_index(rk_ring *r)
     r->shift = r->bits - b;
 }
 
-/* Step 5: bucket[k] = the first point of bucket k; bucket[nbuckets] = n. */
+/* Step 5: bucket[k] = the first point of bucket k; bucket[nbuckets] = n. One walk in order. */
 static void index_buckets(rk_ring *r)
 {
-    for (size_t i = 0; i < r->n; i++)
-        r->bucket[(r->pos[i] >> r->shift) + 1]++;
-    for (size_t k = 0; k < r->nbuckets; k++)
-        r->bucket[k + 1] += r->bucket[k];
-    for (size_t i = r->n; i < r->n + WINDOW; i++)
+    const uint64_t *pos = r->pos;
+    uint32_t *bucket = r->bucket;
+    size_t n = r->n, k = 0, nbuckets = r->nbuckets;
+    unsigned shift = r->shift;
+    for (size_t i = 0; i < n; i++)
+        for (size_t last = (size_t)(pos[i] >> shift); k <= last; k++)
+            bucket[k] = (uint32_t)i;
+    for (; k <= nbuckets; k++)
+        bucket[k] = (uint32_t)n;
+    for (size_t i = n; i < n + WINDOW; i++)
         r->pos[i] = UINT64_MAX; /* sentinels above every hash: a lookup never passes them */
 }
 
@@ -81,25 +86,30 @@ static double per_value(const rk_ring *r)
     return r->bits == 64 ? 1.0 / 18446744073709551616.0 : 1.0 / 4294967296.0;
 }
 
-/* Hash values point 0 owns: from the last position + 1, around zero, to its own, as a fraction. */
-static double first_arc(const rk_ring *r)
-{
-    if (r->pos[0] == r->pos[r->n - 1])
-        return 1.0; /* every point at one position: the first owns the whole space */
-    uint64_t mask = r->bits == 64 ? UINT64_MAX : 0xFFFFFFFFu;
-    return (double)((r->pos[0] - r->pos[r->n - 1]) & mask) * per_value(r);
-}
-
+/* Each node's hash values, summed exactly: point i owns from the previous position + 1 to its own,
+ * point 0 from the last position + 1, around zero. The sums are modulo 2^64, which only a node
+ * owning the whole 64-bit space reaches; every sum is then 0 and point 0's node is that one, as it
+ * is when all points are at one position. */
 static int compute_shares(rk_ring *r)
 {
     size_t nn = rk_topology_node_count(r->topo);
+    uint64_t *owned = calloc(nn, sizeof *owned), mask = r->bits == 64 ? UINT64_MAX : 0xFFFFFFFFu;
     r->share = calloc(nn, sizeof *r->share);
     r->ideal = calloc(nn, sizeof *r->ideal);
-    if (!r->share || !r->ideal)
+    if (!owned || !r->share || !r->ideal) {
+        free(owned);
         return RK_ENOMEM;
-    r->share[rki_node_at(r, 0)] += first_arc(r);
-    for (size_t i = 1; i < r->n; i++) /* point i owns from the previous position + 1 to its own */
-        r->share[rki_node_at(r, i)] += (double)(r->pos[i] - r->pos[i - 1]) * per_value(r);
+    }
+    const uint64_t *pos = r->pos;
+    owned[rki_node_at(r, 0)] = (pos[0] - pos[r->n - 1]) & mask;
+    for (size_t i = 1; i < r->n; i++)
+        owned[rki_node_at(r, i)] += pos[i] - pos[i - 1];
+    int whole = 1;
+    for (size_t k = 0; k < nn; k++)
+        r->share[k] = (double)owned[k] * per_value(r), whole &= owned[k] == 0;
+    if (whole)
+        r->share[rki_node_at(r, 0)] = 1.0;
+    free(owned);
     double total = 0;
     for (size_t k = 0; k < nn; k++)
         total += rk_topology_node(r->topo, k)->weight;
