@@ -74,6 +74,14 @@ void rke_client_free(rke_client *c);
 /* Keys from `key` up to `end` (exclusive; NULL: `key` alone) into *out (zeroed by the caller; the
  * caller frees it, also on failure). Linearizable: what a majority has committed. */
 int rke_range(rke_client *c, const char *key, const char *end, rke_kvs *out, rk_error *err);
+/* Keys from key up to end (NULL: key alone), one range of rke_ranges. */
+typedef struct rke_range_req {
+    const char *key;
+    const char *end;
+} rke_range_req;
+/* The `n` ranges into out[0 .. n) (zeroed by the caller, who frees them, also on failure), read
+ * together at one revision in one round trip (a txn of reads). Linearizable, as rke_range. */
+int rke_ranges(rke_client *c, const rke_range_req *req, size_t n, rke_kvs *out, rk_error *err);
 /* `key`'s value into *out (a copy; key NULL and mod_revision 0 when absent). */
 int rke_get(rke_client *c, const char *key, rke_kv *out, rk_error *err);
 void rke_kv_deinit(rke_kv *kv);

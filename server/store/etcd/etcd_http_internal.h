@@ -42,7 +42,7 @@ CURL *rke_http_new_handle(rke_client *c, const char *host, const char *path, con
                           struct curl_slist **headers, char errbuf[CURL_ERROR_SIZE]);
 /* Authenticates first when a user is set and no token is held yet. */
 int rke_http_have_token(rke_client *c, rk_error *err);
-/* POSTs `req` (stolen) to `path` on the members in turn; a refused token is replaced once and the
+/* POSTs `req` (borrowed) to `path` on the members in turn; a refused token is replaced once and the
  * request sent again. *resp: the answer (new reference); *unknown: a write whose fate is not
  * known (no answer after it was sent). */
 int rke_http_call(rke_client *c, const char *path, json_t *req, int write, json_t **resp,

@@ -92,6 +92,39 @@ int rke_range(rke_client *c, const char *key, const char *end, rke_kvs *out, rk_
     return rc;
 }
 
+/* {"request_range": {"key": ..., "range_end": ...}}, or NULL when out of memory. */
+static json_t *range_op(const rke_range_req *r)
+{
+    json_t *range = json_object();
+    int bad = !range || set_b64(range, "key", r->key, strlen(r->key)) ||
+              (r->end && set_b64(range, "range_end", r->end, strlen(r->end)));
+    json_t *op = bad ? NULL : json_pack("{sO}", "request_range", range);
+    json_decref(range);
+    return op;
+}
+
+int rke_ranges(rke_client *c, const rke_range_req *req, size_t n, rke_kvs *out, rk_error *err)
+{
+    json_t *ops = json_array(), *resp = NULL;
+    int unknown, bad = !ops;
+    for (size_t i = 0; !bad && i < n; i++)
+        bad = json_array_append_new(ops, range_op(&req[i])) != 0;
+    json_t *txn = bad ? NULL : json_pack("{sO}", "success", ops);
+    json_decref(ops);
+    int rc = txn ? rke_http_call(c, "/v3/kv/txn", txn, 0, &resp, &unknown, err)
+                 : rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
+    json_t *responses = json_object_get(resp, "responses");
+    if (rc == RK_OK && json_array_size(responses) != n)
+        rc = bad_answer(err, "a txn of reads without their answers");
+    for (size_t i = 0; rc == RK_OK && i < n; i++) {
+        json_t *range = json_object_get(json_array_get(responses, i), "response_range");
+        rc = range ? parse_kvs(range, &out[i], err) : bad_answer(err, "a read without its keys");
+    }
+    json_decref(txn);
+    json_decref(resp);
+    return rc;
+}
+
 int rke_get(rke_client *c, const char *key, rke_kv *out, rk_error *err)
 {
     rke_kvs kvs = {0};

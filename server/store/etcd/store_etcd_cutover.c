@@ -11,17 +11,16 @@
 
 /* ---- Policies and plans ---- */
 
-static int read_policy(rke_store *s, const char *cluster, rkd_store_policy *out, rk_error *err)
+/* The policy in `kv` (the defaults when it is absent). */
+static int policy_from_kv(const rke_kv *kv, const char *cluster, rkd_store_policy *out,
+                          rk_error *err)
 {
-    char key[RKE_KEY_MAX];
-    rke_kv kv = {0};
     *out = RKD_STORE_POLICY_DEFAULTS;
-    rke_key(s, key, cluster, "policy");
-    int rc = rke_get(s->etcd, key, &kv, err);
-    json_t *j = rc == RK_OK && kv.mod_revision ? rke_kv_json(&kv) : NULL;
-    if (rc == RK_OK && kv.mod_revision && !json_is_object(j))
-        rc = rke_damaged(err, cluster, "the policy");
-    if (j) {
+    if (!kv->mod_revision)
+        return RK_OK;
+    json_t *j = rke_kv_json(kv);
+    int rc = json_is_object(j) ? RK_OK : rke_damaged(err, cluster, "the policy");
+    if (rc == RK_OK) {
         out->max_moved_fraction = json_number_value(json_object_get(j, "max_moved_fraction"));
         out->max_balance_after = json_number_value(json_object_get(j, "max_balance_after"));
         out->approvals = json_integer_value(json_object_get(j, "approvals"));
@@ -29,19 +28,6 @@ static int read_policy(rke_store *s, const char *cluster, rkd_store_policy *out,
         out->migration_window = json_is_true(json_object_get(j, "migration_window"));
     }
     json_decref(j);
-    rke_kv_deinit(&kv);
-    return rc;
-}
-
-/* The digest of the plan from `active` (0: none) to `to`. */
-static int plan_digest(rke_store *s, const char *cluster, int64_t active, const rke_plan_target *to,
-                       char digest[RK_PLAN_DIGEST_LEN], rk_error *err)
-{
-    json_t *meta = NULL;
-    int rc = active ? rke_read_meta(s, cluster, active, &meta, err) : RK_OK;
-    if (rc == RK_OK)
-        rkd_store_digest(active, rke_str(meta, "fingerprint"), to->v, to->fingerprint, digest);
-    json_decref(meta);
     return rc;
 }
 
@@ -54,43 +40,100 @@ void rke_approval_key(rke_store *s, char key[RKE_KEY_MAX], const char *cluster, 
     rke_key(s, key, cluster, what);
 }
 
-/* Approvals of plan `digest` for v by anyone but `excluded` (NULL: count all). */
-static int count_approvals(rke_store *s, const char *cluster, int64_t v, const char *digest,
-                           const char *excluded, int64_t *have, rk_error *err)
+enum { READ_POLICY, READ_ACTIVE, READ_V, READ_TOPOLOGY, READ_APPROVALS, READS };
+
+void rke_cutover_reads_deinit(rke_cutover_reads *r)
 {
-    char from[RKE_KEY_MAX], skip[RKE_KEY_MAX];
-    rke_kvs kvs = {0};
-    rke_approval_key(s, from, cluster, v, digest, NULL);
-    rke_approval_key(s, skip, cluster, v, digest, excluded);
-    char *to = rke_prefix_end(from);
-    int rc = to ? rke_range(s->etcd, from, to, &kvs, err)
-                : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-    *have = 0;
-    for (size_t i = 0; rc == RK_OK && i < kvs.count; i++)
-        *have += !excluded || strcmp(kvs.items[i].key, skip) != 0;
-    rke_kvs_free(&kvs);
-    free(to);
+    json_decref(r->active_meta);
+    json_decref(r->meta);
+    free(r->text);
+    rke_kvs_free(&r->approvals);
+    memset(r, 0, sizeof *r);
+}
+
+/* Version n's metadata from its read (n > 0: it must be there), else NULL. */
+static int meta_from(const rke_kvs *got, int64_t n, const char *cluster, json_t **meta,
+                     rk_error *err)
+{
+    *meta = n && got->count == 1 ? rke_kv_json(&got->items[0]) : NULL;
+    return n && !json_is_object(*meta) ? rke_damaged(err, cluster, "a version's metadata") : RK_OK;
+}
+
+int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
+                     rke_cutover_reads *r, rk_error *err)
+{
+    static const rke_kv none = {0};
+    char key[READS][RKE_KEY_MAX], what[64];
+    rke_range_req req[READS];
+    rke_kvs got[READS] = {{0}};
+    rke_key(s, key[READ_POLICY], cluster, "policy");
+    rke_key_num(s, key[READ_ACTIVE], cluster, "v/", active);
+    rke_key_num(s, key[READ_V], cluster, "v/", v);
+    rke_key_num(s, key[READ_TOPOLOGY], cluster, "t/", v);
+    snprintf(what, sizeof what, "a/%020lld/", (long long)v);
+    rke_key(s, key[READ_APPROVALS], cluster, what);
+    char *end = rke_prefix_end(key[READ_APPROVALS]);
+    for (int i = 0; i < READS; i++)
+        req[i] = (rke_range_req){key[i], i == READ_APPROVALS ? end : NULL};
+    memset(r, 0, sizeof *r);
+    int rc = end ? rke_ranges(s->etcd, req, READS, got, err)
+                 : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    const rke_kvs *p = &got[READ_POLICY];
+    rc = rc ? rc : policy_from_kv(p->count ? &p->items[0] : &none, cluster, &r->policy, err);
+    rc = rc ? rc : meta_from(&got[READ_ACTIVE], active, cluster, &r->active_meta, err);
+    rc = rc ? rc : meta_from(&got[READ_V], v, cluster, &r->meta, err);
+    if (got[READ_TOPOLOGY].count == 1) {
+        r->text = got[READ_TOPOLOGY].items[0].value;
+        got[READ_TOPOLOGY].items[0].value = NULL;
+    }
+    r->approvals = got[READ_APPROVALS];
+    got[READ_APPROVALS] = (rke_kvs){0};
+    for (int i = 0; i < READS; i++)
+        rke_kvs_free(&got[i]);
+    free(end);
     return rc;
+}
+
+/* The digest of the plan from the active version (r->active_meta; none: 0) to `to`. */
+static void plan_digest(const rke_head *cur, const rke_cutover_reads *r, const rke_plan_target *to,
+                        char digest[RK_PLAN_DIGEST_LEN])
+{
+    rkd_store_digest(cur->active, rke_str(r->active_meta, "fingerprint"), to->v, to->fingerprint,
+                     digest);
+}
+
+/* Approvals of plan `digest` for v among r's, by anyone but `excluded` (NULL: count all). */
+static int64_t count_approvals(rke_store *s, const char *cluster, const rke_cutover_reads *r,
+                               int64_t v, const char *digest, const char *excluded)
+{
+    char plan[RKE_KEY_MAX], skip[RKE_KEY_MAX];
+    int64_t have = 0;
+    rke_approval_key(s, plan, cluster, v, digest, NULL);
+    rke_approval_key(s, skip, cluster, v, digest, excluded);
+    for (size_t i = 0; i < r->approvals.count; i++) {
+        const char *key = r->approvals.items[i].key;
+        have += strncmp(key, plan, strlen(plan)) == 0 && (!excluded || strcmp(key, skip) != 0);
+    }
+    return have;
 }
 
 /* ---- Activation ---- */
 
 int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
                          rke_txn *t, const rke_plan_target *to, const rkd_store_activation *a,
-                         rk_error *err)
+                         const rke_cutover_reads *r, rk_error *err)
 {
     char digest[RK_PLAN_DIGEST_LEN];
-    rkd_store_policy policy;
+    rkd_store_policy policy = r->policy;
     int64_t have = 0;
     int rc =
         rkd_store_check_window(st->cluster, cur->previous ? cur->active : 0, cur->previous, err);
-    rc = rc ? rc : read_policy(s, st->cluster, &policy, err);
-    rc = rc ? rc : plan_digest(s, st->cluster, cur->active, to, digest, err);
+    plan_digest(cur, r, to, digest);
     if (a->rollout) /* its approvals are the rollout's, and it opens a window */
         policy.approvals = 0, policy.migration_window = 1;
     if (rc == RK_OK && policy.approvals > 0)
-        rc = count_approvals(s, st->cluster, to->v, digest,
-                             policy.distinct_approver ? to->author : NULL, &have, err);
+        have = count_approvals(s, st->cluster, r, to->v, digest,
+                               policy.distinct_approver ? to->author : NULL);
     rc =
         rc ? rc
            : rkd_store_check_approvals(st->cluster, to->v, cur->active, digest, &policy, have, err);
@@ -113,6 +156,7 @@ typedef struct activate_arg {
     int64_t v;
     const rkd_store_activation *a;
     json_t *meta;     /* v's metadata as the last build wrote it */
+    char *text;       /* v's topology as the last build read it (NULL: chunked) */
     int64_t previous; /* the migration window the last build opened (0: none) */
 } activate_arg;
 
@@ -121,15 +165,22 @@ static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_h
 {
     activate_arg *p = st->arg;
     json_decref(p->meta);
-    p->meta = NULL;
+    free(p->text);
+    p->meta = NULL, p->text = NULL;
+    rke_cutover_reads r = {0};
     int rc = rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active,
                                         p->a->if_match_active, err);
-    rc = rc ? rc : rke_read_meta(s, st->cluster, p->v, &p->meta, err);
-    if (rc != RK_OK)
+    rc = rc ? rc : rke_read_cutover(s, st->cluster, p->v, cur->active, &r, err);
+    if (rc != RK_OK) {
+        rke_cutover_reads_deinit(&r);
         return rc;
+    }
+    p->meta = json_incref(r.meta);
+    p->text = r.text, r.text = NULL;
     const char *author = json_string_value(json_object_get(p->meta, "author"));
     rke_plan_target to = {p->v, rke_str(p->meta, "fingerprint"), author};
-    rc = rke_activate_in_step(s, st, cur, next, t, &to, p->a, err);
+    rc = rke_activate_in_step(s, st, cur, next, t, &to, p->a, &r, err);
+    rke_cutover_reads_deinit(&r);
     p->previous = next->previous;
     t->failed |= json_object_set_new(p->meta, "activated_at", json_string(st->now)) != 0;
     rke_put_meta(s, t, st->cluster, p->v, p->meta);
@@ -142,13 +193,13 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
                  const char *now, rkd_store_version **out, char **doc, rk_error *err)
 {
     rke_store *s = b;
-    activate_arg p = {v, a, NULL, 0};
+    activate_arg p = {v, a, NULL, NULL, 0};
     rke_step st = {.cluster = cluster, .build = build_activate, .arg = &p, .now = now};
     int rc = rke_run_step(s, &st, err);
     rke_head h = {.latest = v, .active = v, .previous = p.previous};
     if (rc == RK_OK && !p.meta) /* applied late, found in the events: read it back */
         rc = rke_read_meta(s, cluster, v, &p.meta, err);
-    rc = rc ? rc : rke_version_out(s, cluster, v, &h, p.meta, out, doc, err);
+    rc = rc ? rc : rke_version_out(s, cluster, v, &h, p.meta, p.text, out, doc, err);
     json_decref(p.meta);
     return rc;
 }
@@ -157,13 +208,20 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
 
 int rke_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err)
 {
+    static const rke_kv none = {0};
     rke_store *s = b;
     rke_head h;
     int64_t rev;
-    int rc = rke_read_head(s, cluster, &h, &rev, err);
+    char key[RKE_KEY_MAX];
+    rke_range_req req = {key, NULL};
+    rke_kvs got = {0};
+    rke_key(s, key, cluster, "policy");
+    int rc = rke_read_head_and(s, cluster, &h, &rev, &req, 1, &got, err);
     if (rc == RK_OK && rev == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, cluster, 0);
-    return rc ? rc : read_policy(s, cluster, out, err);
+    rc = rc ? rc : policy_from_kv(got.count ? &got.items[0] : &none, cluster, out, err);
+    rke_kvs_free(&got);
+    return rc;
 }
 
 typedef struct policy_arg {
@@ -216,19 +274,17 @@ typedef struct approve_arg {
 } approve_arg;
 
 /* Puts the approval unless the approver already gave it (approving twice is one approval). */
-static int put_approval(rke_store *s, rke_step *st, const approve_arg *p, rke_txn *t, rk_error *err)
+static void put_approval(rke_store *s, rke_step *st, const approve_arg *p,
+                         const rke_cutover_reads *r, rke_txn *t)
 {
     char key[RKE_KEY_MAX];
-    rke_kv kv = {0};
     rke_approval_key(s, key, st->cluster, p->v, p->digest, p->approver);
-    int rc = rke_get(s->etcd, key, &kv, err);
-    if (rc == RK_OK && !kv.mod_revision) {
-        json_t *j = json_pack("{ssss?}", "created_at", st->now, "comment", p->comment);
-        rke_put_json(t, key, j);
-        json_decref(j);
-    }
-    rke_kv_deinit(&kv);
-    return rc;
+    for (size_t i = 0; i < r->approvals.count; i++)
+        if (strcmp(r->approvals.items[i].key, key) == 0)
+            return;
+    json_t *j = json_pack("{ssss?}", "created_at", st->now, "comment", p->comment);
+    rke_put_json(t, key, j);
+    json_decref(j);
 }
 
 static int build_approve(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
@@ -236,20 +292,23 @@ static int build_approve(rke_store *s, rke_step *st, const rke_head *cur, rke_he
 {
     const approve_arg *p = st->arg;
     char want[RK_PLAN_DIGEST_LEN];
-    rkd_store_policy policy;
-    json_t *meta = NULL;
+    rke_cutover_reads r = {0};
     int rc =
         rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active, RKD_STORE_ANY, err);
-    rc = rc ? rc : rke_read_meta(s, st->cluster, p->v, &meta, err);
-    rc = rc ? rc : read_policy(s, st->cluster, &policy, err);
-    const char *author = json_string_value(json_object_get(meta, "author"));
-    rke_plan_target to = {p->v, rke_str(meta, "fingerprint"), author};
-    rc = rc ? rc : plan_digest(s, st->cluster, cur->active, &to, want, err);
-    rc = rc ? rc
-            : rkd_store_check_approval(st->cluster, p->v, p->digest, want, &policy, author,
-                                       p->approver, err);
-    rc = rc ? rc : p->dry_run ? RKD_STORE_EDRYRUN : put_approval(s, st, p, t, err);
-    json_decref(meta);
+    rc = rc ? rc : rke_read_cutover(s, st->cluster, p->v, cur->active, &r, err);
+    if (rc != RK_OK) {
+        rke_cutover_reads_deinit(&r);
+        return rc;
+    }
+    const char *author = json_string_value(json_object_get(r.meta, "author"));
+    rke_plan_target to = {p->v, rke_str(r.meta, "fingerprint"), author};
+    plan_digest(cur, &r, &to, want);
+    rc = rkd_store_check_approval(st->cluster, p->v, p->digest, want, &r.policy, author,
+                                  p->approver, err);
+    rc = rc ? rc : p->dry_run ? RKD_STORE_EDRYRUN : RK_OK;
+    if (rc == RK_OK)
+        put_approval(s, st, p, &r, t);
+    rke_cutover_reads_deinit(&r);
     rke_event e = {"approve", p->approver, p->v, cur->active, p->digest, -1, p->comment};
     if (rc == RK_OK)
         rke_step_event(s, st, next, t, &e);
@@ -298,7 +357,7 @@ int rke_finish_migration(void *b, const char *cluster, const char *author, const
     int rc = rke_run_step(s, &st, err);
     rke_head h = {.latest = st.version, .active = st.version};
     rc = rc ? rc : rke_read_meta(s, cluster, st.version, &meta, err);
-    rc = rc ? rc : rke_version_out(s, cluster, st.version, &h, meta, out, doc, err);
+    rc = rc ? rc : rke_version_out(s, cluster, st.version, &h, meta, NULL, out, doc, err);
     json_decref(meta);
     return rc;
 }

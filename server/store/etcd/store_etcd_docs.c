@@ -25,17 +25,19 @@ int rke_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **do
 {
     rke_store *s = b;
     rke_head h;
-    rke_kv kv = {0};
+    char key[RKE_KEY_MAX];
+    rke_range_req req = {key, NULL};
+    rke_kvs got = {0};
     int64_t head_rev;
-    int rc = rke_read_head(s, cluster, &h, &head_rev, err);
+    rke_key(s, key, cluster, suffix[kind]);
+    int rc = rke_read_head_and(s, cluster, &h, &head_rev, &req, 1, &got, err);
     if (rc == RK_OK && head_rev == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, cluster, 0);
-    rc = rc ? rc : read_doc(s, kind, cluster, &kv, err);
-    if (rc == RK_OK && kv.mod_revision) {
-        *rev = kv.mod_revision;
-        rc = rkd_store_strdup(kv.value, doc, err);
+    if (rc == RK_OK && got.count == 1) {
+        *rev = got.items[0].mod_revision;
+        rc = rkd_store_strdup(got.items[0].value, doc, err);
     }
-    rke_kv_deinit(&kv);
+    rke_kvs_free(&got);
     return rc;
 }
 

@@ -80,7 +80,13 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     rke_step_event(s, st, next, t, &e);
     rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL};
     rke_plan_target target = {v, d->fingerprint, d->author};
-    return d->activate ? rke_activate_in_step(s, st, cur, next, t, &target, &a, err) : RK_OK;
+    rke_cutover_reads r = {0};
+    if (!d->activate)
+        return RK_OK;
+    rc = rke_read_cutover(s, d->cluster, 0, cur->active, &r, err);
+    rc = rc ? rc : rke_activate_in_step(s, st, cur, next, t, &target, &a, &r, err);
+    rke_cutover_reads_deinit(&r);
+    return rc;
 }
 
 int rke_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err)

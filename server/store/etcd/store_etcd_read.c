@@ -101,14 +101,20 @@ static int read_chunk(rke_store *s, const char *cluster, const char *hex, char *
     return rc;
 }
 
-/* Version v's topology text into *doc: its own key, or the chunks its metadata lists. */
-static int read_topology(rke_store *s, const char *cluster, int64_t v, json_t *meta, char **doc,
-                         rk_error *err)
+/* Version v's topology text into *doc: `text` when its key was read with the metadata (taken),
+ * else its own key, or the chunks its metadata lists. */
+static int read_topology(rke_store *s, const char *cluster, int64_t v, json_t *meta, char *text,
+                         char **doc, rk_error *err)
 {
     char key[RKE_KEY_MAX];
     json_t *chunks = json_object_get(meta, "chunks");
     size_t len = 0;
     rke_kv kv = {0};
+    if (!chunks && text) {
+        *doc = text;
+        return RK_OK;
+    }
+    free(text);
     if (!chunks) {
         rke_key_num(s, key, cluster, "t/", v);
         int rc = rke_get(s->etcd, key, &kv, err);
@@ -152,13 +158,31 @@ static int window_previous(rke_store *s, const rke_head *h, rkd_store_version *r
 }
 
 int rke_version_out(rke_store *s, const char *cluster, int64_t n, const rke_head *h, json_t *meta,
-                    rkd_store_version **out, char **doc, rk_error *err)
+                    char *text, rkd_store_version **out, char **doc, rk_error *err)
 {
     *out = calloc(1, sizeof **out);
     int rc = *out ? meta_to_record(meta, cluster, n, h, *out, err)
                   : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     rc = rc ? rc : window_previous(s, h, *out, err);
-    return rc ? rc : read_topology(s, cluster, n, meta, doc, err);
+    if (rc != RK_OK)
+        free(text);
+    return rc ? rc : read_topology(s, cluster, n, meta, text, doc, err);
+}
+
+/* Version n's metadata (a JSON object) and topology key, as rke_read_head_and or rke_ranges read
+ * them (got[0], got[1]): *text is the topology (taken from got[1]; NULL for a chunked one). */
+static int version_from(const rke_kvs *got, const char *cluster, json_t **meta, char **text,
+                        rk_error *err)
+{
+    *meta = got[0].count == 1 ? rke_kv_json(&got[0].items[0]) : NULL;
+    *text = NULL;
+    if (!json_is_object(*meta))
+        return rke_damaged(err, cluster, "a version's metadata");
+    if (got[1].count == 1) {
+        *text = got[1].items[0].value;
+        got[1].items[0].value = NULL;
+    }
+    return RK_OK;
 }
 
 int rke_get_version(void *b, const char *cluster, rkd_store_pick pick, int64_t v,
@@ -166,15 +190,28 @@ int rke_get_version(void *b, const char *cluster, rkd_store_pick pick, int64_t v
 {
     rke_store *s = b;
     rke_head h;
-    int64_t rev, n = 0;
+    int64_t rev, n = pick == RKD_PICK_VERSION ? v : 0;
     json_t *meta = NULL;
-    int rc = rke_read_head(s, cluster, &h, &rev, err);
+    char key[2][RKE_KEY_MAX], *text = NULL;
+    rke_range_req req[2] = {{key[0], NULL}, {key[1], NULL}};
+    rke_kvs got[2] = {{0}};
+    rke_key_num(s, key[0], cluster, "v/", n);
+    rke_key_num(s, key[1], cluster, "t/", n);
+    /* a version asked by number is read with the head; the active or latest one after it */
+    int rc = rke_read_head_and(s, cluster, &h, &rev, req, n ? 2 : 0, got, err);
     if (rc == RK_OK && rev == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, cluster, v);
     rc = rc ? rc : pick_number(cluster, pick, v, &h, &n, err);
-    rc = rc ? rc : rke_read_meta(s, cluster, n, &meta, err);
-    rc = rc ? rc : rke_version_out(s, cluster, n, &h, meta, out, doc, err);
+    if (rc == RK_OK && pick != RKD_PICK_VERSION) {
+        rke_key_num(s, key[0], cluster, "v/", n);
+        rke_key_num(s, key[1], cluster, "t/", n);
+        rc = rke_ranges(s->etcd, req, 2, got, err);
+    }
+    rc = rc ? rc : version_from(got, cluster, &meta, &text, err);
+    rc = rc ? rc : rke_version_out(s, cluster, n, &h, meta, text, out, doc, err);
     json_decref(meta);
+    rke_kvs_free(&got[0]);
+    rke_kvs_free(&got[1]);
     return rc;
 }
 

@@ -30,15 +30,6 @@
 
 typedef struct rke_watcher rke_watcher;
 
-/* The backend's state behind rkd_store_ops' `void *b`. */
-typedef struct rke_store {
-    rke_client *etcd;           /* the members */
-    char *prefix;               /* every key starts with it, e.g. "/ringkeeper" */
-    pthread_mutex_t write_lock; /* one step at a time here: races are only between replicas */
-    char writer[RKE_OP_LEN];    /* this handle's id, in every head it writes (for the watch) */
-    rke_watcher *watcher;       /* the watch thread, or NULL before ops->watch */
-} rke_store;
-
 /* A cluster's head: P/heads/<cluster> (with the id of the handle that wrote it last). Version and
  * event numbers are gapless because each comes from here and the head is rewritten in the txn that
  * uses it. */
@@ -48,6 +39,15 @@ typedef struct rke_head {
     int64_t events;   /* highest event number */
     int64_t previous; /* a migration window is open over `active`: the version it keeps; else 0 */
 } rke_head;
+
+/* The backend's state behind rkd_store_ops' `void *b`. */
+typedef struct rke_store {
+    rke_client *etcd;           /* the members */
+    char *prefix;               /* every key starts with it, e.g. "/ringkeeper" */
+    pthread_mutex_t write_lock; /* one step at a time here: races are only between replicas */
+    char writer[RKE_OP_LEN];    /* this handle's id, in every head it writes (for the watch) */
+    rke_watcher *watcher;       /* the watch thread, or NULL before ops->watch */
+} rke_store;
 
 typedef rkd_store_event_draft rke_event;
 
@@ -114,8 +114,14 @@ int rke_list(void *b, const char *cluster, size_t limit, int64_t before,
              rkd_store_version_list *out, rk_error *err);
 int rke_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
 
+#define RKE_READ_MORE_MAX 3 /* keys rke_read_head_and reads with the head */
+
 /* The head of `cluster` (zeros when absent), *rev its mod_revision (0 when absent). */
 int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, rk_error *err);
+/* The same, and the `n` ranges of `more` (n <= RKE_READ_MORE_MAX) into got[0 .. n) (zeroed by the
+ * caller, who frees them, also on failure), at the head's revision in one round trip. */
+int rke_read_head_and(rke_store *s, const char *cluster, rke_head *h, int64_t *rev,
+                      const rke_range_req *more, size_t n, rke_kvs *got, rk_error *err);
 /* Version v's metadata as JSON (new reference); a damaged or missing one is an error. */
 int rke_read_meta(rke_store *s, const char *cluster, int64_t v, json_t **meta, rk_error *err);
 /* Puts version v's metadata `meta` in `t`. */
@@ -141,9 +147,9 @@ int rke_read_numbered(rke_store *s, const char *cluster, const char *what, int64
 void rke_page(int64_t count, size_t limit, int64_t before, int64_t *lo, int64_t *hi,
               int64_t *next_before);
 /* Version n as a new record (its state, and the migration window open over it, as `h` makes them)
- * and its topology text. */
+ * and its topology text: `text` when it was read already (taken; NULL: read it). */
 int rke_version_out(rke_store *s, const char *cluster, int64_t n, const rke_head *h, json_t *meta,
-                    rkd_store_version **out, char **doc, rk_error *err);
+                    char *text, rkd_store_version **out, char **doc, rk_error *err);
 /* A JSON value read from `kv` (new reference), NULL when it is not JSON. */
 json_t *rke_kv_json(const rke_kv *kv);
 /* A JSON object member's string, "" when absent. */
@@ -161,13 +167,31 @@ typedef struct rke_plan_target {
     const char *author;      /* its author, or NULL */
 } rke_plan_target;
 
+/* What an activation or an approval of version v over `active` reads, together in one round trip
+ * at one revision: the policy, the active version's metadata (the plan's digest), v's metadata,
+ * its topology (for the answer) and v's approvals of any plan. Everything here changes only in
+ * steps, which move the head, so the step's compare on the head covers these reads too. */
+typedef struct rke_cutover_reads {
+    rkd_store_policy policy;
+    json_t *active_meta; /* the active version's metadata, or NULL when none is active */
+    json_t *meta;        /* v's, or NULL for v = 0 (a version being published) */
+    char *text;          /* v's topology, or NULL (chunked, or v = 0) */
+    rke_kvs approvals;   /* a/<v>/... */
+} rke_cutover_reads;
+
+/* Reads r for version v (0: one being published) over `active` (0: none); the caller deinits r,
+ * also on failure. */
+int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
+                     rke_cutover_reads *r, rk_error *err);
+void rke_cutover_reads_deinit(rke_cutover_reads *r);
+
 /* Inside a step's build: the refusal while a migration window is open, the approval gate of
  * activating `to` over cur->active (rkd_store_check_approvals), then the new active number, the
- * window the policy opens and the activation's event. The version's metadata (its activated_at) is
- * the caller's to put. */
+ * window the policy opens and the activation's event, with what `r` read for it. The version's
+ * metadata (its activated_at) is the caller's to put. */
 int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
                          rke_txn *t, const rke_plan_target *to, const rkd_store_activation *a,
-                         rk_error *err);
+                         const rke_cutover_reads *r, rk_error *err);
 int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
                  const char *now, rkd_store_version **out, char **doc, rk_error *err);
 /* Puts policy `p` of `cluster` in `t`. */

@@ -78,26 +78,40 @@ int64_t rke_num(json_t *o, const char *name)
 
 /* ---- The head ---- */
 
-int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, rk_error *err)
+int rke_read_head_and(rke_store *s, const char *cluster, rke_head *h, int64_t *rev,
+                      const rke_range_req *more, size_t n, rke_kvs *got, rk_error *err)
 {
     char key[RKE_KEY_MAX];
-    rke_kv kv = {0};
+    rke_range_req req[1 + RKE_READ_MORE_MAX] = {{key, NULL}};
+    rke_kvs all[1 + RKE_READ_MORE_MAX] = {{0}};
     memset(h, 0, sizeof *h);
+    *rev = 0;
     rke_head_key(s, key, cluster);
-    int rc = rke_get(s->etcd, key, &kv, err);
-    *rev = kv.mod_revision;
-    json_t *j = rc == RK_OK && kv.mod_revision ? rke_kv_json(&kv) : NULL;
-    if (rc == RK_OK && kv.mod_revision && !json_is_object(j))
+    for (size_t i = 0; i < n && i < RKE_READ_MORE_MAX; i++)
+        req[1 + i] = more[i];
+    int rc =
+        n ? rke_ranges(s->etcd, req, 1 + n, all, err) : rke_range(s->etcd, key, NULL, all, err);
+    const rke_kv *kv = rc == RK_OK && all[0].count == 1 ? &all[0].items[0] : NULL;
+    json_t *j = kv ? rke_kv_json(kv) : NULL;
+    if (kv && !json_is_object(j))
         rc = rke_damaged(err, cluster, "the head");
     if (j) {
+        *rev = kv->mod_revision;
         h->latest = rke_num(j, "latest");
         h->active = rke_num(j, "active");
         h->events = rke_num(j, "events");
         h->previous = rke_num(j, "previous");
     }
     json_decref(j);
-    rke_kv_deinit(&kv);
+    rke_kvs_free(&all[0]);
+    for (size_t i = 0; i < n; i++)
+        got[i] = all[1 + i];
     return rc;
+}
+
+int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, rk_error *err)
+{
+    return rke_read_head_and(s, cluster, h, rev, NULL, 0, NULL, err);
 }
 
 void rke_put_head(rke_store *s, rke_txn *t, const char *cluster, const rke_head *h)
