@@ -1,6 +1,7 @@
 /* etcd_http.c — the etcd v3 JSON gateway client of etcd_http.h: requests over libcurl with a
- * handle each (so any thread may rke_http_call), failover between members, base64 through nettle
- * (already linked by the ring library), and etcd's answers mapped to the store's codes. */
+ * handle each (so any thread may rke_http_call; reads reuse pooled connections), failover between
+ * members, base64 through nettle (already linked by the ring library), and etcd's answers mapped to
+ * the store's codes. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -59,6 +60,34 @@ static int copy_security(rke_security *dst, const rke_security *src)
            copy_opt(&dst->password, src->password);
 }
 
+static void lock_reads(CURL *h, curl_lock_data data, curl_lock_access access, void *arg)
+{
+    (void)h, (void)data, (void)access;
+    pthread_mutex_lock(&((rke_client *)arg)->reads_mu);
+}
+
+static void unlock_reads(CURL *h, curl_lock_data data, void *arg)
+{
+    (void)h, (void)data;
+    pthread_mutex_unlock(&((rke_client *)arg)->reads_mu);
+}
+
+/* Reads reuse connections; a write never does: libcurl sends a request again by itself when a
+ * reused connection closes before any answer, which for a write etcd may have applied would be a
+ * second write that the caller believes was its first. */
+static CURLSH *reads_share(rke_client *c)
+{
+    CURLSH *sh = curl_share_init();
+    if (sh && (curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) ||
+               curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, lock_reads) ||
+               curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, unlock_reads) ||
+               curl_share_setopt(sh, CURLSHOPT_USERDATA, c))) {
+        curl_share_cleanup(sh);
+        return NULL;
+    }
+    return sh;
+}
+
 rke_client *rke_client_new(const char *endpoints, const rke_security *sec, rk_error *err)
 {
     static const rke_security plain = {0};
@@ -68,9 +97,16 @@ rke_client *rke_client_new(const char *endpoints, const rke_security *sec, rk_er
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
         return NULL;
     }
+    if (pthread_mutex_init(&c->reads_mu, NULL) != 0) {
+        pthread_mutex_destroy(&c->token_mu);
+        free(c);
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
     atomic_init(&c->preferred, 0);
     curl_global_init(CURL_GLOBAL_DEFAULT); /* thread-safe since 7.84; counted, undone in free */
-    int rc = copy_security(&c->sec, sec ? sec : &plain)
+    c->reads = reads_share(c);
+    int rc = !c->reads || copy_security(&c->sec, sec ? sec : &plain)
                  ? rk_error_set(err, RK_ENOMEM, NULL, "out of memory")
                  : parse_endpoints(c, endpoints, err);
     if (rc == RK_OK)
@@ -99,7 +135,9 @@ void rke_client_free(rke_client *c)
     free((char *)c->sec.user);
     free_secret(c->sec.password);
     free_secret(c->token);
+    curl_share_cleanup(c->reads); /* closes the pooled connections */
     pthread_mutex_destroy(&c->token_mu);
+    pthread_mutex_destroy(&c->reads_mu);
     free(c);
     curl_global_cleanup();
 }
@@ -208,13 +246,15 @@ CURL *rke_http_new_handle(rke_client *c, const char *host, const char *path, con
 
 /* POSTs `body` to one member; the answer in *b, curl's result returned (its account in errbuf),
  * the HTTP status in *status. */
-static CURLcode post(rke_client *c, const char *host, const char *path, const char *body, buffer *b,
-                     long *status, char errbuf[CURL_ERROR_SIZE])
+static CURLcode post(rke_client *c, const char *host, const char *path, const char *body, int write,
+                     buffer *b, long *status, char errbuf[CURL_ERROR_SIZE])
 {
     struct curl_slist *headers;
     CURL *h = rke_http_new_handle(c, host, path, body, &headers, errbuf);
     if (!h)
         return CURLE_OUT_OF_MEMORY;
+    if (!write)
+        curl_easy_setopt(h, CURLOPT_SHARE, c->reads);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, rke_http_on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)RKE_TIMEOUT_MS);
@@ -290,7 +330,7 @@ static enum outcome try_members(rke_client *c, const char *path, const char *bod
         buffer b = {0};
         long status = 0;
         char errbuf[CURL_ERROR_SIZE];
-        CURLcode rc = post(c, c->hosts[at], path, body, &b, &status, errbuf);
+        CURLcode rc = post(c, c->hosts[at], path, body, write, &b, &status, errbuf);
         enum outcome o = classify(rc, status, &b, errbuf, log->why, sizeof log->why);
         snprintf(log->host, sizeof log->host, "%s", c->hosts[at]);
         *resp = o == ANSWERED ? json_loadb(b.data, b.len, 0, NULL) : NULL;
