@@ -34,19 +34,19 @@ static void size_index(rk_ring *r)
     r->shift = r->bits - b;
 }
 
-/* Step 5: bucket[k] = the first point of bucket k; bucket[nbuckets] = n. One walk in order. */
+/* Step 5: bucket[k] = the first point of bucket k; bucket[nbuckets] = n. Counted, then summed:
+ * walking the sorted points instead branches on every point, and mispredicts one in four. */
 static void index_buckets(rk_ring *r)
 {
     const uint64_t *pos = r->pos;
     uint32_t *bucket = r->bucket;
-    size_t n = r->n, k = 0, nbuckets = r->nbuckets;
     unsigned shift = r->shift;
-    for (size_t i = 0; i < n; i++)
-        for (size_t last = (size_t)(pos[i] >> shift); k <= last; k++)
-            bucket[k] = (uint32_t)i;
-    for (; k <= nbuckets; k++)
-        bucket[k] = (uint32_t)n;
-    for (size_t i = n; i < n + WINDOW; i++)
+    memset(bucket, 0, (r->nbuckets + 1) * sizeof *bucket);
+    for (size_t i = 0; i < r->n; i++)
+        bucket[(pos[i] >> shift) + 1]++;
+    for (size_t k = 0; k < r->nbuckets; k++)
+        bucket[k + 1] += bucket[k];
+    for (size_t i = r->n; i < r->n + WINDOW; i++)
         r->pos[i] = UINT64_MAX; /* sentinels above every hash: a lookup never passes them */
 }
 
@@ -55,7 +55,7 @@ static int sort_points(rk_ring *r, const rki_scheme *scheme, const uint32_t *poi
                        const uint32_t *order)
 {
     size_index(r);
-    r->bucket = calloc(r->nbuckets + 1, sizeof *r->bucket);
+    r->bucket = rki_big_alloc((r->nbuckets + 1) * sizeof *r->bucket);
     int rc = r->bucket ? rki_ring_place(r, scheme, points, order, WINDOW) : RK_ENOMEM;
     if (rc == RK_OK)
         index_buckets(r);

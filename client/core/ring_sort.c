@@ -45,15 +45,17 @@ static inline unsigned digit(uint64_t pos, unsigned shift)
     return (unsigned)(pos >> shift) & (DIGITS - 1);
 }
 
+/* Whole huge pages: a partial one at the end would be faulted in 4 KiB at a time. */
 void *rki_big_alloc(size_t bytes)
 {
-    if (bytes < 2 * HUGE_PAGE)
+    if (bytes < HUGE_PAGE)
         return malloc(bytes ? bytes : 1);
+    size_t whole = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     void *p = NULL;
-    if (posix_memalign(&p, HUGE_PAGE, bytes))
+    if (whole < bytes || posix_memalign(&p, HUGE_PAGE, whole))
         return NULL;
 #ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice: without it the pages are only smaller */
+    madvise(p, whole, MADV_HUGEPAGE); /* advice: without it the pages are only smaller */
 #endif
     return p;
 }
