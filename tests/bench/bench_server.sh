@@ -12,7 +12,12 @@
 #   plan           GET /v1/clusters/bench/plan?from=1&to=2 (JSON with its arc list)
 #   plan no arcs   the same with &arcs=false
 #   publish        POST /v1/clusters/bench-pub/versions with the 100-node body (tests/bench/publish.lua)
-# and prints a summary table (--only ring_200,publish runs just those). The server and every wrk run stop before the script exits.
+#   nginx_200      the peer of ring 200: nginx (2 workers, sendfile, access log on) serving the same
+#                  bytes as a static file, in the same run
+#   ring_close, nginx_close  both again with "Connection: close" (a connection per request)
+#   ring_5mb, nginx_5mb      both with a ring of 85,000 nodes (vnode_factor 16), 5.0 MB
+# and prints a summary table (--only ring_200,publish runs just those) with each peer's ratio. The
+# server, nginx and every wrk run stop before the script exits.
 #
 # Environment: RK_WRK_THREADS (default 2) and RK_READ_CONNS (default 32) for the reads,
 # RK_PUB_CONNS (default 4) for the publishes: SQLite takes one writer at a time.
@@ -26,7 +31,7 @@ RKD=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 shift
 SERVER_THREADS=4
 DURATION=10
-ONLY=ring_200,ring_304,plan,plan_no_arcs,publish
+ONLY=ring_200,nginx_200,ring_close,nginx_close,ring_5mb,nginx_5mb,ring_304,plan,plan_no_arcs,publish
 while [ $# -gt 0 ]; do
     case $1 in
     --threads) SERVER_THREADS=$2; shift 2 ;;
@@ -42,9 +47,17 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 command -v wrk >/dev/null || { echo "$0: wrk is not installed (Debian: wrk)" >&2; exit 2; }
 command -v curl >/dev/null || { echo "$0: curl is not installed" >&2; exit 2; }
 
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$NGINX" ] || { echo "$0: nginx is not installed (Debian: nginx)" >&2; exit 2; }
+
 TMP=$(mktemp -d)
 PID=
+NGINX_PID=
 cleanup() {
+    if [ -n "$NGINX_PID" ]; then
+        kill -TERM "$NGINX_PID" 2>/dev/null || true
+        wait "$NGINX_PID" 2>/dev/null || true
+    fi
     if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
         kill -TERM "$PID" 2>/dev/null
         for _ in $(seq 1 50); do
@@ -68,6 +81,16 @@ topo() {
         nodes="$nodes${nodes:+,}{\"id\":\"n$id\",\"addr\":\"10.0.$((id / 256)).$((id % 256)):11211\",\"weight\":1}"
     done
     printf '{"hash":"fnv1a_32","vnode_factor":160,"nodes":[%s]}' "$nodes"
+}
+
+# big_topo N: N nodes of vnode_factor 16 (a large ring document)
+big_topo() {
+    awk -v n="$1" 'BEGIN {
+        printf "{\"hash\":\"xxh3_64\",\"vnode_factor\":16,\"nodes\":["
+        for (i = 0; i < n; i++)
+            printf "%s{\"id\":\"node-%06d\",\"addr\":\"10.%d.%d.%d:11211\",\"weight\":1}",
+                i ? "," : "", i, int(i / 65536), int(i / 256) % 256, i % 256
+        printf "]}" }'
 }
 
 # Start the server; stderr (one log line per request) goes to a file, as a deployment would keep it.
@@ -120,7 +143,47 @@ if [ "$connects" != "1 0 " ]; then
     echo "$0: the server does not keep connections alive (connections per request: $connects)" >&2
     exit 1
 fi
+BIG=$BASE/v1/clusters/big/ring
+big_topo 85000 >"$TMP/big.json"
+expect 201 "$(status POST "$BASE/v1/clusters/big/versions?activate=true" "${J[@]}" \
+    --data-binary @"$TMP/big.json")" "publish and activate the 5 MB ring"
+mkdir -p "$TMP/www/v1/clusters/bench" "$TMP/www/v1/clusters/big" "$TMP/nginx"
+curl -s -o "$TMP/www/v1/clusters/bench/ring" "$RING"
+curl -s -o "$TMP/www/v1/clusters/big/ring" "$BIG"
+NGINX_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+USER_LINE= # run as root (CI), nginx's workers would be nobody, who cannot read $TMP
+[ "$(id -u)" = 0 ] && USER_LINE="user root;"
+cat >"$TMP/nginx/nginx.conf" <<CONF
+daemon off;
+$USER_LINE
+worker_processes 2;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log;
+events { worker_connections 1024; }
+http {
+    access_log $TMP/nginx/access.log;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    default_type application/json;
+    client_body_temp_path $TMP/nginx;
+    proxy_temp_path $TMP/nginx;
+    fastcgi_temp_path $TMP/nginx;
+    uwsgi_temp_path $TMP/nginx;
+    scgi_temp_path $TMP/nginx;
+    server { listen 127.0.0.1:$NGINX_PORT; root $TMP/www; }
+}
+CONF
+"$NGINX" -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" 2>"$TMP/nginx/stderr" &
+NGINX_PID=$!
+for _ in $(seq 1 100); do
+    [ "$(status GET "http://127.0.0.1:$NGINX_PORT/v1/clusters/bench/ring")" = 200 ] && break
+    sleep 0.1
+done
+expect 200 "$(status GET "http://127.0.0.1:$NGINX_PORT/v1/clusters/bench/ring")" "nginx's copy"
+STATIC=http://127.0.0.1:$NGINX_PORT/v1/clusters
 ring_bytes=$(curl -s "$RING" | wc -c)
+big_bytes=$(curl -s "$BIG" | wc -c)
 plan_bytes=$(curl -s "$PLAN" | wc -c)
 plan_small=$(curl -s "$PLAN&arcs=false" | wc -c)
 
@@ -155,9 +218,28 @@ run() {
     fi
     ROWS+=("$(printf '%-14s %5s %12s %10s %10s %10s %9s %7s' "$name" "$conns" "$rps" "$p50" "$p99" \
         "$n" "${bad:-0}" "${errs:-0}")")
+    RPS[$name]=$rps
 }
+declare -A RPS
+# ratio OURS PEER: requests/s of ours over the peer's, when both ran
+ratio() {
+    [ -n "${RPS[$1]:-}" ] && [ -n "${RPS[$2]:-}" ] || return 0
+    RATIOS+=("$(awk -v a="${RPS[$1]}" -v b="${RPS[$2]}" -v x="$1" -v y="$2" \
+        'BEGIN { printf "%-12s / %-12s %6.2fx", x, y, a / b }')")
+}
+RATIOS=()
 
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+# ours and nginx's, one after the other: a peer measured in the same run
 run ring_200 "$READ_CONNS" "$RING"
+run nginx_200 "$READ_CONNS" "$STATIC/bench/ring"
+run ring_close "$READ_CONNS" -H "Connection: close" "$RING"
+run nginx_close "$READ_CONNS" -H "Connection: close" "$STATIC/bench/ring"
+run ring_5mb "$READ_CONNS" "$BIG"
+run nginx_5mb "$READ_CONNS" "$STATIC/big/ring"
+ratio ring_200 nginx_200
+ratio ring_close nginx_close
+ratio ring_5mb nginx_5mb
 run ring_304 "$READ_CONNS" -H "If-None-Match: $TAG" "$RING"
 run plan "$READ_CONNS" "$PLAN"
 run plan_no_arcs "$READ_CONNS" "$PLAN&arcs=false"
@@ -168,12 +250,14 @@ export RK_BENCH_BODY=$TMP/v1.json
 run publish "$PUB_CONNS" -s "$HERE/publish.lua" \
     "$BASE/v1/clusters/bench-pub/versions"
 # Checked after the load, so a wrong answer under load cannot pass unseen.
-expect 304 "$(status GET "$RING" -H 'If-None-Match: "v1"')" "GET ring with If-None-Match, after"
+expect 304 "$(status GET "$RING" -H "If-None-Match: $TAG")" "GET ring with If-None-Match, after"
 
 echo
 echo "ringkeeperd --threads $SERVER_THREADS; wrk -t$WRK_THREADS, ${DURATION}s per run, keep-alive;" \
-    "ring body $ring_bytes B, plan $plan_bytes B (arcs=false: $plan_small B)"
+    "ring body $ring_bytes B (5 MB ring: $big_bytes B), plan $plan_bytes B (arcs=false: $plan_small B);" \
+    "load average before: $LOAD_BEFORE, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-14s %5s %12s %10s %10s %10s %9s %7s\n' figure conns requests/s p50_ms p99_ms requests \
     "not-ok" errors
 printf '%s\n' "${ROWS[@]}"
 echo "not-ok: answers other than 2xx/3xx (publish: other than 201); errors: wrk's socket errors"
+[ ${#RATIOS[@]} -gt 0 ] && printf 'requests/s, ours over the peer: %s\n' "${RATIOS[@]}"

@@ -1,25 +1,44 @@
 #!/usr/bin/env bash
 # bench_store.sh — SQLite and etcd side by side, one request at a time through curl: 200 publishes
-# of a 40-node topology (1,988 bytes), 200 GET of a version document (each read from the store the
-# first time), 200 GET /ring (cached); prints p50 and p99 in seconds, curl's time_total. With the
-# etcd store, three members on loopback (tests/etcd/etcd_lib.sh). A program, not a test.
+# of a 40-node topology (1,988 bytes), 100 activations, 200 GET of a version document (each read
+# from the store the first time), 200 GET /ring (cached); prints p50 and p99 in seconds, curl's
+# time_total. With the etcd store, three members on loopback (tests/etcd/etcd_lib.sh), and each
+# publish and activation followed by its peer: a raw /v3/kv/txn through the same member's gateway
+# putting as many bytes (the document; a 200-byte value). A program, not a test.
 # usage: bench_store.sh RINGKEEPERD sqlite|etcd
 export RK_TEST_STORE=$2
 . "$(dirname "$0")/../server/lib.sh" "$1"
 rk_start
 topo 40 >"$TMP/t"
-timed() { # timed URL [curl args...]: 200 requests' times, sorted
-    local url=$1 i
-    shift
-    for i in $(seq 1 200); do
-        curl -s -o /dev/null -w '%{time_total}\n' "$@" "${url//\{i\}/$i}"
-    done | sort -n
+b64() { base64 -w0 <<<"$1"; }
+if [ "$2" = etcd ]; then # the peers' bodies, and the member ringkeeperd prefers (the first)
+    ETCD=http://${ETCD_ENDPOINTS%%,*}
+    printf '{"success":[{"request_put":{"key":"%s","value":"%s"}}]}' "$(b64 bench/doc)" \
+        "$(base64 -w0 "$TMP/t")" >"$TMP/txn_doc"
+    printf '{"success":[{"request_put":{"key":"%s","value":"%s"}}]}' "$(b64 bench/small)" \
+        "$(head -c 150 /dev/zero | base64 -w0)" >"$TMP/txn_small"
+fi
+one() { # one FILE URL [curl args...]: appends one request's time to $TMP/FILE
+    local f=$1 url=$2
+    shift 2
+    curl -s -o /dev/null -w '%{time_total}\n' "$@" "$url" >>"$TMP/$f"
 }
-timed "$BASE/v1/clusters/b/versions" -H 'Content-Type: application/json' --data-binary @"$TMP/t" >"$TMP/pub"
-curl -s -o /dev/null -X POST "$BASE/v1/clusters/b/versions/200/activate"
-timed "$BASE/v1/clusters/b/versions/{i}" >"$TMP/get"
-timed "$BASE/v1/clusters/b/ring" >"$TMP/ring"
-for f in pub get ring; do
-    echo "$2 $f p50 $(sed -n 100p "$TMP/$f") p99 $(sed -n 198p "$TMP/$f")"
+peer() { # peer FILE BODY: the raw txn after a request, on etcd
+    [ "$RK_TEST_STORE" = etcd ] || return 0
+    one "$1" "$ETCD/v3/kv/txn" --data-binary @"$TMP/$2"
+}
+for i in $(seq 1 200); do
+    one pub "$BASE/v1/clusters/b/versions" -H 'Content-Type: application/json' --data-binary @"$TMP/t"
+    peer pub_txn txn_doc
+done
+for i in $(seq 1 100); do
+    one act "$BASE/v1/clusters/b/versions/$((i * 2))/activate" -X POST
+    peer act_txn txn_small
+done
+for i in $(seq 1 200); do one get "$BASE/v1/clusters/b/versions/$i"; done
+for i in $(seq 1 200); do one ring "$BASE/v1/clusters/b/ring"; done
+pct() { sort -n "$TMP/$1" | awk -v p="$2" '{v[NR] = $1} END {print v[int((NR - 1) * p / 100) + 1]}'; }
+for f in pub pub_txn act act_txn get ring; do
+    [ -s "$TMP/$f" ] && echo "$2 $f p50 $(pct "$f" 50) p99 $(pct "$f" 99)"
 done
 rk_stop
