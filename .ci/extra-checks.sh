@@ -7,12 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "+ ThreadSanitizer: client snapshots under refresh, API caches under activation, concurrent"
-echo "  publishers in the store"
+echo "  publishers in the store, ring builds on two threads"
 cmake -S . -B build-tsan -DRK_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
     -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 cmake --build build-tsan -j2 --target test_client test_api test_auth test_metrics test_store \
-    test_clients ringkeeperd rk_load >/dev/null
+    test_clients test_ring ringkeeperd rk_load >/dev/null
 # gcc 12's ThreadSanitizer maps its shadow at fixed addresses, which a kernel placing mappings with
 # more random bits (vm.mmap_rnd_bits 32, as newer machines set it) can take first: the program
 # then dies at start ("unexpected memory mapping") whatever its code. Without address
@@ -20,7 +20,7 @@ cmake --build build-tsan -j2 --target test_client test_api test_auth test_metric
 # TSan expects on any machine.
 tsan=(setarch "$(uname -m)" -R env TSAN_OPTIONS=halt_on_error=1)
 "${tsan[@]}" ctest --test-dir build-tsan --output-on-failure \
-    -R '^(test_client|test_api|test_auth|test_metrics|test_store|test_clients)$'
+    -R '^(test_client|test_api|test_auth|test_metrics|test_store|test_clients|test_ring)$'
 
 echo "+ ThreadSanitizer: ringkeeperd under the mixed load and kill rounds, shortened"
 "${tsan[@]}" RK_LOAD_SANITIZER=tsan \

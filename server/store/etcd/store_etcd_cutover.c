@@ -199,7 +199,10 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
     rke_head h = {.latest = v, .active = v, .previous = p.previous};
     if (rc == RK_OK && !p.meta) /* applied late, found in the events: read it back */
         rc = rke_read_meta(s, cluster, v, &p.meta, err);
-    rc = rc ? rc : rke_version_out(s, cluster, v, &h, p.meta, p.text, out, doc, err);
+    if (rc == RK_OK)
+        rc = rke_version_out(s, cluster, v, &h, p.meta, p.text, out, doc, err); /* takes p.text */
+    else
+        free(p.text);
     json_decref(p.meta);
     return rc;
 }
