@@ -53,6 +53,9 @@ typedef struct rke_kvs {
 } rke_kvs;
 
 void rke_kvs_free(rke_kvs *kvs);
+/* The value of a range of one key, taken out of it (the caller frees it); NULL when the range
+ * found no key. */
+char *rke_kvs_take_value(rke_kvs *kvs);
 
 /* How to reach the members; every string borrowed (the client keeps copies), NULL for none. */
 typedef struct rke_security {

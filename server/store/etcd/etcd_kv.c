@@ -28,6 +28,14 @@ void rke_kvs_free(rke_kvs *kvs)
     memset(kvs, 0, sizeof *kvs);
 }
 
+char *rke_kvs_take_value(rke_kvs *kvs)
+{
+    char *value = kvs->count == 1 ? kvs->items[0].value : NULL;
+    if (value)
+        kvs->items[0].value = NULL;
+    return value;
+}
+
 static int bad_answer(rk_error *err, const char *what)
 {
     return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "etcd answered %s", what);

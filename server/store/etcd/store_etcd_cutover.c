@@ -51,14 +51,6 @@ void rke_cutover_reads_deinit(rke_cutover_reads *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Version n's metadata from its read (n > 0: it must be there), else NULL. */
-static int meta_from(const rke_kvs *got, int64_t n, const char *cluster, json_t **meta,
-                     rk_error *err)
-{
-    *meta = n && got->count == 1 ? rke_kv_json(&got->items[0]) : NULL;
-    return n && !json_is_object(*meta) ? rke_damaged(err, cluster, "a version's metadata") : RK_OK;
-}
-
 int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
                      rke_cutover_reads *r, rk_error *err)
 {
@@ -80,12 +72,9 @@ int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t activ
                  : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     const rke_kvs *p = &got[READ_POLICY];
     rc = rc ? rc : policy_from_kv(p->count ? &p->items[0] : &none, cluster, &r->policy, err);
-    rc = rc ? rc : meta_from(&got[READ_ACTIVE], active, cluster, &r->active_meta, err);
-    rc = rc ? rc : meta_from(&got[READ_V], v, cluster, &r->meta, err);
-    if (got[READ_TOPOLOGY].count == 1) {
-        r->text = got[READ_TOPOLOGY].items[0].value;
-        got[READ_TOPOLOGY].items[0].value = NULL;
-    }
+    rc = rc ? rc : rke_meta_from(&got[READ_ACTIVE], active, cluster, &r->active_meta, err);
+    rc = rc ? rc : rke_meta_from(&got[READ_V], v, cluster, &r->meta, err);
+    r->text = rke_kvs_take_value(&got[READ_TOPOLOGY]);
     r->approvals = got[READ_APPROVALS];
     got[READ_APPROVALS] = (rke_kvs){0};
     for (int i = 0; i < READS; i++)

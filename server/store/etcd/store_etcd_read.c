@@ -169,20 +169,10 @@ int rke_version_out(rke_store *s, const char *cluster, int64_t n, const rke_head
     return rc ? rc : read_topology(s, cluster, n, meta, text, doc, err);
 }
 
-/* Version n's metadata (a JSON object) and topology key, as rke_read_head_and or rke_ranges read
- * them (got[0], got[1]): *text is the topology (taken from got[1]; NULL for a chunked one). */
-static int version_from(const rke_kvs *got, const char *cluster, json_t **meta, char **text,
-                        rk_error *err)
+int rke_meta_from(const rke_kvs *got, int64_t n, const char *cluster, json_t **meta, rk_error *err)
 {
-    *meta = got[0].count == 1 ? rke_kv_json(&got[0].items[0]) : NULL;
-    *text = NULL;
-    if (!json_is_object(*meta))
-        return rke_damaged(err, cluster, "a version's metadata");
-    if (got[1].count == 1) {
-        *text = got[1].items[0].value;
-        got[1].items[0].value = NULL;
-    }
-    return RK_OK;
+    *meta = n && got->count == 1 ? rke_kv_json(&got->items[0]) : NULL;
+    return n && !json_is_object(*meta) ? rke_damaged(err, cluster, "a version's metadata") : RK_OK;
 }
 
 int rke_get_version(void *b, const char *cluster, rkd_store_pick pick, int64_t v,
@@ -207,7 +197,8 @@ int rke_get_version(void *b, const char *cluster, rkd_store_pick pick, int64_t v
         rke_key_num(s, key[1], cluster, "t/", n);
         rc = rke_ranges(s->etcd, req, 2, got, err);
     }
-    rc = rc ? rc : version_from(got, cluster, &meta, &text, err);
+    rc = rc ? rc : rke_meta_from(&got[0], n, cluster, &meta, err);
+    text = rc ? NULL : rke_kvs_take_value(&got[1]); /* NULL for a chunked topology */
     rc = rc ? rc : rke_version_out(s, cluster, n, &h, meta, text, out, doc, err);
     json_decref(meta);
     rke_kvs_free(&got[0]);

@@ -122,6 +122,9 @@ int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, 
  * caller, who frees them, also on failure), at the head's revision in one round trip. */
 int rke_read_head_and(rke_store *s, const char *cluster, rke_head *h, int64_t *rev,
                       const rke_range_req *more, size_t n, rke_kvs *got, rk_error *err);
+/* Version n's metadata (a new reference) from its read `got` (n > 0: it must be there and be an
+ * object), NULL for n == 0. */
+int rke_meta_from(const rke_kvs *got, int64_t n, const char *cluster, json_t **meta, rk_error *err);
 /* Version v's metadata as JSON (new reference); a damaged or missing one is an error. */
 int rke_read_meta(rke_store *s, const char *cluster, int64_t v, json_t **meta, rk_error *err);
 /* Puts version v's metadata `meta` in `t`. */

@@ -86,8 +86,11 @@ int rke_read_head_and(rke_store *s, const char *cluster, rke_head *h, int64_t *r
     rke_kvs all[1 + RKE_READ_MORE_MAX] = {{0}};
     memset(h, 0, sizeof *h);
     *rev = 0;
+    if (n > RKE_READ_MORE_MAX)
+        return rk_error_set(err, RK_EINVAL, NULL, "at most %d keys are read with the head, not %zu",
+                            RKE_READ_MORE_MAX, n);
     rke_head_key(s, key, cluster);
-    for (size_t i = 0; i < n && i < RKE_READ_MORE_MAX; i++)
+    for (size_t i = 0; i < n; i++)
         req[1 + i] = more[i];
     int rc =
         n ? rke_ranges(s->etcd, req, 1 + n, all, err) : rke_range(s->etcd, key, NULL, all, err);
