@@ -173,12 +173,7 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
     atomic_init(&h->wakes[RKH_RING], 0);
     atomic_init(&h->wakes[RKH_CHANGES], 0);
     atomic_init(&h->started, 0);
-    pthread_mutex_init(&h->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&h->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    rkh_polls_init(h);
     h->d = rkh_pool_start(h) == 0 ? start_daemon(h, ai) : NULL;
     freeaddrinfo(ai);
     if (!h->d || pthread_create(&h->timer, NULL, rkh_timer_main, h)) {
@@ -191,8 +186,7 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
         rkh_pool_free(h); /* before MHD stops, as in rkd_http_stop */
         if (h->d)
             MHD_stop_daemon(h->d);
-        pthread_mutex_destroy(&h->mu);
-        pthread_cond_destroy(&h->cv);
+        rkh_polls_deinit(h);
         rkd_budget_free(h->bodies);
         rkd_budget_free(h->sends);
         free(h);
@@ -225,8 +219,7 @@ void rkd_http_stop(rkd_http *h, unsigned grace_ms)
     rkh_pool_free(h); /* before MHD stops: the pool answers and resumes what it was given */
     MHD_stop_daemon(h->d);
     rkd_app_set_activation_hook(h->cfg.app, NULL, NULL);
-    pthread_mutex_destroy(&h->mu);
-    pthread_cond_destroy(&h->cv);
+    rkh_polls_deinit(h);
     rkd_budget_free(h->bodies);
     rkd_budget_free(h->sends);
     free(h);

@@ -247,9 +247,9 @@ int rkh_pool_start(rkd_http *h)
     return h->pool_started == n ? 0 : -1;
 }
 
-/* Also the call after a held long poll is resumed: its time is up (answer as the handler sees fit),
- * or an activation woke it (look again: the new version, or wait on if the client has it); and the
- * call after the pool answered. */
+/* Also the call after a held long poll is resumed: its time is up or its client left (answer as
+ * the handler sees fit), or an activation woke it (look again: the new version, or wait on if the
+ * client has it); and the call after the pool answered. */
 static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *st)
 {
     if (st->pooled == 2 || st->waiting)
@@ -260,7 +260,8 @@ static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *
         return to_pool(h, c, st);
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    rkd_request req = request_of(c, st, st->waiting && !rkh_before(&now, &st->w.deadline));
+    int over = st->w.gone || !rkh_before(&now, &st->w.deadline);
+    rkd_request req = request_of(c, st, st->waiting && over);
     rkd_response r = {0};
     /* An activation between the handler's look and the rkh_hold would be slept through: rkh_hold
      * only if none came in between, else look again (a few times, then answer as is). */

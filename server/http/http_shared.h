@@ -59,6 +59,8 @@ typedef struct waiter {
     struct MHD_Connection *conn;   /* suspended connection */
     char cluster[RKD_CLUSTER_MAX]; /* woken by an activation of this cluster */
     struct timespec deadline;      /* CLOCK_MONOTONIC */
+    int fd;                        /* its socket while in rkd_http.gone, else -1 */
+    int gone;                      /* its client closed the connection: answer now */
 } waiter;
 
 /* Per-request state (MHD's *req_cls): made on the first call, freed when the request completes. */
@@ -107,6 +109,7 @@ struct rkd_http {
     waiter *waiters[2];           /* held long polls: of rings (RKH_RING), of changes (a few
                                      consoles, apart so that a change never walks the fleet's) */
     int stopping;                 /* the timer thread exits */
+    int gone;                     /* epoll set of the held sockets: their clients leaving */
     pthread_t timer;              /* resumes long polls whose deadline passed */
     atomic_int started;           /* MHD's own messages are printed from then on (mhd_log) */
     pthread_mutex_t jobs_mu;      /* guards jobs, jobs_tail and pool_stopping */
@@ -140,6 +143,11 @@ static inline void rkh_set_buffer(struct MHD_Connection *c, int which, int bytes
 }
 
 /* ---- http_poll.c ---- */
+
+/* The lock, the condition and the set of leaving clients of the long polls (without a descriptor
+ * for the set, a poll whose client left ends at its deadline). */
+void rkh_polls_init(rkd_http *h);
+void rkh_polls_deinit(rkd_http *h);
 
 /* Holds the request until an activation of its cluster (or a change, r->wait_changes) or its
  * deadline, set by the first hold: a poll woken by an activation it already has waits on for the

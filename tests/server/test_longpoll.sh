@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_longpoll.sh — GET /ring?wait: held without a worker thread each (200 waiting clients do not
 # stop other requests), woken by an activation, 304 when the wait ends with nothing new; and GET
-# .../changes?wait beside them: woken by any change, which leaves the ring polls held.
+# .../changes?wait beside them: woken by any change, which leaves the ring polls held; and the polls
+# of clients that closed their connection while held let go of within seconds.
 # usage: test_longpoll.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 rk_start --threads 2
@@ -80,6 +81,36 @@ check "publish v3" 201 "$(req POST /v1/clusters/lp/versions -H "$J" --data-binar
 check "activate v3" 200 "$(req POST /v1/clusters/lp/versions/3/activate)"
 wait "${rings[@]}"
 check "the ring polls woken by the activation" 20 "$(cat "$TMP"/wait.* | grep -c '^200$')"
+# Clients that leave while held (a fleet restarting): a held connection is not read, so the server
+# looks for them about once a second and lets their polls go, not at their deadline (30 s here).
+check "the ring of v3" 200 "$(req GET /v1/clusters/lp/ring)"
+tag=$(sed -n 's/^ETag: *//Ip' "$TMP/headers" | tr -d '\r')
+gone=()
+for i in $(seq 1 10); do
+    curl -s -o /dev/null --max-time 70 -H "If-None-Match: $tag" "$BASE/v1/clusters/lp/ring?wait=30" &
+    gone+=($!)
+    curl -s -o /dev/null --max-time 70 "$BASE/v1/clusters/lp/changes?since=$((seq + 3))&wait=30" &
+    gone+=($!)
+done
+for _ in $(seq 1 100); do
+    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 20$' && break
+    sleep 0.1
+done
+curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
+has "10 ring polls and 10 watchers held" "$TMP/waiting" "ringkeeper_long_polls_waiting 20"
+{
+    kill -9 "${gone[@]}"
+    wait "${gone[@]}"
+} 2>/dev/null # no "Killed" lines
+start=$(date +%s%N)
+for _ in $(seq 1 100); do
+    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 0$' && break
+    sleep 0.1
+done
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
+has "the polls of the clients gone let go of (after ${ms} ms)" "$TMP/waiting" "ringkeeper_long_polls_waiting 0"
+check "the ring after they left" 200 "$(req GET /v1/clusters/lp/ring)"
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"
 finish
