@@ -119,7 +119,8 @@ int rkh_hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_res
     MHD_suspend_connection(c); /* before it is listed, so no resume can come first */
     st->w.next = h->waiters[kind];
     h->waiters[kind] = &st->w;
-    pthread_cond_signal(&h->cv);
+    if (rkh_before(&st->w.deadline, &h->timer_due)) /* else the timer's walk finds it in time */
+        pthread_cond_signal(&h->cv);
     pthread_mutex_unlock(&h->mu);
     rkd_metrics_waiting(h->cfg.metrics, +1);
     return 0;
@@ -198,6 +199,7 @@ void *rkh_timer_main(void *arg)
         release_gone(h);
         if (rkh_before(&wake, &soonest))
             wake = soonest;
+        h->timer_due = wake;
         pthread_cond_timedwait(&h->cv, &h->mu, &wake);
     }
     for (int kind = RKH_RING; kind <= RKH_CHANGES; kind++)

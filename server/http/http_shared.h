@@ -111,6 +111,8 @@ struct rkd_http {
     int stopping;                 /* the timer thread exits */
     int gone;                     /* epoll set of the held sockets: their clients leaving */
     pthread_t timer;              /* resumes long polls whose deadline passed */
+    struct timespec timer_due;    /* when it wakes next, under mu: a hold wakes it only if its
+                                     deadline is sooner (each hold had made it walk every poll) */
     atomic_int started;           /* MHD's own messages are printed from then on (mhd_log) */
     pthread_mutex_t jobs_mu;      /* guards jobs, jobs_tail and pool_stopping */
     pthread_cond_t jobs_cv;       /* wakes the pool */
