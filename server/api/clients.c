@@ -1,8 +1,10 @@
 /* clients.c — the table of RK-Client ids (docs/API.md): a hash of (cluster, id) for the record
  * on every ring request, and two lists in the order ids were last seen, one of all ids (for the
- * expiry and the total cap) and one per cluster (for the cluster's cap and its listing). One mutex:
- * a record is a hash lookup and a few pointer moves, so the ring's threads wait on it for
- * microseconds; a listing walks one cluster's ids under it (at most the per-cluster cap). */
+ * expiry and the total cap) and one per cluster (for the cluster's cap and its listing), and per
+ * cluster the counts by version, kept as ids change so that a summary costs the versions, not the
+ * ids. One mutex: a record is a hash lookup, a few pointer moves and three binary searches, so the
+ * ring's threads wait on it for microseconds; a listing walks one cluster's ids under it until it
+ * has its `limit` (at most the per-cluster cap). */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -49,15 +51,28 @@ struct entry {
 #define ALL   offsetof(entry, all)   /* the lists' `which`: the list of all ids ... */
 #define PEERS offsetof(entry, peers) /* ... or of a cluster's */
 
-#define HELD    offsetof(entry, held)    /* the versions tallied: held, */
-#define OFFERED offsetof(entry, offered) /* offered */
-#define REFUSED offsetof(entry, refused) /* or refused */
+/* How many ids of a cluster have one version (0: none) in one of their fields. */
+typedef struct tally_row {
+    int64_t version;
+    size_t count;
+} tally_row;
+
+/* The counts of one field of a cluster's ids: rows sorted by version, none with a count of 0. A
+ * client may claim any version in its headers, so there can be a row per id, no more. */
+typedef struct tally {
+    tally_row *rows;
+    size_t n, cap;
+} tally;
+
+enum { T_HELD, T_OFFERED, T_REFUSED, TALLIES }; /* the fields counted */
 
 /* The ids of one cluster; freed when its last id goes. */
 struct group {
     group *next;              /* in rkd_clients.groups */
     lru_list ids;             /* its ids (entry.peers) */
     size_t count;             /* how many */
+    tally tallies[TALLIES];   /* their counts by version held, offered, refused */
+    int stale;                /* a count found no memory: counted again when next read */
     char name[CLUSTER_BYTES]; /* the cluster */
 };
 
@@ -114,6 +129,8 @@ void rkd_clients_free(rkd_clients *t)
     }
     for (group *g = t->groups, *next; g; g = next) {
         next = g->next;
+        for (int k = 0; k < TALLIES; k++)
+            free(g->tallies[k].rows);
         free(g);
     }
     pthread_mutex_destroy(&t->mu);
@@ -171,7 +188,79 @@ static void free_group(rkd_clients *t, group *g)
     while (*link != g)
         link = &(*link)->next;
     *link = g->next;
+    for (int k = 0; k < TALLIES; k++)
+        free(g->tallies[k].rows);
     free(g);
+}
+
+/* ---- counts by version ---- */
+
+static int64_t version_in(const entry *e, int k)
+{
+    return k == T_HELD ? e->held : k == T_OFFERED ? e->offered : e->refused;
+}
+
+/* The index of version v's row in t, or where it would go (*found 0). */
+static size_t row_of(const tally *t, int64_t v, int *found)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->rows[mid].version < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < t->n && t->rows[lo].version == v;
+    return lo;
+}
+
+/* Counts one id more (up) or less at version v: 0, or -1 when a new row found no memory (or the
+ * count to lower is missing, which only a stale tally can do). */
+static int tally_add(tally *t, int64_t v, int up)
+{
+    int found;
+    size_t i = row_of(t, v, &found);
+    if (!found && !up)
+        return -1;
+    if (!found && t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 4;
+        tally_row *grown = realloc(t->rows, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        t->rows = grown;
+        t->cap = cap;
+    }
+    if (!found) {
+        memmove(&t->rows[i + 1], &t->rows[i], (t->n++ - i) * sizeof *t->rows);
+        t->rows[i] = (tally_row){v, 0};
+    }
+    if (up)
+        t->rows[i].count++;
+    else if (--t->rows[i].count == 0)
+        memmove(&t->rows[i], &t->rows[i + 1], (--t->n - i) * sizeof *t->rows);
+    return 0;
+}
+
+/* Counts e in (up) or out of its cluster's tallies; past a failure they wait for a recount. */
+static void count(entry *e, int up)
+{
+    group *g = e->group;
+    for (int k = 0; k < TALLIES && !g->stale; k++)
+        g->stale = tally_add(&g->tallies[k], version_in(e, k), up) != 0;
+}
+
+/* Counts g's ids again when its tallies are stale: 0, or -1 when out of memory still. */
+static int fresh_tallies(group *g)
+{
+    if (!g->stale)
+        return 0;
+    g->stale = 0;
+    for (int k = 0; k < TALLIES; k++)
+        g->tallies[k].n = 0;
+    for (entry *e = g->ids.head; e && !g->stale; e = e->peers.next)
+        count(e, 1);
+    return g->stale ? -1 : 0;
 }
 
 /* Forgets `e` everywhere, and its cluster with its last id. */
@@ -183,6 +272,7 @@ static void drop(rkd_clients *t, entry *e)
     *link = e->chain;
     unlink_from(&t->all, e, ALL);
     unlink_from(&e->group->ids, e, PEERS);
+    count(e, 0);
     t->total--;
     if (--e->group->count == 0)
         free_group(t, e->group);
@@ -271,6 +361,7 @@ static entry *insert(rkd_clients *t, uint64_t hash, const char *cluster, const c
     t->buckets[hash & (t->n_buckets - 1)] = e;
     g->count++;
     t->total++;
+    count(e, 1);
     return e;
 }
 
@@ -279,10 +370,12 @@ static entry *insert(rkd_clients *t, uint64_t hash, const char *cluster, const c
 static int update(rkd_clients *t, entry *e, const rkd_client_report *r, int64_t now)
 {
     int64_t held = e->held, offered = e->offered, refused = e->refused;
+    count(e, 0);
     e->held = r->held > 0 ? r->held : 0;
     if (r->offered > 0)
         e->offered = r->offered;
     e->refused = r->refused > 0 ? r->refused : 0;
+    count(e, 1);
     keep_text(&e->reason, e->refused ? (r->reason ? r->reason : "") : NULL, RKD_CLIENTS_REASON_MAX);
     e->seen_ms = now;
     e->seen_at = time(NULL);
@@ -313,48 +406,6 @@ int rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_repor
 }
 
 /* ---- reading ---- */
-
-/* How many ids of a cluster hold one version (0: none). */
-typedef struct tally_row {
-    int64_t version;
-    size_t count;
-} tally_row;
-
-static int by_version(const void *a, const void *b)
-{
-    const tally_row *x = a, *y = b;
-    return (x->version > y->version) - (x->version < y->version);
-}
-
-/* The versions the ids of `g` have in `field` (HELD or REFUSED) and how many have each, lowest
- * first: a new array of *n rows (free it), NULL when out of memory. With the lock held. A client
- * can only claim to hold a ring this server sent it, so the versions are few in practice; an id
- * claiming a version of its own costs one row, and the ids per cluster are capped. */
-static tally_row *tally(const group *g, size_t field, size_t *n)
-{
-    tally_row *rows = NULL;
-    size_t cap = 0;
-    *n = 0;
-    for (const entry *e = g->ids.head; e; e = e->peers.next) {
-        size_t i = 0;
-        int64_t v = *(const int64_t *)((const char *)e + field);
-        while (i < *n && rows[i].version != v)
-            i++;
-        if (i == cap) {
-            tally_row *grown = realloc(rows, (cap = cap ? 2 * cap : 4) * sizeof *rows);
-            if (!grown) {
-                free(rows);
-                return NULL;
-            }
-            rows = grown;
-        }
-        if (i == *n)
-            rows[(*n)++] = (tally_row){v, 0};
-        rows[i].count++;
-    }
-    qsort(rows, *n, sizeof *rows, by_version);
-    return rows;
-}
 
 /* "2026-12-01T05:02:20Z" */
 static void rfc3339(char out[32], time_t when)
@@ -392,13 +443,14 @@ static int append_version(json_t *list, const group *g, int64_t version, size_t 
     return 0;
 }
 
-/* The first `limit` ids of `g`, stragglers first: the lowest version (the rows), then the one seen
+/* The first `limit` ids of `g`, stragglers first: the lowest version held, then the one seen
  * longest ago. NULL when out of memory. */
-static json_t *list_json(const group *g, const tally_row *rows, size_t n, size_t limit)
+static json_t *list_json(const group *g, size_t limit)
 {
+    const tally *held = &g->tallies[T_HELD];
     json_t *list = json_array();
-    for (size_t r = 0; list && r < n && json_array_size(list) < limit; r++) {
-        if (append_version(list, g, rows[r].version, limit) != 0) {
+    for (size_t r = 0; list && r < held->n && json_array_size(list) < limit; r++) {
+        if (append_version(list, g, held->rows[r].version, limit) != 0) {
             json_decref(list);
             return NULL;
         }
@@ -411,13 +463,13 @@ typedef struct counts {
     size_t at, none;
 } counts;
 
-/* {"<version>": count, ...} of the versions of `field` in `g` (none left out), with the counts of
+/* {"<version>": count, ...} of the versions of field k in `g` (none left out), with the counts of
  * `version` and of none in *c. NULL when out of memory. */
-static json_t *versions_json(const group *g, size_t field, int64_t version, counts *c)
+static json_t *versions_json(const group *g, int k, int64_t version, counts *c)
 {
-    size_t n = 0;
-    tally_row *rows = g ? tally(g, field, &n) : NULL;
-    json_t *by = g && !rows ? NULL : json_object();
+    const tally_row *rows = g ? g->tallies[k].rows : NULL;
+    size_t n = g ? g->tallies[k].n : 0;
+    json_t *by = json_object();
     *c = (counts){0, 0};
     for (size_t i = 0; by && i < n; i++) {
         char v[24];
@@ -430,7 +482,6 @@ static json_t *versions_json(const group *g, size_t field, int64_t version, coun
             by = NULL;
         }
     }
-    free(rows);
     return by;
 }
 
@@ -439,9 +490,9 @@ static json_t *summary_json(const group *g, int64_t active)
 {
     counts held, offered, refused;
     size_t total = g ? g->count : 0;
-    json_t *by_held = versions_json(g, HELD, active, &held);
-    json_t *by_offered = versions_json(g, OFFERED, active, &offered);
-    json_t *by_refused = versions_json(g, REFUSED, active, &refused);
+    json_t *by_held = versions_json(g, T_HELD, active, &held);
+    json_t *by_offered = versions_json(g, T_OFFERED, active, &offered);
+    json_t *by_refused = versions_json(g, T_REFUSED, active, &refused);
     return json_pack("{s:o,s:o,s:o,s:I,s:I,s:o,s:b,s:I}", "by_version", by_held,
                      "offered_by_version", by_offered, "refusing_by_version", by_refused, "none",
                      (json_int_t)held.none, "refusing", (json_int_t)refused.at, "active",
@@ -451,27 +502,24 @@ static json_t *summary_json(const group *g, int64_t active)
 
 json_t *rkd_clients_json(rkd_clients *t, const char *cluster, int64_t active, size_t limit)
 {
-    size_t n = 0;
     json_t *doc = NULL;
     pthread_mutex_lock(&t->mu);
     expire(t, mono_ms());
-    const group *g = find_group(t, cluster);
-    tally_row *rows = g ? tally(g, HELD, &n) : NULL;
-    if (!g || rows)
-        doc = json_pack("{s:o,s:o}", "clients", g ? list_json(g, rows, n, limit) : json_array(),
-                        "summary", summary_json(g, active));
+    group *g = find_group(t, cluster);
+    if (!g || fresh_tallies(g) == 0)
+        doc = json_pack("{s:o,s:o}", "clients", g ? list_json(g, limit) : json_array(), "summary",
+                        summary_json(g, active));
     pthread_mutex_unlock(&t->mu);
-    free(rows);
     return doc;
 }
 
-/* One gauge's rows: the versions of `field` in each cluster, none (0) as `none`, or left out. */
-static void gauge_rows(rkd_clients *t, FILE *f, const char *name, size_t field, const char *none)
+/* One gauge's rows: the versions of field k in each cluster, none (0) as `none`, or left out. */
+static void gauge_rows(rkd_clients *t, FILE *f, const char *name, int k, const char *none)
 {
-    for (const group *g = t->groups; g; g = g->next) {
-        size_t n = 0;
-        tally_row *rows = tally(g, field, &n);
-        for (size_t i = 0; rows && i < n; i++) {
+    for (group *g = t->groups; g; g = g->next) {
+        const tally_row *rows = fresh_tallies(g) == 0 ? g->tallies[k].rows : NULL;
+        size_t n = rows ? g->tallies[k].n : 0;
+        for (size_t i = 0; i < n; i++) {
             if (rows[i].version > 0)
                 fprintf(f, "%s{cluster=\"%s\",version=\"%lld\"} %zu\n", name, g->name,
                         (long long)rows[i].version, rows[i].count);
@@ -479,7 +527,6 @@ static void gauge_rows(rkd_clients *t, FILE *f, const char *name, size_t field, 
                 fprintf(f, "%s{cluster=\"%s\",version=\"%s\"} %zu\n", name, g->name, none,
                         rows[i].count);
         }
-        free(rows);
     }
 }
 
@@ -490,10 +537,10 @@ void rkd_clients_metrics(rkd_clients *t, FILE *f)
           f);
     pthread_mutex_lock(&t->mu);
     expire(t, mono_ms());
-    gauge_rows(t, f, "ringkeeper_clients", HELD, "none");
+    gauge_rows(t, f, "ringkeeper_clients", T_HELD, "none");
     fputs("# HELP ringkeeper_clients_refusing Clients seen in the last expiry that refuse a "
           "version, by cluster and that version.\n# TYPE ringkeeper_clients_refusing gauge\n",
           f);
-    gauge_rows(t, f, "ringkeeper_clients_refusing", REFUSED, NULL);
+    gauge_rows(t, f, "ringkeeper_clients_refusing", T_REFUSED, NULL);
     pthread_mutex_unlock(&t->mu);
 }

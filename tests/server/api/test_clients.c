@@ -173,6 +173,59 @@ static void test_order_and_caps(void **state)
     rkd_clients_free(t);
 }
 
+/* The summary's counts, kept as ids change (clients.c), against a count of the full listing:
+ * random reports of 400 ids over two clusters through caps (so ids are dropped), with a few
+ * versions and, for some ids, one of their own (a row each, made and removed). */
+static void check_counts(rkd_clients *t, const char *cluster)
+{
+    static const char *tables[] = {"by_version", "offered_by_version", "refusing_by_version"};
+    static const char *fields[] = {"held", "offered", "refused"};
+    json_t *doc = rkd_clients_json(t, cluster, 3, 1000), *c;
+    size_t i, total = 0;
+    for (int k = 0; k < 3; k++) {
+        json_t *counted = json_object();
+        json_array_foreach(json_object_get(doc, "clients"), i, c)
+        {
+            json_int_t version = json_integer_value(json_object_get(c, fields[k]));
+            char name[24];
+            snprintf(name, sizeof name, "%lld", (long long)version);
+            json_t *n = json_object_get(counted, name);
+            if (version > 0)
+                json_object_set_new(counted, name, json_integer(json_integer_value(n) + 1));
+            total += k == 0;
+        }
+        assert_true(json_equal(counted, json_object_get(summary(doc), tables[k])));
+        json_decref(counted);
+    }
+    assert_int_equal(summary_int(doc, "total"), total);
+    json_decref(doc);
+}
+
+static void test_counts(void **state)
+{
+    (void)state;
+    char id[32];
+    rkd_clients *t = rkd_clients_new(&(rkd_clients_limits){250, 150, 180, 0});
+    assert_non_null(t);
+    srand(7);
+    for (int round = 1; round <= 4000; round++) {
+        int n = rand() % 400, own = n % 10 == 0;
+        int64_t held = own ? 100 + rand() % 1000 : rand() % 5, refused = rand() % 7 == 0 ? 4 : 0;
+        snprintf(id, sizeof id, "id-%d", n);
+        rkd_client_report r = {.id = id,
+                               .held = held,
+                               .offered = rand() % 2 ? held : 0,
+                               .refused = refused,
+                               .reason = refused ? "no" : NULL};
+        rkd_clients_seen(t, n % 3 ? "a" : "b", &r);
+        if (round % 250 == 0) {
+            check_counts(t, "a");
+            check_counts(t, "b");
+        }
+    }
+    rkd_clients_free(t);
+}
+
 /* Ids outside 1..RK_CLIENT_ID_MAX bytes of 0x21..0x7e are not tracked. */
 static void test_invalid_ids(void **state)
 {
@@ -296,7 +349,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_and_caps), cmocka_unit_test(test_held_not_sent),
         cmocka_unit_test(test_invalid_ids),    cmocka_unit_test(test_memory_at_cap),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_threads),        cmocka_unit_test(test_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
