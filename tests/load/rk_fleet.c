@@ -1,22 +1,31 @@
 /* rk_fleet.c: a fleet of N clients long-polling one cluster of a ringkeeperd on loopback, each
  * with its own RK-Client id, then one activation: how much server memory a held client costs, and
- * how long until the last client holds the new ring (tests/load/test_fleet.sh; figures in
- * docs/PERFORMANCE.md, "A fleet converging").
+ * how long until the fleet report counts the last client holding the new ring (tests/load/
+ * test_fleet.sh; figures in docs/PERFORMANCE.md, "A fleet converging").
  *
  * rk_fleet --url URL --cluster C --clients N --pid SERVER_PID [--rss-per-client BYTES]
  *   1. GETs the ring of C (it must have an active version V) for its ETag;
  *   2. opens N long polls (?wait=60, If-None-Match: that ETag, RK-Client: fleet-<i>) with libcurl's
- *      multi interface on SLICES threads (a multi handle costs O(its transfers) per turn: one for
- *      10000 took 3.8 s to read the answers the server had sent in 0.3 s), RAMP_BATCH every
+ *      multi interface on SLICES threads, each driving its share through epoll and
+ *      curl_multi_socket_action (curl_multi_poll costs O(its transfers) per turn: with 1250 each,
+ *      the fleet's own poll(2) calls were most of its time, and it read the last answers 300 ms
+ *      after the server had sent them), RAMP_BATCH every
  *      RAMP_EVERY_MS, and waits until the server holds all N (ringkeeper_long_polls_waiting) and
  *      counts them at V (ringkeeper_clients);
  *   3. reads the server's VmRSS before and with the N held;
  *   4. publishes and activates version V+1 (?activate=true) and times, from sending it, the answer
- *      of each poll;
- *   5. checks: every poll answered 200 with V+1 (sent, not yet held: GET .../clients still counts
- *      N at V), and the RSS per held client is at most BYTES (default RSS_PER_CLIENT_MAX);
+ *      of each poll; a client answered polls again at once, as the library does once it verified
+ *      the ring: If-None-Match V+1, or, for the first K (--refusers, default 0), If-None-Match V
+ * and RK-Refused V+1; meanwhile GET .../clients is asked over and over until it counts N-K clients
+ * holding V+1 and K holding V and refusing: that time is the fleet's;
+ *   5. checks: every poll answered 200 with V+1, the count above reached (the K refusers were sent
+ *      V+1 and are counted at V: a ring sent is not a ring held), the RSS per held client at most
+ *      BYTES (default RSS_PER_CLIENT_MAX), and, once the fleet closed its connections with their
+ *      polls held, that the server lets go of them within GONE_MAX_S; times what a client's own
+ * verification of the ring costs (parse, build, fingerprint), which each client of a real fleet
+ * pays on its own CPU;
  *   6. CONFIRM_ROUNDS rounds of one more request of every client (SPEC 9, "Clients"): the first K
- *      (--refusers, default 0) still hold V and refuse V+1 (RK-Refused, a 1 s poll), the others
+ *      still hold V and refuse V+1 (RK-Refused, a 1 s poll), the others
  *      hold V+1 (no wait); every answer must be a 304, and the bytes of ring sent to the refusers
  *      must stay 0; after each round GET .../clients counts N-K at V+1, K at V, K refusing, and
  *      converged only when K is 0.
@@ -30,15 +39,23 @@
 #include <strings.h>
 #include <time.h>
 
+#include <sys/epoll.h>
+#include <unistd.h>
+
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "ringkeeper.h"
+
 #define MAX_CLIENTS        50000
-#define SLICES             8
+#define SLICES             16
 #define RAMP_BATCH         250 /* polls opened at once ... */
 #define RAMP_EVERY_MS      50 /* ... this often: a burst of 10000 SYNs would overflow the backlog */
 #define PHASE_MAX_S        120 /* bound on the ramp and on the convergence */
 #define CHECK_EVERY_S      0.5 /* how often the ramp asks the server how many it holds */
+#define REPORT_EVERY_MS    2   /* how often the fleet report is asked while the fleet converges */
+#define VERIFY_ROUNDS      51  /* verifications of the ring timed (the median is printed) */
+#define GONE_MAX_S         10  /* bound on the server letting go of the polls of clients gone */
 #define RSS_PER_CLIENT_MAX 65536L
 #define URL_MAX            1024
 #define STATUS_BODY_MAX    (4L << 20)
@@ -64,6 +81,8 @@ typedef struct poller {
     long status;                /* the answer's; 1000 + the CURLcode when there was none */
     long body_bytes;            /* bytes of body received, all rounds */
     double done_at;             /* CLOCK_MONOTONIC seconds of the answer; 0 while held */
+    int again;                  /* it polls again after its answer (step 4) */
+    etag again_got;             /* that poll's answer, if any comes */
 } poller;
 
 typedef struct fleet fleet;
@@ -73,6 +92,8 @@ typedef struct slice {
     fleet *f;
     long from, to;    /* its pollers */
     CURLM *multi;     /* owned */
+    int ep;           /* epoll set of its sockets, owned */
+    double due;       /* when libcurl wants its timeout action (CLOCK_MONOTONIC s); 0: never */
     pthread_t thread; /* drives it */
 } slice;
 
@@ -81,9 +102,12 @@ struct fleet {
     long n, pid, rss_max, refusers;
     poller *p;
     slice s[SLICES];
-    atomic_long done; /* polls answered */
-    atomic_int stop;  /* the slices stop now */
-    int failures;     /* FAIL lines printed */
+    etag before;       /* the ring the fleet held before the activation */
+    int repoll;        /* answered 200: poll again (step 4); set while no slice runs */
+    atomic_long done;  /* polls answered */
+    atomic_long ended; /* polls again of step 4 that ended before they were stopped */
+    atomic_int stop;   /* the slices stop now */
+    int failures;      /* FAIL lines printed */
 };
 
 static double now_s(void)
@@ -102,6 +126,24 @@ static void fail(fleet *f, const char *fmt, ...)
     printf("\n");
     va_end(ap);
     f->failures++;
+}
+
+/* CPU time `pid` used so far, user and system, in seconds; 0 when unreadable. */
+static double cpu_s(long pid)
+{
+    char path[64], line[1024];
+    unsigned long user = 0, sys = 0;
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *in = fopen(path, "r");
+    const char *after = in && fgets(line, sizeof line, in) ? strrchr(line, ')') : NULL;
+    if (in)
+        fclose(in);
+    /* the fields after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt
+     * cmajflt utime stime */
+    if (!after ||
+        sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &user, &sys) != 2)
+        return 0;
+    return (double)(user + sys) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* VmRSS of `pid` in KiB, 0 when unreadable. */
@@ -222,8 +264,8 @@ static void server_counts(const fleet *f, long version, long *held, long *counte
 /* ---- the fleet ---- */
 
 /* Sets poll `i` up as client fleet-<i> holding `tag`, waiting `wait` s, refusing `refused` (NULL:
- * none). */
-static int poller_init(fleet *f, long i, const char *tag, int wait, const char *refused)
+ * none), its ETag into `got`. */
+static int poll_setup(fleet *f, long i, const char *tag, int wait, const char *refused, etag *got)
 {
     char url[URL_MAX], line[256];
     poller *p = &f->p[i];
@@ -241,9 +283,6 @@ static int poller_init(fleet *f, long i, const char *tag, int wait, const char *
         p->easy = curl_easy_init();
     if (!p->headers || !p->easy)
         return -1;
-    p->got = (etag){0};
-    p->status = 0;
-    p->done_at = 0;
     curl_easy_setopt(p->easy, CURLOPT_URL, url);
     curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
     curl_easy_setopt(p->easy, CURLOPT_TIMEOUT, (long)(60 + PHASE_MAX_S));
@@ -251,17 +290,80 @@ static int poller_init(fleet *f, long i, const char *tag, int wait, const char *
     curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, count_body);
     curl_easy_setopt(p->easy, CURLOPT_WRITEDATA, p);
     curl_easy_setopt(p->easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(p->easy, CURLOPT_HEADERDATA, &p->got);
+    curl_easy_setopt(p->easy, CURLOPT_HEADERDATA, got);
     curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
     return 0;
 }
 
-/* Runs the transfers of a slice a little, and notes the polls answered. */
+/* The same, a fresh poll with no answer yet. */
+static int poller_init(fleet *f, long i, const char *tag, int wait, const char *refused)
+{
+    poller *p = &f->p[i];
+    p->got = (etag){0};
+    p->status = 0;
+    p->done_at = 0;
+    p->again = 0;
+    return poll_setup(f, i, tag, wait, refused, &p->got);
+}
+
+/* Step 4: poll `p`, answered 200, polls again on its connection as what it now holds says. */
+static void poll_again(slice *s, poller *p)
+{
+    fleet *f = s->f;
+    long i = p - f->p;
+    int refuses = i < f->refusers;
+    p->again = 1;
+    p->again_got = (etag){0};
+    if (poll_setup(f, i, refuses ? f->before.tag : p->got.tag, 60, refuses ? p->got.tag : NULL,
+                   &p->again_got) != 0 ||
+        curl_multi_add_handle(s->multi, p->easy) != CURLM_OK)
+        atomic_fetch_add(&f->ended, 1); /* counted as a failure by converge */
+}
+
+/* CURLMOPT_SOCKETFUNCTION: keeps the slice's epoll set as libcurl wants to wait. */
+static int on_socket(CURL *e, curl_socket_t fd, int what, void *arg, void *socketp)
+{
+    slice *s = arg;
+    struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
+                                       (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
+                             .data.fd = fd};
+    (void)e, (void)socketp;
+    if (what == CURL_POLL_REMOVE)
+        epoll_ctl(s->ep, EPOLL_CTL_DEL, fd, NULL); /* fails harmlessly if already closed */
+    else if (epoll_ctl(s->ep, EPOLL_CTL_MOD, fd, &ev) != 0)
+        epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev);
+    return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION */
+static int on_timer(CURLM *multi, long timeout_ms, void *arg)
+{
+    (void)multi;
+    ((slice *)arg)->due = timeout_ms < 0 ? 0 : now_s() + (double)timeout_ms / 1000;
+    return 0;
+}
+
+/* Waits up to `timeout_ms` for the slice's sockets (or libcurl's timeout), runs what is ready,
+ * and notes the polls answered. */
 static void drive(slice *s, int timeout_ms)
 {
+    struct epoll_event ev[256];
     int running = 0, left = 0;
     CURLMsg *m;
-    curl_multi_perform(s->multi, &running);
+    double now = now_s();
+    if (s->due && s->due < now + timeout_ms / 1000.0)
+        timeout_ms = s->due <= now ? 0 : (int)((s->due - now) * 1000) + 1;
+    int n = epoll_wait(s->ep, ev, 256, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        int flags = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+                    (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                    (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+        curl_multi_socket_action(s->multi, ev[i].data.fd, flags, &running);
+    }
+    if (s->due && now_s() >= s->due) {
+        s->due = 0; /* before the action, which may set the next */
+        curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
     while ((m = curl_multi_info_read(s->multi, &left))) {
         poller *p = NULL;
         long status = 0;
@@ -269,12 +371,17 @@ static void drive(slice *s, int timeout_ms)
             continue;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
         curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+        curl_multi_remove_handle(s->multi, m->easy_handle);
+        if (p->again) { /* a poll of step 4 should be held until the fleet stops */
+            atomic_fetch_add(&s->f->ended, 1);
+            continue;
+        }
         p->done_at = now_s();
         p->status = m->data.result == CURLE_OK ? status : 1000 + (long)m->data.result;
         atomic_fetch_add(&s->f->done, 1);
-        curl_multi_remove_handle(s->multi, m->easy_handle);
+        if (s->f->repoll && p->status == 200)
+            poll_again(s, p);
     }
-    curl_multi_poll(s->multi, NULL, 0, timeout_ms, NULL);
 }
 
 /* A slice's thread: opens its polls, its share of RAMP_BATCH every RAMP_EVERY_MS, and drives them
@@ -299,9 +406,23 @@ static int slices_start(fleet *f)
 {
     for (int i = 0; i < SLICES; i++) {
         slice *s = &f->s[i];
-        *s = (slice){f, f->n * i / SLICES, f->n * (i + 1) / SLICES, curl_multi_init(), 0};
-        if (!s->multi || pthread_create(&s->thread, NULL, slice_main, s) != 0) {
+        *s = (slice){f,
+                     f->n * i / SLICES,
+                     f->n * (i + 1) / SLICES,
+                     curl_multi_init(),
+                     epoll_create1(EPOLL_CLOEXEC),
+                     0,
+                     0};
+        if (s->multi) {
+            curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+            curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
+            curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+            curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
+        }
+        if (!s->multi || s->ep < 0 || pthread_create(&s->thread, NULL, slice_main, s) != 0) {
             curl_multi_cleanup(s->multi);
+            if (s->ep >= 0)
+                close(s->ep);
             s->multi = NULL;
             return -1;
         }
@@ -321,10 +442,12 @@ static void slices_stop(fleet *f)
         for (long j = s->from; j < s->to; j++)
             curl_multi_remove_handle(s->multi, f->p[j].easy); /* fine when not added */
         curl_multi_cleanup(s->multi);
+        close(s->ep);
         s->multi = NULL;
     }
     atomic_store(&f->stop, 0);
     atomic_store(&f->done, 0);
+    atomic_store(&f->ended, 0);
 }
 
 static void pollers_free(fleet *f)
@@ -356,21 +479,109 @@ static int ramp(fleet *f, long version)
     return held == f->n && counted == f->n && !early ? 0 : -1;
 }
 
+/* What GET .../clients counts after the activation of `version`. */
+typedef struct report {
+    long status, total, at, before, refusing;
+    int converged;
+} report;
+
+static report fleet_report(const fleet *f, long version)
+{
+    char path[URL_MAX], v[24], before[24];
+    text t = {0};
+    report r = {0};
+    snprintf(path, sizeof path, "/v1/clusters/%s/clients?limit=1", f->cluster);
+    r.status = request(f, "GET", path, NULL, &t, NULL);
+    json_t *doc = json_loads(t.data ? t.data : "", 0, NULL);
+    json_t *s = json_object_get(doc, "summary"), *by = json_object_get(s, "by_version");
+    snprintf(v, sizeof v, "%ld", version);
+    snprintf(before, sizeof before, "%ld", version - 1);
+    r.at = (long)json_integer_value(json_object_get(by, v));
+    r.before = (long)json_integer_value(json_object_get(by, before));
+    r.refusing = (long)json_integer_value(json_object_get(s, "refusing"));
+    r.total = (long)json_integer_value(json_object_get(s, "total"));
+    r.converged = json_is_true(json_object_get(s, "converged"));
+    json_decref(doc);
+    free(t.data);
+    return r;
+}
+
+/* The report says every client answered: N-K hold `version`, the K refusers the one before. */
+static int report_complete(const fleet *f, const report *r)
+{
+    return r->status == 200 && r->total == f->n && r->at == f->n - f->refusers &&
+           r->before == f->refusers && r->refusing == f->refusers &&
+           r->converged == (f->refusers == 0);
+}
+
+/* Step 5: the fleet closed its connections, its polls held: the server must let them go (and
+ * free their slots) within GONE_MAX_S, not at their deadline. */
+static void check_gone(fleet *f, long version)
+{
+    long held = -1, counted = -1;
+    double t0 = now_s();
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    for (server_counts(f, version, &held, &counted); held != 0 && now_s() < t0 + GONE_MAX_S;
+         server_counts(f, version, &held, &counted))
+        nanosleep(&pause, NULL);
+    printf("the fleet closed its connections: the server holds %ld of their polls after %.1f s\n",
+           held, now_s() - t0);
+    if (held != 0)
+        fail(f, "the server should let go of the polls of clients gone within %d s", GONE_MAX_S);
+}
+
+/* Checks GET .../clients after the activation of `version` (see report_complete). */
+static void check_clients(fleet *f, long version)
+{
+    report r = fleet_report(f, version);
+    printf("clients: %ld counted, %ld holding v%ld, %ld holding v%ld, %ld refusing, converged "
+           "%s\n",
+           r.total, r.at, version, r.before, version - 1, r.refusing,
+           r.converged ? "true" : "false");
+    if (!report_complete(f, &r))
+        fail(f, "GET clients should count %ld: %ld holding v%ld, %ld holding v%ld, %ld refusing",
+             f->n, f->n - f->refusers, version, f->refusers, version - 1, f->refusers);
+}
+
 static int by_time(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-/* Activates V+1 (publishing it) and drives the polls until all are answered; prints the times. */
+/* Prints when the polls were answered, `t0` the activation's; counts those not answered 200 with
+ * `version`. */
+static void answers(fleet *f, long version, double t0)
+{
+    double *at = calloc((size_t)f->n, sizeof *at);
+    long wrong = 0;
+    for (long i = 0; i < f->n; i++) {
+        wrong += f->p[i].status != 200 || f->p[i].got.version != version;
+        if (at)
+            at[i] = f->p[i].done_at ? f->p[i].done_at - t0 : PHASE_MAX_S;
+    }
+    if (at)
+        qsort(at, (size_t)f->n, sizeof *at, by_time);
+    printf("answers: the first after %.1f ms, half after %.1f ms, 99%% after %.1f ms, the last "
+           "after %.1f ms\n",
+           at ? at[0] * 1e3 : -1, at ? at[f->n / 2] * 1e3 : -1, at ? at[f->n * 99 / 100] * 1e3 : -1,
+           at ? at[f->n - 1] * 1e3 : -1);
+    free(at);
+    if (wrong)
+        fail(f, "%ld of %ld polls were not answered 200 with v%ld", wrong, f->n, version);
+}
+
+/* Activates V+1 (publishing it), asks the fleet report until it counts every client as step 4
+ * says, then until every poll is answered; prints the times. */
 static void converge(fleet *f, long version)
 {
     char path[URL_MAX];
     text t = {0};
+    report r = {0};
     snprintf(path, sizeof path, "/v1/clusters/%s/versions?activate=true", f->cluster);
-    double t0 = now_s();
+    double cpu0 = cpu_s(f->pid), t0 = now_s();
     long status = request(f, "POST", path, NEW_TOPOLOGY, &t, NULL);
-    double acked = now_s() - t0;
+    double acked = now_s() - t0, held = 0;
     json_t *doc = json_loads(t.data ? t.data : "", 0, NULL);
     long new_version = (long)json_integer_value(json_object_get(doc, "version"));
     json_decref(doc);
@@ -380,54 +591,54 @@ static void converge(fleet *f, long version)
              new_version);
         return;
     }
-    struct timespec pause = {0, 10 * 1000 * 1000};
+    struct timespec pause = {0, REPORT_EVERY_MS * 1000 * 1000};
+    while (!held && now_s() < t0 + PHASE_MAX_S) {
+        r = fleet_report(f, version + 1);
+        held = report_complete(f, &r) ? now_s() - t0 : 0;
+        nanosleep(&pause, NULL);
+    }
+    double cpu = cpu_s(f->pid) - cpu0;
     while (atomic_load(&f->done) < f->n && now_s() < t0 + PHASE_MAX_S)
         nanosleep(&pause, NULL);
-    double *at = calloc((size_t)f->n, sizeof *at);
-    long wrong = 0;
-    for (long i = 0; i < f->n; i++) {
-        wrong += f->p[i].status != 200 || f->p[i].got.version != version + 1;
-        if (at)
-            at[i] = f->p[i].done_at ? f->p[i].done_at - t0 : PHASE_MAX_S;
-    }
-    if (at)
-        qsort(at, (size_t)f->n, sizeof *at, by_time);
-    printf("activation: v%ld acknowledged after %.1f ms; clients holding it: half after %.1f ms, "
-           "99%% after %.1f ms, the last after %.1f ms\n",
-           version + 1, acked * 1e3, at ? at[f->n / 2] * 1e3 : -1,
-           at ? at[f->n * 99 / 100] * 1e3 : -1, at ? at[f->n - 1] * 1e3 : -1);
-    free(at);
-    if (wrong)
-        fail(f, "%ld of %ld polls were not answered 200 with v%ld", wrong, f->n, version + 1);
+    printf("activation: v%ld acknowledged after %.1f ms; the fleet report counts every client "
+           "holding it (the %ld refusers refusing) after %.1f ms; the server's CPU meanwhile "
+           "%.0f ms, %.1f us per client\n",
+           version + 1, acked * 1e3, f->refusers, held * 1e3, cpu * 1e3, cpu * 1e6 / f->n);
+    answers(f, version + 1, t0);
+    if (!held)
+        fail(f, "the fleet report never counted every client as it holds");
+    if (atomic_load(&f->ended))
+        fail(f, "%ld polls again ended while they should be held", atomic_load(&f->ended));
 }
 
-/* GET .../clients after the activation of `version`: N-K hold it, the K refusers hold the version
- * before and refuse it; converged only with no refuser. With `sent`, no client has asked again
- * since it was sent `version`: all N still hold the one before. */
-static void check_clients(fleet *f, long version, int sent)
+/* The median cost of a client's own checks of the ring now active (a real fleet's clients pay it
+ * each on its own CPU, after the answer and before polling again): parse, build, fingerprint. */
+static void time_verification(fleet *f)
 {
-    char path[URL_MAX], v[24], before[24];
+    char path[URL_MAX];
+    double took[VERIFY_ROUNDS];
     text t = {0};
-    snprintf(path, sizeof path, "/v1/clusters/%s/clients?limit=1", f->cluster);
+    int bad = 0;
+    snprintf(path, sizeof path, "/v1/clusters/%s/ring", f->cluster);
     long status = request(f, "GET", path, NULL, &t, NULL);
-    json_t *doc = json_loads(t.data ? t.data : "", 0, NULL);
-    json_t *s = json_object_get(doc, "summary"), *by = json_object_get(s, "by_version");
-    snprintf(v, sizeof v, "%ld", version);
-    snprintf(before, sizeof before, "%ld", version - 1);
-    long at = (long)json_integer_value(json_object_get(by, v));
-    long old = (long)json_integer_value(json_object_get(by, before));
-    long refusing = (long)json_integer_value(json_object_get(s, "refusing"));
-    long total = (long)json_integer_value(json_object_get(s, "total"));
-    int converged = json_is_true(json_object_get(s, "converged"));
-    long want_old = sent ? f->n : f->refusers, want_refusing = sent ? 0 : f->refusers;
-    printf("clients: %ld counted, %ld holding v%ld, %ld holding v%ld, %ld refusing, converged "
-           "%s\n",
-           total, at, version, old, version - 1, refusing, converged ? "true" : "false");
-    if (status != 200 || total != f->n || at != f->n - want_old || old != want_old ||
-        refusing != want_refusing || converged != (want_old == 0))
-        fail(f, "GET clients should count %ld: %ld holding v%ld, %ld holding v%ld, %ld refusing",
-             f->n, f->n - want_old, version, want_old, version - 1, want_refusing);
-    json_decref(doc);
+    for (int i = 0; i < VERIFY_ROUNDS; i++) {
+        double t0 = now_s();
+        json_t *doc = json_loadb(t.data ? t.data : "", t.len, JSON_REJECT_DUPLICATES, NULL);
+        rk_topology *topo = rk_topology_from_json(doc, NULL);
+        rk_ring *ring = topo ? rk_ring_build(topo, NULL) : NULL;
+        const char *want = json_string_value(json_object_get(doc, "fingerprint"));
+        bad += !ring || !want || strcmp(rk_ring_fingerprint_hex(ring), want) != 0;
+        rk_ring_free(ring);
+        rk_topology_free(topo);
+        json_decref(doc);
+        took[i] = now_s() - t0;
+    }
+    qsort(took, VERIFY_ROUNDS, sizeof *took, by_time);
+    printf("a client's verification of the ring (%zu bytes): %.1f us (median of %d)\n", t.len,
+           took[VERIFY_ROUNDS / 2] * 1e6, VERIFY_ROUNDS);
+    if (status != 200 || bad)
+        fail(f, "GET %s should be 200 with a ring that verifies (status %ld, %d failed)", path,
+             status, bad);
     free(t.data);
 }
 
@@ -463,7 +674,7 @@ static void confirm_round(fleet *f, const etag *old, const etag *now, int round)
     if (refusers_bytes)
         fail(f, "round %d: the refusers were sent %ld bytes of the ring they refused", round,
              refusers_bytes);
-    check_clients(f, now->version, 0);
+    check_clients(f, now->version);
 }
 
 static int run(fleet *f)
@@ -486,6 +697,8 @@ static int run(fleet *f)
         }
     }
     long before = rss_kb(f->pid);
+    f->before = active;
+    f->repoll = 1;
     if (slices_start(f) != 0) {
         fail(f, "cannot start the threads of the fleet");
         return 1;
@@ -499,7 +712,10 @@ static int run(fleet *f)
         fail(f, "RSS per held client should be at most %ld bytes", f->rss_max);
     converge(f, version);
     slices_stop(f);
-    check_clients(f, version + 1, 1);
+    f->repoll = 0;
+    check_gone(f, version + 1);
+    check_clients(f, version + 1);
+    time_verification(f);
     etag now = f->p[0].got;
     for (long i = 0; i < f->refusers; i++)
         f->p[i].body_bytes =

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # test_fleet.sh — a fleet converging (docs/PERFORMANCE.md, "A fleet converging"), loopback only:
 # RK_FLEET_CLIENTS (default 10000) clients long-poll one cluster, each with its own RK-Client id;
-# then one activation. rk_fleet checks that every poll is answered 200 with the new version, that
-# GET .../clients still counts them at the old one until they ask again (a ring sent is not a ring
-# held), then, over three more rounds in which 1% of them refuse the new ring, that it counts the
-# others at it, the refusers at the old one and refusing, never converged, and that the refusers
-# are sent no byte of the ring they refused; and that ringkeeperd's RSS per held client stays
-# under a generous bound (RK_FLEET_RSS bytes, default 65536; 0 drops it, for a sanitizer build
-# whose memory grows by design). It prints the RSS per client and the time until the last client
-# holds the new ring: figures, not checked.
+# then one activation. Each client answered polls again at once, as the library does: 1% of them
+# refusing the new ring. rk_fleet checks that every poll is answered 200 with the new version, that
+# GET .../clients comes to count the others at it and the refusers at the old one, refusing (a ring
+# sent is not a ring held), that the server lets go of the polls once the fleet closes its
+# connections, then, over three more rounds, the same counts, never converged, and that the
+# refusers are sent no byte of the ring they refused; and that ringkeeperd's RSS per held client
+# stays under a generous bound (RK_FLEET_RSS bytes, default 65536; 0 drops it, for a sanitizer
+# build whose memory grows by design). It prints the RSS per client, the time until the fleet
+# report counts every client, the server's CPU per client meanwhile and what a client's own
+# verification of the ring costs: figures, not checked.
 # usage: test_fleet.sh RINGKEEPERD RK_FLEET
 . "$(dirname "$0")/../server/lib.sh" "$1"
 FLEET=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
