@@ -138,16 +138,59 @@ static void wake(rkd_http *h, int kind, const char *cluster)
     }
 }
 
-/* Wake hook of the app: an activation answers every long poll of that cluster now, another change
- * only those watching its changes. */
-void rkh_on_activation(void *arg, const char *cluster, int64_t version)
+static void wake_now(rkd_http *h, const char *cluster, int64_t version)
 {
-    rkd_http *h = arg;
     pthread_mutex_lock(&h->mu);
     if (version > 0)
         wake(h, RKH_RING, cluster);
     wake(h, RKH_CHANGES, cluster);
     pthread_mutex_unlock(&h->mu);
+}
+
+/* The wakes a request on a pool thread caused, done once its answer is on its way: else the 201 of
+ * an activation waits behind the answers of every poll it woke (250-300 ms for 10,000). A poll that
+ * looks meanwhile finds the new version itself; one that holds is woken a moment later. */
+#define DEFERRED_MAX 4 /* clusters one request changes, at most (a rollout's step: one) */
+static _Thread_local struct {
+    int on; /* this thread runs a request of the pool */
+    int n;
+    struct {
+        char cluster[RKD_CLUSTER_MAX];
+        int64_t version; /* > 0 if any of them was an activation */
+    } w[DEFERRED_MAX];
+} deferred;
+
+void rkh_defer_wakes(void)
+{
+    deferred.on = 1;
+    deferred.n = 0;
+}
+
+void rkh_wake_deferred(rkd_http *h)
+{
+    deferred.on = 0;
+    for (int i = 0; i < deferred.n; i++)
+        wake_now(h, deferred.w[i].cluster, deferred.w[i].version);
+    deferred.n = 0;
+}
+
+/* Wake hook of the app: an activation answers every long poll of that cluster, another change
+ * only those watching its changes; now, or after the answer of the pool's request that made it. */
+void rkh_on_activation(void *arg, const char *cluster, int64_t version)
+{
+    int i = 0;
+    while (deferred.on && i < deferred.n && strcmp(deferred.w[i].cluster, cluster) != 0)
+        i++;
+    if (!deferred.on || i == DEFERRED_MAX || strlen(cluster) >= RKD_CLUSTER_MAX) {
+        wake_now(arg, cluster, version);
+        return;
+    }
+    if (i == deferred.n) {
+        snprintf(deferred.w[i].cluster, RKD_CLUSTER_MAX, "%s", cluster);
+        deferred.w[deferred.n++].version = 0;
+    }
+    if (version > deferred.w[i].version)
+        deferred.w[i].version = version;
 }
 
 /* Resumes the polls of one list whose deadline passed; *wake becomes the next deadline if sooner.

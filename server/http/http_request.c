@@ -194,9 +194,11 @@ static void *pool_main(void *arg)
         rkd_request req = request_of(st->conn, st, 1); /* no long poll here: answer now */
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
+        rkh_defer_wakes();
         rkd_api_handle(h->cfg.app, &req, &st->out);
         st->pooled = 2;
         MHD_resume_connection(st->conn); /* st is MHD's again: not touched after this */
+        rkh_wake_deferred(h);
         if (rkh_elapsed(&start) > TRIM_AFTER_S)
             malloc_trim(0);
         pthread_mutex_lock(&h->jobs_mu);

@@ -158,8 +158,12 @@ void rkh_polls_deinit(rkd_http *h);
 int rkh_hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_response *r,
              uint64_t seen);
 /* The app's wake hook (`arg` is the server): an activation (version > 0) wakes every poll of that
- * cluster, another change (version 0) its watchers of changes. */
+ * cluster, another change (version 0) its watchers of changes. On a pool thread between
+ * rkh_defer_wakes and rkh_wake_deferred, the wakes wait for the latter (after the request's own
+ * answer is resumed). */
 void rkh_on_activation(void *arg, const char *cluster, int64_t version);
+void rkh_defer_wakes(void);
+void rkh_wake_deferred(rkd_http *h);
 /* The timer thread: resumes polls whose deadline passed, trims after many closes. */
 void *rkh_timer_main(void *arg);
 
