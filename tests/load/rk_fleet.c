@@ -30,433 +30,26 @@
  *      must stay 0; after each round GET .../clients counts N-K at V+1, K at V, K refusing, and
  *      converged only when K is 0.
  * Prints the figures; exit 0 when every check passed, 1 with "FAIL: ..." lines, 2 bad usage. */
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
-#include <sys/epoll.h>
-#include <unistd.h>
-
-#include <curl/curl.h>
 #include <jansson.h>
 
+#include "fleet.h"
 #include "ringkeeper.h"
 
 #define MAX_CLIENTS        50000
-#define SLICES             16
-#define RAMP_BATCH         250 /* polls opened at once ... */
-#define RAMP_EVERY_MS      50 /* ... this often: a burst of 10000 SYNs would overflow the backlog */
-#define PHASE_MAX_S        120 /* bound on the ramp and on the convergence */
 #define CHECK_EVERY_S      0.5 /* how often the ramp asks the server how many it holds */
 #define REPORT_EVERY_MS    2   /* how often the fleet report is asked while the fleet converges */
 #define VERIFY_ROUNDS      51  /* verifications of the ring timed (the median is printed) */
 #define GONE_MAX_S         10  /* bound on the server letting go of the polls of clients gone */
 #define RSS_PER_CLIENT_MAX 65536L
-#define URL_MAX            1024
-#define STATUS_BODY_MAX    (4L << 20)
 #define CONFIRM_ROUNDS     3
-#define REFUSAL                                                                                    \
-    "vnode_factor: the server's ring has vnode_factor 160 but this application expects 40"
 #define NEW_TOPOLOGY                                                                               \
     "{\"hash\":\"fnv1a_32\",\"vnode_factor\":160,\"nodes\":[{\"id\":\"f1\",\"addr\":\"10.9.0.1:"   \
     "1\","                                                                                         \
     "\"weight\":1},{\"id\":\"f2\",\"addr\":\"10.9.0.2:1\",\"weight\":1}]}"
-
-/* An answer's ETag: "v4.<store id>" with the quotes, and its version (0: none). */
-typedef struct etag {
-    long version;
-    char tag[64];
-} etag;
-
-/* One client of the fleet: its long poll and what it got. */
-typedef struct poller {
-    CURL *easy;                 /* the poll */
-    struct curl_slist *headers; /* If-None-Match, RK-Client, RK-Refused */
-    etag got;                   /* the answer's */
-    long status;                /* the answer's; 1000 + the CURLcode when there was none */
-    long body_bytes;            /* bytes of body received, all rounds */
-    double done_at;             /* CLOCK_MONOTONIC seconds of the answer; 0 while held */
-    int again;                  /* it polls again after its answer (step 4) */
-    etag again_got;             /* that poll's answer, if any comes */
-} poller;
-
-typedef struct fleet fleet;
-
-/* A thread's share of the polls, on its own multi handle. */
-typedef struct slice {
-    fleet *f;
-    long from, to;    /* its pollers */
-    CURLM *multi;     /* owned */
-    int ep;           /* epoll set of its sockets, owned */
-    double due;       /* when libcurl wants its timeout action (CLOCK_MONOTONIC s); 0: never */
-    pthread_t thread; /* drives it */
-} slice;
-
-struct fleet {
-    const char *url, *cluster;
-    long n, pid, rss_max, refusers;
-    poller *p;
-    slice s[SLICES];
-    etag before;       /* the ring the fleet held before the activation */
-    int repoll;        /* answered 200: poll again (step 4); set while no slice runs */
-    atomic_long done;  /* polls answered */
-    atomic_long ended; /* polls again of step 4 that ended before they were stopped */
-    atomic_int stop;   /* the slices stop now */
-    int failures;      /* FAIL lines printed */
-};
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void fail(fleet *f, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL: ");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    f->failures++;
-}
-
-/* CPU time `pid` used so far, user and system, in seconds; 0 when unreadable. */
-static double cpu_s(long pid)
-{
-    char path[64], line[1024];
-    unsigned long user = 0, sys = 0;
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *in = fopen(path, "r");
-    const char *after = in && fgets(line, sizeof line, in) ? strrchr(line, ')') : NULL;
-    if (in)
-        fclose(in);
-    /* the fields after the name: state ppid pgrp session tty tpgid flags minflt cminflt majflt
-     * cmajflt utime stime */
-    if (!after ||
-        sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &user, &sys) != 2)
-        return 0;
-    return (double)(user + sys) / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* VmRSS of `pid` in KiB, 0 when unreadable. */
-static long rss_kb(long pid)
-{
-    char path[64], line[256];
-    long kb = 0;
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    FILE *in = fopen(path, "r");
-    while (in && fgets(line, sizeof line, in) && sscanf(line, "VmRSS: %ld kB", &kb) != 1)
-        ;
-    if (in)
-        fclose(in);
-    return kb;
-}
-
-/* ---- plain requests: the ring's ETag, the metrics, the clients ---- */
-
-typedef struct text {
-    char *data;
-    size_t len;
-} text;
-
-static size_t keep_text(char *data, size_t size, size_t n, void *arg)
-{
-    text *t = arg;
-    size_t add = size * n;
-    char *grown =
-        t->len + add < (size_t)STATUS_BODY_MAX ? realloc(t->data, t->len + add + 1) : NULL;
-    if (!grown)
-        return 0;
-    memcpy(grown + t->len, data, add);
-    t->data = grown;
-    t->len += add;
-    t->data[t->len] = '\0';
-    return add;
-}
-
-static size_t count_body(char *data, size_t size, size_t n, void *arg)
-{
-    (void)data;
-    ((poller *)arg)->body_bytes += (long)(size * n);
-    return size * n;
-}
-
-/* Keeps the ETag of the header lines into the etag `arg`. */
-static size_t on_header(char *data, size_t size, size_t n, void *arg)
-{
-    etag *e = arg;
-    size_t len = size * n;
-    if (len > 5 && strncasecmp(data, "ETag:", 5) == 0 &&
-        sscanf(data + 5, " %63[^\r\n]", e->tag) == 1 && sscanf(e->tag, "\"v%ld", &e->version) != 1)
-        e->version = 0;
-    return len;
-}
-
-/* `method` `path` (under --url) with `body` (or NULL): the status, the body into *out (free it),
- * the ETag into *tag (may be NULL); 0 when there was no answer. */
-static long request(const fleet *f, const char *method, const char *path, const char *body,
-                    text *out, etag *tag)
-{
-    char url[URL_MAX];
-    long status = 0;
-    etag e_tag = {0};
-    snprintf(url, sizeof url, "%s%s", f->url, path);
-    CURL *e = curl_easy_init();
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    if (!e || !h)
-        goto out;
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT, 30L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, keep_text);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &e_tag);
-    if (body)
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
-    if (curl_easy_perform(e) == CURLE_OK)
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-out:
-    curl_slist_free_all(h);
-    curl_easy_cleanup(e);
-    if (tag)
-        *tag = e_tag;
-    return status;
-}
-
-/* The value of the first metrics line starting with `prefix`, -1 when there is none. */
-static long metric(const text *t, const char *prefix)
-{
-    long v = -1;
-    for (const char *p = t->data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-        if (strncmp(p, prefix, strlen(prefix)) == 0) {
-            sscanf(p + strlen(prefix), " %ld", &v);
-            break;
-        }
-    }
-    return v;
-}
-
-/* How many polls the server holds, and how many clients it counts at `version`. */
-static void server_counts(const fleet *f, long version, long *held, long *counted)
-{
-    char gauge[256];
-    text t = {0};
-    *held = *counted = -1;
-    if (request(f, "GET", "/metrics", NULL, &t, NULL) == 200) {
-        snprintf(gauge, sizeof gauge, "ringkeeper_clients{cluster=\"%s\",version=\"%ld\"}",
-                 f->cluster, version);
-        *held = metric(&t, "ringkeeper_long_polls_waiting");
-        *counted = metric(&t, gauge);
-    }
-    free(t.data);
-}
-
-/* ---- the fleet ---- */
-
-/* Sets poll `i` up as client fleet-<i> holding `tag`, waiting `wait` s, refusing `refused` (NULL:
- * none), its ETag into `got`. */
-static int poll_setup(fleet *f, long i, const char *tag, int wait, const char *refused, etag *got)
-{
-    char url[URL_MAX], line[256];
-    poller *p = &f->p[i];
-    curl_slist_free_all(p->headers);
-    snprintf(url, sizeof url, "%s/v1/clusters/%s/ring?wait=%d", f->url, f->cluster, wait);
-    snprintf(line, sizeof line, "If-None-Match: %s", tag);
-    p->headers = curl_slist_append(NULL, line);
-    snprintf(line, sizeof line, "RK-Client: fleet-%ld", i);
-    if (p->headers && !curl_slist_append(p->headers, line))
-        return -1;
-    snprintf(line, sizeof line, "RK-Refused: %s %s", refused ? refused : "", REFUSAL);
-    if (p->headers && refused && !curl_slist_append(p->headers, line))
-        return -1;
-    if (!p->easy)
-        p->easy = curl_easy_init();
-    if (!p->headers || !p->easy)
-        return -1;
-    curl_easy_setopt(p->easy, CURLOPT_URL, url);
-    curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
-    curl_easy_setopt(p->easy, CURLOPT_TIMEOUT, (long)(60 + PHASE_MAX_S));
-    curl_easy_setopt(p->easy, CURLOPT_CONNECTTIMEOUT, 30L);
-    curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, count_body);
-    curl_easy_setopt(p->easy, CURLOPT_WRITEDATA, p);
-    curl_easy_setopt(p->easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(p->easy, CURLOPT_HEADERDATA, got);
-    curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
-    return 0;
-}
-
-/* The same, a fresh poll with no answer yet. */
-static int poller_init(fleet *f, long i, const char *tag, int wait, const char *refused)
-{
-    poller *p = &f->p[i];
-    p->got = (etag){0};
-    p->status = 0;
-    p->done_at = 0;
-    p->again = 0;
-    return poll_setup(f, i, tag, wait, refused, &p->got);
-}
-
-/* Step 4: poll `p`, answered 200, polls again on its connection as what it now holds says. */
-static void poll_again(slice *s, poller *p)
-{
-    fleet *f = s->f;
-    long i = p - f->p;
-    int refuses = i < f->refusers;
-    p->again = 1;
-    p->again_got = (etag){0};
-    if (poll_setup(f, i, refuses ? f->before.tag : p->got.tag, 60, refuses ? p->got.tag : NULL,
-                   &p->again_got) != 0 ||
-        curl_multi_add_handle(s->multi, p->easy) != CURLM_OK)
-        atomic_fetch_add(&f->ended, 1); /* counted as a failure by converge */
-}
-
-/* CURLMOPT_SOCKETFUNCTION: keeps the slice's epoll set as libcurl wants to wait. */
-static int on_socket(CURL *e, curl_socket_t fd, int what, void *arg, void *socketp)
-{
-    slice *s = arg;
-    struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
-                                       (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
-                             .data.fd = fd};
-    (void)e, (void)socketp;
-    if (what == CURL_POLL_REMOVE)
-        epoll_ctl(s->ep, EPOLL_CTL_DEL, fd, NULL); /* fails harmlessly if already closed */
-    else if (epoll_ctl(s->ep, EPOLL_CTL_MOD, fd, &ev) != 0)
-        epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev);
-    return 0;
-}
-
-/* CURLMOPT_TIMERFUNCTION */
-static int on_timer(CURLM *multi, long timeout_ms, void *arg)
-{
-    (void)multi;
-    ((slice *)arg)->due = timeout_ms < 0 ? 0 : now_s() + (double)timeout_ms / 1000;
-    return 0;
-}
-
-/* Waits up to `timeout_ms` for the slice's sockets (or libcurl's timeout), runs what is ready,
- * and notes the polls answered. */
-static void drive(slice *s, int timeout_ms)
-{
-    struct epoll_event ev[256];
-    int running = 0, left = 0;
-    CURLMsg *m;
-    double now = now_s();
-    if (s->due && s->due < now + timeout_ms / 1000.0)
-        timeout_ms = s->due <= now ? 0 : (int)((s->due - now) * 1000) + 1;
-    int n = epoll_wait(s->ep, ev, 256, timeout_ms);
-    for (int i = 0; i < n; i++) {
-        int flags = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
-                    (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
-                    (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
-        curl_multi_socket_action(s->multi, ev[i].data.fd, flags, &running);
-    }
-    if (s->due && now_s() >= s->due) {
-        s->due = 0; /* before the action, which may set the next */
-        curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    }
-    while ((m = curl_multi_info_read(s->multi, &left))) {
-        poller *p = NULL;
-        long status = 0;
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
-        curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
-        curl_multi_remove_handle(s->multi, m->easy_handle);
-        if (p->again) { /* a poll of step 4 should be held until the fleet stops */
-            atomic_fetch_add(&s->f->ended, 1);
-            continue;
-        }
-        p->done_at = now_s();
-        p->status = m->data.result == CURLE_OK ? status : 1000 + (long)m->data.result;
-        atomic_fetch_add(&s->f->done, 1);
-        if (s->f->repoll && p->status == 200)
-            poll_again(s, p);
-    }
-}
-
-/* A slice's thread: opens its polls, its share of RAMP_BATCH every RAMP_EVERY_MS, and drives them
- * until they are all answered, `stop` is set or the time is up. */
-static void *slice_main(void *arg)
-{
-    slice *s = arg;
-    long added = s->from, batch = RAMP_BATCH / SLICES;
-    double start = now_s(), next_batch = start;
-    while (!atomic_load(&s->f->stop) && now_s() < start + 2 * PHASE_MAX_S) {
-        for (long b = 0; added < s->to && b < batch && now_s() >= next_batch; b++)
-            curl_multi_add_handle(s->multi, s->f->p[added++].easy);
-        if (now_s() >= next_batch)
-            next_batch += RAMP_EVERY_MS / 1000.0;
-        drive(s, 10);
-    }
-    return NULL;
-}
-
-/* Starts the slices; 0, or -1 when one could not be. */
-static int slices_start(fleet *f)
-{
-    for (int i = 0; i < SLICES; i++) {
-        slice *s = &f->s[i];
-        *s = (slice){f,
-                     f->n * i / SLICES,
-                     f->n * (i + 1) / SLICES,
-                     curl_multi_init(),
-                     epoll_create1(EPOLL_CLOEXEC),
-                     0,
-                     0};
-        if (s->multi) {
-            curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-            curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
-            curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-            curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
-        }
-        if (!s->multi || s->ep < 0 || pthread_create(&s->thread, NULL, slice_main, s) != 0) {
-            curl_multi_cleanup(s->multi);
-            if (s->ep >= 0)
-                close(s->ep);
-            s->multi = NULL;
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Stops and joins the slices (their connections close), ready for the next round. */
-static void slices_stop(fleet *f)
-{
-    atomic_store(&f->stop, 1);
-    for (int i = 0; i < SLICES; i++) {
-        slice *s = &f->s[i];
-        if (!s->multi)
-            continue;
-        pthread_join(s->thread, NULL);
-        for (long j = s->from; j < s->to; j++)
-            curl_multi_remove_handle(s->multi, f->p[j].easy); /* fine when not added */
-        curl_multi_cleanup(s->multi);
-        close(s->ep);
-        s->multi = NULL;
-    }
-    atomic_store(&f->stop, 0);
-    atomic_store(&f->done, 0);
-    atomic_store(&f->ended, 0);
-}
-
-static void pollers_free(fleet *f)
-{
-    for (long j = 0; j < f->n; j++) {
-        curl_easy_cleanup(f->p[j].easy);
-        curl_slist_free_all(f->p[j].headers);
-    }
-}
 
 /* Waits until the server holds the N polls and counts them at `version`. */
 static int ramp(fleet *f, long version)
@@ -474,7 +67,8 @@ static int ramp(fleet *f, long version)
     printf("ramp: %ld polls opened in %.1f s; the server holds %ld and counts %ld at v%ld\n", f->n,
            now_s() - start, held, counted, version);
     if (held != f->n || counted != f->n || early)
-        fail(f, "the server should hold and count %ld polls at v%ld (%ld answered early)", f->n,
+        fail(&f->failures,
+             "the server should hold and count %ld polls at v%ld (%ld answered early)", f->n,
              version, early);
     return held == f->n && counted == f->n && !early ? 0 : -1;
 }
@@ -527,7 +121,8 @@ static void check_gone(fleet *f, long version)
     printf("the fleet closed its connections: the server holds %ld of their polls after %.1f s\n",
            held, now_s() - t0);
     if (held != 0)
-        fail(f, "the server should let go of the polls of clients gone within %d s", GONE_MAX_S);
+        fail(&f->failures, "the server should let go of the polls of clients gone within %d s",
+             GONE_MAX_S);
 }
 
 /* Checks GET .../clients after the activation of `version` (see report_complete). */
@@ -539,8 +134,9 @@ static void check_clients(fleet *f, long version)
            r.total, r.at, version, r.before, version - 1, r.refusing,
            r.converged ? "true" : "false");
     if (!report_complete(f, &r))
-        fail(f, "GET clients should count %ld: %ld holding v%ld, %ld holding v%ld, %ld refusing",
-             f->n, f->n - f->refusers, version, f->refusers, version - 1, f->refusers);
+        fail(&f->failures,
+             "GET clients should count %ld: %ld holding v%ld, %ld holding v%ld, %ld refusing", f->n,
+             f->n - f->refusers, version, f->refusers, version - 1, f->refusers);
 }
 
 static int by_time(const void *a, const void *b)
@@ -568,7 +164,8 @@ static void answers(fleet *f, long version, double t0)
            at ? at[f->n - 1] * 1e3 : -1);
     free(at);
     if (wrong)
-        fail(f, "%ld of %ld polls were not answered 200 with v%ld", wrong, f->n, version);
+        fail(&f->failures, "%ld of %ld polls were not answered 200 with v%ld", wrong, f->n,
+             version);
 }
 
 /* Activates V+1 (publishing it), asks the fleet report until it counts every client as step 4
@@ -587,8 +184,8 @@ static void converge(fleet *f, long version)
     json_decref(doc);
     free(t.data);
     if (status != 201 || new_version != version + 1) {
-        fail(f, "the activation of v%ld should be 201, got %ld (version %ld)", version + 1, status,
-             new_version);
+        fail(&f->failures, "the activation of v%ld should be 201, got %ld (version %ld)",
+             version + 1, status, new_version);
         return;
     }
     struct timespec pause = {0, REPORT_EVERY_MS * 1000 * 1000};
@@ -606,9 +203,10 @@ static void converge(fleet *f, long version)
            version + 1, acked * 1e3, f->refusers, held * 1e3, cpu * 1e3, cpu * 1e6 / f->n);
     answers(f, version + 1, t0);
     if (!held)
-        fail(f, "the fleet report never counted every client as it holds");
+        fail(&f->failures, "the fleet report never counted every client as it holds");
     if (atomic_load(&f->ended))
-        fail(f, "%ld polls again ended while they should be held", atomic_load(&f->ended));
+        fail(&f->failures, "%ld polls again ended while they should be held",
+             atomic_load(&f->ended));
 }
 
 /* The median cost of a client's own checks of the ring now active (a real fleet's clients pay it
@@ -637,8 +235,8 @@ static void time_verification(fleet *f)
     printf("a client's verification of the ring (%zu bytes): %.1f us (median of %d)\n", t.len,
            took[VERIFY_ROUNDS / 2] * 1e6, VERIFY_ROUNDS);
     if (status != 200 || bad)
-        fail(f, "GET %s should be 200 with a ring that verifies (status %ld, %d failed)", path,
-             status, bad);
+        fail(&f->failures, "GET %s should be 200 with a ring that verifies (status %ld, %d failed)",
+             path, status, bad);
     free(t.data);
 }
 
@@ -649,13 +247,13 @@ static void confirm_round(fleet *f, const etag *old, const etag *now, int round)
     for (long i = 0; i < f->n; i++) {
         int refuses = i < f->refusers;
         if (poller_init(f, i, refuses ? old->tag : now->tag, refuses, refuses ? now->tag : NULL)) {
-            fail(f, "out of memory for poll %ld", i);
+            fail(&f->failures, "out of memory for poll %ld", i);
             return;
         }
     }
     double t0 = now_s();
     if (slices_start(f) != 0) {
-        fail(f, "cannot start the threads of the fleet");
+        fail(&f->failures, "cannot start the threads of the fleet");
         return;
     }
     struct timespec pause = {0, 10 * 1000 * 1000};
@@ -670,10 +268,11 @@ static void confirm_round(fleet *f, const etag *old, const etag *now, int round)
            "refusers since they refused: %ld\n",
            round, f->n, now_s() - t0, not_304, f->refusers, refusers_bytes);
     if (not_304)
-        fail(f, "round %d: %ld of %ld requests were not answered 304", round, not_304, f->n);
+        fail(&f->failures, "round %d: %ld of %ld requests were not answered 304", round, not_304,
+             f->n);
     if (refusers_bytes)
-        fail(f, "round %d: the refusers were sent %ld bytes of the ring they refused", round,
-             refusers_bytes);
+        fail(&f->failures, "round %d: the refusers were sent %ld bytes of the ring they refused",
+             round, refusers_bytes);
     check_clients(f, now->version);
 }
 
@@ -687,12 +286,12 @@ static int run(fleet *f)
     long version = active.version;
     free(t.data);
     if (status != 200 || version < 1) {
-        fail(f, "GET %s should be 200 with an ETag, got %ld", path, status);
+        fail(&f->failures, "GET %s should be 200 with an ETag, got %ld", path, status);
         return 1;
     }
     for (long i = 0; i < f->n; i++) {
         if (poller_init(f, i, active.tag, 60, NULL) != 0) {
-            fail(f, "out of memory for poll %ld", i);
+            fail(&f->failures, "out of memory for poll %ld", i);
             return 1;
         }
     }
@@ -700,7 +299,7 @@ static int run(fleet *f)
     f->before = active;
     f->repoll = 1;
     if (slices_start(f) != 0) {
-        fail(f, "cannot start the threads of the fleet");
+        fail(&f->failures, "cannot start the threads of the fleet");
         return 1;
     }
     if (ramp(f, version) != 0)
@@ -709,7 +308,7 @@ static int run(fleet *f)
     printf("server RSS: %ld KiB before, %ld KiB with %ld polls held: %ld bytes per client\n",
            before, held, f->n, (held - before) * 1024 / f->n);
     if ((held - before) * 1024 / f->n > f->rss_max)
-        fail(f, "RSS per held client should be at most %ld bytes", f->rss_max);
+        fail(&f->failures, "RSS per held client should be at most %ld bytes", f->rss_max);
     converge(f, version);
     slices_stop(f);
     f->repoll = 0;

@@ -32,7 +32,6 @@
  * "V FINGERPRINT" for a 201 to a publish, "V FINGERPRINT A" when V was acknowledged active (201 to
  * ?activate=true, or 200 to an activation). It is appended to, never truncated.
  * Exit: 0 when every check passed; 1 with one "FAIL: ..." line per failed check; 2 bad usage. */
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,6 +45,8 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
+
+#include "load_fail.h"
 
 #define MAX_WORKERS          64         /* per role */
 #define MAX_SECONDS          3600       /* longest run */
@@ -669,17 +670,6 @@ static void *sampler_main(void *arg)
 }
 
 /* ---- verification ---- */
-
-static void fail(int *failures, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL: ");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    (*failures)++;
-}
 
 /* Takes in one listed version (they come newest first). -1 when it is malformed. */
 static int listing_add(listing *l, json_t *item)
