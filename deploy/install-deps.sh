@@ -29,6 +29,7 @@ develop=(
     git clang-format
     curl sqlite3 openssl             # integration tests (TLS certificates made at test time)
     man-db groff-base                # the man pages' test renders them
+    iproute2                         # ss: tests read the kernel memory of the server's sockets
     etcd-server etcd-client          # the etcd store's tests: three members on loopback, etcdctl
     valgrind                         # leak checks of the CLI and a server run (.ci)
     libcmocka-dev                    # unit tests

@@ -447,8 +447,9 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
         rkd_app_free(app);
         return err.code == RK_EINVAL ? EXIT_USAGE : 1; /* a --listen host that does not resolve */
     }
-    rkd_log("listening on port %u (%s%s, %s %s, %u threads%s)", rkd_http_port(http), o->listen,
-            pem[0] ? ", https" : "", o->store ? "store" : "db", location(o), o->threads,
+    rkd_log("listening on port %u (%s%s, %s %s, %u threads, %u on the network%s)",
+            rkd_http_port(http), o->listen, pem[0] ? ", https" : "", o->store ? "store" : "db",
+            location(o), o->threads, rkd_http_network_threads(&cfg),
             rkd_auth_enabled(auth) ? ", tokens required for writes" : "");
     if (!rkd_auth_enabled(auth) && !is_loopback(o->listen))
         rkd_log("warning: listening beyond loopback without --token-file: "

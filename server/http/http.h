@@ -50,6 +50,11 @@ typedef struct rkd_http_config {
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err) RK_MUST_CHECK;
 /* The port actually bound (useful with port 0). */
 unsigned rkd_http_port(const rkd_http *h);
+
+/* libmicrohttpd's own threads, which read, parse and send, and answer the ring and the health
+ * routes themselves: as many as the online cores, at most cfg->threads (the pool answers all else).
+ */
+unsigned rkd_http_network_threads(const rkd_http_config *cfg);
 /* Stops accepting, answers held long polls, waits (at most `grace_ms`) for requests in flight, then
  * stops and frees the server. */
 void rkd_http_stop(rkd_http *h, unsigned grace_ms);

@@ -96,6 +96,7 @@ struct rkd_http {
     struct MHD_Daemon *d;         /* the daemon */
     rkd_http_config cfg;          /* as started */
     unsigned port;                /* bound port */
+    int listen_fd;                /* the listening socket (listen_socket), closed after MHD stops */
     atomic_long inflight;         /* requests started and not completed */
     atomic_long connections;      /* connections open now, for the --max-connections check */
     atomic_long held;             /* of them, held long polls: not counted against it */

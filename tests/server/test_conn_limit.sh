@@ -82,6 +82,20 @@ more=$(sed -n "s/.*closed, after \([0-9]*\) more held/\1/p" "$TMP/report")
 # 16 in all: 4 from 127.0.0.2, 12 more (one fewer while the server has yet to see a probe close)
 case $more in 11 | 12) ok ;; *) bad "--max-connections 16 let 4 + [$more] be held" ;; esac
 has "after they left: answered" "$TMP/report" "after they left: answered"
+# Every connection has the kernel buffers of docs/RELIABILITY.md from its accept (SO_SNDBUF 16 KiB
+# and SO_RCVBUF 64 KiB, booked double by Linux): they are set on the listening socket.
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+for _ in $(seq 1 50); do
+    ss -tmnH state established "( sport = :$PORT )" >"$TMP/ss"
+    grep -q skmem "$TMP/ss" && break
+    sleep 0.1
+done
+exec 3>&-
+has "a connection's send buffer" "$TMP/ss" "tb32768,"
+has "a connection's receive buffer" "$TMP/ss" "rb131072,"
+# libmicrohttpd's threads: as many as the cores, at most --threads
+cores=$(getconf _NPROCESSORS_ONLN)
+has "network threads" "$TMP/server.log" "2 threads, $((cores < 2 ? cores : 2)) on the network"
 rk_stop
 check "stopped by SIGTERM" 0 "$STOP_CODE"
 finish
