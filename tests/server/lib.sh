@@ -46,6 +46,15 @@ contains() {
         }
         END { exit !found }' "$1"
 }
+# polls_held NAME N: waits (10 s at most) until /metrics counts N long polls held, then checks it.
+polls_held() {
+    for _ in $(seq 1 100); do
+        curl -s "$BASE/metrics" | grep -q "^ringkeeper_long_polls_waiting $2\$" && break
+        sleep 0.1
+    done
+    curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
+    has "$1" "$TMP/waiting" "ringkeeper_long_polls_waiting $2"
+}
 finish() {
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]

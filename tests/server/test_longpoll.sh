@@ -30,12 +30,7 @@ for i in $(seq 1 200); do
         "$BASE/v1/clusters/lp/ring?wait=30" >"$TMP/wait.$i" &
     pids+=($!)
 done
-for _ in $(seq 1 100); do
-    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 200' && break
-    sleep 0.1
-done
-curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
-has "200 polls held" "$TMP/waiting" "ringkeeper_long_polls_waiting 200"
+polls_held "200 polls held" 200
 start=$(date +%s%N)
 check "healthz while 200 wait" 200 "$(req GET /healthz)"
 check "publish while 200 wait" 201 "$(req POST /v1/clusters/lp/versions -H "$J" --data-binary @"$TMP/t")"
@@ -62,21 +57,11 @@ for i in $(seq 1 20); do
         "$BASE/v1/clusters/lp/ring?wait=30" >"$TMP/wait.$i" &
     rings+=($!)
 done
-for _ in $(seq 1 100); do
-    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 40' && break
-    sleep 0.1
-done
-curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
-has "20 watchers and 20 ring polls held" "$TMP/waiting" "ringkeeper_long_polls_waiting 40"
+polls_held "20 watchers and 20 ring polls held" 40
 check "a client's first fetch" 200 "$(req GET /v1/clusters/lp/ring -H 'RK-Client: newcomer')"
 wait "${pids[@]}"
 check "every watcher answered with the next count" 20 "$(grep -l "\"seq\": *$((seq + 1))," "$TMP"/watch.* | wc -l)"
-for _ in $(seq 1 50); do
-    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 20$' && break
-    sleep 0.1
-done
-curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
-has "the ring polls still held" "$TMP/waiting" "ringkeeper_long_polls_waiting 20"
+polls_held "the ring polls still held" 20
 check "publish v3" 201 "$(req POST /v1/clusters/lp/versions -H "$J" --data-binary @"$TMP/t")"
 check "activate v3" 200 "$(req POST /v1/clusters/lp/versions/3/activate)"
 wait "${rings[@]}"
@@ -92,24 +77,14 @@ for i in $(seq 1 10); do
     curl -s -o /dev/null --max-time 70 "$BASE/v1/clusters/lp/changes?since=$((seq + 3))&wait=30" &
     gone+=($!)
 done
-for _ in $(seq 1 100); do
-    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 20$' && break
-    sleep 0.1
-done
-curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
-has "10 ring polls and 10 watchers held" "$TMP/waiting" "ringkeeper_long_polls_waiting 20"
+polls_held "10 ring polls and 10 watchers held" 20
 {
     kill -9 "${gone[@]}"
     wait "${gone[@]}"
 } 2>/dev/null # no "Killed" lines
 start=$(date +%s%N)
-for _ in $(seq 1 100); do
-    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 0$' && break
-    sleep 0.1
-done
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
-has "the polls of the clients gone let go of (after ${ms} ms)" "$TMP/waiting" "ringkeeper_long_polls_waiting 0"
+polls_held "the polls of the clients gone let go of" 0
+echo "the polls of the clients gone: let go of within $(( ($(date +%s%N) - start) / 1000000 )) ms"
 check "the ring after they left" 200 "$(req GET /v1/clusters/lp/ring)"
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"

@@ -72,12 +72,7 @@ check "same ETag after a restart" "$OPEN" "$(etag)"
 curl -s -o "$TMP/poll" -w '%{http_code}' --max-time 50 -H "If-None-Match: $OPEN" \
     "$BASE$C/ring?wait=60" >"$TMP/poll.status" &
 poll=$!
-for _ in $(seq 1 100); do
-    curl -s "$BASE/metrics" | grep -q '^ringkeeper_long_polls_waiting 1' && break
-    sleep 0.1
-done
-curl -s "$BASE/metrics" | grep '^ringkeeper_long_polls_waiting' >"$TMP/waiting"
-has "the poll is held" "$TMP/waiting" "ringkeeper_long_polls_waiting 1"
+polls_held "the poll is held" 1
 check "finish" 200 "$(as POST "$C/migration/finish" --data-binary '{"comment":"data copied"}')"
 has "finish answers the ring: previous null" "$TMP/body" '"previous":null'
 has "finish answers the ring: v3" "$TMP/body" '"version":3'
