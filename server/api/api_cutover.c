@@ -391,8 +391,7 @@ int rkd_gate_budget(rkd_call *c, rkd_gate *g)
 {
     rkd_store_policy pol;
     rk_error err = {0};
-    int rc = rkd_rollout_check_hand(c->app->store, c->cluster, &err);
-    rc = rc ? rc : rkd_store_get_policy(c->app->store, c->cluster, &pol, &err);
+    int rc = rkd_rollout_check_hand(c->app->store, c->cluster, &pol, &err);
     g->moved_fraction = -1;
     g->active = 0;
     if (rc == RKD_STORE_ENOCLUSTER)

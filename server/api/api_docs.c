@@ -102,10 +102,11 @@ void rkd_answer_doc(rkd_response *resp, rkd_entry *e)
  * loads the new one before the hook wakes long polls, so that they find it cached instead of all
  * reading the database at once, then calls the hook. The new document, held, or NULL. */
 static rkd_entry *ring_changed(rkd_app *app, const char *cluster, int64_t version, int64_t tag,
-                               int *rc, rk_error *err)
+                               const rkd_store_version *v, int *rc, rk_error *err)
 {
     rkd_cache_raise(app->docs, cluster, 0, tag);
-    rkd_entry *e = load_active(app, cluster, rc, err);
+    rkd_entry *e =
+        v ? cache_doc(app, v, 0, rkd_cache_gen(app->docs), rc) : load_active(app, cluster, rc, err);
     rkd_app_wake(app, cluster, version);
     return e;
 }
@@ -114,7 +115,7 @@ static rkd_entry *ring_changed(rkd_app *app, const char *cluster, int64_t versio
  * activation or finished migration window another replica commits. At an activation the cluster's
  * version documents are forgotten too (their states changed). */
 void rkd_on_store_change(void *arg, const char *cluster, int64_t version, rkd_store_change what,
-                         uint64_t seq)
+                         uint64_t seq, const rkd_store_version *v)
 {
     rkd_app *app = arg;
     int rc = RK_OK;
@@ -128,7 +129,7 @@ void rkd_on_store_change(void *arg, const char *cluster, int64_t version, rkd_st
         rkd_metrics_active_version(app->metrics, cluster, version);
     rkd_cache_forget(app->docs, cluster, 1);
     rkd_cache_release(app->docs,
-                      ring_changed(app, cluster, version, ring_tag(version, 1), &rc, NULL));
+                      ring_changed(app, cluster, version, ring_tag(version, 1), v, &rc, NULL));
 }
 
 /* Version documents do not show the window (it is the cluster's state, not the version's): only
@@ -136,5 +137,5 @@ void rkd_on_store_change(void *arg, const char *cluster, int64_t version, rkd_st
 rkd_entry *rkd_on_window_closed(rkd_app *app, const char *cluster, int64_t version, int *rc,
                                 rk_error *err)
 {
-    return ring_changed(app, cluster, version, ring_tag(version, 0), rc, err);
+    return ring_changed(app, cluster, version, ring_tag(version, 0), NULL, rc, err);
 }

@@ -354,7 +354,7 @@ void rkd_answer_doc(rkd_response *resp, rkd_entry *e);
  * activation (or the cache after another replica's finish, rkd_on_window_closed), then calls the
  * activation hook. */
 void rkd_on_store_change(void *arg, const char *cluster, int64_t version, rkd_store_change what,
-                         uint64_t seq);
+                         uint64_t seq, const rkd_store_version *v);
 
 /* After the migration window over active `version` of `cluster` closed: refreshes the cached ring
  * document, then calls the activation hook (long polls wake: the ETag changed). The new ring

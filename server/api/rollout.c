@@ -180,11 +180,12 @@ int rkd_rollout_approve(rkd_store *s, const char *cluster, int64_t id, const cha
 
 /* ---- Running it ---- */
 
-int rkd_rollout_check_hand(rkd_store *s, const char *cluster, rk_error *err)
+int rkd_rollout_check_hand(rkd_store *s, const char *cluster, rkd_store_policy *policy,
+                           rk_error *err)
 {
     json_t *r = NULL;
     int64_t rev;
-    int rc = rkd_doc_read(s, RKD_DOC_ROLLOUT, cluster, &r, &rev, err);
+    int rc = rkd_doc_read_with_policy(s, RKD_DOC_ROLLOUT, cluster, &r, &rev, policy, err);
     if (rc == RK_OK && holds_cluster(r))
         rc = rk_error_set(err, RKD_STORE_EROLLOUTRUNNING, NULL,
                           "rollout %lld is %s and drives the activations of cluster %s: abort it "

@@ -60,8 +60,10 @@ int rkd_rollout_approve(rkd_store *s, const char *cluster, int64_t id, const cha
                         const char *approver, int distinct_approver, json_t **out, rk_error *err);
 
 /* RKD_STORE_EROLLOUTRUNNING when the cluster's rollout is running or paused: an activation by hand
- * (activate, publish and activate, revert and activate) is refused then. RK_OK otherwise. */
-int rkd_rollout_check_hand(rkd_store *s, const char *cluster, rk_error *err);
+ * (activate, publish and activate, revert and activate) is refused then. RK_OK otherwise, with
+ * the cluster's policy in *policy, read with the rollout (the activation's gate needs both). */
+int rkd_rollout_check_hand(rkd_store *s, const char *cluster, rkd_store_policy *policy,
+                           rk_error *err);
 
 /* Starts approved rollout `id` (event "rollout_start"): running, step 1, phase "publish". The
  * active version must still be its start (`active`), else RKD_STORE_EVERSIONCHANGED. */

@@ -295,10 +295,11 @@ typedef enum rkd_store_doc_kind {
 const char *rkd_store_doc_name(rkd_store_doc_kind kind);
 
 /* The cluster's document of `kind` as stored: its JSON text in *doc (the caller frees it; NULL
- * when the cluster never had one) and its revision in *rev (0 then). RKD_STORE_ENOCLUSTER for an
- * unknown cluster. */
+ * when the cluster never had one) and its revision in *rev (0 then). With `policy` not NULL, the
+ * cluster's policy too (as rkd_store_get_policy), in the same read: one round trip on etcd where
+ * the two reads were two. RKD_STORE_ENOCLUSTER for an unknown cluster. */
 int rkd_store_get_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, char **doc,
-                      int64_t *rev, rk_error *err) RK_MUST_CHECK;
+                      int64_t *rev, rkd_store_policy *policy, rk_error *err) RK_MUST_CHECK;
 
 /* An event to record with a document's change (kind "migration_start", "rollout_start" ...);
  * pointers borrowed. */
@@ -428,8 +429,10 @@ typedef enum rkd_store_change {
     RKD_CHANGE_ACTIVATION = 0,    /* `version` became active */
     RKD_CHANGE_WINDOW_CLOSED = 1, /* the migration window over the active `version` was finished */
 } rkd_store_change;
+/* `v` is the version now active as this handle's activation committed it (borrowed for the call),
+ * or NULL when it is not at hand (another handle's change, a publish that activated, a window). */
 typedef void (*rkd_store_watch_fn)(void *arg, const char *cluster, int64_t version,
-                                   rkd_store_change what, uint64_t seq);
+                                   rkd_store_change what, uint64_t seq, const rkd_store_version *v);
 
 uint64_t rkd_store_watch_seq(rkd_store *s);
 void rkd_store_set_watch(rkd_store *s, rkd_store_watch_fn fn, void *arg);

@@ -131,7 +131,7 @@ typedef struct rkd_store_ops {
      * event). A document is one per cluster and kind, with a revision; a put compares the
      * revision and writes the document and its event in one atomic step. */
     int (*get_doc)(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                   rk_error *err);
+                   rkd_store_policy *policy, rk_error *err);
     int (*put_doc)(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc,
                    int64_t rev, const rkd_store_doc_event *e, const char *now, rk_error *err);
     /* Like `list`, for events. */

@@ -16,21 +16,22 @@
 
 /* ---- The handle ---- */
 
-/* Calls the watch; only activations move the sequence. */
-static void notify(rkd_store *s, const char *cluster, int64_t version, rkd_store_change what)
+/* Calls the watch (`v`: the active version, or NULL); only activations move the sequence. */
+static void notify(rkd_store *s, const char *cluster, int64_t version, rkd_store_change what,
+                   const rkd_store_version *v)
 {
     uint64_t seq =
         what == RKD_CHANGE_ACTIVATION ? atomic_fetch_add(&s->seq, 1) + 1 : atomic_load(&s->seq);
     pthread_mutex_lock(&s->watch_mu);
     if (s->watch)
-        s->watch(s->watch_arg, cluster, version, what, seq);
+        s->watch(s->watch_arg, cluster, version, what, seq, v);
     pthread_mutex_unlock(&s->watch_mu);
 }
 
 /* ops->watch's callback: another handle changed `cluster`'s ring. */
 static void remote_change(void *arg, const char *cluster, int64_t version, rkd_store_change what)
 {
-    notify(arg, cluster, version, what);
+    notify(arg, cluster, version, what, NULL);
 }
 
 rkd_store *rkd_store_new(const rkd_store_ops *ops, void *b, rk_error *err)
@@ -275,7 +276,7 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
         return rc;
     rec->state = RKD_STATE_ACTIVE;
     memcpy(rec->activated_at, rec->created_at, sizeof rec->activated_at);
-    notify(s, rec->cluster, rec->version, RKD_CHANGE_ACTIVATION);
+    notify(s, rec->cluster, rec->version, RKD_CHANGE_ACTIVATION, NULL); /* no window in rec */
     return RK_OK;
 }
 
@@ -327,9 +328,11 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_s
     if (rc != RK_OK)
         return rc;
     rc = s->ops->activate(s->b, cluster, v, a, now, &rec, &doc, err);
-    if (rc == RK_OK)
-        notify(s, cluster, v, RKD_CHANGE_ACTIVATION);
-    return finish_read(s, rc, rec, doc, out, err);
+    int committed = rc == RK_OK;
+    rc = finish_read(s, rc, rec, doc, out, err);
+    if (committed) /* the watch gets the version as it answers, rather than reading it again */
+        notify(s, cluster, v, RKD_CHANGE_ACTIVATION, rc == RK_OK ? *out : NULL);
+    return rc;
 }
 
 /* ---- Cutover (docs/API.md) ---- */
@@ -355,14 +358,16 @@ const char *rkd_store_doc_name(rkd_store_doc_kind kind)
 }
 
 int rkd_store_get_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, char **doc,
-                      int64_t *rev, rk_error *err)
+                      int64_t *rev, rkd_store_policy *policy, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;
     *doc = NULL;
     *rev = 0;
+    if (policy)
+        *policy = RKD_STORE_POLICY_DEFAULTS;
     int rc = rkd_store_check_cluster(cluster, err);
-    return rc ? rc : s->ops->get_doc(s->b, kind, cluster, doc, rev, err);
+    return rc ? rc : s->ops->get_doc(s->b, kind, cluster, doc, rev, policy, err);
 }
 
 int rkd_store_put_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, const char *doc,

@@ -100,6 +100,13 @@ check "activate v4 after the finish" 200 "$(as POST "$C/versions/4/activate")"
 check "ring: the next window" 200 "$(req GET "$C/ring")"
 has "ring: previous is v3" "$TMP/body" '"previous":{"version":3,'
 check "ETag of the next window" "\"v4+.$ID\"" "$(etag)"
+# The ring cached at the activation (from the version the store committed) is the ring a server
+# that has to read it from the store serves.
+cp "$TMP/body" "$TMP/ring.cached"
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"
+rk_start --token-file "$TMP/tokens"
+check "ring read afresh" 200 "$(req GET "$C/ring")"
+check "the same ring cached and read afresh" "" "$(cmp "$TMP/ring.cached" "$TMP/body")"
+rk_stop
 finish

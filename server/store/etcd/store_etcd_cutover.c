@@ -31,6 +31,12 @@ static int policy_from_kv(const rke_kv *kv, const char *cluster, rkd_store_polic
     return rc;
 }
 
+int rke_policy_from(const rke_kvs *got, const char *cluster, rkd_store_policy *out, rk_error *err)
+{
+    static const rke_kv none = {0};
+    return policy_from_kv(got->count ? &got->items[0] : &none, cluster, out, err);
+}
+
 /* "a/<v>/<digest>/" then the approver: an approval's key, so a range counts a plan's approvals. */
 void rke_approval_key(rke_store *s, char key[RKE_KEY_MAX], const char *cluster, int64_t v,
                       const char *digest, const char *approver)
@@ -54,7 +60,6 @@ void rke_cutover_reads_deinit(rke_cutover_reads *r)
 int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
                      rke_cutover_reads *r, rk_error *err)
 {
-    static const rke_kv none = {0};
     char key[READS][RKE_KEY_MAX], what[64];
     rke_range_req req[READS];
     rke_kvs got[READS] = {{0}};
@@ -70,8 +75,7 @@ int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t activ
     memset(r, 0, sizeof *r);
     int rc = end ? rke_ranges(s->etcd, req, READS, got, err)
                  : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-    const rke_kvs *p = &got[READ_POLICY];
-    rc = rc ? rc : policy_from_kv(p->count ? &p->items[0] : &none, cluster, &r->policy, err);
+    rc = rc ? rc : rke_policy_from(&got[READ_POLICY], cluster, &r->policy, err);
     rc = rc ? rc : rke_meta_from(&got[READ_ACTIVE], active, cluster, &r->active_meta, err);
     rc = rc ? rc : rke_meta_from(&got[READ_V], v, cluster, &r->meta, err);
     r->text = rke_kvs_take_value(&got[READ_TOPOLOGY]);
@@ -200,7 +204,6 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
 
 int rke_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err)
 {
-    static const rke_kv none = {0};
     rke_store *s = b;
     rke_head h;
     int64_t rev;
@@ -211,7 +214,7 @@ int rke_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error
     int rc = rke_read_head_and(s, cluster, &h, &rev, &req, 1, &got, err);
     if (rc == RK_OK && rev == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, cluster, 0);
-    rc = rc ? rc : policy_from_kv(got.count ? &got.items[0] : &none, cluster, out, err);
+    rc = rc ? rc : rke_policy_from(&got, cluster, out, err);
     rke_kvs_free(&got);
     return rc;
 }

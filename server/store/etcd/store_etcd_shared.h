@@ -182,6 +182,9 @@ typedef struct rke_cutover_reads {
     rke_kvs approvals;   /* a/<v>/... */
 } rke_cutover_reads;
 
+/* The policy in the range of its key, `got` (the defaults when it is absent). */
+int rke_policy_from(const rke_kvs *got, const char *cluster, rkd_store_policy *out, rk_error *err);
+
 /* Reads r for version v (0: one being published) over `active` (0: none); the caller deinits r,
  * also on failure. */
 int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
@@ -212,7 +215,7 @@ int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
 /* ---- store_etcd_docs.c: a cluster's documents (rkd_store_ops get_doc, put_doc) ---- */
 
 int rke_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                rk_error *err);
+                rkd_store_policy *policy, rk_error *err);
 int rke_put_doc(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc, int64_t rev,
                 const rkd_store_doc_event *e, const char *now, rk_error *err);
 

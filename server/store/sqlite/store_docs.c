@@ -54,13 +54,14 @@ static int cluster_locked(rks_store *s, rks_params *p, rk_error *err)
 }
 
 int rks_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                rk_error *err)
+                rkd_store_policy *policy, rk_error *err)
 {
     rks_store *s = b;
     rks_params p = {.cluster = cluster};
     pthread_mutex_lock(&s->lock);
     int rc = cluster_locked(s, &p, err);
     rc = rc ? rc : doc_locked(s, kind, &p, doc, rev, err);
+    rc = rc || !policy ? rc : rks_policy_locked(s, p.cid, policy, err);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }

@@ -140,7 +140,7 @@ int rks_finish_migration(void *b, const char *cluster, const char *author, const
  * itself) ---- */
 
 int rks_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                rk_error *err);
+                rkd_store_policy *policy, rk_error *err);
 int rks_put_doc(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc, int64_t rev,
                 const rkd_store_doc_event *e, const char *now, rk_error *err);
 

@@ -266,10 +266,11 @@ struct watch_log {
     char cluster[32];
     int64_t version;
     uint64_t seq;
+    int64_t given; /* the version the watch was given, active, with its topology (0: none) */
 };
 
 static void on_activate(void *arg, const char *cluster, int64_t version, rkd_store_change what,
-                        uint64_t seq)
+                        uint64_t seq, const rkd_store_version *v)
 {
     struct watch_log *log = arg;
     assert_int_equal(what, RKD_CHANGE_ACTIVATION);
@@ -277,6 +278,7 @@ static void on_activate(void *arg, const char *cluster, int64_t version, rkd_sto
     snprintf(log->cluster, sizeof log->cluster, "%s", cluster);
     log->version = version;
     log->seq = seq;
+    log->given = v && v->state == RKD_STATE_ACTIVE && v->topology ? v->version : 0;
 }
 
 static void test_publish_activate(void **state)
@@ -309,7 +311,12 @@ static void test_publish_activate(void **state)
     assert_int_equal(state_of(s, "pa", 3), RKD_STATE_ACTIVE);
     assert_int_equal(latest(s, "pa"), 3);
     assert_int_equal(log.calls, 2);
+    assert_int_equal(log.given, 0); /* a publish that activates: read again */
     assert_int_equal(rkd_store_watch_seq(s), 2);
+    publish(s, "pa", 3, RKD_STORE_ANY, 0, RK_OK);                 /* 4 staged */
+    assert_int_equal(activate(s, "pa", 4, RKD_STORE_ANY), RK_OK); /* hands the watch its answer */
+    assert_int_equal(log.calls, 3);
+    assert_int_equal(log.given, 4);
     rkd_store_close(s);
 }
 
