@@ -100,12 +100,13 @@ void rkd_h_activate(rkd_call *c)
     rk_error err = {0};
     json_t *body = NULL;
     rkd_gate g = {.to_version = c->version};
-    rkd_store_activation a = {RKD_STORE_ANY, c->req->author, -1, NULL, NULL};
+    rkd_store_activation a = {RKD_STORE_ANY, c->req->author, -1, NULL, NULL, 0};
     if (rkd_if_match(c, &a.if_match_active) != 0 || rkd_activation_body(c, &g.reason, &body) != 0 ||
         rkd_gate_budget(c, &g) != 0)
         goto done;
     if (g.moved_fraction >= 0 && a.if_match_active == RKD_STORE_ANY)
         a.if_match_active = g.active;
+    a.active_hint = g.active; /* as the cache has it: the store reads with it, never trusts it */
     a.moved_fraction = g.moved_fraction;
     a.reason = g.reason;
     int rc = rkd_store_activate(c->app->store, c->cluster, c->version, &a, &v, &err);

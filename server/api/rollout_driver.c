@@ -157,7 +157,7 @@ static void do_activate(step_ctx *x, rkd_rollout_move *m)
     char detail[96];
     int64_t active = 0, previous = 0;
     snprintf(detail, sizeof detail, "rollout %lld step %lld", (long long)m->id, (long long)m->step);
-    rkd_store_activation a = {RKD_STORE_ANY, "rollout", -1, NULL, detail};
+    rkd_store_activation a = {RKD_STORE_ANY, "rollout", -1, NULL, detail, 0};
     int rc = rkd_store_activate(x->d->app->store, x->cluster, x->version, &a, &v, &err);
     if (rc == RKD_STORE_ECONFLICT && active_now(x, &active, &previous) == RK_OK &&
         active == x->version)

@@ -219,6 +219,10 @@ typedef struct rkd_store_activation {
      * Its approvals are the rollout's, checked by its rules, and it opens a migration window
      * whatever the policy says. */
     const char *rollout;
+    /* The version the caller believes active (0: it does not know): only a hint, for a store that
+     * reads what the activation needs together with the cluster's state (etcd: one request fewer
+     * when it is right); it is never trusted. */
+    int64_t active_hint;
 } rkd_store_activation;
 
 /* Makes version `v` of `cluster` active; the active one before it becomes retired and staged

@@ -46,7 +46,7 @@ void rke_approval_key(rke_store *s, char key[RKE_KEY_MAX], const char *cluster, 
     rke_key(s, key, cluster, what);
 }
 
-enum { READ_POLICY, READ_ACTIVE, READ_V, READ_TOPOLOGY, READ_APPROVALS, READS };
+enum { READ_ACTIVE = RKE_CUTOVER_ACTIVE, READ_POLICY, READ_V, READ_TOPOLOGY, READ_APPROVALS };
 
 void rke_cutover_reads_deinit(rke_cutover_reads *r)
 {
@@ -57,33 +57,54 @@ void rke_cutover_reads_deinit(rke_cutover_reads *r)
     memset(r, 0, sizeof *r);
 }
 
-int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
+int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t active,
+                          rke_cutover_keys *k, rk_error *err)
+{
+    char what[64];
+    rke_key(s, k->key[READ_POLICY], cluster, "policy");
+    rke_key_num(s, k->key[READ_ACTIVE], cluster, "v/", active);
+    rke_key_num(s, k->key[READ_V], cluster, "v/", v);
+    rke_key_num(s, k->key[READ_TOPOLOGY], cluster, "t/", v);
+    snprintf(what, sizeof what, "a/%020lld/", (long long)v);
+    rke_key(s, k->key[READ_APPROVALS], cluster, what);
+    k->end = rke_prefix_end(k->key[READ_APPROVALS]);
+    for (int i = 0; i < RKE_CUTOVER_READS; i++)
+        k->req[i] = (rke_range_req){k->key[i], i == READ_APPROVALS ? k->end : NULL};
+    k->active = active;
+    return k->end ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+}
+
+void rke_cutover_keys_deinit(rke_cutover_keys *k)
+{
+    free(k->end);
+    k->end = NULL;
+}
+
+int rke_cutover_from(rke_kvs got[RKE_CUTOVER_READS], const char *cluster, int64_t v, int64_t active,
                      rke_cutover_reads *r, rk_error *err)
 {
-    char key[READS][RKE_KEY_MAX], what[64];
-    rke_range_req req[READS];
-    rke_kvs got[READS] = {{0}};
-    rke_key(s, key[READ_POLICY], cluster, "policy");
-    rke_key_num(s, key[READ_ACTIVE], cluster, "v/", active);
-    rke_key_num(s, key[READ_V], cluster, "v/", v);
-    rke_key_num(s, key[READ_TOPOLOGY], cluster, "t/", v);
-    snprintf(what, sizeof what, "a/%020lld/", (long long)v);
-    rke_key(s, key[READ_APPROVALS], cluster, what);
-    char *end = rke_prefix_end(key[READ_APPROVALS]);
-    for (int i = 0; i < READS; i++)
-        req[i] = (rke_range_req){key[i], i == READ_APPROVALS ? end : NULL};
     memset(r, 0, sizeof *r);
-    int rc = end ? rke_ranges(s->etcd, req, READS, got, err)
-                 : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-    rc = rc ? rc : rke_policy_from(&got[READ_POLICY], cluster, &r->policy, err);
+    int rc = rke_policy_from(&got[READ_POLICY], cluster, &r->policy, err);
     rc = rc ? rc : rke_meta_from(&got[READ_ACTIVE], active, cluster, &r->active_meta, err);
     rc = rc ? rc : rke_meta_from(&got[READ_V], v, cluster, &r->meta, err);
     r->text = rke_kvs_take_value(&got[READ_TOPOLOGY]);
     r->approvals = got[READ_APPROVALS];
     got[READ_APPROVALS] = (rke_kvs){0};
-    for (int i = 0; i < READS; i++)
+    return rc;
+}
+
+int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
+                     rke_cutover_reads *r, rk_error *err)
+{
+    rke_cutover_keys k;
+    rke_kvs got[RKE_CUTOVER_READS] = {{0}};
+    memset(r, 0, sizeof *r);
+    int rc = rke_cutover_keys_init(s, cluster, v, active, &k, err);
+    rc = rc ? rc : rke_ranges(s->etcd, k.req, RKE_CUTOVER_READS, got, err);
+    rc = rc ? rc : rke_cutover_from(got, cluster, v, active, r, err);
+    for (int i = 0; i < RKE_CUTOVER_READS; i++)
         rke_kvs_free(&got[i]);
-    free(end);
+    rke_cutover_keys_deinit(&k);
     return rc;
 }
 
@@ -148,10 +169,29 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
 typedef struct activate_arg {
     int64_t v;
     const rkd_store_activation *a;
-    json_t *meta;     /* v's metadata as the last build wrote it */
-    char *text;       /* v's topology as the last build read it (NULL: chunked) */
-    int64_t previous; /* the migration window the last build opened (0: none) */
+    json_t *meta;                 /* v's metadata as the last build wrote it */
+    char *text;                   /* v's topology as the last build read it (NULL: chunked) */
+    int64_t previous;             /* the migration window the last build opened (0: none) */
+    const rke_cutover_keys *with; /* what the step reads with the head, or NULL */
 } activate_arg;
+
+/* The activation's reads: those the step read with the head, when it did (the active version's
+ * metadata read again if the guess of the active number was wrong), else all of them now. */
+static int activation_reads(rke_store *s, rke_step *st, const activate_arg *p, const rke_head *cur,
+                            rke_cutover_reads *r, rk_error *err)
+{
+    if (!p->with)
+        return rke_read_cutover(s, st->cluster, p->v, cur->active, r, err);
+    int rc = RK_OK;
+    rke_kvs *active = &st->with_got[RKE_CUTOVER_ACTIVE];
+    if (p->with->active != cur->active) {
+        char key[RKE_KEY_MAX];
+        rke_key_num(s, key, st->cluster, "v/", cur->active);
+        rke_kvs_free(active);
+        rc = rke_range(s->etcd, key, NULL, active, err);
+    }
+    return rc ? rc : rke_cutover_from(st->with_got, st->cluster, p->v, cur->active, r, err);
+}
 
 static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
                           rke_txn *t, rk_error *err)
@@ -163,7 +203,7 @@ static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_h
     rke_cutover_reads r = {0};
     int rc = rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active,
                                         p->a->if_match_active, err);
-    rc = rc ? rc : rke_read_cutover(s, st->cluster, p->v, cur->active, &r, err);
+    rc = rc ? rc : activation_reads(s, st, p, cur, &r, err);
     if (rc != RK_OK) {
         rke_cutover_reads_deinit(&r);
         return rc;
@@ -186,9 +226,19 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
                  const char *now, rkd_store_version **out, char **doc, rk_error *err)
 {
     rke_store *s = b;
-    activate_arg p = {v, a, NULL, NULL, 0};
+    rke_cutover_keys with = {.end = NULL};
+    rke_kvs got[RKE_CUTOVER_READS] = {{0}};
+    activate_arg p = {v, a, NULL, NULL, 0, NULL};
     rke_step st = {.cluster = cluster, .build = build_activate, .arg = &p, .now = now};
-    int rc = rke_run_step(s, &st, err);
+    /* With a guess of the active number, the reads go with the step's head: one request fewer. */
+    int rc = a->active_hint > 0 ? rke_cutover_keys_init(s, cluster, v, a->active_hint, &with, err)
+                                : RK_OK;
+    if (rc == RK_OK && a->active_hint > 0)
+        p.with = &with, st.with = with.req, st.with_n = RKE_CUTOVER_READS, st.with_got = got;
+    rc = rc ? rc : rke_run_step(s, &st, err);
+    for (int i = 0; i < RKE_CUTOVER_READS; i++)
+        rke_kvs_free(&got[i]);
+    rke_cutover_keys_deinit(&with);
     rke_head h = {.latest = v, .active = v, .previous = p.previous};
     if (rc == RK_OK && !p.meta) /* applied late, found in the events: read it back */
         rc = rke_read_meta(s, cluster, v, &p.meta, err);

@@ -78,7 +78,7 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     rke_event e = {
         d->revert_of ? "revert" : "publish", d->author, v, d->revert_of, NULL, -1, d->comment};
     rke_step_event(s, st, next, t, &e);
-    rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL};
+    rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL, 0};
     rke_plan_target target = {v, d->fingerprint, d->author};
     rke_cutover_reads r = {0};
     if (!d->activate)

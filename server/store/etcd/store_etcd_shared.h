@@ -67,6 +67,12 @@ struct rke_step {
     const char *now;     /* RFC 3339, for the events */
     char op[RKE_OP_LEN]; /* this call's id, in each of its events: finds a write applied late */
     int64_t version;     /* out: the version the first event of the step concerns */
+    /* Keys the build needs that do not depend on the head, read with it in one request at each
+     * attempt (at most RKE_READ_MORE_MAX; with_n 0: none) into with_got (zeroed by the caller,
+     * who frees them after the step); the build may take what it uses out of them. */
+    const rke_range_req *with;
+    size_t with_n;
+    rke_kvs *with_got;
 };
 
 /* `n` random bytes as 2n lowercase hex digits and a NUL into `out` (from /dev/urandom). */
@@ -114,7 +120,7 @@ int rke_list(void *b, const char *cluster, size_t limit, int64_t before,
              rkd_store_version_list *out, rk_error *err);
 int rke_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
 
-#define RKE_READ_MORE_MAX 3 /* keys rke_read_head_and reads with the head */
+#define RKE_READ_MORE_MAX 5 /* keys rke_read_head_and reads with the head */
 
 /* The head of `cluster` (zeros when absent), *rev its mod_revision (0 when absent). */
 int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, rk_error *err);
@@ -188,6 +194,24 @@ int rke_policy_from(const rke_kvs *got, const char *cluster, rkd_store_policy *o
 /* Reads r for version v (0: one being published) over `active` (0: none); the caller deinits r,
  * also on failure. */
 int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
+                     rke_cutover_reads *r, rk_error *err);
+
+/* The same reads in two halves, for a step that reads them with the head (rke_step.with): the
+ * ranges, made for an active number guessed before the head is read (the range at index
+ * RKE_CUTOVER_ACTIVE is that version's metadata; the others do not depend on the head), and r
+ * from what they got (taking the topology and the approvals out of `got`). */
+#define RKE_CUTOVER_READS  5
+#define RKE_CUTOVER_ACTIVE 0
+typedef struct rke_cutover_keys {
+    char key[RKE_CUTOVER_READS][RKE_KEY_MAX];
+    rke_range_req req[RKE_CUTOVER_READS];
+    char *end;      /* the approvals' range end */
+    int64_t active; /* the active number the keys were made for */
+} rke_cutover_keys;
+int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t active,
+                          rke_cutover_keys *k, rk_error *err);
+void rke_cutover_keys_deinit(rke_cutover_keys *k);
+int rke_cutover_from(rke_kvs got[RKE_CUTOVER_READS], const char *cluster, int64_t v, int64_t active,
                      rke_cutover_reads *r, rk_error *err);
 void rke_cutover_reads_deinit(rke_cutover_reads *r);
 

@@ -236,7 +236,9 @@ static int run_step_locked(rke_store *s, rke_step *st, rk_error *err)
         int64_t rev;
         if (i > 0)
             backoff(i, &seed);
-        rc = rke_read_head(s, st->cluster, &cur, &rev, err);
+        for (size_t k = 0; k < st->with_n; k++)
+            rke_kvs_free(&st->with_got[k]); /* the last attempt's */
+        rc = rke_read_head_and(s, st->cluster, &cur, &rev, st->with, st->with_n, st->with_got, err);
         if (rc == RK_OK && rev == 0 && !st->create)
             return rkd_store_missing(err, RKD_STORE_ENOCLUSTER, st->cluster, 0);
         first_events = first_events < 0 ? cur.events : first_events;

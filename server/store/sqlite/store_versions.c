@@ -106,7 +106,7 @@ static int publish_locked(rks_store *s, const rkd_store_draft *d, int64_t *versi
                    .detail = d->comment};
     rc = rc ? rc : rks_add_event(s, p.cid, &e, d->created_at, err);
     if (rc == RK_OK && d->activate) {
-        rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL};
+        rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL, 0};
         p.v = latest + 1;
         rc = activate_checked(s, &p, &a, err);
     }

@@ -83,7 +83,7 @@ static int64_t publish(rkd_store *s, const char *cluster, size_t n, int64_t if_m
 static int activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match)
 {
     rkd_store_version *rec = NULL;
-    rkd_store_activation a = {if_match, NULL, -1, NULL, NULL};
+    rkd_store_activation a = {if_match, NULL, -1, NULL, NULL, 0};
     int rc = rkd_store_activate(s, cluster, v, &a, &rec, NULL);
     if (rc == RK_OK) {
         assert_int_equal(rec->version, v);
@@ -281,6 +281,56 @@ static void on_activate(void *arg, const char *cluster, int64_t version, rkd_sto
     log->given = v && v->state == RKD_STATE_ACTIVE && v->topology ? v->version : 0;
 }
 
+/* Activates v with `hint` as the active number the caller believes (RK_OK expected). */
+static void activate_hinted(rkd_store *s, const char *cluster, int64_t v, int64_t hint)
+{
+    rkd_store_version *rec = NULL;
+    rk_error err = {0};
+    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL, hint};
+    if (rkd_store_activate(s, cluster, v, &a, &rec, &err) != RK_OK)
+        fail_msg("activate %lld with hint %lld: %s", (long long)v, (long long)hint, err.message);
+    assert_int_equal(rec->version, v);
+    assert_non_null(rec->topology);
+    rkd_store_version_free(rec);
+}
+
+/* The digest an activation from `from` to `to` records: the plan between their fingerprints. */
+static void expect_digest(rkd_store *s, const rkd_store_event *e, int64_t from, int64_t to)
+{
+    rkd_store_version *a = NULL, *b = NULL;
+    char digest[RK_PLAN_DIGEST_LEN];
+    assert_int_equal(rkd_store_get(s, "h", from, &a, NULL), RK_OK);
+    assert_int_equal(rkd_store_get(s, "h", to, &b, NULL), RK_OK);
+    rkd_store_digest(from, a->fingerprint, to, b->fingerprint, digest);
+    assert_int_equal(e->version, to);
+    assert_int_equal(e->from_version, from);
+    assert_string_equal(e->digest, digest);
+    rkd_store_version_free(a);
+    rkd_store_version_free(b);
+}
+
+/* The hint of the active number is only that: right or wrong, an activation does what it does
+ * without one, and its event names the plan from the version really active. */
+static void test_activate_hint(void **state)
+{
+    (void)state;
+    char path[256];
+    rkd_store_event_list ev = {0};
+    db_path(path, sizeof path, "hint");
+    rkd_store *s = open_ok(path);
+    for (size_t n = 1; n <= 4; n++)
+        publish(s, "h", n, RKD_STORE_ANY, n == 1, RK_OK); /* 1 active, 2..4 staged */
+    activate_hinted(s, "h", 2, 3);                        /* wrong */
+    activate_hinted(s, "h", 3, 2);                        /* right */
+    assert_int_equal(active(s, "h"), 3);
+    assert_int_equal(rkd_store_list_events(s, "h", 2, 0, &ev, NULL), RK_OK);
+    assert_int_equal(ev.count, 2);
+    expect_digest(s, &ev.items[0], 2, 3);
+    expect_digest(s, &ev.items[1], 1, 2);
+    rkd_store_event_list_free(&ev);
+    rkd_store_close(s);
+}
+
 static void test_publish_activate(void **state)
 {
     (void)state;
@@ -387,7 +437,7 @@ static void test_window(void **state)
     char path[256];
     rkd_store_version *v = NULL;
     rkd_store_policy policy = RKD_STORE_POLICY_DEFAULTS;
-    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL};
+    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL, 0};
     db_path(path, sizeof path, "window");
     rkd_store *s = open_ok(path);
     policy.migration_window = 1;
@@ -1015,7 +1065,7 @@ int main(void)
         cmocka_unit_test(test_activate_states),  cmocka_unit_test(test_if_match),
         cmocka_unit_test(test_publish_activate), cmocka_unit_test(test_unknown),
         cmocka_unit_test(test_list_clusters),    cmocka_unit_test(test_concurrent_publish),
-        cmocka_unit_test(test_window),
+        cmocka_unit_test(test_window),           cmocka_unit_test(test_activate_hint),
     };
     /* SQLite's own: its file, schema, migrations and backups. */
     const struct CMUnitTest sqlite_only[] = {
