@@ -36,9 +36,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                           enum MHD_ConnectionNotificationCode what)
 {
     rkd_http *h = cls;
-    (void)socket_context;
+    (void)c, (void)socket_context;
     atomic_fetch_add(&h->connections, what == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
-    (void)c;
     if (what != MHD_CONNECTION_NOTIFY_STARTED)
         atomic_fetch_add(&h->closed, 1);
 }
@@ -242,7 +241,10 @@ void rkd_http_stop(rkd_http *h, unsigned grace_ms)
 {
     if (!h)
         return;
-    MHD_quiesce_daemon(h->d); /* no new connections; requests in flight go on */
+    /* No new connections; requests in flight go on. A quiesced daemon leaves the listening socket
+     * to us; one that could not be quiesced closes it itself. */
+    if (MHD_quiesce_daemon(h->d) == MHD_INVALID_SOCKET)
+        h->listen_fd = -1;
     pthread_mutex_lock(&h->mu);
     h->stopping = 1;
     pthread_cond_signal(&h->cv);
@@ -252,7 +254,8 @@ void rkd_http_stop(rkd_http *h, unsigned grace_ms)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     rkh_pool_free(h); /* before MHD stops: the pool answers and resumes what it was given */
     MHD_stop_daemon(h->d);
-    close(h->listen_fd); /* quiesced: libmicrohttpd leaves it to us */
+    if (h->listen_fd >= 0)
+        close(h->listen_fd);
     rkd_app_set_activation_hook(h->cfg.app, NULL, NULL);
     rkh_polls_deinit(h);
     rkd_budget_free(h->bodies);
