@@ -173,8 +173,9 @@ void rkd_h_approve(rkd_call *c)
                            "digest is required: the plan's digest, as GET .../plan shows it");
         goto done;
     }
-    int rc = rkd_store_approve(c->app->store, c->cluster, c->version, digest, c->req->author,
-                               comment, dry_run, &err);
+    rkd_store_approval_req a = {c->version, digest,  c->req->author,
+                                comment,    dry_run, rkd_cached_active(c->app, c->cluster)};
+    int rc = rkd_store_approve(c->app->store, c->cluster, &a, &err);
     if (rc != RK_OK) {
         rkd_fail(c, rc, &err);
         goto done;

@@ -72,6 +72,14 @@ rkd_entry *rkd_active_entry(rkd_app *app, const char *cluster, int *rc, rk_error
     return e ? e : load_active(app, cluster, rc, err);
 }
 
+int64_t rkd_cached_active(rkd_app *app, const char *cluster)
+{
+    rkd_entry *e = rkd_cache_get(app->docs, cluster, 0);
+    int64_t v = e ? ((const rkd_active_doc *)e->value)->version : 0;
+    rkd_cache_release(app->docs, e);
+    return v;
+}
+
 /* Keyed by the version (the active document has key 0). A version's document changes only with its
  * state, at an activation of its cluster, which forgets them all (rkd_on_store_change). */
 rkd_entry *rkd_version_entry(rkd_app *app, const char *cluster, int64_t version, int *rc,

@@ -342,6 +342,10 @@ typedef struct rkd_active_doc {
  * from the store; NULL with *rc and err set. */
 rkd_entry *rkd_active_entry(rkd_app *app, const char *cluster, int *rc, rk_error *err);
 
+/* The active version as the cache has it, or 0 when it is not cached: never read from the store,
+ * so only a hint (rkd_store_approval_req.active_hint). */
+int64_t rkd_cached_active(rkd_app *app, const char *cluster);
+
 /* The document of `version` of `cluster`, held, likewise (same cache, keyed by the version). */
 rkd_entry *rkd_version_entry(rkd_app *app, const char *cluster, int64_t version, int *rc,
                              rk_error *err);

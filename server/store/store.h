@@ -259,15 +259,24 @@ int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *ou
 int rkd_store_put_policy(rkd_store *s, const char *cluster, const rkd_store_policy *p,
                          const char *author, const char *detail, rk_error *err) RK_MUST_CHECK;
 
-/* Records that `approver` approves moving from the active version to `v` by the plan named
- * `digest` (rk_plan_digest; with nothing active, from version 0 and fingerprint ""), with an
- * "approve" event. RKD_STORE_EPLANCHANGED when the digest is not that plan's now (the message
- * says whether it is the plan from a version that was active before, or no plan to v at all);
- * RKD_STORE_ESELFAPPROVAL when the policy has distinct_approver and `approver` is v's author;
- * RKD_STORE_ECONFLICT when v is not newer than the active version. Approving twice is one
- * approval. With `dry_run`, every check runs and nothing is written (RK_OK when all pass). */
-int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *digest,
-                      const char *approver, const char *comment, int dry_run,
+/* How an approval is asked for; every pointer borrowed. */
+typedef struct rkd_store_approval_req {
+    int64_t version;      /* the version approved */
+    const char *digest;   /* the plan approved (rk_plan_digest) */
+    const char *approver; /* who approves; NULL for none */
+    const char *comment;  /* the event's detail, or NULL */
+    int dry_run;          /* non-zero: every check runs and nothing is written */
+    int64_t active_hint;  /* as rkd_store_activation's: a guess, never trusted (0: none) */
+} rkd_store_approval_req;
+
+/* Records that a->approver approves moving from the active version to a->version by the plan
+ * named a->digest (rk_plan_digest; with nothing active, from version 0 and fingerprint ""), with
+ * an "approve" event. RKD_STORE_EPLANCHANGED when the digest is not that plan's now (the message
+ * says whether it is the plan from a version that was active before, or no plan to it at all);
+ * RKD_STORE_ESELFAPPROVAL when the policy has distinct_approver and the approver is the version's
+ * author; RKD_STORE_ECONFLICT when the version is not newer than the active one. Approving twice
+ * is one approval. With dry_run, every check runs and nothing is written (RK_OK when all pass). */
+int rkd_store_approve(rkd_store *s, const char *cluster, const rkd_store_approval_req *a,
                       rk_error *err) RK_MUST_CHECK;
 
 /* Closes the migration window of `cluster` and records a "finish" event by `author` (version: the

@@ -116,11 +116,10 @@ typedef struct rkd_store_ops {
     /* Sets the policy (already checked) and records its event, in one atomic step. */
     int (*put_policy)(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
                       const char *detail, const char *now, rk_error *err);
-    /* Records an approval and its event in one atomic step, after checking there that `digest`
-     * is the plan from the active version to v (rkd_store_check_approval). With `dry_run`, stops
-     * after the checks with RKD_STORE_EDRYRUN, writing nothing. */
-    int (*approve)(void *b, const char *cluster, int64_t v, const char *digest,
-                   const char *approver, const char *comment, int dry_run, const char *now,
+    /* Records an approval and its event in one atomic step, after checking there that a->digest
+     * is the plan from the active version to a->version (rkd_store_check_approval). With
+     * a->dry_run, stops after the checks with RKD_STORE_EDRYRUN, writing nothing. */
+    int (*approve)(void *b, const char *cluster, const rkd_store_approval_req *a, const char *now,
                    rk_error *err);
     /* Closes the cluster's migration window (RKD_STORE_ENOWINDOW, from rkd_store_no_window, when
      * none is open), records its "finish" event and reads the active version back, in one atomic

@@ -463,9 +463,10 @@ static void explain_digest(rkd_store *s, const char *cluster, int64_t v, const c
                      cluster, (long long)v, want, digest, (long long)v);
 }
 
-int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *digest,
-                      const char *approver, const char *comment, int dry_run, rk_error *err)
+int rkd_store_approve(rkd_store *s, const char *cluster, const rkd_store_approval_req *a,
+                      rk_error *err)
 {
+    const char *digest = a->digest;
     rk_error scratch;
     char now[RKD_STORE_TIME_LEN];
     err = err ? err : &scratch;
@@ -475,9 +476,9 @@ int rkd_store_approve(rkd_store *s, const char *cluster, int64_t v, const char *
                         strspn(digest, "0123456789abcdef") != RK_PLAN_DIGEST_LEN - 1))
         rc = rk_error_set(err, RK_EINVAL, "digest",
                           "digest is the plan's 16 lowercase hex digits, as GET .../plan shows");
-    rc = rc ? rc : s->ops->approve(s->b, cluster, v, digest, approver, comment, dry_run, now, err);
+    rc = rc ? rc : s->ops->approve(s->b, cluster, a, now, err);
     if (rc == RKD_STORE_EPLANCHANGED)
-        explain_digest(s, cluster, v, digest, err);
+        explain_digest(s, cluster, a->version, digest, err);
     return rc == RKD_STORE_EDRYRUN ? RK_OK : rc;
 }
 

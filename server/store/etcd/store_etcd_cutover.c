@@ -166,32 +166,60 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     return RK_OK;
 }
 
-typedef struct activate_arg {
-    int64_t v;
-    const rkd_store_activation *a;
-    json_t *meta;                 /* v's metadata as the last build wrote it */
-    char *text;                   /* v's topology as the last build read it (NULL: chunked) */
-    int64_t previous;             /* the migration window the last build opened (0: none) */
-    const rke_cutover_keys *with; /* what the step reads with the head, or NULL */
-} activate_arg;
+/* The cutover's reads of a step on version v, read with its head when the caller guessed the
+ * active number (one request fewer), else after it. */
+typedef struct cutover_with {
+    rke_cutover_keys keys;
+    rke_kvs got[RKE_CUTOVER_READS];
+    int used; /* non-zero: the step reads the keys with its head */
+} cutover_with;
 
-/* The activation's reads: those the step read with the head, when it did (the active version's
- * metadata read again if the guess of the active number was wrong), else all of them now. */
-static int activation_reads(rke_store *s, rke_step *st, const activate_arg *p, const rke_head *cur,
-                            rke_cutover_reads *r, rk_error *err)
+/* Makes step `st` read w's keys for v with its head when `hint` (an active number) is known. */
+static int with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, cutover_with *w,
+                     rk_error *err)
 {
-    if (!p->with)
-        return rke_read_cutover(s, st->cluster, p->v, cur->active, r, err);
+    memset(w, 0, sizeof *w);
+    if (hint <= 0)
+        return RK_OK;
+    int rc = rke_cutover_keys_init(s, st->cluster, v, hint, &w->keys, err);
+    if (rc == RK_OK)
+        w->used = 1, st->with = w->keys.req, st->with_n = RKE_CUTOVER_READS, st->with_got = w->got;
+    return rc;
+}
+
+static void with_head_done(cutover_with *w)
+{
+    for (int i = 0; i < RKE_CUTOVER_READS; i++)
+        rke_kvs_free(&w->got[i]);
+    rke_cutover_keys_deinit(&w->keys);
+}
+
+/* Inside the step's build: r for v over cur->active, from what the step read with its head (the
+ * active version's metadata read again when the guess was wrong), else read now. */
+static int step_cutover_reads(rke_store *s, rke_step *st, int64_t v, cutover_with *w,
+                              const rke_head *cur, rke_cutover_reads *r, rk_error *err)
+{
+    if (!w->used)
+        return rke_read_cutover(s, st->cluster, v, cur->active, r, err);
     int rc = RK_OK;
-    rke_kvs *active = &st->with_got[RKE_CUTOVER_ACTIVE];
-    if (p->with->active != cur->active) {
+    rke_kvs *active = &w->got[RKE_CUTOVER_ACTIVE];
+    if (w->keys.active != cur->active) {
         char key[RKE_KEY_MAX];
         rke_key_num(s, key, st->cluster, "v/", cur->active);
         rke_kvs_free(active);
         rc = rke_range(s->etcd, key, NULL, active, err);
     }
-    return rc ? rc : rke_cutover_from(st->with_got, st->cluster, p->v, cur->active, r, err);
+    return rc ? rc : rke_cutover_from(w->got, st->cluster, v, cur->active, r, err);
 }
+
+typedef struct activate_arg {
+    int64_t v;
+    const rkd_store_activation *a;
+    json_t *meta;     /* v's metadata as the last build wrote it */
+    char *text;       /* v's topology as the last build read it (NULL: chunked) */
+    int64_t previous; /* the migration window the last build opened (0: none) */
+    cutover_with with;
+} activate_arg;
 
 static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
                           rke_txn *t, rk_error *err)
@@ -203,7 +231,7 @@ static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_h
     rke_cutover_reads r = {0};
     int rc = rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active,
                                         p->a->if_match_active, err);
-    rc = rc ? rc : activation_reads(s, st, p, cur, &r, err);
+    rc = rc ? rc : step_cutover_reads(s, st, p->v, &p->with, cur, &r, err);
     if (rc != RK_OK) {
         rke_cutover_reads_deinit(&r);
         return rc;
@@ -226,19 +254,11 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
                  const char *now, rkd_store_version **out, char **doc, rk_error *err)
 {
     rke_store *s = b;
-    rke_cutover_keys with = {.end = NULL};
-    rke_kvs got[RKE_CUTOVER_READS] = {{0}};
-    activate_arg p = {v, a, NULL, NULL, 0, NULL};
+    activate_arg p = {v, a, NULL, NULL, 0, {.used = 0}};
     rke_step st = {.cluster = cluster, .build = build_activate, .arg = &p, .now = now};
-    /* With a guess of the active number, the reads go with the step's head: one request fewer. */
-    int rc = a->active_hint > 0 ? rke_cutover_keys_init(s, cluster, v, a->active_hint, &with, err)
-                                : RK_OK;
-    if (rc == RK_OK && a->active_hint > 0)
-        p.with = &with, st.with = with.req, st.with_n = RKE_CUTOVER_READS, st.with_got = got;
+    int rc = with_head(s, &st, v, a->active_hint, &p.with, err);
     rc = rc ? rc : rke_run_step(s, &st, err);
-    for (int i = 0; i < RKE_CUTOVER_READS; i++)
-        rke_kvs_free(&got[i]);
-    rke_cutover_keys_deinit(&with);
+    with_head_done(&p.with);
     rke_head h = {.latest = v, .active = v, .previous = p.previous};
     if (rc == RK_OK && !p.meta) /* applied late, found in the events: read it back */
         rc = rke_read_meta(s, cluster, v, &p.meta, err);
@@ -311,19 +331,16 @@ int rke_put_policy(void *b, const char *cluster, const rkd_store_policy *p, cons
 /* ---- Approvals ---- */
 
 typedef struct approve_arg {
-    int64_t v;
-    const char *digest;
-    const char *approver;
-    const char *comment;
-    int dry_run;
+    const rkd_store_approval_req *a;
+    cutover_with with;
 } approve_arg;
 
 /* Puts the approval unless the approver already gave it (approving twice is one approval). */
-static void put_approval(rke_store *s, rke_step *st, const approve_arg *p,
+static void put_approval(rke_store *s, rke_step *st, const rkd_store_approval_req *p,
                          const rke_cutover_reads *r, rke_txn *t)
 {
     char key[RKE_KEY_MAX];
-    rke_approval_key(s, key, st->cluster, p->v, p->digest, p->approver);
+    rke_approval_key(s, key, st->cluster, p->version, p->digest, p->approver);
     for (size_t i = 0; i < r->approvals.count; i++)
         if (strcmp(r->approvals.items[i].key, key) == 0)
             return;
@@ -335,37 +352,43 @@ static void put_approval(rke_store *s, rke_step *st, const approve_arg *p,
 static int build_approve(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
                          rke_txn *t, rk_error *err)
 {
-    const approve_arg *p = st->arg;
+    approve_arg *arg = st->arg;
+    const rkd_store_approval_req *p = arg->a;
     char want[RK_PLAN_DIGEST_LEN];
     rke_cutover_reads r = {0};
-    int rc =
-        rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active, RKD_STORE_ANY, err);
-    rc = rc ? rc : rke_read_cutover(s, st->cluster, p->v, cur->active, &r, err);
+    int rc = rkd_store_check_activation(st->cluster, p->version, cur->latest, cur->active,
+                                        RKD_STORE_ANY, err);
+    rc = rc ? rc : step_cutover_reads(s, st, p->version, &arg->with, cur, &r, err);
     if (rc != RK_OK) {
         rke_cutover_reads_deinit(&r);
         return rc;
     }
     const char *author = json_string_value(json_object_get(r.meta, "author"));
-    rke_plan_target to = {p->v, rke_str(r.meta, "fingerprint"), author};
+    rke_plan_target to = {p->version, rke_str(r.meta, "fingerprint"), author};
     plan_digest(cur, &r, &to, want);
-    rc = rkd_store_check_approval(st->cluster, p->v, p->digest, want, &r.policy, author,
+    rc = rkd_store_check_approval(st->cluster, p->version, p->digest, want, &r.policy, author,
                                   p->approver, err);
     rc = rc ? rc : p->dry_run ? RKD_STORE_EDRYRUN : RK_OK;
     if (rc == RK_OK)
         put_approval(s, st, p, &r, t);
     rke_cutover_reads_deinit(&r);
-    rke_event e = {"approve", p->approver, p->v, cur->active, p->digest, -1, p->comment};
+    rke_event e = {"approve", p->approver, p->version, cur->active, p->digest, -1, p->comment};
     if (rc == RK_OK)
         rke_step_event(s, st, next, t, &e);
     return rc;
 }
 
-int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
-                const char *comment, int dry_run, const char *now, rk_error *err)
+/* Read with the head, as an activation's (the same keys): two requests when the hint is right. */
+int rke_approve(void *b, const char *cluster, const rkd_store_approval_req *a, const char *now,
+                rk_error *err)
 {
-    approve_arg arg = {v, digest, approver, comment, dry_run};
+    rke_store *s = b;
+    approve_arg arg = {a, {.used = 0}};
     rke_step st = {.cluster = cluster, .build = build_approve, .arg = &arg, .now = now};
-    return rke_run_step(b, &st, err);
+    int rc = with_head(s, &st, a->version, a->active_hint, &arg.with, err);
+    rc = rc ? rc : rke_run_step(s, &st, err);
+    with_head_done(&arg.with);
+    return rc;
 }
 
 /* ---- The migration window ---- */

@@ -229,8 +229,8 @@ void rke_put_policy_json(rke_store *s, rke_txn *t, const char *cluster, const rk
 int rke_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err);
 int rke_put_policy(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
                    const char *detail, const char *now, rk_error *err);
-int rke_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
-                const char *comment, int dry_run, const char *now, rk_error *err);
+int rke_approve(void *b, const char *cluster, const rkd_store_approval_req *a, const char *now,
+                rk_error *err);
 int rke_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
                          const char *now, rkd_store_version **out, char **doc, rk_error *err);
 int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,

@@ -231,8 +231,8 @@ int rks_insert_approval(rks_store *s, const rks_params *p, const char *digest, c
     return step_done(s, st, bd, "storing the approval", err);
 }
 
-static int approve_locked(rks_store *s, rks_params *p, const char *digest, const char *approver,
-                          const char *comment, int dry_run, rk_error *err)
+static int approve_locked(rks_store *s, rks_params *p, const rkd_store_approval_req *a,
+                          rk_error *err)
 {
     int64_t latest = 0, active = 0;
     rks_plan_state plan = {0};
@@ -242,31 +242,31 @@ static int approve_locked(rks_store *s, rks_params *p, const char *digest, const
     rc = rc ? rc : rkd_store_check_activation(p->cluster, p->v, latest, active, RKD_STORE_ANY, err);
     rc = rc ? rc : rks_plan_locked(s, p->cid, active, p->v, &plan, err);
     rc = rc ? rc
-            : rkd_store_check_approval(p->cluster, p->v, digest, plan.digest, &plan.policy,
-                                       plan.author, approver, err);
-    rc = rc        ? rc
-         : dry_run ? RKD_STORE_EDRYRUN
-                   : rks_insert_approval(s, p, digest, approver, comment, err);
+            : rkd_store_check_approval(p->cluster, p->v, a->digest, plan.digest, &plan.policy,
+                                       plan.author, a->approver, err);
+    rc = rc           ? rc
+         : a->dry_run ? RKD_STORE_EDRYRUN
+                      : rks_insert_approval(s, p, a->digest, a->approver, a->comment, err);
     rks_event e = {.kind = "approve",
-                   .author = approver,
+                   .author = a->approver,
                    .version = p->v,
                    .from_version = active,
-                   .digest = digest,
+                   .digest = a->digest,
                    .moved_fraction = -1,
-                   .detail = comment};
+                   .detail = a->comment};
     rc = rc ? rc : rks_add_event(s, p->cid, &e, p->now, err);
     free(plan.author);
     return rc;
 }
 
-int rks_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
-                const char *comment, int dry_run, const char *now, rk_error *err)
+int rks_approve(void *b, const char *cluster, const rkd_store_approval_req *a, const char *now,
+                rk_error *err)
 {
     rks_store *s = b;
-    rks_params p = {.cluster = cluster, .v = v, .now = now};
+    rks_params p = {.cluster = cluster, .v = a->version, .now = now};
     pthread_mutex_lock(&s->lock);
     int rc = rks_begin(s, err);
-    rc = rc ? rc : approve_locked(s, &p, digest, approver, comment, dry_run, err);
+    rc = rc ? rc : approve_locked(s, &p, a, err);
     rc = rks_finish(s, rc, err);
     pthread_mutex_unlock(&s->lock);
     return rc;

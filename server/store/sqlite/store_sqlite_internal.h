@@ -117,8 +117,8 @@ int rks_insert_approval(rks_store *s, const rks_params *p, const char *digest, c
 int rks_get_policy(void *b, const char *cluster, rkd_store_policy *out, rk_error *err);
 int rks_put_policy(void *b, const char *cluster, const rkd_store_policy *p, const char *author,
                    const char *detail, const char *now, rk_error *err);
-int rks_approve(void *b, const char *cluster, int64_t v, const char *digest, const char *approver,
-                const char *comment, int dry_run, const char *now, rk_error *err);
+int rks_approve(void *b, const char *cluster, const rkd_store_approval_req *a, const char *now,
+                rk_error *err);
 int rks_list_events(void *b, const char *cluster, size_t limit, int64_t before,
                     rkd_store_event_list *out, rk_error *err);
 

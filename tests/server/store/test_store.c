@@ -309,8 +309,26 @@ static void expect_digest(rkd_store *s, const rkd_store_event *e, int64_t from, 
     rkd_store_version_free(b);
 }
 
-/* The hint of the active number is only that: right or wrong, an activation does what it does
- * without one, and its event names the plan from the version really active. */
+/* Approves the plan from `from` to `to` by `who` with `hint`, expecting `want`. */
+static void approve_hinted(rkd_store *s, int64_t from, int64_t to, const char *who, int64_t hint,
+                           int want)
+{
+    rkd_store_version *a = NULL, *b = NULL;
+    char digest[RK_PLAN_DIGEST_LEN];
+    rk_error err = {0};
+    assert_int_equal(rkd_store_get(s, "h", from, &a, NULL), RK_OK);
+    assert_int_equal(rkd_store_get(s, "h", to, &b, NULL), RK_OK);
+    rkd_store_digest(from, a->fingerprint, to, b->fingerprint, digest);
+    rkd_store_approval_req req = {to, digest, who, NULL, 0, hint};
+    if (rkd_store_approve(s, "h", &req, &err) != want)
+        fail_msg("approve %lld by %s with hint %lld: %s", (long long)to, who, (long long)hint,
+                 err.message);
+    rkd_store_version_free(a);
+    rkd_store_version_free(b);
+}
+
+/* The hint of the active number is only that: right or wrong, an activation or an approval does
+ * what it does without one, and its event names the plan from the version really active. */
 static void test_activate_hint(void **state)
 {
     (void)state;
@@ -323,10 +341,19 @@ static void test_activate_hint(void **state)
     activate_hinted(s, "h", 2, 3);                        /* wrong */
     activate_hinted(s, "h", 3, 2);                        /* right */
     assert_int_equal(active(s, "h"), 3);
-    assert_int_equal(rkd_store_list_events(s, "h", 2, 0, &ev, NULL), RK_OK);
-    assert_int_equal(ev.count, 2);
-    expect_digest(s, &ev.items[0], 2, 3);
-    expect_digest(s, &ev.items[1], 1, 2);
+    approve_hinted(s, 2, 4, "a1", 2, RKD_STORE_EPLANCHANGED); /* the wrong hint's plan */
+    approve_hinted(s, 3, 4, "a1", 2, RK_OK);                  /* wrong hint */
+    approve_hinted(s, 3, 4, "a2", 3, RK_OK);                  /* right */
+    rkd_store_approval_list ap = {0};
+    assert_int_equal(rkd_store_list_approvals(s, "h", &ap, NULL), RK_OK);
+    assert_int_equal(ap.count, 2);
+    rkd_store_approval_list_free(&ap);
+    assert_int_equal(rkd_store_list_events(s, "h", 4, 0, &ev, NULL), RK_OK);
+    assert_int_equal(ev.count, 4);
+    expect_digest(s, &ev.items[0], 3, 4);
+    expect_digest(s, &ev.items[1], 3, 4);
+    expect_digest(s, &ev.items[2], 2, 3);
+    expect_digest(s, &ev.items[3], 1, 2);
     rkd_store_event_list_free(&ev);
     rkd_store_close(s);
 }
