@@ -21,7 +21,7 @@ static void answer_version(rkd_call *c, int status, const rkd_store_version *v)
  * answering 400. Read before any expensive work, so that a bad parameter costs little. */
 static int publish_opts(rkd_call *c, rkd_store_publish_opts *opt)
 {
-    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0, 0, -1};
+    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0, 0, -1, 0};
     if (rkd_query_bool(c, "activate", &opt->activate) != 0)
         return -1;
     return rkd_if_match(c, &opt->if_match_latest);
@@ -37,6 +37,7 @@ static void publish(rkd_call *c, rk_topology *t, rkd_store_publish_opts *opt)
     if (opt->activate && rkd_gate_budget(c, &g) != 0)
         return;
     opt->moved_fraction = g.moved_fraction;
+    opt->active_hint = g.active; /* as an activation's: a guess, never trusted */
     int rc = rkd_store_publish(c->app->store, c->cluster, t, opt, &v, &err);
     if (rc != RK_OK) {
         rkd_fail(c, rc, &err);

@@ -198,6 +198,7 @@ typedef struct rkd_store_publish_opts {
     int activate;            /* non-zero: stage and activate in one transaction */
     int64_t revert_of;       /* > 0: a revert to this version (its event says so) */
     double moved_fraction;   /* with activate: the fraction the activation moves, < 0 unknown */
+    int64_t active_hint;     /* with activate: as rkd_store_activation's (0: none) */
 } rkd_store_publish_opts;
 
 /* Stores `t` (borrowed; the caller keeps its reference) as the next version of `cluster`, creating

@@ -60,7 +60,16 @@ typedef struct rkd_store_draft {
     int activate;            /* non-zero: activate it in the same atomic step */
     int64_t revert_of;       /* > 0: its event is a "revert" to this version, else "publish" */
     double moved_fraction;   /* with activate: for the activation's event; < 0 unknown */
+    int64_t active_hint;     /* with activate: as rkd_store_activation's (0: none) */
 } rkd_store_draft;
+
+/* What a publish committed: the version's number and, when it activated it, the migration window
+ * that activation opened (previous 0: none), as rkd_store_version has them. */
+typedef struct rkd_store_published {
+    int64_t version;
+    int64_t previous;
+    char previous_fingerprint[RKD_STORE_FP_LEN];
+} rkd_store_published;
 
 /* An event a backend records with the change it describes (the fields of rkd_store_event); every
  * pointer borrowed, NULL (0, or < 0 for the fraction) for none. */
@@ -94,8 +103,8 @@ typedef struct rkd_store_ops {
     int (*read_only)(void *b);
     /* Optional (NULL: never stale): store.h's rkd_store_stale, `out` already "". */
     int (*stale)(void *b, char out[RKD_STORE_STALE_LEN]);
-    /* Stores `d` as the cluster's next version and sets *version to its number. */
-    int (*publish)(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
+    /* Stores `d` as the cluster's next version and fills *out (zeroed by the caller). */
+    int (*publish)(void *b, const rkd_store_draft *d, rkd_store_published *out, rk_error *err);
     /* Activates version v as of `now` (checked with rkd_store_check_activation, then
      * rkd_store_check_approvals), records its event and reads it back within the same atomic
      * step. */

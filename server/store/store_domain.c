@@ -271,19 +271,24 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
     d.activate = opt->activate;
     d.revert_of = opt->revert_of;
     d.moved_fraction = opt->moved_fraction;
-    int rc = s->ops->publish(s->b, &d, &rec->version, err);
+    d.active_hint = opt->active_hint;
+    rkd_store_published pub = {0};
+    int rc = s->ops->publish(s->b, &d, &pub, err);
+    rec->version = pub.version;
     if (rc != RK_OK || !opt->activate)
         return rc;
     rec->state = RKD_STATE_ACTIVE;
     memcpy(rec->activated_at, rec->created_at, sizeof rec->activated_at);
-    notify(s, rec->cluster, rec->version, RKD_CHANGE_ACTIVATION, NULL); /* no window in rec */
+    rec->previous = pub.previous;
+    memcpy(rec->previous_fingerprint, pub.previous_fingerprint, sizeof rec->previous_fingerprint);
+    notify(s, rec->cluster, rec->version, RKD_CHANGE_ACTIVATION, rec); /* as activate does */
     return RK_OK;
 }
 
 int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
                       const rkd_store_publish_opts *opt, rkd_store_version **out, rk_error *err)
 {
-    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0, 0, -1};
+    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0, 0, -1, 0};
     rk_error scratch;
     rkd_store_version *rec = NULL;
     char *doc = NULL;

@@ -2,8 +2,9 @@
 # test_window.sh — the cutover's (docs/API.md) migration window over HTTP: with the policy's migration_window,
 # an activation opens one (the ring document names the previous version, the ETag is "v<N>+.<id>"),
 # another activation is refused until POST .../migration/finish closes it (with its event), a long
-# poll holding the open window's ETag is woken by the close, the window survives a restart, and
-# without the policy nothing changes.
+# poll holding the open window's ETag is woken by the close, the window survives a restart (the
+# ring cached at an activation, or a publish with activate=true, is byte for byte what a restarted
+# server reads), and without the policy nothing changes.
 # usage: test_window.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 OPS=ops-token-0123456789ab
@@ -100,13 +101,22 @@ check "activate v4 after the finish" 200 "$(as POST "$C/versions/4/activate")"
 check "ring: the next window" 200 "$(req GET "$C/ring")"
 has "ring: previous is v3" "$TMP/body" '"previous":{"version":3,'
 check "ETag of the next window" "\"v4+.$ID\"" "$(etag)"
-# The ring cached at the activation (from the version the store committed) is the ring a server
-# that has to read it from the store serves.
-cp "$TMP/body" "$TMP/ring.cached"
-rk_stop
-check "stopped cleanly" 0 "$STOP_CODE"
-rk_start --token-file "$TMP/tokens"
-check "ring read afresh" 200 "$(req GET "$C/ring")"
-check "the same ring cached and read afresh" "" "$(cmp "$TMP/ring.cached" "$TMP/body")"
+# The ring just read ($TMP/body), cached at the activation from the version the store committed,
+# is the ring a server that has to read it from the store serves.
+same_after_restart() {
+    cp "$TMP/body" "$TMP/ring.cached"
+    rk_stop
+    check "$1: stopped cleanly" 0 "$STOP_CODE"
+    rk_start --token-file "$TMP/tokens"
+    check "$1: ring read afresh" 200 "$(req GET "$C/ring")"
+    check "$1: the same ring cached and read afresh" "" "$(cmp "$TMP/ring.cached" "$TMP/body")"
+}
+same_after_restart "activation"
+# Likewise for a publish that activates: the window it opens is cached from what it committed.
+check "finish v4's window" 200 "$(as POST "$C/migration/finish")"
+check "publish v5 and activate: opens a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t5")"
+check "ring of the publish's window" 200 "$(req GET "$C/ring")"
+has "ring: previous is v4" "$TMP/body" '"previous":{"version":4,'
+same_after_restart "publish with activate=true"
 rk_stop
 finish

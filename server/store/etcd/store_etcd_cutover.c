@@ -166,17 +166,8 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     return RK_OK;
 }
 
-/* The cutover's reads of a step on version v, read with its head when the caller guessed the
- * active number (one request fewer), else after it. */
-typedef struct cutover_with {
-    rke_cutover_keys keys;
-    rke_kvs got[RKE_CUTOVER_READS];
-    int used; /* non-zero: the step reads the keys with its head */
-} cutover_with;
-
-/* Makes step `st` read w's keys for v with its head when `hint` (an active number) is known. */
-static int with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, cutover_with *w,
-                     rk_error *err)
+int rke_cutover_with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, rke_cutover_with *w,
+                          rk_error *err)
 {
     memset(w, 0, sizeof *w);
     if (hint <= 0)
@@ -187,17 +178,15 @@ static int with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, cutove
     return rc;
 }
 
-static void with_head_done(cutover_with *w)
+void rke_cutover_with_done(rke_cutover_with *w)
 {
     for (int i = 0; i < RKE_CUTOVER_READS; i++)
         rke_kvs_free(&w->got[i]);
     rke_cutover_keys_deinit(&w->keys);
 }
 
-/* Inside the step's build: r for v over cur->active, from what the step read with its head (the
- * active version's metadata read again when the guess was wrong), else read now. */
-static int step_cutover_reads(rke_store *s, rke_step *st, int64_t v, cutover_with *w,
-                              const rke_head *cur, rke_cutover_reads *r, rk_error *err)
+int rke_step_cutover_reads(rke_store *s, rke_step *st, int64_t v, rke_cutover_with *w,
+                           const rke_head *cur, rke_cutover_reads *r, rk_error *err)
 {
     if (!w->used)
         return rke_read_cutover(s, st->cluster, v, cur->active, r, err);
@@ -218,7 +207,7 @@ typedef struct activate_arg {
     json_t *meta;     /* v's metadata as the last build wrote it */
     char *text;       /* v's topology as the last build read it (NULL: chunked) */
     int64_t previous; /* the migration window the last build opened (0: none) */
-    cutover_with with;
+    rke_cutover_with with;
 } activate_arg;
 
 static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
@@ -231,7 +220,7 @@ static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_h
     rke_cutover_reads r = {0};
     int rc = rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active,
                                         p->a->if_match_active, err);
-    rc = rc ? rc : step_cutover_reads(s, st, p->v, &p->with, cur, &r, err);
+    rc = rc ? rc : rke_step_cutover_reads(s, st, p->v, &p->with, cur, &r, err);
     if (rc != RK_OK) {
         rke_cutover_reads_deinit(&r);
         return rc;
@@ -256,9 +245,9 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
     rke_store *s = b;
     activate_arg p = {v, a, NULL, NULL, 0, {.used = 0}};
     rke_step st = {.cluster = cluster, .build = build_activate, .arg = &p, .now = now};
-    int rc = with_head(s, &st, v, a->active_hint, &p.with, err);
+    int rc = rke_cutover_with_head(s, &st, v, a->active_hint, &p.with, err);
     rc = rc ? rc : rke_run_step(s, &st, err);
-    with_head_done(&p.with);
+    rke_cutover_with_done(&p.with);
     rke_head h = {.latest = v, .active = v, .previous = p.previous};
     if (rc == RK_OK && !p.meta) /* applied late, found in the events: read it back */
         rc = rke_read_meta(s, cluster, v, &p.meta, err);
@@ -332,7 +321,7 @@ int rke_put_policy(void *b, const char *cluster, const rkd_store_policy *p, cons
 
 typedef struct approve_arg {
     const rkd_store_approval_req *a;
-    cutover_with with;
+    rke_cutover_with with;
 } approve_arg;
 
 /* Puts the approval unless the approver already gave it (approving twice is one approval). */
@@ -358,7 +347,7 @@ static int build_approve(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     rke_cutover_reads r = {0};
     int rc = rkd_store_check_activation(st->cluster, p->version, cur->latest, cur->active,
                                         RKD_STORE_ANY, err);
-    rc = rc ? rc : step_cutover_reads(s, st, p->version, &arg->with, cur, &r, err);
+    rc = rc ? rc : rke_step_cutover_reads(s, st, p->version, &arg->with, cur, &r, err);
     if (rc != RK_OK) {
         rke_cutover_reads_deinit(&r);
         return rc;
@@ -385,9 +374,9 @@ int rke_approve(void *b, const char *cluster, const rkd_store_approval_req *a, c
     rke_store *s = b;
     approve_arg arg = {a, {.used = 0}};
     rke_step st = {.cluster = cluster, .build = build_approve, .arg = &arg, .now = now};
-    int rc = with_head(s, &st, a->version, a->active_hint, &arg.with, err);
+    int rc = rke_cutover_with_head(s, &st, a->version, a->active_hint, &arg.with, err);
     rc = rc ? rc : rke_run_step(s, &st, err);
-    with_head_done(&arg.with);
+    rke_cutover_with_done(&arg.with);
     return rc;
 }
 

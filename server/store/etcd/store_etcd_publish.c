@@ -39,7 +39,9 @@ int rke_put_chunks(rke_store *s, const char *doc, json_t **chunks, rk_error *err
 
 typedef struct publish_arg {
     const rkd_store_draft *d;
-    json_t *chunks; /* the topology's chunks, or NULL: stored whole */
+    json_t *chunks;           /* the topology's chunks, or NULL: stored whole */
+    rke_cutover_with with;    /* an activation's reads */
+    rkd_store_published *out; /* its window as the last build opened it */
 } publish_arg;
 
 json_t *rke_draft_meta(const rkd_store_draft *d, json_t *chunks)
@@ -60,7 +62,7 @@ json_t *rke_draft_meta(const rkd_store_draft *d, json_t *chunks)
 static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
                          rke_txn *t, rk_error *err)
 {
-    const publish_arg *p = st->arg;
+    publish_arg *p = st->arg;
     const rkd_store_draft *d = p->d;
     char key[RKE_KEY_MAX];
     int64_t v = cur->latest + 1;
@@ -83,26 +85,32 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     rke_cutover_reads r = {0};
     if (!d->activate)
         return RK_OK;
-    rc = rke_read_cutover(s, d->cluster, 0, cur->active, &r, err);
+    rc = rke_step_cutover_reads(s, st, 0, &p->with, cur, &r, err);
     rc = rc ? rc : rke_activate_in_step(s, st, cur, next, t, &target, &a, &r, err);
+    p->out->previous = rc ? 0 : next->previous;
+    snprintf(p->out->previous_fingerprint, sizeof p->out->previous_fingerprint, "%s",
+             p->out->previous ? rke_str(r.active_meta, "fingerprint") : "");
     rke_cutover_reads_deinit(&r);
     return rc;
 }
 
-int rke_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err)
+/* With activate and a hint, the activation's reads go with the step's head, as rke_activate's. */
+int rke_publish(void *b, const rkd_store_draft *d, rkd_store_published *out, rk_error *err)
 {
     rke_store *s = b;
-    publish_arg p = {d, NULL};
+    publish_arg p = {.d = d, .out = out};
     rke_step st = {.cluster = d->cluster,
                    .create = 1,
                    .build = build_publish,
                    .arg = &p,
                    .now = d->created_at};
-    int rc = strlen(d->topology) > RKE_INLINE_MAX ? rke_put_chunks(s, d->topology, &p.chunks, err)
-                                                  : RK_OK;
+    int rc = rke_cutover_with_head(s, &st, 0, d->activate ? d->active_hint : 0, &p.with, err);
+    if (rc == RK_OK && strlen(d->topology) > RKE_INLINE_MAX)
+        rc = rke_put_chunks(s, d->topology, &p.chunks, err);
     rc = rc ? rc : rke_run_step(s, &st, err);
     if (rc == RK_OK)
-        *version = st.version;
+        out->version = st.version;
+    rke_cutover_with_done(&p.with);
     json_decref(p.chunks);
     return rc;
 }

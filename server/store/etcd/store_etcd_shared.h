@@ -144,7 +144,7 @@ json_t *rke_draft_meta(const rkd_store_draft *d, json_t *chunks);
  * *chunks (new array, also on failure). */
 int rke_put_chunks(rke_store *s, const char *doc, json_t **chunks, rk_error *err);
 /* rkd_store_ops.publish (store_etcd_publish.c). */
-int rke_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
+int rke_publish(void *b, const rkd_store_draft *d, rkd_store_published *out, rk_error *err);
 /* JSON `j` at `key` in `t` (compact). */
 void rke_put_json(rke_txn *t, const char *key, json_t *j);
 /* Reads the keys of numbers lo..hi under `what` into *kvs, one each and in order (else an error).
@@ -214,6 +214,22 @@ void rke_cutover_keys_deinit(rke_cutover_keys *k);
 int rke_cutover_from(rke_kvs got[RKE_CUTOVER_READS], const char *cluster, int64_t v, int64_t active,
                      rke_cutover_reads *r, rk_error *err);
 void rke_cutover_reads_deinit(rke_cutover_reads *r);
+
+/* A step's cutover reads for version v, read with its head when the caller guessed the active
+ * number (one request fewer), else after it: rke_cutover_with_head sets up step `st` (w is then
+ * the step's until rke_cutover_with_done, also after a failure); inside the build,
+ * rke_step_cutover_reads gives r over cur->active from what the step read (the active version's
+ * metadata read again when the guess was wrong), or reads it all now. */
+typedef struct rke_cutover_with {
+    rke_cutover_keys keys;
+    rke_kvs got[RKE_CUTOVER_READS];
+    int used; /* non-zero: the step reads the keys with its head */
+} rke_cutover_with;
+int rke_cutover_with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, rke_cutover_with *w,
+                          rk_error *err);
+void rke_cutover_with_done(rke_cutover_with *w);
+int rke_step_cutover_reads(rke_store *s, rke_step *st, int64_t v, rke_cutover_with *w,
+                           const rke_head *cur, rke_cutover_reads *r, rk_error *err);
 
 /* Inside a step's build: the refusal while a migration window is open, the approval gate of
  * activating `to` over cur->active (rkd_store_check_approvals), then the new active number, the

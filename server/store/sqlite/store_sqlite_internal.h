@@ -67,7 +67,7 @@ int rks_get(void *b, const char *cluster, rkd_store_pick pick, int64_t v, rkd_st
 int rks_list(void *b, const char *cluster, size_t limit, int64_t before,
              rkd_store_version_list *out, rk_error *err);
 int rks_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
-int rks_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err);
+int rks_publish(void *b, const rkd_store_draft *d, rkd_store_published *out, rk_error *err);
 int rks_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
                  const char *now, rkd_store_version **out, char **doc, rk_error *err);
 
@@ -132,6 +132,9 @@ int rks_check_window_locked(rks_store *s, const rks_params *p, rk_error *err);
  * opened it. */
 int rks_open_window_locked(rks_store *s, const rks_params *p, int64_t previous, int always,
                            const char *author, rk_error *err);
+/* The version an open window of p->cid keeps and its fingerprint (0 and "": none open). */
+int rks_window_kept_locked(rks_store *s, const rks_params *p, int64_t *previous,
+                           char fingerprint[RKD_STORE_FP_LEN], rk_error *err);
 /* rkd_store_ops.finish_migration; takes the lock itself. */
 int rks_finish_migration(void *b, const char *cluster, const char *author, const char *comment,
                          const char *now, rkd_store_version **out, char **doc, rk_error *err);

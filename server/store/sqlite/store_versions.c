@@ -86,7 +86,8 @@ done:
 
 /* Numbers the version after the latest one inside the caller's BEGIN IMMEDIATE transaction:
  * holding the write lock from this read to the insert is what keeps numbers gap-free. */
-static int publish_locked(rks_store *s, const rkd_store_draft *d, int64_t *version, rk_error *err)
+static int publish_locked(rks_store *s, const rkd_store_draft *d, rkd_store_published *out,
+                          rk_error *err)
 {
     rks_params p = {.cluster = d->cluster, .now = d->created_at};
     int64_t latest = 0;
@@ -109,18 +110,20 @@ static int publish_locked(rks_store *s, const rkd_store_draft *d, int64_t *versi
         rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL, 0};
         p.v = latest + 1;
         rc = activate_checked(s, &p, &a, err);
+        rc =
+            rc ? rc : rks_window_kept_locked(s, &p, &out->previous, out->previous_fingerprint, err);
     }
     if (rc == RK_OK)
-        *version = latest + 1;
+        out->version = latest + 1;
     return rc;
 }
 
-int rks_publish(void *b, const rkd_store_draft *d, int64_t *version, rk_error *err)
+int rks_publish(void *b, const rkd_store_draft *d, rkd_store_published *out, rk_error *err)
 {
     rks_store *s = b;
     pthread_mutex_lock(&s->lock);
     int rc = rks_begin(s, err);
-    rc = rc ? rc : publish_locked(s, d, version, err);
+    rc = rc ? rc : publish_locked(s, d, out, err);
     rc = rks_finish(s, rc, err);
     pthread_mutex_unlock(&s->lock);
     return rc;

@@ -1,6 +1,7 @@
 /* store_window.c — the cutover's (docs/API.md) migration window in the SQLite store (migration
  * 0006): opening one inside an activation's transaction, refusing activations while one is open,
  * and closing it with its "finish" event in one transaction. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <sqlite3.h>
@@ -16,6 +17,9 @@ static const char sql_open[] =
     ":cid, :v, :previous, :now, :author WHERE :previous > 0 AND (:always OR EXISTS (SELECT 1 FROM "
     "policies WHERE cluster_id = :cid AND migration_window = 1))";
 static const char sql_close[] = "DELETE FROM migration_windows WHERE cluster_id = :cid";
+static const char sql_kept[] =
+    "SELECT w.previous, v.fingerprint FROM migration_windows w JOIN versions v ON v.cluster_id = "
+    "w.cluster_id AND v.version = w.previous WHERE w.cluster_id = :cid";
 
 /* The open window of cluster p->cid: *open is its version (0: none), *previous the one kept. */
 static int window_locked(rks_store *s, const rks_params *p, int64_t *open, int64_t *previous,
@@ -28,6 +32,25 @@ static int window_locked(rks_store *s, const rks_params *p, int64_t *open, int64
     if (step == SQLITE_ROW) {
         *open = sqlite3_column_int64(st, 0);
         *previous = sqlite3_column_int64(st, 1);
+    } else if (step != SQLITE_DONE) {
+        rc = rks_db_err(s, err, step, "reading the migration window");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int rks_window_kept_locked(rks_store *s, const rks_params *p, int64_t *previous,
+                           char fingerprint[RKD_STORE_FP_LEN], rk_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    *previous = 0;
+    fingerprint[0] = '\0';
+    int rc = rks_statement(s, sql_kept, p, &st, err);
+    int step = rc == RK_OK ? sqlite3_step(st) : SQLITE_DONE;
+    if (step == SQLITE_ROW) {
+        const unsigned char *fp = sqlite3_column_text(st, 1);
+        *previous = sqlite3_column_int64(st, 0);
+        snprintf(fingerprint, RKD_STORE_FP_LEN, "%s", fp ? (const char *)fp : "");
     } else if (step != SQLITE_DONE) {
         rc = rks_db_err(s, err, step, "reading the migration window");
     }
