@@ -9,7 +9,8 @@
 #include "store_sqlite_internal.h"
 
 static const char sql_window[] =
-    "SELECT version, previous FROM migration_windows WHERE cluster_id = :cid";
+    "SELECT w.version, w.previous, v.fingerprint FROM migration_windows w LEFT JOIN versions v ON "
+    "v.cluster_id = w.cluster_id AND v.version = w.previous WHERE w.cluster_id = :cid";
 /* Opens a window where the cluster's policy asks for one, or for a rollout's step (:always); a
  * first activation has nothing to keep (:previous 0). */
 static const char sql_open[] =
@@ -17,24 +18,26 @@ static const char sql_open[] =
     ":cid, :v, :previous, :now, :author WHERE :previous > 0 AND (:always OR EXISTS (SELECT 1 FROM "
     "policies WHERE cluster_id = :cid AND migration_window = 1))";
 static const char sql_close[] = "DELETE FROM migration_windows WHERE cluster_id = :cid";
-static const char sql_kept[] =
-    "SELECT w.previous, v.fingerprint FROM migration_windows w JOIN versions v ON v.cluster_id = "
-    "w.cluster_id AND v.version = w.previous WHERE w.cluster_id = :cid";
 
-/* The open window of cluster p->cid: *open is its version (0: none), *previous the one kept. */
+/* The open window of cluster p->cid: *open is its version (0: none), *previous the one kept and
+ * `fingerprint` (if not NULL) that one's. */
 static int window_locked(rks_store *s, const rks_params *p, int64_t *open, int64_t *previous,
-                         rk_error *err)
+                         char *fingerprint, rk_error *err)
 {
     sqlite3_stmt *st = NULL;
     *open = *previous = 0;
     int rc = rks_statement(s, sql_window, p, &st, err);
     int step = rc == RK_OK ? sqlite3_step(st) : SQLITE_DONE;
+    const unsigned char *fp = NULL;
     if (step == SQLITE_ROW) {
         *open = sqlite3_column_int64(st, 0);
         *previous = sqlite3_column_int64(st, 1);
+        fp = sqlite3_column_text(st, 2);
     } else if (step != SQLITE_DONE) {
         rc = rks_db_err(s, err, step, "reading the migration window");
     }
+    if (fingerprint)
+        snprintf(fingerprint, RKD_STORE_FP_LEN, "%s", fp ? (const char *)fp : "");
     sqlite3_finalize(st);
     return rc;
 }
@@ -42,26 +45,14 @@ static int window_locked(rks_store *s, const rks_params *p, int64_t *open, int64
 int rks_window_kept_locked(rks_store *s, const rks_params *p, int64_t *previous,
                            char fingerprint[RKD_STORE_FP_LEN], rk_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    *previous = 0;
-    fingerprint[0] = '\0';
-    int rc = rks_statement(s, sql_kept, p, &st, err);
-    int step = rc == RK_OK ? sqlite3_step(st) : SQLITE_DONE;
-    if (step == SQLITE_ROW) {
-        const unsigned char *fp = sqlite3_column_text(st, 1);
-        *previous = sqlite3_column_int64(st, 0);
-        snprintf(fingerprint, RKD_STORE_FP_LEN, "%s", fp ? (const char *)fp : "");
-    } else if (step != SQLITE_DONE) {
-        rc = rks_db_err(s, err, step, "reading the migration window");
-    }
-    sqlite3_finalize(st);
-    return rc;
+    int64_t open = 0;
+    return window_locked(s, p, &open, previous, fingerprint, err);
 }
 
 int rks_check_window_locked(rks_store *s, const rks_params *p, rk_error *err)
 {
     int64_t open = 0, previous = 0;
-    int rc = window_locked(s, p, &open, &previous, err);
+    int rc = window_locked(s, p, &open, &previous, NULL, err);
     return rc ? rc : rkd_store_check_window(p->cluster, open, previous, err);
 }
 
@@ -88,7 +79,7 @@ static int finish_locked(rks_store *s, rks_params *p, const char *author, const 
     int rc = rks_int_query(s, rks_sql_cluster_id, p, &p->cid, err);
     if (rc == RK_OK && p->cid == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, p->cluster, 0);
-    rc = rc ? rc : window_locked(s, p, &p->v, &previous, err);
+    rc = rc ? rc : window_locked(s, p, &p->v, &previous, NULL, err);
     if (rc == RK_OK && p->v == 0)
         rc = rkd_store_no_window(p->cluster, err);
     rc = rc ? rc : rks_exec_params(s, sql_close, p, "closing the migration window", err);
