@@ -105,6 +105,12 @@ int rki_ring_place(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
 /* malloc, but a large block is aligned to and advised for huge pages (fewer page faults on
  * fresh memory); free() releases it. */
 void *rki_big_alloc(size_t bytes);
+/* Threads a build of `points` points runs on: 2 from 2^18 points (rk_ring_set_build_threads). */
+unsigned rki_build_threads(size_t points);
+/* fn(arg) on the calling thread and beside(beside_arg) on a second one, when `threaded` and the
+ * thread starts, else after it; returns when both have. */
+void rki_run_pair(void *(*fn)(void *), void *arg, void *(*beside)(void *), void *beside_arg,
+                  int threaded);
 
 /* rk_ring_balance, and the nodes with the largest and the smallest share / ideal; of nodes tied
  * there, the first in id byte order (so a plan names the same node whatever the document order). */

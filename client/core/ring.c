@@ -22,7 +22,8 @@
 
 /* Building a ring: the scheme's points placed and sorted (ring_sort.c, steps 1 to 4b), then
  *   5. the lookup index, counted over the sorted positions;
- *   6. each node's share of the hash space, and the fingerprint. */
+ *   6. each node's share of the hash space, and the fingerprint: on a large ring, the fingerprint
+ *      (one pass that cannot be split) on a second thread while the first does the rest. */
 
 /* 2^b buckets over the top b bits of the positions, PER_BUCKET to 2 * PER_BUCKET points each. */
 static void size_index(rk_ring *r)
@@ -50,16 +51,14 @@ static void index_buckets(rk_ring *r)
         r->pos[i] = UINT64_MAX; /* sentinels above every hash: a lookup never passes them */
 }
 
-/* Steps 1 to 5, with the arrays for `n` points; `points` and `order` as the scheme gave them. */
+/* Steps 1 to 4b, with the arrays for `n` points and its index; `points` and `order` as the
+ * scheme gave them. */
 static int sort_points(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
                        const uint32_t *order)
 {
     size_index(r);
     r->bucket = rki_big_alloc((r->nbuckets + 1) * sizeof *r->bucket);
-    int rc = r->bucket ? rki_ring_place(r, scheme, points, order, WINDOW) : RK_ENOMEM;
-    if (rc == RK_OK)
-        index_buckets(r);
-    return rc;
+    return r->bucket ? rki_ring_place(r, scheme, points, order, WINDOW) : RK_ENOMEM;
 }
 
 /* Step 0, then the rest: the ring of `scheme`'s points. */
@@ -161,6 +160,34 @@ static int compute_fingerprint(rk_ring *r)
     return RK_OK;
 }
 
+typedef struct {
+    rk_ring *r;
+    int rc;
+} step;
+
+static void *index_and_shares(void *arg)
+{
+    step *s = arg;
+    index_buckets(s->r);
+    s->rc = compute_shares(s->r);
+    return NULL;
+}
+
+static void *fingerprint(void *arg)
+{
+    step *s = arg;
+    s->rc = compute_fingerprint(s->r);
+    return NULL;
+}
+
+/* Steps 5 and 6: they read the sorted points and write parts of the ring of their own. */
+static int finish(rk_ring *r)
+{
+    step rest = {r, RK_OK}, fp = {r, RK_OK};
+    rki_run_pair(index_and_shares, &rest, fingerprint, &fp, rki_build_threads(r->n) == 2);
+    return rest.rc ? rest.rc : fp.rc;
+}
+
 rk_ring *rk_ring_build(rk_topology *t, rk_error *err)
 {
     rk_ring *r = calloc(1, sizeof *r);
@@ -175,8 +202,7 @@ rk_ring *rk_ring_build(rk_topology *t, rk_error *err)
     r->hash_tag = rk_topology_hash_tag(t);
     r->bits = scheme->bits(t);
     int rc = place_points(r, scheme);
-    rc = rc ? rc : compute_shares(r);
-    rc = rc ? rc : compute_fingerprint(r);
+    rc = rc ? rc : finish(r);
     if (rc) {
         rk_ring_free(r);
         rk_error_set(err, rc, NULL, "out of memory building a ring of %llu points",

@@ -10,9 +10,9 @@
  *   3. each part, which fits in the cache, is sorted by stable radix passes over the next digits,
  *      through the scratch array, until points sharing all the sorted bits are rare (a part of a
  *      few points, as in small rings, by insertion instead);
- *   4. an insertion sort finishes the order: by position, then by the nodes' tie order (points of
- *      one position are in tie order already, as every pass was stable). Should it have more to do
- *      than that (positions made to collide), qsort orders the whole ring instead;
+ *   4. an insertion sort finishes each part's order: by position, then by the nodes' tie order
+ *      (points of one position are in tie order already, as every pass was stable). Should it have
+ *      more to do than that (positions made to collide), qsort orders the part instead;
  *   4b. a scheme with a lookup rule of its own (HAProxy's nearest point) turns each point into
  *      the end of the keys it owns, which keeps the order.
  * Each pass keeps its 256 counters and write streams in the L1 cache (at 11 bits a pass costs three
@@ -81,12 +81,13 @@ static unsigned digits_to_sort(const rk_ring *r)
     return d;
 }
 
-/* Steps 1 to 3 run in two halves, each on a thread of its own on a large ring: a half hashes
+/* Steps 1 to 4 run in two halves, each on a thread of its own on a large ring: a half hashes
  * and moves the points of a run of nodes, then sorts a run of the parts. */
 typedef struct {
     rk_ring *r;
     const rki_scheme *scheme;
     const uint32_t *order, *points;
+    const uint32_t *rank;   /* each node's place in `order` (step 4) */
     uint64_t *hashed;       /* every point's position, in the order hashed */
     size_t first, end;      /* this half's nodes: order[first .. end - 1] */
     size_t at;              /* their first point in `hashed` */
@@ -97,6 +98,7 @@ typedef struct {
     unsigned passes;        /* radix passes of step 3 */
     rk_ring scratch;        /* step 3's, as large as the largest part */
     int own_scratch;        /* scratch was allocated for it, not lent by `hashed` */
+    int rc;                 /* step 4's: RK_ENOMEM when qsort's copy of a part failed */
 } half;
 
 #define THREADED_POINTS ((size_t)1 << 18) /* a thread costs ~50 us: worth it from here */
@@ -108,16 +110,30 @@ void rk_ring_set_build_threads(unsigned threads)
     build_threads = threads;
 }
 
-/* fn on both halves, the second on a thread of its own when there is one to be had. */
-static void run_halves(void *(*fn)(void *), half *h, unsigned halves)
+unsigned rki_build_threads(size_t points)
+{
+    return points >= THREADED_POINTS && build_threads != 1 ? 2 : 1;
+}
+
+void rki_run_pair(void *(*fn)(void *), void *arg, void *(*beside)(void *), void *beside_arg,
+                  int threaded)
 {
     pthread_t t;
-    int threaded = halves == 2 && pthread_create(&t, NULL, fn, &h[1]) == 0;
-    fn(&h[0]);
+    threaded = threaded && pthread_create(&t, NULL, beside, beside_arg) == 0;
+    fn(arg);
     if (threaded)
         pthread_join(t, NULL);
-    else if (halves == 2)
-        fn(&h[1]);
+    else
+        beside(beside_arg);
+}
+
+/* fn on each half, the second on a thread of its own when there is one to be had. */
+static void run_halves(void *(*fn)(void *), half *h, unsigned halves)
+{
+    if (halves == 2)
+        rki_run_pair(fn, &h[0], fn, &h[1], 1);
+    else
+        fn(&h[0]);
 }
 
 /* Step 1: each node's positions into `hashed`, their top digits counted. */
@@ -209,47 +225,6 @@ static void sort_part(rk_ring *part, rk_ring *scratch, unsigned lowest, unsigned
     }
 }
 
-/* Step 3 for a half's parts; h->scratch is set. */
-static void *sort_parts(void *arg)
-{
-    half *h = arg;
-    rk_ring *r = h->r;
-    for (unsigned d = h->part; d < h->parts; d++) {
-        rk_ring part = {.pos = r->pos + h->start[d], .n = h->start[d + 1] - h->start[d]};
-        part.node16 = r->node16 ? r->node16 + h->start[d] : NULL;
-        part.node32 = r->node32 ? r->node32 + h->start[d] : NULL;
-        sort_part(&part, &h->scratch, r->bits - (h->passes + 1) * DIGIT_BITS, h->passes);
-    }
-    return NULL;
-}
-
-/* Scratch space for each half's step 3: its share of `hashed` (n positions, no longer needed by
- * then) when the largest part fits in it, else its own; 0 if that fails. */
-static int give_scratch(half *h, unsigned halves, const uint32_t *start)
-{
-    rk_ring *r = h[0].r;
-    uint32_t largest = 0;
-    for (unsigned d = 0; d < DIGITS; d++)
-        largest = start[d + 1] - start[d] > largest ? start[d + 1] - start[d] : largest;
-    size_t node_size = r->node16 ? sizeof *r->node16 : sizeof *r->node32;
-    size_t room = r->n / halves * sizeof *r->pos;
-    for (unsigned k = 0; k < halves; k++) {
-        rk_ring *s = &h[k].scratch;
-        if ((size_t)largest * (sizeof *r->pos + node_size) > room) {
-            h[k].own_scratch = 1;
-            if (alloc_points(s, largest, 0, rk_topology_node_count(r->topo)))
-                return 0;
-            continue;
-        }
-        s->pos = h[k].hashed + k * (r->n / halves);
-        if (r->node16)
-            s->node16 = (uint16_t *)(s->pos + largest);
-        else
-            s->node32 = (uint32_t *)(s->pos + largest);
-    }
-    return 1;
-}
-
 /* Whether point i goes after a point (p, node): ring order is by position, then tie rank. */
 static inline int goes_after(const rk_ring *r, const uint32_t *rank, size_t i, uint64_t p,
                              uint32_t node)
@@ -257,8 +232,8 @@ static inline int goes_after(const rk_ring *r, const uint32_t *rank, size_t i, u
     return r->pos[i] > p || (r->pos[i] == p && rank[rki_node_at(r, i)] > rank[node]);
 }
 
-/* Step 4: 0 when the points are too far from sorted for an insertion sort (more than n moves);
- * they are then left in some order. */
+/* Step 4 for a part: 0 when its points are too far from sorted for an insertion sort (more
+ * than n moves); they are then left in some order. */
 static int insertion_sort(rk_ring *r, const uint32_t *rank)
 {
     size_t moves = 0;
@@ -291,7 +266,7 @@ static int cmp_point(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* The fallback of step 4, for positions that collide in their top bits by the thousand. */
+/* The fallback of step 4, for a part whose positions collide in their next bits by the thousand. */
 static int sort_all(rk_ring *r, const uint32_t *rank)
 {
     point *all = malloc(r->n * sizeof *all);
@@ -306,18 +281,47 @@ static int sort_all(rk_ring *r, const uint32_t *rank)
     return RK_OK;
 }
 
-/* Step 4; `order` is the scheme's tie order. */
-static int finish_sort(rk_ring *r, const uint32_t *order)
+/* Steps 3 and 4 for a half's parts; h->scratch and h->rank are set. */
+static void *sort_parts(void *arg)
 {
-    size_t nn = rk_topology_node_count(r->topo);
-    uint32_t *rank = malloc(nn * sizeof *rank);
-    if (!rank)
-        return RK_ENOMEM;
-    for (size_t k = 0; k < nn; k++)
-        rank[order[k]] = (uint32_t)k;
-    int rc = insertion_sort(r, rank) ? RK_OK : sort_all(r, rank);
-    free(rank);
-    return rc;
+    half *h = arg;
+    rk_ring *r = h->r;
+    for (unsigned d = h->part; d < h->parts && h->rc == RK_OK; d++) {
+        rk_ring part = {.pos = r->pos + h->start[d], .n = h->start[d + 1] - h->start[d]};
+        part.node16 = r->node16 ? r->node16 + h->start[d] : NULL;
+        part.node32 = r->node32 ? r->node32 + h->start[d] : NULL;
+        sort_part(&part, &h->scratch, r->bits - (h->passes + 1) * DIGIT_BITS, h->passes);
+        if (!insertion_sort(&part, h->rank))
+            h->rc = sort_all(&part, h->rank);
+    }
+    return NULL;
+}
+
+/* Scratch space for each half's step 3: its share of `hashed` (n positions, no longer needed by
+ * then) when the largest part fits in it, else its own; 0 if that fails. */
+static int give_scratch(half *h, unsigned halves, const uint32_t *start)
+{
+    rk_ring *r = h[0].r;
+    uint32_t largest = 0;
+    for (unsigned d = 0; d < DIGITS; d++)
+        largest = start[d + 1] - start[d] > largest ? start[d + 1] - start[d] : largest;
+    size_t node_size = r->node16 ? sizeof *r->node16 : sizeof *r->node32;
+    size_t room = r->n / halves * sizeof *r->pos;
+    for (unsigned k = 0; k < halves; k++) {
+        rk_ring *s = &h[k].scratch;
+        if ((size_t)largest * (sizeof *r->pos + node_size) > room) {
+            h[k].own_scratch = 1;
+            if (alloc_points(s, largest, 0, rk_topology_node_count(r->topo)))
+                return 0;
+            continue;
+        }
+        s->pos = h[k].hashed + k * (r->n / halves);
+        if (r->node16)
+            s->node16 = (uint16_t *)(s->pos + largest);
+        else
+            s->node32 = (uint32_t *)(s->pos + largest);
+    }
+    return 1;
 }
 
 /* Step 4b, for a scheme with a lookup rule of its own: the end of what each point owns in place of
@@ -341,12 +345,17 @@ static void owned_ends(rk_ring *r, const rki_scheme *scheme)
 /* The halves of steps 1 to 3: the nodes split where half the points are hashed, the parts at the
  * middle digit; one half alone for a small ring or when so set. */
 static unsigned split(half *h, rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
-                      const uint32_t *order, uint64_t *hashed)
+                      const uint32_t *order, const uint32_t *rank, uint64_t *hashed)
 {
     size_t nn = rk_topology_node_count(r->topo), k = 0, at = 0;
-    unsigned halves = r->n >= THREADED_POINTS && build_threads != 1 ? 2 : 1;
+    unsigned halves = rki_build_threads(r->n);
     for (unsigned i = 0; i < halves; i++)
-        h[i] = (half){.r = r, .scheme = scheme, .order = order, .points = points, .hashed = hashed};
+        h[i] = (half){.r = r,
+                      .scheme = scheme,
+                      .order = order,
+                      .points = points,
+                      .rank = rank,
+                      .hashed = hashed};
     for (; k < nn && (halves == 1 || 2 * at < r->n); k++)
         at += points[order[k]];
     h[0].end = h[1].first = k, h[1].at = at, h[1].end = nn;
@@ -367,14 +376,25 @@ static void count_parts(half *h, unsigned halves, uint32_t *start)
     }
 }
 
+/* Each node's place in the tie order `order`; NULL when out of memory. */
+static uint32_t *tie_ranks(const uint32_t *order, size_t nodes)
+{
+    uint32_t *rank = malloc(nodes * sizeof *rank);
+    for (size_t k = 0; rank && k < nodes; k++)
+        rank[order[k]] = (uint32_t)k;
+    return rank;
+}
+
 int rki_ring_place(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
                    const uint32_t *order, size_t pad)
 {
     half h[2];
     uint32_t start[DIGITS + 1];
+    size_t nodes = rk_topology_node_count(r->topo);
     uint64_t *hashed = rki_big_alloc(r->n * sizeof *hashed);
-    int rc = hashed ? alloc_points(r, r->n, pad, rk_topology_node_count(r->topo)) : RK_ENOMEM;
-    unsigned halves = split(h, r, scheme, points, order, hashed);
+    uint32_t *rank = tie_ranks(order, nodes);
+    int rc = hashed && rank ? alloc_points(r, r->n, pad, nodes) : RK_ENOMEM;
+    unsigned halves = split(h, r, scheme, points, order, rank, hashed);
     if (rc == RK_OK) {
         run_halves(hash_nodes, h, halves);
         count_parts(h, halves, start);
@@ -383,13 +403,14 @@ int rki_ring_place(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
             h[i].start = start, h[i].passes = digits_to_sort(r) - 1;
         rc = give_scratch(h, halves, start) ? RK_OK : RK_ENOMEM;
     }
-    if (rc == RK_OK && h[0].passes > 0)
+    if (rc == RK_OK) {
         run_halves(sort_parts, h, halves);
+        rc = h[0].rc ? h[0].rc : h[halves - 1].rc;
+    }
     for (unsigned i = 0; i < halves; i++)
         if (h[i].own_scratch)
             free(h[i].scratch.pos), free(h[i].scratch.node16), free(h[i].scratch.node32);
-    free(hashed);
-    rc = rc ? rc : finish_sort(r, order);
+    free(hashed), free(rank);
     if (rc == RK_OK && scheme->owned_ends)
         owned_ends(r, scheme);
     return rc;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "internal.h" /* rki_ring_place, for a scheme of positions made to collide */
 #include "ringkeeper.h"
 #include "random_topology.h"
 
@@ -275,6 +276,8 @@ static void check_threads_agree(rk_topology *t, const char *what)
         if (position_of(one, i) != position_of(two, i) || node_of(one, i) != node_of(two, i))
             fail_msg("%s: point %zu differs between one thread and two", what, i);
     assert_int_equal(rk_ring_fingerprint(one), rk_ring_fingerprint(two));
+    for (size_t k = 0; k < rk_topology_node_count(t); k++)
+        assert_true(rk_ring_share(one, k) == rk_ring_share(two, k));
     rk_ring_free(one);
     rk_ring_free(two);
 }
@@ -309,6 +312,59 @@ static void test_two_threads(void **state)
     if (!t)
         fail_msg("70,000 nodes refused: %s", err.message);
     check_threads_agree(t, "70,000 nodes");
+    rk_topology_free(t);
+}
+
+/* Positions sharing all the bits the radix passes sort (a part's next 16), in no order below
+ * them, and each one twice in a node and once in the other: the insertion sort gives up on every
+ * part and qsort orders it. */
+#define DENSE_POINTS 140000u
+static uint64_t dense_position(uint32_t i)
+{
+    uint32_t v = i % (DENSE_POINTS / 2);
+    return (uint64_t)(v & 255) << 56 | ((uint64_t)v * 0x9E3779B97F4A7C15u & 0xFFFFFFFFFFu);
+}
+
+static void dense_positions(const rk_topology *t, size_t node, uint32_t count, uint64_t *out)
+{
+    (void)t, (void)node;
+    for (uint32_t i = 0; i < count; i++)
+        out[i] = dense_position(count - 1 - i);
+}
+
+static int cmp_position_rank(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static void test_sort_fallback(void **state)
+{
+    (void)state;
+    rt_spec s = {.hash = RK_HASH_XXH3_64, .vnode_factor = 1};
+    rt_add_named(&s, "a", 1);
+    rt_add_named(&s, "b", 1);
+    rk_topology *t = rt_topology(&s);
+    const rki_scheme scheme = {.positions = dense_positions};
+    uint32_t points[2] = {DENSE_POINTS, DENSE_POINTS}, order[2] = {1, 0}; /* b breaks ties first */
+    uint64_t(*want)[2] = malloc(2 * DENSE_POINTS * sizeof *want);
+    assert_non_null(want);
+    for (uint32_t i = 0; i < 2 * DENSE_POINTS; i++)
+        want[i][0] = dense_position(i % DENSE_POINTS), want[i][1] = i < DENSE_POINTS;
+    qsort(want, 2 * DENSE_POINTS, sizeof *want, cmp_position_rank);
+    for (unsigned threads = 0; threads < 2; threads++) { /* two halves (2^18 points), then one */
+        rk_ring_set_build_threads(threads);
+        rk_ring *r = calloc(1, sizeof *r);
+        assert_non_null(r);
+        *r = (rk_ring){.topo = rk_topology_ref(t), .bits = 64, .n = 2 * DENSE_POINTS};
+        assert_int_equal(rki_ring_place(r, &scheme, points, order, 0), RK_OK);
+        for (size_t i = 0; i < r->n; i++)
+            if (r->pos[i] != want[i][0] || rki_node_at(r, i) != 1 - want[i][1])
+                fail_msg("%u thread(s): point %zu out of order", threads ? 1 : 2, i);
+        rk_ring_free(r);
+    }
+    rk_ring_set_build_threads(0);
+    free(want);
     rk_topology_free(t);
 }
 
@@ -381,7 +437,7 @@ int main(void)
         cmocka_unit_test(test_random_rings),        cmocka_unit_test(test_one_point),
         cmocka_unit_test(test_colliding_positions), cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_draining_nodes),      cmocka_unit_test(test_fingerprint),
-        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_two_threads),         cmocka_unit_test(test_sort_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
