@@ -71,6 +71,7 @@ int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t 
     for (int i = 0; i < RKE_CUTOVER_READS; i++)
         k->req[i] = (rke_range_req){k->key[i], i == READ_APPROVALS ? k->end : NULL};
     k->active = active;
+    k->n = v ? RKE_CUTOVER_READS : READ_POLICY + 1;
     return k->end ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
 }
 
@@ -100,7 +101,7 @@ int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t activ
     rke_kvs got[RKE_CUTOVER_READS] = {{0}};
     memset(r, 0, sizeof *r);
     int rc = rke_cutover_keys_init(s, cluster, v, active, &k, err);
-    rc = rc ? rc : rke_ranges(s->etcd, k.req, RKE_CUTOVER_READS, got, err);
+    rc = rc ? rc : rke_ranges(s->etcd, k.req, k.n, got, err);
     rc = rc ? rc : rke_cutover_from(got, cluster, v, active, r, err);
     for (int i = 0; i < RKE_CUTOVER_READS; i++)
         rke_kvs_free(&got[i]);
@@ -174,7 +175,7 @@ int rke_cutover_with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, r
         return RK_OK;
     int rc = rke_cutover_keys_init(s, st->cluster, v, hint, &w->keys, err);
     if (rc == RK_OK)
-        w->used = 1, st->with = w->keys.req, st->with_n = RKE_CUTOVER_READS, st->with_got = w->got;
+        w->used = 1, st->with = w->keys.req, st->with_n = w->keys.n, st->with_got = w->got;
     return rc;
 }
 

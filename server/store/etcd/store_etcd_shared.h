@@ -199,7 +199,8 @@ int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t activ
 /* The same reads in two halves, for a step that reads them with the head (rke_step.with): the
  * ranges, made for an active number guessed before the head is read (the range at index
  * RKE_CUTOVER_ACTIVE is that version's metadata; the others do not depend on the head), and r
- * from what they got (taking the topology and the approvals out of `got`). */
+ * from what they got (taking the topology and the approvals out of `got`). Version 0 (a publish's,
+ * numbered in its step) has no keys yet: only the first k->n ranges are read. */
 #define RKE_CUTOVER_READS  5
 #define RKE_CUTOVER_ACTIVE 0
 typedef struct rke_cutover_keys {
@@ -207,6 +208,7 @@ typedef struct rke_cutover_keys {
     rke_range_req req[RKE_CUTOVER_READS];
     char *end;      /* the approvals' range end */
     int64_t active; /* the active number the keys were made for */
+    size_t n;       /* ranges to read: the active version's and the policy alone for v 0 */
 } rke_cutover_keys;
 int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t active,
                           rke_cutover_keys *k, rk_error *err);
