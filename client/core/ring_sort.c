@@ -342,7 +342,7 @@ static void owned_ends(rk_ring *r, const rki_scheme *scheme)
     set_node(r, 0, node);
 }
 
-/* The halves of steps 1 to 3: the nodes split where half the points are hashed, the parts at the
+/* The halves of steps 1 to 4: the nodes split where half the points are hashed, the parts at the
  * middle digit; one half alone for a small ring or when so set. */
 static unsigned split(half *h, rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
                       const uint32_t *order, const uint32_t *rank, uint64_t *hashed)
