@@ -325,10 +325,10 @@ int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc)
     return 0;
 }
 
-/* 0 when plan `p` (of activating `to` over `active`) is within policy `pol`, else -1 after
- * answering 422 with the figures. */
-static int within_budget(rkd_call *c, const rk_plan *p, const rkd_store_policy *pol, int64_t active,
-                         int64_t to)
+/* RK_OK when plan `p` (of activating `to` over `active`) is within policy `pol`, else
+ * RKD_STORE_EBUDGET with the figures. */
+static int within_budget(const rk_plan *p, const rkd_store_policy *pol, int64_t active, int64_t to,
+                         rk_error *err)
 {
     double bmax, bmin, amax, amin, moved = rk_plan_moved_fraction(p);
     rk_plan_balance(p, &bmax, &bmin, &amax, &amin);
@@ -336,85 +336,106 @@ static int within_budget(rkd_call *c, const rk_plan *p, const rkd_store_policy *
                       "\"...\"}";
     char v[32];
     snprintf(v, sizeof v, to ? "version %lld" : "the new version", (long long)to);
-    if (moved > pol->max_moved_fraction) {
-        rkd_response_error(c->resp, RKD_E_BUDGET_EXCEEDED, NULL,
-                           "activating %s over version %lld moves %.4f%% of the hash space, over "
-                           "the policy's max_moved_fraction of %.4f%%; %s",
-                           v, (long long)active, 100 * moved, 100 * pol->max_moved_fraction, how);
-        return -1;
-    }
-    if (pol->max_balance_after > 0 && amax > pol->max_balance_after) {
-        rkd_response_error(c->resp, RKD_E_BUDGET_EXCEEDED, NULL,
-                           "after activating %s the most loaded node holds %.3fx its ideal share, "
-                           "over the policy's max_balance_after of %.3fx; %s",
-                           v, amax, pol->max_balance_after, how);
-        return -1;
-    }
-    return 0;
+    if (moved > pol->max_moved_fraction)
+        return rk_error_set(err, RKD_STORE_EBUDGET, NULL,
+                            "activating %s over version %lld moves %.4f%% of the hash space, over "
+                            "the policy's max_moved_fraction of %.4f%%; %s",
+                            v, (long long)active, 100 * moved, 100 * pol->max_moved_fraction, how);
+    if (pol->max_balance_after > 0 && amax > pol->max_balance_after)
+        return rk_error_set(err, RKD_STORE_EBUDGET, NULL,
+                            "after activating %s the most loaded node holds %.3fx its ideal share, "
+                            "over the policy's max_balance_after of %.3fx; %s",
+                            v, amax, pol->max_balance_after, how);
+    return RK_OK;
 }
 
-/* The plan from the active version's ring `from` to the gate's: the budget's verdict. */
-static int check_plan(rkd_call *c, const rk_ring *from, const rkd_gate *g,
-                      const rkd_store_policy *pol, double *moved)
+/* The plan from the fetched rings: the budget's verdict, and *moved. */
+static int check_plan(const rkd_gate *g, const rkd_store_policy *pol, int64_t active, double *moved,
+                      rk_error *err)
 {
-    rk_plan_options opt = {.max_arcs = c->app->plan.max_arcs};
-    rk_error err = {0};
-    int rc = RK_OK;
-    rk_ring *built = g->topology ? rk_ring_build(g->topology, &err) : NULL;
-    rkd_entry *e = g->topology ? NULL : rkd_ring_entry(c, g->to_version, &rc, &err);
-    const rk_ring *to = built ? built : e ? e->value : NULL;
-    rk_plan *plan = to ? rk_plan_new(from, to, &opt, &err) : NULL;
-    rk_ring_free(built);
-    rkd_cache_release(c->app->rings, e);
-    if (!plan && err.code == RK_EHASHMISMATCH) {
+    rk_plan_options opt = {.max_arcs = g->c->app->plan.max_arcs};
+    const rk_ring *to = g->built ? g->built : g->to->value;
+    rk_plan *plan = rk_plan_new(g->from->value, to, &opt, err);
+    if (!plan && err->code == RK_EHASHMISMATCH) {
         *moved = 1; /* every key is hashed anew */
         if (g->reason || pol->max_moved_fraction >= 1)
-            return 0;
-        rkd_response_error(c->resp, RKD_E_BUDGET_EXCEEDED, NULL,
-                           "activating version %lld over %lld changes the hash and moves every "
-                           "key, over the policy's max_moved_fraction of %.4f%%; activate with "
-                           "{\"force\": true, \"reason\": \"...\"} if that is meant",
-                           (long long)g->to_version, (long long)g->active,
-                           100 * pol->max_moved_fraction);
-        return -1;
+            return RK_OK;
+        return rk_error_set(err, RKD_STORE_EBUDGET, NULL,
+                            "activating version %lld over %lld changes the hash and moves every "
+                            "key, over the policy's max_moved_fraction of %.4f%%; activate with "
+                            "{\"force\": true, \"reason\": \"...\"} if that is meant",
+                            (long long)g->to_version, (long long)active,
+                            100 * pol->max_moved_fraction);
     }
-    if (!plan) {
-        rkd_fail(c, rc ? rc : err.code, &err);
-        return -1;
-    }
+    if (!plan)
+        return err->code;
     *moved = rk_plan_moved_fraction(plan);
-    rc = g->reason ? 0 : within_budget(c, plan, pol, g->active, g->to_version);
+    int rc = g->reason ? RK_OK : within_budget(plan, pol, active, g->to_version, err);
     rk_plan_free(plan);
     return rc;
 }
 
-int rkd_gate_budget(rkd_call *c, rkd_gate *g)
+/* The store's check (rkd_store_gate), inside the activation's transaction. */
+static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk_error *err)
 {
-    rkd_store_policy pol;
-    rk_error err = {0};
-    int rc = rkd_rollout_check_hand(c->app->store, c->cluster, &pol, &err);
-    g->moved_fraction = -1;
-    g->active = 0;
-    if (rc == RKD_STORE_ENOCLUSTER)
-        return 0; /* a first publish: nothing to move from */
-    rkd_entry *e = rc == RK_OK ? rkd_active_entry(c->app, c->cluster, &rc, &err) : NULL;
-    const rkd_active_doc *doc = e ? e->value : NULL;
-    g->active = doc ? doc->version : 0;
-    int64_t kept = doc ? doc->previous : 0; /* an open migration window's */
-    rkd_cache_release(c->app->docs, e);
-    if (rc == RKD_STORE_ENOACTIVE || (rc == RK_OK && !g->topology && g->to_version <= g->active) ||
-        (rc == RK_OK && pol.max_moved_fraction >= 1 && pol.max_balance_after == 0))
-        return 0; /* a first activation, one the store refuses, or no budget: nothing to check */
-    /* No budget or force helps while a window is open: say so before computing a plan (the store
-     * checks again in the activation's transaction). */
-    if (rc == RK_OK && kept)
-        rc = rkd_store_check_window(c->cluster, g->active, kept, &err);
-    rkd_entry *from = rc == RK_OK ? rkd_ring_entry(c, g->active, &rc, &err) : NULL;
-    if (!from) {
-        rkd_fail(c, rc, &err);
-        return -1;
+    rkd_gate *g = arg;
+    const rkd_store_policy *pol = &v->policy;
+    *moved = -1;
+    int rc = rkd_rollout_check_hand(v->cluster, v->rollout, err);
+    if (rc != RK_OK || !v->active || (g->to_version && g->to_version <= v->active) ||
+        (pol->max_moved_fraction >= 1 && pol->max_balance_after == 0))
+        return rc; /* refused, a first activation, one the store refuses, or no budget */
+    /* No budget or force helps while a window is open: say so before asking for rings. */
+    if (v->previous)
+        rc = rkd_store_check_window(v->cluster, v->active, v->previous, err);
+    if (rc == RK_OK && g->from_version != v->active) {
+        g->want = v->active;
+        return rk_error_set(err, RKD_STORE_EGATE, NULL, "the gate needs the ring of version %lld",
+                            (long long)v->active);
     }
-    rc = check_plan(c, from->value, g, &pol, &g->moved_fraction);
-    rkd_cache_release(c->app->rings, from);
-    return rc;
+    return rc ? rc : check_plan(g, pol, v->active, moved, err);
+}
+
+void rkd_gate_init(rkd_gate *g, rkd_call *c)
+{
+    g->c = c;
+    g->check = (rkd_store_gate){gate_check, g};
+}
+
+/* The rings of the plan from version g->want. */
+static int fetch(rkd_gate *g, rk_error *err)
+{
+    int rc = RK_OK;
+    rkd_cache_release(g->c->app->rings, g->from);
+    g->from = rkd_ring_entry(g->c, g->want, &rc, err);
+    g->from_version = g->from ? g->want : 0;
+    if (!g->from)
+        return rc;
+    if (g->topology && !g->built)
+        g->built = rk_ring_build(g->topology, err);
+    else if (!g->topology && !g->to)
+        g->to = rkd_ring_entry(g->c, g->to_version, &rc, err);
+    return g->built || g->to ? RK_OK : g->topology ? err->code : rc;
+}
+
+int rkd_gate_again(rkd_gate *g, int *rc, rk_error *err)
+{
+    if (*rc != RKD_STORE_EGATE)
+        return 0;
+    if (++g->tries == 3) {
+        *rc = rk_error_set(err, RKD_STORE_ECONFLICT, NULL,
+                           "cluster %s: the active version changed under three tries of this "
+                           "activation; nothing was changed, retry",
+                           g->c->cluster);
+        return 0;
+    }
+    *rc = fetch(g, err);
+    return *rc == RK_OK;
+}
+
+void rkd_gate_done(rkd_gate *g)
+{
+    rkd_cache_release(g->c->app->rings, g->from);
+    rkd_cache_release(g->c->app->rings, g->to);
+    rk_ring_free(g->built);
 }

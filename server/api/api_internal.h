@@ -263,21 +263,37 @@ json_t *rkd_plan_picture_json(const rk_plan *p, const rk_plan_meta *meta, const 
 
 /* ---- api_cutover.c: the gate of an activation (docs/API.md) ---- */
 
+/* An activation's gate (a hand's: no rollout may hold the cluster; the policy's budget). The
+ * store runs `check` inside the activation's transaction, over the policy, the rollout and the
+ * active version that transaction read; the rings its plan needs are fetched here, between
+ * tries, since a read inside the transaction could wait on the store's own lock. */
 typedef struct rkd_gate {
+    rkd_call *c;
     int64_t to_version;    /* the version activated (activate) ... */
     rk_topology *topology; /* ... or the topology published and activated; borrowed */
     const char *reason;    /* a forced activation's reason, or NULL */
-    int64_t active;        /* out: the active version the budget was checked from */
-    double moved_fraction; /* out: what the plan moves; < 0 when no budget was checked */
+    rkd_store_gate check;  /* for the store: set by rkd_gate_init */
+    int tries;             /* of the store's call */
+    int64_t want;          /* the active version whose ring the check asked for */
+    int64_t from_version;  /* the version `from` is the ring of (0: none fetched) */
+    rkd_entry *from;       /* the rings of the plan: from the active version ... */
+    rkd_entry *to;         /* ... to version to_version ... */
+    rk_ring *built;        /* ... or to the topology */
 } rkd_gate;
 
 /* The activation body ({} or {"force": true, "reason": "..."}): *reason is the force's reason or
  * NULL, borrowed from *doc (the caller decrefs it, also on failure). 0, or -1 after answering. */
 int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc);
-/* Checks the policy's budget for g's activation over the active version (approvals are the
- * store's, in the activation's transaction): 0, or -1 after answering 422 budget_exceeded or
- * another error. Computes no plan when the policy has no budget. */
-int rkd_gate_budget(rkd_call *c, rkd_gate *g);
+/* Sets g->c and g->check; the caller sets to_version or topology, and reason. The check answers
+ * RKD_STORE_EROLLOUTRUNNING, RKD_STORE_EWINDOWOPEN or RKD_STORE_EBUDGET (422 budget_exceeded,
+ * with the figures), and computes no plan when the policy has no budget. */
+void rkd_gate_init(rkd_gate *g, rkd_call *c);
+/* After the store's call answered *rc: non-zero when it should be called again, the check having
+ * asked for rings now fetched (RKD_STORE_EGATE; after three tries *rc becomes
+ * RKD_STORE_ECONFLICT, and a failed fetch its error). */
+int rkd_gate_again(rkd_gate *g, int *rc, rk_error *err);
+/* Releases what the gate fetched. */
+void rkd_gate_done(rkd_gate *g);
 
 /* ---- api_common.c ---- */
 

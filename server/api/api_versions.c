@@ -21,7 +21,7 @@ static void answer_version(rkd_call *c, int status, const rkd_store_version *v)
  * answering 400. Read before any expensive work, so that a bad parameter costs little. */
 static int publish_opts(rkd_call *c, rkd_store_publish_opts *opt)
 {
-    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0, 0, -1, 0};
+    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0, 0, -1, 0, NULL};
     if (rkd_query_bool(c, "activate", &opt->activate) != 0)
         return -1;
     return rkd_if_match(c, &opt->if_match_latest);
@@ -34,11 +34,14 @@ static void publish(rkd_call *c, rk_topology *t, rkd_store_publish_opts *opt)
     rkd_store_version *v = NULL;
     rk_error err = {0};
     rkd_gate g = {.topology = t};
-    if (opt->activate && rkd_gate_budget(c, &g) != 0)
-        return;
-    opt->moved_fraction = g.moved_fraction;
-    opt->active_hint = g.active; /* as an activation's: a guess, never trusted */
-    int rc = rkd_store_publish(c->app->store, c->cluster, t, opt, &v, &err);
+    int rc;
+    rkd_gate_init(&g, c);
+    opt->gate = opt->activate ? &g.check : NULL;
+    opt->active_hint = rkd_cached_active(c->app, c->cluster); /* a guess, never trusted */
+    do
+        rc = rkd_store_publish(c->app->store, c->cluster, t, opt, &v, &err);
+    while (rkd_gate_again(&g, &rc, &err));
+    rkd_gate_done(&g);
     if (rc != RK_OK) {
         rkd_fail(c, rc, &err);
         return;
@@ -93,24 +96,24 @@ void rkd_h_get_version(rkd_call *c)
     rkd_answer_doc(c->resp, e);
 }
 
-/* Through the gate: the budget checked here against the plan from the active version, which
- * must then still be active; the approvals in the store's transaction. */
+/* Through the gate, which the store's transaction runs (the rollout, the budget against the
+ * plan from the version active at the commit), and the approvals, the store's own. */
 void rkd_h_activate(rkd_call *c)
 {
     rkd_store_version *v = NULL;
     rk_error err = {0};
     json_t *body = NULL;
     rkd_gate g = {.to_version = c->version};
-    rkd_store_activation a = {RKD_STORE_ANY, c->req->author, -1, NULL, NULL, 0};
-    if (rkd_if_match(c, &a.if_match_active) != 0 || rkd_activation_body(c, &g.reason, &body) != 0 ||
-        rkd_gate_budget(c, &g) != 0)
+    rkd_store_activation a = {RKD_STORE_ANY, c->req->author, -1, NULL, NULL, 0, &g.check};
+    int rc;
+    rkd_gate_init(&g, c);
+    if (rkd_if_match(c, &a.if_match_active) != 0 || rkd_activation_body(c, &g.reason, &body) != 0)
         goto done;
-    if (g.moved_fraction >= 0 && a.if_match_active == RKD_STORE_ANY)
-        a.if_match_active = g.active;
-    a.active_hint = g.active; /* as the cache has it: the store reads with it, never trusts it */
-    a.moved_fraction = g.moved_fraction;
+    a.active_hint = rkd_cached_active(c->app, c->cluster); /* read with, never trusted */
     a.reason = g.reason;
-    int rc = rkd_store_activate(c->app->store, c->cluster, c->version, &a, &v, &err);
+    do
+        rc = rkd_store_activate(c->app->store, c->cluster, c->version, &a, &v, &err);
+    while (rkd_gate_again(&g, &rc, &err));
     if (rc != RK_OK) {
         rkd_fail(c, rc, &err);
         goto done;
@@ -119,6 +122,7 @@ void rkd_h_activate(rkd_call *c)
     answer_version(c, 200, v);
     rkd_store_version_free(v);
 done:
+    rkd_gate_done(&g);
     json_decref(body);
 }
 

@@ -30,15 +30,9 @@ time_t rkd_doc_parse_time(const char *s)
 int rkd_doc_read(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, json_t **doc,
                  int64_t *rev, rk_error *err)
 {
-    return rkd_doc_read_with_policy(s, kind, cluster, doc, rev, NULL, err);
-}
-
-int rkd_doc_read_with_policy(rkd_store *s, rkd_store_doc_kind kind, const char *cluster,
-                             json_t **doc, int64_t *rev, rkd_store_policy *policy, rk_error *err)
-{
     char *text = NULL;
     *doc = NULL;
-    int rc = rkd_store_get_doc(s, kind, cluster, &text, rev, policy, err);
+    int rc = rkd_store_get_doc(s, kind, cluster, &text, rev, err);
     if (rc == RK_OK && text) {
         *doc = json_loads(text, 0, NULL);
         if (!json_is_object(*doc))

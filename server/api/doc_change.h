@@ -30,9 +30,6 @@ typedef struct rkd_doc_change {
  * stored document that is not a JSON object. */
 int rkd_doc_read(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, json_t **doc,
                  int64_t *rev, rk_error *err);
-/* The same, and the cluster's policy into *policy in the same read (rkd_store_get_doc). */
-int rkd_doc_read_with_policy(rkd_store *s, rkd_store_doc_kind kind, const char *cluster,
-                             json_t **doc, int64_t *rev, rkd_store_policy *policy, rk_error *err);
 
 /* Runs c->rule on the cluster's document until its compare and set wins (at most 16 rounds,
  * then RKD_STORE_EUNAVAILABLE): RK_OK with the document after it in *out (new reference), or

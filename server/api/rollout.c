@@ -180,13 +180,13 @@ int rkd_rollout_approve(rkd_store *s, const char *cluster, int64_t id, const cha
 
 /* ---- Running it ---- */
 
-int rkd_rollout_check_hand(rkd_store *s, const char *cluster, rkd_store_policy *policy,
-                           rk_error *err)
+int rkd_rollout_check_hand(const char *cluster, const char *doc, rk_error *err)
 {
-    json_t *r = NULL;
-    int64_t rev;
-    int rc = rkd_doc_read_with_policy(s, RKD_DOC_ROLLOUT, cluster, &r, &rev, policy, err);
-    if (rc == RK_OK && holds_cluster(r))
+    json_t *r = doc ? json_loads(doc, 0, NULL) : NULL;
+    int rc = RK_OK;
+    if (doc && !json_is_object(r))
+        rc = rk_error_set(err, RK_EIO, NULL, "cluster %s: the stored rollout is damaged", cluster);
+    else if (holds_cluster(r))
         rc = rk_error_set(err, RKD_STORE_EROLLOUTRUNNING, NULL,
                           "rollout %lld is %s and drives the activations of cluster %s: abort it "
                           "(POST .../rollouts/%lld/abort) to change the cluster by hand",

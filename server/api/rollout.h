@@ -59,11 +59,11 @@ int rkd_rollout_create(rkd_store *s, const char *cluster, const rkd_rollout_new 
 int rkd_rollout_approve(rkd_store *s, const char *cluster, int64_t id, const char *digest,
                         const char *approver, int distinct_approver, json_t **out, rk_error *err);
 
-/* RKD_STORE_EROLLOUTRUNNING when the cluster's rollout is running or paused: an activation by hand
- * (activate, publish and activate, revert and activate) is refused then. RK_OK otherwise, with
- * the cluster's policy in *policy, read with the rollout (the activation's gate needs both). */
-int rkd_rollout_check_hand(rkd_store *s, const char *cluster, rkd_store_policy *policy,
-                           rk_error *err);
+/* RKD_STORE_EROLLOUTRUNNING when the cluster's rollout, `doc` as stored (JSON text; NULL: none),
+ * is running, paused or reverting: an activation by hand (activate, publish and activate, revert
+ * and activate) is refused then. RK_OK otherwise. The activation's gate checks it inside the
+ * store's transaction (store.h, rkd_store_gate), with the document that transaction read. */
+int rkd_rollout_check_hand(const char *cluster, const char *doc, rk_error *err);
 
 /* Starts approved rollout `id` (event "rollout_start"): running, step 1, phase "publish". The
  * active version must still be its start (`active`), else RKD_STORE_EVERSIONCHANGED. */

@@ -128,7 +128,7 @@ static void do_publish(step_ctx *x, rkd_rollout_move *m)
     char author[48];
     snprintf(author, sizeof author, "rollout %lld", (long long)m->id);
     rk_topology *t = rk_topology_from_json(json_object_get(x->step, "topology"), &err);
-    rkd_store_publish_opts opt = {author, RKD_STORE_ANY, 0, 0, -1, 0};
+    rkd_store_publish_opts opt = {author, RKD_STORE_ANY, 0, 0, -1, 0, NULL};
     if (t && rkd_store_publish(x->d->app->store, x->cluster, t, &opt, &v, &err) == RK_OK)
         m->to = "activate", m->version = v->version;
     else
@@ -157,7 +157,7 @@ static void do_activate(step_ctx *x, rkd_rollout_move *m)
     char detail[96];
     int64_t active = 0, previous = 0;
     snprintf(detail, sizeof detail, "rollout %lld step %lld", (long long)m->id, (long long)m->step);
-    rkd_store_activation a = {RKD_STORE_ANY, "rollout", -1, NULL, detail, 0};
+    rkd_store_activation a = {RKD_STORE_ANY, "rollout", -1, NULL, detail, 0, NULL};
     int rc = rkd_store_activate(x->d->app->store, x->cluster, x->version, &a, &v, &err);
     if (rc == RKD_STORE_ECONFLICT && active_now(x, &active, &previous) == RK_OK &&
         active == x->version)

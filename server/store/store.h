@@ -60,7 +60,9 @@
     X(ENOROLLOUT, -122, "the cluster has no such rollout")                                         \
     X(EROLLOUTSTATE, -123, "the rollout's state does not allow this")                              \
     X(EROLLOUTTOOBIG, -124, "the rollout would be over this server's size")                        \
-    X(EROLLOUTRUNNING, -125, "a rollout drives the cluster's activations")
+    X(EROLLOUTRUNNING, -125, "a rollout drives the cluster's activations")                         \
+    X(EBUDGET, -126, "the activation is over the policy's budget")                                 \
+    X(EGATE, -127, "the activation's gate needs what it has not fetched")
 
 typedef enum rkd_store_status {
 #define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,
@@ -192,6 +194,41 @@ int rkd_store_read_only(rkd_store *s);
  * other handle shares (SQLite). Cheap enough for every read: it asks nothing of the storage. */
 int rkd_store_stale(rkd_store *s, char out[RKD_STORE_STALE_LEN]);
 
+#define RKD_STORE_APPROVALS_MAX 100 /* the most approvals a policy may ask for */
+
+/* A cluster's policy; a cluster that never set one has RKD_STORE_POLICY_DEFAULTS. */
+typedef struct rkd_store_policy {
+    double max_moved_fraction; /* 0..1 */
+    double max_balance_after;  /* >= 1, or 0: no limit */
+    int64_t approvals;         /* 0..RKD_STORE_APPROVALS_MAX */
+    int distinct_approver;     /* non-zero: a version's author does not approve it */
+    int migration_window;      /* non-zero: an activation opens a migration window */
+} rkd_store_policy;
+
+#define RKD_STORE_POLICY_DEFAULTS ((rkd_store_policy){1.0, 0, 0, 0, 0})
+
+/* What an activation's transaction read, for the caller's gate (rkd_store_gate) to decide on at
+ * the commit; pointers borrowed for the call. */
+typedef struct rkd_store_gate_view {
+    const char *cluster;
+    int64_t active;          /* the active version (0: none) */
+    int64_t previous;        /* an open migration window's previous version (0: none open) */
+    rkd_store_policy policy; /* the cluster's policy */
+    const char *rollout;     /* the cluster's rollout document (JSON text), or NULL: none */
+} rkd_store_gate_view;
+
+/* The caller's check of an activation, run inside its transaction with what that read, so that
+ * the policy and the rollout it decides on are the ones the commit is guarded by (etcd: one read
+ * fewer than checking before). It runs once per try of the transaction and must change nothing,
+ * nor call the store (the transaction may hold its lock). RK_OK with *moved the fraction of the
+ * hash space the activation moves (< 0: not computed), or an error with `err` set, which the
+ * store answers with nothing changed: RKD_STORE_EGATE when it needs something it has not fetched
+ * (the caller fetches it outside the store and asks again). */
+typedef struct rkd_store_gate {
+    int (*check)(void *arg, const rkd_store_gate_view *view, double *moved, rk_error *err);
+    void *arg;
+} rkd_store_gate;
+
 typedef struct rkd_store_publish_opts {
     const char *author;      /* recorded as the version's author; NULL for none; borrowed */
     int64_t if_match_latest; /* RKD_STORE_ANY, or the latest version there must be (0: none yet) */
@@ -199,6 +236,7 @@ typedef struct rkd_store_publish_opts {
     int64_t revert_of;       /* > 0: a revert to this version (its event says so) */
     double moved_fraction;   /* with activate: the fraction the activation moves, < 0 unknown */
     int64_t active_hint;     /* with activate: as rkd_store_activation's (0: none) */
+    const rkd_store_gate *gate; /* with activate: as rkd_store_activation's (NULL: none) */
 } rkd_store_publish_opts;
 
 /* Stores `t` (borrowed; the caller keeps its reference) as the next version of `cluster`, creating
@@ -224,6 +262,8 @@ typedef struct rkd_store_activation {
      * reads what the activation needs together with the cluster's state (etcd: one request fewer
      * when it is right); it is never trusted. */
     int64_t active_hint;
+    /* Checked inside the transaction; its *moved replaces moved_fraction (NULL: none). */
+    const rkd_store_gate *gate;
 } rkd_store_activation;
 
 /* Makes version `v` of `cluster` active; the active one before it becomes retired and staged
@@ -239,19 +279,6 @@ int rkd_store_activate(rkd_store *s, const char *cluster, int64_t v, const rkd_s
                        rkd_store_version **out, rk_error *err) RK_MUST_CHECK;
 
 /* ---- Cutover (docs/API.md) ---- */
-
-#define RKD_STORE_APPROVALS_MAX 100 /* the most approvals a policy may ask for */
-
-/* A cluster's policy; a cluster that never set one has RKD_STORE_POLICY_DEFAULTS. */
-typedef struct rkd_store_policy {
-    double max_moved_fraction; /* 0..1 */
-    double max_balance_after;  /* >= 1, or 0: no limit */
-    int64_t approvals;         /* 0..RKD_STORE_APPROVALS_MAX */
-    int distinct_approver;     /* non-zero: a version's author does not approve it */
-    int migration_window;      /* non-zero: an activation opens a migration window */
-} rkd_store_policy;
-
-#define RKD_STORE_POLICY_DEFAULTS ((rkd_store_policy){1.0, 0, 0, 0, 0})
 
 int rkd_store_get_policy(rkd_store *s, const char *cluster, rkd_store_policy *out,
                          rk_error *err) RK_MUST_CHECK;
@@ -309,11 +336,10 @@ typedef enum rkd_store_doc_kind {
 const char *rkd_store_doc_name(rkd_store_doc_kind kind);
 
 /* The cluster's document of `kind` as stored: its JSON text in *doc (the caller frees it; NULL
- * when the cluster never had one) and its revision in *rev (0 then). With `policy` not NULL, the
- * cluster's policy too (as rkd_store_get_policy), in the same read: one round trip on etcd where
- * the two reads were two. RKD_STORE_ENOCLUSTER for an unknown cluster. */
+ * when the cluster never had one) and its revision in *rev (0 then). RKD_STORE_ENOCLUSTER for an
+ * unknown cluster. */
 int rkd_store_get_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, char **doc,
-                      int64_t *rev, rkd_store_policy *policy, rk_error *err) RK_MUST_CHECK;
+                      int64_t *rev, rk_error *err) RK_MUST_CHECK;
 
 /* An event to record with a document's change (kind "migration_start", "rollout_start" ...);
  * pointers borrowed. */

@@ -46,21 +46,22 @@ typedef enum rkd_store_pick {
 
 /* A version to publish, everything but its number; every pointer is borrowed for the call. */
 typedef struct rkd_store_draft {
-    const char *cluster;     /* created on its first publish */
-    const char *topology;    /* the topology as compact JSON, stored as is */
-    const char *scheme;      /* rk_scheme_name() of its scheme */
-    const char *hash;        /* rk_hash_name() of its hash */
-    uint32_t vnode_factor;   /* the topology's vnode_factor; 0 in the ketama scheme */
-    uint64_t points;         /* the ring's point count */
-    const char *fingerprint; /* docs/RING.md, 16 lowercase hex digits */
-    const char *created_at;  /* RFC 3339 UTC; also activated_at when `activate` is set */
-    const char *author;      /* NULL for none */
-    const char *comment;     /* NULL for none */
-    int64_t if_match_latest; /* RKD_STORE_ANY, or the latest version there must be */
-    int activate;            /* non-zero: activate it in the same atomic step */
-    int64_t revert_of;       /* > 0: its event is a "revert" to this version, else "publish" */
-    double moved_fraction;   /* with activate: for the activation's event; < 0 unknown */
-    int64_t active_hint;     /* with activate: as rkd_store_activation's (0: none) */
+    const char *cluster;        /* created on its first publish */
+    const char *topology;       /* the topology as compact JSON, stored as is */
+    const char *scheme;         /* rk_scheme_name() of its scheme */
+    const char *hash;           /* rk_hash_name() of its hash */
+    uint32_t vnode_factor;      /* the topology's vnode_factor; 0 in the ketama scheme */
+    uint64_t points;            /* the ring's point count */
+    const char *fingerprint;    /* docs/RING.md, 16 lowercase hex digits */
+    const char *created_at;     /* RFC 3339 UTC; also activated_at when `activate` is set */
+    const char *author;         /* NULL for none */
+    const char *comment;        /* NULL for none */
+    int64_t if_match_latest;    /* RKD_STORE_ANY, or the latest version there must be */
+    int activate;               /* non-zero: activate it in the same atomic step */
+    int64_t revert_of;          /* > 0: its event is a "revert" to this version, else "publish" */
+    double moved_fraction;      /* with activate: for the activation's event; < 0 unknown */
+    int64_t active_hint;        /* with activate: as rkd_store_activation's (0: none) */
+    const rkd_store_gate *gate; /* with activate: as rkd_store_activation's (NULL: none) */
 } rkd_store_draft;
 
 /* What a publish committed: the version's number and, when it activated it, the migration window
@@ -139,7 +140,7 @@ typedef struct rkd_store_ops {
      * event). A document is one per cluster and kind, with a revision; a put compares the
      * revision and writes the document and its event in one atomic step. */
     int (*get_doc)(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                   rkd_store_policy *policy, rk_error *err);
+                   rk_error *err);
     int (*put_doc)(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc,
                    int64_t rev, const rkd_store_doc_event *e, const char *now, rk_error *err);
     /* Like `list`, for events. */
@@ -173,6 +174,9 @@ int rkd_store_strdup(const char *src, char **dst, rk_error *err);
 /* Reports a missing cluster (RKD_STORE_ENOCLUSTER), version v (RKD_STORE_ENOVERSION) or active
  * version (RKD_STORE_ENOACTIVE) of `cluster`; returns `code`. */
 int rkd_store_missing(rk_error *err, int code, const char *cluster, int64_t v);
+/* Runs `gate` (NULL: none, *moved unchanged) over what an activation's transaction read. */
+int rkd_store_run_gate(const rkd_store_gate *gate, const rkd_store_gate_view *view, double *moved,
+                       rk_error *err);
 /* A publish's precondition against the cluster's latest version (0: none yet). */
 int rkd_store_check_publish(const rkd_store_draft *d, int64_t latest, rk_error *err);
 /* An activation of v, in HTTP's order: existence (v up to `latest`; 404), the precondition on

@@ -272,6 +272,7 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
     d.revert_of = opt->revert_of;
     d.moved_fraction = opt->moved_fraction;
     d.active_hint = opt->active_hint;
+    d.gate = opt->gate;
     rkd_store_published pub = {0};
     int rc = s->ops->publish(s->b, &d, &pub, err);
     rec->version = pub.version;
@@ -288,7 +289,7 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
 int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
                       const rkd_store_publish_opts *opt, rkd_store_version **out, rk_error *err)
 {
-    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0, 0, -1, 0};
+    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0, 0, -1, 0, NULL};
     rk_error scratch;
     rkd_store_version *rec = NULL;
     char *doc = NULL;
@@ -363,16 +364,14 @@ const char *rkd_store_doc_name(rkd_store_doc_kind kind)
 }
 
 int rkd_store_get_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, char **doc,
-                      int64_t *rev, rkd_store_policy *policy, rk_error *err)
+                      int64_t *rev, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;
     *doc = NULL;
     *rev = 0;
-    if (policy)
-        *policy = RKD_STORE_POLICY_DEFAULTS;
     int rc = rkd_store_check_cluster(cluster, err);
-    return rc ? rc : s->ops->get_doc(s->b, kind, cluster, doc, rev, policy, err);
+    return rc ? rc : s->ops->get_doc(s->b, kind, cluster, doc, rev, err);
 }
 
 int rkd_store_put_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, const char *doc,

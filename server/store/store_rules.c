@@ -101,6 +101,12 @@ int rkd_store_check_approvals(const char *cluster, int64_t v, int64_t active, co
                         p->approvals == 1 ? "" : "s", digest, (long long)have, (long long)v);
 }
 
+int rkd_store_run_gate(const rkd_store_gate *gate, const rkd_store_gate_view *view, double *moved,
+                       rk_error *err)
+{
+    return gate ? gate->check(gate->arg, view, moved, err) : RK_OK;
+}
+
 int rkd_store_check_window(const char *cluster, int64_t open, int64_t previous, rk_error *err)
 {
     if (!open)

@@ -868,6 +868,10 @@ approved exactly this plan, by its `digest`; else 409 `approval_required`). An a
 `{"force": true, "reason": "..."}` passes the budget (never the approvals), and the reason is recorded.
 A first activation (nothing active) has no plan: only the approvals count, of the digest from version 0
 with an empty fingerprint (`0:>1:<fingerprint>`).
+The whole gate (and, before it, whether a rollout holds the cluster: 409 `rollout_running`) is
+checked inside the activation's transaction, against the policy, the rollout and the active version
+that transaction reads: a policy tightened, or a rollout started, an instant before the commit is the
+one the activation answers to.
 
 The examples run on the server with tokens, as two operators: `alice` publishes, `bob` approves.
 The whole flow end to end, as the two of them run it with the CLI while 50 library clients watch

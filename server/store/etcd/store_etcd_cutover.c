@@ -46,12 +46,20 @@ void rke_approval_key(rke_store *s, char key[RKE_KEY_MAX], const char *cluster, 
     rke_key(s, key, cluster, what);
 }
 
-enum { READ_ACTIVE = RKE_CUTOVER_ACTIVE, READ_POLICY, READ_V, READ_TOPOLOGY, READ_APPROVALS };
+enum {
+    READ_ACTIVE = RKE_CUTOVER_ACTIVE,
+    READ_POLICY,
+    READ_ROLLOUT,
+    READ_V,
+    READ_TOPOLOGY,
+    READ_APPROVALS
+};
 
 void rke_cutover_reads_deinit(rke_cutover_reads *r)
 {
     json_decref(r->active_meta);
     json_decref(r->meta);
+    free(r->rollout);
     free(r->text);
     rke_kvs_free(&r->approvals);
     memset(r, 0, sizeof *r);
@@ -62,6 +70,7 @@ int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t 
 {
     char what[64];
     rke_key(s, k->key[READ_POLICY], cluster, "policy");
+    rke_doc_key(s, k->key[READ_ROLLOUT], cluster, RKD_DOC_ROLLOUT);
     rke_key_num(s, k->key[READ_ACTIVE], cluster, "v/", active);
     rke_key_num(s, k->key[READ_V], cluster, "v/", v);
     rke_key_num(s, k->key[READ_TOPOLOGY], cluster, "t/", v);
@@ -71,7 +80,7 @@ int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t 
     for (int i = 0; i < RKE_CUTOVER_READS; i++)
         k->req[i] = (rke_range_req){k->key[i], i == READ_APPROVALS ? k->end : NULL};
     k->active = active;
-    k->n = v ? RKE_CUTOVER_READS : READ_POLICY + 1;
+    k->n = v ? RKE_CUTOVER_READS : READ_ROLLOUT + 1;
     return k->end ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
 }
 
@@ -88,6 +97,7 @@ int rke_cutover_from(rke_kvs got[RKE_CUTOVER_READS], const char *cluster, int64_
     int rc = rke_policy_from(&got[READ_POLICY], cluster, &r->policy, err);
     rc = rc ? rc : rke_meta_from(&got[READ_ACTIVE], active, cluster, &r->active_meta, err);
     rc = rc ? rc : rke_meta_from(&got[READ_V], v, cluster, &r->meta, err);
+    r->rollout = rke_kvs_take_value(&got[READ_ROLLOUT]);
     r->text = rke_kvs_take_value(&got[READ_TOPOLOGY]);
     r->approvals = got[READ_APPROVALS];
     got[READ_APPROVALS] = (rke_kvs){0};
@@ -133,6 +143,13 @@ static int64_t count_approvals(rke_store *s, const char *cluster, const rke_cuto
 }
 
 /* ---- Activation ---- */
+
+int rke_gate_in_step(const rke_step *st, const rke_head *cur, const rke_cutover_reads *r,
+                     rkd_store_activation *a, rk_error *err)
+{
+    rkd_store_gate_view view = {st->cluster, cur->active, cur->previous, r->policy, r->rollout};
+    return rkd_store_run_gate(a->gate, &view, &a->moved_fraction, err);
+}
 
 int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_head *next,
                          rke_txn *t, const rke_plan_target *to, const rkd_store_activation *a,
@@ -219,9 +236,13 @@ static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_h
     free(p->text);
     p->meta = NULL, p->text = NULL;
     rke_cutover_reads r = {0};
-    int rc = rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active,
-                                        p->a->if_match_active, err);
-    rc = rc ? rc : rke_step_cutover_reads(s, st, p->v, &p->with, cur, &r, err);
+    rkd_store_activation a = *p->a;
+    int exists = p->v >= 1 && p->v <= cur->latest; /* the gate's checks come first, if it does */
+    int rc = exists ? rke_step_cutover_reads(s, st, p->v, &p->with, cur, &r, err) : RK_OK;
+    rc = rc || !exists ? rc : rke_gate_in_step(st, cur, &r, &a, err);
+    rc = rc ? rc
+            : rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active,
+                                         a.if_match_active, err);
     if (rc != RK_OK) {
         rke_cutover_reads_deinit(&r);
         return rc;
@@ -230,7 +251,7 @@ static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_h
     p->text = r.text, r.text = NULL;
     const char *author = json_string_value(json_object_get(p->meta, "author"));
     rke_plan_target to = {p->v, rke_str(p->meta, "fingerprint"), author};
-    rc = rke_activate_in_step(s, st, cur, next, t, &to, p->a, &r, err);
+    rc = rke_activate_in_step(s, st, cur, next, t, &to, &a, &r, err);
     rke_cutover_reads_deinit(&r);
     p->previous = next->previous;
     t->failed |= json_object_set_new(p->meta, "activated_at", json_string(st->now)) != 0;

@@ -12,36 +12,38 @@ static const char *const suffix[RKD_DOC_KINDS] = {
     [RKD_DOC_ROLLOUT] = "rollout",
 };
 
+void rke_doc_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster,
+                 rkd_store_doc_kind kind)
+{
+    rke_key(s, key, cluster, suffix[kind]);
+}
+
 static int read_doc(rke_store *s, rkd_store_doc_kind kind, const char *cluster, rke_kv *kv,
                     rk_error *err)
 {
     char key[RKE_KEY_MAX];
-    rke_key(s, key, cluster, suffix[kind]);
+    rke_doc_key(s, key, cluster, kind);
     return rke_get(s->etcd, key, kv, err);
 }
 
 int rke_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                rkd_store_policy *policy, rk_error *err)
+                rk_error *err)
 {
     rke_store *s = b;
     rke_head h;
-    char key[2][RKE_KEY_MAX];
-    rke_range_req req[2] = {{key[0], NULL}, {key[1], NULL}};
-    rke_kvs got[2] = {{0}};
+    char key[RKE_KEY_MAX];
+    rke_range_req req = {key, NULL};
+    rke_kvs got = {0};
     int64_t head_rev;
-    rke_key(s, key[0], cluster, suffix[kind]);
-    rke_key(s, key[1], cluster, "policy");
-    int rc = rke_read_head_and(s, cluster, &h, &head_rev, req, policy ? 2 : 1, got, err);
+    rke_doc_key(s, key, cluster, kind);
+    int rc = rke_read_head_and(s, cluster, &h, &head_rev, &req, 1, &got, err);
     if (rc == RK_OK && head_rev == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, cluster, 0);
-    if (rc == RK_OK && got[0].count == 1) {
-        *rev = got[0].items[0].mod_revision;
-        rc = rkd_store_strdup(got[0].items[0].value, doc, err);
+    if (rc == RK_OK && got.count == 1) {
+        *rev = got.items[0].mod_revision;
+        rc = rkd_store_strdup(got.items[0].value, doc, err);
     }
-    if (rc == RK_OK && policy)
-        rc = rke_policy_from(&got[1], cluster, policy, err);
-    rke_kvs_free(&got[0]);
-    rke_kvs_free(&got[1]);
+    rke_kvs_free(&got);
     return rc;
 }
 
@@ -68,7 +70,7 @@ static int build_doc(rke_store *s, rke_step *st, const rke_head *cur, rke_head *
     rke_kv_deinit(&kv);
     if (rc != RK_OK)
         return rc;
-    rke_key(s, key, st->cluster, suffix[a->kind]);
+    rke_doc_key(s, key, st->cluster, a->kind);
     rke_txn_if_mod(t, key, a->rev);
     rke_txn_put_str(t, key, a->doc);
     if (a->e) {

@@ -80,12 +80,13 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     rke_event e = {
         d->revert_of ? "revert" : "publish", d->author, v, d->revert_of, NULL, -1, d->comment};
     rke_step_event(s, st, next, t, &e);
-    rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL, 0};
+    rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL, 0, d->gate};
     rke_plan_target target = {v, d->fingerprint, d->author};
     rke_cutover_reads r = {0};
     if (!d->activate)
         return RK_OK;
     rc = rke_step_cutover_reads(s, st, 0, &p->with, cur, &r, err);
+    rc = rc ? rc : rke_gate_in_step(st, cur, &r, &a, err);
     rc = rc ? rc : rke_activate_in_step(s, st, cur, next, t, &target, &a, &r, err);
     p->out->previous = rc ? 0 : next->previous;
     snprintf(p->out->previous_fingerprint, sizeof p->out->previous_fingerprint, "%s",

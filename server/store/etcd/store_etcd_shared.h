@@ -101,6 +101,9 @@ void rke_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster, con
 /* "<prefix>/c/<cluster>/<what><n as 20 digits>": numbers in key order. */
 void rke_key_num(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster, const char *what,
                  int64_t n);
+/* The key of the cluster's document of `kind` (store_etcd_docs.c). */
+void rke_doc_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster,
+                 rkd_store_doc_kind kind);
 
 /* ---- JSON values (store_etcd.c) ---- */
 
@@ -120,7 +123,7 @@ int rke_list(void *b, const char *cluster, size_t limit, int64_t before,
              rkd_store_version_list *out, rk_error *err);
 int rke_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
 
-#define RKE_READ_MORE_MAX 5 /* keys rke_read_head_and reads with the head */
+#define RKE_READ_MORE_MAX 6 /* keys rke_read_head_and reads with the head */
 
 /* The head of `cluster` (zeros when absent), *rev its mod_revision (0 when absent). */
 int rke_read_head(rke_store *s, const char *cluster, rke_head *h, int64_t *rev, rk_error *err);
@@ -182,6 +185,7 @@ typedef struct rke_plan_target {
  * steps, which move the head, so the step's compare on the head covers these reads too. */
 typedef struct rke_cutover_reads {
     rkd_store_policy policy;
+    char *rollout;       /* the rollout document, or NULL when none (for an activation's gate) */
     json_t *active_meta; /* the active version's metadata, or NULL when none is active */
     json_t *meta;        /* v's, or NULL for v = 0 (a version being published) */
     char *text;          /* v's topology, or NULL (chunked, or v = 0) */
@@ -201,14 +205,14 @@ int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t activ
  * RKE_CUTOVER_ACTIVE is that version's metadata; the others do not depend on the head), and r
  * from what they got (taking the topology and the approvals out of `got`). Version 0 (a publish's,
  * numbered in its step) has no keys yet: only the first k->n ranges are read. */
-#define RKE_CUTOVER_READS  5
+#define RKE_CUTOVER_READS  6
 #define RKE_CUTOVER_ACTIVE 0
 typedef struct rke_cutover_keys {
     char key[RKE_CUTOVER_READS][RKE_KEY_MAX];
     rke_range_req req[RKE_CUTOVER_READS];
     char *end;      /* the approvals' range end */
     int64_t active; /* the active number the keys were made for */
-    size_t n;       /* ranges to read: the active version's and the policy alone for v 0 */
+    size_t n;       /* ranges to read: for v 0 the active version's, the policy and the rollout */
 } rke_cutover_keys;
 int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t active,
                           rke_cutover_keys *k, rk_error *err);
@@ -233,6 +237,10 @@ void rke_cutover_with_done(rke_cutover_with *w);
 int rke_step_cutover_reads(rke_store *s, rke_step *st, int64_t v, rke_cutover_with *w,
                            const rke_head *cur, rke_cutover_reads *r, rk_error *err);
 
+/* Inside a step's build, before the store's own checks: the caller's gate of activation `a` (its
+ * a->gate, NULL: none) over what `r` read, which sets a->moved_fraction. */
+int rke_gate_in_step(const rke_step *st, const rke_head *cur, const rke_cutover_reads *r,
+                     rkd_store_activation *a, rk_error *err);
 /* Inside a step's build: the refusal while a migration window is open, the approval gate of
  * activating `to` over cur->active (rkd_store_check_approvals), then the new active number, the
  * window the policy opens and the activation's event, with what `r` read for it. The version's
@@ -257,7 +265,7 @@ int rke_list_events(void *b, const char *cluster, size_t limit, int64_t before,
 /* ---- store_etcd_docs.c: a cluster's documents (rkd_store_ops get_doc, put_doc) ---- */
 
 int rke_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                rkd_store_policy *policy, rk_error *err);
+                rk_error *err);
 int rke_put_doc(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc, int64_t rev,
                 const rkd_store_doc_event *e, const char *now, rk_error *err);
 

@@ -54,14 +54,13 @@ static int cluster_locked(rks_store *s, rks_params *p, rk_error *err)
 }
 
 int rks_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                rkd_store_policy *policy, rk_error *err)
+                rk_error *err)
 {
     rks_store *s = b;
     rks_params p = {.cluster = cluster};
     pthread_mutex_lock(&s->lock);
     int rc = cluster_locked(s, &p, err);
     rc = rc ? rc : doc_locked(s, kind, &p, doc, rev, err);
-    rc = rc || !policy ? rc : rks_policy_locked(s, p.cid, policy, err);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -109,5 +108,22 @@ int rks_put_doc(void *b, rkd_store_doc_kind kind, const char *cluster, const cha
     rc = rc ? rc : write_locked(s, kind, &p, doc, rev, e, err);
     rc = rks_finish(s, rc, err);
     pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int rks_gate_view_locked(rks_store *s, const rks_params *p, int64_t active,
+                         const rkd_store_gate *gate, double *moved, rk_error *err)
+{
+    rkd_store_gate_view view = {.cluster = p->cluster, .active = active};
+    char fingerprint[RKD_STORE_FP_LEN], *rollout = NULL;
+    int64_t rev = 0;
+    if (!gate)
+        return RK_OK;
+    int rc = rks_window_kept_locked(s, p, &view.previous, fingerprint, err);
+    rc = rc ? rc : rks_policy_locked(s, p->cid, &view.policy, err);
+    rc = rc ? rc : doc_locked(s, RKD_DOC_ROLLOUT, p, &rollout, &rev, err);
+    view.rollout = rollout;
+    rc = rc ? rc : rkd_store_run_gate(gate, &view, moved, err);
+    free(rollout);
     return rc;
 }

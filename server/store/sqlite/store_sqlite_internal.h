@@ -141,9 +141,14 @@ int rks_finish_migration(void *b, const char *cluster, const char *author, const
 
 /* ---- store_docs.c: a cluster's documents (rkd_store_ops get_doc, put_doc; each takes the lock
  * itself) ---- */
+/* Inside the caller's transaction (s->lock held): the caller's gate of an activation of cluster
+ * p->cid over `active` (NULL: none), run over the policy, the open window and the rollout
+ * document, as rkd_store_run_gate. */
+int rks_gate_view_locked(rks_store *s, const rks_params *p, int64_t active,
+                         const rkd_store_gate *gate, double *moved, rk_error *err);
 
 int rks_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,
-                rkd_store_policy *policy, rk_error *err);
+                rk_error *err);
 int rks_put_doc(void *b, rkd_store_doc_kind kind, const char *cluster, const char *doc, int64_t rev,
                 const rkd_store_doc_event *e, const char *now, rk_error *err);
 

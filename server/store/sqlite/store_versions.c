@@ -37,15 +37,14 @@ static int apply_activation(rks_store *s, int64_t cid, int64_t v, const char *no
     return RK_OK;
 }
 
-/* The migration window, the approvals, the state changes, the event of activating p->v over the
- * active version (whose preconditions the caller has checked) and the window it opens. */
-static int activate_checked(rks_store *s, const rks_params *p, const rkd_store_activation *a,
-                            rk_error *err)
+/* The migration window, the approvals, the state changes, the event of activating p->v over
+ * `active` (whose preconditions and gate the caller has checked, `moved` the gate's figure) and
+ * the window it opens. */
+static int activate_checked(rks_store *s, const rks_params *p, int64_t active,
+                            const rkd_store_activation *a, double moved, rk_error *err)
 {
-    int64_t active = 0;
     char digest[RK_PLAN_DIGEST_LEN] = "";
-    int rc = rks_int_query(s, rks_sql_active_version, p, &active, err);
-    rc = rc ? rc : rks_check_window_locked(s, p, err);
+    int rc = rks_check_window_locked(s, p, err);
     rc = rc ? rc
             : rks_gate_locked(s, p->cluster, p->cid, active, p->v, a->rollout != NULL, digest, err);
     rc = rc ? rc : apply_activation(s, p->cid, p->v, p->now, err);
@@ -54,7 +53,7 @@ static int activate_checked(rks_store *s, const rks_params *p, const rkd_store_a
                    .version = p->v,
                    .from_version = active,
                    .digest = active ? digest : NULL,
-                   .moved_fraction = a->moved_fraction,
+                   .moved_fraction = moved,
                    .detail = a->reason ? a->reason : a->rollout};
     rc = rc ? rc : rks_add_event(s, p->cid, &e, p->now, err);
     return rc ? rc : rks_open_window_locked(s, p, active, a->rollout != NULL, a->author, err);
@@ -107,9 +106,14 @@ static int publish_locked(rks_store *s, const rkd_store_draft *d, rkd_store_publ
                    .detail = d->comment};
     rc = rc ? rc : rks_add_event(s, p.cid, &e, d->created_at, err);
     if (rc == RK_OK && d->activate) {
-        rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL, 0};
+        rkd_store_activation a = {RKD_STORE_ANY, d->author, d->moved_fraction, NULL, NULL, 0,
+                                  d->gate};
+        int64_t active = 0;
+        double moved = a.moved_fraction;
         p.v = latest + 1;
-        rc = activate_checked(s, &p, &a, err);
+        rc = rks_int_query(s, rks_sql_active_version, &p, &active, err);
+        rc = rc ? rc : rks_gate_view_locked(s, &p, active, a.gate, &moved, err);
+        rc = rc ? rc : activate_checked(s, &p, active, &a, moved, err);
         rc =
             rc ? rc : rks_window_kept_locked(s, &p, &out->previous, out->previous_fingerprint, err);
     }
@@ -129,19 +133,23 @@ int rks_publish(void *b, const rkd_store_draft *d, rkd_store_published *out, rk_
     return rc;
 }
 
-/* Reads what the checks need, lets them decide, then applies the activation. */
+/* Reads what the checks need, lets them decide (the caller's gate first, as its checks come
+ * before the store's), then applies the activation. */
 static int activate_locked(rks_store *s, rks_params *p, const rkd_store_activation *a,
                            rk_error *err)
 {
     int64_t exists = 0, active = 0;
+    double moved = a->moved_fraction;
     int rc = rks_int_query(s, rks_sql_cluster_id, p, &p->cid, err);
     if (rc == RK_OK && p->cid == 0)
         rc = rkd_store_missing(err, RKD_STORE_ENOCLUSTER, p->cluster, p->v);
     rc = rc ? rc : rks_int_query(s, rks_sql_max_version, p, &exists, err);
     rc = rc ? rc : rks_int_query(s, rks_sql_active_version, p, &active, err);
+    if (rc == RK_OK && p->v >= 1 && p->v <= exists) /* the gate's checks come first, if it does */
+        rc = rks_gate_view_locked(s, p, active, a->gate, &moved, err);
     rc = rc ? rc
             : rkd_store_check_activation(p->cluster, p->v, exists, active, a->if_match_active, err);
-    return rc ? rc : activate_checked(s, p, a, err);
+    return rc ? rc : activate_checked(s, p, active, a, moved, err);
 }
 
 int rks_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,

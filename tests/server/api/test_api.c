@@ -672,7 +672,7 @@ static void test_ring_etag_wait(void **state)
     /* Activations made beside the API (same store handle) reach the cache and the hook too. */
     rkd_store_version *v = NULL;
     publish(app, "r", 4, NULL);
-    rkd_store_activation any = {RKD_STORE_ANY, NULL, -1, NULL, NULL, 0};
+    rkd_store_activation any = {RKD_STORE_ANY, NULL, -1, NULL, NULL, 0, NULL};
     assert_int_equal(rkd_store_activate(store, "r", 3, &any, &v, NULL), RK_OK);
     rkd_store_version_free(v);
     assert_int_equal(hooks, 3);

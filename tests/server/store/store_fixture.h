@@ -58,7 +58,7 @@ static inline rk_topology *topo(size_t n)
 static inline int64_t publish(rkd_store *s, const char *cluster, size_t n, int64_t if_match,
                               int activate, int want)
 {
-    rkd_store_publish_opts opt = {"ops", if_match, activate, 0, -1, 0};
+    rkd_store_publish_opts opt = {"ops", if_match, activate, 0, -1, 0, NULL};
     rkd_store_version *v = NULL;
     rk_error err = {0};
     rk_topology *t = topo(n);
@@ -75,7 +75,7 @@ static inline int64_t publish(rkd_store *s, const char *cluster, size_t n, int64
 static inline int activate(rkd_store *s, const char *cluster, int64_t v, int64_t if_match)
 {
     rkd_store_version *rec = NULL;
-    rkd_store_activation a = {if_match, NULL, -1, NULL, NULL, 0};
+    rkd_store_activation a = {if_match, NULL, -1, NULL, NULL, 0, NULL};
     int rc = rkd_store_activate(s, cluster, v, &a, &rec, NULL);
     if (rc == RK_OK) {
         assert_int_equal(rec->version, v);

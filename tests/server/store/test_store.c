@@ -1,6 +1,7 @@
 /* test_store.c — ringkeeperd's storage layer (server/store/store.h), what every backend must do
  * alike, on SQLite and, with RK_TEST_ETCD, on etcd: numbering, states, preconditions, hints,
- * publishing and activating at once, the migration window, paging, concurrent publishers.
+ * publishing and activating at once, the migration window, the caller's gate, paging, concurrent
+ * publishers.
  * SQLite's own (its file, schema, migrations, backups) and the store-neutral layer over another
  * backend are test_store_sqlite.c's. */
 #include <pthread.h>
@@ -171,7 +172,7 @@ static void activate_hinted(rkd_store *s, const char *cluster, int64_t v, int64_
 {
     rkd_store_version *rec = NULL;
     rk_error err = {0};
-    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL, hint};
+    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL, hint, NULL};
     if (rkd_store_activate(s, cluster, v, &a, &rec, &err) != RK_OK)
         fail_msg("activate %lld with hint %lld: %s", (long long)v, (long long)hint, err.message);
     assert_int_equal(rec->version, v);
@@ -252,7 +253,7 @@ static void test_publish_activate(void **state)
     rkd_store *s = open_ok(path);
     rkd_store_set_watch(s, on_activate, &log);
 
-    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 0};
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 0, NULL};
     rkd_store_version *v = NULL;
     rk_topology *t = topo(3);
     assert_int_equal(rkd_store_publish(s, "pa", t, &opt, &v, NULL), RK_OK);
@@ -330,7 +331,7 @@ static void test_window(void **state)
     char path[256];
     rkd_store_version *v = NULL;
     rkd_store_policy policy = RKD_STORE_POLICY_DEFAULTS;
-    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL, 0};
+    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL, 0, NULL};
     db_path(path, sizeof path, "window");
     rkd_store *s = open_ok(path);
     policy.migration_window = 1;
@@ -362,6 +363,97 @@ static void test_window(void **state)
     assert_int_equal(v->previous, 2); /* the activation's record shows the window it opened */
     rkd_store_version_free(v);
     assert_int_equal(window_of(s, "w"), 2);
+    rkd_store_close(s);
+}
+
+/* A gate that keeps what the store showed it and answers `answer` (0: RK_OK) with `moved`. */
+struct gate_log {
+    int calls, answer;
+    double moved;
+    int64_t active, previous;
+    rkd_store_policy policy;
+    char rollout[64];
+};
+
+static int log_gate(void *arg, const rkd_store_gate_view *v, double *moved, rk_error *err)
+{
+    struct gate_log *g = arg;
+    g->calls++;
+    g->active = v->active, g->previous = v->previous, g->policy = v->policy;
+    snprintf(g->rollout, sizeof g->rollout, "%s", v->rollout ? v->rollout : "(none)");
+    *moved = g->moved;
+    return g->answer ? rk_error_set(err, g->answer, NULL, "the test's gate says no") : RK_OK;
+}
+
+static void expect_last_event(rkd_store *s, const char *cluster, const char *kind, double moved)
+{
+    rkd_store_event_list ev = {0};
+    assert_int_equal(rkd_store_list_events(s, cluster, 1, 0, &ev, NULL), RK_OK);
+    assert_int_equal(ev.count, 1);
+    assert_string_equal(ev.items[0].kind, kind);
+    assert_true(ev.items[0].moved_fraction == moved);
+    rkd_store_event_list_free(&ev);
+}
+
+/* A publish with activate=true through the gate: refused (nothing published), then let through. */
+static void gate_publish(rkd_store *s, rkd_store_publish_opts *opt, struct gate_log *g)
+{
+    rkd_store_version *v = NULL;
+    rk_topology *t = topo(3);
+    g->answer = RKD_STORE_EGATE;
+    assert_int_equal(rkd_store_publish(s, "g", t, opt, &v, NULL), RKD_STORE_EGATE);
+    assert_int_equal(latest(s, "g"), 2);
+    g->answer = 0, g->moved = 0.5;
+    assert_int_equal(rkd_store_publish(s, "g", t, opt, &v, NULL), RK_OK);
+    assert_int_equal(v->version, 3);
+    assert_int_equal(g->active, 2);
+    rkd_store_version_free(v);
+    rk_topology_free(t);
+    expect_last_event(s, "g", "activate", 0.5);
+}
+
+/* The caller's gate runs inside the activation's transaction, on what it read, before the store's
+ * own checks; its refusal changes nothing and its figure goes into the event. */
+static void test_gate(void **state)
+{
+    (void)state;
+    char path[256];
+    struct gate_log g = {.answer = RKD_STORE_EBUDGET, .moved = 0.125};
+    rkd_store_gate gate = {log_gate, &g};
+    rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL, 0, &gate};
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 2, &gate};
+    rkd_store_policy policy = RKD_STORE_POLICY_DEFAULTS;
+    rkd_store_version *v = NULL;
+    db_path(path, sizeof path, "gate");
+    rkd_store *s = open_ok(path);
+    policy.max_moved_fraction = 0.25;
+    publish(s, "g", 1, RKD_STORE_ANY, 1, RK_OK); /* 1 active */
+    publish(s, "g", 2, RKD_STORE_ANY, 0, RK_OK); /* 2 staged */
+    assert_int_equal(rkd_store_put_policy(s, "g", &policy, "ops", "{}", NULL), RK_OK);
+    assert_int_equal(rkd_store_put_doc(s, RKD_DOC_ROLLOUT, "g", "{\"id\":1}", 0, NULL, NULL),
+                     RK_OK);
+
+    assert_int_equal(rkd_store_activate(s, "g", 2, &a, &v, NULL), RKD_STORE_EBUDGET);
+    assert_null(v);
+    assert_int_equal(g.calls, 1);
+    assert_int_equal(g.active, 1);
+    assert_int_equal(g.previous, 0);
+    assert_true(g.policy.max_moved_fraction == 0.25);
+    assert_string_equal(g.rollout, "{\"id\":1}");
+    assert_int_equal(active(s, "g"), 1);
+    expect_last_event(s, "g", "policy", -1);
+
+    g.answer = 0;
+    assert_int_equal(rkd_store_activate(s, "g", 2, &a, &v, NULL), RK_OK);
+    assert_int_equal(v->version, 2);
+    rkd_store_version_free(v);
+    expect_last_event(s, "g", "activate", 0.125);
+
+    gate_publish(s, &opt, &g);
+    int calls = g.calls; /* a version the store refuses anyway: the gate is not asked */
+    assert_int_equal(activate(s, "g", 9, RKD_STORE_ANY), RKD_STORE_ENOVERSION);
+    assert_int_equal(rkd_store_activate(s, "g", 9, &a, &v, NULL), RKD_STORE_ENOVERSION);
+    assert_int_equal(g.calls, calls);
     rkd_store_close(s);
 }
 
@@ -455,11 +547,17 @@ int main(void)
 {
     /* What every backend must do alike; run on etcd too (RK_TEST_ETCD). */
     const struct CMUnitTest any_store[] = {
-        cmocka_unit_test(test_publish_get),      cmocka_unit_test(test_list_paging),
-        cmocka_unit_test(test_activate_states),  cmocka_unit_test(test_if_match),
-        cmocka_unit_test(test_publish_activate), cmocka_unit_test(test_unknown),
-        cmocka_unit_test(test_list_clusters),    cmocka_unit_test(test_concurrent_publish),
-        cmocka_unit_test(test_window),           cmocka_unit_test(test_activate_hint),
+        cmocka_unit_test(test_publish_get),
+        cmocka_unit_test(test_list_paging),
+        cmocka_unit_test(test_activate_states),
+        cmocka_unit_test(test_if_match),
+        cmocka_unit_test(test_publish_activate),
+        cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_list_clusters),
+        cmocka_unit_test(test_concurrent_publish),
+        cmocka_unit_test(test_window),
+        cmocka_unit_test(test_activate_hint),
+        cmocka_unit_test(test_gate),
     };
     if (tmpdir_setup(NULL) != 0)
         return 1;
