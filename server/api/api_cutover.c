@@ -400,6 +400,12 @@ void rkd_gate_init(rkd_gate *g, rkd_call *c)
 {
     g->c = c;
     g->check = (rkd_store_gate){gate_check, g};
+    /* The rings a reviewed plan left in the cache: with them a budget is checked on the first try
+     * (a publish's ring is built only when a try asks for it). */
+    int64_t active = g->topology ? 0 : rkd_cached_active(c->app, c->cluster);
+    g->from = active ? rkd_cache_get(c->app->rings, c->cluster, active) : NULL;
+    g->to = g->from ? rkd_cache_get(c->app->rings, c->cluster, g->to_version) : NULL;
+    g->from_version = g->to ? active : 0;
 }
 
 /* The rings of the plan from version g->want. */

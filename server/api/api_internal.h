@@ -284,7 +284,8 @@ typedef struct rkd_gate {
 /* The activation body ({} or {"force": true, "reason": "..."}): *reason is the force's reason or
  * NULL, borrowed from *doc (the caller decrefs it, also on failure). 0, or -1 after answering. */
 int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc);
-/* Sets g->c and g->check; the caller sets to_version or topology, and reason. The check answers
+/* Sets g->c and g->check, and holds the plan's rings if the cache has them; the caller has set
+ * to_version or topology (and sets reason before the store's call). The check answers
  * RKD_STORE_EROLLOUTRUNNING, RKD_STORE_EWINDOWOPEN or RKD_STORE_EBUDGET (422 budget_exceeded,
  * with the figures), and computes no plan when the policy has no budget. */
 void rkd_gate_init(rkd_gate *g, rkd_call *c);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_cutover.sh — The cutover (docs/API.md) over HTTP with two operators' tokens: the policy (defaults,
 # field-by-field refusals, tokens), approvals bound to the plan's digest (self approval, a stale
-# digest), the gate (approval_required, budget_exceeded with its figures, force with a reason) and
+# digest), the gate (approval_required, budget_exceeded with its figures, whether its rings were
+# cached or not, force with a reason) and
 # the events that record all of it, newest first and paged.
 # usage: test_cutover.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
@@ -95,6 +96,28 @@ check "events: next_before" 16 "$(field next_before)"
 check "events: the next page" 200 "$(req GET "$C/events?limit=2&before=16")"
 check "events: older" '"kind":"approve" "kind":"activate"' "$(grep -o '"kind":"[a-z]*"' "$TMP/body" | tr '\n' ' ' | sed 's/ $//')"
 check "events: bad limit" 400 "$(req GET "$C/events?limit=0")"
+
+# the budget is checked inside the activation's transaction: with the rings its first try asked
+# for, then with the rings the cache holds, the same verdict; a forced one records the plan's figure
+G=/v1/clusters/gate
+check "gate: v1 active" 201 "$(as "$ALICE" POST "$G/versions?activate=true" --data-binary @"$TMP/t3")"
+check "gate: a budget" 200 "$(as "$ALICE" PUT "$G/policy" --data-binary '{"max_moved_fraction":0.05}')"
+check "gate: publish v2" 201 "$(as "$ALICE" POST "$G/versions" --data-binary @"$TMP/t5")"
+check "gate: over budget, no ring cached" 422 "$(as "$BOB" POST "$G/versions/2/activate")"
+cp "$TMP/body" "$TMP/verdict"
+has "gate: the figures" "$TMP/body" "activating version 2 over version 1 moves "
+check "gate: over budget, the rings cached" 422 "$(as "$BOB" POST "$G/versions/2/activate")"
+check "gate: the same verdict" "$(cat "$TMP/verdict")" "$(cat "$TMP/body")"
+check "gate: publish and activate over budget" 422 "$(as "$ALICE" POST "$G/versions?activate=true" --data-binary @"$TMP/t5")"
+has "gate: ... of the new version" "$TMP/body" "activating the new version over version 1 moves "
+check "gate: nothing published" 200 "$(req GET "$G/versions?limit=1")"
+check "gate: v2 is the latest" 2 "$(field version)"
+check "gate: forced" 200 "$(as "$BOB" POST "$G/versions/2/activate" --data-binary '{"force":true,"reason":"r"}')"
+check "gate: the plan" 200 "$(req GET "$G/plan?from=1&to=2&arcs=false")"
+moved=$(field moved_fraction)
+check "gate: the plan moves something" 1 "$(case $moved in 0.[0-9]*) echo 1;; esac)"
+check "gate: events" 200 "$(req GET "$G/events?limit=1")"
+check "gate: the event's figure is the plan's" "$moved" "$(field moved_fraction)"
 
 # a first activation needs only the approvals (from version 0, fingerprint "")
 check "new cluster" 201 "$(as "$ALICE" POST /v1/clusters/fresh/versions --data-binary @"$TMP/t3")"
