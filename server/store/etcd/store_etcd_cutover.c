@@ -65,7 +65,7 @@ void rke_cutover_reads_deinit(rke_cutover_reads *r)
     memset(r, 0, sizeof *r);
 }
 
-int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t active,
+int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t active, int rollout,
                           rke_cutover_keys *k, rk_error *err)
 {
     char what[64];
@@ -77,10 +77,14 @@ int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t 
     snprintf(what, sizeof what, "a/%020lld/", (long long)v);
     rke_key(s, k->key[READ_APPROVALS], cluster, what);
     k->end = rke_prefix_end(k->key[READ_APPROVALS]);
-    for (int i = 0; i < RKE_CUTOVER_READS; i++)
-        k->req[i] = (rke_range_req){k->key[i], i == READ_APPROVALS ? k->end : NULL};
+    k->n = 0;
+    for (int i = 0; i < RKE_CUTOVER_READS; i++) {
+        int read = (i != READ_ROLLOUT || rollout) && (v || i < READ_V);
+        k->at[i] = read ? (int)k->n : -1;
+        if (read)
+            k->req[k->n++] = (rke_range_req){k->key[i], i == READ_APPROVALS ? k->end : NULL};
+    }
     k->active = active;
-    k->n = v ? RKE_CUTOVER_READS : READ_ROLLOUT + 1;
     return k->end ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
 }
 
@@ -90,29 +94,32 @@ void rke_cutover_keys_deinit(rke_cutover_keys *k)
     k->end = NULL;
 }
 
-int rke_cutover_from(rke_kvs got[RKE_CUTOVER_READS], const char *cluster, int64_t v, int64_t active,
-                     rke_cutover_reads *r, rk_error *err)
+int rke_cutover_from(const rke_cutover_keys *k, rke_kvs got[RKE_CUTOVER_READS], const char *cluster,
+                     int64_t v, int64_t active, rke_cutover_reads *r, rk_error *err)
 {
+    rke_kvs none[RKE_CUTOVER_READS] = {{0}}, *at[RKE_CUTOVER_READS];
+    for (int i = 0; i < RKE_CUTOVER_READS; i++) /* a range not read: as one read empty */
+        at[i] = k->at[i] >= 0 ? &got[k->at[i]] : &none[i];
     memset(r, 0, sizeof *r);
-    int rc = rke_policy_from(&got[READ_POLICY], cluster, &r->policy, err);
-    rc = rc ? rc : rke_meta_from(&got[READ_ACTIVE], active, cluster, &r->active_meta, err);
-    rc = rc ? rc : rke_meta_from(&got[READ_V], v, cluster, &r->meta, err);
-    r->rollout = rke_kvs_take_value(&got[READ_ROLLOUT]);
-    r->text = rke_kvs_take_value(&got[READ_TOPOLOGY]);
-    r->approvals = got[READ_APPROVALS];
-    got[READ_APPROVALS] = (rke_kvs){0};
+    int rc = rke_policy_from(at[READ_POLICY], cluster, &r->policy, err);
+    rc = rc ? rc : rke_meta_from(at[READ_ACTIVE], active, cluster, &r->active_meta, err);
+    rc = rc ? rc : rke_meta_from(at[READ_V], v, cluster, &r->meta, err);
+    r->rollout = rke_kvs_take_value(at[READ_ROLLOUT]);
+    r->text = rke_kvs_take_value(at[READ_TOPOLOGY]);
+    r->approvals = *at[READ_APPROVALS];
+    *at[READ_APPROVALS] = (rke_kvs){0};
     return rc;
 }
 
-int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
+int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active, int rollout,
                      rke_cutover_reads *r, rk_error *err)
 {
     rke_cutover_keys k;
     rke_kvs got[RKE_CUTOVER_READS] = {{0}};
     memset(r, 0, sizeof *r);
-    int rc = rke_cutover_keys_init(s, cluster, v, active, &k, err);
+    int rc = rke_cutover_keys_init(s, cluster, v, active, rollout, &k, err);
     rc = rc ? rc : rke_ranges(s->etcd, k.req, k.n, got, err);
-    rc = rc ? rc : rke_cutover_from(got, cluster, v, active, r, err);
+    rc = rc ? rc : rke_cutover_from(&k, got, cluster, v, active, r, err);
     for (int i = 0; i < RKE_CUTOVER_READS; i++)
         rke_kvs_free(&got[i]);
     rke_cutover_keys_deinit(&k);
@@ -184,13 +191,14 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     return RK_OK;
 }
 
-int rke_cutover_with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, rke_cutover_with *w,
-                          rk_error *err)
+int rke_cutover_with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, int rollout,
+                          rke_cutover_with *w, rk_error *err)
 {
     memset(w, 0, sizeof *w);
+    w->rollout = rollout;
     if (hint <= 0)
         return RK_OK;
-    int rc = rke_cutover_keys_init(s, st->cluster, v, hint, &w->keys, err);
+    int rc = rke_cutover_keys_init(s, st->cluster, v, hint, rollout, &w->keys, err);
     if (rc == RK_OK)
         w->used = 1, st->with = w->keys.req, st->with_n = w->keys.n, st->with_got = w->got;
     return rc;
@@ -207,7 +215,7 @@ int rke_step_cutover_reads(rke_store *s, rke_step *st, int64_t v, rke_cutover_wi
                            const rke_head *cur, rke_cutover_reads *r, rk_error *err)
 {
     if (!w->used)
-        return rke_read_cutover(s, st->cluster, v, cur->active, r, err);
+        return rke_read_cutover(s, st->cluster, v, cur->active, w->rollout, r, err);
     int rc = RK_OK;
     rke_kvs *active = &w->got[RKE_CUTOVER_ACTIVE];
     if (w->keys.active != cur->active) {
@@ -216,7 +224,7 @@ int rke_step_cutover_reads(rke_store *s, rke_step *st, int64_t v, rke_cutover_wi
         rke_kvs_free(active);
         rc = rke_range(s->etcd, key, NULL, active, err);
     }
-    return rc ? rc : rke_cutover_from(w->got, st->cluster, v, cur->active, r, err);
+    return rc ? rc : rke_cutover_from(&w->keys, w->got, st->cluster, v, cur->active, r, err);
 }
 
 typedef struct activate_arg {
@@ -267,7 +275,7 @@ int rke_activate(void *b, const char *cluster, int64_t v, const rkd_store_activa
     rke_store *s = b;
     activate_arg p = {v, a, NULL, NULL, 0, {.used = 0}};
     rke_step st = {.cluster = cluster, .build = build_activate, .arg = &p, .now = now};
-    int rc = rke_cutover_with_head(s, &st, v, a->active_hint, &p.with, err);
+    int rc = rke_cutover_with_head(s, &st, v, a->active_hint, a->gate != NULL, &p.with, err);
     rc = rc ? rc : rke_run_step(s, &st, err);
     rke_cutover_with_done(&p.with);
     rke_head h = {.latest = v, .active = v, .previous = p.previous};
@@ -396,7 +404,7 @@ int rke_approve(void *b, const char *cluster, const rkd_store_approval_req *a, c
     rke_store *s = b;
     approve_arg arg = {a, {.used = 0}};
     rke_step st = {.cluster = cluster, .build = build_approve, .arg = &arg, .now = now};
-    int rc = rke_cutover_with_head(s, &st, a->version, a->active_hint, &arg.with, err);
+    int rc = rke_cutover_with_head(s, &st, a->version, a->active_hint, 0, &arg.with, err);
     rc = rc ? rc : rke_run_step(s, &st, err);
     rke_cutover_with_done(&arg.with);
     return rc;

@@ -105,7 +105,8 @@ int rke_publish(void *b, const rkd_store_draft *d, rkd_store_published *out, rk_
                    .build = build_publish,
                    .arg = &p,
                    .now = d->created_at};
-    int rc = rke_cutover_with_head(s, &st, 0, d->activate ? d->active_hint : 0, &p.with, err);
+    int rc = rke_cutover_with_head(s, &st, 0, d->activate ? d->active_hint : 0, d->gate != NULL,
+                                   &p.with, err);
     if (rc == RK_OK && strlen(d->topology) > RKE_INLINE_MAX)
         rc = rke_put_chunks(s, d->topology, &p.chunks, err);
     rc = rc ? rc : rke_run_step(s, &st, err);

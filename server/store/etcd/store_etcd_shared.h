@@ -195,16 +195,18 @@ typedef struct rke_cutover_reads {
 /* The policy in the range of its key, `got` (the defaults when it is absent). */
 int rke_policy_from(const rke_kvs *got, const char *cluster, rkd_store_policy *out, rk_error *err);
 
-/* Reads r for version v (0: one being published) over `active` (0: none); the caller deinits r,
- * also on failure. */
-int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active,
+/* Reads r for version v (0: one being published) over `active` (0: none), and the rollout
+ * document when `rollout` is set (an activation with a gate: up to 1 MiB, so only then); the
+ * caller deinits r, also on failure. */
+int rke_read_cutover(rke_store *s, const char *cluster, int64_t v, int64_t active, int rollout,
                      rke_cutover_reads *r, rk_error *err);
 
 /* The same reads in two halves, for a step that reads them with the head (rke_step.with): the
  * ranges, made for an active number guessed before the head is read (the range at index
  * RKE_CUTOVER_ACTIVE is that version's metadata; the others do not depend on the head), and r
  * from what they got (taking the topology and the approvals out of `got`). Version 0 (a publish's,
- * numbered in its step) has no keys yet: only the first k->n ranges are read. */
+ * numbered in its step) has no keys yet, and the rollout is read only when asked: the k->n ranges
+ * read are those wanted, in order, k->at[i] the place of read i among them (-1: not read). */
 #define RKE_CUTOVER_READS  6
 #define RKE_CUTOVER_ACTIVE 0
 typedef struct rke_cutover_keys {
@@ -212,13 +214,14 @@ typedef struct rke_cutover_keys {
     rke_range_req req[RKE_CUTOVER_READS];
     char *end;      /* the approvals' range end */
     int64_t active; /* the active number the keys were made for */
-    size_t n;       /* ranges to read: for v 0 the active version's, the policy and the rollout */
+    size_t n;       /* ranges to read */
+    int at[RKE_CUTOVER_READS];
 } rke_cutover_keys;
-int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t active,
+int rke_cutover_keys_init(rke_store *s, const char *cluster, int64_t v, int64_t active, int rollout,
                           rke_cutover_keys *k, rk_error *err);
 void rke_cutover_keys_deinit(rke_cutover_keys *k);
-int rke_cutover_from(rke_kvs got[RKE_CUTOVER_READS], const char *cluster, int64_t v, int64_t active,
-                     rke_cutover_reads *r, rk_error *err);
+int rke_cutover_from(const rke_cutover_keys *k, rke_kvs got[RKE_CUTOVER_READS], const char *cluster,
+                     int64_t v, int64_t active, rke_cutover_reads *r, rk_error *err);
 void rke_cutover_reads_deinit(rke_cutover_reads *r);
 
 /* A step's cutover reads for version v, read with its head when the caller guessed the active
@@ -229,10 +232,11 @@ void rke_cutover_reads_deinit(rke_cutover_reads *r);
 typedef struct rke_cutover_with {
     rke_cutover_keys keys;
     rke_kvs got[RKE_CUTOVER_READS];
-    int used; /* non-zero: the step reads the keys with its head */
+    int used;    /* non-zero: the step reads the keys with its head */
+    int rollout; /* non-zero: the rollout document too */
 } rke_cutover_with;
-int rke_cutover_with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, rke_cutover_with *w,
-                          rk_error *err);
+int rke_cutover_with_head(rke_store *s, rke_step *st, int64_t v, int64_t hint, int rollout,
+                          rke_cutover_with *w, rk_error *err);
 void rke_cutover_with_done(rke_cutover_with *w);
 int rke_step_cutover_reads(rke_store *s, rke_step *st, int64_t v, rke_cutover_with *w,
                            const rke_head *cur, rke_cutover_reads *r, rk_error *err);
