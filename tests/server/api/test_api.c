@@ -18,195 +18,11 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "fake_request.h"
+#include "api_harness.h"
 #include "api_internal.h"
 #include "metrics.h"
 #include "ringkeeper.h"
 #include "store.h"
-
-/* ---- A fake request: query and headers as "a=1&b=2" and "Name: value\nName: value" ---- */
-
-typedef struct fake {
-    rkd_request req;
-    char buf[2048];  /* copies of names and values */
-    rk_fake_pairs p; /* the request's ctx */
-} fake;
-
-/* Copies `text` into f->buf from *used on and splits it into `pairs`. */
-static void parse_pairs(fake *f, size_t *used, const char *text, const char *sep, const char *sep2,
-                        const char *(*pairs)[2])
-{
-    char *s = f->buf + *used;
-    size_t len = strlen(text ? text : "");
-    assert_true(*used + len + 1 < sizeof f->buf);
-    memcpy(s, text ? text : "", len + 1);
-    *used += len + 1;
-    assert_true(fake_split(s, sep, sep2, pairs) <= RK_FAKE_PAIRS);
-}
-
-static rkd_app *app_open(const char *name, rkd_store **store, rkd_metrics *metrics)
-{
-    char path[512];
-    rk_error err = {0};
-    snprintf(path, sizeof path, "%s/%s.db", tmpdir, name);
-    *store = rkd_store_open(path, RK_MIGRATIONS_DIR, &err);
-    if (!*store)
-        fail_msg("rkd_store_open: %s", err.message);
-    rkd_app *app = rkd_app_new(*store, metrics, &err);
-    if (!app)
-        fail_msg("rkd_app_new: %s", err.message);
-    return app;
-}
-
-static void app_close(rkd_app *app, rkd_store *store)
-{
-    rkd_app_free(app);
-    rkd_store_close(store);
-}
-
-/* One request through rkd_api_handle. */
-static rkd_response run(rkd_app *app, const char *method, const char *path, const char *query,
-                        const char *headers, const char *body, int resumed)
-{
-    fake f;
-    size_t used = 0;
-    memset(&f, 0, sizeof f);
-    parse_pairs(&f, &used, query, "&", "=", f.p.q);
-    parse_pairs(&f, &used, headers, "\n", ": ", f.p.h);
-    f.req = (rkd_request){.method = method,
-                          .path = path,
-                          .query = fake_query,
-                          .header = fake_header,
-                          .ctx = &f.p,
-                          .body = body,
-                          .body_len = body ? strlen(body) : 0,
-                          .author = "ops",
-                          .resumed = resumed};
-    rkd_response resp;
-    memset(&resp, 0, sizeof resp);
-    rkd_api_handle(app, &f.req, &resp);
-    return resp;
-}
-
-static rkd_response get(rkd_app *app, const char *path, const char *query, const char *headers)
-{
-    return run(app, "GET", path, query, headers, NULL, 0);
-}
-
-/* The JSON body of `r` (new reference); fails the test when it is not JSON. */
-static json_t *body_json(const rkd_response *r)
-{
-    json_error_t jerr;
-    assert_non_null(r->body);
-    assert_string_equal(r->content_type, "application/json; charset=utf-8");
-    json_t *doc = json_loadb(r->body, r->body_len, 0, &jerr);
-    if (!doc)
-        fail_msg("not JSON (%s): %.*s", jerr.text, (int)r->body_len, r->body);
-    return doc;
-}
-
-/* Checks an error response's status, code and field (NULL: no field), and frees it. */
-static void expect_error(rkd_response r, int status, const char *code, const char *field)
-{
-    if (r.status != status)
-        fail_msg("status %d, want %d: %.*s", r.status, status, (int)r.body_len, r.body);
-    json_t *doc = body_json(&r);
-    json_t *e = json_object_get(doc, "error");
-    assert_string_equal(json_string_value(json_object_get(e, "code")), code);
-    const char *message = json_string_value(json_object_get(e, "message"));
-    assert_non_null(message);
-    assert_true(strlen(message) > 10);
-    json_t *f = json_object_get(e, "field");
-    if (field)
-        assert_string_equal(json_string_value(f), field);
-    else if (f)
-        fail_msg("unexpected field: %.*s", (int)r.body_len, r.body);
-    json_decref(doc);
-    rkd_response_clear(&r);
-}
-
-/* Checks `r`'s status and returns its JSON body, freeing the response. */
-static json_t *expect_json(rkd_response r, int status)
-{
-    if (r.status != status)
-        fail_msg("status %d, want %d: %.*s", r.status, status, (int)r.body_len, r.body);
-    json_t *doc = body_json(&r);
-    rkd_response_clear(&r);
-    return doc;
-}
-
-static int64_t int_at(json_t *doc, const char *key)
-{
-    json_t *v = json_object_get(doc, key);
-    assert_true(json_is_integer(v));
-    return json_integer_value(v);
-}
-
-static const char *str_at(json_t *doc, const char *key)
-{
-    json_t *v = json_object_get(doc, key);
-    assert_true(json_is_string(v));
-    return json_string_value(v);
-}
-
-/* A topology of the first n of six nodes; comment NULL for none. */
-static char *topology(size_t n, const char *hash, const char *comment)
-{
-    json_t *nodes = json_array();
-    for (size_t i = 0; i < n; i++) {
-        char id[32], addr[48];
-        snprintf(id, sizeof id, "n%zu", i);
-        snprintf(addr, sizeof addr, "10.0.0.%zu:11211", i + 1);
-        json_array_append_new(nodes, json_pack("{s:s, s:s, s:i}", "id", id, "addr", addr, "weight",
-                                               1 + (int)(i % 2)));
-    }
-    json_t *doc = json_pack("{s:s, s:i, s:o}", "hash", hash, "vnode_factor", 16, "nodes", nodes);
-    if (comment)
-        json_object_set_new(doc, "comment", json_string(comment));
-    char *text = json_dumps(doc, JSON_COMPACT);
-    json_decref(doc);
-    assert_non_null(text);
-    return text;
-}
-
-/* Publishes and returns the new version's number; `query` may ask to activate. */
-static int64_t publish(rkd_app *app, const char *cluster, size_t n, const char *query)
-{
-    char path[128];
-    char *body = topology(n, "fnv1a_32", "test");
-    snprintf(path, sizeof path, "/v1/clusters/%s/versions", cluster);
-    json_t *doc = expect_json(run(app, "POST", path, query, NULL, body, 0), 201);
-    int64_t v = int_at(doc, "version");
-    json_decref(doc);
-    free(body);
-    return v;
-}
-
-static json_t *activate(rkd_app *app, const char *cluster, int64_t v, const char *headers,
-                        int status)
-{
-    char path[128];
-    snprintf(path, sizeof path, "/v1/clusters/%s/versions/%lld/activate", cluster, (long long)v);
-    rkd_response r = run(app, "POST", path, NULL, headers, NULL, 0);
-    return status == 200 ? expect_json(r, 200) : (expect_error(r, status, "conflict", NULL), NULL);
-}
-
-/* The string `key` of version v's document, copied to `out`. */
-static const char *version_str(rkd_app *app, const char *cluster, int64_t v, const char *key,
-                               char *out, size_t cap)
-{
-    char path[128];
-    snprintf(path, sizeof path, "/v1/clusters/%s/versions/%lld", cluster, (long long)v);
-    json_t *doc = expect_json(get(app, path, NULL, NULL), 200);
-    snprintf(out, cap, "%s", str_at(doc, key));
-    json_decref(doc);
-    return out;
-}
-
-static const char *state_of(rkd_app *app, const char *cluster, int64_t v, char *out, size_t cap)
-{
-    return version_str(app, cluster, v, "state", out, cap);
-}
 
 /* ---- Tests ---- */
 
@@ -214,7 +30,7 @@ static void test_routes(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("routes", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "routes", &store, NULL);
     json_t *doc = expect_json(get(app, "/healthz", NULL, NULL), 200);
     assert_string_equal(str_at(doc, "status"), "ok");
     json_decref(doc);
@@ -265,7 +81,7 @@ static void test_publish_document(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("publish", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "publish", &store, NULL);
     char *body = topology(3, "fnv1a_32", "three nodes");
     rkd_response r = run(app, "POST", "/v1/clusters/cache/versions", NULL, NULL, body, 0);
     assert_string_equal(r.location, "/v1/clusters/cache/versions/1");
@@ -324,7 +140,7 @@ static void test_step_weights(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("step_weights", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "step_weights", &store, NULL);
     const char *path = "/v1/clusters/c/versions";
     json_t *doc = expect_json(
         run(app, "POST", path, NULL, NULL,
@@ -355,7 +171,7 @@ static void test_publish_errors(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("publish_errors", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "publish_errors", &store, NULL);
     const char *path = "/v1/clusters/c/versions";
     expect_error(run(app, "POST", path, NULL, NULL, "{\"hash\": ", 0), 400, "malformed_json", NULL);
     expect_error(run(app, "POST", path, NULL, NULL, NULL, 0), 400, "malformed_json", NULL);
@@ -392,7 +208,7 @@ static void test_state_machine(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("states", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "states", &store, NULL);
     char s[32];
     for (size_t n = 1; n <= 3; n++)
         assert_int_equal(publish(app, "c", n + 1, NULL), (int64_t)n);
@@ -458,7 +274,7 @@ static void test_list_paging(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("paging", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "paging", &store, NULL);
     json_t *doc = expect_json(get(app, "/v1/clusters", NULL, NULL), 200);
     assert_int_equal(json_array_size(json_object_get(doc, "clusters")), 0);
     json_decref(doc);
@@ -536,7 +352,7 @@ static void test_changes(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("changes", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "changes", &store, NULL);
     int hooks = 0, held = 0;
     char q[96];
     rkd_app_set_activation_hook(app, on_activation, &hooks);
@@ -608,7 +424,7 @@ static void test_ring_etag_wait(void **state)
     (void)state;
     rkd_store *store;
     char v1[RKD_ETAG_MAX], v2[RKD_ETAG_MAX], v3[RKD_ETAG_MAX], inm[80], inm2[80], unused[80];
-    rkd_app *app = app_open("ring", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "ring", &store, NULL);
     int hooks = 0;
     rkd_app_set_activation_hook(app, on_activation, &hooks);
     tags(store, 1, v1, inm);
@@ -724,7 +540,7 @@ static void test_plan(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("plan", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "plan", &store, NULL);
     expect_error(get(app, "/v1/clusters/pl/plan", NULL, NULL), 404, "unknown_cluster", NULL);
     publish(app, "pl", 3, NULL);
     publish(app, "pl", 4, NULL);
@@ -810,7 +626,7 @@ static void test_revert(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("revert", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "revert", &store, NULL);
     char long_comment[RK_MAX_COMMENT + 1]; /* "x" and 2-byte characters: 1023 bytes */
     long_comment[0] = 'x';
     for (size_t i = 1; i + 1 < RK_MAX_COMMENT; i += 2)
@@ -861,7 +677,7 @@ static void test_metrics_counted(void **state)
     rkd_store *store;
     rkd_metrics *m = rkd_metrics_new();
     assert_non_null(m);
-    rkd_app *app = app_open("metrics", &store, m);
+    rkd_app *app = app_open(tmpdir, "metrics", &store, m);
     publish(app, "m", 2, "activate=true");
     publish(app, "m", 3, NULL);
     rkd_response r = get(app, "/metrics", NULL, NULL);
@@ -874,7 +690,7 @@ static void test_metrics_counted(void **state)
 
     /* A new app over the same database reports the active versions it finds. */
     rkd_metrics *m2 = rkd_metrics_new();
-    app = app_open("metrics", &store, m2);
+    app = app_open(tmpdir, "metrics", &store, m2);
     r = get(app, "/metrics", NULL, NULL);
     assert_non_null(strstr(r.body, "ringkeeper_active_version{cluster=\"m\"} 1"));
     rkd_response_clear(&r);
@@ -964,7 +780,7 @@ static void test_plan_many_versions(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("plan_many", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "plan_many", &store, NULL);
     char fingerprint[13][24];
     for (size_t i = 0; i < 12; i++)
         publish(app, "pl", 2 + i % 5, i == 0 ? "activate=true" : NULL);
@@ -1018,7 +834,7 @@ static void test_concurrent(void **state)
 {
     (void)state;
     rkd_store *store;
-    rkd_app *app = app_open("concurrent", &store, NULL);
+    rkd_app *app = app_open(tmpdir, "concurrent", &store, NULL);
     rkd_app_set_plan_limits(app, &(rkd_plan_limits){.concurrency = 4}); /* every reader plans */
     publish(app, "cc", 2, "activate=true");
     publish(app, "cc", 3, NULL);
