@@ -27,7 +27,7 @@
  * | 404    | no_migration        | the cluster has no migration job yet                          |
  * | 404    | no_rollout          | the cluster has no rollout of that id (only its latest is kept)|
  * | 405    | method_not_allowed  | known path, other method; the Allow header lists the methods  |
- * | 409    | conflict            | activation of a version not newer than the active one         |
+ * | 409    | conflict            | activation not newer than the active one, or raced three times |
  * | 409    | approval_required   | the policy wants more approvals of the plan from the active v |
  * | 409    | plan_changed        | an approval's digest is not the plan from the active version  |
  * | 409    | migration_open      | an activation while a migration window is open: finish it     |

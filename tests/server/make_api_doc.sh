@@ -871,7 +871,10 @@ with an empty fingerprint (`0:>1:<fingerprint>`).
 The whole gate (and, before it, whether a rollout holds the cluster: 409 `rollout_running`) is
 checked inside the activation's transaction, against the policy, the rollout and the active version
 that transaction reads: a policy tightened, or a rollout started, an instant before the commit is the
-one the activation answers to.
+one the activation answers to. The budget's plan needs the active version's ring; when the server has
+not cached it, it reads it between tries of the transaction, and if another activation commits
+meanwhile, it tries again against the new one: after three such tries, 409 `conflict`, nothing
+changed (retry).
 
 The examples run on the server with tokens, as two operators: `alice` publishes, `bob` approves.
 The whole flow end to end, as the two of them run it with the CLI while 50 library clients watch

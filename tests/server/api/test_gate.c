@@ -1,0 +1,133 @@
+/* test_gate.c — an activation's gate when the active version moves between the store's tries
+ * (api_cutover.c, rkd_gate_again). The rings of the budget's plan are fetched outside the store's
+ * transaction, so another activation can commit in between: the gate then asks for the new active
+ * version's ring and tries again, and after three tries answers 409, changing nothing. The fetch,
+ * rkd_ring_entry, is wrapped (-Wl,--wrap) so that another activation commits right after it, every
+ * time or once: no timing of real requests lands there reliably. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tmpdir.h"
+#include <jansson.h>
+
+#include "api_harness.h"
+#include "api_internal.h"
+
+/* The other operator: the versions it activates, one per fetch of a ring other than the target's.
+ */
+typedef struct other_operator {
+    rkd_app *app;
+    int64_t target; /* the version whose activation is raced */
+    int64_t next;   /* the next version the other operator activates ... */
+    int64_t last;   /* ... up to this one */
+    int inside;     /* in the other operator's own activation (its gate fetches too) */
+} other_operator;
+
+static other_operator other;
+
+rkd_entry *__real_rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err);
+
+rkd_entry *__wrap_rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
+{
+    rkd_entry *e = __real_rkd_ring_entry(c, v, rc, err);
+    if (other.inside || v == other.target || other.next == 0 || other.next > other.last)
+        return e;
+    other.inside = 1;
+    json_decref(activate(other.app, "g", other.next++, NULL, 200));
+    other.inside = 0;
+    return e;
+}
+
+/* Cluster g: versions 1..5 of 2..6 nodes, version 1 active, a budget that every plan here meets. */
+static rkd_app *setup(const char *name, rkd_store **store)
+{
+    rkd_app *app = app_open(tmpdir, name, store, NULL);
+    for (size_t n = 2; n <= 6; n++)
+        publish(app, "g", n, NULL);
+    json_decref(activate(app, "g", 1, NULL, 200));
+    json_decref(expect_json(
+        run(app, "PUT", "/v1/clusters/g/policy", NULL, NULL, "{\"max_moved_fraction\":0.99}", 0),
+        200));
+    return app;
+}
+
+/* The newest event of g (a new reference). */
+static json_t *newest_event(rkd_app *app)
+{
+    json_t *doc = expect_json(get(app, "/v1/clusters/g/events", "limit=1", NULL), 200);
+    json_t *e = json_incref(json_array_get(json_object_get(doc, "events"), 0));
+    json_decref(doc);
+    assert_non_null(e);
+    return e;
+}
+
+static void test_three_tries(void **state)
+{
+    (void)state;
+    rkd_store *store;
+    rkd_app *app = setup("three", &store);
+    char s[32];
+    other = (other_operator){.app = app, .target = 5, .next = 2, .last = 4};
+    rkd_response r = run(app, "POST", "/v1/clusters/g/versions/5/activate", NULL, NULL, NULL, 0);
+    other.next = 0;
+    json_t *doc = body_json(&r);
+    const char *message =
+        json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
+    assert_non_null(message);
+    assert_non_null(strstr(message, "three tries"));
+    json_decref(doc);
+    expect_error(r, 409, "conflict", NULL);
+
+    /* The other operator's two activations (the first try's fetch and the second's) are all that
+     * happened: the third try found the active version moved again and gave up. */
+    assert_string_equal(state_of(app, "g", 3, s, sizeof s), "active");
+    assert_string_equal(state_of(app, "g", 5, s, sizeof s), "staged");
+    json_t *e = newest_event(app);
+    assert_string_equal(str_at(e, "kind"), "activate");
+    assert_int_equal(int_at(e, "version"), 3);
+    json_decref(e);
+
+    /* Nothing stuck: with the active version left alone it passes at once. */
+    json_decref(activate(app, "g", 5, NULL, 200));
+    app_close(app, store);
+}
+
+static void test_moved_once(void **state)
+{
+    (void)state;
+    rkd_store *store;
+    rkd_app *app = setup("once", &store);
+    char s[32];
+    other = (other_operator){.app = app, .target = 5, .next = 4, .last = 4};
+    json_decref(activate(app, "g", 5, NULL, 200));
+    other.next = 0;
+    assert_string_equal(state_of(app, "g", 5, s, sizeof s), "active");
+
+    /* Decided over the version active at the commit, 4, not the one the first try saw: its figure
+     * is the plan's from 4. */
+    json_t *e = newest_event(app);
+    assert_int_equal(int_at(e, "version"), 5);
+    assert_int_equal(int_at(e, "from_version"), 4);
+    json_t *plan = expect_json(get(app, "/v1/clusters/g/plan", "from=4&to=5", NULL), 200);
+    double want = json_real_value(json_object_get(plan, "moved_fraction"));
+    assert_true(want > 0 && want < 0.99);
+    assert_true(json_real_value(json_object_get(e, "moved_fraction")) == want);
+    json_decref(plan);
+    json_decref(e);
+    app_close(app, store);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_three_tries),
+        cmocka_unit_test(test_moved_once),
+    };
+    return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
