@@ -349,12 +349,11 @@ static int within_budget(const rk_plan *p, const rkd_store_policy *pol, int64_t 
     return RK_OK;
 }
 
-/* The plan from the fetched rings: the budget's verdict, and *moved. */
-static int check_plan(const rkd_gate *g, const rkd_store_policy *pol, int64_t active, double *moved,
-                      rk_error *err)
+/* The plan from the active version's ring to `to`: the budget's verdict, and *moved. */
+static int check_plan(const rkd_gate *g, const rk_ring *to, const rkd_store_policy *pol,
+                      int64_t active, double *moved, rk_error *err)
 {
     rk_plan_options opt = {.max_arcs = g->c->app->plan.max_arcs};
-    const rk_ring *to = g->built ? g->built : g->to->value;
     rk_plan *plan = rk_plan_new(g->from->value, to, &opt, err);
     if (!plan && err->code == RK_EHASHMISMATCH) {
         *moved = 1; /* every key is hashed anew */
@@ -388,24 +387,26 @@ static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk
     /* No budget or force helps while a window is open: say so before asking for rings. */
     if (v->previous)
         rc = rkd_store_check_window(v->cluster, v->active, v->previous, err);
-    if (rc == RK_OK && g->from_version != v->active) {
+    if (rc != RK_OK)
+        return rc;
+    if (g->from_version != v->active) {
         g->want = v->active;
         return rk_error_set(err, RKD_STORE_EGATE, NULL, "the gate needs the ring of version %lld",
                             (long long)v->active);
     }
-    return rc ? rc : check_plan(g, pol, v->active, moved, err);
+    return check_plan(g, g->publish ? v->ring : g->to->value, pol, v->active, moved, err);
 }
 
 void rkd_gate_init(rkd_gate *g, rkd_call *c)
 {
     g->c = c;
     g->check = (rkd_store_gate){gate_check, g};
-    /* The rings a reviewed plan left in the cache: with them a budget is checked on the first try
-     * (a publish's ring is built only when a try asks for it). */
-    int64_t active = g->topology ? 0 : rkd_cached_active(c->app, c->cluster);
+    /* The rings a reviewed plan or the last activation left in the cache: with them a budget is
+     * checked on the first try (a publish's own ring is the one the store builds). */
+    int64_t active = rkd_cached_active(c->app, c->cluster);
     g->from = active ? rkd_cache_get(c->app->rings, c->cluster, active) : NULL;
-    g->to = g->from ? rkd_cache_get(c->app->rings, c->cluster, g->to_version) : NULL;
-    g->from_version = g->to ? active : 0;
+    g->to = g->from && !g->publish ? rkd_cache_get(c->app->rings, c->cluster, g->to_version) : NULL;
+    g->from_version = g->from && (g->publish || g->to) ? active : 0;
 }
 
 /* The rings of the plan from version g->want. */
@@ -415,13 +416,9 @@ static int fetch(rkd_gate *g, rk_error *err)
     rkd_cache_release(g->c->app->rings, g->from);
     g->from = rkd_ring_entry(g->c, g->want, &rc, err);
     g->from_version = g->from ? g->want : 0;
-    if (!g->from)
-        return rc;
-    if (g->topology && !g->built)
-        g->built = rk_ring_build(g->topology, err);
-    else if (!g->topology && !g->to)
+    if (g->from && !g->publish && !g->to)
         g->to = rkd_ring_entry(g->c, g->to_version, &rc, err);
-    return g->built || g->to ? RK_OK : g->topology ? err->code : rc;
+    return rc;
 }
 
 int rkd_gate_again(rkd_gate *g, int *rc, rk_error *err)
@@ -443,5 +440,4 @@ void rkd_gate_done(rkd_gate *g)
 {
     rkd_cache_release(g->c->app->rings, g->from);
     rkd_cache_release(g->c->app->rings, g->to);
-    rk_ring_free(g->built);
 }

@@ -269,23 +269,22 @@ json_t *rkd_plan_picture_json(const rk_plan *p, const rk_plan_meta *meta, const 
  * tries, since a read inside the transaction could wait on the store's own lock. */
 typedef struct rkd_gate {
     rkd_call *c;
-    int64_t to_version;    /* the version activated (activate) ... */
-    rk_topology *topology; /* ... or the topology published and activated; borrowed */
-    const char *reason;    /* a forced activation's reason, or NULL */
-    rkd_store_gate check;  /* for the store: set by rkd_gate_init */
-    int tries;             /* of the store's call */
-    int64_t want;          /* the active version whose ring the check asked for */
-    int64_t from_version;  /* the version `from` is the ring of (0: none fetched) */
-    rkd_entry *from;       /* the rings of the plan: from the active version ... */
-    rkd_entry *to;         /* ... to version to_version ... */
-    rk_ring *built;        /* ... or to the topology */
+    int64_t to_version;   /* the version activated (activate) ... */
+    int publish;          /* ... or a publish that activates (the store's view has its ring) */
+    const char *reason;   /* a forced activation's reason, or NULL */
+    rkd_store_gate check; /* for the store: set by rkd_gate_init */
+    int tries;            /* of the store's call */
+    int64_t want;         /* the active version whose ring the check asked for */
+    int64_t from_version; /* the version `from` is the ring of (0: none fetched) */
+    rkd_entry *from;      /* the rings of the plan: from the active version ... */
+    rkd_entry *to;        /* ... to version to_version (NULL for a publish) */
 } rkd_gate;
 
 /* The activation body ({} or {"force": true, "reason": "..."}): *reason is the force's reason or
  * NULL, borrowed from *doc (the caller decrefs it, also on failure). 0, or -1 after answering. */
 int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc);
 /* Sets g->c and g->check, and holds the plan's rings if the cache has them; the caller has set
- * to_version or topology (and sets reason before the store's call). The check answers
+ * to_version or publish (and sets reason before the store's call). The check answers
  * RKD_STORE_EROLLOUTRUNNING, RKD_STORE_EWINDOWOPEN or RKD_STORE_EBUDGET (422 budget_exceeded,
  * with the figures), and computes no plan when the policy has no budget. */
 void rkd_gate_init(rkd_gate *g, rkd_call *c);

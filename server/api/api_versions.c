@@ -21,7 +21,7 @@ static void answer_version(rkd_call *c, int status, const rkd_store_version *v)
  * answering 400. Read before any expensive work, so that a bad parameter costs little. */
 static int publish_opts(rkd_call *c, rkd_store_publish_opts *opt)
 {
-    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0, 0, -1, 0, NULL};
+    *opt = (rkd_store_publish_opts){c->req->author, RKD_STORE_ANY, 0, 0, -1, 0, NULL, NULL};
     if (rkd_query_bool(c, "activate", &opt->activate) != 0)
         return -1;
     return rkd_if_match(c, &opt->if_match_latest);
@@ -33,10 +33,13 @@ static void publish(rkd_call *c, rk_topology *t, rkd_store_publish_opts *opt)
 {
     rkd_store_version *v = NULL;
     rk_error err = {0};
-    rkd_gate g = {.topology = t};
+    rkd_gate g = {.publish = 1};
+    rk_ring *ring = NULL;
+    uint64_t gen = rkd_cache_gen(c->app->rings);
     int rc;
     rkd_gate_init(&g, c);
     opt->gate = opt->activate ? &g.check : NULL;
+    opt->ring = opt->activate ? &ring : NULL;
     opt->active_hint = rkd_cached_active(c->app, c->cluster); /* a guess, never trusted */
     do
         rc = rkd_store_publish(c->app->store, c->cluster, t, opt, &v, &err);
@@ -46,6 +49,9 @@ static void publish(rkd_call *c, rk_topology *t, rkd_store_publish_opts *opt)
         rkd_fail(c, rc, &err);
         return;
     }
+    if (ring) /* the new active version's: the next activation's plan starts from it */
+        rkd_cache_release(c->app->rings, rkd_cache_put(c->app->rings, c->cluster, v->version, 0,
+                                                       ring, rk_ring_memory(ring), gen));
     rkd_count(c->app, RKD_COUNT_PUBLISHES);
     answer_version(c, 201, v);
     rkd_store_version_free(v);

@@ -128,7 +128,7 @@ static void do_publish(step_ctx *x, rkd_rollout_move *m)
     char author[48];
     snprintf(author, sizeof author, "rollout %lld", (long long)m->id);
     rk_topology *t = rk_topology_from_json(json_object_get(x->step, "topology"), &err);
-    rkd_store_publish_opts opt = {author, RKD_STORE_ANY, 0, 0, -1, 0, NULL};
+    rkd_store_publish_opts opt = {author, RKD_STORE_ANY, 0, 0, -1, 0, NULL, NULL};
     if (t && rkd_store_publish(x->d->app->store, x->cluster, t, &opt, &v, &err) == RK_OK)
         m->to = "activate", m->version = v->version;
     else

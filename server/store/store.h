@@ -215,6 +215,7 @@ typedef struct rkd_store_gate_view {
     int64_t previous;        /* an open migration window's previous version (0: none open) */
     rkd_store_policy policy; /* the cluster's policy */
     const char *rollout;     /* the cluster's rollout document (JSON text), or NULL: none */
+    const rk_ring *ring;     /* a publish's topology's ring, always set; NULL: an activation */
 } rkd_store_gate_view;
 
 /* The caller's check of an activation, run inside its transaction with what that read, so that
@@ -237,6 +238,8 @@ typedef struct rkd_store_publish_opts {
     double moved_fraction;   /* with activate: the fraction the activation moves, < 0 unknown */
     int64_t active_hint;     /* with activate: as rkd_store_activation's (0: none) */
     const rkd_store_gate *gate; /* with activate: as rkd_store_activation's (NULL: none) */
+    rk_ring **ring; /* non-NULL: set on success to the ring built for the fingerprint (the caller
+                       frees it), which a cache may keep; NULL on failure */
 } rkd_store_publish_opts;
 
 /* Stores `t` (borrowed; the caller keeps its reference) as the next version of `cluster`, creating

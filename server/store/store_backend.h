@@ -62,6 +62,7 @@ typedef struct rkd_store_draft {
     double moved_fraction;      /* with activate: for the activation's event; < 0 unknown */
     int64_t active_hint;        /* with activate: as rkd_store_activation's (0: none) */
     const rkd_store_gate *gate; /* with activate: as rkd_store_activation's (NULL: none) */
+    const rk_ring *ring;        /* with a gate: the topology's ring, for its view (NULL: none) */
 } rkd_store_draft;
 
 /* What a publish committed: the version's number and, when it activated it, the migration window

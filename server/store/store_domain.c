@@ -221,13 +221,13 @@ int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error 
 
 /* ---- Publishing and activating ---- */
 
-/* A record for `t` with everything but the version number, and its JSON text in *doc. The ring
- * is built here, before the backend is involved, for the fingerprint. */
+/* A record for `t` with everything but the version number, its JSON text in *doc and its ring in
+ * *ring (the caller frees both). The ring is built here, before the backend is involved, for the
+ * fingerprint, and kept for an activation's gate. */
 static int new_record(const char *cluster, rk_topology *t, const char *author,
-                      rkd_store_version **out, char **doc, rk_error *err)
+                      rkd_store_version **out, char **doc, rk_ring **ring, rk_error *err)
 {
     rkd_store_version *rec = calloc(1, sizeof *rec);
-    rk_ring *ring = NULL;
     json_t *json = NULL;
     int rc = rec ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     if (rc != RK_OK)
@@ -241,28 +241,30 @@ static int new_record(const char *cluster, rk_topology *t, const char *author,
     rc = rkd_store_strdup(cluster, &rec->cluster, err);
     rc = rc ? rc : rkd_store_strdup(author, &rec->author, err);
     rc = rc ? rc : rkd_store_strdup(rk_topology_comment(t), &rec->comment, err);
-    ring = rc ? NULL : rk_ring_build(t, err);
-    if (rc == RK_OK && !ring)
+    *ring = rc ? NULL : rk_ring_build(t, err);
+    if (rc == RK_OK && !*ring)
         rc = err->code;
     if (rc != RK_OK)
         goto done;
-    snprintf(rec->fingerprint, sizeof rec->fingerprint, "%s", rk_ring_fingerprint_hex(ring));
+    snprintf(rec->fingerprint, sizeof rec->fingerprint, "%s", rk_ring_fingerprint_hex(*ring));
     json = rk_topology_to_json(t);
     *doc = json ? json_dumps(json, JSON_COMPACT) : NULL;
     if (!*doc)
         rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory serialising the topology");
 done:
     json_decref(json);
-    rk_ring_free(ring);
-    if (rc == RK_OK)
+    if (rc == RK_OK) {
         *out = rec;
-    else
+    } else {
         rkd_store_version_free(rec);
+        rk_ring_free(*ring);
+        *ring = NULL;
+    }
     return rc;
 }
 
-/* Stores rec (numbered on success) through the backend. */
-static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
+/* Stores rec (numbered on success) through the backend; `ring` is its topology's. */
+static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc, const rk_ring *ring,
                         const rkd_store_publish_opts *opt, rk_error *err)
 {
     rkd_store_draft d;
@@ -273,6 +275,7 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
     d.moved_fraction = opt->moved_fraction;
     d.active_hint = opt->active_hint;
     d.gate = opt->gate;
+    d.ring = ring;
     rkd_store_published pub = {0};
     int rc = s->ops->publish(s->b, &d, &pub, err);
     rec->version = pub.version;
@@ -289,21 +292,27 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc,
 int rkd_store_publish(rkd_store *s, const char *cluster, rk_topology *t,
                       const rkd_store_publish_opts *opt, rkd_store_version **out, rk_error *err)
 {
-    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0, 0, -1, 0, NULL};
+    static const rkd_store_publish_opts defaults = {NULL, RKD_STORE_ANY, 0, 0, -1, 0, NULL, NULL};
     rk_error scratch;
     rkd_store_version *rec = NULL;
     char *doc = NULL;
+    rk_ring *ring = NULL;
     err = err ? err : &scratch;
     opt = opt ? opt : &defaults;
     *out = NULL;
     int rc = rkd_store_check_cluster(cluster, err);
     if (rc == RK_OK && !t)
         rc = rk_error_set(err, RK_EINVAL, NULL, "a topology is required");
-    rc = rc ? rc : new_record(cluster, t, opt->author, &rec, &doc, err);
+    rc = rc ? rc : new_record(cluster, t, opt->author, &rec, &doc, &ring, err);
     if (rc != RK_OK)
         return rc;
     memcpy(rec->store_id, s->id, sizeof rec->store_id);
-    rc = store_record(s, rec, doc, opt, err);
+    rc = store_record(s, rec, doc, ring, opt, err);
+    if (rc == RK_OK && opt->ring) {
+        *opt->ring = ring;
+        ring = NULL;
+    }
+    rk_ring_free(ring);
     if (rc == RKD_STORE_EAPPROVAL) /* the message named the version this publish would have been */
         rk_error_set(err, rc, NULL,
                      "cluster %s: the policy needs approvals before a version is activated, and "

@@ -152,9 +152,10 @@ static int64_t count_approvals(rke_store *s, const char *cluster, const rke_cuto
 /* ---- Activation ---- */
 
 int rke_gate_in_step(const rke_step *st, const rke_head *cur, const rke_cutover_reads *r,
-                     rkd_store_activation *a, rk_error *err)
+                     const rk_ring *ring, rkd_store_activation *a, rk_error *err)
 {
-    rkd_store_gate_view view = {st->cluster, cur->active, cur->previous, r->policy, r->rollout};
+    rkd_store_gate_view view = {st->cluster, cur->active, cur->previous,
+                                r->policy,   r->rollout,  ring};
     return rkd_store_run_gate(a->gate, &view, &a->moved_fraction, err);
 }
 
@@ -247,7 +248,7 @@ static int build_activate(rke_store *s, rke_step *st, const rke_head *cur, rke_h
     rkd_store_activation a = *p->a;
     int exists = p->v >= 1 && p->v <= cur->latest; /* the gate's checks come first, if it does */
     int rc = exists ? rke_step_cutover_reads(s, st, p->v, &p->with, cur, &r, err) : RK_OK;
-    rc = rc || !exists ? rc : rke_gate_in_step(st, cur, &r, &a, err);
+    rc = rc || !exists ? rc : rke_gate_in_step(st, cur, &r, NULL, &a, err);
     rc = rc ? rc
             : rkd_store_check_activation(st->cluster, p->v, cur->latest, cur->active,
                                          a.if_match_active, err);

@@ -86,7 +86,7 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     if (!d->activate)
         return RK_OK;
     rc = rke_step_cutover_reads(s, st, 0, &p->with, cur, &r, err);
-    rc = rc ? rc : rke_gate_in_step(st, cur, &r, &a, err);
+    rc = rc ? rc : rke_gate_in_step(st, cur, &r, d->ring, &a, err);
     rc = rc ? rc : rke_activate_in_step(s, st, cur, next, t, &target, &a, &r, err);
     p->out->previous = rc ? 0 : next->previous;
     snprintf(p->out->previous_fingerprint, sizeof p->out->previous_fingerprint, "%s",

@@ -242,9 +242,10 @@ int rke_step_cutover_reads(rke_store *s, rke_step *st, int64_t v, rke_cutover_wi
                            const rke_head *cur, rke_cutover_reads *r, rk_error *err);
 
 /* Inside a step's build, before the store's own checks: the caller's gate of activation `a` (its
- * a->gate, NULL: none) over what `r` read, which sets a->moved_fraction. */
+ * a->gate, NULL: none) over what `r` read and a publish's `ring` (NULL: an activation), which sets
+ * a->moved_fraction. */
 int rke_gate_in_step(const rke_step *st, const rke_head *cur, const rke_cutover_reads *r,
-                     rkd_store_activation *a, rk_error *err);
+                     const rk_ring *ring, rkd_store_activation *a, rk_error *err);
 /* Inside a step's build: the refusal while a migration window is open, the approval gate of
  * activating `to` over cur->active (rkd_store_check_approvals), then the new active number, the
  * window the policy opens and the activation's event, with what `r` read for it. The version's

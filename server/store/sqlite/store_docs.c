@@ -111,10 +111,10 @@ int rks_put_doc(void *b, rkd_store_doc_kind kind, const char *cluster, const cha
     return rc;
 }
 
-int rks_gate_view_locked(rks_store *s, const rks_params *p, int64_t active,
+int rks_gate_view_locked(rks_store *s, const rks_params *p, int64_t active, const rk_ring *ring,
                          const rkd_store_gate *gate, double *moved, rk_error *err)
 {
-    rkd_store_gate_view view = {.cluster = p->cluster, .active = active};
+    rkd_store_gate_view view = {.cluster = p->cluster, .active = active, .ring = ring};
     char fingerprint[RKD_STORE_FP_LEN], *rollout = NULL;
     int64_t rev = 0;
     if (!gate)

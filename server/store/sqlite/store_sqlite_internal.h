@@ -142,9 +142,9 @@ int rks_finish_migration(void *b, const char *cluster, const char *author, const
 /* ---- store_docs.c: a cluster's documents (rkd_store_ops get_doc, put_doc; each takes the lock
  * itself) ---- */
 /* Inside the caller's transaction (s->lock held): the caller's gate of an activation of cluster
- * p->cid over `active` (NULL: none), run over the policy, the open window and the rollout
- * document, as rkd_store_run_gate. */
-int rks_gate_view_locked(rks_store *s, const rks_params *p, int64_t active,
+ * p->cid over `active` (NULL: none), run over the policy, the open window, the rollout document
+ * and a publish's `ring` (NULL: an activation), as rkd_store_run_gate. */
+int rks_gate_view_locked(rks_store *s, const rks_params *p, int64_t active, const rk_ring *ring,
                          const rkd_store_gate *gate, double *moved, rk_error *err);
 
 int rks_get_doc(void *b, rkd_store_doc_kind kind, const char *cluster, char **doc, int64_t *rev,

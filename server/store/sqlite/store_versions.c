@@ -112,7 +112,7 @@ static int publish_locked(rks_store *s, const rkd_store_draft *d, rkd_store_publ
         double moved = a.moved_fraction;
         p.v = latest + 1;
         rc = rks_int_query(s, rks_sql_active_version, &p, &active, err);
-        rc = rc ? rc : rks_gate_view_locked(s, &p, active, a.gate, &moved, err);
+        rc = rc ? rc : rks_gate_view_locked(s, &p, active, d->ring, a.gate, &moved, err);
         rc = rc ? rc : activate_checked(s, &p, active, &a, moved, err);
         rc =
             rc ? rc : rks_window_kept_locked(s, &p, &out->previous, out->previous_fingerprint, err);
@@ -146,7 +146,7 @@ static int activate_locked(rks_store *s, rks_params *p, const rkd_store_activati
     rc = rc ? rc : rks_int_query(s, rks_sql_max_version, p, &exists, err);
     rc = rc ? rc : rks_int_query(s, rks_sql_active_version, p, &active, err);
     if (rc == RK_OK && p->v >= 1 && p->v <= exists) /* the gate's checks come first, if it does */
-        rc = rks_gate_view_locked(s, p, active, a->gate, &moved, err);
+        rc = rks_gate_view_locked(s, p, active, NULL, a->gate, &moved, err);
     rc = rc ? rc
             : rkd_store_check_activation(p->cluster, p->v, exists, active, a->if_match_active, err);
     return rc ? rc : activate_checked(s, p, active, a, moved, err);

@@ -3,12 +3,15 @@
  * transaction, so another activation can commit in between: the gate then asks for the new active
  * version's ring and tries again, and after three tries answers 409, changing nothing. The fetch,
  * rkd_ring_entry, is wrapped (-Wl,--wrap) so that another activation commits right after it, every
- * time or once: no timing of real requests lands there reliably. */
+ * time or once: no timing of real requests lands there reliably. A publish that activates is
+ * checked against the ring the store built for it, and leaves that ring in the cache for the
+ * next one (counted fetches). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -19,14 +22,15 @@
 #include "api_harness.h"
 #include "api_internal.h"
 
-/* The other operator: the versions it activates, one per fetch of a ring other than the target's.
- */
+/* The other operator: the versions it activates, one per fetch of a ring other than the target's
+ * (a publish's target is 0: it has no ring to fetch). */
 typedef struct other_operator {
     rkd_app *app;
     int64_t target; /* the version whose activation is raced */
     int64_t next;   /* the next version the other operator activates ... */
     int64_t last;   /* ... up to this one */
     int inside;     /* in the other operator's own activation (its gate fetches too) */
+    int fetches;    /* the raced request's fetches */
 } other_operator;
 
 static other_operator other;
@@ -36,6 +40,7 @@ rkd_entry *__real_rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
 rkd_entry *__wrap_rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
 {
     rkd_entry *e = __real_rkd_ring_entry(c, v, rc, err);
+    other.fetches += !other.inside;
     if (other.inside || v == other.target || other.next == 0 || other.next > other.last)
         return e;
     other.inside = 1;
@@ -65,6 +70,21 @@ static json_t *newest_event(rkd_app *app)
     json_decref(doc);
     assert_non_null(e);
     return e;
+}
+
+/* Event `e` (taken) is the activation of `to` over `from`, with the plan's moved_fraction. */
+static void expect_event_moved(rkd_app *app, json_t *e, int64_t from, int64_t to)
+{
+    char query[64];
+    snprintf(query, sizeof query, "from=%lld&to=%lld", (long long)from, (long long)to);
+    json_t *plan = expect_json(get(app, "/v1/clusters/g/plan", query, NULL), 200);
+    double want = json_real_value(json_object_get(plan, "moved_fraction"));
+    assert_int_equal(int_at(e, "version"), to);
+    assert_int_equal(int_at(e, "from_version"), from);
+    assert_true(want > 0 && want < 0.99);
+    assert_true(json_real_value(json_object_get(e, "moved_fraction")) == want);
+    json_decref(plan);
+    json_decref(e);
 }
 
 static void test_three_tries(void **state)
@@ -109,17 +129,55 @@ static void test_moved_once(void **state)
     other.next = 0;
     assert_string_equal(state_of(app, "g", 5, s, sizeof s), "active");
 
-    /* Decided over the version active at the commit, 4, not the one the first try saw: its figure
-     * is the plan's from 4. */
-    json_t *e = newest_event(app);
-    assert_int_equal(int_at(e, "version"), 5);
-    assert_int_equal(int_at(e, "from_version"), 4);
-    json_t *plan = expect_json(get(app, "/v1/clusters/g/plan", "from=4&to=5", NULL), 200);
-    double want = json_real_value(json_object_get(plan, "moved_fraction"));
-    assert_true(want > 0 && want < 0.99);
-    assert_true(json_real_value(json_object_get(e, "moved_fraction")) == want);
-    json_decref(plan);
-    json_decref(e);
+    /* Decided over the version active at the commit, 4, not the one the first try saw. */
+    expect_event_moved(app, newest_event(app), 4, 5);
+    app_close(app, store);
+}
+
+/* A publish with activate=true: the ring of the topology is the one the store built for its
+ * fingerprint; the gate fetches only the active version's. */
+static json_t *publish_activate(rkd_app *app, size_t n)
+{
+    char *body = topology(n, "fnv1a_32", NULL);
+    rkd_response r = run(app, "POST", "/v1/clusters/g/versions", "activate=true", NULL, body, 0);
+    free(body);
+    return r.status == 201 ? expect_json(r, 201) : (expect_error(r, 409, "conflict", NULL), NULL);
+}
+
+static void test_publish(void **state)
+{
+    (void)state;
+    rkd_store *store;
+    rkd_app *app = setup("publish", &store);
+    /* The active version's ring not cached: fetched once, then the first publish passes. */
+    other = (other_operator){.app = app};
+    json_decref(publish_activate(app, 6));
+    assert_int_equal(other.fetches, 1);
+    json_t *first = newest_event(app);
+
+    /* The publish left its ring in the cache: the next one fetches nothing, one try. */
+    other = (other_operator){.app = app};
+    json_decref(publish_activate(app, 4));
+    assert_int_equal(other.fetches, 0);
+    expect_event_moved(app, newest_event(app), 6, 7);
+    expect_event_moved(app, first, 1, 6);
+    app_close(app, store);
+}
+
+static void test_publish_three_tries(void **state)
+{
+    (void)state;
+    rkd_store *store;
+    rkd_app *app = setup("publish_three", &store);
+    char s[32];
+    other = (other_operator){.app = app, .next = 2, .last = 4};
+    assert_null(publish_activate(app, 6));
+    other.next = 0;
+    assert_int_equal(other.fetches, 2);
+    assert_string_equal(state_of(app, "g", 3, s, sizeof s), "active");
+    json_t *list = expect_json(get(app, "/v1/clusters/g/versions", "limit=1", NULL), 200);
+    assert_int_equal(int_at(json_array_get(json_object_get(list, "versions"), 0), "version"), 5);
+    json_decref(list);
     app_close(app, store);
 }
 
@@ -128,6 +186,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_three_tries),
         cmocka_unit_test(test_moved_once),
+        cmocka_unit_test(test_publish),
+        cmocka_unit_test(test_publish_three_tries),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

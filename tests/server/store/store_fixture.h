@@ -58,7 +58,7 @@ static inline rk_topology *topo(size_t n)
 static inline int64_t publish(rkd_store *s, const char *cluster, size_t n, int64_t if_match,
                               int activate, int want)
 {
-    rkd_store_publish_opts opt = {"ops", if_match, activate, 0, -1, 0, NULL};
+    rkd_store_publish_opts opt = {"ops", if_match, activate, 0, -1, 0, NULL, NULL};
     rkd_store_version *v = NULL;
     rk_error err = {0};
     rk_topology *t = topo(n);

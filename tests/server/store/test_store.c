@@ -253,7 +253,7 @@ static void test_publish_activate(void **state)
     rkd_store *s = open_ok(path);
     rkd_store_set_watch(s, on_activate, &log);
 
-    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 0, NULL};
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 0, NULL, NULL};
     rkd_store_version *v = NULL;
     rk_topology *t = topo(3);
     assert_int_equal(rkd_store_publish(s, "pa", t, &opt, &v, NULL), RK_OK);
@@ -373,6 +373,7 @@ struct gate_log {
     int64_t active, previous;
     rkd_store_policy policy;
     char rollout[64];
+    char ring[24]; /* the view's ring's fingerprint, or "(none)" */
 };
 
 static int log_gate(void *arg, const rkd_store_gate_view *v, double *moved, rk_error *err)
@@ -381,6 +382,7 @@ static int log_gate(void *arg, const rkd_store_gate_view *v, double *moved, rk_e
     g->calls++;
     g->active = v->active, g->previous = v->previous, g->policy = v->policy;
     snprintf(g->rollout, sizeof g->rollout, "%s", v->rollout ? v->rollout : "(none)");
+    snprintf(g->ring, sizeof g->ring, "%s", v->ring ? rk_ring_fingerprint_hex(v->ring) : "(none)");
     *moved = g->moved;
     return g->answer ? rk_error_set(err, g->answer, NULL, "the test's gate says no") : RK_OK;
 }
@@ -407,6 +409,7 @@ static void gate_publish(rkd_store *s, rkd_store_publish_opts *opt, struct gate_
     assert_int_equal(rkd_store_publish(s, "g", t, opt, &v, NULL), RK_OK);
     assert_int_equal(v->version, 3);
     assert_int_equal(g->active, 2);
+    assert_string_equal(g->ring, v->fingerprint); /* the store's build, handed to the gate */
     rkd_store_version_free(v);
     rk_topology_free(t);
     expect_last_event(s, "g", "activate", 0.5);
@@ -421,7 +424,7 @@ static void test_gate(void **state)
     struct gate_log g = {.answer = RKD_STORE_EBUDGET, .moved = 0.125};
     rkd_store_gate gate = {log_gate, &g};
     rkd_store_activation a = {RKD_STORE_ANY, "ops", -1, NULL, NULL, 0, &gate};
-    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 2, &gate};
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 2, &gate, NULL};
     rkd_store_policy policy = RKD_STORE_POLICY_DEFAULTS;
     rkd_store_version *v = NULL;
     db_path(path, sizeof path, "gate");
@@ -440,6 +443,7 @@ static void test_gate(void **state)
     assert_int_equal(g.previous, 0);
     assert_true(g.policy.max_moved_fraction == 0.25);
     assert_string_equal(g.rollout, "{\"id\":1}");
+    assert_string_equal(g.ring, "(none)"); /* an activation's rings are the caller's */
     assert_int_equal(active(s, "g"), 1);
     expect_last_event(s, "g", "policy", -1);
 

@@ -301,7 +301,7 @@ static void test_upgrade_scheme_rules(void **state)
     assert_int_equal(rkd_store_put_policy(s, "k", &policy, "ops", "{}", NULL), RK_OK);
     rk_node nodes[] = {{"a", "10.0.0.1:1", 1}, {"b", "10.0.0.2:1", 2}};
     rk_topology *t = rk_topology_new_ketama(RK_HASH_KETAMA_FNV1A_64, "{}", nodes, 2, NULL, &err);
-    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 0, NULL};
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 0, NULL, NULL};
     rkd_store_version *v = NULL;
     assert_int_equal(rkd_store_publish(s, "k", t, &opt, &v, &err), RK_OK); /* opens the window */
     rkd_store_version_free(v);
