@@ -6,7 +6,9 @@
 # GET /ring (cached); prints p50 and p99 in seconds, curl's time_total. With the etcd store, three
 # members on loopback (tests/etcd/etcd_lib.sh), and each write followed by its peer: a raw
 # /v3/kv/txn through the same member's gateway putting as many bytes (the document; a 200-byte
-# value for an activation or approval). A program, not a test.
+# value for an activation or approval). Then 12 publishes with ?activate=true of 1M points (1000
+# nodes, vnode_factor 1000, xxh3_64; 999 and 1000 nodes by turns) under a budget, so that each
+# one's gate computes the plan from the active ring (pubact_1m). A program, not a test.
 # usage: bench_store.sh RINGKEEPERD sqlite|etcd
 export RK_TEST_STORE=$2
 . "$(dirname "$0")/../server/lib.sh" "$1"
@@ -51,10 +53,20 @@ for i in $(seq 1 100); do
         --data-binary @"$TMP/t"
     peer pubact_txn txn_doc
 done
+topo 1000 1000 xxh3_64 >"$TMP/m0"
+topo 999 1000 xxh3_64 >"$TMP/m1"
+curl -s -o /dev/null -H 'Content-Type: application/json' --data-binary @"$TMP/m0" \
+    "$BASE/v1/clusters/m/versions?activate=true"
+curl -s -o /dev/null -X PUT -H 'Content-Type: application/json' \
+    --data-binary '{"max_moved_fraction":0.99}' "$BASE/v1/clusters/m/policy"
+for i in $(seq 1 12); do
+    one pubact_1m "$BASE/v1/clusters/m/versions?activate=true" \
+        -H 'Content-Type: application/json' --data-binary @"$TMP/m$((i % 2))"
+done
 for i in $(seq 1 200); do one get "$BASE/v1/clusters/b/versions/$i"; done
 for i in $(seq 1 200); do one ring "$BASE/v1/clusters/b/ring"; done
 pct() { sort -n "$TMP/$1" | awk -v p="$2" '{v[NR] = $1} END {print v[int((NR - 1) * p / 100) + 1]}'; }
-for f in pub pub_txn act act_txn appr appr_txn pubact pubact_txn get ring; do
+for f in pub pub_txn act act_txn appr appr_txn pubact pubact_txn pubact_1m get ring; do
     [ -s "$TMP/$f" ] && echo "$2 $f p50 $(pct "$f" 50) p99 $(pct "$f" 99)"
 done
 rk_stop
