@@ -381,8 +381,8 @@ static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk
     const rkd_store_policy *pol = &v->policy;
     *moved = -1;
     int rc = rkd_rollout_check_hand(v->cluster, v->rollout, err);
-    if (rc != RK_OK || !v->active || (g->to_version && g->to_version <= v->active) ||
-        (pol->max_moved_fraction >= 1 && pol->max_balance_after == 0))
+    g->budget = pol->max_moved_fraction < 1 || pol->max_balance_after > 0;
+    if (rc != RK_OK || !v->active || (g->to_version && g->to_version <= v->active) || !g->budget)
         return rc; /* refused, a first activation, one the store refuses, or no budget */
     /* No budget or force helps while a window is open: say so before asking for rings. */
     if (v->previous)

@@ -274,6 +274,7 @@ typedef struct rkd_gate {
     const char *reason;   /* a forced activation's reason, or NULL */
     rkd_store_gate check; /* for the store: set by rkd_gate_init */
     int tries;            /* of the store's call */
+    int budget;           /* the policy the check saw has a budget */
     int64_t want;         /* the active version whose ring the check asked for */
     int64_t from_version; /* the version `from` is the ring of (0: none fetched) */
     rkd_entry *from;      /* the rings of the plan: from the active version ... */

@@ -4,8 +4,8 @@
  * version's ring and tries again, and after three tries answers 409, changing nothing. The fetch,
  * rkd_ring_entry, is wrapped (-Wl,--wrap) so that another activation commits right after it, every
  * time or once: no timing of real requests lands there reliably. A publish that activates is
- * checked against the ring the store built for it, and leaves that ring in the cache for the
- * next one (counted fetches). */
+ * checked against the ring the store built for it, and under a budget leaves that ring in the
+ * cache for the next one's plan (counted fetches). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,17 +49,23 @@ rkd_entry *__wrap_rkd_ring_entry(rkd_call *c, int64_t v, int *rc, rk_error *err)
     return e;
 }
 
-/* Cluster g: versions 1..5 of 2..6 nodes, version 1 active, a budget that every plan here meets. */
+static void policy(rkd_app *app, const char *body)
+{
+    json_decref(expect_json(run(app, "PUT", "/v1/clusters/g/policy", NULL, NULL, body, 0), 200));
+}
+
+/* Cluster g: versions 1..5 of 2..6 nodes, version 1 active, a budget that every plan here meets;
+ * the app is opened again on the store, as a restarted server, so that no ring is cached (each
+ * publish leaves its ring in the cache of the app that made it). */
 static rkd_app *setup(const char *name, rkd_store **store)
 {
     rkd_app *app = app_open(tmpdir, name, store, NULL);
     for (size_t n = 2; n <= 6; n++)
         publish(app, "g", n, NULL);
     json_decref(activate(app, "g", 1, NULL, 200));
-    json_decref(expect_json(
-        run(app, "PUT", "/v1/clusters/g/policy", NULL, NULL, "{\"max_moved_fraction\":0.99}", 0),
-        200));
-    return app;
+    policy(app, "{\"max_moved_fraction\":0.99}");
+    app_close(app, *store);
+    return app_open(tmpdir, name, store, NULL);
 }
 
 /* The newest event of g (a new reference). */
@@ -161,6 +167,15 @@ static void test_publish(void **state)
     assert_int_equal(other.fetches, 0);
     expect_event_moved(app, newest_event(app), 6, 7);
     expect_event_moved(app, first, 1, 6);
+
+    /* Without a budget the ring is not kept (no plan needs it): under the budget again, the next
+     * publish fetches the active ring. */
+    policy(app, "{\"max_moved_fraction\":1}");
+    json_decref(publish_activate(app, 5));
+    policy(app, "{\"max_moved_fraction\":0.99}");
+    other = (other_operator){.app = app};
+    json_decref(publish_activate(app, 3));
+    assert_int_equal(other.fetches, 1);
     app_close(app, store);
 }
 
