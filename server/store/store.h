@@ -238,8 +238,8 @@ typedef struct rkd_store_publish_opts {
     double moved_fraction;   /* with activate: the fraction the activation moves, < 0 unknown */
     int64_t active_hint;     /* with activate: as rkd_store_activation's (0: none) */
     const rkd_store_gate *gate; /* with activate: as rkd_store_activation's (NULL: none) */
-    rk_ring **ring; /* non-NULL: set on success to the ring built for the fingerprint (the caller
-                       frees it), which a cache may keep; NULL on failure */
+    rk_ring **ring; /* non-NULL: on success *ring is the ring built for the fingerprint (the
+                       caller frees it, or a cache keeps it); left alone on failure */
 } rkd_store_publish_opts;
 
 /* Stores `t` (borrowed; the caller keeps its reference) as the next version of `cluster`, creating

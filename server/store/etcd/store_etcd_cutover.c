@@ -154,8 +154,12 @@ static int64_t count_approvals(rke_store *s, const char *cluster, const rke_cuto
 int rke_gate_in_step(const rke_step *st, const rke_head *cur, const rke_cutover_reads *r,
                      const rk_ring *ring, rkd_store_activation *a, rk_error *err)
 {
-    rkd_store_gate_view view = {st->cluster, cur->active, cur->previous,
-                                r->policy,   r->rollout,  ring};
+    rkd_store_gate_view view = {.cluster = st->cluster,
+                                .active = cur->active,
+                                .previous = cur->previous,
+                                .policy = r->policy,
+                                .rollout = r->rollout,
+                                .ring = ring};
     return rkd_store_run_gate(a->gate, &view, &a->moved_fraction, err);
 }
 
