@@ -32,7 +32,7 @@ typedef struct options {
     const char *listen, *db, *store, *token_file, *migrations, *unauthenticated;
     unsigned threads, max_body, max_bodies, max_send_buffers;
     const char *tls_cert, *tls_key; /* file names */
-    unsigned max_connections, max_per_address, idle_timeout, max_polls;
+    unsigned max_connections, max_per_address, idle_timeout, max_polls, header_buffer;
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
     unsigned max_clients, max_clients_per_cluster, clients_expiry;
     rkd_etcd_flags etcd; /* --etcd-* */
@@ -111,6 +111,11 @@ static const flag flags[] = {
     {"max-polls", "N", "4096", NULL, 1, 100000, "", offsetof(options, max_polls),
      "long polls held at once, {range} (default {default}); they take none\n"
      "of --max-connections; more get 503 busy with Retry-After"},
+    {"header-buffer", "BYTES", "16384", NULL, 4096, 65536, " bytes",
+     offsetof(options, header_buffer),
+     "each connection's buffer, {range} (default {default}): its request\n"
+     "line and headers must fit (a 16384-byte one takes 15600 bytes of\n"
+     "them), else 431; a connection that served a request holds all of it"},
     {"max-plan-arcs", "N", "1000000", NULL, 1, 1u << 24, "", offsetof(options, max_plan_arcs),
      "refuse (422) a plan moving more arcs, before they are stored, {range}\n"
      "(default {default}: ~80 MB and 0.2 s)"},
@@ -437,7 +442,8 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .idle_timeout = o->idle_timeout,
                            .body_budget = o->max_bodies,
                            .max_polls = o->max_polls,
-                           .send_budget = o->max_send_buffers};
+                           .send_budget = o->max_send_buffers,
+                           .header_buffer = o->header_buffer};
     /* The driver before the HTTP threads, which read app->driver; it stops in rkd_app_free, after
      * them. */
     int driving = app && rkd_app_start_rollouts(app, 0, &err) == RK_OK;

@@ -149,9 +149,9 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
         flags, 0, on_accept, h, rkh_on_request, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_LISTEN_SOCKET, h->listen_fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_NOTIFY_COMPLETED, rkh_on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)RKD_HTTP_CONN_MEMORY,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_UNESCAPE_CALLBACK, rkd_unescape, NULL,
-        MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->header_buffer, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        h, MHD_OPTION_UNESCAPE_CALLBACK, rkd_unescape, NULL, MHD_OPTION_ARRAY, opts,
+        MHD_OPTION_END);
     if (!d)
         h->listen_fd = -1; /* libmicrohttpd closed it when it failed */
     return d;
@@ -168,6 +168,8 @@ static void set_defaults(rkd_http_config *cfg)
         cfg->body_budget = RKD_HTTP_BODY_BUDGET;
     if (!cfg->send_budget)
         cfg->send_budget = RKD_HTTP_SEND_BUDGET;
+    if (!cfg->header_buffer)
+        cfg->header_buffer = RKD_HTTP_HEADER_BUFFER;
 }
 
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)

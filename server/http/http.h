@@ -34,17 +34,19 @@ typedef struct rkd_http_config {
     size_t send_budget;       /* kernel send buffer bytes of answers sent at full speed at once,
                                  all connections (one address: a quarter); the others are sent
                                  through a small buffer; 0: default */
+    size_t header_buffer;     /* bytes of each connection's libmicrohttpd memory pool, which the
+                                 request line and headers must fit (past it 431, 414 for the
+                                 line, or closed); libmicrohttpd zeroes all of it after each
+                                 request, so a connection that served one holds all of it;
+                                 0: default */
 } rkd_http_config;
 
-/* Request line plus headers must fit in MHD's per-connection memory pool of this size; past it
- * the client gets 431 (or 414 for the request line) or is closed. */
-#define RKD_HTTP_CONN_MEMORY (16u * 1024u)
-
-/* max_connections, body_budget and max_polls when 0 is given. */
+/* max_connections, body_budget, max_polls, send_budget and header_buffer when 0 is given. */
 #define RKD_HTTP_MAX_CONNECTIONS 1024u
 #define RKD_HTTP_BODY_BUDGET     ((size_t)32 << 20)
 #define RKD_HTTP_MAX_POLLS       4096u
 #define RKD_HTTP_SEND_BUDGET     ((size_t)128 << 20)
+#define RKD_HTTP_HEADER_BUFFER   ((size_t)16 << 10)
 
 /* Starts serving; returns the server (stop with rkd_http_stop) or NULL with `err` set. */
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err) RK_MUST_CHECK;

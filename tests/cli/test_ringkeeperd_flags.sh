@@ -28,6 +28,8 @@ refused "no host" 2 \
 refused "no port" 2 \
     'ringkeeperd: --listen: must be HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070), got "7072"' \
     --listen 7072
+refused "header buffer below its range" 2 \
+    'ringkeeperd: --header-buffer: must be 4096..65536 bytes, got "1024"' --header-buffer 1024
 check "no database created by flags refused before start" 0 "$(ls "$TMP" | grep -c flags.db)"
 refused "host that does not resolve" 2 \
     'ringkeeperd: --listen: "nosuch.invalid:7070" is not HOST:PORT (e.g. 127.0.0.1:7070 or [::1]:7070) of this machine' \

@@ -2,8 +2,8 @@
 # test_hostile.sh — hostile and slow clients do not stop ringkeeperd from answering /healthz and a
 # publish within a second: 500 idle connections, a slowloris client trickling its headers one byte
 # a second, clients that disconnect mid-body, a 1 MiB request line, headers over the limit (431 or
-# closed). Also: --idle-timeout closes silent connections but not a held long poll, and
-# --max-connections refuses connections past the limit. Every fd and process is closed at the end.
+# closed), and lower with --header-buffer. Also: --idle-timeout closes silent connections but not a
+# held long poll, and --max-connections refuses connections past the limit. Every fd and process is closed at the end.
 # usage: test_hostile.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 J='Content-Type: application/json'
@@ -86,9 +86,11 @@ first=$(head -1 "$TMP/long" | tr -d '\r')
 case $first in "" | "HTTP/1.1 414"* | "HTTP/1.1 431"*) ok ;; *) bad "1 MiB request line: [$first]" ;; esac
 answers "after a 1 MiB request line"
 
-# headers: 8 KiB of them are fine; 64 KiB are over the limit (431 or closed)
+# headers: 8 KiB of them are fine, and the 15600 bytes RELIABILITY.md gives for the default
+# --header-buffer; 64 KiB are over the limit (431 or closed)
 h8=$(head -c 8192 /dev/zero | tr '\0' b)
 timed "8 KiB header" 200 GET /healthz -H "X-Big: $h8"
+timed "15600-byte header" 200 GET /healthz -H "X-Big: $(head -c 15600 /dev/zero | tr '\0' b)"
 h64=$(head -c 65536 /dev/zero | tr '\0' b)
 got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "X-Big: $h64" "$BASE/healthz")
 case $got in 431 | 000) ok ;; *) bad "64 KiB header: got $got, want 431 or closed" ;; esac
@@ -113,6 +115,20 @@ check "metrics" 200 "$(req GET /metrics)"
 got=$(sed -n 's/^ringkeeper_publishes_total \([0-9]*\).*/\1/p' "$TMP/body")
 check "publishes counted" "$published" "$got"
 if grep -q 'status="5' "$TMP/body"; then bad "a 5xx in the metrics: $(grep 'status="5' "$TMP/body")"; else ok; fi
+rk_stop
+check "stopped by SIGTERM" 0 "$STOP_CODE"
+
+# --header-buffer 4096: headers of 3000 bytes still pass, 8 KiB no longer do (431 or closed), and
+# every answer, the ring's with its headers, still fits beside a request's
+rk_start --header-buffer 4096
+timed "--header-buffer 4096: 3000-byte header" 200 GET /healthz \
+    -H "X-Big: $(head -c 3000 /dev/zero | tr '\0' b)"
+got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "X-Big: $h8" "$BASE/healthz")
+case $got in 431 | 000) ok ;; *) bad "--header-buffer 4096: 8 KiB header: got $got, want 431 or closed" ;; esac
+timed "--header-buffer 4096: publish" 201 POST '/v1/clusters/small/versions?activate=true' -H "$J" \
+    --data-binary @"$TMP/t3"
+timed "--header-buffer 4096: the ring" 200 GET /v1/clusters/small/ring -H "RK-Client: hostile-1" \
+    -H "X-Big: $(head -c 2000 /dev/zero | tr '\0' b)"
 rk_stop
 check "stopped by SIGTERM" 0 "$STOP_CODE"
 
