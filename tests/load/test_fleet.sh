@@ -8,7 +8,9 @@
 # connections, then, over three more rounds, the same counts, never converged, and that the
 # refusers are sent no byte of the ring they refused; and that ringkeeperd's RSS per held client
 # stays under a generous bound (RK_FLEET_RSS bytes, default 65536; 0 drops it, for a sanitizer
-# build whose memory grows by design). It prints the RSS per client, the time until the fleet
+# build whose memory grows by design), with the polls held on fresh connections and again after
+# the wave, when each connection has served a request and holds all of its --header-buffer
+# (RK_FLEET_HEADER_BUFFER bytes, default the server's). It prints the RSS per client, the time until the fleet
 # report counts every client, the server's CPU per client meanwhile and what a client's own
 # verification of the ring costs: figures, not checked.
 # usage: test_fleet.sh RINGKEEPERD RK_FLEET
@@ -29,7 +31,8 @@ ulimit -n "$need"
 # of their own, beside --max-connections: a fleet of N watchers needs --max-polls N, and, as they
 # all connect at once (a connection is a short one until its poll is held), N connections too.
 # Both limits together would want 2N descriptors; N + 512 are enough for what is open at once.
-rk_start --threads 2 --max-connections "$N" --max-polls "$N" --max-connections-per-address "$need"
+rk_start --threads 2 --max-connections "$N" --max-polls "$N" --max-connections-per-address "$need" \
+    ${RK_FLEET_HEADER_BUFFER:+--header-buffer "$RK_FLEET_HEADER_BUFFER"}
 topo 3 >"$TMP/t"
 check "publish v1" 201 "$(req POST '/v1/clusters/fleet/versions?activate=true' \
     -H 'Content-Type: application/json' --data-binary @"$TMP/t")"
