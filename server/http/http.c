@@ -36,10 +36,14 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                           enum MHD_ConnectionNotificationCode what)
 {
     rkd_http *h = cls;
-    (void)c, (void)socket_context;
-    atomic_fetch_add(&h->connections, what == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
-    if (what != MHD_CONNECTION_NOTIFY_STARTED)
-        atomic_fetch_add(&h->closed, 1);
+    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+        atomic_fetch_add(&h->connections, 1);
+        *socket_context = rkh_conn_new(c);
+        return;
+    }
+    rkh_conn_free(h, *socket_context);
+    atomic_fetch_sub(&h->connections, 1);
+    atomic_fetch_add(&h->closed, 1);
 }
 
 static int listen_error(rk_error *err, const char *listen)

@@ -21,8 +21,8 @@ static void release(rkd_http *h, waiter **link)
 {
     waiter *w = *link;
     *link = w->next;
-    if (w->fd >= 0)
-        epoll_ctl(h->gone, EPOLL_CTL_DEL, w->fd, NULL);
+    if (w->sock)
+        w->sock->held = NULL; /* it stays in the set: its next hold costs no epoll_ctl */
     atomic_fetch_sub(&h->held, 1);
     MHD_resume_connection(w->conn);
     rkd_metrics_waiting(h->cfg.metrics, -1);
@@ -33,7 +33,8 @@ static void release(rkd_http *h, waiter **link)
  * restarts would find them taken. So each held socket is also in an epoll set of its own, asking
  * only for the client's FIN (EPOLLRDHUP) or an error; the timer looks at it on each wake. Looking
  * costs nothing while no client leaves: poll(2) over 10,000 held sockets had held the lock 25 ms,
- * recv(2) on each 30 ms. */
+ * recv(2) on each 30 ms. A socket joins the set at its connection's first hold and stays until
+ * its client leaves or it closes (an event then names a connection whose poll may not be held). */
 
 void rkh_polls_init(rkd_http *h)
 {
@@ -54,31 +55,62 @@ void rkh_polls_deinit(rkd_http *h)
         close(h->gone);
 }
 
-/* Puts w's socket into the set of clients that may leave (if that fails, its deadline ends it). */
-static void watch_gone(rkd_http *h, waiter *w, struct MHD_Connection *c)
+rkh_conn *rkh_conn_new(struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    struct epoll_event ev = {.events = EPOLLRDHUP, .data.ptr = w};
-    w->fd = ci && h->gone >= 0 && epoll_ctl(h->gone, EPOLL_CTL_ADD, ci->connect_fd, &ev) == 0
-                ? ci->connect_fd
-                : -1;
+    rkh_conn *k = ci ? calloc(1, sizeof *k) : NULL;
+    if (k)
+        k->fd = ci->connect_fd; /* its SO_RCVBUF is the listening socket's, RCVBUF_OPEN */
+    return k;
+}
+
+/* Under h->mu, which the timer holds while it reads the set's events: once out of the set, no
+ * event names `k` again. */
+void rkh_conn_free(rkd_http *h, rkh_conn *k)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&h->mu);
+    if (k->watched)
+        epoll_ctl(h->gone, EPOLL_CTL_DEL, k->fd, NULL);
+    pthread_mutex_unlock(&h->mu);
+    free(k);
+}
+
+/* Puts w's socket into the set of clients that may leave, if not there yet (if that fails, or the
+ * connection has no state, its deadline ends it). The caller holds h->mu. */
+static void watch_gone(rkd_http *h, waiter *w, rkh_conn *k)
+{
+    if (k && !k->watched && h->gone >= 0) {
+        struct epoll_event ev = {.events = EPOLLRDHUP, .data.ptr = k};
+        k->watched = epoll_ctl(h->gone, EPOLL_CTL_ADD, k->fd, &ev) == 0;
+    }
+    w->sock = k && k->watched ? k : NULL;
+    if (w->sock)
+        k->held = w;
 }
 
 /* Releases the held polls whose client left (MHD then reads the close and frees the connection).
- * The caller holds h->mu, under which every socket leaves the set before its poll is released,
- * so each event names a waiter still held. */
+ * The caller holds h->mu. A socket that reports its client's leaving leaves the set (the report
+ * would come again on every look): its connection is about to close, and a hold on it meanwhile
+ * puts it back, which reports at once. */
 static void release_gone(rkd_http *h)
 {
     struct epoll_event ev[64];
     int n, marked = 0;
     do {
         n = h->gone >= 0 ? epoll_wait(h->gone, ev, 64, 0) : 0;
-        for (int i = 0; i < n; i++, marked++) {
-            waiter *w = ev[i].data.ptr;
-            w->gone = 1; /* the resumed handler answers, as at the deadline */
-            epoll_ctl(h->gone, EPOLL_CTL_DEL, w->fd, NULL);
-            w->fd = -1;
+        for (int i = 0; i < n; i++) {
+            rkh_conn *k = ev[i].data.ptr;
+            epoll_ctl(h->gone, EPOLL_CTL_DEL, k->fd, NULL);
+            k->watched = 0;
+            if (k->held) {
+                k->held->gone = 1; /* the resumed handler answers, as at the deadline */
+                k->held->sock = NULL;
+                k->held = NULL;
+                marked++;
+            }
         }
     } while (n == 64);
     for (int kind = RKH_RING; marked && kind <= RKH_CHANGES; kind++) {
@@ -113,9 +145,9 @@ int rkh_hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_res
         st->w.deadline.tv_sec += r->wait_seconds;
     }
     st->w.conn = c;
-    watch_gone(h, &st->w, c);
+    watch_gone(h, &st->w, rkh_conn_of(c));
     snprintf(st->w.cluster, sizeof st->w.cluster, "%s", r->wait_cluster);
-    rkh_set_buffer(c, SO_RCVBUF, RCVBUF_HELD);
+    rkh_set_rcvbuf(c, 1);
     MHD_suspend_connection(c); /* before it is listed, so no resume can come first */
     st->w.next = h->waiters[kind];
     h->waiters[kind] = &st->w;

@@ -93,6 +93,37 @@ done
 exec 3>&-
 has "a connection's send buffer" "$TMP/ss" "tb32768,"
 has "a connection's receive buffer" "$TMP/ss" "rb131072,"
+# A poll held makes its connection's receive buffer small (4 KiB, booked 8 KiB: it is not read
+# meanwhile), and it stays small once answered, until a request brings a body to read: it is back
+# at 64 KiB once that request's headers are in, and small again while the request waits for the
+# pool (not read either).
+topo 3 >"$TMP/t3"
+check "publish for the held poll" 201 "$(req POST '/v1/clusters/rb/versions?activate=true' \
+    -H 'Content-Type: application/json' --data-binary @"$TMP/t3")"
+tag=$(curl -s -D - -o /dev/null "$BASE/v1/clusters/rb/ring" | tr -d '\r' | sed -n 's/^ETag: *//Ip')
+rcvbuf() { ss -tmnH state established "( sport = :$PORT )" | grep -o 'rb[0-9]*' | head -1; }
+status_of() { # status_of: the status code of the answer on fd 3, its headers read
+    local line code=
+    while IFS= read -r -t 5 line <&3; do
+        [ -z "$code" ] && code=$(echo "$line" | cut -d' ' -f2)
+        [ "$line" = $'\r' ] && break
+    done
+    echo "$code"
+}
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+printf 'GET /v1/clusters/rb/ring?wait=1 HTTP/1.1\r\nHost: x\r\nIf-None-Match: %s\r\n\r\n' "$tag" >&3
+sleep 0.5
+check "a poll held: small receive buffer" rb8192 "$(rcvbuf)"
+check "the poll answered at its deadline" 304 "$(status_of)"
+check "answered: still small" rb8192 "$(rcvbuf)"
+printf 'POST /v1/clusters/rb/versions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %s\r\n\r\n' \
+    "$(wc -c <"$TMP/t3")" >&3
+for _ in $(seq 1 50); do [ "$(rcvbuf)" = rb131072 ] && break; sleep 0.1; done
+check "a body to read: the receive buffer back to 64 KiB" rb131072 "$(rcvbuf)"
+cat "$TMP/t3" >&3
+check "a publish on the same connection" 201 "$(status_of)"
+check "queued for the pool: small again" rb8192 "$(rcvbuf)"
+exec 3>&-
 # libmicrohttpd's threads: as many as the cores, at most --threads
 cores=$(getconf _NPROCESSORS_ONLN)
 has "network threads" "$TMP/server.log" "2 threads, $((cores < 2 ? cores : 2)) on the network"
