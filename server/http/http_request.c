@@ -62,7 +62,10 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
         size_t len = r->body_len;
         while (len > 0 && r->body[len - 1] == '\n')
             len--;
-        snprintf(st->why, sizeof st->why, " %.*s", (int)len, r->body);
+        if (!st->why)
+            st->why = malloc(WHY_MAX);
+        if (st->why)
+            snprintf(st->why, WHY_MAX, " %.*s", (int)len, r->body);
     }
     struct MHD_Response *m = make_response(r);
     if (!m) {
@@ -195,7 +198,7 @@ static void *pool_main(void *arg)
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
         rkh_defer_wakes();
-        rkd_api_handle(h->cfg.app, &req, &st->out);
+        rkd_api_handle(h->cfg.app, &req, st->out);
         st->pooled = 2;
         MHD_resume_connection(st->conn); /* st is MHD's again: not touched after this */
         rkh_wake_deferred(h);
@@ -209,6 +212,9 @@ static void *pool_main(void *arg)
 
 static enum MHD_Result to_pool(rkd_http *h, struct MHD_Connection *c, req_state *st)
 {
+    st->out = calloc(1, sizeof *st->out);
+    if (!st->out)
+        return MHD_NO; /* as when its state could not be made: the connection is closed */
     st->pooled = 1;
     st->conn = c;
     rkh_set_rcvbuf(c, 1);
@@ -255,7 +261,7 @@ int rkh_pool_start(rkd_http *h)
 static enum MHD_Result answer(rkd_http *h, struct MHD_Connection *c, req_state *st)
 {
     if (st->pooled == 2)
-        return send_response(c, st, &st->out, 0);
+        return send_response(c, st, st->out, 0);
     if (for_pool(st))
         return to_pool(h, c, st);
     struct timespec now;
@@ -447,12 +453,12 @@ static void log_client(struct MHD_Connection *c, char out[LOG_ADDR_BYTES])
 static void log_request(const req_state *st, double secs, const char *how)
 {
     char method[4 * sizeof st->method], path[4 * sizeof st->path], author[4 * sizeof st->author],
-        why[4 * sizeof st->why], when[32];
+        why[4 * WHY_MAX], when[32];
     log_time(when);
     rkh_log_escape(method, sizeof method, st->method, 1);
     rkh_log_escape(path, sizeof path, st->path, 1);
     rkh_log_escape(author, sizeof author, st->author, 1);
-    rkh_log_escape(why, sizeof why, st->why, 0);
+    rkh_log_escape(why, sizeof why, st->why ? st->why : "", 0);
     rkd_log_raw("%s %s %s %s %d %zu %.3fms %s%s%s", when, st->addr, method, path, st->status,
                 st->bytes, secs * 1e3, author, how, why);
 }
@@ -468,7 +474,10 @@ void rkh_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     log_request(st, secs, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");
     rkd_metrics_request(h->cfg.metrics, st->method, st->route ? st->route : "other", st->status,
                         secs);
-    rkd_response_clear(&st->out); /* the pool's answer, when the client left before it was sent */
+    if (st->out) /* the pool's answer, when the client left before it was sent */
+        rkd_response_clear(st->out);
+    free(st->out);
+    free(st->why);
     rkd_budget_give(h->bodies, st->addr, st->taken);
     if (st->sending) {
         rkd_budget_give(h->sends, st->addr, st->sending);

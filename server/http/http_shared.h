@@ -74,6 +74,8 @@ typedef struct rkh_conn {
     int rcvbuf_small;    /* SO_RCVBUF is RCVBUF_HELD; only its libmicrohttpd thread uses it */
 } rkh_conn;
 
+#define WHY_MAX 240 /* bytes of a 5xx answer's error body kept for its log line */
+
 /* Per-request state (MHD's *req_cls): made on the first call, freed when the request completes. */
 typedef struct req_state {
     struct rkd_http *h;    /* its server */
@@ -95,10 +97,13 @@ typedef struct req_state {
     waiter w;              /* the long-poll registration while held */
     int status;            /* answered status, for the log */
     size_t bytes;          /* answered body bytes, for the log */
-    char why[240];         /* a 5xx answer's error body, for the log: the operator's first clue */
+    char *why;             /* a 5xx answer's error body (cut to WHY_MAX), for the log: the
+                              operator's first clue; NULL for other answers */
     const char *route;     /* route pattern, for metrics */
     int pooled;            /* 1: queued for or running on the pool; 2: answered there, in `out` */
-    rkd_response out;      /* the pool's answer, sent by MHD's thread once resumed */
+    rkd_response *out;     /* the pool's answer, sent by MHD's thread once resumed; allocated
+                              only for a pooled request (a held poll, which is not, is the most
+                              numerous state: 10,000 of them for a fleet) */
     struct MHD_Connection *conn; /* resumed by the pool */
     struct req_state *next_job;  /* in rkd_http.jobs */
 } req_state;
