@@ -173,6 +173,7 @@ static int poll_setup(fleet *f, long i, const char *tag, int wait, const char *r
     curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
     curl_easy_setopt(p->easy, CURLOPT_TIMEOUT, (long)(60 + PHASE_MAX_S));
     curl_easy_setopt(p->easy, CURLOPT_CONNECTTIMEOUT, 30L);
+    curl_easy_setopt(p->easy, CURLOPT_NOSIGNAL, 1L); /* as the library sets it */
     curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, count_body);
     curl_easy_setopt(p->easy, CURLOPT_WRITEDATA, p);
     curl_easy_setopt(p->easy, CURLOPT_HEADERFUNCTION, on_header);
