@@ -8,7 +8,8 @@
 #include "api_internal.h"
 
 struct rkd_cache {
-    pthread_mutex_t lock;        /* guards everything below and every entry's refs and used */
+    pthread_mutex_t lock;        /* guards everything below and every entry's used (its refs are
+                                    atomic: a holder lets go without the lock) */
     rkd_entry **slots;           /* max_entries slots, NULL when free */
     size_t max_entries;          /* slot count */
     size_t max_bytes;            /* budget for the sizes of kept entries */
@@ -63,14 +64,14 @@ uint64_t rkd_cache_gen(rkd_cache *c)
 }
 
 /* Takes slot i's entry out of the table and drops the table's hold; frees it when that was the
- * last (values are freed under the lock: a free() is quick, and no holder can see it). */
+ * last (values are freed under the lock: a free() is quick, and no holder can see it). An entry
+ * out of the table is found by no get, so once its count is 0 nothing can raise it again. */
 static void drop_slot_locked(rkd_cache *c, size_t i)
 {
     rkd_entry *e = c->slots[i];
     c->slots[i] = NULL;
     c->bytes -= e->size;
-    e->refs--;
-    if (e->refs == 0)
+    if (atomic_fetch_sub(&e->refs, 1) == 1)
         entry_free(c, e);
 }
 
@@ -91,7 +92,7 @@ rkd_entry *rkd_cache_get(rkd_cache *c, const char *cluster, int64_t key)
     size_t i = find_locked(c, cluster, key);
     if (i < c->max_entries) {
         e = c->slots[i];
-        e->refs++;
+        atomic_fetch_add(&e->refs, 1);
         e->used = ++c->clock;
     }
     pthread_mutex_unlock(&c->lock);
@@ -129,7 +130,7 @@ static void keep_locked(rkd_cache *c, rkd_entry *e)
     } while (i == c->max_entries);
     c->slots[i] = e;
     c->bytes += e->size;
-    e->refs++;
+    atomic_fetch_add(&e->refs, 1);
     e->used = ++c->clock;
 }
 
@@ -157,7 +158,7 @@ static rkd_entry *entry_new(rkd_cache *c, const char *cluster, int64_t key, int6
     e->tag = tag;
     e->value = value;
     e->size = size;
-    e->refs = 1;
+    atomic_init(&e->refs, 1);
     e->cache = c;
     return e;
 }
@@ -180,11 +181,7 @@ void rkd_cache_release(rkd_cache *c, rkd_entry *e)
 {
     if (!e)
         return;
-    pthread_mutex_lock(&c->lock);
-    e->refs--;
-    int last = e->refs == 0;
-    pthread_mutex_unlock(&c->lock);
-    if (last)
+    if (atomic_fetch_sub(&e->refs, 1) == 1) /* the table's hold is gone: it is out of it */
         entry_free(c, e);
 }
 

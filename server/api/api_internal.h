@@ -61,7 +61,7 @@ typedef struct rkd_entry {
     int64_t tag;                   /* order of the values of this key (a version, or 0) */
     void *value;                   /* owned by the entry; read-only while held; never NULL */
     size_t size;                   /* bytes counted against the cache's budget */
-    unsigned refs;                 /* private: holders, the table's own hold included */
+    atomic_uint refs;              /* private: holders, the table's own hold included */
     rkd_cache *cache;              /* private: where it belongs, for rkd_entry_release */
     uint64_t used;                 /* private: LRU clock of the last get or put */
 } rkd_entry;

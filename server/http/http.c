@@ -208,6 +208,8 @@ rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
     atomic_init(&h->closed, 0);
     atomic_init(&h->wakes[RKH_RING], 0);
     atomic_init(&h->wakes[RKH_CHANGES], 0);
+    atomic_init(&h->listed[RKH_RING], 0);
+    atomic_init(&h->listed[RKH_CHANGES], 0);
     atomic_init(&h->started, 0);
     rkh_polls_init(h);
     h->listen_fd = -1;

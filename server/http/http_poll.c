@@ -16,11 +16,12 @@
 
 /* ---- long polls ---- */
 
-/* Unlinks `w` and resumes its connection; the caller holds h->mu. */
-static void release(rkd_http *h, waiter **link)
+/* Unlinks `w` from the list of `kind` and resumes its connection; the caller holds h->mu. */
+static void release(rkd_http *h, int kind, waiter **link)
 {
     waiter *w = *link;
     *link = w->next;
+    atomic_fetch_sub(&h->listed[kind], 1);
     if (w->sock)
         w->sock->held = NULL; /* it stays in the set: its next hold costs no epoll_ctl */
     atomic_fetch_sub(&h->held, 1);
@@ -116,7 +117,7 @@ static void release_gone(rkd_http *h)
     for (int kind = RKH_RING; marked && kind <= RKH_CHANGES; kind++) {
         for (waiter **link = &h->waiters[kind]; *link;) {
             if ((*link)->gone)
-                release(h, link);
+                release(h, kind, link);
             else
                 link = &(*link)->next;
         }
@@ -132,9 +133,11 @@ int rkh_hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_res
 {
     int kind = r->wait_changes ? RKH_CHANGES : RKH_RING;
     pthread_mutex_lock(&h->mu);
+    atomic_fetch_add(&h->listed[kind], 1); /* before wakes is read: see wake_now */
     int full = atomic_load(&h->held) >= (long)h->cfg.max_polls;
     if (h->stopping || full || atomic_load(&h->wakes[kind]) != seen) {
         int rc = h->stopping ? -1 : full ? 2 : 1;
+        atomic_fetch_sub(&h->listed[kind], 1);
         pthread_mutex_unlock(&h->mu);
         return rc;
     }
@@ -161,21 +164,32 @@ int rkh_hold(rkd_http *h, req_state *st, struct MHD_Connection *c, const rkd_res
 /* Resumes the polls of `cluster` in one list; the caller holds h->mu. */
 static void wake(rkd_http *h, int kind, const char *cluster)
 {
-    atomic_fetch_add(&h->wakes[kind], 1);
     for (waiter **link = &h->waiters[kind]; *link;) {
         if (strcmp((*link)->cluster, cluster) == 0)
-            release(h, link);
+            release(h, kind, link);
         else
             link = &(*link)->next;
     }
 }
 
+/* A change nobody waits for takes no lock: each client of a fleet that moves to a new version is a
+ * change (of the fleet report, for consoles), and taking h->mu for each made the network threads
+ * queue on it behind the polls being held. A wake counts itself, then reads how many are listed; a
+ * hold counts itself listed, then reads the wakes (both sequentially consistent): a wake that reads
+ * none listed was counted before the hold read, and the hold looks again instead of waiting. */
 static void wake_now(rkd_http *h, const char *cluster, int64_t version)
 {
+    int first = version > 0 ? RKH_RING : RKH_CHANGES;
+    long listed = 0;
+    for (int kind = first; kind <= RKH_CHANGES; kind++) {
+        atomic_fetch_add(&h->wakes[kind], 1);
+        listed += atomic_load(&h->listed[kind]);
+    }
+    if (!listed)
+        return;
     pthread_mutex_lock(&h->mu);
-    if (version > 0)
-        wake(h, RKH_RING, cluster);
-    wake(h, RKH_CHANGES, cluster);
+    for (int kind = first; kind <= RKH_CHANGES; kind++)
+        wake(h, kind, cluster);
     pthread_mutex_unlock(&h->mu);
 }
 
@@ -231,7 +245,7 @@ static void expire(rkd_http *h, int kind, const struct timespec *now, struct tim
 {
     for (waiter **link = &h->waiters[kind]; *link;) {
         if (!rkh_before(now, &(*link)->deadline)) {
-            release(h, link);
+            release(h, kind, link);
             continue;
         }
         if (rkh_before(&(*link)->deadline, next))
@@ -279,7 +293,7 @@ void *rkh_timer_main(void *arg)
     }
     for (int kind = RKH_RING; kind <= RKH_CHANGES; kind++)
         while (h->waiters[kind]) /* stopping: every held poll answers now (304 or the new ring) */
-            release(h, &h->waiters[kind]);
+            release(h, kind, &h->waiters[kind]);
     pthread_mutex_unlock(&h->mu);
     return NULL;
 }

@@ -119,8 +119,9 @@ struct rkd_http {
     atomic_long closed;           /* connections closed since the start, for TRIM_AFTER_CLOSES */
     rkd_budget *bodies;           /* request body bytes buffered, cfg.body_budget in all */
     rkd_budget *sends;            /* kernel send buffers of answers sent fast, cfg.send_budget */
-    _Atomic uint64_t wakes[2];    /* activations, changes: counted under mu, so that a hold sees
-                                     any it missed */
+    _Atomic uint64_t wakes[2];    /* activations, changes: a hold sees any it missed */
+    atomic_long listed[2];        /* waiters in each list (or about to be), read by a wake
+                                     without mu (wake_now) */
     pthread_mutex_t mu;           /* guards waiters and stopping */
     pthread_cond_t cv;            /* wakes the timer thread */
     waiter *waiters[2];           /* held long polls: of rings (RKH_RING), of changes (a few
