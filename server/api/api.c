@@ -289,7 +289,7 @@ static int seed_metrics(rkd_app *app, rk_error *err)
 rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
 {
     rkd_app *app = calloc(1, sizeof *app);
-    if (!app || pthread_mutex_init(&app->hook_mu, NULL) != 0) {
+    if (!app || pthread_rwlock_init(&app->hook_mu, NULL) != 0) {
         free(app);
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory creating the API");
         return NULL;
@@ -347,14 +347,14 @@ void rkd_app_free(rkd_app *app)
     rkd_cache_free(app->docs);
     rkd_clients_free(app->clients);
     rkd_clients_free(app->strangers);
-    pthread_mutex_destroy(&app->hook_mu);
+    pthread_rwlock_destroy(&app->hook_mu);
     free(app);
 }
 
 void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg)
 {
-    pthread_mutex_lock(&app->hook_mu);
+    pthread_rwlock_wrlock(&app->hook_mu); /* waits for the calls in flight: see rkd_app_wake */
     app->hook = fn;
     app->hook_arg = arg;
-    pthread_mutex_unlock(&app->hook_mu);
+    pthread_rwlock_unlock(&app->hook_mu);
 }

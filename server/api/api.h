@@ -89,6 +89,8 @@ int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits);
  * layer wakes long polls of `cluster` with it: ring polls at activations, watchers of its changes
  * at both. */
 typedef void (*rkd_activation_fn)(void *arg, const char *cluster, int64_t version);
+/* Returns once no call of the hook it replaces runs any more: after setting NULL, `arg` may be
+ * freed (a thread of rollouts may be calling it until then). */
 void rkd_app_set_activation_hook(rkd_app *app, rkd_activation_fn fn, void *arg);
 
 /* Starts the thread that drives the running rollouts of the store (SPEC 11, docs/MIGRATE.md

@@ -111,7 +111,7 @@ struct rkd_app {
     rkd_metrics *metrics;      /* borrowed, may be NULL */
     rkd_cache *docs;           /* (cluster, 0) -> rkd_active_doc of the active version */
     rkd_cache *rings;          /* (cluster, version) -> rk_ring */
-    pthread_mutex_t hook_mu;   /* guards hook and hook_arg */
+    pthread_rwlock_t hook_mu;  /* guards hook and hook_arg; held shared across each call */
     rkd_activation_fn hook;    /* called after each activation, or NULL */
     void *hook_arg;            /* its argument */
     rkd_plan_limits plan;      /* what one plan may cost */

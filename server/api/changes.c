@@ -39,12 +39,12 @@ static _Atomic uint64_t *slot(rkd_app *app, const char *cluster)
 void rkd_app_wake(rkd_app *app, const char *cluster, int64_t version)
 {
     atomic_fetch_add(slot(app, cluster), 1);
-    pthread_mutex_lock(&app->hook_mu);
-    rkd_activation_fn hook = app->hook;
-    void *hook_arg = app->hook_arg;
-    pthread_mutex_unlock(&app->hook_mu);
-    if (hook)
-        hook(hook_arg, cluster, version);
+    /* Shared across the call, so that the HTTP layer, which clears the hook before it frees what
+     * the hook wakes, never has it called after: the rollouts' thread wakes until it stops. */
+    pthread_rwlock_rdlock(&app->hook_mu);
+    if (app->hook)
+        app->hook(app->hook_arg, cluster, version);
+    pthread_rwlock_unlock(&app->hook_mu);
 }
 
 void rkd_app_changed(rkd_app *app, const char *cluster)
