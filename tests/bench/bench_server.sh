@@ -16,8 +16,9 @@
 #                  bytes as a static file, in the same run
 #   ring_close, nginx_close  both again with "Connection: close" (a connection per request)
 #   ring_5mb, nginx_5mb      both with a ring of 85,000 nodes (vnode_factor 16), 5.0 MB
-# and prints a summary table (--only ring_200,publish runs just those) with each peer's ratio. The
-# server, nginx and every wrk run stop before the script exits.
+# and prints a summary table (--only ring_200,publish runs just those) with each peer's ratio. A
+# figure with a peer runs twice, the peers' second round in the reverse order, and its ratio is of
+# the means. The server, nginx and every wrk run stop before the script exits.
 #
 # Environment: RK_WRK_THREADS (default 2) and RK_READ_CONNS (default 32) for the reads,
 # RK_PUB_CONNS (default 4) for the publishes: SQLite takes one writer at a time.
@@ -218,25 +219,36 @@ run() {
     fi
     ROWS+=("$(printf '%-14s %5s %12s %10s %10s %10s %9s %7s' "$name" "$conns" "$rps" "$p50" "$p99" \
         "$n" "${bad:-0}" "${errs:-0}")")
-    RPS[$name]=$rps
+    RPS[$name]=$(awk -v a="${RPS[$name]:-0}" -v b="${rps:-0}" 'BEGIN { print a + b }')
+    RUNS[$name]=$((${RUNS[$name]:-0} + 1))
 }
-declare -A RPS
-# ratio OURS PEER: requests/s of ours over the peer's, when both ran
+declare -A RPS RUNS # requests/s summed over a figure's runs, and how many
+# ratio OURS PEER: the mean requests/s of ours over the peer's, when both ran
 ratio() {
     [ -n "${RPS[$1]:-}" ] && [ -n "${RPS[$2]:-}" ] || return 0
-    RATIOS+=("$(awk -v a="${RPS[$1]}" -v b="${RPS[$2]}" -v x="$1" -v y="$2" \
-        'BEGIN { printf "%-12s / %-12s %6.2fx", x, y, a / b }')")
+    RATIOS+=("$(awk -v a="${RPS[$1]}" -v na="${RUNS[$1]}" -v b="${RPS[$2]}" -v nb="${RUNS[$2]}" \
+        -v x="$1" -v y="$2" 'BEGIN { printf "%-12s / %-12s %6.2fx", x, y, (a / na) / (b / nb) }')")
 }
 RATIOS=()
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-# ours and nginx's, one after the other: a peer measured in the same run
-run ring_200 "$READ_CONNS" "$RING"
-run nginx_200 "$READ_CONNS" "$STATIC/bench/ring"
-run ring_close "$READ_CONNS" -H "Connection: close" "$RING"
-run nginx_close "$READ_CONNS" -H "Connection: close" "$STATIC/bench/ring"
-run ring_5mb "$READ_CONNS" "$BIG"
-run nginx_5mb "$READ_CONNS" "$STATIC/big/ring"
+# peered NAME: one run of a figure that has a peer
+peered() {
+    case $1 in
+    ring_200) run ring_200 "$READ_CONNS" "$RING" ;;
+    nginx_200) run nginx_200 "$READ_CONNS" "$STATIC/bench/ring" ;;
+    ring_close) run ring_close "$READ_CONNS" -H "Connection: close" "$RING" ;;
+    nginx_close) run nginx_close "$READ_CONNS" -H "Connection: close" "$STATIC/bench/ring" ;;
+    ring_5mb) run ring_5mb "$READ_CONNS" "$BIG" ;;
+    nginx_5mb) run nginx_5mb "$READ_CONNS" "$STATIC/big/ring" ;;
+    esac
+}
+# Ours and nginx's in the same minutes, each twice, the second time in the reverse order (ours,
+# nginx's, nginx's, ours): the run after another inherits its TIME_WAIT sockets and the writeback
+# of its access log, so neither side always comes second. A ratio is of the two runs' means.
+PEERED=(ring_200 nginx_200 ring_close nginx_close ring_5mb nginx_5mb)
+for name in "${PEERED[@]}"; do peered "$name"; done
+for ((i = ${#PEERED[@]} - 1; i >= 0; i--)); do peered "${PEERED[$i]}"; done
 ratio ring_200 nginx_200
 ratio ring_close nginx_close
 ratio ring_5mb nginx_5mb
