@@ -219,7 +219,8 @@ run() {
     fi
     ROWS+=("$(printf '%-14s %5s %12s %10s %10s %10s %9s %7s' "$name" "$conns" "$rps" "$p50" "$p99" \
         "$n" "${bad:-0}" "${errs:-0}")")
-    RPS[$name]=$(awk -v a="${RPS[$name]:-0}" -v b="${rps:-0}" 'BEGIN { print a + b }')
+    [ -n "$rps" ] || return 0 # wrk gave no rate: the row shows it, no ratio counts it
+    RPS[$name]=$(awk -v a="${RPS[$name]:-0}" -v b="$rps" 'BEGIN { print a + b }')
     RUNS[$name]=$((${RUNS[$name]:-0} + 1))
 }
 declare -A RPS RUNS # requests/s summed over a figure's runs, and how many
