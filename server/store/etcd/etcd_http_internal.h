@@ -21,8 +21,8 @@ struct rke_client {
     rke_security sec;           /* copies of the caller's strings */
     pthread_mutex_t token_mu;   /* guards token */
     char *token;                /* etcd's auth token while we hold one, else NULL */
-    CURLSH *reads;              /* the connections reads reuse (writes take fresh ones) */
-    pthread_mutex_t reads_mu;   /* guards reads' connection pool */
+    CURLSH *pool;               /* the connections requests reuse */
+    pthread_mutex_t pool_mu;    /* guards the pool */
 };
 
 /* ---- One request ---- */
