@@ -72,8 +72,8 @@ static void unlock_pool(CURL *h, curl_lock_data data, void *arg)
     pthread_mutex_unlock(&((rke_client *)arg)->pool_mu);
 }
 
-/* The connections every request reuses (a fresh one cost a txn about 0.9 ms more on loopback:
- * etcd's gateway sets up each connection it accepts). */
+/* The connections every request reuses (a raw txn through the gateway took 0.8-0.9 ms more on a
+ * fresh connection than on a reused one, on loopback: docs/PERFORMANCE.md). */
 static CURLSH *pool_share(rke_client *c)
 {
     CURLSH *sh = curl_share_init();
