@@ -4,7 +4,6 @@
  * and libcurl sends a request again by itself on a fresh connection when a reused one closes
  * before any answer: a read must be (the control: the second read is answered after all), a write
  * must not be (it comes back as unknown, sent once). */
-#define _GNU_SOURCE /* strcasestr */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,113 +13,66 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include <microhttpd.h>
 
 #include "etcd_http.h"
 #include "store.h"
 
-#define WAIT_MS     2000 /* the longest the gateway waits for a connection or bytes */
-#define REQUEST_MAX 65536
-
-/* A gateway on a loopback port that answers every request but the drop_at-th (from 1), which it
- * reads whole and then closes the connection on. */
+/* A gateway (libmicrohttpd, as the other hostile servers of the tests) on a loopback port that
+ * answers every request but the drop_at-th (from 1), which it reads whole and then closes the
+ * connection on, answering nothing. */
 typedef struct gateway {
-    int fd;
+    struct MHD_Daemon *d;
     unsigned short port;
     int drop_at;
-    atomic_int requests, ranges, txns, stop;
-    pthread_t thread;
+    atomic_int requests, ranges, txns;
 } gateway;
 
-/* Reads one request (its headers and Content-Length bytes of body) into buf; its length, or 0 at
- * the end of the connection or after WAIT_MS without bytes. */
-static size_t read_request(int c, char *buf)
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **ctx)
 {
-    size_t got = 0, want = 0;
-    while (got < REQUEST_MAX - 1 && (want == 0 || got < want)) {
-        struct pollfd p = {c, POLLIN, 0};
-        ssize_t n = poll(&p, 1, WAIT_MS) == 1 ? recv(c, buf + got, REQUEST_MAX - 1 - got, 0) : 0;
-        if (n <= 0)
-            return 0;
-        got += (size_t)n;
-        buf[got] = '\0';
-        const char *end = strstr(buf, "\r\n\r\n");
-        const char *len = strcasestr(buf, "\r\nContent-Length:");
-        if (end && want == 0)
-            want = (size_t)(end + 4 - buf) + (len ? strtoul(len + 17, NULL, 10) : 0);
+    static char body[] = "{\"header\":{\"revision\":\"1\"}}";
+    static int seen; /* *ctx for a request whose headers have come */
+    gateway *g = cls;
+    (void)method, (void)version, (void)upload_data;
+    if (!*ctx || *upload_data_size) { /* the headers, then the body: read on */
+        *ctx = &seen;
+        *upload_data_size = 0;
+        return MHD_YES;
     }
-    return got;
-}
-
-/* 0 when the answer could not be sent (the client then fails its request, and the test). cmocka's
- * asserts stay on the test's thread. */
-static int answer(int c)
-{
-    static const char body[] = "{\"header\":{\"revision\":\"1\"}}";
-    char out[256];
-    int n = snprintf(out, sizeof out,
-                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
-                     sizeof body - 1, body);
-    return send(c, out, (size_t)n, MSG_NOSIGNAL) == n;
-}
-
-/* Serves the requests of one connection until it ends or a request is dropped. */
-static void serve(gateway *g, int c)
-{
-    char *buf = malloc(REQUEST_MAX);
-    while (buf && read_request(c, buf) > 0) {
-        int k = atomic_fetch_add(&g->requests, 1) + 1;
-        atomic_fetch_add(strstr(buf, "POST /v3/kv/txn ") == buf ? &g->txns : &g->ranges, 1);
-        if (k == g->drop_at || !answer(c))
-            break;
-    }
-    free(buf);
-    close(c);
-}
-
-static void *gateway_run(void *arg)
-{
-    gateway *g = arg;
-    while (!atomic_load(&g->stop)) {
-        struct pollfd p = {g->fd, POLLIN, 0};
-        if (poll(&p, 1, 50) == 1) {
-            int c = accept(g->fd, NULL, NULL);
-            if (c >= 0)
-                serve(g, c);
-        }
-    }
-    return NULL;
+    int k = atomic_fetch_add(&g->requests, 1) + 1;
+    atomic_fetch_add(strcmp(url, "/v3/kv/txn") == 0 ? &g->txns : &g->ranges, 1);
+    if (k == g->drop_at)
+        return MHD_NO; /* the connection closed, nothing answered */
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(sizeof body - 1, body, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ret = r ? MHD_queue_response(conn, MHD_HTTP_OK, r) : MHD_NO;
+    MHD_destroy_response(r);
+    return ret;
 }
 
 static void gateway_start(gateway *g, int drop_at)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
     memset(g, 0, sizeof *g);
     g->drop_at = drop_at;
-    g->fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(g->fd >= 0);
-    assert_int_equal(bind(g->fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(g->fd, 8), 0);
-    assert_int_equal(getsockname(g->fd, (struct sockaddr *)&a, &len), 0);
-    g->port = ntohs(a.sin_port);
-    assert_int_equal(pthread_create(&g->thread, NULL, gateway_run, g), 0);
+    g->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
+                            NULL, NULL, on_request, g, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    assert_non_null(g->d);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(g->d, MHD_DAEMON_INFO_BIND_PORT);
+    assert_true(info && info->port);
+    g->port = info->port;
 }
 
 static void gateway_stop(gateway *g)
 {
-    atomic_store(&g->stop, 1);
-    pthread_join(g->thread, NULL);
-    close(g->fd);
+    MHD_stop_daemon(g->d);
 }
 
 /* A client of a gateway that drops its second request, after a first read that leaves the
