@@ -243,32 +243,15 @@ CURL *rke_http_new_handle(rke_client *c, const char *host, const char *path, con
     return h;
 }
 
-/* A write's body as libcurl reads it, forward only. */
-typedef struct body_reader {
-    const char *at;
-    size_t left;
-} body_reader;
-
-static size_t read_body(char *dst, size_t size, size_t n, void *arg)
+/* libcurl sends a request again by itself, on a fresh connection, when a reused one closes before
+ * any answer; for a write etcd may have applied, that would be a second write the caller believes
+ * its first. libcurl calls this before each sending of the request: a second call is refused, so
+ * such a write fails instead (CURLE_ABORTED_BY_CALLBACK, UNCERTAIN below: the step asks etcd
+ * whether it applied). The body stays in libcurl's request buffer, sent with the headers. */
+static int send_once(void *sends, char *ip, char *local_ip, int port, int local_port)
 {
-    body_reader *r = arg;
-    size_t k = size * n < r->left ? size * n : r->left;
-    memcpy(dst, r->at, k);
-    r->at += k, r->left -= k;
-    return k;
-}
-
-/* libcurl sends a request again by itself when a reused connection closes before any answer; for
- * a write etcd may have applied, that would be a second write the caller believes its first. A
- * body read through read_body cannot be rewound, so libcurl fails such a write instead
- * (CURLE_SEND_FAIL_REWIND, UNCERTAIN below: the step asks etcd whether it applied). */
-static void send_once(CURL *h, body_reader *r)
-{
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->left);
-    curl_easy_setopt(h, CURLOPT_READFUNCTION, read_body);
-    curl_easy_setopt(h, CURLOPT_READDATA, r);
+    (void)ip, (void)local_ip, (void)port, (void)local_port;
+    return (*(int *)sends)++ ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
 }
 
 /* POSTs `body` to one member; the answer in *b, curl's result returned (its account in errbuf),
@@ -277,12 +260,14 @@ static CURLcode post(rke_client *c, const char *host, const char *path, const ch
                      buffer *b, long *status, char errbuf[CURL_ERROR_SIZE])
 {
     struct curl_slist *headers;
-    body_reader once = {body, strlen(body)};
+    int sends = 0;
     CURL *h = rke_http_new_handle(c, host, path, body, &headers, errbuf);
     if (!h)
         return CURLE_OUT_OF_MEMORY;
-    if (write)
-        send_once(h, &once);
+    if (write) {
+        curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, send_once);
+        curl_easy_setopt(h, CURLOPT_PREREQDATA, &sends);
+    }
     curl_easy_setopt(h, CURLOPT_SHARE, c->pool);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, rke_http_on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
