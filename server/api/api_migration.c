@@ -297,26 +297,34 @@ void rkd_h_migration_start(rkd_call *c)
 
 void rkd_h_migration_claim(rkd_call *c)
 {
-    static const char *const fields[] = {"worker", NULL};
+    static const char *const fields[] = {"worker", "release", NULL};
     rkd_job_versions now;
     rk_error err = {0};
     json_t *job = NULL;
     json_t *doc = rkd_body_object(c, 0);
     const char *worker = NULL;
-    if (!doc || rkd_known_fields(c, doc, fields, "worker") != 0 ||
+    if (!doc || rkd_known_fields(c, doc, fields, "worker and release") != 0 ||
         rkd_text_field(c, doc, "worker", &worker) != 0) {
         json_decref(doc);
         return;
     }
-    if (!worker || !worker[0]) {
-        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "worker",
-                           "worker is the claiming worker's id, a non-empty string");
+    json_t *release = json_object_get(doc, "release");
+    if (!worker || !worker[0] || (release && !json_is_boolean(release))) {
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, worker && worker[0] ? "release" : "worker",
+                           worker && worker[0]
+                               ? "release is true (let go of the lease) or false"
+                               : "worker is the claiming worker's id, a non-empty string");
         json_decref(doc);
         return;
     }
-    int rc = rkd_job_versions_now(c, &now, &err);
-    now.fleet_holds = rc == RK_OK && rkd_fleet_holds(c->app, c->cluster, now.active);
-    rc = rc ? rc : rkd_job_claim(c->app->store, c->cluster, worker, &now, &job, &err);
+    int rc = RK_OK;
+    if (json_is_true(release)) {
+        rc = rkd_job_release(c->app->store, c->cluster, worker, &job, &err);
+    } else {
+        rc = rkd_job_versions_now(c, &now, &err);
+        now.fleet_holds = rc == RK_OK && rkd_fleet_holds(c->app, c->cluster, now.active);
+        rc = rc ? rc : rkd_job_claim(c->app->store, c->cluster, worker, &now, &job, &err);
+    }
     answer(c, 200, rc, job, &err);
     json_decref(doc);
 }

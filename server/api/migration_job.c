@@ -278,6 +278,24 @@ int rkd_job_claim(rkd_store *s, const char *cluster, const char *worker,
     return rkd_doc_run(s, RKD_DOC_JOB, cluster, &c, job, err);
 }
 
+/* Only the holder lets go; anyone else's release changes nothing, whatever the job's state. */
+static int rule_release(rkj_change *c, rk_error *err)
+{
+    int rc = need_job(c, err);
+    const json_t *w = json_object_get(c->doc, "worker");
+    if (rc != RK_OK || !json_is_object(w) || strcmp(rkj_str(w, "id"), c->arg) != 0)
+        return rc ? rc : SAME;
+    json_object_set_new(c->doc, "worker", json_null());
+    return RK_OK;
+}
+
+int rkd_job_release(rkd_store *s, const char *cluster, const char *worker, json_t **job,
+                    rk_error *err)
+{
+    rkj_change c = {.rule = rule_release, .arg = worker, .now = time(NULL)};
+    return rkd_doc_run(s, RKD_DOC_JOB, cluster, &c, job, err);
+}
+
 /* ---- Throttle, pause, resume, cancel ---- */
 
 typedef struct throttle_arg {
@@ -318,7 +336,10 @@ typedef struct control_arg {
 static int rule_control(rkj_change *c, rk_error *err)
 {
     const control_arg *a = c->arg;
-    int rc = rkj_need_unfinished(c, err);
+    /* a verified job not finished is cancelled too: a run or a finish then looks past it */
+    int cancels_verified =
+        strcmp(a->action, "cancel") == 0 && c->doc && rkj_is_state(c->doc, "verified");
+    int rc = cancels_verified ? RK_OK : rkj_need_unfinished(c, err);
     if (rc != RK_OK)
         return rc;
     int paused = rkj_is_state(c->doc, "paused");
@@ -363,6 +384,25 @@ static int for_window(const json_t *job, int64_t from, int64_t to)
            rkj_num(job, "to") == to;
 }
 
+/* Whether the window from `now->previous` to `now->active` moves keys the mover could copy: the
+ * rings differ and the new version names its data. A version without data is none of the
+ * mover's. */
+static int window_moves(rkd_store *s, const char *cluster, const rkd_job_versions *now,
+                        rk_error *err, int *rc)
+{
+    rkd_store_version *v[2] = {NULL, NULL};
+    *rc = rkd_store_get(s, cluster, now->previous, &v[0], err);
+    *rc = *rc ? *rc : rkd_store_get(s, cluster, now->active, &v[1], err);
+    int moves = *rc == RK_OK && strcmp(v[0]->fingerprint, v[1]->fingerprint) != 0 &&
+                rk_topology_data(v[1]->topology) != NULL;
+    rkd_store_version_free(v[0]);
+    rkd_store_version_free(v[1]);
+    return moves;
+}
+
+/* SPEC 10: a cluster that runs the mover (it has a job) finishes a window only once that
+ * window's own job is verified; a job of other versions (a pre-warm, an earlier window) says
+ * nothing of the keys this one moves. */
 int rkd_job_check_finish(rkd_store *s, const char *cluster, const rkd_job_versions *now,
                          int *is_for, rk_error *err)
 {
@@ -378,6 +418,15 @@ int rkd_job_check_finish(rkd_store *s, const char *cluster, const rkd_job_versio
                           "it finish (ringkeeper migrate run), or finish with {\"force\": true, "
                           "\"reason\": \"...\"}",
                           (long long)rkj_num(job, "id"), rkj_str(job, "state"));
+    else if (rc == RK_OK && job && !mine && now->previous &&
+             window_moves(s, cluster, now, err, &rc))
+        rc = rk_error_set(err, RKD_STORE_ENOTVERIFIED, NULL,
+                          "job %lld is the %s job of v%lld -> v%lld, not this window's (v%lld -> "
+                          "v%lld), whose keys no job has copied: run ringkeeper migrate run "
+                          "--finish, or finish with {\"force\": true, \"reason\": \"...\"}",
+                          (long long)rkj_num(job, "id"), rkj_str(job, "mode"),
+                          (long long)rkj_num(job, "from"), (long long)rkj_num(job, "to"),
+                          (long long)now->previous, (long long)now->active);
     json_decref(job);
     return rc;
 }

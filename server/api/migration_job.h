@@ -68,6 +68,11 @@ int rkd_job_start_new(rkd_store *s, const char *cluster, const rkd_job_start *st
 int rkd_job_claim(rkd_store *s, const char *cluster, const char *worker,
                   const rkd_job_versions *now, json_t **job, rk_error *err);
 
+/* Lets go of the lease when `worker` holds it (a worker that stops: the next run need not wait
+ * for the lease to run out); else changes nothing. RKD_STORE_ENOJOB before the first job. */
+int rkd_job_release(rkd_store *s, const char *cluster, const char *worker, json_t **job,
+                    rk_error *err);
+
 /* Records a worker's progress `report` (docs/MIGRATE.md, "Progress reports"; borrowed) and renews
  * its lease. Counted once by its "seq": a report not newer than the last for its source changes
  * nothing and answers the job as it is. RK_EINVAL with the field for a malformed report,
@@ -80,14 +85,17 @@ int rkd_job_progress(rkd_store *s, const char *cluster, const json_t *report,
 int rkd_job_throttle(rkd_store *s, const char *cluster, int64_t keys_per_s, int64_t bytes_per_s,
                      const char *author, json_t **job, rk_error *err);
 
-/* "pause" (a copying or verifying job), "resume" (a paused one) or "cancel" (one not ended), with
+/* "pause" (a copying or verifying job), "resume" (a paused one) or "cancel" (one not ended, or
+ * verified and not finished), with
  * event "migration_<action>" and `comment` (may be NULL) as its detail. */
 int rkd_job_control(rkd_store *s, const char *cluster, const char *action, const char *author,
                     const char *comment, json_t **job, rk_error *err);
 
-/* For a finish of the window from `now->previous` to `now->active`: RK_OK when the cluster has no
- * job for that window or its job is verified, else RKD_STORE_ENOTVERIFIED saying its state.
- * *for_window (may be NULL) is set when there is a job for that window. */
+/* For a finish of the window from `now->previous` to `now->active`: RK_OK when the cluster never
+ * had a job, when that window's job is verified, or when the window moves nothing the mover
+ * could copy; else RKD_STORE_ENOTVERIFIED naming the job there and its versions (a job of other
+ * versions never vouches for this window). *for_window (may be NULL) is set when there is a job
+ * for that window. */
 int rkd_job_check_finish(rkd_store *s, const char *cluster, const rkd_job_versions *now,
                          int *for_window, rk_error *err);
 

@@ -153,6 +153,56 @@ static void copy_lists(rkj_change *c, const json_t *report, const char *node)
     }
 }
 
+/* The verdict's reasons (SPEC 10): every moving key the copy or the verify could not read, write
+ * or compare counts, not only those found to differ; and a verify that compared nothing while the
+ * copy met moving keys vouches for none of them ("unchecked"). `held`: the fleet wrote to the
+ * new owners all along, so a copy that differs there holds the application's newer write. */
+static json_t *reasons_of(const json_t *job, int held)
+{
+    const json_t *n = json_object_get(json_object_get(job, "verify"), "counters");
+    const json_t *copy = json_object_get(job, "counters");
+    int64_t moving = rkj_num(copy, "copied") + rkj_num(copy, "present") + rkj_num(copy, "skipped") +
+                     rkj_num(copy, "errors");
+    int64_t looked = rkj_num(n, "checked") + rkj_num(n, "expired") + rkj_num(n, "errors");
+    return json_pack("{sIsIsIsIsIsIsI}", "missing", (json_int_t)rkj_num(n, "missing"), "value",
+                     (json_int_t)(held ? 0 : rkj_num(n, "value")), "ttl",
+                     (json_int_t)(held ? 0 : rkj_num(n, "ttl")), "errors",
+                     (json_int_t)rkj_num(n, "errors"), "skipped", (json_int_t)rkj_num(n, "skipped"),
+                     "copy_errors", (json_int_t)rkj_num(copy, "errors"), "unchecked",
+                     (json_int_t)(looked == 0 ? moving : 0));
+}
+
+/* Every verify source done: `verified` only when no reason counts a key, else `failed`. */
+static void verdict(rkj_change *c)
+{
+    json_t *v = json_object_get(c->doc, "verify");
+    json_t *n = json_object_get(v, "counters");
+    int held = json_is_true(json_object_get(c->doc, "fleet_held"));
+    json_t *reasons = reasons_of(c->doc, held);
+    int64_t bad_keys = 0;
+    const char *name;
+    json_t *count;
+    json_object_foreach(reasons, name, count) bad_keys += json_integer_value(count);
+    json_object_set_new(v, "reasons", reasons);
+    json_object_set_new(v, "mismatches", json_integer(bad_keys));
+    json_object_set_new(v, "written",
+                        json_integer(held ? rkj_num(n, "value") + rkj_num(n, "ttl") : 0));
+    json_object_set_new(c->doc, "state", json_string(bad_keys ? "failed" : "verified"));
+    json_object_set_new(c->doc, "paused_from", json_null());
+    json_object_set_new(c->doc, "worker", json_null());
+    snprintf(c->detail, sizeof c->detail,
+             "verify: %lld keys checked, %lld mismatches (missing %lld, value %lld, ttl %lld, "
+             "unreadable %lld, skipped %lld, copy errors %lld, unchecked %lld)",
+             (long long)rkj_num(v, "keys"), (long long)bad_keys,
+             (long long)rkj_num(reasons, "missing"), (long long)rkj_num(reasons, "value"),
+             (long long)rkj_num(reasons, "ttl"), (long long)rkj_num(reasons, "errors"),
+             (long long)rkj_num(reasons, "skipped"), (long long)rkj_num(reasons, "copy_errors"),
+             (long long)rkj_num(reasons, "unchecked"));
+    if (bad_keys)
+        rkj_list_add(c->doc, "errors", json_pack("{ss}", "message", c->detail));
+    rkj_set_event(c, bad_keys ? "migration_failed" : "migration_verified", c->detail);
+}
+
 /* Every source of the phase done: the next step, verify, or the verdict. */
 static void advance(rkj_change *c)
 {
@@ -181,23 +231,7 @@ static void advance(rkj_change *c)
         json_object_set_new(c->doc, rkj_is_state(c->doc, "paused") ? "paused_from" : "state",
                             json_string("verifying"));
     } else {
-        json_t *v = json_object_get(c->doc, "verify");
-        json_t *n = json_object_get(v, "counters");
-        /* held: every client wrote to the new owners all along, so a copy that differs there
-         * (the copy never writes over) holds the application's newer write */
-        int held = json_is_true(json_object_get(c->doc, "fleet_held"));
-        int64_t differ = rkj_num(n, "value") + rkj_num(n, "ttl");
-        int64_t bad_keys = rkj_num(n, "missing") + (held ? 0 : differ);
-        json_object_set_new(v, "mismatches", json_integer(bad_keys));
-        json_object_set_new(v, "written", json_integer(held ? differ : 0));
-        json_object_set_new(c->doc, "state", json_string(bad_keys ? "failed" : "verified"));
-        json_object_set_new(c->doc, "paused_from", json_null());
-        json_object_set_new(c->doc, "worker", json_null());
-        snprintf(c->detail, sizeof c->detail, "verify: %lld keys checked, %lld mismatches",
-                 (long long)rkj_num(v, "keys"), (long long)bad_keys);
-        if (bad_keys)
-            rkj_list_add(c->doc, "errors", json_pack("{ss}", "message", c->detail));
-        rkj_set_event(c, bad_keys ? "migration_failed" : "migration_verified", c->detail);
+        verdict(c);
     }
 }
 

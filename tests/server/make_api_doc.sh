@@ -1094,7 +1094,9 @@ A worker takes the job: `{"worker": "<id>"}` gives it a lease of 10 s (`worker.l
 by claiming again or by each progress report. While another worker's lease runs, 409 `leased` names
 it: two workers never copy the same job at once. A claim of a job whose versions are no longer the
 cluster's (the window was finished, another version was activated) fails the job: 409
-`version_changed`. 409 `job_state` for a job that ended.
+`version_changed`. 409 `job_state` for a job that ended. `{"worker": "<id>", "release": true}` lets go
+of the lease when that worker holds it (a worker that stops: the next need not wait 10 s), and
+changes nothing otherwise; it answers the job.
 
 EOF
     show job_claim
@@ -1160,8 +1162,11 @@ EOF
 
 **The window's finish waits for the job.** When a job was started for the open window, `POST
 .../migration/finish` closes it only once that job is `verified` (the job becomes `finished`), else 409
-`not_verified`, unless `{"force": true, "reason": "..."}` from a token with the admin role. Without a job
-for the window it works as above.
+`not_verified`, unless `{"force": true, "reason": "..."}` from a token with the admin role. A cluster
+whose job is of other versions (a pre-warm, an earlier window) is refused the same way, naming that job
+(a job is one cutover's, SPEC 10), unless the window moves nothing the mover could copy (the same ring,
+or no `data`). A cluster that never had a job finishes as above. The cancel works on a `verified` job
+that is not finished, too.
 
 EOF
     show e_not_verified
