@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,9 +21,14 @@
 
 #define MC_STATS_LINES_MAX 1000                            /* a `stats` answer is about 90 lines */
 #define MC_DUMP            "lru_crawler metadump hash\r\n" /* not "all": above */
-#define MC_SPOOL_KEYS_MAX  (1ull << 36)          /* a metadump longer than this is not a server's */
-#define MC_SPOOL_BUF       (64 * 1024)           /* the spool's stdio buffer: few system calls */
-#define MC_REC_MAX         (1 + MC_KEY_MAX + 16) /* a spooled key: length, bytes, exp, size */
+/* A metadump may pass keys stored while it runs, never many more than the server held when it
+ * began: past curr_items * MC_SPOOL_GROWTH + MC_SPOOL_SLACK keys the stream is a broken or hostile
+ * server's, and the scan stops before it fills the disk. */
+#define MC_SPOOL_GROWTH  2
+#define MC_SPOOL_SLACK   100000
+#define MC_SPOOL_RESERVE (256ull << 20)        /* the spool leaves this much of its disk free */
+#define MC_SPOOL_BUF     (64 * 1024)           /* the spool's stdio buffer: few system calls */
+#define MC_REC_MAX       (1 + MC_KEY_MAX + 16) /* a spooled key: length, bytes, exp, size */
 
 void rkm_mc_dump_stop(mc_conn *m)
 {
@@ -37,26 +43,42 @@ void rkm_mc_spool_stop(mc_conn *m)
     m->spool = NULL;
 }
 
-/* The server's clock against ours, from `stats` ("STAT time <unix time>"), so that the expiry
- * times the stream gives are compared with the server's now, not this host's. */
-static int mc_measure_skew(mc_conn *m, rk_error *err)
+/* From `stats`: the server's clock against ours ("STAT time <unix time>"), so that the expiry
+ * times the stream gives are compared with the server's now, not this host's; and how many keys
+ * it holds ("STAT curr_items"), which bounds the stream. */
+static int mc_read_stats(mc_conn *m, rk_error *err)
 {
     char *line;
     size_t len;
-    long long server = 0;
+    long long server = 0, v;
     int rc = rkm_lines_send(m->dump, "stats\r\n", 7, err);
+    m->spool_keys_max = 0;
     for (int i = 0; rc == RK_OK && i < MC_STATS_LINES_MAX; i++) {
         rc = rkm_lines_read(m->dump, &line, &len, err);
         if (rc != RK_OK || strcmp(line, "END") == 0)
             break;
+        if (sscanf(line, "STAT curr_items %lld", &v) == 1 && v >= 0)
+            m->spool_keys_max = (uint64_t)v * MC_SPOOL_GROWTH + MC_SPOOL_SLACK;
         if (sscanf(line, "STAT time %lld", &server) != 1)
             continue;
         m->skew_s = (int64_t)server - (int64_t)time(NULL);
     }
-    if (rc == RK_OK && server == 0)
-        rc =
-            rk_error_set(err, RK_EIO, NULL, "%s: `stats` did not give the server's time", m->label);
+    if (rc == RK_OK && (server == 0 || m->spool_keys_max == 0))
+        rc = rk_error_set(err, RK_EIO, NULL,
+                          "%s: `stats` did not give the server's time and curr_items", m->label);
     return rc;
+}
+
+/* What the spool in `dir` may take: the disk's free space less MC_SPOOL_RESERVE. */
+static int mc_spool_room(mc_conn *m, const char *dir, rk_error *err)
+{
+    struct statvfs fs;
+    if (statvfs(dir, &fs) != 0)
+        return rk_error_set(err, RK_EIO, NULL, "%s: cannot see the free space of %s: %s", m->label,
+                            dir, strerror(errno));
+    uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+    m->spool_bytes_max = avail > MC_SPOOL_RESERVE ? avail - MC_SPOOL_RESERVE : 0;
+    return RK_OK;
 }
 
 static int hex_digit(char c)
@@ -125,7 +147,7 @@ static int mc_spool_open(mc_conn *m, rk_error *err)
         unlink(path);
     m->spool = fd >= 0 ? fdopen(fd, "w+b") : NULL;
     if (m->spool && setvbuf(m->spool, NULL, _IOFBF, MC_SPOOL_BUF) == 0)
-        return RK_OK;
+        return mc_spool_room(m, dir, err);
     int rc = rk_error_set(err, RK_EIO, NULL, "%s: cannot create the metadump spool in %s: %s",
                           m->label, dir, strerror(errno));
     if (m->spool)
@@ -144,7 +166,10 @@ static int mc_spool_key(mc_conn *m, const rkm_key *k, int64_t exp, rk_error *err
     memcpy(rec + 1, k->key, k->len);
     memcpy(rec + 1 + k->len, &exp, 8);
     memcpy(rec + 9 + k->len, &k->size, 8);
-    return fwrite(rec, 1, n, m->spool) == n ? RK_OK : mc_spool_error(m, "write", err);
+    if (fwrite(rec, 1, n, m->spool) != n)
+        return mc_spool_error(m, "write", err);
+    m->spool_bytes += n;
+    return RK_OK;
 }
 
 /* One line of the stream: the end (*end set), BUSY, or a key, spooled. */
@@ -174,21 +199,28 @@ static int mc_spool_fill(mc_conn *m, rk_error *err)
     rkm_mc_spool_stop(m);
     m->passed = m->step_passed = 0;
     m->step_off = 0;
+    m->spool_bytes = 0;
     int rc = rkm_lines_connect(&m->dump, m->label, m->host, m->port, m->opt->timeout_ms, err);
     if (rc == RK_OK)
-        rc = mc_measure_skew(m, err);
+        rc = mc_read_stats(m, err);
     if (rc == RK_OK)
         rc = rkm_lines_send(m->dump, MC_DUMP, strlen(MC_DUMP), err);
     if (rc == RK_OK)
         rc = mc_spool_open(m, err);
-    for (uint64_t i = 0; rc == RK_OK && !end && i <= MC_SPOOL_KEYS_MAX; i++) {
+    uint64_t i = 0;
+    for (; rc == RK_OK && !end && i <= m->spool_keys_max &&
+           m->spool_bytes + MC_REC_MAX <= m->spool_bytes_max;
+         i++) {
         rc = rkm_lines_read(m->dump, &line, &len, err);
         if (rc == RK_OK)
             rc = mc_spool_line(m, line, &end, err);
     }
     if (rc == RK_OK && !end)
-        rc = rk_error_set(err, RK_EIO, NULL, "%s: a metadump of over %llu keys", m->label,
-                          (unsigned long long)MC_SPOOL_KEYS_MAX);
+        rc = rk_error_set(err, RK_EIO, NULL,
+                          "%s: the metadump went on past %llu keys, more than the server's own "
+                          "count allows (curr_items x%d + %d) or the spool's disk can hold: a "
+                          "broken server, or not a memcached; the scan stopped",
+                          m->label, (unsigned long long)i, MC_SPOOL_GROWTH, MC_SPOOL_SLACK);
     rkm_mc_dump_stop(m);
     if (rc == RK_OK && (fflush(m->spool) != 0 || fseeko(m->spool, 0, SEEK_SET) != 0))
         rc = mc_spool_error(m, "write", err);

@@ -31,6 +31,9 @@ typedef struct mc_conn {
     uint64_t step_passed;      /* `passed` where the last step began, */
     off_t step_off;            /* and its offset in the spool: a failed step rewinds to it */
     int64_t skew_s;            /* the server's clock minus ours, when the stream began */
+    uint64_t spool_keys_max;   /* the stream's bound: the server's own item count, with margin */
+    uint64_t spool_bytes_max;  /* and the spool's: what the disk has free, less a reserve */
+    uint64_t spool_bytes;      /* written to the spool so far */
 } mc_conn;
 
 /* ---- driver_memcached.c ---- */
