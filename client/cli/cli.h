@@ -187,7 +187,8 @@ int rk_cli_status_exit(long status);
 int rk_cli_call(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, rk_cli_body *out,
                 const char *method, const char *route_fmt, ...)
     __attribute__((format(printf, 6, 7)));
-/* As rk_cli_call, except that an error answer whose code is `code` is not printed: *had is set
+/* As rk_cli_call, except that an error answer whose code is `code` (or one of its space-separated
+ * words) is not printed: *had is set
  * (else cleared) and the status's exit code returned, for a caller that has another way. */
 int rk_cli_call_except(const char *cmd, const rk_cli_server *s, const char *code, int *had,
                        const rk_cli_body *in, rk_cli_body *out, const char *method,

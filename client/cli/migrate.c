@@ -11,7 +11,7 @@
 #define MIGRATE_USAGE                                                                              \
     "usage: ringkeeper migrate run --server URL --cluster C [--token T] [--worker ID]\n"           \
     "              [--before-cutover --to V] [--delete-source] [--max-step F] [--keys-per-s N]\n"  \
-    "              [--bytes-per-s N] [--batch N] [--relay] [--finish] [-o json]\n"                 \
+    "              [--bytes-per-s N] [--batch N] [--relay] [--finish] [--no-wait] [-o json]\n"     \
     "       ringkeeper migrate status --server URL --cluster C [-o json|table]\n"                  \
     "       ringkeeper migrate throttle [--keys-per-s N] [--bytes-per-s N] --server URL ...\n"     \
     "       ringkeeper migrate pause|resume|cancel [--comment TEXT] --server URL ...\n"            \
@@ -39,6 +39,8 @@
     "  --relay            copy Redis values through this worker (DUMP, RESTORE), not server to\n"  \
     "                     server (MIGRATE): for sources that cannot reach the new owners\n"        \
     "  --finish           run: close the migration window once the job is verified\n"              \
+    "  --no-wait          run: fail at once when another worker holds the lease (by default a\n"   \
+    "                     run waits up to 12 s for a killed worker's lease to run out)\n"          \
     "  --comment TEXT     pause, resume, cancel: recorded with the event\n" RK_CLI_OUTPUT_HELP(    \
         "table") "                 run -o json: one JSON line per report on stdout, then the "     \
                  "job's state\n"                                                                   \
@@ -49,7 +51,9 @@
                  "pause or a\n"                                                                    \
                  "cancel (said on stderr); 1 a data server unreachable (the job is paused with "   \
                  "the error),\n"                                                                   \
-                 "the job failed or its lease was lost, verify found mismatches; 2 bad flags or "  \
+                 "the job failed or its lease was lost, the run was interrupted (SIGINT, "         \
+                 "SIGTERM: run\n"                                                                  \
+                 "again to go on), verify found mismatches; 2 bad flags or "                       \
                  "a request\n"                                                                     \
                  "the server refused (another worker holds the lease, the job is paused, no "      \
                  "window); 4 the\n"                                                                \
@@ -64,6 +68,9 @@ static int check_run(const rk_cli_cmd *cmd, const mig_opts *o)
                                        "the open window's versions)");
     if (o->before_cutover && !o->to)
         return rk_cli_usage_error(cmd, "--before-cutover needs --to V, the staged version");
+    if (o->before_cutover && o->finish)
+        return rk_cli_usage_error(cmd, "--finish closes a migration window: a --before-cutover "
+                                       "job has none (activate its version, then run again)");
     if (o->before_cutover && o->delete_source)
         return rk_cli_usage_error(cmd, "--delete-source is for a window job: before the cutover "
                                        "the sources still serve their keys");
@@ -88,6 +95,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("batch", RK_CLI_NUMBER, &batch, .lo = 1, .hi = RKM_SCAN_MAX),
         RK_CLI_OPT("relay", RK_CLI_FLAG, &o.relay),
         RK_CLI_OPT("finish", RK_CLI_FLAG, &o.finish),
+        RK_CLI_OPT("no-wait", RK_CLI_FLAG, &o.no_wait),
         RK_CLI_OUTPUT_OPT(&view),
         {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, NULL);

@@ -15,14 +15,15 @@
 #include "cli.h"
 #include "copy.h"
 
-#define MIG_LEASE_RENEW_MS 3000 /* re-claim this often: the server's lease is 10 s */
-#define MIG_POLL_MS        1000 /* GET the job this often: a pause or throttle seen within it */
-#define MIG_REPORT_TRIES   4    /* a report that got no answer is sent again (same seq) */
-#define MIG_REPORT_MS      250  /* a batch boundary is reported at least this far apart */
+#define MIG_LEASE_RENEW_MS 3000  /* re-claim this often: the server's lease is 10 s */
+#define MIG_POLL_MS        1000  /* GET the job this often: a pause or throttle seen within it */
+#define MIG_LEASE_WAIT_MS  12000 /* a dead worker's lease (10 s) runs out within this */
+#define MIG_REPORT_TRIES   4     /* a report that got no answer is sent again (same seq) */
+#define MIG_REPORT_MS      250   /* a batch boundary is reported at least this far apart */
 #define MIG_KEY_TEXT       (3 * RKM_LIST_KEY_MAX + 1) /* a key percent-encoded, its NUL */
 
 /* Why the heartbeat or an answer says to stop at the next batch boundary. */
-enum { MIG_GO = 0, MIG_PAUSED, MIG_CANCELLED, MIG_ENDED, MIG_LEASE_LOST };
+enum { MIG_GO = 0, MIG_PAUSED, MIG_CANCELLED, MIG_ENDED, MIG_LEASE_LOST, MIG_INTERRUPTED };
 
 /* ---- the job's routes (migrate_job.c) ---- */
 
@@ -62,8 +63,17 @@ typedef struct mig_opts {
     size_t batch; /* --batch: the most keys per batch */
     int relay;    /* --relay: never copy server to server */
     int finish;   /* --finish */
+    int no_wait;  /* --no-wait: a lease held elsewhere fails the run at once */
     int json;     /* -o json: a line per report on stdout */
 } mig_opts;
+
+#define MIG_RATE_WINDOW_MS 10000 /* the rate shown is over this much of the recent run */
+#define MIG_RATE_SAMPLES   64    /* reports are >= MIG_REPORT_MS apart: 16 s of them */
+
+typedef struct mig_sample {
+    int64_t ms;
+    uint64_t keys;
+} mig_sample;
 
 typedef struct mig_run {
     const char *cmd;
@@ -85,10 +95,13 @@ typedef struct mig_run {
     size_t sent[2];      /* entries of its two lists already reported */
     int cb_exit;         /* an exit code a progress callback failed with, or 0 */
     int created;         /* this run started the job (its throttle is the options' already) */
-    int64_t started;     /* ms: when this run began, for the rate */
-    uint64_t keys_at_start;
-    uint64_t keys_now; /* moved or checked keys this run */
-    uint64_t bytes_now;
+    int claimed;         /* this run holds (or held) the lease: it lets go at the end */
+    int64_t started;     /* ms: when this run began, for the ETA */
+    uint64_t src_keys;   /* the running source's keys moved or checked, as last counted */
+    uint64_t run_keys;   /* keys moved or checked by this run, over every source and step */
+    double fraction0;    /* the share of the job done when this run first showed it; -1 unset */
+    mig_sample rate_at[MIG_RATE_SAMPLES]; /* (ms, run_keys) of recent reports, for the rate */
+    size_t n_samples;
     /* what the heartbeat thread shares */
     atomic_int stop;         /* MIG_GO, or why to stop at the next boundary */
     atomic_int over;         /* the run ended: the heartbeat returns */
@@ -108,6 +121,12 @@ int mig_report_fatal(mig_run *r, json_t *counters, const char *cursor, int done,
                      const char *message);
 json_t *mig_copy_counters(const rkm_copy_counters *c);
 json_t *mig_verify_counters(const rkm_verify_counters *c);
+/* The keys a source's copy moved (or found present, skipped, failed, expired) and those its
+ * verify judged: what the throttle counts, and the rate shows. */
+uint64_t mig_copy_keys(const rkm_copy_counters *c);
+uint64_t mig_verify_keys(const rkm_verify_counters *c);
+/* The running source's keys are now `keys`: what grew since the last count joins the run's. */
+void mig_count_keys(mig_run *r, uint64_t keys);
 /* Applies a job's throttle to the run's throttle and batch size. */
 void mig_take_throttle(mig_run *r, const json_t *job);
 /* The current ms of CLOCK_MONOTONIC. */

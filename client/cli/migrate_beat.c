@@ -16,17 +16,26 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
+/* r->stop becomes `to` only while it is `from`: a signal's stop or a lost lease is never undone
+ * by what the job says. */
+static void swap_stop(mig_run *r, int from, int to)
+{
+    atomic_compare_exchange_strong(&r->stop, &from, to);
+}
+
 /* What a fresh job document says for the running copy. */
 static void look(mig_run *r, const json_t *job)
 {
     const char *state = mig_str(job, "state");
     mig_take_throttle(r, job);
-    if (strcmp(state, "paused") == 0)
-        atomic_store(&r->stop, MIG_PAUSED);
-    else if (strcmp(state, "cancelled") == 0)
-        atomic_store(&r->stop, MIG_CANCELLED);
-    else if (strcmp(state, "copying") == 0 || strcmp(state, "verifying") == 0)
-        atomic_store(&r->stop, MIG_GO); /* resumed again before the boundary: go on */
+    if (strcmp(state, "paused") == 0) {
+        swap_stop(r, MIG_GO, MIG_PAUSED);
+    } else if (strcmp(state, "cancelled") == 0) {
+        swap_stop(r, MIG_GO, MIG_CANCELLED);
+        swap_stop(r, MIG_PAUSED, MIG_CANCELLED);
+    } else if (strcmp(state, "copying") == 0 || strcmp(state, "verifying") == 0) {
+        swap_stop(r, MIG_PAUSED, MIG_GO); /* resumed again before the boundary: go on */
+    }
 }
 
 static void poll_job(mig_run *r)
@@ -38,14 +47,15 @@ static void poll_job(mig_run *r)
 }
 
 /* A claim renews the lease; one refused as leased means another worker has the job now. An
- * ended job (job_state) is for the main thread to see in its next answer. */
+ * ended job (job_state: the last report verified it meanwhile) is for the main thread to see in
+ * its next answer, and no error of this run. */
 static void renew(mig_run *r)
 {
-    int leased = 0;
+    int refused = 0;
     json_t *body = json_pack("{ss}", "worker", r->o->worker), *job = NULL;
-    mig_call(r->cmd, r->s, "POST", "/migration/claim", body, &job, "leased", &leased);
-    if (leased)
-        atomic_store(&r->stop, MIG_LEASE_LOST);
+    mig_call(r->cmd, r->s, "POST", "/migration/claim", body, &job, "leased job_state", &refused);
+    if (refused && mig_get_job(r->cmd, r->s, &job) == RK_EXIT_OK && mig_unfinished(job))
+        atomic_store(&r->stop, MIG_LEASE_LOST); /* refused while under way: leased */
     json_decref(job);
 }
 

@@ -196,6 +196,22 @@ static int after_report(mig_run *r, json_t *report, const rkm_keylist *l0, const
     return why == MIG_GO || why == MIG_ENDED ? RK_OK : RKM_STOP;
 }
 
+uint64_t mig_copy_keys(const rkm_copy_counters *c)
+{
+    return c->copied + c->present + c->skipped + c->errors + c->expired;
+}
+
+uint64_t mig_verify_keys(const rkm_verify_counters *c)
+{
+    return c->checked + c->expired + c->errors;
+}
+
+void mig_count_keys(mig_run *r, uint64_t keys)
+{
+    r->run_keys += keys > r->src_keys ? keys - r->src_keys : 0;
+    r->src_keys = keys;
+}
+
 int mig_on_copy(void *ctx, const rkm_copy_state *st)
 {
     mig_run *r = ctx;
@@ -205,8 +221,7 @@ int mig_on_copy(void *ctx, const rkm_copy_state *st)
         return RK_OK;
     json_t *lists[2] = {list_items(&st->failed, r->sent[0], "message"),
                         list_items(&st->skipped, r->sent[1], "bytes")};
-    r->keys_now = c->copied + c->present + c->skipped + c->errors + c->expired;
-    r->bytes_now = c->bytes;
+    mig_count_keys(r, mig_copy_keys(c));
     json_t *rep = report_of(r, &st->cursor, mig_copy_counters(c), lists, names);
     return after_report(r, rep, &st->failed, &st->skipped);
 }
@@ -219,8 +234,7 @@ int mig_on_verify(void *ctx, const rkm_verify_state *st)
         return RK_OK;
     json_t *lists[2] = {list_items(&st->failed, r->sent[0], "message"),
                         list_items(&st->mismatches, r->sent[1], "reason")};
-    r->keys_now = st->counters.checked;
-    r->bytes_now = 0;
+    mig_count_keys(r, mig_verify_keys(&st->counters));
     json_t *rep = report_of(r, &st->cursor, mig_verify_counters(&st->counters), lists, names);
     return after_report(r, rep, &st->failed, &st->mismatches);
 }

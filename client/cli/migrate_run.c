@@ -3,8 +3,10 @@
  * for each step from the job's own copies every source not done from its stored cursor and
  * counters, then verifies, reporting each batch; with --finish it closes the window once the job
  * is verified. A resumed run goes on where the last report left the job. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -48,18 +50,68 @@ static int job_prewarms(const json_t *job)
     return strcmp(mig_str(job, "mode"), "before_cutover") == 0;
 }
 
-/* The job to work on in r->job: the cluster's unfinished or verified one, else a new one. */
+/* The cutover a run is for (SPEC 10: a job is one cutover's): the open window, from its previous
+ * version to the active one, or the pre-warm of --to from the active version. */
+typedef struct cutover {
+    const char *mode;
+    int64_t from, to; /* a window's from is 0 when none is open */
+} cutover;
+
+static int cutover_now(mig_run *r, cutover *c)
+{
+    json_t *doc = NULL; /* the clients' summary names the active and the window's versions */
+    int rc = mig_call(r->cmd, r->s, "GET", "/clients?limit=1", NULL, &doc, NULL, NULL);
+    const json_t *sum = json_object_get(doc, "summary");
+    int64_t active = mig_int(sum, "active"), previous = mig_int(sum, "previous");
+    json_decref(doc);
+    *c = r->o->before_cutover ? (cutover){"before_cutover", active, strtoll(r->o->to, NULL, 10)}
+                              : (cutover){"window", previous, active};
+    return rc;
+}
+
+static int job_is_for(const json_t *job, const cutover *c)
+{
+    return strcmp(mig_str(job, "mode"), c->mode) == 0 && mig_int(job, "from") == c->from &&
+           mig_int(job, "to") == c->to;
+}
+
+/* A job still under way for other versions than the run's: never worked on in its place. */
+static int refuse_other(mig_run *r, const cutover *want)
+{
+    const json_t *j = r->job;
+    char wanted[96];
+    if (want->from)
+        snprintf(wanted, sizeof wanted, "the %s v%lld -> v%lld", want->mode, (long long)want->from,
+                 (long long)want->to);
+    else
+        snprintf(wanted, sizeof wanted, "a window (none is open)");
+    return rk_cli_fail(r->cmd, RK_EXIT_USAGE,
+                       "job %lld (%s, v%lld -> v%lld) is %s, and this run is for %s: run that "
+                       "job to its end, or ringkeeper migrate cancel it first",
+                       (long long)mig_int(j, "id"), mig_str(j, "mode"),
+                       (long long)mig_int(j, "from"), (long long)mig_int(j, "to"),
+                       mig_str(j, "state"), wanted);
+}
+
+/* The job to work on in r->job: the cluster's job when it is this cutover's and unfinished or
+ * verified, else a new one; an unfinished job of other versions is refused. */
 static int take_job(mig_run *r)
 {
+    cutover want;
     int rc = mig_get_job(r->cmd, r->s, &r->job);
-    if (rc != RK_EXIT_OK ||
-        (r->job && (mig_unfinished(r->job) || strcmp(mig_str(r->job, "state"), "verified") == 0))) {
-        if (rc == RK_EXIT_OK && r->o->delete_source && !job_deletes(r->job))
+    rc = rc ? rc : cutover_now(r, &want);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    int mine = r->job && job_is_for(r->job, &want);
+    if (r->job && mig_unfinished(r->job) && !mine)
+        return refuse_other(r, &want);
+    if (mine && (mig_unfinished(r->job) || strcmp(mig_str(r->job, "state"), "verified") == 0)) {
+        if (r->o->delete_source && !job_deletes(r->job))
             fprintf(stderr,
                     "ringkeeper %s: --delete-source is ignored: job %lld was started "
                     "without it, and keeps its sources' keys\n",
                     r->cmd, (long long)mig_int(r->job, "id"));
-        return rc;
+        return RK_EXIT_OK;
     }
     json_decref(r->job);
     r->job = NULL;
@@ -100,26 +152,85 @@ static int refused_leased(mig_run *r)
     json_t *w = json_object_get(job, "worker");
     rk_cli_fail(r->cmd, RK_EXIT_USAGE,
                 "job %lld is being run by worker %s (lease until %s): only one worker runs a job; "
-                "wait for it, or for its lease to run out 10 s after it stops",
+                "wait for it, or for its lease to run out 10 s after it stopped",
                 (long long)mig_int(r->job, "id"), json_is_object(w) ? mig_str(w, "id") : "?",
                 json_is_object(w) ? mig_str(w, "lease_until") : "?");
     json_decref(job);
     return RK_EXIT_USAGE;
 }
 
-static int claim(mig_run *r)
+static void nap_ms(long ms)
 {
-    int leased = 0;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* One claim; *leased when another worker's lease refused it. */
+static int claim_once(mig_run *r, int *leased)
+{
     json_t *job = NULL;
     int rc = mig_call(r->cmd, r->s, "POST", "/migration/claim",
-                      json_pack("{ss}", "worker", r->o->worker), &job, "leased", &leased);
-    if (leased)
-        return refused_leased(r);
+                      json_pack("{ss}", "worker", r->o->worker), &job, "leased", leased);
     if (rc == RK_EXIT_OK) {
         json_decref(r->job);
         r->job = job;
+        r->claimed = 1;
     }
     return rc;
+}
+
+/* Claims the job. A lease left by a worker that died (kill -9) runs out within
+ * MIG_LEASE_WAIT_MS: the run waits that long, saying so, unless --no-wait; a live worker renews
+ * its lease meanwhile, and the run is refused then. */
+static int claim(mig_run *r)
+{
+    int leased = 0;
+    int rc = claim_once(r, &leased);
+    if (leased && !r->o->no_wait) {
+        fprintf(stderr,
+                "ringkeeper %s: job %lld is leased to another worker (one killed keeps it for "
+                "up to 10 s): waiting up to %d s for the lease to run out (--no-wait: fail at "
+                "once)\n",
+                r->cmd, (long long)mig_int(r->job, "id"), MIG_LEASE_WAIT_MS / 1000);
+        for (int waited = 0; leased && waited < MIG_LEASE_WAIT_MS && !atomic_load(&r->stop);
+             waited += MIG_POLL_MS) {
+            nap_ms(MIG_POLL_MS);
+            rc = claim_once(r, &leased);
+        }
+    }
+    return leased ? refused_leased(r) : rc;
+}
+
+/* A worker that stops lets go of its lease, so the next run need not wait it out. */
+static void release(mig_run *r)
+{
+    int gone = 0;
+    if (r->claimed)
+        mig_call(r->cmd, r->s, "POST", "/migration/claim",
+                 json_pack("{sssb}", "worker", r->o->worker, "release", 1), NULL, "no_migration",
+                 &gone);
+}
+
+/* ---- signals ---- */
+
+static atomic_int *stop_flag; /* the running worker's r->stop, for the handler */
+
+/* SIGINT or SIGTERM: stop at the next batch boundary, as for a pause; a second one ends the
+ * process at once (SA_RESETHAND). */
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (stop_flag)
+        atomic_store(stop_flag, MIG_INTERRUPTED);
+}
+
+static void catch_signals(mig_run *r)
+{
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND};
+    sigemptyset(&sa.sa_mask);
+    stop_flag = &r->stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 /* ---- the data servers ---- */
@@ -308,7 +419,7 @@ static int copy_source(mig_run *r, const json_t *src)
     rkm_copy_state_init(&st);
     load_copy(&st, src);
     int rc = source_config(r, src, message, sizeof message);
-    r->keys_at_start = 0;
+    r->src_keys = mig_copy_keys(&st.counters);
     if (rc != RK_EXIT_OK) {
         rc = config_failed(r, src, mig_copy_counters(&st.counters), st.cursor.pos, message);
     } else {
@@ -327,6 +438,7 @@ static int verify_source(mig_run *r, const json_t *src)
     rkm_verify_state_init(&st);
     load_verify(&st, src);
     int rc = source_config(r, src, message, sizeof message);
+    r->src_keys = mig_verify_keys(&st.counters);
     if (rc != RK_EXIT_OK) {
         rc = config_failed(r, src, mig_verify_counters(&st.counters), st.cursor.pos, message);
     } else {
@@ -399,6 +511,11 @@ static int stopped(mig_run *r)
     if (why == MIG_LEASE_LOST)
         return rk_cli_fail(r->cmd, RK_EXIT_FAIL, "worker %s lost job %lld's lease: stopped",
                            r->o->worker, id);
+    if (why == MIG_INTERRUPTED)
+        return rk_cli_fail(r->cmd, RK_EXIT_FAIL,
+                           "interrupted: job %lld stopped at a batch boundary and stays %s, its "
+                           "progress kept; run ringkeeper migrate run again to go on from there",
+                           id, state);
     if (why == MIG_CANCELLED || strcmp(state, "cancelled") == 0)
         return rk_cli_fail(r->cmd, RK_EXIT_OK,
                            "job %lld was cancelled: stopped; what was copied stays, nothing "
@@ -426,12 +543,13 @@ static int ended(mig_run *r)
     const char *state = mig_str(r->job, "state");
     int rc = RK_EXIT_OK;
     mig_show_end();
-    if (strcmp(state, "verified") == 0 && r->o->finish)
+    int finishes = r->o->finish && strcmp(mig_str(r->job, "mode"), "window") == 0;
+    if (strcmp(state, "verified") == 0 && finishes)
         rc = finish(r);
     else if (strcmp(state, "verified") != 0 && strcmp(state, "finished") != 0)
         rc = rk_cli_fail(r->cmd, RK_EXIT_FAIL, "job %lld ended %s",
                          (long long)mig_int(r->job, "id"), state);
-    if (rc == RK_EXIT_OK && strcmp(state, "verified") == 0 && r->o->finish) {
+    if (rc == RK_EXIT_OK && strcmp(state, "verified") == 0 && finishes) {
         json_decref(r->job);
         r->job = NULL;
         if (mig_get_job(r->cmd, r->s, &r->job) != RK_EXIT_OK || !r->job)
@@ -493,6 +611,9 @@ static int prepare_and_work(mig_run *r)
     rc = connect_dests(r);
     rc = rc ? rc : mig_beat_start(r);
     r->started = mig_now_ms();
+    r->fraction0 = -1;
+    r->rate_at[0] = (mig_sample){r->started, 0};
+    r->n_samples = 1;
     rc = rc ? rc : work(r);
     mig_beat_stop(r);
     return rc;
@@ -528,8 +649,10 @@ int mig_run_job(mig_run *r)
                          "job %lld is paused: ringkeeper migrate resume first, then run again",
                          (long long)mig_int(r->job, "id"));
     rc = rc ? rc : set_throttle(r);
+    catch_signals(r);
     rc = rc ? rc : claim(r);
     rc = rc ? rc : prepare_and_work(r);
+    release(r);
     run_free(r);
     curl_global_cleanup();
     return rc;

@@ -33,22 +33,33 @@ static void human_bytes(uint64_t b, char out[16])
     snprintf(out, 16, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
-static void draw_bar(const mig_run *r, const json_t *counters, double rate, double secs)
+/* The ETA from how fast this run's share of the job grew: a resumed run counts only its own. */
+static void eta_text(mig_run *r, double secs, char eta[32])
 {
-    char bytes[16], eta[32] = "-";
     double f = done_fraction(r);
-    human_bytes((uint64_t)mig_int(counters, "bytes"), bytes);
-    if (f > 0.01 && f < 1) {
-        long left = (long)(secs * (1 - f) / f);
-        snprintf(eta, sizeof eta, "%ld:%02ld", left / 60, left % 60);
+    snprintf(eta, 32, "-");
+    if (r->fraction0 < 0)
+        r->fraction0 = f;
+    if (f - r->fraction0 > 0.01 && f < 1) {
+        long left = (long)(secs * (1 - f) / (f - r->fraction0));
+        snprintf(eta, 32, "%ld:%02ld", left / 60, left % 60);
     }
-    fprintf(stderr, "\r\033[Kstep %lld/%lld %s %s: %llu scanned, %llu %s, %s, %.0f keys/s, ETA %s",
+}
+
+static void draw_bar(mig_run *r, const json_t *counters, double rate, double secs)
+{
+    char bytes[16], eta[32];
+    human_bytes((uint64_t)mig_int(counters, "bytes"), bytes);
+    eta_text(r, secs, eta);
+    fprintf(stderr,
+            "\r\033[Kstep %lld/%lld %s %s: %llu scanned, %llu %s, %llu present, %s, %.0f keys/s, "
+            "ETA %s",
             (long long)r->step, (long long)mig_int(r->job, "steps"), r->phase, r->node,
             (unsigned long long)mig_int(counters, "scanned"),
-            (unsigned long long)(strcmp(r->phase, "verify") == 0
-                                     ? mig_int(counters, "checked")
-                                     : mig_int(counters, "copied") + mig_int(counters, "present")),
-            strcmp(r->phase, "verify") == 0 ? "checked" : "moved", bytes, rate, eta);
+            (unsigned long long)(strcmp(r->phase, "verify") == 0 ? mig_int(counters, "checked")
+                                                                 : mig_int(counters, "copied")),
+            strcmp(r->phase, "verify") == 0 ? "checked" : "copied",
+            (unsigned long long)mig_int(counters, "present"), bytes, rate, eta);
     fflush(stderr);
     bar_drawn = 1;
 }
@@ -79,11 +90,28 @@ static void json_line(const mig_run *r, const json_t *counters, double rate)
     json_decref(line);
 }
 
+/* Keys per second over the last MIG_RATE_WINDOW_MS of this run, across sources and steps: the
+ * oldest sample kept within the window against now, which joins the samples. */
+static double recent_rate(mig_run *r, int64_t now)
+{
+    size_t keep = 0;
+    while (keep + 1 < r->n_samples && now - r->rate_at[keep + 1].ms >= MIG_RATE_WINDOW_MS)
+        keep++;
+    if (keep || r->n_samples == MIG_RATE_SAMPLES) {
+        keep += keep == 0; /* full: the oldest goes */
+        memmove(r->rate_at, r->rate_at + keep, (r->n_samples - keep) * sizeof *r->rate_at);
+        r->n_samples -= keep;
+    }
+    r->rate_at[r->n_samples++] = (mig_sample){now, r->run_keys};
+    const mig_sample *old = &r->rate_at[0];
+    return now > old->ms ? (double)(r->run_keys - old->keys) * 1000 / (double)(now - old->ms) : 0;
+}
+
 void mig_show_progress(mig_run *r, const json_t *counters)
 {
     int64_t now = mig_now_ms();
     double secs = (double)(now - r->started) / 1000;
-    double rate = secs > 0 ? (double)r->keys_now / secs : 0;
+    double rate = recent_rate(r, now);
     if (r->o->json)
         json_line(r, counters, rate);
     else if (isatty(STDERR_FILENO))
@@ -127,6 +155,8 @@ int mig_show_job(const json_t *job)
                                        "errors",  "expired", "stay",    "not_owned"};
     static const char *const verify[] = {"scanned", "checked", "matched", "skipped", "missing",
                                          "value",   "ttl",     "errors",  "expired"};
+    static const char *const reasons[] = {"missing", "value",       "ttl",      "errors",
+                                          "skipped", "copy_errors", "unchecked"};
     json_t *w = json_object_get(job, "worker"), *t = json_object_get(job, "throttle");
     json_t *v = json_object_get(job, "verify");
     rk_cli_print_safe(
@@ -147,6 +177,8 @@ int mig_show_job(const json_t *job)
     char *mismatches = rk_cli_cell(json_object_get(v, "mismatches"));
     printf("mismatches %s\n", mismatches ? mismatches : "-");
     free(mismatches);
+    if (json_is_object(json_object_get(v, "reasons")))
+        counters_line("  by", json_object_get(v, "reasons"), reasons, 7);
     key_lines(job, "errors", "message");
     key_lines(job, "skipped_keys", "bytes");
     key_lines(job, "mismatch_keys", "reason");

@@ -78,8 +78,19 @@ static const char *error_code(const char *body, size_t len, char out[64])
     return out;
 }
 
-/* rk_cli_call and rk_cli_call_except: an error answer of code `quiet` (NULL: none) sets *had and
- * is not printed. */
+/* Whether `code` is one of the space-separated words of `list`. */
+static int code_in(const char *list, const char *code)
+{
+    size_t n = strlen(code);
+    for (const char *p = list; n && (p = strstr(p, code)) != NULL; p += n) {
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    }
+    return 0;
+}
+
+/* rk_cli_call and rk_cli_call_except: an error answer whose code is one of `quiet`'s words
+ * (NULL: none) sets *had and is not printed. */
 static int vcall(const char *cmd, const rk_cli_server *s, const rk_cli_body *in, rk_cli_body *out,
                  const char *quiet, int *had, const char *method, const char *route_fmt, va_list ap)
 {
@@ -98,7 +109,7 @@ static int vcall(const char *cmd, const rk_cli_server *s, const rk_cli_body *in,
     if (rc != RK_EXIT_OK)
         return rc;
     rc = rk_cli_status_exit(status);
-    if (rc != RK_EXIT_OK && quiet && strcmp(error_code(out->data, out->len, code), quiet) == 0)
+    if (rc != RK_EXIT_OK && quiet && code_in(quiet, error_code(out->data, out->len, code)))
         *had = 1;
     else if (rc != RK_EXIT_OK)
         server_error(cmd, status, out->data, out->len);

@@ -59,10 +59,12 @@ const rkPanels = (() => {
   /* Keys copied a second since the counters seen last, or null on the first look at a job. */
   function rate(c, j) {
     const now = performance.now(), was = rates.get(c);
-    rates.set(c, { id: j.id, copied: j.counters.copied, bytes: j.counters.bytes, at: now });
+    /* keys moved: copied, or found present already (what the throttle counts as well) */
+    const moved = j.counters.copied + j.counters.present;
+    rates.set(c, { id: j.id, moved, bytes: j.counters.bytes, at: now });
     if (!was || was.id !== j.id || now - was.at < 1) return null;
     const s = (now - was.at) / 1000;
-    return { keys: (j.counters.copied - was.copied) / s, bytes: (j.counters.bytes - was.bytes) / s };
+    return { keys: (moved - was.moved) / s, bytes: (j.counters.bytes - was.bytes) / s };
   }
 
   function migrationBody(c, j) {
@@ -88,6 +90,8 @@ const rkPanels = (() => {
     h("table", { id: "migration-counters" }, h("tbody", {},
       h("tr", {}, h("th", { scope: "row" }, "keys copied"), h("td", { class: "n" }, num("migration.counters.copied", k.copied, "count")),
         h("th", { scope: "row" }, "scanned"), h("td", { class: "n" }, num("migration.counters.scanned", k.scanned, "count"))),
+      h("tr", {}, h("th", { scope: "row" }, "keys present"), h("td", { class: "n" }, num("migration.counters.present", k.present, "count")),
+        h("th", { scope: "row" }, "skipped"), h("td", { class: "n" + (k.skipped ? " fail" : "") }, num("migration.counters.skipped", k.skipped, "count"))),
       h("tr", {}, h("th", { scope: "row" }, "bytes copied"), h("td", { class: "n" }, num("migration.counters.bytes", k.bytes, "count")),
         h("th", { scope: "row" }, "errors"), h("td", { class: "n" + (k.errors ? " fail" : "") }, num("migration.counters.errors", k.errors, "count"))),
       h("tr", {}, h("th", { scope: "row" }, "rate now"), h("td", { class: "n", id: "migration-rate" }, r ? `${rkFmt.count(Math.round(r.keys))} keys/s` : "—"),

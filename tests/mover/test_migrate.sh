@@ -14,16 +14,8 @@
 # Skips (77) when memcached or redis-server is not installed.
 # usage: test_migrate.sh RINGKEEPERD RINGKEEPER
 set -u
-RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=servers.sh
-. "$HERE/servers.sh"
-RKM_TMP_SAVED=$RKM_TMP
-trap - EXIT
-# shellcheck source=../server/lib.sh
-. "$HERE/../server/lib.sh" "$1"
-trap 'rkm_cleanup; rk_cleanup' EXIT
-RKM_TMP=$RKM_TMP_SAVED
+# shellcheck source=migrate_lib.sh
+. "$(dirname "$0")/migrate_lib.sh" "$1" "$2"
 KEYS=${RK_MIGRATE_KEYS:-3000}
 SLOW=200 # keys/s of the runs that are killed or paused: a few seconds of copying
 OPS=ops-token-0123456789ab
@@ -31,8 +23,6 @@ printf 'ops:%s\n' "$OPS" >"$TMP/tokens"
 rk_start --token-file "$TMP/tokens"
 export RINGKEEPER_SERVER=$BASE RINGKEEPER_TOKEN=$OPS
 
-as() { local method=$1 path=$2; shift 2; req "$method" "$path" -H "Authorization: Bearer $OPS" -H 'Content-Type: application/json' "$@"; }
-jq_() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 valid_json() { /usr/bin/python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin]' <"$1"; }
 
 # topo STORE N: nodes n0..n(N-1) on the store's servers
@@ -45,14 +35,6 @@ topo_of() {
     printf '{"hash":"xxh3_64","vnode_factor":100,"data":"%s","nodes":[%s]}' "$store" "$nodes"
 }
 
-# owners OLD NEW: "key<TAB>old owner<TAB>new owner" for every key, by the two topology files
-owners() {
-    seq -f 'key-%g' 0 $((KEYS - 1)) >"$TMP/keys"
-    "$RK" lookup --topology "$1" <"$TMP/keys" >"$TMP/own1"
-    "$RK" lookup --topology "$2" <"$TMP/keys" | cut -f2 | paste "$TMP/own1" - >"$TMP/owners"
-}
-
-node_map() { local i; for i in 0 1 2 3; do printf 'n%s=%s ' "$i" "${ADDR[$i]}"; done; }
 
 # check_keys NAME: every key on its old owner and every moving one on its new owner
 check_keys() {
@@ -64,16 +46,6 @@ check_keys() {
     MOVING=$moving
 }
 
-# wait_lines FILE N: until FILE has N lines (10 s at most)
-wait_lines() {
-    for _ in $(seq 1 100); do
-        [ "$(wc -l <"$1")" -ge "$2" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-job_field() { req GET "$C/migration" >/dev/null; jq_ "$TMP/body" "$1"; }
 
 # keys STORE-COMMAND [PREFIX]: migrate_keys.py over the four servers, the owners file on stdin
 # shellcheck disable=SC2046 # node_map's words are the arguments
@@ -179,13 +151,7 @@ run_store() {
     CL=$STORE
     C=/v1/clusters/$CL
     local rc
-    rkm_ports 4
-    ADDR=()
-    for p in "${PORTS[@]}"; do
-        if [ "$STORE" = memcached ]; then rkm_memcached "$p"; else rkm_redis "$p"; fi
-        ADDR+=("127.0.0.1:$p")
-    done
-    rkm_up "${PORTS[@]}" || exit 1
+    four_servers "$STORE"
     topo_of "$STORE" 3 >"$TMP/t3"
     topo_of "$STORE" 4 >"$TMP/t4"
     check "$STORE: v1" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"
@@ -202,8 +168,8 @@ run_store() {
     local w=$!
     wait_lines "$TMP/j1" 2 || bad "$STORE: the first worker reported nothing: $(cat "$TMP/e1")"
     kill -9 $w; wait $w 2>/dev/null
-    "$RK" migrate run "${M[@]}" --worker w2 >"$TMP/o2" 2>"$TMP/e2"; rc=$?
-    check "$STORE: a second worker is refused" 2 $rc
+    "$RK" migrate run "${M[@]}" --worker w2 --no-wait >"$TMP/o2" 2>"$TMP/e2"; rc=$?
+    check "$STORE: a second worker is refused (--no-wait)" 2 $rc
     has "$STORE: ... saying who holds the lease" "$TMP/e2" "is being run by worker w1"
 
     # kill -9 of ringkeeperd loses no report it answered: the last line the killed worker printed

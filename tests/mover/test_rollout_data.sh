@@ -7,16 +7,9 @@
 # client holds each step. Skips (77) when memcached is not installed.
 # usage: test_rollout_data.sh RINGKEEPERD RINGKEEPER
 set -u
-RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=servers.sh
-. "$HERE/servers.sh"
-RKM_TMP_SAVED=$RKM_TMP
-trap - EXIT
-# shellcheck source=../server/lib.sh
-. "$HERE/../server/lib.sh" "$1"
+# shellcheck source=migrate_lib.sh
+. "$(dirname "$0")/migrate_lib.sh" "$1" "$2"
 trap 'touch "$TMP/client.stop"; rkm_cleanup; rk_cleanup' EXIT
-RKM_TMP=$RKM_TMP_SAVED
 PY=/usr/bin/python3
 KEYS=2000
 C=/v1/clusters/mc
@@ -30,7 +23,6 @@ for p in "${PORTS[@]}"; do
     ADDR+=("127.0.0.1:$p")
 done
 rkm_up "${PORTS[@]}" || exit 1
-node_map() { local i; for i in 0 1 2 3; do printf 'n%s=%s ' "$i" "${ADDR[$i]}"; done; }
 # nodes N: n0..n(N-1) on the servers, as a topology
 topo_of() {
     local nodes= i

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# test_migrate_lifecycle.sh — a job is one cutover's (SPEC 10), once per store (memcached, redis),
+# on a real ringkeeperd and four real data servers: a pre-warm, its cutover, then a window that
+# drains a node gets a job of its own (0 moving keys missing after `run --finish`), and the
+# window's finish is refused while only the pre-warm's job is verified; a second pre-warm copies
+# its own plan; a verified job can be cancelled. A worker killed -9 is waited out by the next run;
+# one interrupted (SIGINT) or paused lets go of its lease, so the next run starts at once. Then,
+# on memcached only: a verify that compared nothing while the copy met errors ends `failed` (the
+# verdict counts every key it could not read), and a metadump that never ends (a hostile server,
+# faked: no real memcached does it) stops the scan with a clear error, its spool bounded.
+# Skips (77) when memcached or redis-server is not installed.
+# usage: test_migrate_lifecycle.sh RINGKEEPERD RINGKEEPER
+set -u
+# shellcheck source=migrate_lib.sh
+. "$(dirname "$0")/migrate_lib.sh" "$1" "$2"
+KEYS=1500
+SLOW=200 # keys/s of the runs that are stopped mid-way
+OPS=ops-token-0123456789ab
+printf 'ops:%s\n' "$OPS" >"$TMP/tokens"
+rk_start --token-file "$TMP/tokens"
+export RINGKEEPER_SERVER=$BASE RINGKEEPER_TOKEN=$OPS
+
+
+# topo STORE NODE...: the nodes named (n0..n3) on the store's servers
+topo() {
+    local store=$1 nodes= n
+    shift
+    for n in "$@"; do
+        nodes="$nodes${nodes:+,}{\"id\":\"$n\",\"addr\":\"${ADDR[${n#n}]}\",\"weight\":1}"
+    done
+    printf '{"hash":"xxh3_64","vnode_factor":100,"data":"%s","nodes":[%s]}' "$store" "$nodes"
+}
+
+# shellcheck disable=SC2046 # node_map's words are the arguments
+keys() { python3 "$HERE/migrate_keys.py" "$1" "$STORE" $(node_map); }
+
+# moved NAME OLD NEW: every key on its owner by OLD, every moving one on its owner by NEW
+moved() {
+    owners "$2" "$3"
+    local got; got=$(keys check <"$TMP/owners")
+    local moving=${got#moving=}; moving=${moving%% *}
+    check "$1: 0 moving keys missing" "moving=$moving on_old=$KEYS on_new=$moving" "$got"
+    if [ "$moving" -gt 0 ]; then ok; else bad "$1: nothing moves"; fi
+}
+
+# slow_worker OUT ERR [FLAGS...]: a throttled worker in the background, once it reported twice
+slow_worker() {
+    local out=$1 err=$2
+    shift 2
+    : >"$out"
+    "$RK" migrate run "${M[@]}" --keys-per-s $SLOW --batch 50 -o json "$@" >"$out" 2>"$err" &
+    W=$!
+    wait_lines "$out" 2 || bad "$STORE: the worker reported nothing: $(cat "$err")"
+}
+
+# the pre-warm, its cutover, a window draining n1, a second pre-warm, a cancelled verified job
+lifecycle() {
+    local rc
+    topo "$STORE" n0 n1 n2 >"$TMP/t1"
+    topo "$STORE" n0 n1 n2 n3 >"$TMP/t2"
+    topo "$STORE" n0 n2 n3 >"$TMP/t3"
+    check "$STORE: v1" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t1")"
+    check "$STORE: v2 staged" 201 "$(as POST "$C/versions" --data-binary @"$TMP/t2")"
+    owners "$TMP/t1" "$TMP/t2"
+    keys fill <"$TMP/owners"
+    "$RK" migrate run "${M[@]}" --before-cutover --to 2 >/dev/null 2>"$TMP/e1"; rc=$?
+    check "$STORE: the pre-warm is verified" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e1"
+    moved "$STORE: the pre-warm" "$TMP/t1" "$TMP/t2"
+    "$RK" migrate run "${M[@]}" --before-cutover --to 2 --finish >/dev/null 2>"$TMP/e1"; rc=$?
+    check "$STORE: --finish with --before-cutover is refused" 2 $rc
+    check "$STORE: the cutover to v2" 200 "$(as POST "$C/versions/2/activate")"
+    check "$STORE: policy: windows" 200 "$(as PUT "$C/policy" --data-binary '{"migration_window":true}')"
+    check "$STORE: v3 drains n1, in a window" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"
+
+    check "$STORE: the window's finish is refused: only the pre-warm's job is verified" 409 \
+        "$(as POST "$C/migration/finish")"
+    has "$STORE: ... naming that job and its versions" "$TMP/body" "before_cutover job of v1 -> v2"
+    "$RK" migrate run "${M[@]}" --finish >/dev/null 2>"$TMP/e2"; rc=$?
+    check "$STORE: run --finish copies the window's own job" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e2"
+    has "$STORE: ... a new job" "$TMP/e2" "started job 2: v2 -> v3"
+    has "$STORE: ... and the window finished" "$TMP/e2" "the migration window is finished"
+    check "$STORE: ... job 2 finished" "2 finished" "$(job_field 'str(d["id"])+" "+d["state"]')"
+    moved "$STORE: the drained node" "$TMP/t2" "$TMP/t3"
+
+    check "$STORE: v4 staged (n1 back)" 201 "$(as POST "$C/versions" --data-binary @"$TMP/t2")"
+    "$RK" migrate run "${M[@]}" --before-cutover --to 4 -o json >"$TMP/j3" 2>"$TMP/e3"; rc=$?
+    check "$STORE: a second pre-warm" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e3"
+    check "$STORE: ... is a job of its own" '{"job":3,"state":"verified"}' "$(tail -1 "$TMP/j3")"
+    moved "$STORE: the second pre-warm" "$TMP/t3" "$TMP/t2"
+    "$RK" migrate cancel "${M[@]}" --comment "not this one" >/dev/null 2>"$TMP/e4"; rc=$?
+    check "$STORE: a verified job is cancelled" "0 cancelled" "$rc $(job_field 'd["state"]')"
+}
+
+# a killed worker's lease waited out; SIGINT and a pause let go of it
+leases() {
+    local rc
+    check "$STORE: v4 active, in a window" 200 "$(as POST "$C/versions/4/activate")"
+    slow_worker "$TMP/j5" "$TMP/e5" --worker wa
+    kill -9 $W; wait $W 2>/dev/null
+    slow_worker "$TMP/j6" "$TMP/e6"
+    has "$STORE: the next run waits out the killed worker's lease" "$TMP/e6" "waiting up to 12 s"
+    kill -INT $W; wait $W; rc=$?
+    check "$STORE: SIGINT stops the run" 1 $rc
+    has "$STORE: ... saying how to go on" "$TMP/e6" "run ringkeeper migrate run again"
+    check "$STORE: ... its lease let go" None "$(job_field 'd["worker"]')"
+    slow_worker "$TMP/j7" "$TMP/e7" --no-wait
+    "$RK" migrate pause "${M[@]}" >/dev/null
+    wait $W; rc=$?
+    check "$STORE: a pause stops the run" 0 $rc
+    "$RK" migrate resume "${M[@]}" >/dev/null
+    "$RK" migrate run "${M[@]}" --no-wait --finish >/dev/null 2>"$TMP/e8"; rc=$?
+    check "$STORE: the next run starts at once and finishes" 0 $rc
+    [ $rc = 0 ] || cat "$TMP/e8"
+    moved "$STORE: after kill -9, SIGINT and a pause" "$TMP/t3" "$TMP/t2"
+    local rate
+    rate=$(/usr/bin/python3 -c 'import json,sys
+r=[json.loads(l)["keys_per_s"] for l in open(sys.argv[1])][-3:]
+print(all(0.85*int(sys.argv[2]) <= x <= 1.15*int(sys.argv[2]) for x in r))' "$TMP/j6" $SLOW)
+    check "$STORE: the shown rate is the throttle's (within 15%) across sources" True "$rate"
+}
+
+# the verdict over reports: copy errors and a verify that compared nothing never verify
+verdict() {
+    local C=/v1/clusters/verdict
+    topo memcached n0 n1 >"$TMP/v1"
+    topo memcached n0 n1 n2 >"$TMP/v2"
+    as POST "$C/versions?activate=true" --data-binary @"$TMP/v1" >/dev/null
+    as PUT "$C/policy" --data-binary '{"migration_window":true}' >/dev/null
+    as POST "$C/versions?activate=true" --data-binary @"$TMP/v2" >/dev/null
+    check "verdict: a job" 201 "$(as POST "$C/migration" --data-binary '{}')"
+    as POST "$C/migration/claim" --data-binary '{"worker":"w"}' >/dev/null
+    local phase node seq=1
+    for phase in copy verify; do
+        for node in $(jq_ "$TMP/body" '" ".join(s["node"] for s in d["sources"])'); do
+            local counters='{"scanned":10,"errors":3,"stay":7}'
+            [ $phase = verify ] && counters='{"scanned":10}'
+            as POST "$C/migration/progress" --data-binary "{\"worker\":\"w\",\"seq\":$seq,\"step\":1,\"phase\":\"$phase\",\"node\":\"$node\",\"cursor\":\"x\",\"done\":true,\"counters\":$counters}" >/dev/null
+        done
+    done
+    check "verdict: copy errors, nothing compared: failed" failed "$(jq_ "$TMP/body" 'd["state"]')"
+    local n; n=$(jq_ "$TMP/body" 'len(d["sources"])')
+    check "verdict: ... by reason" "$((3 * n)) $((3 * n))" \
+        "$(jq_ "$TMP/body" 'str(d["verify"]["reasons"]["copy_errors"])+" "+str(d["verify"]["reasons"]["unchecked"])')"
+    check "verdict: ... and the window stays open" 409 "$(as POST "$C/migration/finish")"
+}
+
+# a metadump that never ends: the scan stops at the server's own count, with a clear error
+endless() {
+    rkm_ports 1
+    local port=${PORTS[0]}
+    /usr/bin/python3 "$HERE/endless_memcached.py" "$port" &
+    RKM_PIDS+=($!)
+    rkm_up "$port" || return
+    local C=/v1/clusters/endless
+    ADDR[3]=127.0.0.1:$port
+    topo memcached n3 >"$TMP/e1.json"
+    topo memcached n3 n0 >"$TMP/e2.json"
+    as POST "$C/versions?activate=true" --data-binary @"$TMP/e1.json" >/dev/null
+    as PUT "$C/policy" --data-binary '{"migration_window":true}' >/dev/null
+    as POST "$C/versions?activate=true" --data-binary @"$TMP/e2.json" >/dev/null
+    local rc
+    "$RK" migrate run --cluster endless >/dev/null 2>"$TMP/e9"; rc=$?
+    check "endless metadump: the run fails" 1 $rc
+    has "endless metadump: ... saying why" "$TMP/e9" "more than the server's own count allows"
+    # 10 items said: the spool stops at 10 x 2 + 100000 keys, about 2 MB, not the disk
+    has "endless metadump: ... after the server's count with margin" "$TMP/e9" "past 100021 keys"
+    check "endless metadump: the job is paused, not verified" paused "$(job_field 'd["state"]')"
+}
+
+run_store() {
+    STORE=$1
+    C=/v1/clusters/${STORE}life
+    M=(--cluster "${STORE}life")
+    four_servers "$STORE"
+    lifecycle
+    leases
+}
+
+run_store memcached
+verdict
+endless
+run_store redis
+finish
