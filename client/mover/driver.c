@@ -82,13 +82,8 @@ int rkm_sum_many_by_get(const rkm_driver *d, void *conn, const rkm_key *keys, si
     for (size_t i = 0; i < n; i++)
         rkm_value_init(&v[i]);
     int rc = d->get_many(conn, keys, n, v, res, err);
-    for (size_t i = 0; rc == RK_OK && i < n; i++) {
-        out[i] = sum_of(&v[i], footer);
-        if (res[i].rc == RK_OK && v[i].state == RKM_TOO_BIG)
-            rc = key_result(
-                rkm_sum_by_get(d, conn, keys[i].key, keys[i].len, footer, &out[i], &res[i].err),
-                &res[i], &res[i].err, err);
-    }
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        out[i] = sum_of(&v[i], footer); /* one over the cap: RKM_TOO_BIG, its size, unread */
     for (size_t i = 0; i < n; i++)
         rkm_value_deinit(&v[i]);
     free(v);
@@ -278,9 +273,19 @@ int rkm_delete(rkm_conn *c, const char *key, size_t len, rk_error *err)
     return c->driver->del(c->impl, key, len, err);
 }
 
+/* The size cap on a checksum, for every store: a value over it is not compared (a driver that
+ * knows the size first never reads it). */
+static void cap_sum(const rkm_conn *c, rkm_sum *s)
+{
+    if (s->state == RKM_FOUND && s->len > c->opt.max_value_bytes)
+        *s = (rkm_sum){.state = RKM_TOO_BIG, .len = s->len, .ttl_ms = s->ttl_ms};
+}
+
 int rkm_checksum(rkm_conn *c, const char *key, size_t len, rkm_sum *out, rk_error *err)
 {
-    return c->driver->checksum(c->impl, key, len, out, err);
+    int rc = c->driver->checksum(c->impl, key, len, out, err);
+    cap_sum(c, out);
+    return rc;
 }
 
 int rkm_checksum_many(rkm_conn *c, const rkm_key *keys, size_t n, rkm_sum *out, rkm_result *res,
@@ -292,11 +297,14 @@ int rkm_checksum_many(rkm_conn *c, const rkm_key *keys, size_t n, rkm_sum *out, 
         res[i] = (rkm_result){.rc = RK_OK};
     }
     if (batches(c, c->driver->checksum_many != NULL))
-        return c->driver->checksum_many(c->impl, keys, n, out, res, err);
-    for (size_t i = 0; rc == RK_OK && i < n; i++) {
-        rk_error why = {0};
-        rc = key_result(c->driver->checksum(c->impl, keys[i].key, keys[i].len, &out[i], &why),
-                        &res[i], &why, err);
-    }
+        rc = c->driver->checksum_many(c->impl, keys, n, out, res, err);
+    else
+        for (size_t i = 0; rc == RK_OK && i < n; i++) {
+            rk_error why = {0};
+            rc = key_result(rkm_checksum(c, keys[i].key, keys[i].len, &out[i], &why), &res[i], &why,
+                            err);
+        }
+    for (size_t i = 0; i < n; i++)
+        cap_sum(c, &out[i]);
     return rc;
 }

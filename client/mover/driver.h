@@ -88,7 +88,7 @@ void rkm_value_deinit(rkm_value *v);
 
 /* A value's fingerprint, for verifying a copy without moving the value again. */
 typedef struct rkm_sum {
-    rkm_state state; /* RKM_ABSENT or RKM_FOUND (checksums read values of any size) */
+    rkm_state state; /* RKM_ABSENT, RKM_FOUND, or RKM_TOO_BIG (over the cap: not read, no xxh3) */
     uint64_t xxh3;   /* XXH3-64 of the checksummed bytes, seeded with the flags */
     size_t len;      /* bytes of the value as get gives it */
     int64_t ttl_ms;  /* remaining TTL, > 0, or RKM_TTL_NONE */
@@ -169,8 +169,8 @@ const rkm_driver *rkm_driver_find(const char *name);
  * with its flags. */
 int rkm_sum_by_get(const rkm_driver *d, void *conn, const char *key, size_t len, size_t footer,
                    rkm_sum *out, rk_error *err);
-/* The same for keys[0 .. n) through d->get_many (a value it reports RKM_TOO_BIG is read again
- * alone, since a checksum reads values of any size): a driver's checksum_many. */
+/* The same for keys[0 .. n) through d->get_many: a driver's checksum_many. A value get_many
+ * reports RKM_TOO_BIG stays so (its size, no checksum): it is not read whole to be compared. */
 int rkm_sum_many_by_get(const rkm_driver *d, void *conn, const rkm_key *keys, size_t n,
                         size_t footer, rkm_sum *out, rkm_result *res, rk_error *err);
 
@@ -223,7 +223,8 @@ int rkm_copy_many(rkm_conn *src, rkm_conn *dest, const rkm_key *keys, size_t n, 
 size_t rkm_conn_max_value(const rkm_conn *c);
 /* Whether c was opened with rkm_options.overwrite. */
 bool rkm_conn_may_overwrite(const rkm_conn *c);
-/* See rkm_driver.del and rkm_driver.checksum. */
+/* See rkm_driver.del and rkm_driver.checksum. A checksum of a value over the connection's size
+ * cap is RKM_TOO_BIG with its size and no xxh3: such a value is not compared. */
 int rkm_delete(rkm_conn *c, const char *key, size_t len, rk_error *err);
 int rkm_checksum(rkm_conn *c, const char *key, size_t len, rkm_sum *out, rk_error *err);
 /* rkm_checksum of keys[0 .. n), through the driver's checksum_many when it has one, each key's

@@ -1,6 +1,7 @@
-/* driver_redis.c — the Redis driver, on hiredis: SCAN for the scan (no hints), PTTL
- * and DUMP for a get, RESTORE without REPLACE for add-if-absent (BUSYKEY: present), with REPLACE
- * for a catch-up's put, DEL; a batch's copy server to server by MIGRATE ... COPY. */
+/* driver_redis.c — the Redis driver, on hiredis: SCAN for the scan (no hints), MEMORY USAGE
+ * then PTTL and DUMP for a get (a value over the size cap is never read), RESTORE without REPLACE
+ * for add-if-absent (BUSYKEY: present), with REPLACE for a catch-up's put, DEL; a batch's copy
+ * server to server by MIGRATE ... COPY. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 
 #define RD_FOOTER   10 /* a DUMP payload ends in its RDB version (2 bytes) and a CRC64 (8) */
 #define RD_ARGS_MAX 5  /* RESTORE key ttl payload REPLACE */
+/* DUMP replies in one pipeline, by their keys' MEMORY USAGE: a batch of values never all at once */
+#define RD_DUMP_BUDGET (8u << 20)
 
 typedef struct rd_conn {
     redisContext *c;           /* NULL after a failed exchange, until the next reconnects */
@@ -184,25 +187,12 @@ static int rd_read_get(const rd_conn *r, redisReply *const rep[2], rkm_value *ou
     return rc;
 }
 
-/* PTTL and DUMP in one round trip: a key gone between them reads as absent. */
-static int rd_get(void *conn, const char *key, size_t len, rkm_value *out, rk_error *err)
-{
-    rd_conn *r = conn;
-    rd_cmd cmds[2];
-    redisReply *rep[2];
-    rd_get_cmds(cmds, key, len);
-    int rc = rd_run(r, 2, cmds, rep, err);
-    if (rc == RK_OK)
-        rc = rd_read_get(r, rep, out, err);
-    rd_free_replies(rep, 2);
-    return rc;
-}
-
 /* n keys' commands and replies, `per` of each a key: a batch's storage. */
 typedef struct rd_batch {
     rd_cmd *cmds;
     redisReply **rep;
     char (*ttl)[24]; /* RESTORE's TTL arguments */
+    size_t *at;      /* a pipeline's keys' places in the batch */
 } rd_batch;
 
 static int rd_batch_new(rd_batch *b, const rd_conn *r, size_t n, size_t per, rk_error *err)
@@ -210,7 +200,8 @@ static int rd_batch_new(rd_batch *b, const rd_conn *r, size_t n, size_t per, rk_
     b->cmds = malloc(n * per * sizeof *b->cmds);
     b->rep = calloc(n * per, sizeof *b->rep);
     b->ttl = malloc(n * sizeof *b->ttl);
-    if (b->cmds && b->rep && b->ttl)
+    b->at = malloc(n * sizeof *b->at);
+    if (b->cmds && b->rep && b->ttl && b->at)
         return RK_OK;
     return rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
 }
@@ -222,26 +213,94 @@ static void rd_batch_free(rd_batch *b, size_t replies)
     free(b->rep);
     free(b->cmds);
     free(b->ttl);
+    free(b->at);
 }
 
-/* Every key's PTTL and DUMP in one pipeline. */
+static rd_cmd rd_usage_cmd(const rkm_key *k)
+{
+    return (rd_cmd){.argc = 3,
+                    .argv = {"MEMORY", "USAGE", k->key},
+                    .len = {strlen("MEMORY"), strlen("USAGE"), k->len}};
+}
+
+/* What a key's MEMORY USAGE says: absent (nil), or its size against the cap. */
+static void rd_take_size(const rd_conn *r, const redisReply *rep, rkm_value *seen, rkm_result *res)
+{
+    if (rep->type == REDIS_REPLY_NIL)
+        return;
+    if (rep->type != REDIS_REPLY_INTEGER || rep->integer < 0) {
+        res->rc = rd_bad_reply(r, rep, "MEMORY USAGE", &res->err);
+        return;
+    }
+    seen->len = (size_t)rep->integer;
+    seen->state = seen->len > r->opt->max_value_bytes ? RKM_TOO_BIG : RKM_FOUND;
+}
+
+/* Each key's size first (MEMORY USAGE, one pipeline): a value over the cap is RKM_TOO_BIG with
+ * that size, and never read. */
+static int rd_sizes(rd_conn *r, rd_batch *b, const rkm_key *keys, size_t n, rkm_value *out,
+                    rkm_result *res, rk_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        b->cmds[i] = rd_usage_cmd(&keys[i]);
+    int rc = rd_run(r, n, b->cmds, b->rep, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        rd_take_size(r, b->rep[i], &out[i], &res[i]);
+    rd_free_replies(b->rep, n);
+    return rc;
+}
+
+/* PTTL and DUMP of the keys from `from` on that are within the cap, as many as fit in
+ * RD_DUMP_BUDGET by their sizes, in one pipeline: a key gone between them reads as absent. *to
+ * is past the last key looked at. */
+static int rd_dump_some(rd_conn *r, rd_batch *b, const rkm_key *keys, size_t from, size_t n,
+                        size_t *to, rkm_value *out, rkm_result *res, rk_error *err)
+{
+    size_t m = 0, bytes = 0, i = from;
+    for (; i < n && (m == 0 || bytes + out[i].len <= RD_DUMP_BUDGET); i++) {
+        if (res[i].rc != RK_OK || out[i].state != RKM_FOUND)
+            continue;
+        bytes += out[i].len;
+        rd_get_cmds(&b->cmds[2 * m], keys[i].key, keys[i].len);
+        b->at[m++] = i;
+    }
+    *to = i;
+    int rc = m ? rd_run(r, 2 * m, b->cmds, b->rep, err) : RK_OK;
+    for (size_t k = 0; rc == RK_OK && k < m; k++) {
+        rkm_value *v = &out[b->at[k]];
+        rkm_value_init(v); /* the size was a guess: what DUMP reads is the value */
+        res[b->at[k]].rc = rd_read_get(r, &b->rep[2 * k], v, &res[b->at[k]].err);
+        if (res[b->at[k]].rc == RK_ENOMEM)
+            rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
+    }
+    rd_free_replies(b->rep, 2 * m);
+    return rc;
+}
+
+/* Every key's size, then the values within the cap, RD_DUMP_BUDGET of them at a time: the
+ * worker's memory stays bounded whatever the values. */
 static int rd_get_many(void *conn, const rkm_key *keys, size_t n, rkm_value *out, rkm_result *res,
                        rk_error *err)
 {
     rd_conn *r = conn;
     rd_batch b;
-    int rc = rd_batch_new(&b, r, n, 2, err);
-    for (size_t i = 0; rc == RK_OK && i < n; i++)
-        rd_get_cmds(&b.cmds[2 * i], keys[i].key, keys[i].len);
+    int rc = rd_batch_new(&b, r, n ? n : 1, 2, err);
     if (rc == RK_OK)
-        rc = rd_run(r, 2 * n, b.cmds, b.rep, err);
-    for (size_t i = 0; rc == RK_OK && i < n; i++) {
-        res[i].rc = rd_read_get(r, &b.rep[2 * i], &out[i], &res[i].err);
-        if (res[i].rc == RK_ENOMEM)
-            rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
-    }
-    rd_batch_free(&b, 2 * n);
+        rc = rd_sizes(r, &b, keys, n, out, res, err);
+    for (size_t i = 0, to = 0; rc == RK_OK && i < n; i = to)
+        rc = rd_dump_some(r, &b, keys, i, n, &to, out, res, err);
+    rd_batch_free(&b, 0);
     return rc;
+}
+
+static int rd_get(void *conn, const char *key, size_t len, rkm_value *out, rk_error *err)
+{
+    rkm_key k = {.key = key, .len = len, .ttl_ms = RKM_TTL_NONE};
+    rkm_result res = {.rc = RK_OK};
+    int rc = rd_get_many(conn, &k, 1, out, &res, err);
+    if (rc == RK_OK && res.rc != RK_OK && err)
+        *err = res.err;
+    return rc == RK_OK ? res.rc : rc;
 }
 
 /* RESTORE key ttl payload, with REPLACE for a catch-up's put, without it for add-if-absent. */
@@ -332,19 +391,6 @@ static int rd_checksum(void *conn, const char *key, size_t len, rkm_sum *out, rk
 
 #define RD_MIGRATE_ARGS 8 /* MIGRATE host port "" 0 timeout COPY KEYS, then the keys */
 
-/* What a key's MEMORY USAGE says: absent (nil), or its size against the cap. */
-static void rd_take_size(const rd_conn *r, const redisReply *rep, rkm_value *seen, rkm_result *res)
-{
-    if (rep->type == REDIS_REPLY_NIL)
-        return;
-    if (rep->type != REDIS_REPLY_INTEGER || rep->integer < 0) {
-        res->rc = rd_bad_reply(r, rep, "MEMORY USAGE", &res->err);
-        return;
-    }
-    seen->len = (size_t)rep->integer;
-    seen->state = seen->len > r->opt->max_value_bytes ? RKM_TOO_BIG : RKM_FOUND;
-}
-
 /* Each key's size on the source (into seen[i]) and whether the destination has it (added[i]):
  * two pipelines. `take[i]` says whether MIGRATE should copy it. */
 static int rd_survey(rd_conn *s, rd_conn *d, const rkm_key *keys, size_t n, rkm_value *seen,
@@ -353,9 +399,7 @@ static int rd_survey(rd_conn *s, rd_conn *d, const rkm_key *keys, size_t n, rkm_
     rd_batch b;
     int rc = rd_batch_new(&b, s, n, 2, err);
     for (size_t i = 0; rc == RK_OK && i < n; i++) {
-        b.cmds[i] = (rd_cmd){.argc = 3,
-                             .argv = {"MEMORY", "USAGE", keys[i].key},
-                             .len = {strlen("MEMORY"), strlen("USAGE"), keys[i].len}};
+        b.cmds[i] = rd_usage_cmd(&keys[i]);
         b.cmds[n + i] = rd_key_cmd("EXISTS", keys[i].key, keys[i].len);
     }
     if (rc == RK_OK)
