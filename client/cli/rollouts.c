@@ -25,6 +25,7 @@ static int print_line(const json_t *doc)
     const json_t *r = doc;
     const char *phase = json_string_value(json_object_get(r, "phase"));
     const char *reason = json_string_value(json_object_get(r, "reason"));
+    const char *waiting = json_string_value(json_object_get(r, "waiting"));
     printf("rollout %lld %s, step %lld of %zu%s%s%s, digest %s\n",
            (long long)json_integer_value(json_object_get(r, "id")),
            json_string_value(json_object_get(r, "state")),
@@ -32,6 +33,8 @@ static int print_line(const json_t *doc)
            json_array_size(json_object_get(r, "steps")), phase ? " (" : "", phase ? phase : "",
            phase ? ")" : "", json_string_value(json_object_get(r, "digest")));
     if (reason && rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "  %s\n", reason))
+        return RK_EXIT_FAIL;
+    if (waiting && rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "  waiting: %s\n", waiting))
         return RK_EXIT_FAIL;
     return fflush(stdout) ? RK_EXIT_FAIL : RK_EXIT_OK;
 }

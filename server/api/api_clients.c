@@ -124,6 +124,47 @@ static void count_holding(rkd_clients *t, const char *cluster, int64_t v, int64_
     json_decref(doc);
 }
 
+/* The ids of the first (stragglers first) clients of `doc` that do not hold `v`, as
+ * "web-2 (v6), web-4 (none)", at most WAITING_NAMES of them, into out. */
+#define WAITING_NAMES 5
+static void stragglers(const json_t *doc, int64_t v, char *out, size_t n)
+{
+    size_t i, used = 0;
+    json_t *cl;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(doc, "clients"), i, cl)
+    {
+        const json_t *held = json_object_get(cl, "held");
+        if (json_integer_value(held) == v || used >= n)
+            continue;
+        char version[24] = "none";
+        if (json_is_integer(held))
+            snprintf(version, sizeof version, "v%lld", (long long)json_integer_value(held));
+        int w = snprintf(out + used, n - used, "%s%s (%s)", used ? ", " : "",
+                         json_string_value(json_object_get(cl, "id")), version);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+void rkd_fleet_waiting(rkd_app *app, const char *cluster, int64_t v, char *out, size_t n)
+{
+    int64_t total = 0, holding = 0;
+    char names[512];
+    count_holding(app->clients, cluster, v, &total, &holding);
+    count_holding(app->strangers, cluster, v, &total, &holding);
+    json_t *doc = rkd_clients_json(app->clients, cluster, v, WAITING_NAMES);
+    stragglers(doc, v, names, sizeof names);
+    json_decref(doc);
+    if (total == 0)
+        snprintf(out, n,
+                 "hold: no client of the cluster has been seen by this server: the step waits "
+                 "for at least one, and every one, to hold v%lld",
+                 (long long)v);
+    else
+        snprintf(out, n, "hold: %lld of %lld clients hold v%lld%s%s", (long long)holding,
+                 (long long)total, (long long)v, names[0] ? "; still not: " : "", names);
+}
+
 int rkd_fleet_holds(rkd_app *app, const char *cluster, int64_t v)
 {
     int64_t total = 0, holding = 0;

@@ -216,6 +216,9 @@ void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered);
  * knows of (with a client token or without) holds it. Then every write goes to v's owners (SPEC
  * 5). */
 int rkd_fleet_holds(rkd_app *app, const char *cluster, int64_t v);
+/* What a rollout's hold waits for, for people: how many of the cluster's clients hold `v`, and
+ * the first few that do not ("hold: 3 of 5 clients hold v7; still not: web-2 (v6), ..."). */
+void rkd_fleet_waiting(rkd_app *app, const char *cluster, int64_t v, char *out, size_t n);
 void rkd_h_picture(rkd_call *c); /* api_picture.c */
 void rkd_h_arc(rkd_call *c);     /* api_picture.c */
 

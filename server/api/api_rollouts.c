@@ -204,12 +204,67 @@ done:
     json_decref(doc);
 }
 
+/* What the move phase of the step to version `v` waits for: the window's job, and its worker. */
+static void job_waiting(rkd_call *c, int64_t v, char *out, size_t n)
+{
+    json_t *job = NULL;
+    rk_error err = {0};
+    const char *state = "";
+    if (rkd_job_get(c->app->store, c->cluster, &job, &err) == RK_OK)
+        state = json_string_value(json_object_get(job, "state"));
+    const json_t *w = json_object_get(job, "worker");
+    long long id = (long long)json_integer_value(json_object_get(job, "id"));
+    if (!job || json_integer_value(json_object_get(job, "to")) != v ||
+        strcmp(json_string_value(json_object_get(job, "mode")), "window") != 0)
+        snprintf(out, n,
+                 "move: no job copies the window to v%lld yet: run ringkeeper migrate run "
+                 "--finish (or a worker with --follow)",
+                 (long long)v);
+    else if (json_is_object(w))
+        snprintf(out, n, "move: worker %s runs job %lld (%s)",
+                 json_string_value(json_object_get(w, "id")), id, state);
+    else if (strcmp(state, "verified") == 0)
+        snprintf(out, n,
+                 "move: job %lld is verified: ringkeeper migrate run --finish closes the window",
+                 id);
+    else
+        snprintf(out, n,
+                 "move: no worker has claimed job %lld (%s): run ringkeeper migrate run "
+                 "--finish",
+                 id, state);
+    json_decref(job);
+}
+
+/* What a driven rollout's phase waits for, for people, as "waiting": read from this server's
+ * view of the fleet and from the job as they are now, never stored. */
+static void add_waiting(rkd_call *c, json_t *r)
+{
+    const char *state = json_string_value(json_object_get(r, "state"));
+    const char *phase = json_string_value(json_object_get(r, "phase"));
+    int64_t n = json_integer_value(json_object_get(r, "step"));
+    const json_t *step = n ? json_array_get(json_object_get(r, "steps"), (size_t)n - 1)
+                           : json_object_get(r, "revert");
+    int64_t v = json_integer_value(json_object_get(step, "version"));
+    char text[768];
+    if (!state || !phase || (strcmp(state, "running") != 0 && strcmp(state, "reverting") != 0))
+        return;
+    if (strcmp(phase, "hold") == 0)
+        rkd_fleet_waiting(c->app, c->cluster, v, text, sizeof text);
+    else if (strcmp(phase, "move") == 0)
+        job_waiting(c, v, text, sizeof text);
+    else
+        return;
+    json_object_set_new(r, "waiting", json_string(text));
+}
+
 void rkd_h_rollouts(rkd_call *c)
 {
     rk_error err = {0};
     json_t *r = NULL;
     int64_t rev;
     int rc = rkd_doc_read(c->app->store, RKD_DOC_ROLLOUT, c->cluster, &r, &rev, &err);
+    if (r)
+        add_waiting(c, r);
     answer(c, 200, rc, rc ? NULL : json_pack("{s[o*]}", "rollouts", r), &err);
 }
 
@@ -218,6 +273,8 @@ void rkd_h_rollout(rkd_call *c)
     rk_error err = {0};
     json_t *r = NULL;
     int rc = rkd_rollout_get(c->app->store, c->cluster, c->version, &r, &err);
+    if (r)
+        add_waiting(c, r);
     answer(c, 200, rc, r, &err);
 }
 

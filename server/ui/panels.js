@@ -38,7 +38,7 @@ const rkPanels = (() => {
     return [h("p", { id: "rollout-state", "data-state": r.state }, `rollout ${r.id}: ${r.state}`, r.step ? `, step ${r.step} of ${r.steps.length}` : "",
       r.phase ? ` (${r.phase})` : "", " · moves ", num("rollout.total_moved", r.total_moved, "pct"), " in all against ",
       num("rollout.one_shot_moved", r.one_shot_moved, "pct"), " at once · digest ", h("code", {}, r.digest),
-      r.reason ? [h("br", {}), r.reason] : ""),
+      r.reason ? [h("br", {}), r.reason] : "", r.waiting ? [h("br", {}), h("span", { id: "rollout-waiting" }, `waiting: ${r.waiting}`)] : ""),
     table(["step", "state", "version", "moved", "balance after", "weights"], r.steps, (s, i) => h("tr", { "data-step-state": s.state },
       h("td", { class: "n" }, num(`rollout.steps.${i}.n`, s.n)), h("td", {}, s.state), h("td", { class: "n" }, s.version === null ? "-" : String(s.version)),
       h("td", { class: "n" }, num(`rollout.steps.${i}.moved_fraction`, s.moved_fraction, "pct")),
