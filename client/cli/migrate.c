@@ -12,6 +12,7 @@
     "usage: ringkeeper migrate run --server URL --cluster C [--token T] [--worker ID]\n"           \
     "              [--before-cutover --to V] [--delete-source] [--max-step F] [--keys-per-s N]\n"  \
     "              [--bytes-per-s N] [--batch N] [--relay] [--finish] [--no-wait] [-o json]\n"     \
+    "       ringkeeper migrate run --follow --server URL --cluster C [run's flags]\n"              \
     "       ringkeeper migrate status --server URL --cluster C [-o json|table]\n"                  \
     "       ringkeeper migrate throttle [--keys-per-s N] [--bytes-per-s N] --server URL ...\n"     \
     "       ringkeeper migrate pause|resume|cancel [--comment TEXT] --server URL ...\n"            \
@@ -39,6 +40,8 @@
     "  --relay            copy Redis values through this worker (DUMP, RESTORE), not server to\n"  \
     "                     server (MIGRATE): for sources that cannot reach the new owners\n"        \
     "  --finish           run: close the migration window once the job is verified\n"              \
+    "  --follow           run: a worker as a service: each migration window's job run to its\n"    \
+    "                     finish as it opens (a rollout's steps too), until SIGINT or SIGTERM\n"   \
     "  --no-wait          run: fail at once when another worker holds the lease (by default a\n"   \
     "                     run waits up to 12 s for a killed worker's lease to run out)\n"          \
     "  --comment TEXT     pause, resume, cancel: recorded with the event\n" RK_CLI_OUTPUT_HELP(    \
@@ -68,6 +71,9 @@ static int check_run(const rk_cli_cmd *cmd, const mig_opts *o)
                                        "the open window's versions)");
     if (o->before_cutover && !o->to)
         return rk_cli_usage_error(cmd, "--before-cutover needs --to V, the staged version");
+    if (o->follow && (o->before_cutover || o->to))
+        return rk_cli_usage_error(cmd, "--follow runs the jobs of migration windows, one after "
+                                       "another: a pre-warm (--before-cutover) is run alone");
     if (o->before_cutover && o->finish)
         return rk_cli_usage_error(cmd, "--finish closes a migration window: a --before-cutover "
                                        "job has none (activate its version, then run again)");
@@ -96,6 +102,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("relay", RK_CLI_FLAG, &o.relay),
         RK_CLI_OPT("finish", RK_CLI_FLAG, &o.finish),
         RK_CLI_OPT("no-wait", RK_CLI_FLAG, &o.no_wait),
+        RK_CLI_OPT("follow", RK_CLI_FLAG, &o.follow),
         RK_CLI_OUTPUT_OPT(&view),
         {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, NULL);
@@ -113,8 +120,9 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         snprintf(worker, sizeof worker, "%s:%ld", host, (long)getpid());
         o.worker = worker;
     }
+    o.finish |= o.follow;
     mig_run r = {.cmd = cmd->name, .s = &s, .o = &o};
-    return mig_run_job(&r);
+    return o.follow ? mig_follow(&r) : mig_run_job(&r);
 }
 
 /* ---- status, throttle, pause, resume, cancel ---- */

@@ -64,6 +64,7 @@ typedef struct mig_opts {
     int relay;    /* --relay: never copy server to server */
     int finish;   /* --finish */
     int no_wait;  /* --no-wait: a lease held elsewhere fails the run at once */
+    int follow;   /* --follow: every window's job, until a signal (implies finish) */
     int json;     /* -o json: a line per report on stdout */
 } mig_opts;
 
@@ -112,6 +113,25 @@ typedef struct mig_run {
 
 /* The whole run: start or take the job, claim it, copy, verify, finish. An exit code. */
 int mig_run_job(mig_run *r);
+
+/* The cutover a run is for (SPEC 10: a job is one cutover's): the open window, from its previous
+ * version to the active one, or the pre-warm of --to from the active version (migrate_job.c). */
+typedef struct mig_cutover {
+    const char *mode;
+    int64_t from, to; /* a window's from is 0 when none is open */
+} mig_cutover;
+/* The cutover in hand for the options `o`, as the server says now. An exit code. */
+int mig_cutover_now(const char *cmd, const rk_cli_server *s, const mig_opts *o, mig_cutover *c);
+/* Whether `job` is that cutover's: the same mode, from and to. */
+int mig_job_is_for(const json_t *job, const mig_cutover *c);
+
+/* migrate_follow.c: SIGINT and SIGTERM set *stop (a run's r->stop; NULL: none) to
+ * MIG_INTERRUPTED, so the run stops at its next batch boundary, and end --follow's loop; a second
+ * signal ends the process at once. */
+void mig_catch_signals(atomic_int *stop);
+/* run --follow: runs each window's job to its finish, one window after another (a rollout's steps
+ * too), until a signal. Exit 0 then; never for a failed job, which it leaves to a person. */
+int mig_follow(const mig_run *base);
 
 /* migrate_report.c: the progress callbacks of a copy and of a verify (ctx: the mig_run), and the
  * report of a fatal failure (the job pauses with it). */

@@ -138,3 +138,21 @@ int64_t mig_now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+int mig_cutover_now(const char *cmd, const rk_cli_server *s, const mig_opts *o, mig_cutover *c)
+{
+    json_t *doc = NULL; /* the clients' summary names the active and the window's versions */
+    int rc = mig_call(cmd, s, "GET", "/clients?limit=1", NULL, &doc, NULL, NULL);
+    const json_t *sum = json_object_get(doc, "summary");
+    int64_t active = mig_int(sum, "active"), previous = mig_int(sum, "previous");
+    json_decref(doc);
+    *c = o->before_cutover ? (mig_cutover){"before_cutover", active, strtoll(o->to, NULL, 10)}
+                           : (mig_cutover){"window", previous, active};
+    return rc;
+}
+
+int mig_job_is_for(const json_t *job, const mig_cutover *c)
+{
+    return strcmp(mig_str(job, "mode"), c->mode) == 0 && mig_int(job, "from") == c->from &&
+           mig_int(job, "to") == c->to;
+}

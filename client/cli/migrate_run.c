@@ -3,7 +3,6 @@
  * for each step from the job's own copies every source not done from its stored cursor and
  * counters, then verifies, reporting each batch; with --finish it closes the window once the job
  * is verified. A resumed run goes on where the last report left the job. */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,33 +49,8 @@ static int job_prewarms(const json_t *job)
     return strcmp(mig_str(job, "mode"), "before_cutover") == 0;
 }
 
-/* The cutover a run is for (SPEC 10: a job is one cutover's): the open window, from its previous
- * version to the active one, or the pre-warm of --to from the active version. */
-typedef struct cutover {
-    const char *mode;
-    int64_t from, to; /* a window's from is 0 when none is open */
-} cutover;
-
-static int cutover_now(mig_run *r, cutover *c)
-{
-    json_t *doc = NULL; /* the clients' summary names the active and the window's versions */
-    int rc = mig_call(r->cmd, r->s, "GET", "/clients?limit=1", NULL, &doc, NULL, NULL);
-    const json_t *sum = json_object_get(doc, "summary");
-    int64_t active = mig_int(sum, "active"), previous = mig_int(sum, "previous");
-    json_decref(doc);
-    *c = r->o->before_cutover ? (cutover){"before_cutover", active, strtoll(r->o->to, NULL, 10)}
-                              : (cutover){"window", previous, active};
-    return rc;
-}
-
-static int job_is_for(const json_t *job, const cutover *c)
-{
-    return strcmp(mig_str(job, "mode"), c->mode) == 0 && mig_int(job, "from") == c->from &&
-           mig_int(job, "to") == c->to;
-}
-
 /* A job still under way for other versions than the run's: never worked on in its place. */
-static int refuse_other(mig_run *r, const cutover *want)
+static int refuse_other(mig_run *r, const mig_cutover *want)
 {
     const json_t *j = r->job;
     char wanted[96];
@@ -97,12 +71,12 @@ static int refuse_other(mig_run *r, const cutover *want)
  * verified, else a new one; an unfinished job of other versions is refused. */
 static int take_job(mig_run *r)
 {
-    cutover want;
+    mig_cutover want;
     int rc = mig_get_job(r->cmd, r->s, &r->job);
-    rc = rc ? rc : cutover_now(r, &want);
+    rc = rc ? rc : mig_cutover_now(r->cmd, r->s, r->o, &want);
     if (rc != RK_EXIT_OK)
         return rc;
-    int mine = r->job && job_is_for(r->job, &want);
+    int mine = r->job && mig_job_is_for(r->job, &want);
     if (r->job && mig_unfinished(r->job) && !mine)
         return refuse_other(r, &want);
     if (mine && (mig_unfinished(r->job) || strcmp(mig_str(r->job, "state"), "verified") == 0)) {
@@ -209,28 +183,6 @@ static void release(mig_run *r)
         mig_call(r->cmd, r->s, "POST", "/migration/claim",
                  json_pack("{sssb}", "worker", r->o->worker, "release", 1), NULL, "no_migration",
                  &gone);
-}
-
-/* ---- signals ---- */
-
-static atomic_int *stop_flag; /* the running worker's r->stop, for the handler */
-
-/* SIGINT or SIGTERM: stop at the next batch boundary, as for a pause; a second one ends the
- * process at once (SA_RESETHAND). */
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (stop_flag)
-        atomic_store(stop_flag, MIG_INTERRUPTED);
-}
-
-static void catch_signals(mig_run *r)
-{
-    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND};
-    sigemptyset(&sa.sa_mask);
-    stop_flag = &r->stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 }
 
 /* ---- the data servers ---- */
@@ -642,6 +594,7 @@ int mig_run_job(mig_run *r)
     if (rc == RK_EXIT_OK && strcmp(mig_str(r->job, "state"), "verified") == 0) {
         rc = ended(r);
         run_free(r);
+        curl_global_cleanup();
         return rc;
     }
     if (rc == RK_EXIT_OK && strcmp(mig_str(r->job, "state"), "paused") == 0)
@@ -649,10 +602,11 @@ int mig_run_job(mig_run *r)
                          "job %lld is paused: ringkeeper migrate resume first, then run again",
                          (long long)mig_int(r->job, "id"));
     rc = rc ? rc : set_throttle(r);
-    catch_signals(r);
+    mig_catch_signals(&r->stop);
     rc = rc ? rc : claim(r);
     rc = rc ? rc : prepare_and_work(r);
     release(r);
+    mig_catch_signals(NULL);
     run_free(r);
     curl_global_cleanup();
     return rc;

@@ -87,4 +87,26 @@ kill_signal=$(unit_value KillSignal)
 check "KillSignal" SIGTERM "$kill_signal"
 rk_stop
 check "SIGTERM: exit 0 (log: $(tail -3 "$TMP/server.log"))" 0 "$STOP_CODE"
+
+# ---- the data mover's template unit: verified as an instance, its ExecStart the installed CLI ----
+MOVER=$P/lib/systemd/system/ringkeeper-mover@.service
+if [ -f "$MOVER" ]; then ok; else bad "not installed: lib/systemd/system/ringkeeper-mover@.service"; fi
+mkdir -p "$TMP/mover"
+cp "$MOVER" "$TMP/mover/ringkeeper-mover@sessions.service"
+if command -v systemd-analyze >/dev/null; then
+    if verify "$TMP/mover/ringkeeper-mover@sessions.service" &&
+        ! grep -q 'ringkeeper-mover' "$TMP/verify.out"; then ok; else
+        bad "systemd-analyze verify of the mover unit: $(cat "$TMP/verify.out")"; fi
+    sed 's/^KillSignal=SIGTERM/KillSignl=SIGTERM/' "$MOVER" >"$TMP/mover/typo@sessions.service"
+    verify "$TMP/mover/typo@sessions.service"
+    if grep -q 'typo@sessions' "$TMP/verify.out"; then ok; else bad "a typo in the mover unit is not caught"; fi
+fi
+has "the mover runs the installed CLI with --follow" "$MOVER" \
+    "ExecStart=$P/bin/ringkeeper migrate run --follow --cluster %i \$RINGKEEPER_MOVER_FLAGS"
+"$P/bin/ringkeeper" migrate run --follow --cluster sessions --server "$BASE" >/dev/null 2>"$TMP/follow.err" &
+follower=$!
+for _ in $(seq 1 50); do grep -q "trying again" "$TMP/follow.err" 2>/dev/null && break; sleep 0.1; done
+kill -TERM $follower # the server is stopped: it waits, trying again, until the signal
+wait $follower
+check "the mover's ExecStart exits 0 on SIGTERM ($(cat "$TMP/follow.err"))" 0 $?
 finish

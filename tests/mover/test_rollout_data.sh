@@ -53,19 +53,31 @@ D=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["digest"])' "$TM
 check "approve" 200 "$(req POST "$C/rollouts/1/approve" --data-binary "{\"digest\":\"$D\"}")"
 check "start" 200 "$(req POST "$C/rollouts/1/start")"
 
+# state_of R: "state phase" of rollout R, its "waiting" (what a phase waits for) into $TMP/waiting
+state_of() {
+    req GET "$C/rollouts/$1" >/dev/null
+    $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("waiting", ""), file=open(sys.argv[2], "w")); print(d["state"], d.get("phase"))' "$TMP/body" "$TMP/waiting"
+}
+
 runs=0
+: >"$TMP/waited"
 for _ in $(seq 1 300); do
-    req GET "$C/rollouts/1" >/dev/null
-    s=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["state"], d.get("phase"))' "$TMP/body")
+    s=$(state_of 1)
     case "$s" in
     "running move")
+        cat "$TMP/waiting" >>"$TMP/waited"
         "$RK" migrate run --cluster mc --finish >>"$TMP/worker.out" 2>&1 && runs=$((runs + 1)) ;;
+    "running hold") cat "$TMP/waiting" >>"$TMP/waited"; sleep 0.2 ;;
     running*) sleep 0.2 ;;
     *) break ;;
     esac
 done
 check "done" "done None" "$s"
 check "one worker run a step" 2 "$runs"
+has "a move phase says what it waits for" "$TMP/waited" "move: no job copies the window to v"
+if grep -q "^hold" "$TMP/waited"; then
+    has "a hold phase says who holds what" "$TMP/waited" "clients hold v"
+else ok; fi
 # shellcheck disable=SC2046
 check "every key on its owner under the target, each moving key moved" ok "$(
     got=$(python3 "$HERE/migrate_keys.py" check memcached $(node_map) <"$TMP/owners")
@@ -76,5 +88,30 @@ check "each window finished by the worker's verified job" 2 "$($PY -c '
 import json, sys
 ev = json.load(open(sys.argv[1]))["events"]
 print(sum(1 for e in ev if e["kind"] == "migration_verified"))' "$TMP/body")"
-[ "$FAILED" -eq 0 ] || { tail -n 30 "$TMP/worker.out"; tail -n 30 "$TMP/server.log"; }
+
+# back to four nodes, in two steps, with one worker as a service (run --follow) that runs each
+# step's window job to its finish as it opens, until SIGTERM
+check "create the way back" 201 "$(req POST "$C/rollouts" --data-binary "{\"target\":$(cat "$TMP/t4"),\"steps\":2}")"
+D=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["digest"])' "$TMP/body")
+check "approve it" 200 "$(req POST "$C/rollouts/2/approve" --data-binary "{\"digest\":\"$D\"}")"
+"$RK" migrate run --cluster mc --follow >"$TMP/follow.out" 2>"$TMP/follow.err" &
+follower=$!
+check "start it" 200 "$(req POST "$C/rollouts/2/start")"
+for _ in $(seq 1 300); do
+    s=$(state_of 2)
+    case "$s" in running*) sleep 0.2 ;; *) break ;; esac
+done
+check "the follower took it to the end" "done None" "$s"
+kill -TERM $follower; wait $follower; rc=$?
+check "SIGTERM ends the follower" 0 $rc
+has "... saying so" "$TMP/follow.err" "stopped by a signal"
+check "... which finished both windows" 2 "$(grep -c "the migration window is finished" "$TMP/follow.err")"
+"$RK" lookup --topology "$TMP/t3" <"$TMP/keys" >"$TMP/own3"
+"$RK" lookup --topology "$TMP/t4" <"$TMP/keys" | cut -f2 | paste "$TMP/own3" - >"$TMP/owners"
+# shellcheck disable=SC2046
+check "every key back on its owner under four nodes" ok "$(
+    got=$(python3 "$HERE/migrate_keys.py" check memcached $(node_map) <"$TMP/owners")
+    moving=${got#moving=}; moving=${moving%% *}
+    [ "$got" = "moving=$moving on_old=$KEYS on_new=$moving" ] && [ "$moving" -gt 0 ] && echo ok || echo "$got")"
+[ "$FAILED" -eq 0 ] || { tail -n 30 "$TMP/worker.out"; tail -n 30 "$TMP/follow.err"; tail -n 30 "$TMP/server.log"; }
 finish
