@@ -28,6 +28,7 @@ type Options struct {
 	Timeout           time.Duration // a whole request; 0: 10 s
 	Wait              time.Duration // the refresher's long poll; 0: 25 s
 	NoRefresh         bool          // no background refresher: call Refresh yourself
+	NotInFleet        bool          // a one-shot tool: no RK-Client sent, not counted in the fleet
 }
 
 // Status is rk_client_status: the version in service and what the fetches came to.
@@ -89,6 +90,10 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		expect_hash: text(o.ExpectHash), expect_vnode_factor: C.uint32_t(o.ExpectVnodeFactor),
 		token: text(o.Token), timeout_ms: C.long(timeout.Milliseconds()), cache_file: text(o.Cache),
 		expect_scheme: text(o.ExpectScheme), client_id: text(o.ClientID)}
+	if o.NotInFleet { // "" is the library's "not sent": a rollout's hold never waits for it
+		cfg.client_id = C.CString("")
+		strs = append(strs, cfg.client_id)
+	}
 	var err C.rk_error
 	c := &Client{c: C.rk_client_new(&cfg, &err)}
 	if c.c == nil {

@@ -289,3 +289,25 @@ func TestConcurrentLookups(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A one-shot tool (NotInFleet) fetches the ring without being counted in the fleet report, so a
+// rollout's hold never waits for it; a client with an id is counted.
+func TestNotInFleet(t *testing.T) {
+	s := startServer(t)
+	s.publish(t, "c", topology(3, 40))
+	for _, o := range []Options{{NotInFleet: true}, {ClientID: "go-counted"}} {
+		o.Server, o.Cluster, o.NoRefresh = s.url, "c", true
+		c, err := New(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Refresh(0); err != nil || c.Version() != 1 {
+			t.Fatalf("refresh: %v, v%d", err, c.Version())
+		}
+		c.Close()
+	}
+	_, out := s.call(t, "GET", "/v1/clusters/c/clients", nil)
+	if total := out["summary"].(map[string]any)["total"]; total != 1.0 {
+		t.Fatalf("%v clients counted, want the one with an id: %v", total, out["clients"])
+	}
+}

@@ -36,11 +36,15 @@ def main():
             server.publish("sessions", topology(3, vnode_factor=160))
             env = dict(os.environ, RINGKEEPER_SERVER=server.url)
             out = subprocess.run(command + [path], env=env, cwd=tmp, capture_output=True, text=True, timeout=300)
+            _, clients = server.call("GET", "/v1/clusters/sessions/clients")
         finally:
             server.stop()
     print(out.stdout + out.stderr, end="")
     if out.returncode != 0 or "user:42 ->" not in out.stdout:
         raise SystemExit("docs_example.py: the %s example failed (exit %d)" % (language, out.returncode))
+    # a one-shot program says it is no member of the fleet: a rollout's hold never waits for it
+    if clients["summary"]["total"] != 0:
+        raise SystemExit("docs_example.py: the %s example was counted in the fleet: %s" % (language, clients))
     print("ok: docs/CLIENT.md's %s example" % language)
 
 

@@ -1209,7 +1209,11 @@ EOF
 
 ### `GET /v1/clusters/{c}/rollouts/{r}`
 
-Rollout `r`; 404 `no_rollout` for an id the cluster does not keep.
+Rollout `r`; 404 `no_rollout` for an id the cluster does not keep. While it runs in a `hold` or
+`move` phase, the answer (and `GET .../rollouts`) adds `waiting`, what the phase waits for as this
+server sees it now, for people: `"hold: 3 of 5 clients hold v7; still not: web-2 (v6), web-4
+(none)"`, or `"move: no worker has claimed job 12 (copying): run ringkeeper migrate run --finish"`
+(docs/MIGRATE.md, "What a phase waits for"). It is not stored.
 
 EOF
     show rollout_get
