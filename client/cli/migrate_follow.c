@@ -10,8 +10,9 @@
 
 #include "migrate.h"
 
-#define FOLLOW_POLL_MS 2000 /* a look at the cluster this often while nothing is to do */
-#define FOLLOW_NAP_MS  100  /* the wait's step: a signal ends it within this */
+#define FOLLOW_POLL_MS 2000  /* a look at the cluster this often while nothing is to do */
+#define FOLLOW_BACKOFF 30000 /* and at most this far apart while the server does not answer */
+#define FOLLOW_NAP_MS  100   /* the wait's step: a signal ends it within this */
 
 static atomic_int *stop_flag; /* the running worker's r->stop, for the handler */
 static atomic_int signalled;  /* a signal came: --follow ends */
@@ -35,52 +36,92 @@ void mig_catch_signals(atomic_int *stop)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-/* Why nothing is to be done now, into why (empty: a run is due). */
-static void idle_reason(const mig_run *r, char *why, size_t n)
+/* What the loop remembers of a run the server refused: its window and the job as it was after
+ * it. A run is not tried again while both are the same (a version without data, say): that would
+ * only be refused again, every FOLLOW_POLL_MS. */
+typedef struct follow_state {
+    mig_cutover failed; /* from 0: none */
+    char job_at[64];    /* the job's updated_at then ("" without a job) */
+} follow_state;
+
+/* The job's updated_at, "" without a job. */
+static const char *job_at(const json_t *job)
 {
-    json_t *job = NULL;
-    mig_cutover want;
+    return job ? mig_str(job, "updated_at") : "";
+}
+
+/* Why nothing is to be done now, into why (empty: a run is due); *want the window in hand, and
+ * *job the job now (the caller's to decref). */
+static void idle_reason(const mig_run *r, const follow_state *f, mig_cutover *want, json_t **job,
+                        char *why, size_t n)
+{
+    int unknown = 0;
     why[0] = '\0';
-    if (mig_get_job(r->cmd, r->s, &job) != RK_EXIT_OK ||
-        mig_cutover_now(r->cmd, r->s, r->o, &want) != RK_EXIT_OK)
-        snprintf(why, n, "the server did not answer (above): trying again");
-    else if (!want.from)
+    *want = (mig_cutover){"window", 0, 0};
+    if (mig_call(r->cmd, r->s, "GET", "/clients?limit=1", NULL, NULL, "unknown_cluster",
+                 &unknown) != RK_EXIT_OK)
+        snprintf(why, n,
+                 unknown ? "the cluster has no version yet: waiting for its first"
+                         : "no answer from the server (above): trying again");
+    else if (mig_get_job(r->cmd, r->s, job) != RK_EXIT_OK ||
+             mig_cutover_now(r->cmd, r->s, r->o, want) != RK_EXIT_OK)
+        snprintf(why, n, "no answer from the server (above): trying again");
+    else if (!want->from)
         snprintf(why, n, "no migration window is open: waiting for one");
-    else if (job && mig_job_is_for(job, &want) &&
-             (strcmp(mig_str(job, "state"), "failed") == 0 ||
-              strcmp(mig_str(job, "state"), "paused") == 0))
+    else if (*job && mig_job_is_for(*job, want) &&
+             (strcmp(mig_str(*job, "state"), "failed") == 0 ||
+              strcmp(mig_str(*job, "state"), "paused") == 0))
         snprintf(why, n,
                  "job %lld of the window v%lld -> v%lld is %s: waiting for a person "
                  "(ringkeeper migrate status; resume it, or cancel it for a new job)",
-                 (long long)mig_int(job, "id"), (long long)want.from, (long long)want.to,
-                 mig_str(job, "state"));
-    json_decref(job);
+                 (long long)mig_int(*job, "id"), (long long)want->from, (long long)want->to,
+                 mig_str(*job, "state"));
+    else if (f->failed.from == want->from && f->failed.to == want->to &&
+             strcmp(f->job_at, job_at(*job)) == 0)
+        snprintf(why, n,
+                 "the last run for the window v%lld -> v%lld failed (above): waiting for the job "
+                 "or the window to change",
+                 (long long)want->from, (long long)want->to);
 }
 
-/* FOLLOW_POLL_MS, or less when a signal comes. */
-static void wait_a_while(void)
+/* `ms`, or less when a signal comes. */
+static void wait_a_while(int ms)
 {
     struct timespec ts = {0, FOLLOW_NAP_MS * 1000000L};
-    for (int t = 0; t < FOLLOW_POLL_MS && !atomic_load(&signalled); t += FOLLOW_NAP_MS)
+    for (int t = 0; t < ms && !atomic_load(&signalled); t += FOLLOW_NAP_MS)
         nanosleep(&ts, NULL);
 }
 
 int mig_follow(const mig_run *base)
 {
     char why[256], said[256] = "";
+    int pause_ms = FOLLOW_POLL_MS; /* doubled while the server does not answer */
+    follow_state f = {.failed = {"window", 0, 0}};
     mig_catch_signals(NULL);
     fprintf(stderr, "ringkeeper %s: following the migration windows until SIGINT or SIGTERM\n",
             base->cmd);
     while (!atomic_load(&signalled)) {
         mig_run r = {.cmd = base->cmd, .s = base->s, .o = base->o};
-        idle_reason(&r, why, sizeof why);
+        mig_cutover want;
+        json_t *job = NULL;
+        idle_reason(&r, &f, &want, &job, why, sizeof why);
+        json_decref(job);
         if (why[0] && strcmp(why, said) != 0)
             fprintf(stderr, "ringkeeper %s: %s\n", base->cmd, why);
         snprintf(said, sizeof said, "%s", why);
-        if (!why[0])
-            mig_run_job(&r); /* it says how it ended; the next look decides what follows */
+        /* it says how it ended; one the server refused (exit 2: no data, say) waits for a change */
+        if (!why[0] && mig_run_job(&r) == RK_EXIT_USAGE) {
+            f.failed = want;
+            job = NULL;
+            mig_get_job(base->cmd, base->s, &job);
+            snprintf(f.job_at, sizeof f.job_at, "%s", job_at(job));
+            json_decref(job);
+        }
+        int silent = strncmp(why, "no answer", 9) == 0;
+        pause_ms = silent ? (pause_ms * 2 > FOLLOW_BACKOFF ? FOLLOW_BACKOFF : pause_ms * 2)
+                          : FOLLOW_POLL_MS;
         if (!atomic_load(&signalled))
-            wait_a_while();
+            wait_a_while(pause_ms);
     }
     fprintf(stderr, "ringkeeper %s: stopped by a signal\n", base->cmd);
     return RK_EXIT_OK;

@@ -155,6 +155,27 @@ verdict() {
     check "verdict: ... and the window stays open" 409 "$(as POST "$C/migration/finish")"
 }
 
+# --follow on a window whose version names no data: refused once, said once, not tried again
+# every 2 s; SIGTERM ends it with 0
+follow_refused() {
+    local C=/v1/clusters/nodata rc
+    local t='{"hash":"xxh3_64","vnode_factor":100,"nodes":[%s]}'
+    # shellcheck disable=SC2059 # $t is the format
+    printf "$t" "{\"id\":\"a\",\"addr\":\"${ADDR[0]}\",\"weight\":1}" >"$TMP/n1"
+    # shellcheck disable=SC2059
+    printf "$t" "{\"id\":\"a\",\"addr\":\"${ADDR[0]}\",\"weight\":1},{\"id\":\"b\",\"addr\":\"${ADDR[1]}\",\"weight\":1}" >"$TMP/n2"
+    as POST "$C/versions?activate=true" --data-binary @"$TMP/n1" >/dev/null
+    as PUT "$C/policy" --data-binary '{"migration_window":true}' >/dev/null
+    as POST "$C/versions?activate=true" --data-binary @"$TMP/n2" >/dev/null
+    "$RK" migrate run --cluster nodata --follow >/dev/null 2>"$TMP/ef" &
+    local w=$!
+    sleep 5
+    kill -TERM $w; wait $w; rc=$?
+    check "follow: SIGTERM ends it" 0 $rc
+    check "follow: a refused run is not tried again and again" 1 "$(grep -c 'does not say what its nodes serve' "$TMP/ef")"
+    has "follow: ... saying it waits" "$TMP/ef" "waiting for the job or the window to change"
+}
+
 # a metadump that never ends: the scan stops at the server's own count, with a clear error
 endless() {
     rkm_ports 1
@@ -238,6 +259,7 @@ run_store() {
 
 run_store memcached
 verdict
+follow_refused
 endless
 run_store redis
 big_values
