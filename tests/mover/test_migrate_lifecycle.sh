@@ -6,8 +6,9 @@
 # its own plan; a verified job can be cancelled. A worker killed -9 is waited out by the next run;
 # one interrupted (SIGINT) or paused lets go of its lease, so the next run starts at once. Then,
 # on memcached only: a verify that compared nothing while the copy met errors ends `failed` (the
-# verdict counts every key it could not read), and a metadump that never ends (a hostile server,
-# faked: no real memcached does it) stops the scan with a clear error, its spool bounded. On
+# verdict counts every key it could not read), and two hostile servers (faked: no real memcached
+# does it): a metadump that never ends stops the scan with a clear error, its spool bounded, and
+# a server answering every mg with garbage fails the job, its window left open. On
 # Redis: 8 values of 20 MiB are skipped and listed, never read whole (the worker's peak RSS stays
 # under 64 MB; not checked under the sanitizers, RK_MOVER_SANITIZED), and the job is not verified.
 # Skips (77) when memcached or redis-server is not installed.
@@ -177,26 +178,41 @@ follow_refused() {
 }
 
 # a metadump that never ends: the scan stops at the server's own count, with a clear error
-endless() {
+# hostile MODE: a window from a fake memcached of MODE (hostile_memcached.py) to a real one, run
+# once; its stderr in $TMP/e9, its exit in RC
+hostile() {
     rkm_ports 1
     local port=${PORTS[0]}
-    /usr/bin/python3 "$HERE/endless_memcached.py" "$port" &
+    /usr/bin/python3 "$HERE/hostile_memcached.py" "$port" "$1" &
     RKM_PIDS+=($!)
     rkm_up "$port" || return
-    local C=/v1/clusters/endless
+    C=/v1/clusters/$1
     ADDR[3]=127.0.0.1:$port
     topo memcached n3 >"$TMP/e1.json"
     topo memcached n3 n0 >"$TMP/e2.json"
     as POST "$C/versions?activate=true" --data-binary @"$TMP/e1.json" >/dev/null
     as PUT "$C/policy" --data-binary '{"migration_window":true}' >/dev/null
     as POST "$C/versions?activate=true" --data-binary @"$TMP/e2.json" >/dev/null
-    local rc
-    "$RK" migrate run --cluster endless >/dev/null 2>"$TMP/e9"; rc=$?
-    check "endless metadump: the run fails" 1 $rc
+    "$RK" migrate run --cluster "$1" --finish >/dev/null 2>"$TMP/e9"; RC=$?
+}
+
+# a metadump that never ends: the scan stops at the server's own count, with a clear error; a
+# server that answers every mg with garbage: the job fails on the keys it could not read
+hostiles() {
+    hostile endless
+    check "endless metadump: the run fails" 1 $RC
     has "endless metadump: ... saying why" "$TMP/e9" "more than the server's own count allows"
     # 10 items said: the spool stops at 10 x 2 + 100000 keys, about 2 MB, not the disk
     has "endless metadump: ... after the server's count with margin" "$TMP/e9" "past 100021 keys"
     check "endless metadump: the job is paused, not verified" paused "$(job_field 'd["state"]')"
+    hostile garbage
+    echo "NOTE: garbage answers: $(grep 'ringkeeper migrate' "$TMP/e9" | head -3)"
+    check "garbage answers: the run fails, the window stays open" 1 $RC
+    has "garbage answers: ... the job ended failed" "$TMP/e9" "ended failed"
+    check "garbage answers: ... every key it could not read counted" "failed True" \
+        "$(job_field 'd["state"]+" "+str(d["verify"]["reasons"]["copy_errors"]+d["verify"]["reasons"]["errors"] > 0)')"
+    req GET "$C/ring" >/dev/null
+    if grep -q '"previous":null' "$TMP/body"; then bad "garbage answers: the window was closed"; else ok; fi
 }
 
 # big_values: 8 moving keys of 20 MiB and 100 small ones; with --relay and without, every small
@@ -260,7 +276,7 @@ run_store() {
 run_store memcached
 verdict
 follow_refused
-endless
+hostiles
 run_store redis
 big_values
 finish
