@@ -22,6 +22,17 @@ int rkd_path_has_control(const char *path)
     return 0;
 }
 
+char rkd_encoded_slash[1];
+
+void *rkd_uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls, (void)c;
+    for (const char *p = uri; *p && *p != '?'; p++)
+        if (p[0] == '%' && p[1] == '2' && (p[2] == 'F' || p[2] == 'f'))
+            return RKD_ENCODED_SLASH;
+    return NULL;
+}
+
 size_t rkd_unescape(void *cls, struct MHD_Connection *c, char *s)
 {
     char *out = s;

@@ -27,6 +27,14 @@ rkd_framing rkd_check_framing(struct MHD_Connection *c, const char *method, cons
  * route, and RKD_BAD_ESCAPE is one. */
 int rkd_path_has_control(const char *path);
 
+/* MHD_OPTION_URI_LOG_CALLBACK, on the request line's URI as sent: RKD_ENCODED_SLASH when its path
+ * (before any '?') holds %2F or %2f, else NULL. libmicrohttpd decodes the path before routing,
+ * and a proxy's rule on the raw path must see the route this server takes: an escaped '/' in a
+ * segment is refused (400), never a separator. The value is the request's first *req_cls. */
+void *rkd_uri_seen(void *cls, const char *uri, struct MHD_Connection *c);
+extern char rkd_encoded_slash[1];
+#define RKD_ENCODED_SLASH ((void *)rkd_encoded_slash)
+
 /* MHD_OPTION_UNESCAPE_CALLBACK: decodes `s` in place as libmicrohttpd would ("%41" is "A"), except
  * that %00 and a malformed escape ("%zz", a "%" too near the end) become RKD_BAD_ESCAPE. The new
  * length. */

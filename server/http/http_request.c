@@ -310,6 +310,7 @@ static int authenticate(rkd_http *h, struct MHD_Connection *c, req_state *st, co
 static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *url,
                              const char *method, const char *version, void **req_cls)
 {
+    int encoded_slash = *req_cls == RKD_ENCODED_SLASH; /* rkd_uri_seen's mark */
     req_state *st = calloc(1, sizeof *st);
     if (!st)
         return MHD_NO;
@@ -328,6 +329,10 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
         return send_error(c, st, RKD_E_INVALID_PATH,
                           "the path holds a control character (raw, or escaped as %00..%1f or "
                           "%7f) or a malformed %-escape (% and two hex digits)");
+    if (encoded_slash)
+        return send_error(c, st, RKD_E_INVALID_PATH,
+                          "the path holds an escaped slash (%2F): segments are split as sent, "
+                          "so a / in a route is never escaped, and no name holds one");
     int auth = authenticate(h, c, st, method);
     if (auth == RKD_AUTH_MISSING)
         return send_error(c, st, RKD_E_UNAUTHORIZED,
@@ -388,7 +393,7 @@ enum MHD_Result rkh_on_request(void *cls, struct MHD_Connection *c, const char *
 {
     rkd_http *h = cls;
     req_state *st = *req_cls;
-    if (!st)
+    if (!st || st == RKD_ENCODED_SLASH)
         return begin(h, c, url, method, version, req_cls);
     if (st->status) /* already answered on an earlier call (401, 403, 413) */
         return MHD_YES;
@@ -468,7 +473,7 @@ void rkh_on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 {
     rkd_http *h = cls;
     req_state *st = *req_cls;
-    if (!st)
+    if (!st || st == RKD_ENCODED_SLASH) /* never begun: the mark, not a state */
         return;
     double secs = rkh_elapsed(&st->start);
     log_request(st, secs, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed)");

@@ -1322,7 +1322,7 @@ EOF
         invalid_header) echo "\`If-Match\` without the quotes of an ETag." ;;
         invalid_cluster) echo "Cluster names are lower case." ;;
         invalid_version) echo "Versions in a path are numbers; there is no \`latest\` alias (the ring is the active version)." ;;
-        invalid_path) echo "A %00 would cut the path short (libmicrohttpd decodes it to a NUL): the request is refused, whatever comes before it." ;;
+        invalid_path) echo "A %00 would cut the path short (libmicrohttpd decodes it to a NUL): the request is refused, whatever comes before it. So is an escaped slash (\`%2F\`) in the path: segments are split as sent, so that a proxy's rule on the raw path sees the route this server takes (\`versions%2F2%2Factivate\` is no activation); in a query string \`%2F\` is a value's \`/\`." ;;
         unauthorized) echo "A write to a server started with \`--token-file\`, without \`Authorization\`." ;;
         forbidden) echo "A bearer token that is not in the token file." ;;
         not_found) echo "No route has this path." ;;

@@ -56,6 +56,18 @@ for path in '/v1/clusters/x/versions%00zzz' '/healthz%00/admin' '/healthz%zz' '/
 done
 check "nothing was published to x" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/clusters/x/versions")"
 check "a sound escape still decodes" 200 "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/v1/clusters/%66/versions")"
+# %2F in the path is not a separator (a proxy's rule on the raw path would see another route):
+# versions%2F2%2Factivate activated v2 before; now 400, and v2 stays staged. In a query it decodes.
+curl -s -o /dev/null -H 'Content-Type: application/json' --data-binary @"$TMP/t3" "$BASE/v1/clusters/f/versions"
+for path in '/v1/clusters/f/versions%2F2%2Factivate' '/v1/clusters/f/versions%2f2/activate'; do
+    got=$(curl -s -o "$TMP/body" -w '%{http_code}' --path-as-is -X POST "$BASE$path")
+    check "$path: 400" 400 "$got"
+    has "$path: says why" "$TMP/body" 'escaped slash (%2F)'
+done
+curl -s -o "$TMP/body" "$BASE/v1/clusters/f/versions/2"
+has "v2 stays staged" "$TMP/body" '"state":"staged"'
+check "%2F in a query is a value's" 400 "$(curl -s -o "$TMP/body" -w '%{http_code}' "$BASE/v1/clusters/f/versions/1/arc?key=a%2Fb")"
+has "... (the arc route's own answer)" "$TMP/body" '"code":"invalid_parameter"'
 rk_stop
 check "stopped by SIGTERM" 0 "$STOP_CODE"
 finish
