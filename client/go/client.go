@@ -41,9 +41,9 @@ type Status struct {
 }
 
 // Client is the active ring of one cluster, verified, kept fresh by a background long poll.
-// Lookups are safe on any goroutines, also while the ring is refreshed; Close once they are done.
+// Lookups are safe on any goroutines, also while the ring is refreshed or the Client is closed.
 type Client struct {
-	c      *C.rk_client
+	c      *C.rk_client // set once by New; freed by the finalizer, never while a method runs
 	closed atomic.Bool
 	view   atomic.Pointer[view]
 	mu     sync.Mutex // Refresh and Close
@@ -100,7 +100,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		return nil, newError(C.int(err.code), &err)
 	}
 	c.view.Store(&view{})
-	runtime.SetFinalizer(c, (*Client).Close)
+	runtime.SetFinalizer(c, (*Client).free)
 	if e := check(C.rk_client_fetch(c.c, &err), &err); e != nil {
 		c.Close()
 		return nil, e
@@ -118,16 +118,21 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	return c, nil
 }
 
-// Close stops the refresher and frees the client. Lookups after it return ErrNoRing; none may
-// still run when it is called.
+// Close stops the refresher; calls after it return ErrNoRing. A lookup still running on another
+// goroutine finishes safely: the library's client is freed once the Client is unreachable (a
+// finalizer), so that no lookup pays for a lock or a count to keep it alive.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.closed.Swap(true) {
-		C.rk_client_free(c.c)
-		c.c = nil
+		C.rk_client_stop_refresher(c.c)
 	}
 	return nil
+}
+
+// free is the finalizer: no method can run any more.
+func (c *Client) free() {
+	C.rk_client_free(c.c)
 }
 
 var errClosed = &Error{Code: int(C.RK_ENORING), Name: "RK_ENORING", Message: "ringkeeper: the client is closed"}
@@ -139,6 +144,7 @@ func (c *Client) Lookup(key []byte) (string, error) {
 	}
 	v := c.view.Load()
 	i := C.rk_client_lookup_index(c.c, C.uint64_t(v.serial), keyPtr(key), C.size_t(len(key)))
+	runtime.KeepAlive(c) // c.c is not freed while the call runs
 	if i >= 0 {
 		return v.ids[i], nil
 	}
@@ -167,8 +173,10 @@ func (c *Client) LookupMany(keys [][]byte) ([]string, error) {
 			return nil, errClosed
 		}
 		v := c.view.Load()
-		if C.rk_client_lookup_many(c.c, C.uint64_t(v.serial), (*C.char)(unsafe.Pointer(&packed[0])),
-			&lens[0], C.size_t(len(keys)), &out[0]) == 0 {
+		found := C.rk_client_lookup_many(c.c, C.uint64_t(v.serial), (*C.char)(unsafe.Pointer(&packed[0])),
+			&lens[0], C.size_t(len(keys)), &out[0]) == 0
+		runtime.KeepAlive(c)
+		if found {
 			got := make([]string, len(keys))
 			for i, at := range out {
 				got[i] = v.ids[at]
@@ -206,7 +214,8 @@ func (c *Client) acquire() (*C.rk_snapshot, error) {
 	if c.closed.Load() {
 		return nil, errClosed
 	}
-	s := C.rk_client_acquire(c.c)
+	s := C.rk_client_acquire(c.c) // a snapshot outlives the client; the call does not
+	runtime.KeepAlive(c)
 	if s == nil {
 		return nil, newError(C.RK_ENORING, nil)
 	}
@@ -292,6 +301,7 @@ func (c *Client) Status() Status {
 	}
 	var st C.rk_client_status
 	C.rk_client_status_get(c.c, &st)
+	runtime.KeepAlive(c)
 	return Status{Version: int64(st.version), FromCache: st.from_cache != 0,
 		Accepted: uint64(st.accepted), Refused: uint64(st.refused), Errors: uint64(st.errors),
 		Discarded: uint64(st.discarded), LastError: int(st.last_error),

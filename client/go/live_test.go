@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -310,4 +312,50 @@ func TestNotInFleet(t *testing.T) {
 	if total := out["summary"].(map[string]any)["total"]; total != 1.0 {
 		t.Fatalf("%v clients counted, want the one with an id: %v", total, out["clients"])
 	}
+}
+
+// Close while 8 goroutines look up: each lookup answers, or returns ErrNoRing once closed; never a
+// crash or a race (go test -race), 200 rounds.
+func TestCloseDuringLookups(t *testing.T) {
+	s := startServer(t)
+	s.publish(t, "c", topology(5, 40))
+	for round := 0; round < 200; round++ {
+		c, err := New(context.Background(), Options{Server: s.url, Cluster: "c", NotInFleet: true,
+			Wait: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		started := make(chan struct{})
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-started
+				for n := 0; n < 1000000; n++ { // bounded: ErrNoRing comes long before
+					_, err := c.LookupString("key-" + strconv.Itoa(n))
+					if err == nil {
+						_, err = c.LookupMany([][]byte{[]byte("a"), []byte("b")})
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		close(started)
+		time.Sleep(time.Duration(round%5) * time.Millisecond)
+		c.Close()
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if !errors.Is(err, ErrNoRing) {
+				t.Fatalf("round %d: %v, want ErrNoRing after Close", round, err)
+			}
+		}
+	}
+	runtime.GC() // the finalizers free the closed clients
 }

@@ -198,3 +198,38 @@ def test_threads(server):
         assert not failures, failures
         ring = offline(docs[-1])
         assert [c.lookup(k) for k in KEYS] == [ring.lookup(k) for k in KEYS]
+
+
+def test_close_during_lookups(server):
+    """close() while 8 threads look up: each lookup answers, or raises NoRing once closed; never a
+    crash (the library's client is freed with the last call using it). 100 rounds."""
+    server.publish("c", topology(5))
+    for r in range(100):
+        c = rk.Client(server.url, "c", wait=1)
+        started, answers, errors = threading.Barrier(9), [], []
+
+        def reader():
+            started.wait()
+            n = 0
+            try:
+                while n < 1_000_000:  # bounded: NoRing comes long before
+                    c.lookup(KEYS[n % len(KEYS)])
+                    c.lookup_many(KEYS[:8])
+                    n += 1
+            except rk.NoRing:
+                answers.append(n)
+            except Exception as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=reader) for _ in range(8)]
+        for t in threads:
+            t.start()
+        started.wait()
+        time.sleep(r % 5 / 1000)
+        c.close()
+        for t in threads:
+            t.join(30)
+        assert not errors, errors
+        assert len(answers) == 8  # every thread ended on NoRing after the close
+        with pytest.raises(rk.NoRing):
+            c.lookup("x")

@@ -51,7 +51,8 @@ class Client:
         c = lib.rk_client_new(cfg, err)
         if c == ffi.NULL:
             raise error_from(err.code, err)
-        self._c = c
+        # freed with the last reference: a lookup running when close() is called holds one
+        c = self._c = ffi.gc(c, lib.rk_client_free)
         try:
             check(lib.rk_client_fetch(c, err), err)
             if refresh:
@@ -61,11 +62,13 @@ class Client:
             raise
 
     def close(self) -> None:
-        """Stops the refresher and frees the client; lookups after this raise NoRing."""
+        """Stops the refresher and lets go of the client; calls after this raise NoRing. A lookup
+        still running on another thread finishes safely: the library's client is freed with the
+        last reference to it, at once when none runs."""
         with self._mu:
             c, self._c = self._c, None
         if c is not None:
-            lib.rk_client_free(c)
+            lib.rk_client_stop_refresher(c)
 
     def __enter__(self) -> "Client":
         return self
