@@ -155,8 +155,7 @@ static struct MHD_Daemon *start_daemon(rkd_http *h, const struct addrinfo *ai)
         MHD_OPTION_NOTIFY_COMPLETED, rkh_on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->header_buffer, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
         h, MHD_OPTION_UNESCAPE_CALLBACK, rkd_unescape, NULL, MHD_OPTION_URI_LOG_CALLBACK,
-        rkd_uri_seen, NULL, MHD_OPTION_ARRAY, opts,
-        MHD_OPTION_END);
+        rkd_uri_seen, NULL, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
     if (!d)
         h->listen_fd = -1; /* libmicrohttpd closed it when it failed */
     return d;
