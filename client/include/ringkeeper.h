@@ -536,7 +536,10 @@ RK_API struct json_t *rk_rollout_to_json(const rk_rollout *r) RK_MUST_CHECK;
  * it (the newest version it has issued is lower, same store id), no server of that store sent it:
  * the accepted version is discarded, the server's ring is taken and saved over the file, the note
  * in err and last_message says what was discarded and why, and rk_client_status.discarded counts
- * it. A version the store says it has issued is never discarded.
+ * it. A version the store says it has issued is never discarded. A ring of the same number and
+ * store id as the server's but another fingerprint (a hostile server sent it before the store
+ * issued that number) is replaced likewise: the server never answers 304 to it (docs/API.md, the
+ * ring's ETag), the note says what was replaced, and `discarded` counts it.
  *
  * Thread safety: rk_client_acquire, rk_client_status_get and the rk_snapshot calls may run on any
  * number of threads at once, also while another thread fetches or refreshes: readers never wait for
@@ -655,7 +658,8 @@ typedef struct rk_client_status {
     uint64_t refused;       /* rings refused (any check failed) */
     uint64_t errors;        /* fetches that failed before a ring arrived (network, status) */
     uint64_t discarded;     /* accepted rings discarded by healing (above): versions their own
-                               store never issued, e.g. a poisoned last-known-good file */
+                               store never issued, or did with another ring, e.g. a poisoned
+                               last-known-good file */
     int last_error;         /* outcome of the last fetch or refresh: RK_OK, or its failure; also
                                RK_ECACHE for a last-known-good file that is damaged or unsaved */
     char last_message[256]; /* what happened, for people (also on success) */

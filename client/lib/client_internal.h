@@ -29,15 +29,19 @@ size_t rki_max_body(const rk_client_config *cfg);
 #define RKI_STORE_ID_LEN    17 /* the server's store id: 16 lowercase hex digits and a NUL */
 #define RKI_FINGERPRINT_LEN 17 /* a ring's fingerprint: 16 lowercase hex digits and a NUL */
 
-/* What names a ring: its version and the id of the store that numbered it ("" from a server too
- * old to send one). A restored backup numbers on from where it was taken under a new id, so a
- * version number alone names a ring only within one store id. */
+/* What names a ring: its version, the id of the store that numbered it ("" from a server too
+ * old to send one) and its fingerprint as recomputed here ("" until the ring was verified). A
+ * restored backup numbers on from where it was taken under a new id, so a version number alone
+ * names a ring only within one store id; and a hostile server may send a ring under a real store
+ * id and a number that store has not issued yet, so only the fingerprint says that two rings of
+ * the same number and store are the same (the server answers 304 only to it). */
 typedef struct rki_ring_id {
     int64_t version;
     char store_id[RKI_STORE_ID_LEN];
+    char fingerprint[RKI_FINGERPRINT_LEN];
 } rki_ring_id;
 
-/* Non-zero when a and b name the same ring. */
+/* Non-zero when a and b name the same ring: version, store id and fingerprint. */
 int rki_same_ring(const rki_ring_id *a, const rki_ring_id *b);
 
 /* The previous ring a ring document names while a migration window is open (docs/API.md). */

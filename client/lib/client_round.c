@@ -122,11 +122,24 @@ static int older_than_file(rk_client *c, int64_t v, rk_error *e)
 }
 
 /* The note of an accepted ring: says so when it comes from another store than the ring before it
- * (a restored backup, or another server), whose version numbers do not compare with its own. */
+ * (a restored backup, or another server), whose version numbers do not compare with its own, or
+ * replaces another ring of the same number and store (one a hostile server sent under its id). */
 static void accepted_note(rk_client *c, const rki_ring_id *id, const rki_ring_id *before,
                           rk_error *e)
 {
-    if (before->version == 0 || strcmp(before->store_id, id->store_id) == 0) {
+    int same_store = strcmp(before->store_id, id->store_id) == 0;
+    if (same_store && before->version == id->version && !rki_same_ring(before, id)) {
+        rk_error_set(e, RK_OK, NULL,
+                     "version %" PRId64 " from %.80s is in service in place of another ring "
+                     "numbered the same (fingerprint %.16s, the server's is %.16s): a hostile or "
+                     "broken server sent it under this store's id",
+                     id->version, c->url, before->fingerprint, id->fingerprint);
+        pthread_mutex_lock(&c->mu);
+        c->st.discarded++;
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    if (before->version == 0 || same_store) {
         rk_error_set(e, RK_OK, NULL, "version %" PRId64 " from %.100s is in service", id->version,
                      c->url);
         return;
@@ -226,17 +239,20 @@ static int window_open(rk_client *c)
 }
 
 /* One GET of the ring (conditional on `have` when its version is not 0) and what follows from its
- * answer. The ETag names the store too, so a server restored from a backup never answers 304 for
- * a ring it numbered the same but no longer has, and says "+" while the ring in service has a
- * migration window open, so that the close of the window is news (docs/API.md). */
+ * answer. The ETag names the store and the fingerprint too, so a server restored from a backup
+ * never answers 304 for a ring it numbered the same but no longer has, nor the real server for a
+ * ring a hostile one sent under its id; and says "+" while the ring in service has a migration
+ * window open, so that the close of the window is news (docs/API.md). */
 static int ring_round(rk_client *c, const rki_ring_id *have, unsigned wait, int *changed,
                       rk_error *e)
 {
     rki_response r;
-    char etag[64], refused[RKI_REASON_MAX + 64];
+    char etag[80], refused[RKI_REASON_MAX + 64];
     *changed = 0;
-    snprintf(etag, sizeof etag, "\"v%" PRId64 "%s%s%s\"", have->version, window_open(c) ? "+" : "",
-             have->store_id[0] ? "." : "", have->store_id);
+    snprintf(etag, sizeof etag, "\"v%" PRId64 "%s%s%s%s%s\"", have->version,
+             window_open(c) ? "+" : "", have->store_id[0] ? "." : "", have->store_id,
+             have->store_id[0] && have->fingerprint[0] ? "." : "",
+             have->store_id[0] ? have->fingerprint : "");
     snprintf(refused, sizeof refused, "\"v%" PRId64 "%s%s\" %s", c->refused.version,
              c->refused.store_id[0] ? "." : "", c->refused.store_id, c->refused_why);
     rki_claim claim = {have->version > 0 ? etag : NULL, c->refused.version > 0 ? refused : NULL};
@@ -282,8 +298,9 @@ static int load_previous(rk_client *c, rk_error *e)
     rki_ring_id cur;
     if (!rki_client_wants_previous(c, &w, &cur))
         return RK_OK;
-    rki_ring_id id = {w.previous, ""};
+    rki_ring_id id = {w.previous, "", ""};
     memcpy(id.store_id, cur.store_id, sizeof id.store_id);
+    memcpy(id.fingerprint, w.fingerprint, sizeof id.fingerprint); /* as verified against it */
     char tail[24];
     snprintf(tail, sizeof tail, "/%" PRId64, w.previous);
     int rc = rki_fetch_get(c->fetch, versions_url(c, tail), NULL, 0, &r, e);

@@ -161,7 +161,8 @@ static int get_store_id(const json_t *doc, char out[RKI_STORE_ID_LEN], rk_error 
 
 int rki_same_ring(const rki_ring_id *a, const rki_ring_id *b)
 {
-    return a->version == b->version && strcmp(a->store_id, b->store_id) == 0;
+    return a->version == b->version && strcmp(a->store_id, b->store_id) == 0 &&
+           strcmp(a->fingerprint, b->fingerprint) == 0;
 }
 
 static int check_not_older(const rki_ring_id *id, const rki_ring_id *floor, int any_store,
@@ -265,6 +266,8 @@ static int verify_json(const rk_client_config *cfg, const json_t *doc, const rki
         rc = get_fingerprint(doc, &fp, err);
     if (rc == RK_OK)
         rc = check_ring(doc, fp, id->version, ring, err);
+    if (rc == RK_OK) /* recomputed: the ring's own, whatever the server says */
+        memcpy(id->fingerprint, fp, sizeof id->fingerprint);
     return rc;
 }
 
@@ -355,7 +358,7 @@ rk_topology *rk_client_verify(const rk_client_config *cfg, const char *text, siz
                               int64_t expect_version_min, int64_t *version, rk_error *err)
 {
     rk_ring *ring = NULL;
-    rki_ring_id floor = {expect_version_min, ""}, id;
+    rki_ring_id floor = {expect_version_min, "", ""}, id;
     if (rki_verify_doc(cfg, text, len, &floor, 1, &id, NULL, &ring, err) != RK_OK)
         return NULL;
     if (version)

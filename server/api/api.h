@@ -36,7 +36,7 @@ typedef struct rkd_request {
     const char *addr;         /* the client's numeric address, or NULL when unknown */
 } rkd_request;
 
-#define RKD_ETAG_MAX    48 /* "v<19 digits>.<16 hex digits>" with quotes and NUL */
+#define RKD_ETAG_MAX    64 /* "v<19 digits>+.<16 hex digits>.<16 hex digits>", quotes, NUL */
 #define RKD_CLUSTER_MAX 64
 
 /* What to answer. The body is owned by the response: rkd_response_clear frees it, or releases
@@ -49,7 +49,7 @@ typedef struct rkd_response {
     void (*body_release)(void *owner); /* drops that hold */
     const char *content_type;          /* static string */
     const char *route;                 /* static route pattern for metrics and logs */
-    char etag[RKD_ETAG_MAX];           /* "\"v4.<store id>\"", or "" for none */
+    char etag[RKD_ETAG_MAX];           /* "\"v4.<store id>.<fingerprint>\"", or "" for none */
     char location[160];                /* Location header, or "" */
     const char *allow;                 /* Allow header (405), static, or NULL */
     unsigned retry_after;              /* Retry-After seconds (a 503 worth retrying), or 0 */

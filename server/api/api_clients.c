@@ -5,29 +5,28 @@
 
 #include "api_internal.h"
 
-/* A version tag of this store (or a bare one): its version, else 0. */
-static int64_t our_version(rkd_call *c, const char *tag, int *open, int *same)
+/* A version tag of this store (or a bare one): its version, else 0; its fingerprint into fp. */
+static int64_t our_version(rkd_call *c, const char *tag, int *open, char fp[RKD_STORE_FP_LEN])
 {
     int64_t v = 0;
     char id[RKD_STORE_ID_LEN];
-    if (!tag || rkd_parse_etag(tag, &v, open, id) != 0)
+    if (!tag || rkd_parse_etag(tag, &v, open, id, fp) != 0)
         return 0;
-    *same = id[0] != '\0';
     return !id[0] || strcmp(id, rkd_store_id(c->app->store)) == 0 ? v : 0;
 }
 
 /* RK-Refused: "<the refused ring's ETag>" <reason>. */
 static void parse_refused(rkd_call *c, rkd_claim *out)
 {
-    char tag[RKD_ETAG_MAX];
-    int open = 0, same = 0;
+    char tag[RKD_ETAG_MAX], fp[RKD_STORE_FP_LEN];
+    int open = 0;
     const char *s = c->req->header(c->req, "RK-Refused");
     const char *end = s && s[0] == '"' ? strchr(s + 1, '"') : NULL;
     if (!end || (size_t)(end - s) + 2 > sizeof tag)
         return;
     memcpy(tag, s, (size_t)(end - s) + 1);
     tag[end - s + 1] = '\0';
-    out->refused = our_version(c, tag, &open, &same);
+    out->refused = our_version(c, tag, &open, fp);
     if (out->refused)
         out->reason = end + 1 + strspn(end + 1, " \t");
 }
@@ -35,9 +34,10 @@ static void parse_refused(rkd_call *c, rkd_claim *out)
 rkd_claim rkd_claim_of(rkd_call *c)
 {
     rkd_claim claim = {0};
-    int same = 0;
-    claim.held = our_version(c, c->req->header(c->req, "If-None-Match"), &claim.open, &same);
-    claim.held_same = claim.held && same;
+    claim.held =
+        our_version(c, c->req->header(c->req, "If-None-Match"), &claim.open, claim.fingerprint);
+    if (!claim.held)
+        claim.fingerprint[0] = '\0';
     parse_refused(c, &claim);
     return claim;
 }

@@ -235,33 +235,49 @@ int rkd_parse_int(const char *s, int64_t *out)
     return 0;
 }
 
-int rkd_parse_etag(const char *s, int64_t *version, int *open, char store_id[RKD_STORE_ID_LEN])
+/* Whether s..end is `len` lowercase hex digits. */
+static int hex_part(const char *s, size_t len, const char *end)
+{
+    return (size_t)(end - s) == len && strspn(s, "0123456789abcdef") >= len;
+}
+
+int rkd_parse_etag(const char *s, int64_t *version, int *open, char store_id[RKD_STORE_ID_LEN],
+                   char fingerprint[RKD_STORE_FP_LEN])
 {
     char digits[24];
     size_t len = s ? strlen(s) : 0;
     if (len < 4 || s[0] != '"' || s[1] != 'v' || s[len - 1] != '"')
         return -1;
+    const char *end = s + len - 1;     /* the closing quote */
     size_t n = strcspn(s + 2, "+.\""); /* the digits */
     const char *rest = s + 2 + n;      /* "+" (a migration window is open), ".", or the end */
     int plus = *rest == '+';
     rest += plus;
-    const char *id = rest + 1; /* the store id, after the dot */
-    size_t id_len = *rest == '.' ? (size_t)(s + len - 1 - id) : 0;
-    int id_ok = id_len == RKD_STORE_ID_LEN - 1 && strspn(id, "0123456789abcdef") >= id_len;
-    if (n >= sizeof digits || (*rest == '.' ? !id_ok : rest != s + len - 1))
+    const char *id = *rest == '.' ? rest + 1 : end; /* the store id, after the dot */
+    const char *id_end = id + strcspn(id, ".\"");
+    const char *fp = *id_end == '.' ? id_end + 1 : end; /* the fingerprint, after another */
+    if (n >= sizeof digits || (*rest != '.' && rest != end) || (fp == end && id_end != end) ||
+        (id != end && !hex_part(id, RKD_STORE_ID_LEN - 1, id_end)) ||
+        (fp != end && !hex_part(fp, RKD_STORE_FP_LEN - 1, end)))
         return -1;
     memcpy(digits, s + 2, n);
     digits[n] = '\0';
-    memcpy(store_id, id, id_len);
-    store_id[id_len] = '\0';
+    memcpy(store_id, id, (size_t)(id_end - id));
+    store_id[id_end - id] = '\0';
+    if (fingerprint) {
+        memcpy(fingerprint, fp, (size_t)(end - fp));
+        fingerprint[end - fp] = '\0';
+    }
     if (open)
         *open = plus;
     return rkd_parse_int(digits, version);
 }
 
-void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, int open, const char *store_id)
+void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, int open, const char *store_id,
+                     const char *fingerprint)
 {
-    snprintf(out, RKD_ETAG_MAX, "\"v%lld%s.%s\"", (long long)version, open ? "+" : "", store_id);
+    snprintf(out, RKD_ETAG_MAX, "\"v%lld%s.%s%s%s\"", (long long)version, open ? "+" : "", store_id,
+             fingerprint ? "." : "", fingerprint ? fingerprint : "");
 }
 
 /* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
@@ -307,7 +323,7 @@ int rkd_if_match(rkd_call *c, int64_t *version)
     char id[RKD_STORE_ID_LEN];
     const char *ours = rkd_store_id(c->app->store);
     *version = RKD_STORE_ANY;
-    if (s && rkd_parse_etag(s, version, NULL, id) != 0) {
+    if (s && rkd_parse_etag(s, version, NULL, id, NULL) != 0) {
         rkd_response_error(c->resp, RKD_E_INVALID_HEADER, "If-Match",
                            "If-Match must be a version ETag such as \"v4\" (with the quotes)");
         return -1;

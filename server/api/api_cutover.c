@@ -286,7 +286,7 @@ void rkd_h_finish(rkd_call *c)
         goto done;
     }
     c->woken = 1;
-    rkd_format_etag(c->resp->etag, v->version, 0, rkd_store_id(c->app->store));
+    rkd_format_etag(c->resp->etag, v->version, 0, rkd_store_id(c->app->store), v->fingerprint);
     rkd_answer_doc(c->resp, e); /* the ring document, now with "previous": null */
 done:
     rkd_store_version_free(v);

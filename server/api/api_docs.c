@@ -32,6 +32,7 @@ static rkd_entry *cache_doc(rkd_app *app, const rkd_store_version *v, int64_t ke
     }
     doc->version = v->version;
     doc->previous = key ? 0 : v->previous;
+    memcpy(doc->fingerprint, v->fingerprint, sizeof doc->fingerprint);
     doc->len = len;
     memcpy(doc->body, body, len + 1);
     free(body);

@@ -200,10 +200,11 @@ int rkd_job_versions_now(rkd_call *c, rkd_job_versions *out, rk_error *err);
 /* What a ring request says of the ring its client holds and the one it refuses (docs/API.md,
  * "Clients"). Versions are of this server's store; a tag of another store counts as none. */
 typedef struct rkd_claim {
-    int64_t held;       /* If-None-Match's version; a bare "v<N>" of an older client counts */
-    int open;           /* ... and whether that tag says a migration window is open */
-    int held_same;      /* the tag names this store (not a bare one): a 304 may answer it */
-    int64_t refused;    /* RK-Refused's version; 0: none */
+    int64_t held; /* If-None-Match's version; a bare "v<N>" of an older client counts */
+    int open;     /* ... and whether that tag says a migration window is open */
+    char fingerprint[RKD_STORE_FP_LEN]; /* ... and the fingerprint of the ring held, "" when the
+                                           tag has none: only a tag with it may get a 304 */
+    int64_t refused;                    /* RK-Refused's version; 0: none */
     const char *reason; /* RK-Refused's reason, in the request's header; NULL with refused 0 */
 } rkd_claim;
 
@@ -329,14 +330,21 @@ int rkd_text_field(rkd_call *c, json_t *doc, const char *name, const char **out)
 
 /* A decimal integer 0..INT64_MAX: digits only, no sign, no spaces. 0, or -1. */
 int rkd_parse_int(const char *s, int64_t *out);
-/* A version ETag, quotes included: "v<N>.<store id>" as the server sends it ("v<N>+.<store id>"
- * while a migration window is open), or the bare "v<N>" / "v<N>+" of older clients (store_id
- * then ""), into *version, *open (may be NULL) and store_id: 0, or -1. */
-int rkd_parse_etag(const char *s, int64_t *version, int *open, char store_id[RKD_STORE_ID_LEN]);
-/* "v<N>.<store id>" with the quotes, "v<N>+.<store id>" when `open` (docs/API.md: the ring
- * document names a previous version): a version number names a ring only together with the store
- * id, since a restored backup numbers its versions on from where it was taken. */
-void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, int open, const char *store_id);
+/* A version ETag, quotes included: "v<N>.<store id>.<fingerprint>" as the server sends a ring's
+ * ("v<N>+..." while a migration window is open), "v<N>.<store id>" (a version's picture, and
+ * clients before the fingerprint), or the bare "v<N>" / "v<N>+" of older clients, into *version,
+ * *open (may be NULL), store_id and fingerprint (may be NULL; "" for the parts not sent): 0, or -1.
+ */
+int rkd_parse_etag(const char *s, int64_t *version, int *open, char store_id[RKD_STORE_ID_LEN],
+                   char fingerprint[RKD_STORE_FP_LEN]);
+/* "v<N>.<store id>.<fingerprint>" with the quotes ("v<N>.<store id>" when fingerprint is NULL),
+ * "v<N>+..." when `open` (docs/API.md: the ring document names a previous version): a version
+ * number names a ring only together with the store id, since a restored backup numbers its
+ * versions on from where it was taken, and a 304 must mean "the ring you hold is this one", which
+ * only the fingerprint of what the client holds can say (a hostile server may have sent it a
+ * ring under this store's id and a number this store had not yet issued). */
+void rkd_format_etag(char out[RKD_ETAG_MAX], int64_t version, int open, const char *store_id,
+                     const char *fingerprint);
 
 /* Query integer `name` in min..max: 1 and *out set when present, 0 when absent, -1 after
  * answering 400. */
@@ -354,8 +362,9 @@ int rkd_if_match(rkd_call *c, int64_t *version);
 typedef struct rkd_active_doc {
     int64_t version;  /* which version it is */
     int64_t previous; /* a ring document's open migration window: the version kept; else 0 */
-    size_t len;       /* bytes in body */
-    char body[];      /* the JSON, NUL-terminated */
+    char fingerprint[RKD_STORE_FP_LEN]; /* the version's */
+    size_t len;                         /* bytes in body */
+    char body[];                        /* the JSON, NUL-terminated */
 } rkd_active_doc;
 
 /* The active document of `cluster`, held (rkd_cache_release on app->docs): from the cache, else

@@ -69,7 +69,7 @@ static int query_bins(rkd_call *c, int64_t *bins)
 static int not_modified(rkd_call *c, int64_t v)
 {
     const char *s = c->req->header(c->req, "If-None-Match");
-    rkd_format_etag(c->resp->etag, v, 0, rkd_store_id(c->app->store)); /* no window: v is v */
+    rkd_format_etag(c->resp->etag, v, 0, rkd_store_id(c->app->store), NULL); /* v is v */
     if (!s || strcmp(s, c->resp->etag) != 0)
         return 0;
     c->resp->status = 304;

@@ -5,7 +5,8 @@
 # its store says it never issued 2^53-1: lookups route on the real ring, with a note saying what
 # was discarded and why, the file is rewritten, and the next lookup says nothing. A version the
 # store has issued is never discarded: a file holding one (v3, staged) still refuses the older
-# active ring, as it must against a lagging server.
+# active ring, as it must against a lagging server. A fake ring under the number the store issues
+# next is replaced by the real one of that number (issue 52, item 2: the ETag names the fingerprint).
 # usage: test_cli_poisoned_cache.sh RINGKEEPER FAKE_SERVER RINGKEEPERD SOURCE_DIR
 . "$(dirname "$0")/../server/lib.sh" "$3" # ringkeeperd on a free port; stops what we start
 RK=$1
@@ -108,5 +109,28 @@ same "routes on the file's v3" "$TMP/v1.expected" "$TMP/out"
 has "the refusal names the way out" "$TMP/err" "ring v2 is older than v3 in the last-known-good file $LKG"
 lookup 0 "--reset-cache takes the server's ring" --server "$BASE" --reset-cache
 same "reset: v2" "$TMP/v2.expected" "$TMP/out"
+
+# issue 52, item 2: the fake server sends the number the store issues next (v4) with the real
+# store id and another ring (v1's nodes: the attacker's addresses); then the real store activates
+# its own v4. The held ring's ETag names its fingerprint, so the real server does not answer 304
+# to it: the client takes the real v4 and says what it replaced.
+forge 4
+fake
+lookup 0 "the fake server's v4" --server "$FAKE_URL" --timeout 60
+has "the file holds the fake server's v4" "$LKG" '"version": 4,'
+publish "$five" "?activate=true"
+curl -fsS -D "$TMP/v4.headers" "$BASE/v1/clusters/cache/ring" >"$TMP/ring4.json" || bad "GET ring v4"
+FP1=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$TMP/ring.json")
+FP4=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$TMP/ring4.json")
+has "the ring's ETag names its fingerprint" "$TMP/v4.headers" "\"v4.$SID.$FP4\""
+check "the forged v4's ETag gets the real ring, not 304" 200 "$(curl -s -o /dev/null -w '%{http_code}' \
+    -H "If-None-Match: \"v4.$SID.$FP1\"" "$BASE/v1/clusters/cache/ring")"
+lookup 0 "healed by the real v4" --server "$BASE"
+same "routes on the real v4" "$TMP/v2.expected" "$TMP/out"
+has "the note says what was replaced" "$TMP/err" \
+    "ringkeeper lookup: version 4 from $BASE/v1/clusters/cache/ring is in service in place of another ring numbered the same (fingerprint $FP1, the server's is $FP4): a hostile or broken server sent it under this store's id"
+has "the file holds the real v4" "$LKG" "\"fingerprint\":\"$FP4\""
+lookup 0 "after that heal" --server "$BASE"
+check "no note after that heal" 0 "$(wc -c <"$TMP/err")"
 kill "$FAKE_PID" && wait "$FAKE_PID" 2>/dev/null
 finish

@@ -60,7 +60,8 @@ has "a line per cluster" "$TMP/migrate.out" "cluster cache: 3 versions (active 2
 rk_start --store "$ETCD"
 snapshot "$TMP/snap.etcd"
 same_as_sqlite "etcd serves what SQLite served (rings, ETags, documents, events)" "$TMP/snap.etcd"
-has "etcd: the ring's ETag, same version and store id" "$TMP/snap.etcd/cache.ring.etag" "\"v2.$(sed -n 's/.*"store_id":"\([0-9a-f]*\)".*/\1/p' "$TMP/snap.sqlite/cache.2")\""
+has "etcd: the ring's ETag, same version, store id and fingerprint" "$TMP/snap.etcd/cache.ring.etag" \
+    "\"v2.$(sed -n 's/.*"store_id":"\([0-9a-f]*\)".*/\1/p' "$TMP/snap.sqlite/cache.2").$(sed -n 's/.*"fingerprint":"\([0-9a-f]*\)".*/\1/p' "$TMP/snap.sqlite/cache.2")\""
 check "etcd: v1 of cache retired" retired "$(sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$TMP/snap.etcd/cache.1")"
 check "etcd: v1 of web superseded" superseded "$(sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$TMP/snap.etcd/web.1")"
 rk_stop

@@ -20,7 +20,7 @@
 #define REFUSAL                                                                                    \
     "vnode_factor: the server's ring has vnode_factor 160 but this application expects 40"
 
-/* An answer's ETag: "v4.<store id>" with the quotes, and its version (0: none). */
+/* An answer's ETag: "v4.<store id>.<fingerprint>" with the quotes, and its version (0: none). */
 typedef struct etag {
     long version;
     char tag[64];

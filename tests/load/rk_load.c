@@ -126,7 +126,7 @@ typedef struct conn {
     size_t cap;       /* bytes allocated for body */
     bool keep_body;   /* false: bodies are read and dropped */
     long etag;        /* N of the last answer's ETag "vN.<store id>", -1 when it had none */
-    char etag_id[17]; /* the store id of that ETag, "" when it had none */
+    char etag_id[34]; /* the store id and fingerprint of that ETag ("<id>.<fp>"), "" for none */
     uint64_t us;      /* how long the last request took, µs */
 } conn;
 
@@ -136,7 +136,7 @@ typedef struct request {
     const char *url;
     const char *data;       /* POST body ("" for none) */
     long if_none;           /* If-None-Match: "v<if_none>.<if_none_id>" when > 0 */
-    const char *if_none_id; /* the store id of the ETag it had; "" or NULL for none */
+    const char *if_none_id; /* "<store id>.<fingerprint>" of the ETag it had; "" or NULL: none */
     long timeout_s;         /* whole request */
     long expect_4xx;        /* the 4xx counted as expected, 0 for none */
     const char *token;      /* Authorization: Bearer <token> when set */
@@ -291,7 +291,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     return len;
 }
 
-/* Keeps N of an `ETag: "vN"` header. */
+/* Keeps N and the rest of an `ETag: "vN.<store id>.<fingerprint>"` header. */
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
 {
     conn *c = arg;
@@ -302,8 +302,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
     memcpy(line, data, len);
     line[len] = '\0';
     long v;
-    char id[17] = "";
-    if (sscanf(line + 5, " \"v%ld.%16[0-9a-f]\"", &v, id) >= 1 && v > 0) {
+    char id[34] = "";
+    if (sscanf(line + 5, " \"v%ld.%33[0-9a-f.]\"", &v, id) >= 1 && v > 0) {
         c->etag = v;
         memcpy(c->etag_id, id, sizeof id);
     }

@@ -382,15 +382,22 @@ never change once published — within one **store**. Every database has a store
 digits, \`"store_id"\` in every version document); a backup copy gets a new one, and a database
 restored from it numbers versions on from where the copy was taken, so the same number can name
 another ring under another store id (docs/OPERATIONS.md). A version is named in headers as an ETag,
-quotes included: \`"v4.<store id>"\`, or the bare \`"v4"\` where the store does not matter.
+quotes included: \`"v4.<store id>"\`, or the bare \`"v4"\` where the store does not matter; the ring's
+ETag adds the ring's fingerprint, \`"v4.<store id>.<fingerprint>"\`.
 
-- \`ETag: "v<N>.<store id>"\` comes with the ring (\`GET .../ring\`): N is the active version; while a
-  migration window is open it is \`"v<N>+.<store id>"\` (the ring document names a previous version),
-  so that its close is news to a client holding the open window's ETag.
-- \`If-None-Match: "v<N>.<store id>"\` on \`GET .../ring\`: 304 with no body when N is still the active
-  version of this store; with \`?wait=S\` the server first holds the request up to S seconds for
-  another activation. A bare \`"v<N>"\` never gets a 304 (it may name a ring lost in a restore): it is
-  held like the full ETag, then answered with the ring (200). Any other value (or none) gets the ring.
+- \`ETag: "v<N>.<store id>.<fingerprint>"\` comes with the ring (\`GET .../ring\`): N is the active
+  version and the fingerprint its ring's; while a migration window is open it is
+  \`"v<N>+.<store id>.<fingerprint>"\` (the ring document names a previous version), so that its close
+  is news to a client holding the open window's ETag.
+- \`If-None-Match: "v<N>.<store id>.<fingerprint>"\` on \`GET .../ring\`: 304 with no body when N is
+  still the active version of this store and the fingerprint is its ring's, so a 304 always means
+  "the ring you hold is this one"; with \`?wait=S\` the server first holds the request up to S seconds
+  for another activation. The client sends the fingerprint it recomputed from the ring it holds, not
+  one it was told: a ring a hostile server sent under this store's id and a number the store had not
+  issued yet gets the real ring at once (200, never held), and the client says what it replaced. A
+  tag without the fingerprint (\`"v<N>.<store id>"\` of clients before it, or a bare \`"v<N>"\`, which
+  may name a ring lost in a restore) never gets a 304: it is held like the full ETag, then answered
+  with the ring (200). Any other value (or none) gets the ring.
 - \`If-Match: "v<N>"\` (or the full ETag) makes a write conditional, 412 \`precondition_failed\`
   otherwise: on publish and revert, N must be the latest version of the cluster (\`"v0"\`: the cluster
   has no version yet); on activate, N must be the active version; a store id, when given, must be this
@@ -614,10 +621,11 @@ EOF
 
 ### `GET /v1/clusters/{c}/ring`
 
-The active version document of cluster `c` — what clients route by — with `ETag: "v<N>.<store id>"`,
+The active version document of cluster `c` — what clients route by — with
+`ETag: "v<N>.<store id>.<fingerprint>"`,
 and `"previous"`: `null`, or while a migration window is open ([below](#the-migration-window))
 `{"version": u, "fingerprint": "..."}`, the version clients keep answering the owners of, with the
-ETag `"v<N>+.<store id>"`. Before any activation it is 404 `no_active_version`.
+ETag `"v<N>+.<store id>.<fingerprint>"`. Before any activation it is 404 `no_active_version`.
 
 On the etcd store ([ETCD.md](ETCD.md)), a replica that can neither watch nor read etcd (no quorum)
 keeps answering with the ring it has (200, or 304 and long polls as usual), adding
@@ -627,7 +635,7 @@ up first); SQLite never sends it. A ring the replica does not have answers 503 `
 
 | parameter | default | meaning |
 |---|---|---|
-| `If-None-Match: "v<N>.<store id>"` | none | 304 with no body when N is still the active version of this store (and the window as open or closed as the ETag says); a bare `"v<N>"` gets the ring (200) |
+| `If-None-Match: "v<N>.<store id>.<fingerprint>"` | none | 304 with no body when N is still the active version of this store, the fingerprint its ring's (and the window as open or closed as the ETag says); without the fingerprint, or bare `"v<N>"`, it gets the ring (200) |
 | `?wait=S` | 0 | with `If-None-Match`: hold the request until another version is activated or the migration window closes (200 with the ring) or S seconds pass (304); 0..60 |
 | `RK-Client: <id>` | none | count this client (1..128 bytes of `!`..`~`) under the version its `If-None-Match` says it holds; see [clients](#get-v1clusterscclients) |
 | `RK-Refused: "v<N>.<store id>" <reason>` | none | this client refused version N, for `reason` (printable ASCII, 160 bytes kept): while N is active it is not sent again: 304, and a long poll is held until a newer version is active (or S seconds pass: 304) |
@@ -976,7 +984,7 @@ EOF
 
 With the policy's `migration_window` set, activating `v` over `u` (also
 `?activate=true` on publish or revert) opens a window in the activation's transaction: the ring
-document carries `"previous": {"version": u, "fingerprint": "..."}` and its ETag is `"v<N>+.<store id>"`,
+document carries `"previous": {"version": u, "fingerprint": "..."}` and its ETag is `"v<N>+.<store id>.<fingerprint>"`,
 and clients keep answering the owner of each key under `u` next to the owner under `v` (dual reads: read
 from the new owner, fall back to the previous one for data that has not moved yet). A client that does
 not hold `u` fetches it with `GET .../versions/u` and verifies it like a ring. The window stays open,

@@ -39,7 +39,7 @@ check "v2 is the ring" 200 "$(req GET /v1/clusters/c/ring)"
 old_tag=$(etag)
 old_id=$(store_id)
 old_fp=$(sed -n 's/.*"fingerprint": *"\([0-9a-f]*\)".*/\1/p' "$TMP/body")
-check "the ETag names the version and the store" "\"v2.$old_id\"" "$old_tag"
+check "the ETag names the version, the store and the ring" "\"v2.$old_id.$old_fp\"" "$old_tag"
 check "the held v2 gets 304 before the restore" 304 "$(req GET /v1/clusters/c/ring -H "If-None-Match: $old_tag")"
 lookup "lookup before the restore" --cluster c --server "$BASE" --cache "$cache"
 has "the cache holds the old v2's store" "$cache" "$old_id"
@@ -51,9 +51,10 @@ publish 5 # another ring, numbered 2 again
 check "the restored server's ring" 200 "$(req GET /v1/clusters/c/ring)"
 new_tag=$(etag)
 new_id=$(store_id)
+new_fp=$(sed -n 's/.*"fingerprint": *"\([0-9a-f]*\)".*/\1/p' "$TMP/body")
 check "the new v2 is version 2" 1 "$(grep -c '"version": *2,' "$TMP/body")"
 if [ -n "$new_id" ] && [ "$new_id" != "$old_id" ]; then ok; else bad "store id after the restore: [$new_id], before: [$old_id]"; fi
-check "the new ETag" "\"v2.$new_id\"" "$new_tag"
+check "the new ETag" "\"v2.$new_id.$new_fp\"" "$new_tag"
 cp "$TMP/body" "$TMP/new_ring"
 
 check "the old v2's ETag gets the new ring" 200 "$(req GET /v1/clusters/c/ring -H "If-None-Match: $old_tag")"

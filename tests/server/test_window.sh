@@ -23,7 +23,8 @@ check "activate v2 without the policy" 200 "$(as POST "$C/versions/2/activate")"
 check "ring without a window" 200 "$(req GET "$C/ring")"
 has "ring: previous null" "$TMP/body" '"previous":null'
 ID=$(field store_id)
-check "ETag without a window" "\"v2.$ID\"" "$(etag)"
+FP=$(field fingerprint)
+check "ETag without a window" "\"v2.$ID.$FP\"" "$(etag)"
 check "finish without a window" 409 "$(as POST "$C/migration/finish")"
 check "finish without a window: code" no_migration_window "$(field code)"
 check "finish: unknown cluster" 404 "$(as POST /v1/clusters/nope/migration/finish)"
@@ -40,8 +41,9 @@ FP2=$(req GET "$C/versions/2" >/dev/null; field fingerprint)
 req GET "$C/ring" >/dev/null
 has "ring: previous is v2" "$TMP/body" "\"previous\":{\"version\":2,\"fingerprint\":\"$FP2\"}"
 OPEN=$(etag)
-check "ETag in the window" "\"v3+.$ID\"" "$OPEN"
-check "the closed window's ETag gets the ring" 200 "$(req GET "$C/ring" -H "If-None-Match: \"v3.$ID\"")"
+FP3=$(req GET "$C/versions/3" >/dev/null; field fingerprint)
+check "ETag in the window" "\"v3+.$ID.$FP3\"" "$OPEN"
+check "the closed window's ETag gets the ring" 200 "$(req GET "$C/ring" -H "If-None-Match: \"v3.$ID.$FP3\"")"
 check "the open window's ETag gets 304" 304 "$(req GET "$C/ring" -H "If-None-Match: $OPEN")"
 check "version documents do not carry the window" 200 "$(req GET "$C/versions/3")"
 if contains "$TMP/body" '"previous"'; then bad "version 3's document names a previous version"; else ok; fi
@@ -78,7 +80,7 @@ check "finish" 200 "$(as POST "$C/migration/finish" --data-binary '{"comment":"d
 has "finish answers the ring: previous null" "$TMP/body" '"previous":null'
 has "finish answers the ring: v3" "$TMP/body" '"version":3'
 CLOSED=$(etag)
-check "ETag after the finish" "\"v3.$ID\"" "$CLOSED"
+check "ETag after the finish" "\"v3.$ID.$FP3\"" "$CLOSED"
 wait "$poll"
 check "the poll was woken by the finish" 200 "$(cat "$TMP/poll.status")"
 has "the poll got the closed window" "$TMP/poll" '"previous":null'
@@ -98,9 +100,10 @@ has "finish event: why" "$TMP/body" '"detail":"data copied"'
 has "finish event: version" "$TMP/body" '"version":3'
 has "finish event: from" "$TMP/body" '"from_version":2'
 check "activate v4 after the finish" 200 "$(as POST "$C/versions/4/activate")"
+FP4=$(req GET "$C/versions/4" >/dev/null; field fingerprint)
 check "ring: the next window" 200 "$(req GET "$C/ring")"
 has "ring: previous is v3" "$TMP/body" '"previous":{"version":3,'
-check "ETag of the next window" "\"v4+.$ID\"" "$(etag)"
+check "ETag of the next window" "\"v4+.$ID.$FP4\"" "$(etag)"
 # The ring just read ($TMP/body), cached at the activation from the version the store committed,
 # is the ring a server that has to read it from the store serves.
 same_after_restart() {

@@ -411,28 +411,32 @@ static int64_t ring(rkd_app *app, const char *query, const char *headers, int re
     return v;
 }
 
-/* The ring's ETag of version v in `store` into tag, and an If-None-Match header naming it into
- * inm. */
-static void tags(rkd_store *store, int64_t v, char tag[RKD_ETAG_MAX], char inm[80])
+/* The ring's ETag of version v (published) of cluster r in `app` into tag, and an If-None-Match
+ * header naming it into inm. */
+static void tags(rkd_app *app, rkd_store *store, int64_t v, char tag[RKD_ETAG_MAX], char inm[96])
 {
-    snprintf(tag, RKD_ETAG_MAX, "\"v%lld.%s\"", (long long)v, rkd_store_id(store));
-    snprintf(inm, 80, "If-None-Match: %s", tag);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/clusters/r/versions/%lld", (long long)v);
+    json_t *doc = expect_json(get(app, path, NULL, NULL), 200);
+    snprintf(tag, RKD_ETAG_MAX, "\"v%lld.%s.%s\"", (long long)v, rkd_store_id(store),
+             str_at(doc, "fingerprint"));
+    snprintf(inm, 96, "If-None-Match: %s", tag);
+    json_decref(doc);
 }
 
 static void test_ring_etag_wait(void **state)
 {
     (void)state;
     rkd_store *store;
-    char v1[RKD_ETAG_MAX], v2[RKD_ETAG_MAX], v3[RKD_ETAG_MAX], inm[80], inm2[80], unused[80];
+    char v1[RKD_ETAG_MAX], v2[RKD_ETAG_MAX], v3[RKD_ETAG_MAX], inm[96], inm2[96], unused[96];
     rkd_app *app = app_open(tmpdir, "ring", &store, NULL);
     int hooks = 0;
     rkd_app_set_activation_hook(app, on_activation, &hooks);
-    tags(store, 1, v1, inm);
-    tags(store, 2, v2, inm2);
-    tags(store, 3, v3, unused);
     expect_error(get(app, "/v1/clusters/r/ring", NULL, NULL), 404, "unknown_cluster", NULL);
     publish(app, "r", 2, NULL);
     publish(app, "r", 3, NULL);
+    tags(app, store, 1, v1, inm);
+    tags(app, store, 2, v2, inm2);
     expect_error(get(app, "/v1/clusters/r/ring", NULL, NULL), 404, "no_active_version", NULL);
     json_decref(activate(app, "r", 1, NULL, 200));
     assert_int_equal(hooks, 1);
@@ -475,6 +479,20 @@ static void test_ring_etag_wait(void **state)
     assert_int_equal(r.wait_seconds, 30);
     rkd_response_clear(&r);
     assert_int_equal(ring(app, "wait=30", bare, 1, 200, v1), 1);
+    /* Nor without the fingerprint (clients before it): it waits, then gets the ring. */
+    char no_fp[96];
+    snprintf(no_fp, sizeof no_fp, "If-None-Match: \"v1.%s\"", rkd_store_id(store));
+    assert_int_equal(ring(app, NULL, no_fp, 0, 200, v1), 1);
+    r = run(app, "GET", "/v1/clusters/r/ring", "wait=30", no_fp, NULL, 0);
+    assert_int_equal(r.wait_seconds, 30);
+    rkd_response_clear(&r);
+    /* v1 of this store with another fingerprint: a ring a hostile server sent under this store's
+     * id before the store issued v1. Sent the real one at once, never held nor 304. */
+    char forged[96];
+    snprintf(forged, sizeof forged, "If-None-Match: \"v1.%s.0123456789abcdef\"",
+             rkd_store_id(store));
+    assert_int_equal(ring(app, NULL, forged, 0, 200, v1), 1);
+    assert_int_equal(ring(app, "wait=30", forged, 0, 200, v1), 1);
 
     json_decref(activate(app, "r", 2, NULL, 200));
     assert_int_equal(hooks, 2);
@@ -488,6 +506,7 @@ static void test_ring_etag_wait(void **state)
     /* Activations made beside the API (same store handle) reach the cache and the hook too. */
     rkd_store_version *v = NULL;
     publish(app, "r", 4, NULL);
+    tags(app, store, 3, v3, unused);
     rkd_store_activation any = {RKD_STORE_ANY, NULL, -1, NULL, NULL, 0, NULL};
     assert_int_equal(rkd_store_activate(store, "r", 3, &any, &v, NULL), RK_OK);
     rkd_store_version_free(v);
