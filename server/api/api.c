@@ -20,6 +20,7 @@
  * | 403    | self_approval       | the policy wants a distinct approver and this is the author   |
  * | 403    | role_required       | the token has none of the roles the route needs               |
  * | 403    | admin_required      | loosening a policy's guard, or forcing past it, needs admin   |
+ * | 403    | cross_origin        | (http.c) a browser's write from another origin (--allow-origin)|
  * | 404    | not_found           | no such path                                                  |
  * | 404    | unknown_cluster     | no cluster of that name                                       |
  * | 404    | unknown_version     | the cluster has no such version                               |
@@ -40,6 +41,8 @@
  * | 409    | rollout_running     | an activation by hand while a rollout runs or is paused       |
  * | 412    | precondition_failed | If-Match names another version than the latest / active one   |
  * | 413    | body_too_large      | (http.c) request body over the limit                          |
+ * | 415    | unsupported_media_type | (http.c) a write's body is not application/json         |
+ * | 421    | unknown_host        | (http.c) a browser's Host: not an IP, localhost, --public-name|
  * | 422    | too_many_points     | the topology's total points are over the cap                  |
  * | 422    | hash_mismatch       | a plan between versions with different hash algorithms        |
  * | 422    | plan_too_large      | a plan over --max-plan-arcs or --max-plan-rows                |

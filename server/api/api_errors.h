@@ -19,6 +19,7 @@
     X(SELF_APPROVAL, 403, "self_approval")                                                         \
     X(ROLE_REQUIRED, 403, "role_required")                                                         \
     X(ADMIN_REQUIRED, 403, "admin_required")                                                       \
+    X(CROSS_ORIGIN, 403, "cross_origin")                                                           \
     X(NOT_FOUND, 404, "not_found")                                                                 \
     X(UNKNOWN_CLUSTER, 404, "unknown_cluster")                                                     \
     X(UNKNOWN_VERSION, 404, "unknown_version")                                                     \
@@ -39,6 +40,8 @@
     X(ROLLOUT_RUNNING, 409, "rollout_running")                                                     \
     X(PRECONDITION_FAILED, 412, "precondition_failed")                                             \
     X(BODY_TOO_LARGE, 413, "body_too_large")                                                       \
+    X(UNSUPPORTED_MEDIA_TYPE, 415, "unsupported_media_type")                                       \
+    X(UNKNOWN_HOST, 421, "unknown_host")                                                           \
     X(TOO_MANY_POINTS, 422, "too_many_points")                                                     \
     X(HASH_MISMATCH, 422, "hash_mismatch")                                                         \
     X(PLAN_TOO_LARGE, 422, "plan_too_large")                                                       \

@@ -30,6 +30,7 @@ enum { EXIT_USAGE = 2, EXIT_DATABASE = 3 };
 
 typedef struct options {
     const char *listen, *db, *store, *token_file, *migrations, *unauthenticated;
+    const char *allow_origin, *public_name; /* comma-separated lists (http_origin.h) */
     unsigned threads, max_body, max_bodies, max_send_buffers;
     const char *tls_cert, *tls_key; /* file names */
     unsigned max_connections, max_per_address, idle_timeout, max_polls, header_buffer;
@@ -82,6 +83,14 @@ static const flag flags[] = {
      "with --token-file, clients whose ring requests carry no token of the\n"
      "client role: \"apart\" (listed apart, never counted with the others)\n"
      "or \"ignore\" (not recorded at all)"},
+    {"allow-origin", "ORIGINS", NULL, NULL, STRING(allow_origin),
+     "pages of these origins (comma-separated, as browsers send them:\n"
+     "https://console.example.com) may write and read answers (CORS);\n"
+     "without it only the server's own console may write from a browser"},
+    {"public-name", "NAMES", NULL, NULL, STRING(public_name),
+     "host names (comma-separated) browsers may reach this server by,\n"
+     "besides IP addresses and localhost; another Host in a browser's\n"
+     "request is refused (421): DNS rebinding"},
     {"threads", "N", "4", NULL, 1, 256, "", offsetof(options, threads),
      "worker threads, {range} (default {default})"},
     {"max-body", "BYTES", "8388608", NULL, 1024, 1u << 30, " bytes", offsetof(options, max_body),
@@ -443,7 +452,9 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .body_budget = o->max_bodies,
                            .max_polls = o->max_polls,
                            .send_budget = o->max_send_buffers,
-                           .header_buffer = o->header_buffer};
+                           .header_buffer = o->header_buffer,
+                           .allow_origins = o->allow_origin,
+                           .public_names = o->public_name};
     /* The driver before the HTTP threads, which read app->driver; it stops in rkd_app_free, after
      * them. */
     int driving = app && rkd_app_start_rollouts(app, 0, &err) == RK_OK;

@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 
 #include "http_framing.h"
+#include "http_origin.h"
 #include "http_shared.h"
 #include "log.h"
 
@@ -176,10 +177,22 @@ static void set_defaults(rkd_http_config *cfg)
         cfg->header_buffer = RKD_HTTP_HEADER_BUFFER;
 }
 
+/* --allow-origin and --public-name as http_origin.c reads them: RK_OK, or RK_EINVAL saying which
+ * entry is not. */
+static int check_browser_lists(const rkd_http_config *cfg, rk_error *err)
+{
+    char why[200];
+    if (rkd_origin_list_check(cfg->allow_origins, 'o', why, sizeof why) != 0)
+        return rk_error_set(err, RK_EINVAL, "--allow-origin", "--allow-origin: %s", why);
+    if (rkd_origin_list_check(cfg->public_names, 'n', why, sizeof why) != 0)
+        return rk_error_set(err, RK_EINVAL, "--public-name", "--public-name: %s", why);
+    return RK_OK;
+}
+
 rkd_http *rkd_http_start(const rkd_http_config *cfg, rk_error *err)
 {
     struct addrinfo *ai = NULL;
-    if (resolve(cfg->listen, &ai, err))
+    if (check_browser_lists(cfg, err) != RK_OK || resolve(cfg->listen, &ai, err))
         return NULL;
     rkd_http *h = calloc(1, sizeof *h);
     if (!h) {

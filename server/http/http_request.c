@@ -13,6 +13,7 @@
 #include <microhttpd.h>
 
 #include "http_framing.h"
+#include "http_origin.h"
 #include "http_shared.h"
 #include "log.h"
 
@@ -54,6 +55,24 @@ static void send_fast(struct MHD_Connection *c, req_state *st, size_t body_len)
     rkh_set_buffer(c, SO_SNDBUF, SNDBUF_FAST);
 }
 
+/* An origin of --allow-origin may read the answer (and, `preflight`, send what the console
+ * sends). */
+static void add_cors(struct MHD_Connection *c, struct MHD_Response *m, int preflight)
+{
+    MHD_add_response_header(m, "Access-Control-Allow-Origin",
+                            MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
+    MHD_add_response_header(m, "Vary", "Origin");
+    MHD_add_response_header(m, "Access-Control-Expose-Headers",
+                            "ETag, Location, Retry-After, RK-Stale");
+    if (!preflight)
+        return;
+    MHD_add_response_header(m, "Access-Control-Allow-Methods", "GET, POST, PUT");
+    MHD_add_response_header(m, "Access-Control-Allow-Headers",
+                            "Authorization, Content-Type, If-Match, If-None-Match, RK-Client, "
+                            "RK-Refused");
+    MHD_add_response_header(m, "Access-Control-Max-Age", "600");
+}
+
 /* `close`: the connection is closed after this answer (its framing cannot be trusted). */
 static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rkd_response *r,
                                      int close)
@@ -91,6 +110,8 @@ static enum MHD_Result send_response(struct MHD_Connection *c, req_state *st, rk
     }
     if (close)
         MHD_add_response_header(m, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (st->cors)
+        add_cors(c, m, st->cors == 2);
     /* Every answer: no type sniffing, no framing by other sites, and a page that runs only the
      * console's own files (the console is the only HTML this server sends). */
     MHD_add_response_header(m, "X-Content-Type-Options", "nosniff");
@@ -306,6 +327,39 @@ static int authenticate(rkd_http *h, struct MHD_Connection *c, req_state *st, co
     return write ? rc : RKD_AUTH_OK;
 }
 
+/* The rules against cross-site writes and DNS rebinding (http_origin.h): 0 when the request goes
+ * on, else 1 once answered (a refusal, or the CORS preflight of an allowed origin) with *answered
+ * MHD's result. */
+static int browser_rules(rkd_http *h, struct MHD_Connection *c, req_state *st, const char *method,
+                         enum MHD_Result *answered)
+{
+    const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    rkd_origin_request r = {
+        .method = method,
+        .origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"),
+        .host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"),
+        .fetch_site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"),
+        .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
+        .has_body = (length && strtoull(length, NULL, 10) > 0) ||
+                    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding")};
+    rkd_origin_refusal no;
+    rkd_origin_rules rules = {h->cfg.allow_origins, h->cfg.public_names};
+    if (rkd_origin_check(&rules, &r, &no) != 0) {
+        rkd_response e = {0};
+        rkd_response_error(&e, no.code, no.field, "%s", no.message);
+        e.route = "other";
+        *answered = send_response(c, st, &e, 0);
+        return 1;
+    }
+    st->cors = rkd_origin_allowed(&rules, r.origin);
+    if (!st->cors || strcmp(method, "OPTIONS") != 0)
+        return 0;
+    st->cors = 2; /* the preflight: what the allowed page may send */
+    rkd_response ok = {.status = 204, .route = "other"};
+    *answered = send_response(c, st, &ok, 0);
+    return 1;
+}
+
 /* First call of a request: state, authentication, the declared body size. */
 static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *url,
                              const char *method, const char *version, void **req_cls)
@@ -333,6 +387,9 @@ static enum MHD_Result begin(rkd_http *h, struct MHD_Connection *c, const char *
         return send_error(c, st, RKD_E_INVALID_PATH,
                           "the path holds an escaped slash (%2F): segments are split as sent, "
                           "so a / in a route is never escaped, and no name holds one");
+    enum MHD_Result answered;
+    if (browser_rules(h, c, st, method, &answered))
+        return answered;
     int auth = authenticate(h, c, st, method);
     if (auth == RKD_AUTH_MISSING)
         return send_error(c, st, RKD_E_UNAUTHORIZED,

@@ -101,6 +101,7 @@ typedef struct req_state {
                               operator's first clue; NULL for other answers */
     const char *route;     /* route pattern, for metrics */
     int pooled;            /* 1: queued for or running on the pool; 2: answered there, in `out` */
+    int cors;              /* its Origin is one of --allow-origin: 1, 2 for its preflight */
     rkd_response *out;     /* the pool's answer, sent by MHD's thread once resumed; allocated
                               only for a pooled request (a held poll, which is not, is the most
                               numerous state: 10,000 of them for a fleet) */

@@ -34,7 +34,8 @@ same() { # same NAME FILE_A FILE_B
 }
 # publish FILE [QUERY]: a new version of cluster cache on the real server
 publish() {
-    curl -fsS -X POST "$BASE/v1/clusters/cache/versions${2:-}" --data-binary @"$1" >/dev/null ||
+    curl -fsS -X POST "$BASE/v1/clusters/cache/versions${2:-}" -H 'Content-Type: application/json' \
+        --data-binary @"$1" >/dev/null ||
         bad "publish $1${2:-}"
 }
 # forge VERSION: the real server's ring document as version VERSION, into $TMP/forged.json

@@ -89,7 +89,7 @@ class Attack:
         token = os.environ.get("RK_ATTACK_TOKEN") if n % 2 else None
         auth = b"Authorization: Bearer %s\r\n" % token.encode() if token else b""
         head = (b"POST /v1/clusters/flood/versions HTTP/1.1\r\nHost: x\r\n%s"
-                b"Content-Length: %d\r\n\r\n" % (auth, BODY))
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (auth, BODY))
         what = "body with token " if token else "body "
         while self.running():
             self.count(what + self.request(0 if token else n, head, body))

@@ -103,12 +103,17 @@ rk_stop() {
     PID=
 }
 
-# req METHOD PATH [curl args...]: body to $TMP/body, status to stdout, headers to $TMP/headers
+# req METHOD PATH [curl args...]: body to $TMP/body, status to stdout, headers to $TMP/headers.
+# A body goes as JSON (the server refuses a write's body of another type, docs/API.md) unless the
+# arguments name a Content-Type of their own.
 req() {
-    local method=$1 path=$2
+    local method=$1 path=$2 arg type=(-H 'Content-Type: application/json')
     shift 2
+    for arg in "$@"; do
+        case ${arg,,} in content-type:*) type=() ;; esac
+    done
     curl -s -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' --max-time 70 -X "$method" \
-        "$@" "$BASE$path"
+        "${type[@]}" "$@" "$BASE$path"
 }
 
 # topo N [VNODE] [HASH]: a topology of N nodes n0..n(N-1)

@@ -185,6 +185,9 @@ ex e_method_not_allowed 405 -X DELETE '$RK/v1/clusters/cache/versions'
 ex e_conflict 409 -X POST '$RK/v1/clusters/cache/versions/1/activate'
 ex e_precondition_failed 412 -X POST '$RK/v1/clusters/cache/versions' -H "$J" -H 'If-Match: "v2"' --data-binary "$T1"
 ex e_body_too_large 413 -X POST '$RK/v1/clusters/cache/versions' -H "$J" --data-binary @big.json
+ex e_cross_origin 403 -X POST '$RK/v1/clusters/cache/versions?activate=true' -H 'Origin: https://evil.example' -H "$J" --data-binary "$T1"
+ex e_unsupported_media_type 415 -X POST '$RK/v1/clusters/cache/versions' -H 'Content-Type: text/plain' --data-binary "$T1"
+ex e_unknown_host 421 -X POST '$RK/v1/clusters/cache/versions/1/activate' -H 'Host: rebound.evil.example:7070' -H 'Origin: http://rebound.evil.example:7070'
 ex e_too_many_points 422 -X POST '$RK/v1/clusters/cache/versions' -H "$J" \
     --data-binary '{"hash":"xxh3_64","vnode_factor":4096,"nodes":[{"id":"a","addr":"10.0.0.1:11211","weight":1000},{"id":"b","addr":"10.0.0.2:11211","weight":100}]}'
 ex publish_new 201 -X POST '$RK/v1/clusters/sessions/versions?activate=true' -H "$J" -H 'If-Match: "v0"' --data-binary "$S1"
@@ -335,8 +338,12 @@ missing here.
 \`Content-Length\`). JSON bodies are shown indented; the server sends them compact, on one line.
 \`HEAD\` is answered like \`GET\`, without the body.
 
-**Content types.** Request bodies are JSON (send \`Content-Type: application/json\`), at most
-\`--max-body\` bytes (default 8388608; the examples ran with \`--max-body $MAX_BODY\`). Responses are
+**Content types.** Request bodies are JSON, sent with \`Content-Type: application/json\` (a body of
+another type is 415 \`unsupported_media_type\`: a page of another site could send it without a CORS
+preflight), at most \`--max-body\` bytes (default 8388608; the examples ran with
+\`--max-body $MAX_BODY\`). A write from a browser page must come from this server's own origin or one
+of \`--allow-origin\` (403 \`cross_origin\`), and a browser's \`Host\` must be an IP address,
+\`localhost\` or a \`--public-name\` (421 \`unknown_host\`; docs/OPERATIONS.md, "Browsers"). Responses are
 \`application/json; charset=utf-8\`, except the plan as a table (\`text/plain; charset=utf-8\`) and
 \`/metrics\` (\`text/plain; version=0.0.4; charset=utf-8\`, the Prometheus text format).
 
@@ -1318,7 +1325,7 @@ EOF
         invalid_version invalid_path unauthorized forbidden not_found unknown_cluster unknown_version \
         no_active_version method_not_allowed conflict precondition_failed body_too_large \
         too_many_points hash_mismatch plan_too_large invalid_body self_approval role_required \
-        admin_required plan_changed \
+        admin_required cross_origin unsupported_media_type unknown_host plan_changed \
         approval_required budget_exceeded migration_open no_migration_window no_migration \
         job_state leased not_verified version_changed data_unknown job_too_large no_rollout \
         rollout_state rollout_running rollout_too_large; do
@@ -1347,6 +1354,9 @@ EOF
         self_approval) echo "The policy asks for a distinct approver, and alice published version 2." ;;
         role_required) echo "carol's token has only the \`publish\` role, and approving needs \`approve\`." ;;
         admin_required) echo "Lowering the policy's approvals from 1 to 0 loosens a guard: carol's \`publish\` token may tighten it, not loosen it." ;;
+        cross_origin) echo "A page of another site makes its visitor's browser publish and activate (no \`--token-file\`: the browser is the credential). Browsers send \`Origin\` with every write; only this server's own origin, or one given with \`--allow-origin\`, may write. curl and the client library send no \`Origin\`." ;;
+        unsupported_media_type) echo "A write's body must be sent as \`application/json\`: a page of another site can send \`text/plain\` or a form without asking the server first (no CORS preflight), and older browsers send no \`Origin\` with a form." ;;
+        unknown_host) echo "A browser's request (it sends \`Origin\` or \`Sec-Fetch-Site\`) must name in \`Host\` an IP address, \`localhost\` or a name given with \`--public-name\`: here an attacker's name, pointed at this server by the attacker's DNS once the page loaded (DNS rebinding), which makes the page's origin the server's own." ;;
         plan_changed) echo "The digest approved is not the plan from the active version to 2 (here: the first activation's, of version 1)." ;;
         approval_required) echo "Forced past the budget, but nobody approved the plan yet: force never passes the approvals." ;;
         budget_exceeded) echo "The plan moves more than the policy's \`max_moved_fraction\`." ;;

@@ -23,7 +23,7 @@ def start(source, path, length, send):
     s.settimeout(10)
     s.bind((source, 0))
     s.connect(("127.0.0.1", port))
-    s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (path, length))
+    s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (path, length))
     s.sendall(b"a" * send)
     return s
 
@@ -48,7 +48,7 @@ chunked = socket.socket()  # no length declared: refused when its allocation wou
 chunked.settimeout(10)
 chunked.bind(("127.0.0.6", 0))
 chunked.connect(("127.0.0.1", port))
-chunked.sendall(b"POST /v1/clusters/x/versions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+chunked.sendall(b"POST /v1/clusters/x/versions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
 for _ in range(16):
     chunked.sendall(b"40000\r\n" + b"a" * 0x40000 + b"\r\n")
 chunked.sendall(b"0\r\n\r\n")

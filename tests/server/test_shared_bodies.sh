@@ -102,12 +102,12 @@ check "GET version 1 after v2 was activated" 200 "$(req GET /v1/clusters/big/ver
 has "version 1 is retired now" "$TMP/body" '"state":"retired"'
 
 # ---- a NUL in Authorization ----
-printf 'POST /v1/clusters/n/versions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\0junk\r\nContent-Length: 2\r\n\r\n{}' \
+printf 'POST /v1/clusters/n/versions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\0junk\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}' \
     "$TOKEN" | "$RAW" "$PORT" --wait 3 >"$TMP/answer"
 check "NUL in Authorization: 400" "HTTP/1.1 400 Bad Request" "$(head -1 "$TMP/answer" | tr -d '\r')"
 has "NUL in Authorization: named" "$TMP/answer" '"field":"Authorization"'
 check "NUL in Authorization: closed" "--closed" "$(tail -1 "$TMP/answer")"
-printf 'POST /v1/clusters/n/versions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 2\r\n\r\n{}' \
+printf 'POST /v1/clusters/n/versions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}' \
     "$TOKEN" | "$RAW" "$PORT" --wait 3 >"$TMP/answer"
 check "without the NUL the token passes (400 for the body)" "HTTP/1.1 400 Bad Request" \
     "$(head -1 "$TMP/answer" | tr -d '\r')"
