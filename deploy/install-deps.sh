@@ -12,6 +12,7 @@ usage() {
 }
 runtime=(
     libjansson4 libxxhash0 libnettle8 # ring library: JSON, XXH3, MD5
+    libunistring2                     # ring library: Unicode properties (what ids may hold)
     zlib1g                            # ring library: the ketama scheme's crc32 hashes
     libyaml-0-2                       # CLI: import/export of twemproxy pools
     libcurl4                          # the library's client: HTTP(S) to ringkeeperd
@@ -21,6 +22,7 @@ runtime=(
 build=(
     build-essential cmake pkg-config
     libjansson-dev libxxhash-dev nettle-dev zlib1g-dev libyaml-dev libcurl4-openssl-dev
+    libunistring-dev
     libsqlite3-dev libmicrohttpd-dev
     libmemcached-dev libhiredis-dev  # the data mover (client/mover), in `ringkeeper migrate`
     help2man                         # the man pages, made from the --help texts (deploy/man)

@@ -47,8 +47,9 @@ typedef enum {
 } rk_cli_safe_mode;
 
 /* Writes len bytes of s to f with C0 controls, DEL and C1 controls escaped visibly (\x1b, \r, \n,
- * \x7f, \u0085) and invalid UTF-8 bytes as \xNN: text from a server or a file may otherwise
- * recolour or clear the terminal and forge table rows or error lines. Returns EOF on error. */
+ * \x7f, \u0085), the marks a terminal hides or applies (rk_text_hidden: \u202E, \U000E0041) and
+ * invalid UTF-8 bytes as \xNN: text from a server or a file may otherwise recolour or clear the
+ * terminal, reorder a line, and forge table rows or error lines. Returns EOF on error. */
 int rk_cli_write_safe(FILE *f, const char *s, size_t len, rk_cli_safe_mode mode);
 /* printf to f through rk_cli_write_safe; for any line holding a server's or a file's text. */
 int rk_cli_print_safe(FILE *f, rk_cli_safe_mode mode, const char *fmt, ...)

@@ -1,59 +1,43 @@
 /* common.c — helpers every ringkeeper command uses: errors, usage, reading topologies and keys. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-/* The code point of an invisible or direction-changing mark at p (3 bytes of UTF-8, which a
- * terminal would apply instead of showing: U+200B..U+200F, U+2028..U+202E, U+2066..U+2069,
- * U+FEFF; ids refuse them, docs/RING.md), or 0. */
-static unsigned format_mark(const unsigned char *p, size_t left)
-{
-    if (left < 3 || (p[0] & 0xF0) != 0xE0)
-        return 0;
-    unsigned cp = ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
-    int mark = (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
-               (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
-    return mark ? cp : 0;
-}
-
-/* Length of the UTF-8 character at p (left > 0 bytes): 0 when invalid, a C1 control or a
- * format_mark. */
+/* Length of the UTF-8 character at p (left > 0 bytes) when it is shown as it is: 0 when invalid or
+ * hidden (rk_text_hidden: a control, or a mark a terminal would apply instead of showing). */
 static size_t utf8_len(const unsigned char *p, size_t left)
 {
-    unsigned c = p[0];
-    size_t len = c >= 0xC2 && c <= 0xDF   ? 2
-                 : c >= 0xE0 && c <= 0xEF ? 3
-                 : c >= 0xF0 && c <= 0xF4 ? 4
-                                          : 0;
-    if (len == 0 || len > left || (c == 0xC2 && p[1] <= 0x9F))
-        return 0;
-    for (size_t k = 1; k < len; k++)
-        if ((p[k] & 0xC0) != 0x80)
-            return 0;
-    int overlong_or_surrogate = (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
-                                (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F);
-    return overlong_or_surrogate || format_mark(p, left) ? 0 : len;
+    uint32_t cp;
+    size_t len = rk_utf8_next((const char *)p, left, &cp);
+    return len && !rk_text_hidden(cp) ? len : 0;
 }
 
-/* The visible form of the control or invalid byte at p (a C1 control takes two bytes: *used). */
+/* The visible form of the control, mark or invalid byte at p (a character takes all its bytes:
+ * *used). JSON has \u escapes only: a code point past U+FFFF goes as its surrogate pair. */
 static int write_escape(FILE *f, const unsigned char *p, size_t left, rk_cli_safe_mode mode,
                         size_t *used)
 {
     static const char named[] = {['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
-    unsigned mark = format_mark(p, left);
-    int c1 = p[0] == 0xC2 && left > 1 && p[1] >= 0x80 && p[1] <= 0x9F;
-    *used = mark ? 3 : c1 ? 2 : 1;
-    if (mark)
-        return fprintf(f, "\\u%04X", mark);
-    unsigned code = c1 ? p[1] : p[0];
-    if (c1 || (mode == RK_CLI_SAFE_JSON && (code < 0x20 || code == 0x7F)))
-        return fprintf(f, "\\u%04X", code);
-    if (code < sizeof named && named[code])
-        return fprintf(f, "\\%c", named[code]);
-    return fprintf(f, "\\x%02x", code);
+    uint32_t cp = p[0];
+    *used = p[0] < 0x80 ? 1 : rk_utf8_next((const char *)p, left, &cp);
+    if (*used == 0) { /* not UTF-8: the byte */
+        *used = 1;
+        return fprintf(f, "\\x%02x", p[0]);
+    }
+    if (cp > 0xFFFF && mode == RK_CLI_SAFE_JSON)
+        return fprintf(f, "\\u%04X\\u%04X", 0xD800 + ((cp - 0x10000) >> 10),
+                       0xDC00 + ((cp - 0x10000) & 0x3FF));
+    if (cp > 0xFFFF)
+        return fprintf(f, "\\U%08X", cp);
+    if (cp >= 0x80 || (mode == RK_CLI_SAFE_JSON && (cp < 0x20 || cp == 0x7F)))
+        return fprintf(f, "\\u%04X", cp);
+    if (cp < sizeof named && named[cp])
+        return fprintf(f, "\\%c", named[cp]);
+    return fprintf(f, "\\x%02x", cp);
 }
 
 int rk_cli_write_safe(FILE *f, const char *s, size_t len, rk_cli_safe_mode mode)

@@ -69,12 +69,18 @@ static int blank(char c)
 
 /* The words of the line at *s, as HAProxy splits it: blanks separate words, quotes group them, a
  * backslash outside single quotes escapes the next character, an unquoted '#' starts a comment.
- * *s moves past the line; -1 for a line of too many or too long words. */
+ * *s moves past the line; -1 for a line of too many or too long words, -2 for a line holding a
+ * NUL byte (HAProxy refuses a "stray NUL character"; kept, it would end a word and the rest of the
+ * line would be lost). */
 static int split(const char **s, const char *end, line *l)
 {
-    const char *p = *s;
+    const char *p = *s, *eol = memchr(p, '\n', (size_t)(end - p));
     int ok = 1;
     l->n = 0;
+    if (memchr(p, '\0', (size_t)((eol ? eol : end) - p))) {
+        *s = eol ? eol + 1 : end;
+        return -2;
+    }
     while (ok) {
         while (p < end && blank(*p))
             p++;
@@ -305,7 +311,10 @@ static int read_backend(const char *text, size_t len, const char *name, line *l,
     int found = 0;
     for (size_t number = 1; s < end; number++) {
         l->number = number;
-        if (split(&s, end, l))
+        int split_rc = split(&s, end, l);
+        if (split_rc == -2)
+            return refuse(msg, number, "a NUL byte: the file is not text");
+        if (split_rc)
             return refuse(msg, number, "more than %d words, or a word longer than %d bytes",
                           MAX_WORDS - 1, WORD_MAX - 1);
         if (l->n > 0 && is_section(l->words[0])) {

@@ -40,11 +40,14 @@ static json_t *import_text(const char *cmd, const char *file, const char *nc, co
     free(text);
     if (!t)
         rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", file, msg);
-    if (t && note[0])
-        fprintf(stderr,
-                "%s: note: %s; HAProxy numbers them by their place, so a server added or "
-                "removed before them moves their keys: pin each id (docs/LOADBALANCERS.md)\n",
-                cmd, note);
+    if (t && note[0]) { /* the note names servers as the file writes them: printed safe */
+        rk_cli_print_safe(stderr, RK_CLI_SAFE_LINE,
+                          "%s: note: %s; HAProxy numbers them by their place, so a server added "
+                          "or removed before them moves their keys: pin each id "
+                          "(docs/LOADBALANCERS.md)",
+                          cmd, note);
+        fputc('\n', stderr);
+    }
     return t;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "nginxconf.h"
+#include "ringkeeper.h"
 
 #define MAX_WORDS 16   /* words of one directive that matter here (server ADDR and its options) */
 #define MAX_DEPTH 16   /* nested blocks */
@@ -20,8 +21,9 @@ typedef enum { TOK_WORD, TOK_END, TOK_OPEN, TOK_CLOSE, TOK_EOF, TOK_ERROR } tok_
 
 static int fail(reader *r, const char *fmt, const char *what)
 {
-    char sentence[RK_NGX_MSG_MAX - 32];
-    snprintf(sentence, sizeof sentence, fmt, what);
+    char sentence[RK_NGX_MSG_MAX - 32], cut[200]; /* a word is up to 1023 bytes */
+    snprintf(cut, sizeof cut, "%.*s", (int)sizeof cut - 1, what);
+    snprintf(sentence, sizeof sentence, fmt, cut);
     snprintf(r->msg, RK_NGX_MSG_MAX, "line %zu: %s", r->line, sentence);
     return TOK_ERROR;
 }
@@ -73,6 +75,8 @@ static tok_kind next(reader *r, char word[WORD_MAX])
             break;
         if (quote && ch == '\\' && r->s + 1 < r->end && r->s[1] == quote)
             ch = *++r->s;
+        if (ch == '\0') /* kept, it would end the word, and the rest of it would be lost */
+            return fail(r, "%s", "a NUL byte: the file is not text");
         r->line += ch == '\n';
         if (n + 1 >= WORD_MAX)
             return fail(r, "%s", "a word over 1023 bytes");
@@ -169,6 +173,15 @@ static int upstream_directive(reader *r, const directive *d, json_t *nodes, int 
 {
     const char *name = d->words[0];
     if (strcmp(name, "server") == 0 && d->n >= 2) {
+        char why[80]; /* the caps checked as it reads: 1M servers had cost 681 MB */
+        if (json_array_size(nodes) == RK_MAX_NODES)
+            snprintf(why, sizeof why, "more than %d servers", RK_MAX_NODES);
+        else if (strlen(d->words[1]) > RK_MAX_ID_BYTES) /* the address is the node's id */
+            snprintf(why, sizeof why, "the address is longer than %d bytes", RK_MAX_ID_BYTES);
+        else
+            why[0] = '\0';
+        if (why[0])
+            return refuse(r, d->line, "%s", why);
         json_t *node = server_node(r, d);
         return node && json_array_append_new(nodes, node) == 0 ? 0 : -1;
     }

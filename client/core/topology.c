@@ -1,5 +1,6 @@
 /* topology.c — topologies: validation of every rule of docs/RING.md, from JSON or plain values.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,53 +41,22 @@ static int named_cmp(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Non-zero for the 3-byte UTF-8 sequence at p when it is an invisible or direction-changing mark:
- * U+200B..U+200F (zero width, LRM, RLM), U+2028..U+202E (line and paragraph separators, bidi
- * embeddings and overrides), U+2066..U+2069 (bidi isolates) or U+FEFF. An id holding one prints as
- * another id, or reorders the line it is printed on ("cache-\u202Ea" shows as "cache-a" reversed).
- */
-static int format_mark(const unsigned char *p)
+/* Length of the UTF-8 character at p (of at most `left` bytes), or 0 when it is not valid UTF-8
+ * or, unless `controls_ok`, is rk_text_hidden. */
+static size_t utf8_char(const char *p, size_t left, int controls_ok)
 {
-    unsigned cp = ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
-    return (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
-           (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
-}
-
-/* Length of the UTF-8 sequence at p (of at most `left` bytes), or 0 when it is not valid UTF-8 or,
- * unless `controls_ok`, is a control character (C0, DEL or C1) or a format_mark. */
-static size_t utf8_char(const unsigned char *p, size_t left, int controls_ok)
-{
-    unsigned c = p[0];
-    size_t len = c < 0x80                 ? 1
-                 : c >= 0xC2 && c <= 0xDF ? 2
-                 : c >= 0xE0 && c <= 0xEF ? 3
-                 : c >= 0xF0 && c <= 0xF4 ? 4
-                                          : 0;
-    if (len == 0 || len > left)
-        return 0;
-    if (len == 1)
-        return (!controls_ok && (c < 0x20 || c == 0x7F)) ? 0 : 1;
-    for (size_t k = 1; k < len; k++)
-        if ((p[k] & 0xC0) != 0x80)
-            return 0;
-    if (!controls_ok && c == 0xC2 && p[1] <= 0x9F) /* C1 controls U+0080..U+009F */
-        return 0;
-    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
-        (c == 0xF4 && p[1] > 0x8F)) /* overlong, surrogate or past U+10FFFF */
-        return 0;
-    if (!controls_ok && len == 3 && format_mark(p))
-        return 0;
-    return len;
+    uint32_t cp;
+    size_t len = rk_utf8_next(p, left, &cp);
+    return len && (controls_ok || !rk_text_hidden(cp)) ? len : 0;
 }
 
 /* Offset of the first byte that is not valid UTF-8 or (unless `controls_ok`) starts a control
  * character; len if none. */
 static size_t text_bad_at(const char *s, size_t len, int controls_ok)
 {
-    const unsigned char *p = (const unsigned char *)s;
     size_t at = 0;
     while (at < len) {
-        size_t k = utf8_char(p + at, len - at, controls_ok);
+        size_t k = utf8_char(s + at, len - at, controls_ok);
         if (!k)
             return at;
         at += k;
@@ -109,12 +79,16 @@ static int check_text(const char *s, size_t max, size_t i, const char *field, rk
         return rk_error_set(err, RK_ETOPOLOGY, path, "must be a string, got NULL");
     if (!sized)
         return rk_error_set(err, RK_ETOPOLOGY, path, "must be 1..%zu bytes, got %zu", max, len);
+    uint32_t cp;
+    char what[24] = "invalid UTF-8";
+    if (rk_utf8_next(s + bad, len - bad, &cp))
+        snprintf(what, sizeof what, "U+%04" PRIX32, cp);
     return rk_error_set(err, RK_ETOPOLOGY, path,
                         "must be valid UTF-8 without control characters (U+0000..U+001F, "
-                        "U+007F..U+009F) or invisible and direction marks (U+200B..U+200F, "
-                        "U+2028..U+202E, U+2066..U+2069, U+FEFF); byte offset %zu breaks "
-                        "this rule",
-                        bad);
+                        "U+007F..U+009F) or invisible and direction marks (Unicode's "
+                        "Default_Ignorable_Code_Point and Bidi_Control, U+2028, U+2029, U+2800); "
+                        "byte offset %zu is %s",
+                        bad, what);
 }
 
 /* Sorts `v` (n entries) and reports the first name used twice. */

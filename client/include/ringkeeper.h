@@ -270,6 +270,17 @@ RK_API char *rk_topology_to_text(const rk_topology *t) RK_MUST_CHECK;
  * 0.080000000000000002; 1.0 stays 1.0. A new string (free it), NULL when out of memory. */
 RK_API char *rk_json_dumps(const struct json_t *v, size_t flags) RK_MUST_CHECK;
 
+/* The character at s (of `left` bytes): its length, with its code point in *cp; 0 when it is not
+ * valid UTF-8 (a bad or cut sequence, an overlong form, a surrogate, past U+10FFFF). */
+RK_API size_t rk_utf8_next(const char *s, size_t left, uint32_t *cp);
+/* Non-zero for a code point that an id or addr may not hold (docs/RING.md): a control (C0, DEL,
+ * C1), or a mark that a terminal hides or applies instead of showing, so that an id holding one
+ * prints as another id or reorders its line ("cache-\u202Ea" shows as "cache-a" reversed):
+ * Unicode's Default_Ignorable_Code_Point (zero widths, the soft hyphen, fillers, variation
+ * selectors, tags) and Bidi_Control, line and paragraph separators, and U+2800 (a braille blank).
+ * What the CLI escapes when it prints text from elsewhere. */
+RK_API int rk_text_hidden(uint32_t cp);
+
 /* Non-zero when `name` is a valid cluster name: ^[a-z0-9][a-z0-9._-]{0,62}$ (docs/RING.md). */
 RK_API int rk_cluster_name_valid(const char *name);
 

@@ -120,4 +120,29 @@ timeout 60 "$RK" lookup --server "$BASE" --cluster c --cache "$TMP/ring.json" <"
 check "writable --cache: exit code" 0 "$?"
 check "writable --cache: routed" "user:1" "$(cut -f1 "$TMP/out")"
 
+# nginx and HAProxy files (issue 52, items 8 and 9): a NUL byte is refused with its line, not taken
+# as the end of the line; nginx's servers are counted as it reads (a million of them had cost 7 s
+# and 681 MB before the refusal); a HAProxy server's name in the note is printed escaped
+: >"$TMP/in"
+printf 'upstream u {\n    hash $request_uri consistent;\n    server 10.0.0.1:80\0 down;\n}\n' >"$TMP/nul.conf"
+fails 2 "nginx: a NUL byte" "ringkeeper import: $TMP/nul.conf: line 3: a NUL byte: the file is not text" \
+    import --nginx "$TMP/nul.conf" --upstream u
+printf 'backend b\n    balance uri\n    hash-type consistent\n    server s1 10.0.0.1:80 id 1\0 weight 0\n' >"$TMP/nul.cfg"
+fails 2 "haproxy: a NUL byte" "ringkeeper import: $TMP/nul.cfg: line 4: a NUL byte: the file is not text" \
+    import --haproxy "$TMP/nul.cfg" --backend b
+{
+    printf 'upstream u {\n    hash $request_uri consistent;\n'
+    seq -f '    server 10.%g:80;' 1 1000000 | sed 's/10\.\([0-9]*\)/10.0.0.1:\1/; s/:\([0-9]*\):80/:\1/'
+    printf '}\n'
+} >"$TMP/million.conf"
+start=$(date +%s%N)
+fails 2 "nginx: a million servers" "ringkeeper import: $TMP/million.conf: line 100003: more than 100000 servers" \
+    import --nginx "$TMP/million.conf" --upstream u
+echo "nginx import of a million servers refused in $((($(date +%s%N) - start) / 1000000)) ms"
+printf 'backend b\n    balance uri\n    hash-type consistent\n    server rev\xe2\x80\xaeersed 10.0.0.1:80\n    server s2 10.0.0.2:80 id 2\n' >"$TMP/mark.cfg"
+timeout 60 "$RK" import --haproxy "$TMP/mark.cfg" --backend b >"$TMP/out" 2>"$TMP/err"
+check "haproxy: a marked server name imports" 0 "$?"
+has "haproxy: its note escapes the mark" "$TMP/err" 'rev\u202Eersed (id 1)'
+if grep -q $'\xe2\x80\xae' "$TMP/err"; then bad "a raw U+202E reached the terminal"; else ok; fi
+
 finish

@@ -387,6 +387,54 @@ static void test_new_bad_utf8(void **state)
     }
 }
 
+/* Marks that a terminal hides or applies (issue 52, item 8): Unicode's Default_Ignorable_Code_Point
+ * and Bidi_Control, line and paragraph separators, U+2800; refused in ids and addrs, with the code
+ * point named. Visible letters of any script are not. */
+static void test_hidden_marks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *cp;
+    } hidden[] = {
+        {"a\xd8\x9c", "U+061C"},          {"a\xc2\xad", "U+00AD"},     {"a\xcd\x8f", "U+034F"},
+        {"a\xe1\xa0\x8e", "U+180E"},      {"a\xe3\x85\xa4", "U+3164"}, {"a\xe2\xa0\x80", "U+2800"},
+        {"a\xf3\xa0\x81\x81", "U+E0041"}, {"a\xe2\x80\xae", "U+202E"}, {"a\xe2\x80\x8b", "U+200B"},
+        {"a\xe2\x81\xa6", "U+2066"},      {"a\xef\xbb\xbf", "U+FEFF"}, {"a\xe2\x80\xa8", "U+2028"},
+        {"a\xe2\x80\xa9", "U+2029"},      {"a\xef\xb8\x8f", "U+FE0F"}, {"a\xe1\x85\x9f", "U+115F"},
+        {"a\xc2\x85", "U+0085"},
+    };
+    for (size_t k = 0; k < sizeof hidden / sizeof hidden[0]; k++) {
+        rk_node nodes[] = {{"ok", "ok:1", 1}, {hidden[k].text, "bad:1", 1}};
+        rk_error err = {0};
+        assert_null(rk_topology_new(RK_HASH_MD5_32, 10, nodes, 2, NULL, &err));
+        assert_int_equal(err.code, RK_ETOPOLOGY);
+        assert_string_equal(err.field, "nodes[1].id");
+        char want[64];
+        snprintf(want, sizeof want, "byte offset 1 is %s", hidden[k].cp);
+        if (!strstr(err.message, want))
+            fail_msg("%s: %s", hidden[k].cp, err.message);
+        nodes[1] = (rk_node){"fine", hidden[k].text, 1};
+        assert_null(rk_topology_new(RK_HASH_MD5_32, 10, nodes, 2, NULL, &err));
+        assert_string_equal(err.field, "nodes[1].addr");
+    }
+    static const char *const visible[] = {
+        "caf\xc3\xa9",                      /* café */
+        "\xd8\xae\xd8\xa7\xd8\xaf\xd9\x85", /* Arabic letters (right to left, no control) */
+        "\xec\x84\x9c\xeb\xb2\x84",         /* Hangul syllables */
+        "\xe2\xa0\x81",                     /* a braille dot: not blank */
+        "\xf0\x9f\x8d\xb0",                 /* an emoji past U+FFFF */
+        "a b",                              /* an ASCII space */
+    };
+    for (size_t k = 0; k < sizeof visible / sizeof visible[0]; k++) {
+        rk_node node = {visible[k], "a:1", 1};
+        rk_error err = {0};
+        rk_topology *t = rk_topology_new(RK_HASH_MD5_32, 10, &node, 1, NULL, &err);
+        if (!t)
+            fail_msg("visible %zu refused: %s", k, err.message);
+        rk_topology_free(t);
+    }
+}
+
 /* The plain-values constructor enforces the rules the JSON reader does. */
 static void test_new_rules(void **state)
 {
@@ -569,21 +617,14 @@ static void test_step_weights(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_invalid_fixtures),
-        cmocka_unit_test(test_valid_fixtures),
-        cmocka_unit_test(test_version_document),
-        cmocka_unit_test(test_data_accepted),
-        cmocka_unit_test(test_data_refused),
-        cmocka_unit_test(test_data_not_in_ring),
-        cmocka_unit_test(test_node_count_limit),
-        cmocka_unit_test(test_new_node_count_limit),
-        cmocka_unit_test(test_new_bad_utf8),
-        cmocka_unit_test(test_new_rules),
-        cmocka_unit_test(test_refcount),
-        cmocka_unit_test(test_error_names),
-        cmocka_unit_test(test_error_set_cuts_utf8),
-        cmocka_unit_test(test_cluster_names),
-        cmocka_unit_test(test_json_shortest_reals),
+        cmocka_unit_test(test_invalid_fixtures), cmocka_unit_test(test_valid_fixtures),
+        cmocka_unit_test(test_version_document), cmocka_unit_test(test_data_accepted),
+        cmocka_unit_test(test_data_refused),     cmocka_unit_test(test_data_not_in_ring),
+        cmocka_unit_test(test_node_count_limit), cmocka_unit_test(test_new_node_count_limit),
+        cmocka_unit_test(test_new_bad_utf8),     cmocka_unit_test(test_hidden_marks),
+        cmocka_unit_test(test_new_rules),        cmocka_unit_test(test_refcount),
+        cmocka_unit_test(test_error_names),      cmocka_unit_test(test_error_set_cuts_utf8),
+        cmocka_unit_test(test_cluster_names),    cmocka_unit_test(test_json_shortest_reals),
         cmocka_unit_test(test_step_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
