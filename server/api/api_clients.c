@@ -65,7 +65,10 @@ void rkd_client_seen(rkd_call *c, const rkd_claim *claim, int64_t offered)
                            .addr = c->req->addr,
                            .agent = c->req->header(c->req, "User-Agent"),
                            .token = c->req->client_token};
-    if (rkd_clients_seen(t, c->cluster, &r))
+    int seen = rkd_clients_seen(t, c->cluster, &r);
+    if (seen == RKD_CLIENTS_FOREIGN) /* another token's id: listed apart, as a stranger's */
+        seen = rkd_clients_seen(c->app->strangers, c->cluster, &r) == 1;
+    if (seen == 1)
         rkd_app_changed(c->app, c->cluster); /* the console's fleet panel is live */
 }
 

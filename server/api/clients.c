@@ -397,6 +397,10 @@ int rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_repor
     pthread_mutex_lock(&t->mu);
     expire(t, now);
     entry *e = find(t, hash, cluster, id);
+    if (e && e->token[0] && r->token && strcmp(e->token, r->token) != 0) {
+        pthread_mutex_unlock(&t->mu); /* another token's id: it cannot speak for it */
+        return RKD_CLIENTS_FOREIGN;
+    }
     int fresh = !e;
     if (!e)
         e = insert(t, hash, cluster, id);

@@ -58,9 +58,12 @@ typedef struct rkd_client_report {
  * rather than refused: the ring is served whatever the header says. The agent and the reason are
  * cut (RKD_CLIENTS_AGENT_MAX, RKD_CLIENTS_REASON_MAX bytes) with bytes outside 0x20..0x7e replaced
  * by '?'. Past a cap the id of that cluster (or of all) seen longest ago is forgotten to make
- * room. Out of memory: the id, or its agent or reason, is not recorded. Non-zero when what the
- * report counts changed: a new id, or the version it holds, was offered or refuses. */
+ * room. Out of memory: the id, or its agent or reason, is not recorded. 1 when what the report
+ * counts changed (a new id, or the version it holds, was offered or refuses), 0 when not, and
+ * RKD_CLIENTS_FOREIGN, recording nothing, when the id is another token's: an id is bound to the
+ * client token that registered it (SPEC section 9) until it expires. */
 int rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_report *r);
+#define RKD_CLIENTS_FOREIGN (-1)
 
 /* {"clients": [the `limit` first, stragglers first: lowest held version (none first), then seen
  *  longest ago; each {"id", "held", "offered", "refused", "reason", "addr", "user_agent",

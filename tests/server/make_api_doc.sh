@@ -714,7 +714,9 @@ every fetch and long poll, `ringkeeper watch` and `lookup` their `--token`. Each
 token's name in `token`. An id sent without such a token is recorded apart, under `unauthenticated`
 (`{"clients", "summary"}` of the same shape, with caps of its own): it can neither change nor evict an
 authenticated client's entry, however many a stranger invents, and it never counts towards the main
-`summary` or `converged`. `ringkeeperd --unauthenticated-clients ignore` does not record such ids at
+`summary` or `converged`. An id is bound to the client token that first registered it (until it
+expires): another client token naming it is recorded apart too, so one client's token cannot speak
+for another client and make the report say converged. `ringkeeperd --unauthenticated-clients ignore` does not record such ids at
 all (`"unauthenticated": null`). Without `--token-file` nothing is authenticated: every client is in
 the main list, as `null` tokens, and `unauthenticated` stays empty.
 

@@ -6,18 +6,21 @@
 #  - a policy change that loosens a guard needs admin (the author alone can no longer PUT
 #    {"approvals": 0} and activate her unapproved version); tightening needs publish or approve;
 #    a forced activation needs admin; a token without roles keeps today's behaviour (all of them);
-#  - the fleet report: an RK-Client id sent without a client token cannot change or evict the entry
-#    of one sent with it, and is listed apart; --unauthenticated-clients ignore drops it.
+#  - the fleet report: an RK-Client id sent without a client token, or with another client token
+#    than the one that registered it, cannot change or evict the entry of one sent with it, and is
+#    listed apart; --unauthenticated-clients ignore drops it.
 # usage: test_roles.sh RINGKEEPERD RINGKEEPER
 . "$(dirname "$0")/lib.sh" "$1"
 CLI=$2
 J='Content-Type: application/json'
 declare -A TOK=([legacy]=legacy-0123456789abcdef [publish]=publish-0123456789abcdef
     [approve]=approve-0123456789abcdef [admin]=admin-0123456789abcdef
-    [client]=client-0123456789abcdef [pubadmin]=pubadmin-0123456789abcdef)
+    [client]=client-0123456789abcdef [pubadmin]=pubadmin-0123456789abcdef
+    [client2]=client2-0123456789abcdef)
 printf '%s\n' "legacy:${TOK[legacy]}" "publish:${TOK[publish]} publish" \
     "approve:${TOK[approve]} approve" "admin:${TOK[admin]} admin" \
-    "client:${TOK[client]} client" "pubadmin:${TOK[pubadmin]} publish,admin" >"$TMP/tokens"
+    "client:${TOK[client]} client" "pubadmin:${TOK[pubadmin]} publish,admin" \
+    "client2:${TOK[client2]} client" >"$TMP/tokens"
 rk_start --token-file "$TMP/tokens" --max-clients-per-cluster 50
 as() { # as ROLE METHOD PATH [curl args]: the status
     local role=$1
@@ -95,6 +98,9 @@ req GET /v1/clusters/r/ring -H 'RK-Client: web-1' -H "If-None-Match: $tag2" >/de
 for i in $(seq 1 100); do # a flood of strangers past the per-cluster cap of 50
     req GET /v1/clusters/r/ring -H "RK-Client: forged-$i" -H "If-None-Match: $tag2" >/dev/null
 done
+# another client token names web-1 (issue 52, item 7): the id is bound to the token that
+# registered it, so this one is listed apart, as a stranger's is
+as client2 GET /v1/clusters/r/ring -H 'RK-Client: web-1' -H "If-None-Match: $tag2" >/dev/null
 check "the listing" 200 "$(req GET '/v1/clusters/r/clients?limit=1000')"
 python3 - "$TMP/body" >"$TMP/report" <<'PY'
 import json, sys
@@ -103,11 +109,11 @@ mine = {c["id"]: c for c in d["clients"]}
 apart = d["unauthenticated"]
 print("authenticated:", sorted(mine), "web-1 held", mine.get("web-1", {}).get("held"),
       "token", mine.get("web-1", {}).get("token"), "converged", d["summary"]["converged"])
-print("apart:", apart["summary"]["total"], "web-1" in {c["id"] for c in apart["clients"]})
+print("apart:", apart["summary"]["total"], [c.get("token") for c in apart["clients"] if c["id"] == "web-1"])
 PY
 cat "$TMP/report"
 has "a stranger cannot change web-1" "$TMP/report" "authenticated: ['web-1'] web-1 held 1 token client converged False"
-has "strangers are listed apart, capped" "$TMP/report" "apart: 50 False"
+has "strangers are listed apart, capped; another token's web-1 with them" "$TMP/report" "apart: 50 ['client2']"
 # the library and the CLI send their token: lookup --token counts as authenticated
 echo k1 | "$CLI" lookup --server "$BASE" --cluster r --token "${TOK[client]}" --client-id web-9 >/dev/null
 "$CLI" clients --server "$BASE" --cluster r >"$TMP/table"

@@ -344,12 +344,38 @@ static void test_threads(void **state)
     rkd_clients_free(t);
 }
 
+/* An id is bound to the client token that registered it (SPEC section 9): another token naming it
+ * changes nothing and is told so; without tokens nothing is bound. */
+static void test_bound_to_token(void **state)
+{
+    (void)state;
+    rkd_clients *t = rkd_clients_new(NULL);
+    assert_non_null(t);
+    rkd_client_report mine = {.id = "web-1", .held = 1, .offered = 1, .token = "web1"};
+    rkd_client_report forged = {.id = "web-1", .held = 2, .offered = 2, .token = "web2"};
+    assert_int_equal(rkd_clients_seen(t, "a", &mine), 1);
+    assert_int_equal(rkd_clients_seen(t, "a", &forged), RKD_CLIENTS_FOREIGN);
+    json_t *doc = rkd_clients_json(t, "a", 2, 10);
+    assert_int_equal(json_integer_value(json_object_get(listed(doc, "web-1"), "held")), 1);
+    assert_string_equal(json_string_value(json_object_get(listed(doc, "web-1"), "token")), "web1");
+    assert_false(json_is_true(json_object_get(summary(doc), "converged")));
+    json_decref(doc);
+    mine.held = 2;
+    assert_int_equal(rkd_clients_seen(t, "a", &mine), 1); /* its own token still speaks */
+    rkd_client_report anonymous = {.id = "web-3", .held = 1};
+    assert_int_equal(rkd_clients_seen(t, "a", &anonymous), 1);
+    anonymous.held = 2;
+    assert_int_equal(rkd_clients_seen(t, "a", &anonymous), 1); /* no token: nothing bound */
+    rkd_clients_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_and_caps), cmocka_unit_test(test_held_not_sent),
         cmocka_unit_test(test_invalid_ids),    cmocka_unit_test(test_memory_at_cap),
         cmocka_unit_test(test_threads),        cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_bound_to_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
