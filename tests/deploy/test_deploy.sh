@@ -32,7 +32,8 @@ check "activate v1" 200 "$(req POST /v1/clusters/cache/versions/1/activate)"
 check "activate v2" 200 "$(req POST /v1/clusters/cache/versions/2/activate)"
 
 # snapshot DIR: what a server answers about cluster cache, one file per request (status line first),
-# with the store id (new in every backup copy, so another after a restore) written as "ID" and kept
+# with the store id (new in every backup copy, so another after a restore) written as "ID" (in the
+# ring's ETag "v<N>.<store id>.<fingerprint>" too) and kept
 # in DIR/store_id
 snapshot() {
     mkdir -p "$1"
@@ -43,14 +44,14 @@ snapshot() {
         { req GET "$path"; echo; cat "$TMP/body"; } | sed -E 's/"store_id": *"[0-9a-f]{16}"/"store_id": "ID"/g' >"$1/$name"
     done
     sed -n 's/.*"store_id": *"\([0-9a-f]*\)".*/\1/p' "$TMP/body" | head -1 >"$1/store_id"
-    grep -i '^etag:' "$TMP/headers" | tr -d '\r' | sed -E 's/\.[0-9a-f]{16}"$/.ID"/' >"$1/ring_etag"
+    grep -i '^etag:' "$TMP/headers" | tr -d '\r' | sed -E 's/\.[0-9a-f]{16}\.([0-9a-f]{16})"$/.ID.\1"/' >"$1/ring_etag"
 }
 snapshot "$TMP/before"
 check "v1: retired" 1 "$(grep -c '"state": *"retired"' "$TMP/before/_v1_clusters_cache_versions_1")"
 check "v2: active" 1 "$(grep -c '"state": *"active"' "$TMP/before/_v1_clusters_cache_versions_2")"
 check "v3: staged" 1 "$(grep -c '"state": *"staged"' "$TMP/before/_v1_clusters_cache_versions_3")"
 check "v2: its fingerprint" 1 "$(grep -c '"fingerprint": *"dbb9f9d3244ab4f7"' "$TMP/before/_v1_clusters_cache_versions_2")"
-check "ring ETag" 'ETag: "v2.ID"' "$(cat "$TMP/before/ring_etag")"
+check "ring ETag: version, store id, fingerprint" 'ETag: "v2.ID.dbb9f9d3244ab4f7"' "$(cat "$TMP/before/ring_etag")"
 
 # ---- the installed backup, while the daemon serves ----
 backup=$TMP/backups/ringkeeper-$(date +%Y%m%d%H%M%S).db
