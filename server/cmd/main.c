@@ -33,7 +33,8 @@ typedef struct options {
     const char *allow_origin, *public_name; /* comma-separated lists (http_origin.h) */
     unsigned threads, max_body, max_bodies, max_send_buffers;
     const char *tls_cert, *tls_key; /* file names */
-    unsigned max_connections, max_per_address, idle_timeout, max_polls, header_buffer;
+    unsigned max_connections, max_per_address, idle_timeout, header_timeout, max_polls,
+        header_buffer;
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
     unsigned max_clients, max_clients_per_cluster, clients_expiry;
     rkd_etcd_flags etcd; /* --etcd-* */
@@ -109,7 +110,9 @@ static const flag flags[] = {
      "PEM certificate (chain): serve HTTPS instead of HTTP; needs --tls-key"},
     {"tls-key", "FILE", NULL, NULL, STRING(tls_key), "PEM private key of --tls-cert"},
     {"max-connections", "N", "1024", NULL, 1, 100000, "", offsetof(options, max_connections),
-     "open connections at most, {range} (default {default}); more are closed"},
+     "open connections at most, {range} (default {default}); a new one\n"
+     "takes the place of the one owing its request's headers longest,\n"
+     "or is closed if none does"},
     {"max-connections-per-address", "N", "256", NULL, 1, 100000, "",
      offsetof(options, max_per_address),
      "open connections from one client address at most, {range}\n"
@@ -117,6 +120,9 @@ static const flag flags[] = {
     {"idle-timeout", "S", "30", NULL, 1, 3600, " seconds", offsetof(options, idle_timeout),
      "close a connection silent for S seconds, {range} (default {default});\n"
      "held long polls (?wait=) are not cut"},
+    {"header-timeout", "S", "10", NULL, 1, 3600, " seconds", offsetof(options, header_timeout),
+     "close a connection that has not sent a request's headers S seconds\n"
+     "after it opened or got its last answer, {range} (default {default})"},
     {"max-polls", "N", "4096", NULL, 1, 100000, "", offsetof(options, max_polls),
      "long polls held at once, {range} (default {default}); they take none\n"
      "of --max-connections; more get 503 busy with Retry-After"},
@@ -449,6 +455,7 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
                            .max_connections = o->max_connections,
                            .max_per_address = o->max_per_address,
                            .idle_timeout = o->idle_timeout,
+                           .header_timeout = o->header_timeout,
                            .body_budget = o->max_bodies,
                            .max_polls = o->max_polls,
                            .send_budget = o->max_send_buffers,

@@ -22,10 +22,14 @@ typedef struct rkd_http_config {
     rkd_metrics *metrics;      /* borrowed, may be NULL */
     const char *tls_cert;      /* PEM text of the certificate (chain): serve HTTPS; NULL: HTTP */
     const char *tls_key;       /* PEM text of its private key; given with tls_cert */
-    unsigned max_connections;  /* open connections at most (more are closed at once); 0: default */
+    unsigned max_connections;  /* open connections at most: past it a new one takes the place of
+                                  the one that has owed its headers longest, or is closed at once
+                                  if none owes any; 0: default */
     unsigned max_per_address;  /* open connections from one address at most (more are closed at
                                   once); 0: no limit */
     unsigned idle_timeout;     /* seconds a connection may stay silent (held long polls excepted) */
+    unsigned header_timeout;   /* seconds a connection may take to send a request's headers, from
+                                  its start or its previous answer; 0: default */
     size_t body_budget;        /* request body bytes buffered at once, all connections together
                                   (one address: a quarter, or max_body if more); past it 503 busy;
                                   0: default */
@@ -45,8 +49,10 @@ typedef struct rkd_http_config {
                                   besides IP addresses and localhost; NULL: none */
 } rkd_http_config;
 
-/* max_connections, body_budget, max_polls, send_budget and header_buffer when 0 is given. */
+/* max_connections, body_budget, max_polls, send_budget, header_buffer and header_timeout when 0
+ * is given. */
 #define RKD_HTTP_MAX_CONNECTIONS 1024u
+#define RKD_HTTP_HEADER_TIMEOUT  10u
 #define RKD_HTTP_BODY_BUDGET     ((size_t)32 << 20)
 #define RKD_HTTP_MAX_POLLS       4096u
 #define RKD_HTTP_SEND_BUDGET     ((size_t)128 << 20)

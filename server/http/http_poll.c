@@ -72,6 +72,7 @@ void rkh_conn_free(rkd_http *h, rkh_conn *k)
 {
     if (!k)
         return;
+    rkh_slow_done(h, k);
     pthread_mutex_lock(&h->mu);
     if (k->watched)
         epoll_ctl(h->gone, EPOLL_CTL_DEL, k->fd, NULL);
@@ -286,6 +287,7 @@ void *rkh_timer_main(void *arg)
         expire(h, RKH_RING, &now, &wake);
         expire(h, RKH_CHANGES, &now, &wake);
         release_gone(h);
+        rkh_slow_expire(h, &now);
         if (rkh_before(&wake, &soonest))
             wake = soonest;
         h->timer_due = wake;

@@ -1,7 +1,7 @@
 /* http_shared.h — what the files of ringkeeperd's HTTP front share (http.c: the daemon and its
- * connections; http_poll.c: long polls and their timer; http_request.c: each request, its body,
- * its auth, the pool and the log): the state of the server and of a request, and the calls from one
- * file to another. Not used outside server/http*.c. */
+ * connections; http_poll.c: long polls and their timer; http_slow.c: connections owing headers;
+ * http_request.c: each request, its body, its auth, the pool and the log): the state of the server
+ * and of a request, and the calls from one file to another. Not used outside server/http*.c. */
 #ifndef RKD_HTTP_SHARED_H
 #define RKD_HTTP_SHARED_H
 
@@ -72,7 +72,16 @@ typedef struct rkh_conn {
     int fd;              /* its socket */
     int watched;         /* in rkd_http.gone (from a hold until its client leaves); under mu */
     int rcvbuf_small;    /* SO_RCVBUF is RCVBUF_HELD; only its libmicrohttpd thread uses it */
+    /* Under rkd_http.slow_mu (http_slow.c): */
+    struct rkh_conn *prev, *next; /* in the list of connections owing a request's headers */
+    struct timespec since;        /* CLOCK_MONOTONIC: when it began to owe them */
+    int waiting;                  /* in that list */
+    int evicted;                  /* shut down: 1 to make room for a new one, 2 past its time */
 } rkh_conn;
+
+/* Connections shut down to make room for new ones and not closed yet, at most: libmicrohttpd's own
+ * limit leaves room for them above --max-connections. */
+#define EVICT_SLACK 64
 
 #define WHY_MAX 240 /* bytes of a 5xx answer's error body kept for its log line */
 
@@ -90,8 +99,7 @@ typedef struct req_state {
     size_t len, cap;       /* its length and allocation */
     int too_big;           /* the body passed the cap: answered 413, the rest is dropped */
     int discard;           /* no route reads this body: dropped unread, never buffered */
-    int over_budget;       /* the body budget was full: answered 503 busy, the rest dropped */
-    size_t taken;          /* bytes of the body budget this request holds (its allocation) */
+    size_t taken;          /* bytes of the body budget this request holds: its body's room */
     size_t sending;        /* bytes of the send budget its answer holds (2 * SNDBUF_FAST or 0) */
     int waiting;           /* a long poll: held at least once, `w.deadline` is its end */
     waiter w;              /* the long-poll registration while held */
@@ -139,6 +147,10 @@ struct rkd_http {
     int pool_stopping;            /* the pool exits once the queue is empty */
     pthread_t *pool;              /* cfg.threads threads that answer what may work for long */
     unsigned pool_started;        /* how many of them run */
+    pthread_mutex_t slow_mu;      /* guards the list below and its rkh_conn fields */
+    rkh_conn *slow_head;          /* connections owing a request's headers, oldest first */
+    rkh_conn *slow_tail;
+    atomic_long evicting; /* of them, shut down for a newcomer and not closed yet */
 };
 
 static inline double rkh_elapsed(const struct timespec *since)
@@ -212,6 +224,19 @@ void rkh_defer_wakes(void);
 void rkh_wake_deferred(rkd_http *h);
 /* The timer thread: resumes polls whose deadline passed, trims after many closes. */
 void *rkh_timer_main(void *arg);
+
+/* ---- http_slow.c ---- */
+
+/* The connection `k` (NULL: nothing is done) owes a request's headers from now on (its start, or
+ * its previous answer sent): past cfg.header_timeout, rkh_slow_expire shuts it down. */
+void rkh_slow_wait(rkd_http *h, rkh_conn *k);
+/* It owes nothing more: its request's headers came, or it closes. */
+void rkh_slow_done(rkd_http *h, rkh_conn *k);
+/* At the connection limit: shuts down the connection that has owed headers longest, to make room
+ * for a new one. 1 when one was, 0 when none owes any (or EVICT_SLACK are closing already). */
+int rkh_slow_evict(rkd_http *h);
+/* Shuts down every connection that has owed its headers for cfg.header_timeout; from the timer. */
+void rkh_slow_expire(rkd_http *h, const struct timespec *now);
 
 /* ---- http_request.c ---- */
 

@@ -98,15 +98,6 @@ int rkd_budget_take(rkd_budget *b, const char *addr, size_t n)
     return ok;
 }
 
-int rkd_budget_fits(rkd_budget *b, const char *addr, size_t n)
-{
-    pthread_mutex_lock(&b->mu);
-    slot *s = b->used + n <= b->total ? find(b, addr) : NULL;
-    int ok = s && s->bytes + n <= b->share;
-    pthread_mutex_unlock(&b->mu);
-    return ok;
-}
-
 void rkd_budget_give(rkd_budget *b, const char *addr, size_t n)
 {
     if (n == 0)

@@ -17,8 +17,6 @@ void rkd_budget_free(rkd_budget *b);
 /* Takes `n` bytes for `addr` (a numeric address): 1, or 0 (nothing taken) when that would pass the
  * total or the address's share. */
 int rkd_budget_take(rkd_budget *b, const char *addr, size_t n);
-/* 1 when `addr` could take `n` bytes now (nothing is taken: a later take may still fail). */
-int rkd_budget_fits(rkd_budget *b, const char *addr, size_t n);
 /* Gives back `n` bytes that `addr` took. */
 void rkd_budget_give(rkd_budget *b, const char *addr, size_t n);
 /* Bytes taken now, all addresses together. */

@@ -132,18 +132,21 @@ timed "--header-buffer 4096: the ring" 200 GET /v1/clusters/small/ring -H "RK-Cl
 rk_stop
 check "stopped by SIGTERM" 0 "$STOP_CODE"
 
-# --max-connections: past the limit a connection is closed unanswered; below it, answered again
+# --max-connections: past the limit a newcomer takes the place of the connection that has owed a
+# request's headers longest (the first opened here), which is closed; the others stay open
 rk_start --max-connections 8 --threads 1 # one pool thread: the whole limit is its own
 held=()
 for _ in $(seq 1 8); do
     exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" && held+=("$fd")
+    sleep 0.05 # in order
 done
 sleep 0.3
-got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$BASE/healthz")
-check "past --max-connections: closed" 000 "$got"
+check "past --max-connections: the newcomer served" 200 "$(req GET /healthz)"
+timeout 2 cat <&"${held[0]}" >/dev/null && first=closed || first=open
+check "past --max-connections: the oldest silent one closed" closed "$first"
+timeout 1 cat <&"${held[7]}" >/dev/null && last=closed || last=open
+check "past --max-connections: the newest silent one kept" open "$last"
 for fd in "${held[@]}"; do exec {fd}>&-; done
-sleep 0.3
-check "below --max-connections again" 200 "$(req GET /healthz)"
 rk_stop
 check "stopped by SIGTERM" 0 "$STOP_CODE"
 finish
