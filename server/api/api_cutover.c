@@ -328,12 +328,14 @@ int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc)
 /* RK_OK when plan `p` (of activating `to` over `active`) is within policy `pol`, else
  * RKD_STORE_EBUDGET with the figures. */
 static int within_budget(const rk_plan *p, const rkd_store_policy *pol, int64_t active, int64_t to,
-                         rk_error *err)
+                         int step, rk_error *err)
 {
     double bmax, bmin, amax, amin, moved = rk_plan_moved_fraction(p);
     rk_plan_balance(p, &bmax, &bmin, &amax, &amin);
-    const char *how = "review a smaller change, or activate with {\"force\": true, \"reason\": "
-                      "\"...\"}";
+    const char *how = step ? "the rollout pauses: loosen the policy (admin) and resume, or abort "
+                             "and review smaller steps"
+                           : "review a smaller change, or activate with {\"force\": true, "
+                             "\"reason\": \"...\"}";
     char v[32];
     snprintf(v, sizeof v, to ? "version %lld" : "the new version", (long long)to);
     if (moved > pol->max_moved_fraction)
@@ -369,9 +371,20 @@ static int check_plan(const rkd_gate *g, const rk_ring *to, const rkd_store_poli
     if (!plan)
         return err->code;
     *moved = rk_plan_moved_fraction(plan);
-    int rc = g->reason ? RK_OK : within_budget(plan, pol, active, g->to_version, err);
+    int rc = g->reason ? RK_OK : within_budget(plan, pol, active, g->to_version, g->step, err);
     rk_plan_free(plan);
     return rc;
+}
+
+/* A hand's activation while a rollout holds the cluster is refused; a rollout step's answers to
+ * the approvals the policy asks for now (one made before a restart is the store's to tell). */
+static int check_rollout(const rkd_gate *g, const rkd_store_gate_view *v, rk_error *err)
+{
+    if (!g->step)
+        return rkd_rollout_check_hand(v->cluster, v->rollout, err);
+    if (g->to_version <= v->active)
+        return RK_OK;
+    return rkd_rollout_check_approvals(v->cluster, v->rollout, &v->policy, err);
 }
 
 /* The store's check (rkd_store_gate), inside the activation's transaction. */
@@ -380,7 +393,7 @@ static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk
     rkd_gate *g = arg;
     const rkd_store_policy *pol = &v->policy;
     *moved = -1;
-    int rc = rkd_rollout_check_hand(v->cluster, v->rollout, err);
+    int rc = check_rollout(g, v, err);
     g->budget = pol->max_moved_fraction < 1 || pol->max_balance_after > 0;
     if (rc != RK_OK || !v->active || (g->to_version && g->to_version <= v->active) || !g->budget)
         return rc; /* refused, a first activation, one the store refuses, or no budget */

@@ -267,7 +267,8 @@ json_t *rkd_plan_picture_json(const rk_plan *p, const rk_plan_meta *meta, const 
 
 /* ---- api_cutover.c: the gate of an activation (docs/API.md) ---- */
 
-/* An activation's gate (a hand's: no rollout may hold the cluster; the policy's budget). The
+/* An activation's gate (a hand's: no rollout may hold the cluster; a rollout step's: its
+ * approvals against the policy now; for both, the policy's budget). The
  * store runs `check` inside the activation's transaction, over the policy, the rollout and the
  * active version that transaction read; the rings its plan needs are fetched here, between
  * tries, since a read inside the transaction could wait on the store's own lock. */
@@ -275,6 +276,8 @@ typedef struct rkd_gate {
     rkd_call *c;
     int64_t to_version;   /* the version activated (activate) ... */
     int publish;          /* ... or a publish that activates (the store's view has its ring) */
+    int step;             /* ... a running rollout's step: its approvals and its plan answer to
+                             the policy in force, and no hand is refused */
     const char *reason;   /* a forced activation's reason, or NULL */
     rkd_store_gate check; /* for the store: set by rkd_gate_init */
     int tries;            /* of the store's call */

@@ -195,6 +195,25 @@ int rkd_rollout_check_hand(const char *cluster, const char *doc, rk_error *err)
     return rc;
 }
 
+int rkd_rollout_check_approvals(const char *cluster, const char *doc, const rkd_store_policy *pol,
+                                rk_error *err)
+{
+    json_t *r = doc ? json_loads(doc, 0, NULL) : NULL, *a;
+    size_t i, have = 0;
+    json_array_foreach(json_object_get(r, "approvals"), i, a) have +=
+        !pol->distinct_approver || strcmp(str_of(a, "by"), str_of(r, "created_by")) != 0;
+    int rc = RK_OK;
+    if ((int64_t)have < pol->approvals)
+        rc = rk_error_set(err, RKD_STORE_EAPPROVAL, NULL,
+                          "cluster %s's policy asks for %lld approvals%s now, and rollout %lld has "
+                          "%zu: loosen the policy (admin) and resume, or abort and review it again",
+                          cluster, (long long)pol->approvals,
+                          pol->distinct_approver ? " by others than its author" : "",
+                          (long long)id_of(r), have);
+    json_decref(r);
+    return rc;
+}
+
 /* RKD_STORE_ENOROLLOUT unless the document is rollout `id`. */
 static int need(const rkd_doc_change *c, int64_t id, rk_error *err)
 {

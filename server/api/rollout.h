@@ -64,6 +64,13 @@ int rkd_rollout_approve(rkd_store *s, const char *cluster, int64_t id, const cha
  * and activate) is refused then. RK_OK otherwise. The activation's gate checks it inside the
  * store's transaction (store.h, rkd_store_gate), with the document that transaction read. */
 int rkd_rollout_check_hand(const char *cluster, const char *doc, rk_error *err);
+/* RKD_STORE_EAPPROVAL when the approvals of the cluster's rollout (`doc` as stored; NULL: none)
+ * fall short of what policy `pol` asks now: a step's activation answers to the policy in force at
+ * its commit, not to the one the rollout was approved under (issue 52: approved under approvals=1,
+ * a step activated after an admin had asked for 3). With distinct_approver, its author's own
+ * approval does not count. RK_OK otherwise. */
+int rkd_rollout_check_approvals(const char *cluster, const char *doc, const rkd_store_policy *pol,
+                                rk_error *err);
 
 /* Starts approved rollout `id` (event "rollout_start"): running, step 1, phase "publish". The
  * active version must still be its start (`active`), else RKD_STORE_EVERSIONCHANGED. */

@@ -150,6 +150,9 @@ static int active_now(step_ctx *x, int64_t *active, int64_t *previous)
     return rc;
 }
 
+/* A step's activation passes the gate of the policy in force at its commit: approvals and budget
+ * (a step it refuses pauses the rollout, naming the rule). A revert (step 0) goes back to where
+ * the rollout started, whatever the policy says now: it is how an operator gets out. */
 static void do_activate(step_ctx *x, rkd_rollout_move *m)
 {
     rk_error err = {0};
@@ -157,8 +160,17 @@ static void do_activate(step_ctx *x, rkd_rollout_move *m)
     char detail[96];
     int64_t active = 0, previous = 0;
     snprintf(detail, sizeof detail, "rollout %lld step %lld", (long long)m->id, (long long)m->step);
-    rkd_store_activation a = {RKD_STORE_ANY, "rollout", -1, NULL, detail, 0, NULL};
-    int rc = rkd_store_activate(x->d->app->store, x->cluster, x->version, &a, &v, &err);
+    rkd_call c = {.app = x->d->app};
+    snprintf(c.cluster, sizeof c.cluster, "%s", x->cluster);
+    rkd_gate g = {.to_version = x->version, .step = 1};
+    rkd_gate_init(&g, &c);
+    rkd_store_activation a = {
+        RKD_STORE_ANY, "rollout", -1, NULL, detail, 0, m->step ? &g.check : NULL};
+    int rc;
+    do
+        rc = rkd_store_activate(x->d->app->store, x->cluster, x->version, &a, &v, &err);
+    while (rkd_gate_again(&g, &rc, &err));
+    rkd_gate_done(&g);
     if (rc == RKD_STORE_ECONFLICT && active_now(x, &active, &previous) == RK_OK &&
         active == x->version)
         rc = RK_OK; /* activated before a restart, not yet recorded */

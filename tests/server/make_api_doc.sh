@@ -1207,7 +1207,9 @@ is cut to it, and with a count of steps a step over it is 422 `budget_exceeded`,
 document has every step's topology, plan figures (`moved_fraction`, `balance_after`) and weight
 `changes`, the steps' `total_moved` against the `one_shot_moved` of the change at once, and the
 `digest` (XXH3-64 over the steps' plan digests in order) that the approval names;
-`approvals_needed` is the policy's `approvals`, at least 1. The cluster keeps its latest rollout only:
+`approvals_needed` is the policy's `approvals`, at least 1. Once started, each step's activation
+answers to the policy in force at its commit: approvals short of what it asks now, or a step over
+its budget, pause the rollout, its `reason` naming the rule (docs/MIGRATE.md). The cluster keeps its latest rollout only:
 a new one replaces one in review or approved (the events keep the history). Bounds (docs/RELIABILITY.md):
 the review's intermediate rings at most 16M points built, the document at most 1 MiB, else 422
 `rollout_too_large`, which also answers a `max_step_moved` no split keeps. Needs the `publish` role.

@@ -157,6 +157,33 @@ check "abort 5 back to the start" 200 "$(req POST "$C/rollouts/5/abort" --data-b
 check "... aborted" aborted "$(wait_for 5 'aborted *' | cut -d' ' -f1)"
 guarded 6 "{\"url\":\"$BASE/metrics\",\"metric\":\"ringkeeper_publishes_total\",\"max\":1000000}"
 check "a guard that holds lets it finish" done "$(wait_for 6 'done *' | cut -d' ' -f1)"
+# A policy tightened after the approval (issue 52: approved under one approval, an admin then
+# asked for 3 and max_moved_fraction 0.01, and step 1 activated 8% anyway): each step's activation
+# answers to the policy in force at its commit, and a step it refuses pauses the rollout naming the
+# rule; loosened again, the rollout resumes. On cluster p, its own.
+C=/v1/clusters/p
+check "p: ten nodes" 201 "$(req POST "$C/versions?activate=true" --data-binary "$(topo 10 40 xxh3_64)")"
+check "p: create" 201 "$(req POST "$C/rollouts" --data-binary "$(body 2)")"
+D=$(field "$TMP/body" digest)
+check "p: approve, one approval" 200 "$(req POST "$C/rollouts/1/approve" --data-binary "{\"digest\":\"$D\"}")"
+check "p: the policy asks for 3 approvals now" 200 "$(req PUT "$C/policy" --data-binary \
+    '{"approvals":3,"max_moved_fraction":0.01}')"
+check "p: start" 200 "$(req POST "$C/rollouts/1/start")"
+check "p: step 1 refused: paused" "paused 1" "$(wait_for 1 'paused *' | cut -d' ' -f1,2)"
+has "p: ... naming the approvals" "$TMP/body" "policy asks for 3 approvals now, and rollout 1 has 1"
+check "p: still the start's version" 1 "$(req GET "$C/ring" >/dev/null; field "$TMP/body" version)"
+check "p: one approval again" 200 "$(req PUT "$C/policy" --data-binary \
+    '{"approvals":0,"max_moved_fraction":0.01}')"
+check "p: resume" 200 "$(req POST "$C/rollouts/1/resume")"
+check "p: refused by the budget: paused" "paused 1" "$(wait_for 1 'paused *' | cut -d' ' -f1,2)"
+has "p: ... naming max_moved_fraction" "$TMP/body" "over the policy's max_moved_fraction of 1.0000%"
+check "p: still the start's version" 1 "$(req GET "$C/ring" >/dev/null; field "$TMP/body" version)"
+check "p: the budget loosened" 200 "$(req PUT "$C/policy" --data-binary '{"max_moved_fraction":1}')"
+check "p: resume" 200 "$(req POST "$C/rollouts/1/resume")"
+check "p: step 1 activated" yes "$(wait_for 1 'running 1 hold' >/dev/null; wait_for 1 'running 2 *' >/dev/null;
+    req GET "$C/ring" >/dev/null; [ "$(field "$TMP/body" version)" -gt 1 ] && echo yes)"
+check "p: abort" 200 "$(req POST "$C/rollouts/1/abort")"
+
 touch "$TMP/client.stop"
 wait "$CLIENT"
 rk_stop
