@@ -233,7 +233,11 @@ static int check_rules(const rules *r, const char *name, char *hash, size_t size
         return refuse(msg, r->factor_line,
                       "hash-balance-factor moves keys off loaded servers at run time: no ring "
                       "says where they go");
+    /* HAProxy (cfgparse-listen.c): a bare `hash-type consistent` is sdbm with the avalanche
+     * modifier; a function named has none unless `avalanche` follows it. Read as plain sdbm, 80% of
+     * a `balance uri` backend's URIs were placed on another server than HAProxy's. */
     const char *fn = r->function[0] ? r->function : "sdbm";
+    int avalanche = r->function[0] ? r->modifier[0] != '\0' : 1;
     int known = 0;
     for (const char *const *f = functions; *f; f++)
         known |= !strcmp(fn, *f);
@@ -242,7 +246,7 @@ static int check_rules(const rules *r, const char *name, char *hash, size_t size
                       "hash function %s %s: the haproxy scheme has sdbm, djb2, wt6 and crc32, "
                       "each with or without avalanche (none takes the key as its hash)",
                       fn, r->modifier);
-    snprintf(hash, size, "%s%s", fn, r->modifier[0] ? "_avalanche" : "");
+    snprintf(hash, size, "%s%s", fn, avalanche ? "_avalanche" : "");
     return 0;
 }
 

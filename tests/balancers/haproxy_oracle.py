@@ -36,16 +36,20 @@ HEAD = ("global\n    maxconn 500\ndefaults\n    mode http\n    timeout connect 5
 
 def backend(name, balance, function, servers):
     """A backend over `servers` [(name, addr, weight, id or None)]."""
-    return "backend %s\n    balance %s\n    hash-type consistent %s\n%s" % (name, balance, function, "".join(
+    hash_type = "" if function == "defaults" else "    hash-type consistent %s\n" % function
+    return "backend %s\n    balance %s\n%s%s" % (name, balance, hash_type, "".join(
         "    server %s %s weight %d%s\n" % (n, a, w, " id %d" % i if i else "") for n, a, w, i in servers))
 
 
 def config(lb, servers, function, by_header=None):
     """The two balancers on lb[0] (by_uri, as the case writes it) and lb[1] (by_header: the block
-    given, else the same servers), and a frontend per server that answers with its address."""
+    given, else the same servers), and a frontend per server that answers with its address. The
+    function "defaults" writes a bare `hash-type consistent` in the defaults section, and none in
+    the backend."""
     ends = "".join("frontend be_%s\n    bind %s\n    http-request return status 200 content-type "
                    "text/plain string \"%s\"\n" % (n.replace(" ", "_"), a, a) for n, a, _, _ in servers)
-    return (HEAD + ends +
+    head = HEAD + ("    hash-type consistent\n" if function == "defaults" else "")
+    return (head + ends +
             "frontend lb_uri\n    bind 127.0.0.1:%d\n    default_backend by_uri\n" % lb[0] +
             "frontend lb_header\n    bind 127.0.0.1:%d\n    default_backend by_header\n" % lb[1] +
             backend("by_uri", "uri", function, servers) +
@@ -61,7 +65,8 @@ def round_trip(cli, tmp, lb, servers, function):
         f.write(config(lb, servers, function))
     out = subprocess.run([cli, "import", "--haproxy", conf, "--backend", "by_uri"], capture_output=True, timeout=60, check=True)
     topo = json.loads(out.stdout)
-    if topo["scheme"] != "haproxy" or topo["hash"] != function.replace(" avalanche", "_avalanche"):
+    bare = function in ("", "defaults")  # HAProxy's default: sdbm with avalanche
+    if topo["scheme"] != "haproxy" or topo["hash"] != ("sdbm_avalanche" if bare else function.replace(" avalanche", "_avalanche")):
         raise RuntimeError("import --haproxy gave %s" % out.stdout.decode()[:300])
     if any(i is None for _, _, _, i in servers) != (b"servers without an id" in out.stderr):
         raise RuntimeError("import --haproxy's note: %r" % out.stderr)
@@ -160,7 +165,9 @@ def main():
              ("a pinned id changed (3 -> 42)", moved, "crc32"),
              ("ids given by place around pinned ones", by_place, "sdbm avalanche"),
              ("twelve servers, one of weight 256", [("s%d" % i, "127.0.0.1:%d" % p, 256 if i == 1 else 1, i * 1000)
-                                                     for i, p in enumerate(ports, 1)], "crc32 avalanche")]
+                                                     for i, p in enumerate(ports, 1)], "crc32 avalanche"),
+             ("a bare hash-type consistent (sdbm, avalanche)", base, ""),
+             ("a bare hash-type consistent in defaults", by_place, "defaults")]
     passed = sum(run_case(cli, name, servers, fn, rng, nkeys) for name, servers, fn in cases)
     passed += refusals(cli)
     print("%d passed, %d failed" % (passed, len(cases) + 1 - passed))
