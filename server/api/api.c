@@ -50,6 +50,7 @@
  * | 422    | data_unknown        | a job for a topology without "data" (memcached or redis)      |
  * | 422    | job_too_large       | a job of more sources over its steps than the server keeps    |
  * | 422    | rollout_too_large   | a rollout review over its work or document bound, or no split  |
+ * | 422    | too_many_clusters   | a publish creating a cluster past --max-clusters; field: cluster|
  * | 500    | internal            | out of memory, a damaged database, a bug                      |
  * | 503    | unavailable         | the database does not answer now, or too many plans at once   |
  * | 503    | busy                | (http.c) bodies or long polls in flight are at their bound    |
@@ -273,20 +274,18 @@ static void free_ring(void *ring)
     rk_ring_free(ring);
 }
 
+static int seed_one(void *metrics, const rkd_store_cluster *c, rk_error *err)
+{
+    (void)err;
+    if (c->active_version > 0)
+        rkd_metrics_active_version(metrics, c->name, c->active_version);
+    return RK_OK;
+}
+
 /* Reports the active version of every cluster to the metrics, so they are right from the start. */
 static int seed_metrics(rkd_app *app, rk_error *err)
 {
-    rkd_store_cluster_list list = {0};
-    if (!app->metrics)
-        return RK_OK;
-    int rc = rkd_store_list_clusters(app->store, &list, err);
-    for (size_t i = 0; rc == RK_OK && i < list.count; i++) {
-        if (list.items[i].active_version > 0)
-            rkd_metrics_active_version(app->metrics, list.items[i].name,
-                                       list.items[i].active_version);
-    }
-    rkd_store_cluster_list_free(&list);
-    return rc;
+    return app->metrics ? rkd_store_each_cluster(app->store, seed_one, app->metrics, err) : RK_OK;
 }
 
 rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)

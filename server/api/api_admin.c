@@ -8,6 +8,8 @@
 
 #include "api_internal.h"
 
+#define CLUSTERS_LIMIT_DEFAULT 100 /* as the versions' */
+
 void rkd_h_healthz(rkd_call *c)
 {
     rkd_answer_json(c->resp, 200, json_pack("{s:s}", "status", "ok"));
@@ -46,11 +48,24 @@ void rkd_h_metrics(rkd_call *c)
     rkd_set_body(c->resp, 200, RKD_CT_METRICS, text, len);
 }
 
+/* A page of the clusters, by name: ?limit (1..RKD_STORE_LIST_MAX, default 100) and ?after, a
+ * cluster name (the last of the page before: next_after), paged as the versions are. */
 void rkd_h_clusters(rkd_call *c)
 {
     rkd_store_cluster_list list = {0};
     rk_error err = {0};
-    int rc = rkd_store_list_clusters(c->app->store, &list, &err);
+    int64_t limit = CLUSTERS_LIMIT_DEFAULT;
+    const char *after = c->req->query(c->req, "after");
+    if (rkd_query_int(c, "limit", 1, RKD_STORE_LIST_MAX, &limit) < 0)
+        return;
+    if (after && (strlen(after) >= RKD_CLUSTER_MAX || !rk_cluster_name_valid(after))) {
+        rkd_response_error(c->resp, RKD_E_INVALID_PARAMETER, "after",
+                           "query parameter after must be a cluster name (the next_after of the "
+                           "page before): 1 to 63 bytes of a-z, 0-9, '.', '_' and '-', starting "
+                           "with a letter or digit");
+        return;
+    }
+    int rc = rkd_store_list_clusters(c->app->store, (size_t)limit, after, &list, &err);
     if (rc != RK_OK) {
         rkd_fail(c, rc, &err);
         return;

@@ -49,6 +49,7 @@
     X(DATA_UNKNOWN, 422, "data_unknown")                                                           \
     X(JOB_TOO_LARGE, 422, "job_too_large")                                                         \
     X(ROLLOUT_TOO_LARGE, 422, "rollout_too_large")                                                 \
+    X(TOO_MANY_CLUSTERS, 422, "too_many_clusters")                                                 \
     X(INTERNAL, 500, "internal")                                                                   \
     X(UNAVAILABLE, 503, "unavailable")                                                             \
     X(BUSY, 503, "busy")

@@ -34,7 +34,8 @@ json_t *rkd_version_json(const rkd_store_version *v, int with_nodes);
  * reference, NULL when out of memory. */
 json_t *rkd_ring_json(const rkd_store_version *v);
 
-/* {"clusters": [{"cluster", "active_version" (null when none), "latest_version"}]}. */
+/* {"clusters": [{"cluster", "active_version" (null when none), "latest_version"}], "next_after":
+ * the last name when another page follows, else null}. */
 json_t *rkd_clusters_json(const rkd_store_cluster_list *list);
 
 /* {"versions": [... without nodes ...], "next_before": N or null}. */

@@ -85,23 +85,24 @@ static int driven(const json_t *r)
     return state && (strcmp(state, "running") == 0 || strcmp(state, "reverting") == 0);
 }
 
+/* Wakes the driver for cluster `c` when its rollout runs; a cluster it cannot read is passed. */
+static int rescan_one(void *driver, const rkd_store_cluster *c, rk_error *err)
+{
+    rkd_driver *d = driver;
+    json_t *r = NULL;
+    int64_t rev;
+    if (rkd_doc_read(d->app->store, RKD_DOC_ROLLOUT, c->name, &r, &rev, err) == RK_OK && driven(r))
+        rkd_driver_wake(d->app, c->name);
+    json_decref(r);
+    return RK_OK;
+}
+
 /* Every cluster whose rollout runs. */
 static void rescan(rkd_driver *d)
 {
-    rkd_store_cluster_list list = {0};
     rk_error err = {0};
-    if (rkd_store_list_clusters(d->app->store, &list, &err) != RK_OK)
-        return;
-    for (size_t i = 0; i < list.count; i++) {
-        json_t *r = NULL;
-        int64_t rev;
-        const char *name = list.items[i].name;
-        if (rkd_doc_read(d->app->store, RKD_DOC_ROLLOUT, name, &r, &rev, &err) == RK_OK &&
-            driven(r))
-            rkd_driver_wake(d->app, name);
-        json_decref(r);
-    }
-    rkd_store_cluster_list_free(&list);
+    if (rkd_store_each_cluster(d->app->store, rescan_one, d, &err) != RK_OK)
+        return; /* the store does not answer: the next scan */
 }
 
 /* ---- One step's phases: each says how the rollout moves on, or leaves m->phase NULL to wait ----

@@ -97,7 +97,8 @@ json_t *rkd_clusters_json(const rkd_store_cluster_list *list)
             return NULL;
         }
     }
-    return a ? json_pack("{s:o}", "clusters", a) : NULL;
+    json_t *next = list->next_after ? json_string(list->next_after) : json_null();
+    return a && next ? json_pack("{s:o, s:o}", "clusters", a, "next_after", next) : NULL;
 }
 
 json_t *rkd_versions_json(const rkd_store_version_list *list)

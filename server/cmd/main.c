@@ -37,6 +37,7 @@ typedef struct options {
         header_buffer;
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
     unsigned max_clients, max_clients_per_cluster, clients_expiry;
+    unsigned max_clusters;
     rkd_etcd_flags etcd; /* --etcd-* */
 } options;
 
@@ -148,6 +149,10 @@ static const flag flags[] = {
      "past it the cluster's id seen longest ago is forgotten"},
     {"clients-expiry", "S", "180", NULL, 1, 86400, " seconds", offsetof(options, clients_expiry),
      "forget an RK-Client id silent for S seconds, {range} (default {default})"},
+    {"max-clusters", "N", "10000", NULL, 1, 10000000, "", offsetof(options, max_clusters),
+     "clusters the store may hold, {range} (default {default}); a publish\n"
+     "creating one more is refused (422 too_many_clusters), publishes to\n"
+     "existing clusters go on (docs/RELIABILITY.md)"},
     {"migrations", "DIR", NULL, default_migrations, STRING(migrations),
      "the SQL migrations; default: the installed ones next to this binary\n"
      "(BIN/" RK_MIGRATIONS_FROM_BIN "), else the source tree's;\n"
@@ -541,6 +546,7 @@ int main(int argc, char **argv)
                : err.code == RK_EINVAL            ? EXIT_USAGE
                                                   : EXIT_DATABASE;
     }
+    rkd_store_set_max_clusters(store, o.max_clusters);
     if (rkd_store_read_only(store))
         rkd_log("warning: %s is read-only: reads are served, publishes and "
                 "activations get 503 until the file is writable again",

@@ -72,6 +72,8 @@ void rkd_store_cluster_list_free(rkd_store_cluster_list *list)
     for (size_t i = 0; i < list->count; i++)
         free(list->items[i].name);
     free(list->items);
+    free(list->next_after);
     list->items = NULL;
     list->count = 0;
+    list->next_after = NULL;
 }

@@ -31,7 +31,7 @@
 
 /* Store codes; the HTTP layer maps them: ENOCLUSTER, ENOVERSION, ENOACTIVE, ENOJOB -> 404;
  * ECONFLICT, EAPPROVAL, EPLANCHANGED, EWINDOWOPEN, ENOWINDOW and the job's (migration_job.h)
- * -> 409, but ENODATA and EJOBTOOBIG -> 422; ESELFAPPROVAL -> 403; EPRECONDITION ->
+ * -> 409, but ENODATA, EJOBTOOBIG and ETOOMANYCLUSTERS -> 422; ESELFAPPROVAL -> 403; EPRECONDITION ->
  * 412; EUNAVAILABLE -> 503; the rest stop the server at startup. Values do not overlap rk_status.
  */
 #define RKD_STORE_ERRNO_MAP(X)                                                                     \
@@ -62,7 +62,8 @@
     X(EROLLOUTTOOBIG, -124, "the rollout would be over this server's size")                        \
     X(EROLLOUTRUNNING, -125, "a rollout drives the cluster's activations")                         \
     X(EBUDGET, -126, "the activation is over the policy's budget")                                 \
-    X(EGATE, -127, "the activation's gate needs what it has not fetched")
+    X(EGATE, -127, "the activation's gate needs what it has not fetched")                          \
+    X(ETOOMANYCLUSTERS, -128, "the store holds as many clusters as it may")
 
 typedef enum rkd_store_status {
 #define RKD_STORE_ENUM_(name, value, text) RKD_STORE_##name = value,
@@ -130,9 +131,11 @@ typedef struct rkd_store_cluster {
     int64_t latest_version; /* highest version number */
 } rkd_store_cluster;
 
+/* A page of clusters, by name. */
 typedef struct rkd_store_cluster_list {
-    rkd_store_cluster *items; /* sorted by name */
+    rkd_store_cluster *items; /* sorted by name (bytes) */
     size_t count;             /* how many */
+    char *next_after;         /* pass as `after` for the next page; NULL when this is the last */
 } rkd_store_cluster_list;
 
 void rkd_store_cluster_list_free(rkd_store_cluster_list *list);
@@ -452,9 +455,25 @@ int rkd_store_latest(rkd_store *s, const char *cluster, rkd_store_version **out,
 int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t before,
                    rkd_store_version_list *out, rk_error *err) RK_MUST_CHECK;
 
-/* Every cluster with its active and latest versions, into *out (free with
- * rkd_store_cluster_list_free). */
-int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error *err) RK_MUST_CHECK;
+/* Up to `limit` (1..RKD_STORE_LIST_MAX) clusters whose names sort after `after` (NULL or "": from
+ * the first), by name in byte order, with their active and latest versions, into *out (free with
+ * rkd_store_cluster_list_free). One range read of the names' index, whatever the store holds. */
+int rkd_store_list_clusters(rkd_store *s, size_t limit, const char *after,
+                            rkd_store_cluster_list *out, rk_error *err) RK_MUST_CHECK;
+
+/* Calls fn for every cluster, by name, a page of RKD_STORE_LIST_MAX at a time (for those that need
+ * them all: the rollout driver's scan, the metrics at startup, migrate-store); stops at fn's first
+ * error and returns it. Clusters created meanwhile may be seen or not, none twice. */
+typedef int (*rkd_store_cluster_fn)(void *arg, const rkd_store_cluster *c, rk_error *err);
+int rkd_store_each_cluster(rkd_store *s, rkd_store_cluster_fn fn, void *arg,
+                           rk_error *err) RK_MUST_CHECK;
+
+/* Caps the clusters: a publish that would create a cluster while `max` or more exist fails with
+ * RKD_STORE_ETOOMANYCLUSTERS and changes nothing; publishes to existing clusters are not limited.
+ * 0 (the default of a new handle): no cap. Call before the handle is shared. On SQLite the count
+ * is read in the publish's transaction (exact); on etcd with the head's read, so replicas creating
+ * clusters at the same moment may pass it by one each. */
+void rkd_store_set_max_clusters(rkd_store *s, int64_t max);
 
 /* Watching activations (for long polls on the ring). The sequence starts at 0 when the store opens
  * and grows by one with every activation this handle commits (publish with activate included),

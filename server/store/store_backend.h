@@ -63,6 +63,7 @@ typedef struct rkd_store_draft {
     int64_t active_hint;        /* with activate: as rkd_store_activation's (0: none) */
     const rkd_store_gate *gate; /* with activate: as rkd_store_activation's (NULL: none) */
     const rk_ring *ring;        /* with a gate: the topology's ring, for its view (NULL: none) */
+    int64_t max_clusters;       /* > 0: a new cluster only while fewer exist (rkd_store_check_room) */
 } rkd_store_draft;
 
 /* What a publish committed: the version's number and, when it activated it, the migration window
@@ -120,8 +121,11 @@ typedef struct rkd_store_ops {
      * newest first, into *out (zeroed by the caller; emptied by the caller on failure). */
     int (*list)(void *b, const char *cluster, size_t limit, int64_t before,
                 rkd_store_version_list *out, rk_error *err);
-    /* Every cluster, sorted by name, into *out (zeroed and, on failure, emptied by the caller). */
-    int (*list_clusters)(void *b, rkd_store_cluster_list *out, rk_error *err);
+    /* Up to `limit` clusters named after `after` ("": from the first; both already checked),
+     * sorted by name, one range read, with next_after set when more follow, into *out (zeroed
+     * and, on failure, emptied by the caller). */
+    int (*list_clusters)(void *b, size_t limit, const char *after, rkd_store_cluster_list *out,
+                         rk_error *err);
     /* The cluster's policy (the defaults when it never set one). */
     int (*get_policy)(void *b, const char *cluster, rkd_store_policy *out, rk_error *err);
     /* Sets the policy (already checked) and records its event, in one atomic step. */
@@ -180,6 +184,10 @@ int rkd_store_run_gate(const rkd_store_gate *gate, const rkd_store_gate_view *vi
                        rk_error *err);
 /* A publish's precondition against the cluster's latest version (0: none yet). */
 int rkd_store_check_publish(const rkd_store_draft *d, int64_t latest, rk_error *err);
+/* A publish that creates d->cluster while `count` clusters exist: RKD_STORE_ETOOMANYCLUSTERS at
+ * d->max_clusters or more (naming --max-clusters), else RK_OK. Backends count only when the cluster
+ * is new and d->max_clusters > 0. */
+int rkd_store_check_room(const rkd_store_draft *d, int64_t count, rk_error *err);
 /* An activation of v, in HTTP's order: existence (v up to `latest`; 404), the precondition on
  * the `active` version (0: none; 412), then moving forward only (409). */
 int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, int64_t active,

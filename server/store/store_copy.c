@@ -182,14 +182,23 @@ static int copy_cluster(rkd_store *from, rkd_store *to, const rkd_store_cluster 
     return rc;
 }
 
+/* What copying each cluster needs (rkd_store_each_cluster's argument). */
+typedef struct copy_run {
+    rkd_store *from, *to;
+    FILE *log;
+    rkd_copy_summary *sum;
+} copy_run;
+
+static int copy_one(void *arg, const rkd_store_cluster *cl, rk_error *err)
+{
+    copy_run *run = arg;
+    return copy_cluster(run->from, run->to, cl, run->log, run->sum, err);
+}
+
 int rkd_store_copy(rkd_store *from, rkd_store *to, FILE *log, rkd_copy_summary *sum, rk_error *err)
 {
-    rkd_store_cluster_list clusters = {0};
+    copy_run run = {from, to, log, sum};
     memset(sum, 0, sizeof *sum);
-    int rc = rkd_store_list_clusters(from, &clusters, err);
-    rc = rc ? rc : rkd_store_adopt_id(to, rkd_store_id(from), err);
-    for (size_t i = 0; rc == RK_OK && i < clusters.count; i++)
-        rc = copy_cluster(from, to, &clusters.items[i], log, sum, err);
-    rkd_store_cluster_list_free(&clusters);
-    return rc;
+    int rc = rkd_store_adopt_id(to, rkd_store_id(from), err);
+    return rc ? rc : rkd_store_each_cluster(from, copy_one, &run, err);
 }

@@ -208,15 +208,43 @@ int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t befo
     return rc;
 }
 
-int rkd_store_list_clusters(rkd_store *s, rkd_store_cluster_list *out, rk_error *err)
+int rkd_store_list_clusters(rkd_store *s, size_t limit, const char *after,
+                            rkd_store_cluster_list *out, rk_error *err)
 {
     rk_error scratch;
     err = err ? err : &scratch;
     memset(out, 0, sizeof *out);
-    int rc = s->ops->list_clusters(s->b, out, err);
+    if (limit < 1 || limit > RKD_STORE_LIST_MAX)
+        return rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d", RKD_STORE_LIST_MAX);
+    int rc = s->ops->list_clusters(s->b, limit, after ? after : "", out, err);
     if (rc != RK_OK)
         rkd_store_cluster_list_free(out);
     return rc;
+}
+
+int rkd_store_each_cluster(rkd_store *s, rkd_store_cluster_fn fn, void *arg, rk_error *err)
+{
+    rk_error scratch;
+    rkd_store_cluster_list page = {0};
+    char *after = NULL;
+    err = err ? err : &scratch;
+    int rc;
+    do {
+        rc = rkd_store_list_clusters(s, RKD_STORE_LIST_MAX, after, &page, err);
+        for (size_t i = 0; rc == RK_OK && i < page.count; i++)
+            rc = fn(arg, &page.items[i], err);
+        free(after);
+        after = page.next_after; /* taken from the page */
+        page.next_after = NULL;
+        rkd_store_cluster_list_free(&page);
+    } while (rc == RK_OK && after);
+    free(after);
+    return rc;
+}
+
+void rkd_store_set_max_clusters(rkd_store *s, int64_t max)
+{
+    s->max_clusters = max > 0 ? max : 0;
 }
 
 /* ---- Publishing and activating ---- */
@@ -276,6 +304,7 @@ static int store_record(rkd_store *s, rkd_store_version *rec, const char *doc, c
     d.active_hint = opt->active_hint;
     d.gate = opt->gate;
     d.ring = ring;
+    d.max_clusters = s->max_clusters;
     rkd_store_published pub = {0};
     int rc = s->ops->publish(s->b, &d, &pub, err);
     rec->version = pub.version;

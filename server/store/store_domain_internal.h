@@ -16,6 +16,7 @@ struct rkd_store {
     rkd_store_watch_fn watch;  /* called after each activation, or NULL */
     void *watch_arg;           /* its argument */
     char id[RKD_STORE_ID_LEN]; /* the backend's store id, read at open */
+    int64_t max_clusters;      /* rkd_store_set_max_clusters; 0: no cap */
 };
 
 /* Refuses a NULL or empty cluster name (RK_EINVAL): the caller checks the name's rule. */

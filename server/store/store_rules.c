@@ -45,6 +45,17 @@ int rkd_store_check_publish(const rkd_store_draft *d, int64_t latest, rk_error *
                         d->cluster, (long long)latest, (long long)d->if_match_latest);
 }
 
+int rkd_store_check_room(const rkd_store_draft *d, int64_t count, rk_error *err)
+{
+    if (d->max_clusters <= 0 || count < d->max_clusters)
+        return RK_OK;
+    return rk_error_set(err, RKD_STORE_ETOOMANYCLUSTERS, "cluster",
+                        "cluster %s is not created: the store holds %lld clusters, this server's "
+                        "limit (ringkeeperd --max-clusters %lld); publish to an existing cluster, "
+                        "or raise --max-clusters",
+                        d->cluster, (long long)count, (long long)d->max_clusters);
+}
+
 int rkd_store_check_activation(const char *cluster, int64_t v, int64_t latest, int64_t active,
                                int64_t if_match_active, rk_error *err)
 {

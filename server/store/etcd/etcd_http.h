@@ -50,6 +50,8 @@ typedef struct rke_kvs {
     rke_kv *items;
     size_t count;
     int64_t revision; /* the store's revision the range was read at */
+    int64_t total;    /* the keys in the whole range, whatever a limit returned (etcd's count) */
+    int more;         /* non-zero: a limit left keys of the range out */
 } rke_kvs;
 
 void rke_kvs_free(rke_kvs *kvs);
@@ -77,6 +79,14 @@ void rke_client_free(rke_client *c);
 /* Keys from `key` up to `end` (exclusive; NULL: `key` alone) into *out (zeroed by the caller; the
  * caller frees it, also on failure). Linearizable: what a majority has committed. */
 int rke_range(rke_client *c, const char *key, const char *end, rke_kvs *out, rk_error *err);
+/* How much of a range rke_range_with reads. */
+typedef struct rke_range_opts {
+    int64_t limit;  /* at most this many keys, the first in key order (0: all) */
+    int count_only; /* non-zero: no keys, only out->total */
+} rke_range_opts;
+/* rke_range with `o` (NULL: as rke_range); out->total and out->more say what was left out. */
+int rke_range_with(rke_client *c, const char *key, const char *end, const rke_range_opts *o,
+                   rke_kvs *out, rk_error *err);
 /* Keys from key up to end (NULL: key alone), one range of rke_ranges. */
 typedef struct rke_range_req {
     const char *key;

@@ -62,7 +62,10 @@ static int parse_kvs(json_t *resp, rke_kvs *out, rk_error *err)
     size_t n = json_array_size(kvs);
     const char *rev =
         json_string_value(json_object_get(json_object_get(resp, "header"), "revision"));
+    const char *total = json_string_value(json_object_get(resp, "count"));
     out->revision = rev ? strtoll(rev, NULL, 10) : 0;
+    out->total = total ? strtoll(total, NULL, 10) : 0; /* int64 is a string in the gateway's JSON */
+    out->more = json_is_true(json_object_get(resp, "more"));
     if (n == 0)
         return RK_OK;
     out->items = calloc(n, sizeof *out->items);
@@ -88,10 +91,19 @@ static int set_b64(json_t *o, const char *name, const char *src, size_t len)
 
 int rke_range(rke_client *c, const char *key, const char *end, rke_kvs *out, rk_error *err)
 {
+    return rke_range_with(c, key, end, NULL, out, err);
+}
+
+int rke_range_with(rke_client *c, const char *key, const char *end, const rke_range_opts *o,
+                   rke_kvs *out, rk_error *err)
+{
     json_t *req = json_object(), *resp = NULL;
     int unknown;
     int bad = !req || set_b64(req, "key", key, strlen(key)) ||
-              (end && set_b64(req, "range_end", end, strlen(end)));
+              (end && set_b64(req, "range_end", end, strlen(end))) ||
+              (o && o->limit > 0 &&
+               json_object_set_new(req, "limit", json_integer((json_int_t)o->limit)) != 0) ||
+              (o && o->count_only && json_object_set_new(req, "count_only", json_true()) != 0);
     int rc = bad ? rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request")
                  : rke_http_call(c, "/v3/kv/range", req, 0, &resp, &unknown, err);
     rc = rc ? rc : parse_kvs(resp, out, err);

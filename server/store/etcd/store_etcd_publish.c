@@ -65,8 +65,12 @@ static int build_publish(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     publish_arg *p = st->arg;
     const rkd_store_draft *d = p->d;
     char key[RKE_KEY_MAX];
-    int64_t v = cur->latest + 1;
+    int64_t v = cur->latest + 1, count = 0;
     int rc = rkd_store_check_publish(d, cur->latest, err);
+    if (rc == RK_OK && cur->latest == 0 && d->max_clusters > 0) { /* a new cluster: room? */
+        rc = rke_count_clusters(s, &count, err);
+        rc = rc ? rc : rkd_store_check_room(d, count, err);
+    }
     if (rc != RK_OK)
         return rc;
     json_t *meta = rke_draft_meta(d, p->chunks);

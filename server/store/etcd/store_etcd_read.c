@@ -263,21 +263,44 @@ static int add_cluster(const rke_store *s, const rke_kv *kv, rkd_store_cluster *
     return rc;
 }
 
-/* The heads in etcd's key order: the names' byte order, as SQLite's ORDER BY name. */
-int rke_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err)
+/* The heads from `after` on (itself included when it exists, hence one more) in etcd's key order:
+ * the names' byte order, as SQLite's ORDER BY name; one range read with a limit. */
+int rke_list_clusters(void *b, size_t limit, const char *after, rkd_store_cluster_list *out,
+                      rk_error *err)
 {
     rke_store *s = b;
     rke_kvs kvs = {0};
-    char from[RKE_KEY_MAX];
-    snprintf(from, sizeof from, "%s/heads/", s->prefix);
-    char *to = rke_prefix_end(from);
-    int rc = to ? rke_range(s->etcd, from, to, &kvs, err)
+    char heads[RKE_KEY_MAX], from[RKE_KEY_MAX];
+    rke_head_key(s, heads, "");
+    rke_head_key(s, from, after);
+    char *to = rke_prefix_end(heads);
+    rke_range_opts o = {.limit = (int64_t)limit + 1};
+    int rc = to ? rke_range_with(s->etcd, from, to, &o, &kvs, err)
                 : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-    out->items = rc || !kvs.count ? NULL : calloc(kvs.count, sizeof *out->items);
-    if (rc == RK_OK && kvs.count && !out->items)
+    size_t skip = rc == RK_OK && kvs.count && strcmp(kvs.items[0].key, from) == 0 && after[0];
+    size_t n = kvs.count - skip < limit ? kvs.count - skip : limit;
+    out->items = rc || !n ? NULL : calloc(n, sizeof *out->items);
+    if (rc == RK_OK && n && !out->items)
         rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory listing clusters");
-    for (size_t i = 0; rc == RK_OK && i < kvs.count; i++)
-        rc = add_cluster(s, &kvs.items[i], &out->items[out->count++], err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        rc = add_cluster(s, &kvs.items[skip + i], &out->items[out->count++], err);
+    if (rc == RK_OK && n && (kvs.count > skip + n || kvs.more))
+        rc = rkd_store_strdup(out->items[n - 1].name, &out->next_after, err);
+    rke_kvs_free(&kvs);
+    free(to);
+    return rc;
+}
+
+int rke_count_clusters(rke_store *s, int64_t *count, rk_error *err)
+{
+    rke_kvs kvs = {0};
+    char heads[RKE_KEY_MAX];
+    rke_head_key(s, heads, "");
+    char *to = rke_prefix_end(heads);
+    rke_range_opts o = {.count_only = 1};
+    int rc = to ? rke_range_with(s->etcd, heads, to, &o, &kvs, err)
+                : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    *count = kvs.total;
     rke_kvs_free(&kvs);
     free(to);
     return rc;

@@ -121,7 +121,10 @@ int rke_get_version(void *b, const char *cluster, rkd_store_pick pick, int64_t v
                     rkd_store_version **out, char **doc, rk_error *err);
 int rke_list(void *b, const char *cluster, size_t limit, int64_t before,
              rkd_store_version_list *out, rk_error *err);
-int rke_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
+int rke_list_clusters(void *b, size_t limit, const char *after, rkd_store_cluster_list *out,
+                      rk_error *err);
+/* How many clusters (heads) the store holds: a count-only range read, no keys sent. */
+int rke_count_clusters(rke_store *s, int64_t *count, rk_error *err);
 
 #define RKE_READ_MORE_MAX 6 /* keys rke_read_head_and reads with the head */
 

@@ -35,7 +35,7 @@ static const char sql_list[] = "SELECT " VERSION_COLS " FROM versions v JOIN clu
 static const char sql_clusters[] =
     "SELECT c.name, COALESCE((SELECT version FROM versions WHERE cluster_id = c.id AND state = "
     "'active'), 0), COALESCE((SELECT MAX(version) FROM versions WHERE cluster_id = c.id), 0) "
-    "FROM clusters c ORDER BY c.name";
+    "FROM clusters c WHERE c.name > :cluster ORDER BY c.name LIMIT :limit";
 const char rks_sql_cluster_id[] = "SELECT id FROM clusters WHERE name = :cluster";
 const char rks_sql_max_version[] =
     "SELECT COALESCE(MAX(version), 0) FROM versions WHERE cluster_id = :cid";
@@ -184,43 +184,45 @@ int rks_list(void *b, const char *cluster, size_t limit, int64_t before,
     return rc;
 }
 
-static int append_cluster(sqlite3_stmt *st, rkd_store_cluster_list *out, size_t *cap, rk_error *err)
+/* Reads up to p->limit - 1 rows into out (allocated for them); one more row means there is another
+ * page, which starts after the last name of this one. */
+static int clusters_locked(rks_store *s, const rks_params *p, rkd_store_cluster_list *out,
+                           rk_error *err)
 {
-    if (out->count == *cap) {
-        size_t n = *cap ? *cap * 2 : 16;
-        rkd_store_cluster *items = realloc(out->items, n * sizeof *items);
-        if (!items)
-            return rk_error_set(err, RK_ENOMEM, NULL, "out of memory listing clusters");
-        out->items = items;
-        *cap = n;
-    }
-    rkd_store_cluster *c = &out->items[out->count];
-    c->active_version = sqlite3_column_int64(st, 1);
-    c->latest_version = sqlite3_column_int64(st, 2);
-    int rc = dup_col(st, 0, &c->name, err);
-    if (rc == RK_OK)
-        out->count++;
-    return rc;
-}
-
-int rks_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err)
-{
-    rks_store *s = b;
     sqlite3_stmt *st = NULL;
-    rks_params p = {0};
-    size_t cap = 0;
-    pthread_mutex_lock(&s->lock);
-    int rc = rks_statement(s, sql_clusters, &p, &st, err);
-    while (rc == RK_OK) {
+    size_t want = (size_t)p->limit - 1;
+    out->items = calloc(want, sizeof *out->items);
+    int rc = out->items ? rks_statement(s, sql_clusters, p, &st, err)
+                        : rk_error_set(err, RK_ENOMEM, NULL, "out of memory listing clusters");
+    while (rc == RK_OK && !out->next_after) {
         int step = sqlite3_step(st);
         if (step == SQLITE_DONE)
             break;
-        if (step == SQLITE_ROW)
-            rc = append_cluster(st, out, &cap, err);
-        else
+        if (step != SQLITE_ROW) {
             rc = rks_db_err(s, err, step, "listing clusters");
+        } else if (out->count == want) {
+            rc = rkd_store_strdup(out->items[want - 1].name, &out->next_after, err);
+        } else {
+            rkd_store_cluster *c = &out->items[out->count];
+            c->active_version = sqlite3_column_int64(st, 1);
+            c->latest_version = sqlite3_column_int64(st, 2);
+            rc = dup_col(st, 0, &c->name, err);
+            out->count += rc == RK_OK;
+        }
     }
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* The page is a range of the names' unique index (c.name > :cluster, LIMIT): its cost is the page,
+ * not the store. */
+int rks_list_clusters(void *b, size_t limit, const char *after, rkd_store_cluster_list *out,
+                      rk_error *err)
+{
+    rks_store *s = b;
+    rks_params p = {.cluster = after, .limit = (int64_t)limit + 1};
+    pthread_mutex_lock(&s->lock);
+    int rc = clusters_locked(s, &p, out, err);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }

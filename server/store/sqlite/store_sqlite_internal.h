@@ -66,7 +66,8 @@ int rks_get(void *b, const char *cluster, rkd_store_pick pick, int64_t v, rkd_st
             char **doc, rk_error *err);
 int rks_list(void *b, const char *cluster, size_t limit, int64_t before,
              rkd_store_version_list *out, rk_error *err);
-int rks_list_clusters(void *b, rkd_store_cluster_list *out, rk_error *err);
+int rks_list_clusters(void *b, size_t limit, const char *after, rkd_store_cluster_list *out,
+                      rk_error *err);
 int rks_publish(void *b, const rkd_store_draft *d, rkd_store_published *out, rk_error *err);
 int rks_activate(void *b, const char *cluster, int64_t v, const rkd_store_activation *a,
                  const char *now, rkd_store_version **out, char **doc, rk_error *err);

@@ -89,12 +89,16 @@ static int publish_locked(rks_store *s, const rkd_store_draft *d, rkd_store_publ
                           rk_error *err)
 {
     rks_params p = {.cluster = d->cluster, .now = d->created_at};
-    int64_t latest = 0;
-    int rc = rks_exec_params(s,
-                             "INSERT INTO clusters (name, created_at) VALUES (:cluster, :now) "
-                             "ON CONFLICT (name) DO NOTHING",
+    int64_t latest = 0, count = 0;
+    int rc = rks_int_query(s, rks_sql_cluster_id, &p, &p.cid, err);
+    if (rc == RK_OK && p.cid == 0 && d->max_clusters > 0) { /* a new cluster: is there room? */
+        rc = rks_int_query(s, "SELECT COUNT(*) FROM clusters", &p, &count, err);
+        rc = rc ? rc : rkd_store_check_room(d, count, err);
+    }
+    if (rc == RK_OK && p.cid == 0)
+        rc = rks_exec_params(s, "INSERT INTO clusters (name, created_at) VALUES (:cluster, :now)",
                              &p, "creating the cluster", err);
-    rc = rc ? rc : rks_int_query(s, rks_sql_cluster_id, &p, &p.cid, err);
+    rc = rc || p.cid ? rc : rks_int_query(s, rks_sql_cluster_id, &p, &p.cid, err);
     rc = rc ? rc : rks_int_query(s, rks_sql_max_version, &p, &latest, err);
     rc = rc ? rc : rkd_store_check_publish(d, latest, err);
     rc = rc ? rc : rks_insert_version(s, p.cid, latest + 1, d, err);

@@ -461,21 +461,47 @@ static void test_gate(void **state)
     rkd_store_close(s);
 }
 
+/* The page after `after` of `limit` names: `want` (space-separated) and next_after `next`. */
+static void expect_clusters(rkd_store *s, size_t limit, const char *after, const char *want,
+                            const char *next)
+{
+    rkd_store_cluster_list list;
+    char got[256] = "";
+    assert_int_equal(rkd_store_list_clusters(s, limit, after, &list, NULL), RK_OK);
+    for (size_t i = 0; i < list.count; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "",
+                 list.items[i].name);
+    assert_string_equal(got, want);
+    if (next)
+        assert_string_equal(list.next_after, next);
+    else
+        assert_null(list.next_after);
+    rkd_store_cluster_list_free(&list);
+}
+
+static int collect(void *arg, const rkd_store_cluster *c, rk_error *err)
+{
+    (void)err;
+    char *out = arg;
+    snprintf(out + strlen(out), 256 - strlen(out), "%s%s", out[0] ? " " : "", c->name);
+    return strcmp(c->name, "stop") == 0 ? RKD_STORE_ECONFLICT : RK_OK;
+}
+
 static void test_list_clusters(void **state)
 {
     (void)state;
-    char path[256];
+    char path[256], all[256] = "";
     rkd_store_cluster_list list;
+    rk_error err = {0};
     db_path(path, sizeof path, "clusters");
     rkd_store *s = open_ok(path);
-    assert_int_equal(rkd_store_list_clusters(s, &list, NULL), RK_OK);
-    assert_int_equal(list.count, 0);
-    rkd_store_cluster_list_free(&list);
+    expect_clusters(s, 100, NULL, "", NULL);
     publish(s, "zeta", 1, RKD_STORE_ANY, 0, RK_OK);
     publish(s, "alpha", 1, RKD_STORE_ANY, 1, RK_OK);
     publish(s, "alpha", 1, RKD_STORE_ANY, 0, RK_OK);
-    assert_int_equal(rkd_store_list_clusters(s, &list, NULL), RK_OK);
+    assert_int_equal(rkd_store_list_clusters(s, RKD_STORE_LIST_MAX, NULL, &list, NULL), RK_OK);
     assert_int_equal(list.count, 2);
+    assert_null(list.next_after);
     assert_string_equal(list.items[0].name, "alpha");
     assert_int_equal(list.items[0].active_version, 1);
     assert_int_equal(list.items[0].latest_version, 2);
@@ -483,6 +509,61 @@ static void test_list_clusters(void **state)
     assert_int_equal(list.items[1].active_version, 0);
     assert_int_equal(list.items[1].latest_version, 1);
     rkd_store_cluster_list_free(&list);
+
+    /* Pages by name (bytes: "a-b" < "a.b" < "a0" < "alpha"), resumed after any name, known or not */
+    publish(s, "a0", 1, RKD_STORE_ANY, 0, RK_OK);
+    publish(s, "a.b", 1, RKD_STORE_ANY, 0, RK_OK);
+    publish(s, "a-b", 1, RKD_STORE_ANY, 0, RK_OK);
+    expect_clusters(s, 2, NULL, "a-b a.b", "a.b");
+    expect_clusters(s, 2, "a.b", "a0 alpha", "alpha");
+    expect_clusters(s, 2, "alpha", "zeta", NULL);
+    expect_clusters(s, 1, "alpha", "zeta", NULL); /* exactly full: no next page */
+    expect_clusters(s, 3, "b", "zeta", NULL);     /* after a name no cluster has */
+    expect_clusters(s, 3, "zeta", "", NULL);
+    expect_clusters(s, 5, "", "a-b a.b a0 alpha zeta", NULL);
+    assert_int_equal(rkd_store_list_clusters(s, 0, NULL, &list, &err), RK_EINVAL);
+    assert_int_equal(rkd_store_list_clusters(s, RKD_STORE_LIST_MAX + 1, NULL, &list, &err),
+                     RK_EINVAL);
+
+    /* Every cluster through the pages, and the first error ends the walk */
+    assert_int_equal(rkd_store_each_cluster(s, collect, all, NULL), RK_OK);
+    assert_string_equal(all, "a-b a.b a0 alpha zeta");
+    publish(s, "stop", 1, RKD_STORE_ANY, 0, RK_OK);
+    all[0] = '\0';
+    assert_int_equal(rkd_store_each_cluster(s, collect, all, NULL), RKD_STORE_ECONFLICT);
+    assert_string_equal(all, "a-b a.b a0 alpha stop");
+    rkd_store_close(s);
+}
+
+/* --max-clusters: a publish that would create one more is refused, changing nothing; the
+ * clusters there are go on taking versions. */
+static void test_max_clusters(void **state)
+{
+    (void)state;
+    char path[256];
+    rkd_store_version *v = NULL;
+    rk_error err = {0};
+    db_path(path, sizeof path, "max_clusters");
+    rkd_store *s = open_ok(path);
+    rkd_store_set_max_clusters(s, 2);
+    publish(s, "one", 1, RKD_STORE_ANY, 0, RK_OK);
+    publish(s, "two", 1, RKD_STORE_ANY, 1, RK_OK);
+    rk_topology *t = topo(2);
+    assert_int_equal(rkd_store_publish(s, "three", t, NULL, &v, &err), RKD_STORE_ETOOMANYCLUSTERS);
+    assert_null(v);
+    assert_string_equal(err.field, "cluster");
+    assert_non_null(strstr(err.message, "--max-clusters 2"));
+    rkd_store_publish_opts act = {NULL, RKD_STORE_ANY, 1, 0, -1, 0, NULL, NULL};
+    assert_int_equal(rkd_store_publish(s, "three", t, &act, &v, NULL), RKD_STORE_ETOOMANYCLUSTERS);
+    rk_topology_free(t);
+    expect_clusters(s, 10, NULL, "one two", NULL);
+    assert_int_equal(rkd_store_latest(s, "three", &v, NULL), RKD_STORE_ENOCLUSTER);
+    assert_int_equal(publish(s, "one", 1, RKD_STORE_ANY, 0, RK_OK), 2); /* at the cap: goes on */
+    assert_int_equal(publish(s, "two", 1, RKD_STORE_ANY, 1, RK_OK), 2);
+    rkd_store_set_max_clusters(s, 3);
+    assert_int_equal(publish(s, "three", 1, RKD_STORE_ANY, 0, RK_OK), 1);
+    rkd_store_set_max_clusters(s, 0); /* no cap */
+    assert_int_equal(publish(s, "four", 1, RKD_STORE_ANY, 0, RK_OK), 1);
     rkd_store_close(s);
 }
 
@@ -558,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_publish_activate),
         cmocka_unit_test(test_unknown),
         cmocka_unit_test(test_list_clusters),
+        cmocka_unit_test(test_max_clusters),
         cmocka_unit_test(test_concurrent_publish),
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_activate_hint),
