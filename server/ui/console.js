@@ -15,9 +15,13 @@ function show(title, ...parts) {
 
 /* ---- clusters ---- */
 
-async function clustersView() {
-  const list = (await get("/v1/clusters")).clusters;
-  const rows = await Promise.all(list.slice(0, MAX_ROWS).map(async (c, i) => {
+/* A page of MAX_ROWS clusters by name (GET /v1/clusters pages: a store may hold --max-clusters of
+ * them), from the one after ?after=NAME, with a link to the next page while there is one. */
+async function clustersView(q) {
+  const after = q.get("after");
+  const page = await get(`/v1/clusters?limit=${MAX_ROWS}` + (after ? "&after=" + encodeURIComponent(after) : ""));
+  const list = page.clusters;
+  const rows = await Promise.all(list.map(async (c, i) => {
     const versions = (await get(clusterPath(c.cluster) + "/versions?limit=1000")).versions;
     const staged = versions.filter((v) => v.state === "staged").length;
     const clients = (await get(clusterPath(c.cluster) + "/clients?limit=1")).summary;
@@ -27,7 +31,12 @@ async function clustersView() {
       h("td", { class: "n", "data-staged": c.cluster }, String(staged)),
       h("td", { "data-clients": c.cluster }, convergedText(clients)));
   }));
-  show("Clusters", list.length ? table(["cluster", "active", "latest", "staged", "clients converged"], rows)
+  const pages = h("p", { class: "note" },
+    after ? [h("a", { href: "#/", id: "first-page" }, "first page"), " "] : "",
+    page.next_after ? h("a", { href: "#/?after=" + encodeURIComponent(page.next_after), id: "next-page" },
+      `next page, after ${page.next_after}`) : "");
+  show("Clusters", list.length ? [table(["cluster", "active", "latest", "staged", "clients converged"], rows), pages]
+    : after ? [h("p", {}, `No clusters after ${after}.`), pages]
     : h("p", {}, "No clusters yet: publish a topology (ringkeeper publish FILE)."));
 }
 
@@ -358,7 +367,7 @@ async function route() {
   try {
     if (parts[0] === "c" && parts.length === 2) ({ rest } = await clusterView(parts[1]));
     else if (parts[0] === "c" && parts[2] === "plan") ({ rest } = await planView(parts[1], new URLSearchParams(q || "")));
-    else await clustersView();
+    else await clustersView(new URLSearchParams(q || ""));
   } catch (e) {
     failed(e);
   }

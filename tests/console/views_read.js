@@ -30,6 +30,12 @@ async function clustersView(page) {
   check("clusters: clients converged shown", cells.includes("yes, 1") && cells.includes("none seen"), cells.join(" | "));
   await accessible(page, "clusters");
   await shot(page, "clusters");
+  // a page after a name: the clusters after it, by name, and the way back to the first page
+  const after = clusters[0].cluster, rest = (await api(`/v1/clusters?after=${after}`)).clusters.map((c) => c.cluster);
+  await open(page, `#/?after=${after}`);
+  const names = await page.$$eval("#view tbody tr td:first-child", (tds) => tds.map((t) => t.textContent));
+  check("clusters: the page after the first", rest.length > 0 && names.join(" ") === rest.join(" "), `${names} vs ${rest}`);
+  check("clusters: a link to the first page", (await page.$("#first-page")) !== null && (await page.$("#next-page")) === null);
 }
 
 async function clusterView(page) {
