@@ -129,7 +129,8 @@ MAX_BODY=4096
 } >"$TMP/big.json"
 [ "$(wc -c <"$TMP/big.json")" -gt "$MAX_BODY" ] || die "big.json is not over $MAX_BODY bytes"
 
-rk_start --max-body "$MAX_BODY" --max-plan-rows 1000
+MAX_CLUSTERS=2
+rk_start --max-body "$MAX_BODY" --max-plan-rows 1000 --max-clusters "$MAX_CLUSTERS"
 ex healthz 200 '$RK/healthz'
 ex readyz 200 '$RK/readyz'
 ex clusters_empty 200 '$RK/v1/clusters'
@@ -192,9 +193,12 @@ ex e_too_many_points 422 -X POST '$RK/v1/clusters/cache/versions' -H "$J" \
     --data-binary '{"hash":"xxh3_64","vnode_factor":4096,"nodes":[{"id":"a","addr":"10.0.0.1:11211","weight":1000},{"id":"b","addr":"10.0.0.2:11211","weight":100}]}'
 ex publish_new 201 -X POST '$RK/v1/clusters/sessions/versions?activate=true' -H "$J" -H 'If-Match: "v0"' --data-binary "$S1"
 ex publish_s2 201 -X POST '$RK/v1/clusters/sessions/versions' -H "$J" --data-binary "$S2"
+ex e_too_many_clusters 422 -X POST '$RK/v1/clusters/carts/versions' -H "$J" --data-binary "$T3"
 ex e_hash_mismatch 422 '$RK/v1/clusters/sessions/plan'
 ex e_plan_too_large 422 '$RK/v1/clusters/cache/plan?from=1&to=2&max_step=0.0001'
 ex clusters 200 '$RK/v1/clusters'
+ex clusters_page 200 '$RK/v1/clusters?limit=1'
+ex clusters_next 200 '$RK/v1/clusters?limit=1&after=cache'
 FILTER=trim_metrics ex metrics 200 '$RK/metrics'
 rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server exited $STOP_CODE"
@@ -434,7 +438,7 @@ EOF
 | [`GET /healthz`](#get-healthz) | 200 while the process runs |
 | [`GET /readyz`](#get-readyz) | 200 when the database answers, 503 otherwise |
 | [`GET /metrics`](#get-metrics) | Prometheus metrics |
-| [`GET /v1/clusters`](#get-v1clusters) | every cluster with its active and latest version |
+| [`GET /v1/clusters`](#get-v1clusters) | the clusters by name, with their active and latest versions, paged |
 | [`POST /v1/clusters/{c}/versions`](#post-v1clusterscversions) | publish a topology as a new version |
 | [`GET /v1/clusters/{c}/versions`](#get-v1clusterscversions) | the versions, newest first, paged |
 | [`GET /v1/clusters/{c}/versions/{v}`](#get-v1clusterscversionsv) | one version document |
@@ -496,8 +500,17 @@ EOF
 
 ### `GET /v1/clusters`
 
-Every cluster, by name, with its active version (`null` before the first activation) and its latest
-version. On an empty database:
+The clusters, by name (in byte order), with their active version (`null` before the first activation)
+and their latest version, a page at a time: a store holds up to `--max-clusters` of them (default
+10000). `next_after` is the value of `after` for the next page, or `null` on the last page. A page is
+one range read of the store's index of names, whatever the store holds.
+
+| parameter | default | meaning |
+|---|---|---|
+| `?limit=N` | 100 | at most N clusters, 1..1000 |
+| `?after=NAME` | none | only clusters whose names sort after NAME (a cluster name, not necessarily one that exists) |
+
+Errors: 400 `invalid_parameter` (`field`: `limit` or `after`). On an empty database:
 
 EOF
     show clusters_empty
@@ -507,6 +520,14 @@ At the end of the examples:
 
 EOF
     show clusters
+    cat <<'EOF'
+
+A page of one, and the next:
+
+EOF
+    show clusters_page
+    echo
+    show clusters_next
     cat <<'EOF'
 
 ### `POST /v1/clusters/{c}/versions`
@@ -525,7 +546,8 @@ ignored, so a fetched version document can be edited and published again.
 | body | required | the topology, at most `--max-body` bytes; total points (`vnode_factor` × weights) at most 4194304 |
 
 Errors: 400 `malformed_json`, `invalid_topology` (with `field`), `invalid_parameter`, `invalid_header`,
-`invalid_cluster`; 401, 403; 412; 413; 422 `too_many_points`.
+`invalid_cluster`; 401, 403; 412; 413; 422 `too_many_points`, `too_many_clusters` (a new cluster while the
+store holds `--max-clusters`; nothing is stored, and publishes to the clusters there go on).
 
 EOF
     show publish_v1
@@ -1332,7 +1354,7 @@ EOF
         admin_required cross_origin unsupported_media_type unknown_host plan_changed \
         approval_required budget_exceeded migration_open no_migration_window no_migration \
         job_state leased not_verified version_changed data_unknown job_too_large no_rollout \
-        rollout_state rollout_running rollout_too_large; do
+        rollout_state rollout_running rollout_too_large too_many_clusters; do
         printf '### `%s`\n\n' "$e"
         case $e in
         invalid_topology) echo "A topology rule is broken; \`field\` is the JSON path of the culprit." ;;
@@ -1376,6 +1398,7 @@ EOF
         rollout_state) echo "A rollout is approved once." ;;
         rollout_running) echo "An activation by hand while a rollout drives the cluster." ;;
         rollout_too_large) echo "No split of the drain of one node of weight 1 at \`vnode_factor\` 8 keeps each step at 0.1% of the hash space." ;;
+        too_many_clusters) echo "A publish that would create a third cluster on this server, which ran with \`--max-clusters $MAX_CLUSTERS\` (default 10000); \`field\` is \`cluster\`. Publishes to the two clusters there go on." ;;
         job_too_large) echo "Over a thousand of 1100 nodes lose keys to a new node of weight 500: more sources than the 1024 a job keeps." ;;
         hash_mismatch) echo "Version 1 of \`sessions\` hashes with \`fnv1a_32\`, version 2 with \`xxh3_64\`: every key would move." ;;
         esac
