@@ -50,7 +50,7 @@ int rkd_store_check_room(const rkd_store_draft *d, int64_t count, rk_error *err)
     if (d->max_clusters <= 0 || count < d->max_clusters)
         return RK_OK;
     return rk_error_set(err, RKD_STORE_ETOOMANYCLUSTERS, "cluster",
-                        "cluster %s is not created: the store holds %lld clusters, this server's "
+                        "%s is a new cluster, and the store holds %lld clusters, this server's "
                         "limit (ringkeeperd --max-clusters %lld); publish to an existing cluster, "
                         "or raise --max-clusters",
                         d->cluster, (long long)count, (long long)d->max_clusters);
