@@ -269,29 +269,19 @@ static int warnings(rk_plan *p, const rk_ring *a, const rk_ring *b)
     return rc;
 }
 
-/* A plan compares positions, so both rings must put a key at the same position: same scheme,
- * hash and hash tag (docs/RING.md, KETAMA.md). */
+/* A plan compares positions, so both rings must put a key at the same position (docs/RING.md,
+ * KETAMA.md). */
 static int check_comparable(const rk_topology *a, const rk_topology *b, rk_error *err)
 {
-    rk_scheme sa = rk_topology_scheme(a), sb = rk_topology_scheme(b);
-    const char *ta = rk_topology_hash_tag(a), *tb = rk_topology_hash_tag(b);
-    if (sa != sb)
-        return rk_error_set(err, RK_EHASHMISMATCH, "scheme",
-                            "the versions use the %s and the %s scheme: every key would move, so "
-                            "there is no plan; publish the new topology in the same scheme",
-                            rk_scheme_name(sa), rk_scheme_name(sb));
-    if (rk_topology_hash(a) != rk_topology_hash(b))
-        return rk_error_set(
-            err, RK_EHASHMISMATCH, "hash",
-            "the versions hash with %s and %s: every key would be rehashed, so there is no "
-            "plan; publish the new topology with the same hash",
-            rk_hash_name(rk_topology_hash(a)), rk_hash_name(rk_topology_hash(b)));
-    if ((ta || tb) && !(ta && tb && strcmp(ta, tb) == 0))
-        return rk_error_set(err, RK_EHASHMISMATCH, "hash_tag",
-                            "the versions use hash tags \"%s\" and \"%s\": tagged keys would "
-                            "move without a plan; publish the new topology with the same tag",
-                            ta ? ta : "", tb ? tb : "");
-    return RK_OK;
+    if (rk_topology_comparable(a, b, err) == RK_OK)
+        return RK_OK;
+    char why[RK_ERROR_MESSAGE_MAX], field[RK_ERROR_FIELD_MAX];
+    snprintf(why, sizeof why, "%s", err->message);
+    snprintf(field, sizeof field, "%s", err->field);
+    const char *what = strcmp(field, "hash_tag") == 0 ? "hash tag" : field;
+    return rk_error_set(err, RK_EHASHMISMATCH, field,
+                        "%s, so there is no plan; publish the new topology with the same %s", why,
+                        what);
 }
 
 /* The points of one ring below a position, sorted as in the ring, each with its plan node. */

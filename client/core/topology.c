@@ -448,3 +448,22 @@ int rk_client_id_valid(const char *id)
     }
     return n > 0;
 }
+
+int rk_topology_comparable(const rk_topology *a, const rk_topology *b, rk_error *err)
+{
+    rk_scheme sa = rk_topology_scheme(a), sb = rk_topology_scheme(b);
+    const char *ta = rk_topology_hash_tag(a), *tb = rk_topology_hash_tag(b);
+    if (sa != sb)
+        return rk_error_set(err, RK_EHASHMISMATCH, "scheme",
+                            "the versions use the %s and the %s scheme: every key would move",
+                            rk_scheme_name(sa), rk_scheme_name(sb));
+    if (rk_topology_hash(a) != rk_topology_hash(b))
+        return rk_error_set(err, RK_EHASHMISMATCH, "hash",
+                            "the versions hash with %s and %s: every key would be rehashed",
+                            rk_hash_name(rk_topology_hash(a)), rk_hash_name(rk_topology_hash(b)));
+    if ((ta || tb) && !(ta && tb && strcmp(ta, tb) == 0))
+        return rk_error_set(err, RK_EHASHMISMATCH, "hash_tag",
+                            "the versions use hash tags \"%s\" and \"%s\": tagged keys would move",
+                            ta ? ta : "", tb ? tb : "");
+    return RK_OK;
+}

@@ -245,6 +245,11 @@ RK_API rk_hash_alg rk_topology_hash(const rk_topology *t);
 RK_API uint32_t rk_topology_vnode_factor(const rk_topology *t);
 /* The ketama scheme's hash tag (two characters), or NULL; borrowed. */
 RK_API const char *rk_topology_hash_tag(const rk_topology *t);
+/* RK_OK when rings of `a` and `b` put every key at the same position, so a plan between them
+ * exists: the same scheme, hash and hash tag. Else RK_EHASHMISMATCH, its field "scheme", "hash"
+ * or "hash_tag" and its message saying what differs: every key (or every tagged key) moves. */
+RK_API int rk_topology_comparable(const rk_topology *a, const rk_topology *b,
+                                  rk_error *err) RK_MUST_CHECK;
 RK_API size_t rk_topology_node_count(const rk_topology *t);
 /* Node i (0 <= i < node_count) in the order of the document; borrowed, valid while `t` lives. */
 RK_API const rk_node *rk_topology_node(const rk_topology *t, size_t i);

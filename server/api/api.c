@@ -46,11 +46,11 @@
  * | 422    | too_many_points     | the topology's total points are over the cap                  |
  * | 422    | hash_mismatch       | a plan between versions with different hash algorithms        |
  * | 422    | plan_too_large      | a plan over --max-plan-arcs or --max-plan-rows                |
- * | 422    | budget_exceeded     | an activation moves more, or balances worse, than the policy  |
+ * | 422    | budget_exceeded     | an activation moves more, balances worse, or changes the hash |
  * | 422    | data_unknown        | a job for a topology without "data" (memcached or redis)      |
  * | 422    | job_too_large       | a job of more sources over its steps than the server keeps    |
  * | 422    | rollout_too_large   | a rollout review over its work or document bound, or no split  |
- * | 422    | too_many_clusters   | a publish creating a cluster past --max-clusters; field: cluster|
+ * | 422    | too_many_clusters   | a publish creating a cluster past --max-clusters              |
  * | 500    | internal            | out of memory, a damaged database, a bug                      |
  * | 503    | unavailable         | the database does not answer now, or too many plans at once   |
  * | 503    | busy                | (http.c) bodies or long polls in flight are at their bound    |

@@ -351,23 +351,32 @@ static int within_budget(const rk_plan *p, const rkd_store_policy *pol, int64_t 
     return RK_OK;
 }
 
-/* The plan from the active version's ring to `to`: the budget's verdict, and *moved. */
+/* Rings that put keys elsewhere (another scheme, hash or hash tag) move every key: that takes a
+ * forced activation, whatever the budget (following the docs, an operator had switched a cluster
+ * from nginx to haproxy without a word, while its plan was refused). Else, with a budget, the
+ * plan from the active version's ring to `to`: its verdict, and *moved. */
 static int check_plan(const rkd_gate *g, const rk_ring *to, const rkd_store_policy *pol,
                       int64_t active, double *moved, rk_error *err)
 {
+    if (rk_topology_comparable(rk_ring_topology(g->from->value), rk_ring_topology(to), err)) {
+        *moved = 1;
+        if (g->reason)
+            return RK_OK;
+        char why[RK_ERROR_MESSAGE_MAX], field[RK_ERROR_FIELD_MAX], v[32];
+        snprintf(why, sizeof why, "%s", err->message);
+        snprintf(field, sizeof field, "%s", err->field);
+        snprintf(v, sizeof v, g->to_version ? "version %lld" : "the new version",
+                 (long long)g->to_version);
+        return rk_error_set(err, RKD_STORE_EBUDGET, field,
+                            "activating %s over version %lld: %s; %sactivate it with {\"force\": "
+                            "true, \"reason\": \"...\"} if that is meant",
+                            v, (long long)active, why,
+                            g->publish ? "publish it without activate=true, then " : "");
+    }
+    if (!g->budget)
+        return RK_OK;
     rk_plan_options opt = {.max_arcs = g->c->app->plan.max_arcs};
     rk_plan *plan = rk_plan_new(g->from->value, to, &opt, err);
-    if (!plan && err->code == RK_EHASHMISMATCH) {
-        *moved = 1; /* every key is hashed anew */
-        if (g->reason || pol->max_moved_fraction >= 1)
-            return RK_OK;
-        return rk_error_set(err, RKD_STORE_EBUDGET, NULL,
-                            "activating version %lld over %lld changes the hash and moves every "
-                            "key, over the policy's max_moved_fraction of %.4f%%; activate with "
-                            "{\"force\": true, \"reason\": \"...\"} if that is meant",
-                            (long long)g->to_version, (long long)active,
-                            100 * pol->max_moved_fraction);
-    }
     if (!plan)
         return err->code;
     *moved = rk_plan_moved_fraction(plan);
@@ -395,9 +404,9 @@ static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk
     *moved = -1;
     int rc = check_rollout(g, v, err);
     g->budget = pol->max_moved_fraction < 1 || pol->max_balance_after > 0;
-    if (rc != RK_OK || !v->active || (g->to_version && g->to_version <= v->active) || !g->budget)
-        return rc; /* refused, a first activation, one the store refuses, or no budget */
-    /* No budget or force helps while a window is open: say so before asking for rings. */
+    if (rc != RK_OK || !v->active || (g->to_version && g->to_version <= v->active))
+        return rc; /* refused, a first activation, or one the store refuses */
+    /* No force helps while a window is open: say so before asking for rings. */
     if (v->previous)
         rc = rkd_store_check_window(v->cluster, v->active, v->previous, err);
     if (rc != RK_OK)

@@ -269,7 +269,8 @@ json_t *rkd_plan_picture_json(const rk_plan *p, const rk_plan_meta *meta, const 
 /* ---- api_cutover.c: the gate of an activation (docs/API.md) ---- */
 
 /* An activation's gate (a hand's: no rollout may hold the cluster; a rollout step's: its
- * approvals against the policy now; for both, the policy's budget). The
+ * approvals against the policy now; for both, rings that put keys where the active one does,
+ * unless forced, and the policy's budget). The
  * store runs `check` inside the activation's transaction, over the policy, the rollout and the
  * active version that transaction read; the rings its plan needs are fetched here, between
  * tries, since a read inside the transaction could wait on the store's own lock. */
@@ -295,7 +296,8 @@ int rkd_activation_body(rkd_call *c, const char **reason, json_t **doc);
 /* Sets g->c and g->check, and holds the plan's rings if the cache has them; the caller has set
  * to_version or publish (and sets reason before the store's call). The check answers
  * RKD_STORE_EROLLOUTRUNNING, RKD_STORE_EWINDOWOPEN or RKD_STORE_EBUDGET (422 budget_exceeded,
- * with the figures), and computes no plan when the policy has no budget. */
+ * with the figures, or the scheme, hash or hash tag that changes), and computes no plan when the
+ * policy has no budget. */
 void rkd_gate_init(rkd_gate *g, rkd_call *c);
 /* After the store's call answered *rc: non-zero when it should be called again, the check having
  * asked for rings now fetched (RKD_STORE_EGATE; after three tries *rc becomes

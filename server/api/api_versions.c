@@ -49,11 +49,9 @@ static void publish(rkd_call *c, rk_topology *t, rkd_store_publish_opts *opt)
         rkd_fail(c, rc, &err);
         return;
     }
-    if (ring && g.budget) /* the new active version's: the next budget's plan starts from it */
+    if (ring) /* the new active version's: the next activation's gate starts from it */
         rkd_cache_release(c->app->rings, rkd_cache_put(c->app->rings, c->cluster, v->version, 0,
                                                        ring, rk_ring_memory(ring), gen));
-    else
-        rk_ring_free(ring); /* no budget: kept only if a plan is asked for, as before */
     rkd_count(c->app, RKD_COUNT_PUBLISHES);
     answer_version(c, 201, v);
     rkd_store_version_free(v);

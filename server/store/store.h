@@ -31,8 +31,9 @@
 
 /* Store codes; the HTTP layer maps them: ENOCLUSTER, ENOVERSION, ENOACTIVE, ENOJOB -> 404;
  * ECONFLICT, EAPPROVAL, EPLANCHANGED, EWINDOWOPEN, ENOWINDOW and the job's (migration_job.h)
- * -> 409, but ENODATA, EJOBTOOBIG and ETOOMANYCLUSTERS -> 422; ESELFAPPROVAL -> 403; EPRECONDITION ->
- * 412; EUNAVAILABLE -> 503; the rest stop the server at startup. Values do not overlap rk_status.
+ * -> 409, but ENODATA, EJOBTOOBIG and ETOOMANYCLUSTERS -> 422; ESELFAPPROVAL -> 403; EPRECONDITION
+ * -> 412; EUNAVAILABLE -> 503; the rest stop the server at startup. Values do not overlap
+ * rk_status.
  */
 #define RKD_STORE_ERRNO_MAP(X)                                                                     \
     X(ENOCLUSTER, -100, "unknown cluster")                                                         \

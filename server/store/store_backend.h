@@ -63,7 +63,7 @@ typedef struct rkd_store_draft {
     int64_t active_hint;        /* with activate: as rkd_store_activation's (0: none) */
     const rkd_store_gate *gate; /* with activate: as rkd_store_activation's (NULL: none) */
     const rk_ring *ring;        /* with a gate: the topology's ring, for its view (NULL: none) */
-    int64_t max_clusters;       /* > 0: a new cluster only while fewer exist (rkd_store_check_room) */
+    int64_t max_clusters;       /* > 0: a new cluster only while fewer exist (below) */
 } rkd_store_draft;
 
 /* What a publish committed: the version's number and, when it activated it, the migration window

@@ -906,7 +906,10 @@ the balance after — the most loaded node's share over its ideal — at most `m
 approved exactly this plan, by its `digest`; else 409 `approval_required`). An activation with the body
 `{"force": true, "reason": "..."}` passes the budget (never the approvals), and the reason is recorded.
 A first activation (nothing active) has no plan: only the approvals count, of the digest from version 0
-with an empty fingerprint (`0:>1:<fingerprint>`).
+with an empty fingerprint (`0:>1:<fingerprint>`). Whatever the policy, a version whose scheme, hash or
+hash tag is not the active one's moves every key (its plan is refused, 422 `hash_mismatch`): activating
+it is 422 `budget_exceeded`, its `field` naming what differs, unless forced with a reason; a publish
+with `?activate=true` of such a version stores nothing (publish it staged, then activate it forced).
 The whole gate (and, before it, whether a rollout holds the cluster: 409 `rollout_running`) is
 checked inside the activation's transaction, against the policy, the rollout and the active version
 that transaction reads: a policy tightened, or a rollout started, an instant before the commit is the
@@ -1385,7 +1388,7 @@ EOF
         unknown_host) echo "A browser's request (it sends \`Origin\` or \`Sec-Fetch-Site\`) must name in \`Host\` an IP address, \`localhost\` or a name given with \`--public-name\`: here an attacker's name, pointed at this server by the attacker's DNS once the page loaded (DNS rebinding), which makes the page's origin the server's own." ;;
         plan_changed) echo "The digest approved is not the plan from the active version to 2 (here: the first activation's, of version 1)." ;;
         approval_required) echo "Forced past the budget, but nobody approved the plan yet: force never passes the approvals." ;;
-        budget_exceeded) echo "The plan moves more than the policy's \`max_moved_fraction\`." ;;
+        budget_exceeded) echo "The plan moves more than the policy's \`max_moved_fraction\`, or the version changes the scheme, hash or hash tag (every key moves) without force." ;;
         migration_open) echo "A migration window from version 1 to 2 of \`web\` is open: finish it before activating version 3." ;;
         no_migration_window) echo "The window of \`web\` was finished already." ;;
         no_migration) echo "Cluster \`mc\` never had a migration job." ;;

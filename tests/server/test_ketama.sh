@@ -55,6 +55,24 @@ topo 4 >"$TMP/rk4"
 check "publish a ringkeeper-scheme v3" 201 "$(req POST /v1/clusters/tw/versions -H "$J" --data-binary @"$TMP/rk4")"
 check "plan across schemes" 422 "$(req GET '/v1/clusters/tw/plan?from=2&to=3')"
 has "422 names the scheme" "$TMP/body" '"field":"scheme"'
+# ... and activating across schemes moves every key: it takes force with a reason, like a budget
+# (issue 53: a scheme change had been activated silently while its plan was refused).
+ring_version() { curl -s "$BASE/v1/clusters/$1/ring" | sed -n 's/.*"version":\([0-9]*\).*/\1/p'; }
+before=$(ring_version tw)
+check "activate across schemes: 422" 422 "$(req POST /v1/clusters/tw/versions/3/activate)"
+has "... names the scheme" "$TMP/body" '"field":"scheme"'
+has "... says force" "$TMP/body" 'every key would move; activate it with {\"force\": true'
+check "... nothing changed" "$before" "$(ring_version tw)"
+check "a first version needs no plan" 201 "$(req POST '/v1/clusters/tw2/versions?activate=true' \
+    -H "$J" --data-binary @"$TMP/rk4")"
+check "a publish that activates another scheme: 422" 422 "$(req POST \
+    '/v1/clusters/tw2/versions?activate=true' -H "$J" --data-binary @"$TMP/ten")"
+has "... saying to publish it staged" "$TMP/body" "publish it without activate=true, then activate it"
+check "... and nothing stored" 200 "$(req GET /v1/clusters/tw2/versions)"
+if grep -q '"version":2' "$TMP/body"; then bad "a refused publish left a version"; else ok; fi
+check "forced with a reason: 200" 200 "$(req POST /v1/clusters/tw/versions/3/activate -H "$J" \
+    --data-binary '{"force":true,"reason":"moving the fleet to the ringkeeper scheme"}')"
+check "... active" 3 "$(ring_version tw)"
 
 # Revert keeps the scheme and the tag, and so the fingerprint.
 check "revert v1" 201 "$(req POST /v1/clusters/tw/versions/1/revert)"

@@ -510,7 +510,8 @@ static void test_list_clusters(void **state)
     assert_int_equal(list.items[1].latest_version, 1);
     rkd_store_cluster_list_free(&list);
 
-    /* Pages by name (bytes: "a-b" < "a.b" < "a0" < "alpha"), resumed after any name, known or not */
+    /* Pages by name (bytes: "a-b" < "a.b" < "a0" < "alpha"), resumed after any name, known or
+     * not */
     publish(s, "a0", 1, RKD_STORE_ANY, 0, RK_OK);
     publish(s, "a.b", 1, RKD_STORE_ANY, 0, RK_OK);
     publish(s, "a-b", 1, RKD_STORE_ANY, 0, RK_OK);
@@ -639,7 +640,7 @@ int main(void)
         cmocka_unit_test(test_publish_activate),
         cmocka_unit_test(test_unknown),
         cmocka_unit_test(test_list_clusters),
-        cmocka_unit_test(test_max_clusters),
+        cmocka_unit_test(test_max_clusters), /* --max-clusters */
         cmocka_unit_test(test_concurrent_publish),
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_activate_hint),
