@@ -69,6 +69,8 @@
 #define DOC_CACHE_BYTES    ((size_t)64 << 20)  /* ... in at most this many bytes */
 #define RING_CACHE_ENTRIES 8                   /* built rings kept for plans */
 #define RING_CACHE_BYTES   ((size_t)512 << 20) /* ... in at most this many bytes of points */
+#define REFUSAL_ENTRIES    256                 /* plans refused as too large remembered */
+#define REFUSAL_BYTES      ((size_t)1 << 20)   /* ... in at most this many bytes (~0.6 KB each) */
 #define MAX_SEGMENTS       6                   /* path segments of the longest route */
 
 /* ---- Routing ---- */
@@ -301,26 +303,36 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
     rkd_changes_init(app);
     app->docs = rkd_cache_new(DOC_CACHE_ENTRIES, DOC_CACHE_BYTES, free);
     app->rings = rkd_cache_new(RING_CACHE_ENTRIES, RING_CACHE_BYTES, free_ring);
+    app->refusals = rkd_cache_new(REFUSAL_ENTRIES, REFUSAL_BYTES, free);
     app->clients = rkd_clients_new(NULL);
     app->strangers = rkd_clients_new(NULL);
-    int rc = app->docs && app->rings && app->clients && app->strangers ? seed_metrics(app, err)
-                                                                       : RK_ENOMEM;
+    int rc = app->docs && app->rings && app->refusals && app->clients && app->strangers
+                 ? rkd_app_set_plan_limits(app, &(rkd_plan_limits){0})
+                 : RK_ENOMEM;
+    rc = rc == RK_OK ? seed_metrics(app, err) : rc;
     if (rc != RK_OK) {
         if (rc == RK_ENOMEM)
             rk_error_set(err, RK_ENOMEM, NULL, "out of memory creating the API");
         rkd_app_free(app);
         return NULL;
     }
-    rkd_app_set_plan_limits(app, &(rkd_plan_limits){0});
     rkd_store_set_watch(store, rkd_on_store_change, app);
     return app;
 }
 
-void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits)
+int rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits)
 {
+    unsigned n = limits->concurrency ? limits->concurrency : RKD_PLAN_CONCURRENCY;
+    /* at most n addresses hold a slot at once */
+    rkd_budget *slots = rkd_budget_new(n, rkd_plan_share(n), n);
+    if (!slots)
+        return RK_ENOMEM;
+    rkd_budget_free(app->plan_slots);
+    app->plan_slots = slots;
     app->plan.max_arcs = limits->max_arcs ? limits->max_arcs : RKD_PLAN_MAX_ARCS;
     app->plan.max_rows = limits->max_rows ? limits->max_rows : RKD_PLAN_MAX_ROWS;
-    app->plan.concurrency = limits->concurrency ? limits->concurrency : RKD_PLAN_CONCURRENCY;
+    app->plan.concurrency = n;
+    return RK_OK;
 }
 
 int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits)
@@ -345,8 +357,10 @@ void rkd_app_free(rkd_app *app)
     rkd_app_stop_rollouts(app);
     if (app->store)
         rkd_store_set_watch(app->store, NULL, NULL);
+    rkd_cache_free(app->refusals);
     rkd_cache_free(app->rings);
     rkd_cache_free(app->docs);
+    rkd_budget_free(app->plan_slots);
     rkd_clients_free(app->clients);
     rkd_clients_free(app->strangers);
     pthread_rwlock_destroy(&app->hook_mu);

@@ -66,7 +66,8 @@ void rkd_app_free(rkd_app *app);
 
 /* What one plan may cost (0: the default of each). A plan over max_arcs is refused before its arcs
  * are stored, one over max_rows (the arcs, transfers and step arcs it would render) before it is
- * rendered, both 422 plan_too_large; past `concurrency` plans at once, 503 unavailable. */
+ * rendered, both 422 plan_too_large; past `concurrency` plans at once, or half of them from one
+ * client address, 503 unavailable. */
 typedef struct rkd_plan_limits {
     size_t max_arcs, max_rows;
     unsigned concurrency;
@@ -76,8 +77,8 @@ typedef struct rkd_plan_limits {
 #define RKD_PLAN_MAX_ROWS    50000
 #define RKD_PLAN_CONCURRENCY 2
 
-/* Sets the plan limits; call before serving. */
-void rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits);
+/* Sets the plan limits; call before serving. RK_OK, or RK_ENOMEM (the limits unchanged). */
+int rkd_app_set_plan_limits(rkd_app *app, const rkd_plan_limits *limits) RK_MUST_CHECK;
 
 /* Replaces the tables of clients (docs/API.md: the authenticated ones, and those seen without a
  * client token, kept apart unless limits->authenticated_only) by empty ones with these limits (0:

@@ -1,5 +1,6 @@
 /* api_cache.c — the small LRU caches of the API: serialized active version documents per cluster
- * (GET /ring answers without SQL or JSON work) and built rings per version (GET /plan). */
+ * (GET /ring answers without SQL or JSON work), built rings per version and plans refused as too
+ * large (GET /plan). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,6 +15,7 @@
 
 #include "api.h"
 #include "doc_change.h"
+#include "http_budget.h"
 #include "migration_job.h"
 #include "rollout.h"
 #include "store.h"
@@ -112,11 +113,13 @@ struct rkd_app {
     rkd_metrics *metrics;      /* borrowed, may be NULL */
     rkd_cache *docs;           /* (cluster, 0) -> rkd_active_doc of the active version */
     rkd_cache *rings;          /* (cluster, version) -> rk_ring */
+    rkd_cache *refusals;       /* (cluster, hash of what decided it) -> a plan refused as too
+                                  large (api_plan.c) */
     pthread_rwlock_t hook_mu;  /* guards hook and hook_arg; held shared across each call */
     rkd_activation_fn hook;    /* called after each activation, or NULL */
     void *hook_arg;            /* its argument */
     rkd_plan_limits plan;      /* what one plan may cost */
-    atomic_uint plans;         /* plans being computed now */
+    rkd_budget *plan_slots;    /* plans being computed now, per client address (api_rings.c) */
     rkd_clients *clients;      /* RK-Client ids seen, per cluster: authenticated by a client token
                                   when a token file is set, else all of them */
     rkd_clients *strangers;    /* with a token file, the ids seen without a client token: apart, so
@@ -242,15 +245,19 @@ int rkd_plan_rings(rkd_call *c, const int64_t v[2], const rk_plan_options *opt, 
                    rkd_entry *e[2], rk_error *err);
 
 /* Answers a plan's failure: plan_too_large for one over --max-plan-arcs or rkd_plan_rings'
- * max_nodes, else as rkd_fail. */
-void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err);
+ * max_nodes (then 1), else as rkd_fail (0). */
+int rkd_fail_plan(rkd_call *c, int rc, const rk_error *err);
 /* Answers plan_too_large for a plan whose rendering would pass --max-plan-rows: `what` says how
  * many rows, `fewer` how to ask for less. */
 void rkd_fail_rows(rkd_call *c, const char *what, const char *fewer);
 
+/* Slots of --plan-concurrency `concurrency` one client address may hold: half, at least one, so
+ * that clients looping on costly plans from one address leave the others some. */
+unsigned rkd_plan_share(unsigned concurrency);
 /* Takes one of the --plan-concurrency slots that bound plans and ring builds (about 1 s and
- * 500 MB each at 4M points): 1, or 0 after answering 503 with Retry-After. Release a taken slot
- * with rkd_plan_slot_release. */
+ * 500 MB each at 4M points), within the share of the request's address (an IPv6 one counted by
+ * its /64; all requests of no known address as one): 1, or 0 after answering 503 with
+ * Retry-After. Release a taken slot with rkd_plan_slot_release. */
 int rkd_plan_slot(rkd_call *c);
 void rkd_plan_slot_release(rkd_call *c);
 

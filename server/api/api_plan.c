@@ -158,35 +158,106 @@ static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
     rkd_set_body(c->resp, 200, ask->form == PLAN_SVG ? CT_SVG : RKD_CT_TEXT, body, strlen(body));
 }
 
-/* The plan of the query, answered; the number of rows rendered (0 when refused). */
-static size_t plan(rkd_call *c)
+/* What decides a plan_too_large refusal: the key of its memory (app->refusals). The first checks,
+ * the nodes against --max-plan-rows when the rendering lists them and the arcs against
+ * --max-plan-arcs, depend on the two versions and on whether nodes are listed; the rows on the
+ * plan and its rendering (?keys and ?bins change no count). Versions never change once published
+ * and the limits are the server's, so a remembered answer stays right. Every field is 8 bytes: no
+ * padding, so a zeroed key is hashed and compared whole. */
+typedef struct refusal_key {
+    int64_t from, to;            /* versions */
+    uint64_t max_arcs, max_rows; /* the limits it was refused under */
+    int64_t rendered;            /* 0: refused before the rendering; 1: by its rows */
+    int64_t lists;               /* the rendering lists the nodes */
+    int64_t form;                /* rendered only: its plan_form ... */
+    int64_t arcs;                /* ... whether it lists the arcs ... */
+    double max_step;             /* ... and the steps' size */
+} refusal_key;
+
+/* A refusal remembered: an entry of app->refusals. */
+typedef struct refusal {
+    refusal_key key;
+    size_t len;  /* bytes in body */
+    char body[]; /* the 422's JSON */
+} refusal;
+
+/* The key of a refusal of the query, before the rendering (rendered 0) or by it. */
+static refusal_key refusal_of(const rkd_call *c, const rk_plan_meta *meta,
+                              const rk_plan_options *opt, const plan_ask *ask, int rendered)
 {
-    rk_plan_options opt = {.max_arcs = c->app->plan.max_arcs};
-    rk_plan_meta meta = {.cluster = c->cluster};
+    refusal_key k;
+    memset(&k, 0, sizeof k);
+    k.from = meta->from_version, k.to = meta->to_version;
+    k.max_arcs = c->app->plan.max_arcs, k.max_rows = c->app->plan.max_rows;
+    k.lists = ask->form == PLAN_TEXT || (ask->form == PLAN_JSON && ask->nodes);
+    k.rendered = rendered;
+    if (rendered) {
+        k.form = ask->form, k.max_step = opt->max_step;
+        k.arcs = ask->form == PLAN_JSON && ask->arcs;
+    }
+    return k;
+}
+
+static int64_t refusal_hash(const refusal_key *k)
+{
+    return (int64_t)rk_hash(RK_HASH_XXH3_64, k, sizeof *k);
+}
+
+/* Keeps the 422 just answered as the refusal of `k`; out of memory, it is not kept. */
+static void remember(rkd_call *c, const refusal_key *k)
+{
+    const rkd_response *resp = c->resp;
+    refusal *r = resp->status == 422 && resp->body ? malloc(sizeof *r + resp->body_len) : NULL;
+    if (!r)
+        return;
+    r->key = *k;
+    r->len = resp->body_len;
+    memcpy(r->body, resp->body, r->len);
+    /* no refusal goes stale (see refusal_key): the generation read now lets it in */
+    rkd_cache_release(c->app->refusals,
+                      rkd_cache_put(c->app->refusals, c->cluster, refusal_hash(k), 0, r,
+                                    sizeof *r + r->len, rkd_cache_gen(c->app->refusals)));
+}
+
+/* Answers the refusal of `k` from memory: 1, or 0 when none is remembered. */
+static int recall(rkd_call *c, const refusal_key *k)
+{
+    rkd_entry *e = rkd_cache_get(c->app->refusals, c->cluster, refusal_hash(k));
+    const refusal *r = e ? e->value : NULL;
+    if (!r || memcmp(&r->key, k, sizeof *k) != 0) { /* none, or another key of that hash */
+        rkd_cache_release(c->app->refusals, e);
+        return 0;
+    }
+    rkd_count(c->app, RKD_COUNT_PLAN_REFUSALS_REMEMBERED);
+    rkd_set_shared_body(c->resp, 422, RKD_CT_JSON, r->body, r->len, rkd_entry_release, e);
+    return 1;
+}
+
+/* The plan of the query, answered, and a plan_too_large remembered; the number of rows rendered
+ * (0 when refused). */
+static size_t plan(rkd_call *c, const rk_plan_options *opt, const rk_plan_meta *meta,
+                   const plan_ask *ask)
+{
     rkd_entry *ring[2] = {NULL, NULL}; /* from, to */
     rk_plan *plan = NULL;
     rk_error err = {0};
-    plan_ask ask = {PLAN_JSON, 1, 1, RKD_PICTURE_BINS};
-    int rc = RK_OK;
-    size_t rows = 0;
-    if (plan_query(c, &opt, &ask) != 0 ||
-        plan_versions(c, &meta.from_version, &meta.to_version) != 0)
-        goto done;
+    refusal_key before = refusal_of(c, meta, opt, ask, 0);
     /* a node is a row of the JSON (unless left out) and the table: too many are refused before a
      * ring is built */
-    int lists = ask.form == PLAN_TEXT || (ask.form == PLAN_JSON && ask.nodes);
-    size_t max_nodes = lists ? c->app->plan.max_rows : 0;
-    rc = rkd_plan_rings(c, (int64_t[2]){meta.from_version, meta.to_version}, &opt, max_nodes, ring,
-                        &err);
-    plan = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, &opt, &err) : NULL;
+    size_t rows = 0, max_nodes = before.lists ? c->app->plan.max_rows : 0;
+    int rc = rkd_plan_rings(c, (int64_t[2]){meta->from_version, meta->to_version}, opt, max_nodes,
+                            ring, &err);
+    plan = rc == RK_OK ? rk_plan_new(ring[0]->value, ring[1]->value, opt, &err) : NULL;
+    rows = plan ? plan_rows(plan, ask->form, ask) : 0;
     if (!plan) {
-        rkd_fail_plan(c, rc == RK_OK ? err.code : rc, &err);
-        goto done;
+        if (rkd_fail_plan(c, rc == RK_OK ? err.code : rc, &err))
+            remember(c, &before);
+    } else if (check_rows(c, plan, rows, ask->form, ask->arcs) != 0) {
+        refusal_key by_rows = refusal_of(c, meta, opt, ask, 1);
+        remember(c, &by_rows);
+    } else {
+        answer_plan(c, plan, meta, (const rk_ring *[2]){ring[0]->value, ring[1]->value}, ask);
     }
-    rows = plan_rows(plan, ask.form, &ask);
-    if (check_rows(c, plan, rows, ask.form, ask.arcs) == 0)
-        answer_plan(c, plan, &meta, (const rk_ring *[2]){ring[0]->value, ring[1]->value}, &ask);
-done:
     rk_plan_free(plan);
     rkd_cache_release(c->app->rings, ring[1]);
     rkd_cache_release(c->app->rings, ring[0]);
@@ -195,9 +266,18 @@ done:
 
 void rkd_h_plan(rkd_call *c)
 {
-    if (!rkd_plan_slot(c))
+    rk_plan_options opt = {.max_arcs = c->app->plan.max_arcs};
+    rk_plan_meta meta = {.cluster = c->cluster};
+    plan_ask ask = {PLAN_JSON, 1, 1, RKD_PICTURE_BINS};
+    if (plan_query(c, &opt, &ask) != 0 ||
+        plan_versions(c, &meta.from_version, &meta.to_version) != 0)
         return;
-    if (plan(c) > TRIM_ROWS)
+    /* a refusal remembered costs a lookup: no slot, and no plan computed again */
+    refusal_key before = refusal_of(c, &meta, &opt, &ask, 0);
+    refusal_key rendered = refusal_of(c, &meta, &opt, &ask, 1);
+    if (recall(c, &before) || recall(c, &rendered) || !rkd_plan_slot(c))
+        return;
+    if (plan(c, &opt, &meta, &ask) > TRIM_ROWS)
         malloc_trim(0); /* glibc keeps a big plan's freed heap otherwise: give it back */
     rkd_plan_slot_release(c);
 }

@@ -1,9 +1,11 @@
 /* api_rings.c — the built rings that plans, pictures and migration jobs share: the cache of
  * rings by version (built when missing, after rk_plan_check has refused what it surely would),
  * the plan between two versions over them, and the slots that bound how many are computed at once
- * (--plan-concurrency). */
+ * (--plan-concurrency), half of them at most for one client address. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,37 +159,71 @@ void rkd_fail_rows(rkd_call *c, const char *what, const char *fewer)
 
 /* Answers a failed plan: over --max-plan-arcs or with more nodes than rows, each with the way
  * out, anything else as it is. */
-void rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
+int rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
 {
     if (rc == RK_ETOOBIG && strcmp(err->field, "nodes") == 0) {
         rkd_fail_rows(c, err->message, "its nodes alone are as many: nodes=false, format=svg");
-        return;
+        return 1;
     }
     if (rc != RK_ETOOBIG || strcmp(err->field, "arcs") != 0) {
         rkd_fail(c, rc, err);
-        return;
+        return 0;
     }
     rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
                        "%s of this server (ringkeeperd --max-plan-arcs); compute it offline: "
                        "ringkeeper plan --from-file A.json --to-file B.json",
                        err->message);
+    return 1;
+}
+
+/* The address a client's plan slots are counted by, into `out`: an IPv6 address by its /64, which
+ * one host is commonly given whole (so it cannot pass for 2^64 clients), an IPv4-mapped one as
+ * the IPv4 address, an unknown one as "-" (one address for all of them). */
+static void slot_owner(const char *addr, char out[INET6_ADDRSTRLEN])
+{
+    struct in6_addr a;
+    if (!addr || inet_pton(AF_INET6, addr, &a) != 1) {
+        snprintf(out, INET6_ADDRSTRLEN, "%.*s", INET6_ADDRSTRLEN - 1, addr ? addr : "-");
+        return;
+    }
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+        inet_ntop(AF_INET, &a.s6_addr[12], out, INET6_ADDRSTRLEN);
+        return;
+    }
+    memset(&a.s6_addr[8], 0, 8);
+    inet_ntop(AF_INET6, &a, out, INET6_ADDRSTRLEN);
+}
+
+unsigned rkd_plan_share(unsigned concurrency)
+{
+    return concurrency > 1 ? concurrency / 2 : 1;
 }
 
 int rkd_plan_slot(rkd_call *c)
 {
-    unsigned running = atomic_fetch_add(&c->app->plans, 1);
-    if (running < c->app->plan.concurrency)
+    char owner[INET6_ADDRSTRLEN];
+    slot_owner(c->req->addr, owner);
+    if (rkd_budget_take(c->app->plan_slots, owner, 1))
         return 1;
-    atomic_fetch_sub(&c->app->plans, 1);
-    rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
-                       "%u plans or ring builds are being computed, this server's limit "
-                       "(ringkeeperd --plan-concurrency); retry in a few seconds",
-                       running);
+    unsigned running = (unsigned)rkd_budget_used(c->app->plan_slots);
+    if (running < c->app->plan.concurrency)
+        rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
+                           "this client address is computing its share of plans or ring builds: "
+                           "%u of this server's %u (ringkeeperd --plan-concurrency, half of them "
+                           "per client address); retry in a few seconds",
+                           rkd_plan_share(c->app->plan.concurrency), c->app->plan.concurrency);
+    else
+        rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
+                           "%u plans or ring builds are being computed, this server's limit "
+                           "(ringkeeperd --plan-concurrency); retry in a few seconds",
+                           running);
     c->resp->retry_after = PLAN_RETRY_AFTER_S;
     return 0;
 }
 
 void rkd_plan_slot_release(rkd_call *c)
 {
-    atomic_fetch_sub(&c->app->plans, 1);
+    char owner[INET6_ADDRSTRLEN];
+    slot_owner(c->req->addr, owner);
+    rkd_budget_give(c->app->plan_slots, owner, 1);
 }

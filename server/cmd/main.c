@@ -439,9 +439,12 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
 {
     rk_error err = {0};
     rkd_app *app = rkd_app_new(store, metrics, &err);
-    if (app)
-        rkd_app_set_plan_limits(
-            app, &(rkd_plan_limits){o->max_plan_arcs, o->max_plan_rows, o->plan_concurrency});
+    rkd_plan_limits pl = {o->max_plan_arcs, o->max_plan_rows, o->plan_concurrency};
+    if (app && rkd_app_set_plan_limits(app, &pl) != RK_OK) {
+        rkd_app_free(app);
+        app = NULL;
+        rk_error_set(&err, RK_ENOMEM, "--plan-concurrency", "out of memory for the plan slots");
+    }
     rkd_clients_limits cl = {o->max_clients, o->max_clients_per_cluster, o->clients_expiry,
                              strcmp(o->unauthenticated, "ignore") == 0};
     if (app && rkd_app_set_client_limits(app, &cl) != RK_OK) {

@@ -36,12 +36,15 @@ static const char *const counter_names[] = {
     [RKD_COUNT_ACTIVATIONS] = "ringkeeper_activations_total",
     [RKD_COUNT_DB_ERRORS] = "ringkeeper_database_errors_total",
     [RKD_COUNT_DOC_CACHE_HITS] = "ringkeeper_document_cache_hits_total",
+    [RKD_COUNT_PLAN_REFUSALS_REMEMBERED] = "ringkeeper_plan_refusals_remembered_total",
 };
 static const char *const counter_help[] = {
     [RKD_COUNT_PUBLISHES] = "Topology versions published.",
     [RKD_COUNT_ACTIVATIONS] = "Topology versions activated.",
     [RKD_COUNT_DB_ERRORS] = "Store calls that failed because of the database.",
     [RKD_COUNT_DOC_CACHE_HITS] = "Version documents (the ring, a version) answered from the cache.",
+    [RKD_COUNT_PLAN_REFUSALS_REMEMBERED] =
+        "Plans refused as too large answered from memory, not computed again.",
 };
 #define N_COUNTERS (sizeof counter_names / sizeof counter_names[0])
 

@@ -11,6 +11,7 @@ typedef enum rkd_counter {
     RKD_COUNT_ACTIVATIONS, /* versions activated */
     RKD_COUNT_DB_ERRORS,   /* store calls that failed for the database's sake (not the caller's) */
     RKD_COUNT_DOC_CACHE_HITS, /* version documents (the ring, a version) answered from the cache */
+    RKD_COUNT_PLAN_REFUSALS_REMEMBERED, /* plans refused plan_too_large answered from memory */
 } rkd_counter;
 
 /* New, zeroed metrics (free with rkd_metrics_free), or NULL when out of memory. */
