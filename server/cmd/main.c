@@ -139,7 +139,8 @@ static const flag flags[] = {
      "refuse (422) a plan rendering more nodes, arcs, transfers and steps,\n"
      "{range} (default {default}: ~90 MB and 0.7 s of JSON)"},
     {"plan-concurrency", "N", "2", NULL, 1, 256, "", offsetof(options, plan_concurrency),
-     "plans computed at once, {range} (default {default}); more get 503"},
+     "plans computed at once, {range} (default {default}), half of them\n"
+     "for one client address; more get 503"},
     {"max-clients", "N", "100000", NULL, 1, 1000000, "", offsetof(options, max_clients),
      "RK-Client ids tracked, all clusters, {range} (default {default}:\n"
      "~50 MB at most); past it the id seen longest ago is forgotten"},
