@@ -848,6 +848,54 @@ static void *read_rings(void *arg)
     return NULL;
 }
 
+/* rkd_plan_slot for a request from `addr` (NULL: unknown): 1 taken, or 0 refused 503. */
+static int plan_slot_from(rkd_app *app, const char *addr)
+{
+    rkd_request req = {.addr = addr};
+    rkd_response resp = {0};
+    rkd_call c = {.app = app, .req = &req, .resp = &resp};
+    int taken = rkd_plan_slot(&c);
+    assert_int_equal(taken ? 0 : resp.status, taken ? 0 : 503);
+    rkd_response_clear(&resp);
+    return taken;
+}
+
+static void plan_slot_back(rkd_app *app, const char *addr)
+{
+    rkd_request req = {.addr = addr};
+    rkd_plan_slot_release(&(rkd_call){.app = app, .req = &req});
+}
+
+/* One address holds half the plan slots: an IPv6 one counts by its /64, an IPv4-mapped one as the
+ * IPv4 address, requests of no known address as one. */
+static void test_plan_slot_share(void **state)
+{
+    static const struct {
+        const char *holds, *asks;
+        int same; /* the same address for the slots */
+    } cases[] = {
+        {"2001:db8:1:2::1", "2001:db8:1:2:ffff::9", 1},
+        {"2001:db8:1:2::1", "2001:db8:1:3::1", 0},
+        {"::ffff:192.0.2.7", "192.0.2.7", 1},
+        {"192.0.2.7", "192.0.2.8", 0},
+        {NULL, NULL, 1},
+    };
+    (void)state;
+    rkd_store *store;
+    rkd_app *app = app_open(tmpdir, "slots", &store, NULL);
+    assert_int_equal(rkd_app_set_plan_limits(app, &(rkd_plan_limits){.concurrency = 4}), RK_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_true(plan_slot_from(app, cases[i].holds));
+        assert_true(plan_slot_from(app, cases[i].holds));
+        assert_int_equal(plan_slot_from(app, cases[i].asks), !cases[i].same);
+        if (!cases[i].same)
+            plan_slot_back(app, cases[i].asks);
+        plan_slot_back(app, cases[i].holds);
+        plan_slot_back(app, cases[i].holds);
+    }
+    app_close(app, store);
+}
+
 /* Readers on several threads while versions are activated: no stale ring after a newer one. */
 static void test_concurrent(void **state)
 {
@@ -895,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_cache),
         cmocka_unit_test(test_plan_many_versions),
         cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_plan_slot_share),
     };
     return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
