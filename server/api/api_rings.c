@@ -158,7 +158,7 @@ void rkd_fail_rows(rkd_call *c, const char *what, const char *fewer)
 }
 
 /* Answers a failed plan: over --max-plan-arcs or with more nodes than rows, each with the way
- * out, anything else as it is. */
+ * out (1: the caller may remember it), anything else as it is (0). */
 int rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
 {
     if (rc == RK_ETOOBIG && strcmp(err->field, "nodes") == 0) {
