@@ -152,6 +152,12 @@ void mig_take_throttle(mig_run *r, const json_t *job);
 /* The current ms of CLOCK_MONOTONIC. */
 int64_t mig_now_ms(void);
 
+/* migrate_lease.c: claims the job's lease for r->o->worker (r->job becomes the claimed job,
+ * r->claimed 1), waiting up to MIG_LEASE_WAIT_MS for a dead worker's lease unless --no-wait; an
+ * exit code. The release lets it go (if claimed), so the next run need not wait it out. */
+int mig_claim(mig_run *r);
+void mig_release(mig_run *r);
+
 /* migrate_beat.c: starts and stops the heartbeat (lease renewal, job polling). */
 int mig_beat_start(mig_run *r);
 void mig_beat_stop(mig_run *r);
