@@ -85,6 +85,21 @@ static void publish(const server *s, const char *cluster, const char *hash, unsi
     free(t);
 }
 
+/* Publishes version `v` of `cluster` in another hash or vnode_factor than the active one and
+ * activates it: forced, as a hash change moves every key. */
+static void publish_forced(const server *s, const char *cluster, const char *hash, unsigned vf,
+                           unsigned n, int v)
+{
+    char path[128];
+    char *t = topology(hash, vf, n);
+    snprintf(path, sizeof path, "/v1/clusters/%s/versions", cluster);
+    assert_int_equal(http(s, "POST", path, t, NULL), 201);
+    snprintf(path, sizeof path, "/v1/clusters/%s/versions/%d/activate", cluster, v);
+    assert_int_equal(http(s, "POST", path, "{\"force\":true,\"reason\":\"another hash\"}", NULL),
+                     200);
+    free(t);
+}
+
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -252,11 +267,11 @@ static void test_expect_refused(void **state)
     rk_client *c = client_for(&shared, "b", NULL);
     assert_int_equal(rk_client_fetch(c, &err), RK_OK);
 
-    publish(&shared, "b", "md5_32", 40, 3);
+    publish_forced(&shared, "b", "md5_32", 40, 3, 2);
     assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EEXPECT);
     assert_non_null(strstr(err.message, "md5_32"));
     assert_non_null(strstr(err.message, "fnv1a_32"));
-    publish(&shared, "b", "fnv1a_32", 50, 3);
+    publish_forced(&shared, "b", "fnv1a_32", 50, 3, 3);
     assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EEXPECT);
     assert_non_null(strstr(err.message, "vnode_factor 50"));
     rk_client_status_get(c, &st);
