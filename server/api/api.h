@@ -66,8 +66,8 @@ void rkd_app_free(rkd_app *app);
 
 /* What one plan may cost (0: the default of each). A plan over max_arcs is refused before its arcs
  * are stored, one over max_rows (the arcs, transfers and step arcs it would render) before it is
- * rendered, both 422 plan_too_large; past `concurrency` plans at once, or half of them from one
- * client address, 503 unavailable. */
+ * rendered, both 422 plan_too_large; past `concurrency` plans at once, or all but one of them from
+ * one client address, 503 unavailable. */
 typedef struct rkd_plan_limits {
     size_t max_arcs, max_rows;
     unsigned concurrency;

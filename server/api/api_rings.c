@@ -1,7 +1,7 @@
 /* api_rings.c — the built rings that plans, pictures and migration jobs share: the cache of
  * rings by version (built when missing, after rk_plan_check has refused what it surely would),
  * the plan between two versions over them, and the slots that bound how many are computed at once
- * (--plan-concurrency), half of them at most for one client address. */
+ * (--plan-concurrency), all but one of them at most for one client address. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -194,9 +194,12 @@ static void slot_owner(const char *addr, char out[INET6_ADDRSTRLEN])
     inet_ntop(AF_INET6, &a, out, INET6_ADDRSTRLEN);
 }
 
+/* All slots but one: one address cannot take them all, and a console, which asks for a plan and
+ * its picture at once, gets both at the default (3). Half of 2 had refused the console its
+ * picture. */
 unsigned rkd_plan_share(unsigned concurrency)
 {
-    return concurrency > 1 ? concurrency / 2 : 1;
+    return concurrency > 1 ? concurrency - 1 : 1;
 }
 
 int rkd_plan_slot(rkd_call *c)
@@ -209,7 +212,7 @@ int rkd_plan_slot(rkd_call *c)
     if (running < c->app->plan.concurrency)
         rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
                            "this client address is computing its share of plans or ring builds: "
-                           "%u of this server's %u (ringkeeperd --plan-concurrency, half of them "
+                           "%u of this server's %u (ringkeeperd --plan-concurrency, all but one "
                            "per client address); retry in a few seconds",
                            rkd_plan_share(c->app->plan.concurrency), c->app->plan.concurrency);
     else

@@ -138,9 +138,9 @@ static const flag flags[] = {
     {"max-plan-rows", "N", "50000", NULL, 1, 1u << 24, "", offsetof(options, max_plan_rows),
      "refuse (422) a plan rendering more nodes, arcs, transfers and steps,\n"
      "{range} (default {default}: ~90 MB and 0.7 s of JSON)"},
-    {"plan-concurrency", "N", "2", NULL, 1, 256, "", offsetof(options, plan_concurrency),
-     "plans computed at once, {range} (default {default}), half of them\n"
-     "for one client address; more get 503"},
+    {"plan-concurrency", "N", "3", NULL, 1, 256, "", offsetof(options, plan_concurrency),
+     "plans computed at once, {range} (default {default}), all but one\n"
+     "of them for one client address; more get 503"},
     {"max-clients", "N", "100000", NULL, 1, 1000000, "", offsetof(options, max_clients),
      "RK-Client ids tracked, all clusters, {range} (default {default}:\n"
      "~50 MB at most); past it the id seen longest ago is forgotten"},

@@ -827,7 +827,7 @@ Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `unkn
 `--max-plan-arcs`, or `--max-plan-rows` counting a row per node, arc, transfer and step as the form
 renders them: a version to itself on more nodes than that is refused too, and `format=svg` is the way
 to see it; the message says how to ask for less); 503 `unavailable` when
-`--plan-concurrency` plans are being computed, or half of them (at least one) for the client's
+`--plan-concurrency` plans are being computed, or all but one of them (at least one) for the client's
 address (an IPv6 address counted by its /64), with `Retry-After: 2`. A `plan_too_large` is
 remembered: asked again (the same versions, and for a refusal by rows the same rendering), the same
 answer comes from memory, without a plan slot (`ringkeeper_plan_refusals_remembered_total`).

@@ -122,7 +122,7 @@ served "plans" "$TMP/plans"
 check "plans: the looping address past its share" 1 \
     "$(awk '$1 == "127.0.0.2" && $2 == 503 {print ($3 > 0)}' "$TMP/plans")"
 has "plans: its 503 names the share" "$TMP/busy" "this client address is computing its share of \
-plans or ring builds: 1 of this server's 2 (ringkeeperd --plan-concurrency, half of them per \
+plans or ring builds: 2 of this server's 3 (ringkeeperd --plan-concurrency, all but one per \
 client address)"
 rk_stop
 finish
