@@ -913,6 +913,8 @@ with an empty fingerprint (`0:>1:<fingerprint>`). Whatever the policy, a version
 hash tag is not the active one's moves every key (its plan is refused, 422 `hash_mismatch`): activating
 it is 422 `budget_exceeded`, its `field` naming what differs, unless forced with a reason; a publish
 with `?activate=true` of such a version stores nothing (publish it staged, then activate it forced).
+The check reads the active version's ring: when other activations of the cluster keep replacing it
+under three tries, the activation (or the publish that activates) is 409 `conflict`, nothing stored: retry.
 The whole gate (and, before it, whether a rollout holds the cluster: 409 `rollout_running`) is
 checked inside the activation's transaction, against the policy, the rollout and the active version
 that transaction reads: a policy tightened, or a rollout started, an instant before the commit is the
