@@ -64,8 +64,8 @@ check "rows: not remembered as refused" 4 "$(remembered)"
 check "bad input: 400" 400 "$(req GET '/v1/clusters/big/plan?from=1&to=2&max_step=0')"
 
 # loop SECONDS SOURCE:PATH:COUNT...: COUNT clients from loopback address SOURCE each asking for PATH
-# again and again for SECONDS; prints "SOURCE STATUS COUNT" per status, and the bodies of the 503s
-# to $TMP/busy
+# again and again for SECONDS; prints "SOURCE STATUS COUNT" per status, and the distinct bodies of
+# the 503s to $TMP/busy
 loop() {
     python3 - "$PORT" "$TMP/busy" "$@" <<'PY'
 import collections, http.client, sys, threading, time
@@ -79,8 +79,8 @@ def client(source, path, end):
         body = r.read()
         with lock:
             counts[(source, r.status)] += 1
-            if r.status == 503 and len(bodies) < 5:
-                bodies.append(body.decode())
+            if r.status == 503 and body.decode() not in bodies and len(bodies) < 20:
+                bodies.append(body.decode())  # each kind: the server's limit, the address's share
 end, threads = time.monotonic() + seconds, []
 for spec in sys.argv[4:]:
     source, path, n = spec.split(":", 2)[0], spec.split(":", 2)[1], int(spec.split(":", 2)[2])
