@@ -23,6 +23,7 @@ typedef struct line {
 /* What a `defaults` section or the backend sets that decides where keys go. */
 typedef struct rules {
     char balance[SHORT_MAX], method[SHORT_MAX], function[SHORT_MAX], modifier[SHORT_MAX];
+    char balance_words[RK_HAP_MSG_MAX];          /* the balance line's words, one space apart */
     size_t balance_line, hash_line, factor_line; /* 0: not set */
     int weight, backup, disabled;                /* default-server's */
 } rules;
@@ -200,8 +201,14 @@ static int read_server(const line *l, backend *b, char *msg)
 static int setting(const line *l, rules *r, char *msg)
 {
     const char *w = l->words[0];
-    if (!strcmp(w, "balance"))
+    if (!strcmp(w, "balance")) {
         keep(r->balance, l, 1), r->balance_line = l->number;
+        size_t at = 0;
+        r->balance_words[0] = '\0';
+        for (int i = 1; i < l->n && at < sizeof r->balance_words; i++)
+            at += (size_t)snprintf(r->balance_words + at, sizeof r->balance_words - at, "%s%s",
+                                   i > 1 ? " " : "", l->words[i]);
+    }
     if (!strcmp(w, "hash-type"))
         keep(r->method, l, 1), keep(r->function, l, 2), keep(r->modifier, l, 3),
             r->hash_line = l->number;
@@ -285,12 +292,28 @@ static int number_servers(backend *b, char *msg)
     return rc;
 }
 
+/* The backend's request_key: its balance, when the library takes it from a request as HAProxy
+ * does; else NULL, and a line of note says so. */
+static const char *request_key(const rules *r, char *note, size_t *at)
+{
+    rk_error err = {0};
+    if (rk_request_key_check(RK_SCHEME_HAPROXY, r->balance_words, &err) == RK_OK)
+        return r->balance_words;
+    *at += (size_t)snprintf(note + *at, RK_HAP_MSG_MAX - *at,
+                            "balance %.*s is not taken from a request here (%s): lookup "
+                            "--requests is refused, lookups take keys as given\n",
+                            64, r->balance_words, err.message);
+    *at = *at < RK_HAP_MSG_MAX ? *at : RK_HAP_MSG_MAX - 1;
+    return NULL;
+}
+
 /* The topology of the backend read, with the unpinned servers named in note. */
 static json_t *topology(const backend *b, const char *hash, char *note)
 {
     json_t *nodes = json_array();
     size_t at = 0, unpinned = 0;
     note[0] = '\0';
+    const char *key = request_key(&b->r, note, &at);
     for (size_t i = 0; nodes && i < b->n; i++) {
         const server *s = &b->servers[i];
         char id[24];
@@ -302,8 +325,16 @@ static json_t *topology(const backend *b, const char *hash, char *note)
             at += (size_t)snprintf(note + at, RK_HAP_MSG_MAX - at, "%s%s (id %s)",
                                    unpinned > 1 ? ", " : "servers without an id: ", s->name, id);
     }
-    return nodes ? json_pack("{s:s, s:s, s:o}", "scheme", "haproxy", "hash", hash, "nodes", nodes)
-                 : NULL;
+    if (unpinned && at < RK_HAP_MSG_MAX)
+        snprintf(note + at, RK_HAP_MSG_MAX - at,
+                 "; HAProxy numbers them by their place, so a server added or removed before "
+                 "them moves their keys: pin each id (docs/LOADBALANCERS.md)");
+    json_t *t =
+        nodes ? json_pack("{s:s, s:s, s:o}", "scheme", "haproxy", "hash", hash, "nodes", nodes)
+              : NULL;
+    if (t && key && json_object_set_new(t, "request_key", json_string(key)))
+        json_decref(t), t = NULL;
+    return t;
 }
 
 /* Reads the configuration up to the end of section `name`: 1 found, 0 not, -1 refused. */

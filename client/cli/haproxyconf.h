@@ -12,17 +12,19 @@
 
 #define RK_HAP_MSG_MAX 512
 
-/* The haproxy-scheme topology (a new JSON object: scheme, hash, nodes) of the backend (or listen
- * section) named `backend` in the HAProxy configuration `text` (len bytes), with what the last
- * `defaults` section before it sets. Node ids are the servers' ids: their `id`, else the number
- * HAProxy gives them by their place; addrs their addresses as written; weights their `weight`
- * (1 when absent, 0 kept: such a server owns nothing). Refuses, with a sentence in msg naming the
- * line, what the ring cannot represent: a balance that is no hash (`roundrobin`, `random`, ...),
- * `hash-type map-based` (the default), the hash function `none`, `hash-balance-factor`, `backup`
- * and `disabled` servers, `server-template`, `hash-key` other than `id`; and a configuration it
- * cannot read. Servers without `id` are named in `note` (else it is ""): their ids change when a
- * server is added or removed before them. Returns NULL on failure; the caller json_decref()s the
- * result. */
+/* The haproxy-scheme topology (a new JSON object: scheme, hash, request_key, nodes) of the backend
+ * (or listen section) named `backend` in the HAProxy configuration `text` (len bytes), with what
+ * the last `defaults` section before it sets. Node ids are the servers' ids: their `id`, else the
+ * number HAProxy gives them by their place; addrs their addresses as written; weights their
+ * `weight` (1 when absent, 0 kept: such a server owns nothing). request_key is the balance's words
+ * when the library takes that key from a request (rk_request_key_check). Refuses, with a sentence
+ * in msg naming the line, what the ring cannot represent: a balance that is no hash (`roundrobin`,
+ * `random`, ...), `hash-type map-based` (the default), the hash function `none`,
+ * `hash-balance-factor`, `backup` and `disabled` servers, `server-template`, `hash-key` other
+ * than `id`; and a configuration it cannot read. `note` gets lines ('\n' apart; "" when none) on
+ * what was read but is worth knowing: a balance left out of request_key, and the servers without
+ * `id`, whose ids change when a server is added or removed before them. Returns NULL on failure;
+ * the caller json_decref()s the result. */
 json_t *rk_hap_import(const char *text, size_t len, const char *backend, char msg[RK_HAP_MSG_MAX],
                       char note[RK_HAP_MSG_MAX]);
 

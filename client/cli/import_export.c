@@ -35,18 +35,19 @@ static json_t *import_text(const char *cmd, const char *file, const char *nc, co
     if (!text)
         return NULL;
     json_t *t = file == nc    ? rk_nc_import(text, len, name, msg)
-                : file == ngx ? rk_ngx_import(text, len, name, msg)
+                : file == ngx ? rk_ngx_import(text, len, name, msg, note)
                               : rk_hap_import(text, len, name, msg, note);
     free(text);
     if (!t)
         rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", file, msg);
-    if (t && note[0]) { /* the note names servers as the file writes them: printed safe */
-        rk_cli_print_safe(stderr, RK_CLI_SAFE_LINE,
-                          "%s: note: %s; HAProxy numbers them by their place, so a server added "
-                          "or removed before them moves their keys: pin each id "
-                          "(docs/LOADBALANCERS.md)",
-                          cmd, note);
+    /* the notes name servers and settings as the file writes them: printed safe */
+    for (char *line = note, *next; t && *line; line = next) {
+        next = line + strcspn(line, "\n");
+        int last = *next == '\0';
+        *next = '\0';
+        rk_cli_print_safe(stderr, RK_CLI_SAFE_LINE, "%s: note: %s", cmd, line);
         fputc('\n', stderr);
+        next += !last;
     }
     return t;
 }
@@ -157,6 +158,23 @@ static int print_export(const char *cmd, int rc, char *text, const char *msg, co
     return rc;
 }
 
+/* The key an export writes: the topology's request_key, else `given` (--key, --balance), else
+ * `fallback`; NULL (and *rc set) when the option names another than the topology's. */
+static const char *export_key(const char *cmd, const json_t *doc, const char *option,
+                              const char *given, const char *fallback, int *rc)
+{
+    const char *own = json_string_value(json_object_get(doc, "request_key"));
+    if (own && given && strcmp(own, given) != 0) {
+        *rc = rk_cli_fail(cmd, RK_EXIT_USAGE,
+                          "%s %s: the topology takes its keys as \"%s\" (request_key); leave "
+                          "%s out, or publish a version with the new request_key (every key "
+                          "moves)",
+                          option, given, own, option);
+        return NULL;
+    }
+    return own ? own : given ? given : fallback;
+}
+
 /* `export --format nginx|haproxy`: the upstream block or the backend section `name`, keys by
  * `key` (nginx's hash expression, or HAProxy's balance method), printed. Returns an exit code. */
 static int export_balancer(const rk_cli_cmd *cmd, const char *format, const char *file,
@@ -179,8 +197,10 @@ static int export_balancer(const rk_cli_cmd *cmd, const char *format, const char
     json_t *doc = load_doc(cmd->name, file, server, version, &rc);
     char msg[RK_NGX_MSG_MAX + RK_HAP_MSG_MAX], *text = NULL;
     if (doc)
-        text = hap ? rk_hap_export(doc, name, key ? key : "uri", msg)
-                   : rk_ngx_export(doc, name, key ? key : "$request_uri", msg);
+        key = export_key(cmd->name, doc, hap ? "--balance" : "--key", key,
+                         hap ? "uri" : "$request_uri", &rc);
+    if (doc && key)
+        text = hap ? rk_hap_export(doc, name, key, msg) : rk_ngx_export(doc, name, key, msg);
     json_decref(doc);
     return print_export(cmd->name, rc, text, msg, hap ? "the backend" : "the upstream");
 }

@@ -55,11 +55,10 @@ static json_t *node_ids(const rk_ring *r, const uint32_t *o, size_t n)
 }
 
 /* {"key": ..., "nodes": [...]} on one line (JSON Lines); -1 for a key that is not UTF-8. */
-static int print_json_line(const char *key, size_t len, const rk_ring *r, const rk_ring *prev,
-                           const key_owners *o)
+static int print_json_line(const char *name, const char *key, size_t len, const rk_ring *r,
+                           const rk_ring *prev, const key_owners *o)
 {
-    json_t *line =
-        json_pack("{s:s%, s:o}", "key", key, len, "nodes", node_ids(r, o->now, o->n_now));
+    json_t *line = json_pack("{s:s%, s:o}", name, key, len, "nodes", node_ids(r, o->now, o->n_now));
     if (line && prev)
         json_object_set_new(line, "previous", node_ids(prev, o->before, o->n_before));
     char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
@@ -72,6 +71,8 @@ static int print_json_line(const char *key, size_t len, const rk_ring *r, const 
 
 static void print_ids(const rk_ring *r, const uint32_t *o, size_t n, int first_bare)
 {
+    if (n == 0) /* a request the balancer spreads round robin */
+        printf("%s-", first_bare ? "" : "\t");
     for (size_t k = 0; k < n; k++)
         printf("%s%s", k == 0 && first_bare ? "" : "\t",
                rk_topology_node(rk_ring_topology(r), o[k])->id);
@@ -88,7 +89,86 @@ static void print_line(const char *key, size_t len, const rk_ring *r, const rk_r
     putchar('\n');
 }
 
-static int route_keys(const rk_ring *r, const rk_ring *prev, size_t replicas)
+/* ---- --requests: a request a line, "TARGET<TAB>Name: value<TAB>...", keyed as the balancer
+ * keys it ---- */
+
+#define MAX_HEADERS 64
+
+typedef struct request_line {
+    rk_request req;
+    rk_header headers[MAX_HEADERS];
+} request_line;
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Line `no` (len bytes) split in place into a request: 0, or an exit code after a message. */
+static int split_request(char *line, size_t len, size_t no, request_line *r)
+{
+    const char *why = NULL;
+    if (memchr(line, 0, len))
+        why = "a NUL byte";
+    line[len] = '\0'; /* in place of the "\n" */
+    r->req = (rk_request){line, r->headers, 0};
+    for (char *tab = strchr(line, '\t'); !why && tab; tab = strchr(tab, '\t')) {
+        *tab++ = '\0';
+        char *colon = strchr(tab, ':');
+        if (!colon || colon == tab || r->req.n_headers == MAX_HEADERS) {
+            why = colon ? "more than 64 header fields" : "a header field is \"Name: value\"";
+            break;
+        }
+        *colon = '\0';
+        r->headers[r->req.n_headers++] = (rk_header){tab, trim(colon + 1)};
+        tab = colon + 1;
+    }
+    for (const char *c = line; !why && *c; c++)
+        if ((unsigned char)*c <= ' ' || *c == 0x7f)
+            why = "the target has a space or a control character: send it percent-encoded";
+    return why ? rk_cli_fail("lookup", RK_EXIT_USAGE, "--requests: line %zu: %s", no, why) : 0;
+}
+
+/* The owners of the key the balancer of ring `r` takes from the request (none when it balances it
+ * round robin): 0, or an exit code after a message. */
+static int request_owners(const rk_ring *r, const rk_request *req, size_t no, uint32_t *o,
+                          size_t replicas, size_t *n)
+{
+    char *key;
+    size_t len;
+    rk_error err = {0};
+    if (rk_request_key(rk_ring_topology(r), req, &key, &len, &err) != RK_OK)
+        return rk_cli_fail("lookup", RK_EXIT_USAGE, "--requests: line %zu: %s", no, err.message);
+    *n = len ? rk_ring_lookup_replicas(r, key, len, o, replicas) : 0;
+    free(key);
+    return 0;
+}
+
+/* The owners of line `no`: of the key it is, or of the key the balancer takes from it. */
+static int owners(char *line, size_t len, size_t no, int requests, const rk_ring *r,
+                  const rk_ring *prev, size_t replicas, key_owners *o)
+{
+    request_line rl;
+    o->n_before = 0;
+    if (!requests) {
+        o->n_now = rk_ring_lookup_replicas(r, line, len, o->now, replicas);
+        o->n_before = prev ? rk_ring_lookup_replicas(prev, line, len, o->before, replicas) : 0;
+        return 0;
+    }
+    int rc = split_request(line, len, no, &rl);
+    if (!rc)
+        rc = request_owners(r, &rl.req, no, o->now, replicas, &o->n_now);
+    if (!rc && prev)
+        rc = request_owners(prev, &rl.req, no, o->before, replicas, &o->n_before);
+    return rc;
+}
+
+static int route_keys(const rk_ring *r, const rk_ring *prev, size_t replicas, int requests)
 {
     int json = !rk_cli_out.quiet && strcmp(rk_cli_format(), "json") == 0;
     char *line = NULL;
@@ -97,13 +177,13 @@ static int route_keys(const rk_ring *r, const rk_ring *prev, size_t replicas)
     int rc = RK_EXIT_OK;
     while (rc == RK_EXIT_OK && (len = rk_cli_next_key(stdin, &line, &cap)) >= 0) {
         key_owners o;
-        o.n_now = rk_ring_lookup_replicas(r, line, (size_t)len, o.now, replicas);
-        o.n_before =
-            prev ? rk_ring_lookup_replicas(prev, line, (size_t)len, o.before, replicas) : 0;
-        n++;
+        if ((rc = owners(line, (size_t)len, ++n, requests, r, prev, replicas, &o)) != 0)
+            break;
+        if (requests) /* the target is what the line shows */
+            len = (long)strlen(line);
         if (!json)
             print_line(line, (size_t)len, r, prev, &o);
-        else if (print_json_line(line, (size_t)len, r, prev, &o))
+        else if (print_json_line(requests ? "request" : "key", line, (size_t)len, r, prev, &o))
             rc = rk_cli_fail("lookup", RK_EXIT_USAGE,
                              "-o json: the key on line %zu is not UTF-8; use -o table", n);
     }
@@ -116,6 +196,7 @@ static int route_keys(const rk_ring *r, const rk_ring *prev, size_t replicas)
 typedef struct {
     const char *file;            /* --topology */
     unsigned long long replicas; /* --replicas */
+    int requests;                /* --requests */
     rk_cli_lookup_server remote; /* --server, --cluster, --token, --cache and the expectations */
 } lookup_args;
 
@@ -145,6 +226,7 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args 
     const rk_cli_option opts[] = {
         RK_CLI_OPT("topology", RK_CLI_TEXT, &a->file),
         RK_CLI_OPT("replicas", RK_CLI_NUMBER, &a->replicas, .lo = 1, .hi = MAX_REPLICAS),
+        RK_CLI_OPT("requests", RK_CLI_FLAG, &a->requests),
         RK_CLI_OPT("expect-hash", RK_CLI_TEXT, &r->expect_hash),
         RK_CLI_OPT("expect-scheme", RK_CLI_CHOICE, &r->expect_scheme, .choices = schemes),
         RK_CLI_OPT("expect-vnode-factor", RK_CLI_NUMBER, &r->expect_vnode_factor, .lo = 1,
@@ -185,7 +267,7 @@ static int lookup_file(const lookup_args *a)
         return RK_EXIT_USAGE;
     int rc = check_expected(r, &a->remote);
     if (rc == RK_EXIT_OK)
-        rc = route_keys(r, NULL, (size_t)a->replicas);
+        rc = route_keys(r, NULL, (size_t)a->replicas, a->requests);
     rk_ring_free(r);
     return rc;
 }
@@ -204,7 +286,7 @@ static int lookup_server(lookup_args *a)
                     " (read from them until the data has moved)",
                     rk_snapshot_version(snap), rk_snapshot_previous_version(snap));
     if (rc == RK_EXIT_OK)
-        rc = route_keys(rk_snapshot_ring(snap), prev, (size_t)a->replicas);
+        rc = route_keys(rk_snapshot_ring(snap), prev, (size_t)a->replicas, a->requests);
     if (snap)
         rk_snapshot_release(snap);
     return rc;
@@ -223,10 +305,10 @@ const rk_cli_cmd rk_cli_lookup = {
     "lookup", run,
     "usage: ringkeeper lookup --topology FILE [--replicas R] [--expect-scheme S] [--expect-hash "
     "H]\n"
-    "                         [--expect-vnode-factor N] < keys\n"
+    "                         [--expect-vnode-factor N] [--requests] < keys\n"
     "       ringkeeper lookup --server URL --cluster C [--cache FILE [--reset-cache]] [--token T]\n"
     "                         [--timeout S] [--replicas R] [--expect-hash H] [--client-id ID]\n"
-    "                         [--expect-vnode-factor N] < keys\n"
+    "                         [--expect-vnode-factor N] [--requests] < keys\n"
     "\n"
     "Reads keys from stdin, one a line (the bytes before \\n; an empty line is the empty key), "
     "and\n"
@@ -237,6 +319,10 @@ const rk_cli_cmd rk_cli_lookup = {
     "-o json prints {\"key\": ..., \"nodes\": [...]} a line (JSON Lines; keys must be UTF-8), "
     "with\n"
     "\"previous\": [...] in a migration window; --quiet prints the node ids only.\n"
+    "With --requests (nginx and haproxy topologies), each line is a request instead:\n"
+    "\"TARGET<TAB>Name: value<TAB>...\" (the target as sent, \"/path?query\", then header fields\n"
+    "in their order), routed by the key the balancer takes from it (the topology's request_key:\n"
+    "nginx's hash expression, HAProxy's balance); \"-\" for a request it spreads round robin.\n"
     "\n"
     "  --topology FILE           a topology or a version document (JSON)\n"
     "  --server URL              fetch the active ring of cluster C instead, verified (cluster, "
@@ -256,6 +342,7 @@ const rk_cli_cmd rk_cli_lookup = {
     "$RINGKEEPER_CA_FILE)\n"
     "  --timeout S               " RK_CLI_TIMEOUT_HELP
     "  --replicas R              1..64 nodes per key (default 1)\n"
+    "  --requests                the lines are requests, keyed as the balancer keys them\n"
     "  --expect-scheme S         refuse the ring (exit 3) unless it is of scheme S: ringkeeper\n"
     "                            (the default with --expect-hash), ketama (twemproxy's ring),\n"
     "                            nginx or haproxy (the balancers' rings)\n"

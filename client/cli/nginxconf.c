@@ -69,9 +69,12 @@ static tok_kind next(reader *r, char word[WORD_MAX])
     r->s += quote != 0;
     for (; r->s < r->end; r->s++) {
         char ch = *r->s;
+        /* as ngx_conf_read_token: a '{' right after '$' is a variable's ("${uri}"), and a '}'
+         * inside a word is the word's */
+        int brace = ch == '{' && n > 0 && word[n - 1] == '$';
         if (quote ? ch == quote
                   : (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == ';' ||
-                     ch == '{' || ch == '}'))
+                     (ch == '{' && !brace)))
             break;
         if (quote && ch == '\\' && r->s + 1 < r->end && r->s[1] == quote)
             ch = *++r->s;
@@ -168,8 +171,9 @@ static json_t *server_node(reader *r, const directive *d)
                      (json_int_t)weight);
 }
 
-/* One directive of an upstream block into nodes and *hashed: 0, or -1 with msg set. */
-static int upstream_directive(reader *r, const directive *d, json_t *nodes, int *hashed)
+/* One directive of an upstream block into nodes, and its hash key into key (WORD_MAX bytes): 0,
+ * or -1 with msg set. */
+static int upstream_directive(reader *r, const directive *d, json_t *nodes, char *key)
 {
     const char *name = d->words[0];
     if (strcmp(name, "server") == 0 && d->n >= 2) {
@@ -186,11 +190,13 @@ static int upstream_directive(reader *r, const directive *d, json_t *nodes, int 
         return node && json_array_append_new(nodes, node) == 0 ? 0 : -1;
     }
     if (strcmp(name, "hash") == 0) {
-        *hashed = d->n == 3 && strcmp(d->words[2], "consistent") == 0;
-        return *hashed ? 0
-                       : refuse(r, d->line, "%s",
-                                "hash without consistent maps keys by modulo: every server "
-                                "change moves most keys; add consistent");
+        int hashed = d->n == 3 && strcmp(d->words[2], "consistent") == 0;
+        if (hashed)
+            memcpy(key, d->words[1], strlen(d->words[1]) + 1);
+        return hashed ? 0
+                      : refuse(r, d->line, "%s",
+                               "hash without consistent maps keys by modulo: every server "
+                               "change moves most keys; add consistent");
     }
     if (strcmp(name, "random") == 0 || strcmp(name, "ip_hash") == 0 ||
         strcmp(name, "least_conn") == 0)
@@ -199,11 +205,12 @@ static int upstream_directive(reader *r, const directive *d, json_t *nodes, int 
     return 0;
 }
 
-/* The upstream block whose '{' was read, into nodes; 0, or -1 with msg set. */
-static int read_upstream(reader *r, json_t *nodes)
+/* The upstream block whose '{' was read, into nodes and its hash key into key (WORD_MAX bytes);
+ * 0, or -1 with msg set. */
+static int read_upstream(reader *r, json_t *nodes, char *key)
 {
     directive *d = malloc(sizeof *d);
-    int hashed = 0, rc = d ? 0 : -1;
+    int rc = d ? 0 : -1;
     if (!d)
         snprintf(r->msg, RK_NGX_MSG_MAX, "out of memory");
     while (rc == 0) {
@@ -217,9 +224,9 @@ static int read_upstream(reader *r, json_t *nodes)
         else if (k == TOK_OPEN)
             rc = skip_block(r, d);
         else
-            rc = upstream_directive(r, d, nodes, &hashed);
+            rc = upstream_directive(r, d, nodes, key);
     }
-    if (rc == 0 && !hashed)
+    if (rc == 0 && !key[0])
         rc = refuse(r, r->line, "%s",
                     "the upstream has no hash ... consistent: it balances round robin, not by a "
                     "ring");
@@ -227,13 +234,34 @@ static int read_upstream(reader *r, json_t *nodes)
     return rc;
 }
 
-json_t *rk_ngx_import(const char *text, size_t len, const char *upstream, char msg[RK_NGX_MSG_MAX])
+/* The upstream's topology, with its key as request_key when the library takes that key from a
+ * request as nginx does; else a note says why not. */
+static json_t *topology(json_t *nodes, const char *key, char note[RK_NGX_MSG_MAX])
+{
+    rk_error err = {0};
+    json_t *t = json_pack("{s:s, s:s, s:O}", "scheme", "nginx", "hash", "crc32a", "nodes", nodes);
+    if (t && rk_request_key_check(RK_SCHEME_NGINX, key, &err) == RK_OK) {
+        if (json_object_set_new(t, "request_key", json_string(key)))
+            json_decref(t), t = NULL;
+    } else if (t) {
+        snprintf(note, RK_NGX_MSG_MAX,
+                 "the upstream hashes %.64s, which is not taken from a request here (%s): "
+                 "lookup --requests is refused, lookups take keys as given",
+                 key, err.message);
+    }
+    return t;
+}
+
+json_t *rk_ngx_import(const char *text, size_t len, const char *upstream, char msg[RK_NGX_MSG_MAX],
+                      char note[RK_NGX_MSG_MAX])
 {
     reader r = {text, text + len, 1, msg};
     directive *d = malloc(sizeof *d);
+    char *key = calloc(1, WORD_MAX);
+    note[0] = '\0';
     json_t *nodes = json_array(), *out = NULL;
     int depth = 0, found = 0;
-    while (d && nodes && !found) {
+    while (d && nodes && key && !found) {
         tok_kind k = read_directive(&r, d);
         if (k == TOK_ERROR || (k == TOK_EOF && depth > 0))
             break;
@@ -248,15 +276,16 @@ json_t *rk_ngx_import(const char *text, size_t len, const char *upstream, char m
         }
         if (k == TOK_OPEN && d->n == 2 && strcmp(d->words[0], "upstream") == 0 &&
             strcmp(d->words[1], upstream) == 0)
-            found = read_upstream(&r, nodes) == 0 ? 1 : -1;
+            found = read_upstream(&r, nodes, key) == 0 ? 1 : -1;
     }
     if (found == 1 && json_array_size(nodes) == 0)
         snprintf(msg, RK_NGX_MSG_MAX, "upstream %s has no server", upstream);
-    else if (found == 1)
-        out = json_pack("{s:s, s:s, s:O}", "scheme", "nginx", "hash", "crc32a", "nodes", nodes);
-    if (!d || !nodes)
+    else if (found == 1 && !(out = topology(nodes, key, note)))
+        snprintf(msg, RK_NGX_MSG_MAX, "out of memory");
+    if (!d || !nodes || !key)
         snprintf(msg, RK_NGX_MSG_MAX, "out of memory");
     json_decref(nodes);
+    free(key);
     free(d);
     return out;
 }

@@ -12,14 +12,17 @@
 
 #define RK_NGX_MSG_MAX 512
 
-/* The nginx-scheme topology (a new JSON object: scheme, hash, nodes) of the upstream named
- * `upstream` in the nginx configuration `text` (len bytes; an `include` is not followed). Node ids
- * are the servers' addresses as written, weights their `weight=` (1 when absent). Refuses, with a
+/* The nginx-scheme topology (a new JSON object: scheme, hash, request_key, nodes) of the upstream
+ * named `upstream` in the nginx configuration `text` (len bytes; an `include` is not followed).
+ * Node ids are the servers' addresses as written, weights their `weight=` (1 when absent);
+ * request_key is the `hash` key when the library takes that key from a request
+ * (rk_request_key_check), else `note` says why it is left out (else note is ""). Refuses, with a
  * sentence in msg naming the line, what the ring cannot represent: no `hash ... consistent` (a
  * hash without `consistent`, `random`, round robin), `backup` and `down` servers, `resolve`, a
  * server `service=`; and a configuration it cannot read. Returns NULL on failure; the caller
  * json_decref()s the result. */
-json_t *rk_ngx_import(const char *text, size_t len, const char *upstream, char msg[RK_NGX_MSG_MAX]);
+json_t *rk_ngx_import(const char *text, size_t len, const char *upstream, char msg[RK_NGX_MSG_MAX],
+                      char note[RK_NGX_MSG_MAX]);
 
 /* The upstream block `upstream` hashing `key` (such as "$request_uri") for the nginx-scheme
  * topology (or version document) `doc`: servers in the topology's order, nodes of weight 0 left

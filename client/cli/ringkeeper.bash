@@ -8,7 +8,7 @@
 _ringkeeper_server='--server --cluster --token --ca-file --timeout'
 _ringkeeper_output='-o --output -q --quiet'
 declare -gA _ringkeeper_options=(
-    [lookup]="--topology --replicas --expect-scheme --expect-hash --expect-vnode-factor --cache --reset-cache --client-id $_ringkeeper_server $_ringkeeper_output"
+    [lookup]="--topology --replicas --expect-scheme --expect-hash --expect-vnode-factor --cache --reset-cache --client-id --requests $_ringkeeper_server $_ringkeeper_output"
     [plan]="--from-file --to-file --from --to --max-step --keys --format $_ringkeeper_server $_ringkeeper_output"
     [rollout]="--from-file --to-file --from --to --steps --max-step-moved $_ringkeeper_server $_ringkeeper_output"
     [rollouts]="--id --to-file --steps --max-step-moved --soak --digest --revert $_ringkeeper_server $_ringkeeper_output"

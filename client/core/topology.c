@@ -17,6 +17,7 @@ struct rk_topology {
     rk_hash_alg hash;         /* hash algorithm, one of `scheme`'s */
     uint32_t vnode_factor;    /* ring points per unit of weight; 0 in the ketama scheme */
     char hash_tag[3];         /* the ketama scheme's two characters, or "" */
+    char *request_key;        /* the balancer schemes' key from a request, or NULL */
     size_t n;                 /* number of nodes */
     rk_node *nodes;           /* nodes in document order; strings point into `strings` */
     uint32_t *order;          /* node indexes in ascending id byte order */
@@ -219,8 +220,8 @@ int rki_points_error(uint64_t points, const char *how, const char *advice, rk_er
                         (unsigned long long)points, how, RK_MAX_POINTS, advice);
 }
 
-/* A new topology with `head`'s scheme, hash, vnode_factor, tag and points, and copies of the nodes
- * and the comment. */
+/* A new topology with `head`'s scheme, hash, vnode_factor, tag and points, and copies of its
+ * request key (borrowed there), the nodes and the comment. */
 static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, const char *comment,
                              rk_error *err)
 {
@@ -230,9 +231,12 @@ static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, cons
         return NULL;
     }
     *t = *head;
+    t->request_key = NULL;
     atomic_init(&t->refs, 1);
     int rc = copy_nodes(t, nodes);
     if (rc == RK_OK && comment && !(t->comment = strdup(comment)))
+        rc = RK_ENOMEM;
+    if (rc == RK_OK && head->request_key && !(t->request_key = strdup(head->request_key)))
         rc = RK_ENOMEM;
     if (rc != RK_OK)
         rk_error_set(err, rc, NULL, "out of memory copying %zu nodes", t->n);
@@ -252,8 +256,12 @@ rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const rki_
     if (check_hash(s, hash, err) || (s->check && s->check(p, err)) ||
         check_common(nodes, n, comment, err) || s->count(p, nodes, n, &points, err))
         return NULL;
-    rk_topology head = {
-        .scheme = s, .hash = hash, .vnode_factor = p->vnode_factor, .n = n, .points = points};
+    rk_topology head = {.scheme = s,
+                        .hash = hash,
+                        .vnode_factor = p->vnode_factor,
+                        .request_key = (char *)p->request_key, /* assemble copies it */
+                        .n = n,
+                        .points = points};
     if (p->hash_tag)
         memcpy(head.hash_tag, p->hash_tag, 3);
     return assemble(&head, nodes, comment, err);
@@ -262,7 +270,8 @@ rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const rki_
 rk_topology *rki_topology_with_nodes(const rk_topology *like, const rk_node *nodes, size_t n,
                                      rk_error *err)
 {
-    rki_params p = {like->vnode_factor, like->hash_tag[0] ? like->hash_tag : NULL};
+    rki_params p = {like->vnode_factor, like->hash_tag[0] ? like->hash_tag : NULL,
+                    like->request_key};
     rk_topology *t = rki_topology_make(like->scheme, like->hash, &p, nodes, n, like->comment, err);
     if (t)
         t->data = like->data;
@@ -290,6 +299,7 @@ rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment,
     rk_topology head = {.scheme = t->scheme,
                         .hash = t->hash,
                         .vnode_factor = t->vnode_factor,
+                        .request_key = t->request_key, /* assemble copies it */
                         .n = t->n,
                         .data = t->data,
                         .points = t->points};
@@ -304,6 +314,7 @@ void rk_topology_free(rk_topology *t)
     free(t->nodes);
     free(t->order);
     free(t->comment);
+    free(t->request_key);
     free(t->strings);
     free(t);
 }
@@ -367,6 +378,11 @@ rk_scheme rk_topology_scheme(const rk_topology *t)
 const char *rk_topology_hash_tag(const rk_topology *t)
 {
     return t->hash_tag[0] ? t->hash_tag : NULL;
+}
+
+const char *rk_topology_request_key(const rk_topology *t)
+{
+    return t->request_key;
 }
 
 const rki_scheme *rki_topology_scheme(const rk_topology *t)
@@ -465,5 +481,13 @@ int rk_topology_comparable(const rk_topology *a, const rk_topology *b, rk_error 
         return rk_error_set(err, RK_EHASHMISMATCH, "hash_tag",
                             "the versions use hash tags \"%s\" and \"%s\": tagged keys would move",
                             ta ? ta : "", tb ? tb : "");
+    /* a topology that does not say how its balancer takes keys is not told apart from one that
+     * does: an import of the same configuration adds what the balancer already did */
+    const char *ka = rk_topology_request_key(a), *kb = rk_topology_request_key(b);
+    if (ka && kb && strcmp(ka, kb) != 0)
+        return rk_error_set(err, RK_EHASHMISMATCH, "request_key",
+                            "the versions take keys from requests as \"%s\" and \"%s\": every "
+                            "request's key would change",
+                            ka, kb);
     return RK_OK;
 }

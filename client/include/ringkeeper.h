@@ -245,9 +245,14 @@ RK_API rk_hash_alg rk_topology_hash(const rk_topology *t);
 RK_API uint32_t rk_topology_vnode_factor(const rk_topology *t);
 /* The ketama scheme's hash tag (two characters), or NULL; borrowed. */
 RK_API const char *rk_topology_hash_tag(const rk_topology *t);
+/* How the balancer of an nginx or haproxy topology takes its key from a request (the topology's
+ * "request_key", docs/LOADBALANCERS.md): nginx's `hash` expression ("$request_uri") or HAProxy's
+ * `balance` ("uri whole", "hdr(X-Key)"); NULL when the topology does not say. Borrowed. */
+RK_API const char *rk_topology_request_key(const rk_topology *t);
 /* RK_OK when rings of `a` and `b` put every key at the same position, so a plan between them
- * exists: the same scheme, hash and hash tag. Else RK_EHASHMISMATCH, its field "scheme", "hash"
- * or "hash_tag" and its message saying what differs: every key (or every tagged key) moves. */
+ * exists: the same scheme, hash, hash tag, and request key where both name one. Else
+ * RK_EHASHMISMATCH, its field "scheme", "hash", "hash_tag" or "request_key" and its message saying
+ * what differs: every key (or every tagged key) moves. */
 RK_API int rk_topology_comparable(const rk_topology *a, const rk_topology *b,
                                   rk_error *err) RK_MUST_CHECK;
 RK_API size_t rk_topology_node_count(const rk_topology *t);
@@ -285,6 +290,30 @@ RK_API size_t rk_utf8_next(const char *s, size_t left, uint32_t *cp);
  * selectors, tags) and Bidi_Control, line and paragraph separators, and U+2800 (a braille blank).
  * What the CLI escapes when it prints text from elsewhere. */
 RK_API int rk_text_hidden(uint32_t cp);
+
+/* A request as a balancer sees it (docs/LOADBALANCERS.md, "Requests"). */
+typedef struct rk_header {
+    const char *name;  /* a field name as sent ("X-Key"), NUL-terminated */
+    const char *value; /* its value, NUL-terminated; spaces around it are not part of it */
+} rk_header;
+typedef struct rk_request {
+    const char *uri;          /* the request line's target in origin form: "/path?query" */
+    const rk_header *headers; /* header fields in the order sent, a name repeated as sent */
+    size_t n_headers;
+} rk_request;
+
+/* RK_OK when a topology of `scheme` may say "request_key": `spec`, a key this library takes from
+ * a request as that balancer does; else RK_ETOPOLOGY (field "request_key") saying why. What an
+ * import asks before it writes the field. */
+RK_API int rk_request_key_check(rk_scheme scheme, const char *spec, rk_error *err) RK_MUST_CHECK;
+/* The key the balancer of `t` takes from `req`, by the topology's request_key: into *key (a new
+ * buffer of *len bytes and a NUL, free() it), which rk_ring_lookup then routes as the balancer
+ * does. *len 0 means the balancer takes no key from this request and spreads it round robin
+ * (nginx: an empty key; HAProxy: no such header, or an empty value). RK_EINVAL (field
+ * "request_key") when `t` has none; RK_EINVAL (field "uri") for a target that is not in origin
+ * form or that the balancer answers 400; RK_ENOMEM. */
+RK_API int rk_request_key(const rk_topology *t, const rk_request *req, char **key, size_t *len,
+                          rk_error *err) RK_MUST_CHECK;
 
 /* Non-zero when `name` is a valid cluster name: ^[a-z0-9][a-z0-9._-]{0,62}$ (docs/RING.md). */
 RK_API int rk_cluster_name_valid(const char *name);

@@ -70,11 +70,16 @@ def round_trip(cli, tmp, lb, servers, function):
         raise RuntimeError("import --haproxy gave %s" % out.stdout.decode()[:300])
     if any(i is None for _, _, _, i in servers) != (b"servers without an id" in out.stderr):
         raise RuntimeError("import --haproxy's note: %r" % out.stderr)
+    if topo.get("request_key") != "uri":
+        raise RuntimeError("import --haproxy: request_key %r, not uri" % topo.get("request_key"))
     topo_path = os.path.join(tmp, "topology.json")
     with open(topo_path, "wb") as f:
         f.write(out.stdout)
-    block = subprocess.run([cli, "export", "--format", "haproxy", "--backend", "by_header", "--balance", "hdr(X-Key)",
-                            "--file", topo_path], capture_output=True, timeout=60, check=True).stdout.decode()
+    by_header = os.path.join(tmp, "by_header.json")  # the same ring, its keys taken from X-Key
+    with open(by_header, "w") as f:
+        json.dump(dict(topo, request_key="hdr(X-Key)"), f)
+    block = subprocess.run([cli, "export", "--format", "haproxy", "--backend", "by_header", "--file", by_header],
+                           capture_output=True, timeout=60, check=True).stdout.decode()
     conf = os.path.join(tmp, "haproxy.cfg")
     with open(conf, "w") as f:
         f.write(config(lb, servers, function, by_header=block))

@@ -126,7 +126,7 @@ def round_trip(cli, tmp, lb, servers):
     out = subprocess.run([cli, "import", "--nginx", conf, "--upstream", "by_uri"], capture_output=True, timeout=60, check=True)
     topo = json.loads(out.stdout)
     want = [{"id": a, "addr": a, "weight": w} for a, w in servers]
-    if topo != {"scheme": "nginx", "hash": "crc32a", "nodes": want}:
+    if topo != {"scheme": "nginx", "hash": "crc32a", "nodes": want, "request_key": "$request_uri"}:
         raise RuntimeError("import --nginx gave %s" % out.stdout.decode()[:300])
     topo_path = os.path.join(tmp, "topology.json")
     with open(topo_path, "wb") as f:

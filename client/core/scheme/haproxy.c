@@ -30,7 +30,12 @@ static const rki_field_note misplaced[] = {
     {NULL, NULL},
 };
 
-static const char *const fields[] = {NULL};
+static const char *const fields[] = {"request_key", NULL};
+
+static int haproxy_check(const rki_params *p, rk_error *err)
+{
+    return rki_request_key_check(&rki_haproxy_request_keys, p->request_key, err);
+}
 
 /* Bob Jenkins' full avalanche of HAProxy's tools.h, with its final multiplication. */
 static inline uint32_t full_hash(uint32_t a)
@@ -196,7 +201,11 @@ const rki_scheme rki_scheme_haproxy = {
     .n_hashes = sizeof hashes / sizeof hashes[0],
     .fields = fields,
     .misplaced = misplaced,
-    .unknown = "unknown field; a haproxy topology has scheme, hash, nodes, comment and data",
+    .unknown = "unknown field; a haproxy topology has scheme, hash, request_key, nodes, comment "
+               "and data",
+    .read = rki_request_key_read,
+    .write = rki_request_key_write,
+    .check = haproxy_check,
     .count = haproxy_count,
     .bits = haproxy_bits,
     .point_counts = haproxy_point_counts,
@@ -204,4 +213,5 @@ const rki_scheme rki_scheme_haproxy = {
     .positions = haproxy_positions,
     .owned_ends = haproxy_owned_ends,
     .key_hash = rki_key_hash_whole,
+    .request_keys = &rki_haproxy_request_keys,
 };

@@ -51,6 +51,7 @@ static const char *const fields[] = {"hash_tag", NULL};
 static const rki_field_note misplaced[] = {
     {"vnode_factor", "the ketama scheme fixes each node's points (160 per server on average); "
                      "leave vnode_factor out"},
+    {"request_key", "only the balancer schemes (nginx, haproxy) take keys from requests"},
     {NULL, NULL},
 };
 

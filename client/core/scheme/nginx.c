@@ -27,7 +27,12 @@ static const rki_field_note misplaced[] = {
     {NULL, NULL},
 };
 
-static const char *const fields[] = {NULL};
+static const char *const fields[] = {"request_key", NULL};
+
+static int nginx_check(const rki_params *p, rk_error *err)
+{
+    return rki_request_key_check(&rki_nginx_request_keys, p->request_key, err);
+}
 
 /* nginx reads integer weights; a node of weight 0 is a server left out of the upstream. */
 static int nginx_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
@@ -110,11 +115,16 @@ const rki_scheme rki_scheme_nginx = {
     .n_hashes = sizeof hashes / sizeof hashes[0],
     .fields = fields,
     .misplaced = misplaced,
-    .unknown = "unknown field; an nginx topology has scheme, hash, nodes, comment and data",
+    .unknown = "unknown field; an nginx topology has scheme, hash, request_key, nodes, comment "
+               "and data",
+    .read = rki_request_key_read,
+    .write = rki_request_key_write,
+    .check = nginx_check,
     .count = nginx_count,
     .bits = nginx_bits,
     .point_counts = nginx_point_counts,
     .tie_order = rki_tie_order_by_id,
     .positions = nginx_positions,
     .key_hash = rki_key_hash_whole /* the standard CRC-32 of the key's bytes */,
+    .request_keys = &rki_nginx_request_keys,
 };

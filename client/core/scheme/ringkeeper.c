@@ -17,6 +17,7 @@
 static const char *const fields[] = {"vnode_factor", NULL};
 static const rki_field_note misplaced[] = {
     {"hash_tag", "only the ketama scheme (\"scheme\": \"ketama\") has hash tags"},
+    {"request_key", "only the balancer schemes (nginx, haproxy) take keys from requests"},
     {NULL, NULL},
 };
 

@@ -23,8 +23,10 @@
  * "Ring schemes"). */
 /* A topology's scheme parameters, as the public constructors take them. */
 typedef struct rki_params {
-    uint32_t vnode_factor; /* the ringkeeper scheme's; 0 in a scheme without it */
-    const char *hash_tag;  /* the ketama scheme's two characters, or NULL */
+    uint32_t vnode_factor;   /* the ringkeeper scheme's; 0 in a scheme without it */
+    const char *hash_tag;    /* the ketama scheme's two characters, or NULL */
+    const char *request_key; /* the balancer schemes' key from a request (rki_request_keys), or
+                              * NULL */
 } rki_params;
 
 /* A field some scheme has, and what a document of a scheme without it is told. */
@@ -78,7 +80,42 @@ typedef struct rki_scheme {
     /* A key's position as a lookup computes it, from the topology's hash and hash tag (NULL when
      * it has none): rk_ring_key_hash, and what a data mover tells moving keys by. */
     uint64_t (*key_hash)(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len);
+    /* How its balancer takes a key from a request (its topologies' "request_key"), or NULL in a
+     * scheme whose keys are given as they are. */
+    const struct rki_request_keys *request_keys;
 } rki_scheme;
+
+/* ---- request_key.c: a balancer's key from a request ---- */
+
+/* A key being built; grows as rki_key_add appends. */
+typedef struct rki_key {
+    char *data;
+    size_t len, cap;
+} rki_key;
+/* Appends n bytes of s: RK_OK or RK_ENOMEM. */
+int rki_key_add(rki_key *k, const void *s, size_t n);
+
+typedef struct rki_request_keys {
+    /* What a request_key of this balancer may say, for a message ("$request_uri, ..."). */
+    const char *allowed;
+    /* RK_OK when `spec` (printable ASCII, checked before) is one this build evaluates as the
+     * balancer does; else RK_ETOPOLOGY (field "request_key") saying which part is not. */
+    int (*check)(const char *spec, rk_error *err);
+    /* The key of `req` by `spec` (checked) appended to `out`: RK_OK, RK_EINVAL (field "uri") for
+     * a target the balancer answers 400, RK_ENOMEM. */
+    int (*eval)(const char *spec, const rk_request *req, rki_key *out, rk_error *err);
+} rki_request_keys;
+
+extern const rki_request_keys rki_nginx_request_keys, rki_haproxy_request_keys;
+
+/* The read and write operations of a scheme whose only parameter is its request_key. */
+int rki_request_key_read(const struct json_t *doc, rki_params *p, rk_error *err);
+int rki_request_key_write(const rk_topology *t, struct json_t *doc);
+/* The check operation's: `spec` (NULL: none) is 1..RKI_REQUEST_KEY_MAX bytes of printable ASCII
+ * without quotes, '#', ';' or '\\' (an export writes it into a configuration unquoted), and one
+ * `k` evaluates. */
+#define RKI_REQUEST_KEY_MAX 256
+int rki_request_key_check(const rki_request_keys *k, const char *spec, rk_error *err);
 
 /* The two schemes every build has (the public constructors make their topologies). */
 extern const rki_scheme rki_scheme_ringkeeper;
