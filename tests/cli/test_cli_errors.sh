@@ -145,4 +145,31 @@ check "haproxy: a marked server name imports" 0 "$?"
 has "haproxy: its note escapes the mark" "$TMP/err" 'rev\u202Eersed (id 1)'
 if grep -q $'\xe2\x80\xae' "$TMP/err"; then bad "a raw U+202E reached the terminal"; else ok; fi
 
+# lookup --requests (issue 53, item 2): each refusal names its line and says why; nothing is
+# printed for the lines before it that a script could take for the whole answer
+printf '{"scheme":"nginx","hash":"crc32a","nodes":[{"id":"a:1","addr":"a:1","weight":1}]}' >"$TMP/nokey.json"
+printf '/a\n' >"$TMP/in"
+fails 2 "requests without request_key" "ringkeeper lookup: --requests: line 1: request_key: the topology \
+does not say how its balancer takes a key from a request: import its configuration again, or add \
+\"request_key\" (docs/LOADBALANCERS.md)" lookup --requests --topology "$TMP/nokey.json"
+printf '{"scheme":"nginx","hash":"crc32a","request_key":"$uri","nodes":[{"id":"a:1","addr":"a:1","weight":1}]}' >"$TMP/key.json"
+printf '/a b\n' >"$TMP/in"
+fails 2 "requests: a space" "ringkeeper lookup: --requests: line 1: the target has a space or a \
+control character: send it percent-encoded" lookup --requests --topology "$TMP/key.json"
+printf '/a\tX-Key\n' >"$TMP/in"
+fails 2 "requests: a field without a colon" "ringkeeper lookup: --requests: line 1: a header field \
+is \"Name: value\"" lookup --requests --topology "$TMP/key.json"
+printf 'a\n' >"$TMP/in"
+fails 2 "requests: not origin form" "ringkeeper lookup: --requests: line 1: uri: must be a request \
+target in origin form, starting with '/' (\"/path?query\")" lookup --requests --topology "$TMP/key.json"
+printf '/..\n' >"$TMP/in"
+fails 2 "requests: nginx's 400" "ringkeeper lookup: --requests: line 1: uri: nginx answers 400 to this \
+target: a bad percent escape, %00, or \"..\" above the root" lookup --requests --topology "$TMP/key.json"
+printf 'upstream u {\n    hash $remote_addr consistent;\n    server 10.0.0.1:80;\n}\n' >"$TMP/addr.conf"
+: >"$TMP/in"
+timeout 60 "$RK" import --nginx "$TMP/addr.conf" --upstream u >"$TMP/out" 2>"$TMP/err"
+check "an unevaluated hash key imports" 0 "$?"
+has "... with a note saying why" "$TMP/err" "import: note: the upstream hashes \$remote_addr, which is not taken from a request here"
+if grep -q request_key "$TMP/out"; then bad "an unevaluated key became a request_key"; else ok; fi
+
 finish
