@@ -17,6 +17,11 @@ done
 for f in tests/cli/*.json tests/cli/lookups/*.json; do
     cp "$f" "$out/fuzz_topology/seed-cli-$(basename "$f")"
 done
+# Balancer topologies with a request_key: every variable and option the evaluators read.
+t=$out/fuzz_topology/seed-request-key
+printf '{"scheme":"nginx","hash":"crc32a","request_key":"k-$arg_id-${uri}$http_x_key$cookie_sid$http_cookie$http_x_forwarded_for$request_uri","nodes":[{"id":"127.0.0.1:1","addr":"a","weight":1}],"comment":"/a/./b/../%%41?id=1&ID=2"}' >"$t-nginx.json"
+printf '{"scheme":"haproxy","hash":"sdbm_avalanche","request_key":"uri whole len 20 depth 3","nodes":[{"id":"1","addr":"a","weight":1}]}' >"$t-haproxy-uri.json"
+printf '{"scheme":"haproxy","hash":"djb2","request_key":"hdr(X-Key)","nodes":[{"id":"1","addr":"a","weight":1}]}' >"$t-haproxy-hdr.json"
 
 python3 - "$out" <<'PY'
 import json, random, sys
