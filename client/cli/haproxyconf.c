@@ -418,16 +418,32 @@ static const char *node_text(const json_t *node, const char *field)
     return json_string_value(json_object_get(node, field));
 }
 
+/* Refuses the address of node `id` when HAProxy would not read it back as the one word it is. */
+static int check_addr(const char *id, const char *addr, char *msg)
+{
+    if (addr && addr[0] && !strpbrk(addr, " \t\r\n#\"'\\"))
+        return 0;
+    return refuse(msg, 0,
+                  "node %.100s: addr \"%.200s\" is no HAProxy server address (one word, without "
+                  "blanks, '#', quotes or backslashes)",
+                  id ? id : "?", addr ? addr : "");
+}
+
+/* HAProxy's words for the haproxy scheme's hash name: "sdbm_avalanche" is "sdbm avalanche". */
+static void hash_words(const char *hash, char out[2 * SHORT_MAX])
+{
+    const char *aval = strstr(hash, "_avalanche");
+    snprintf(out, 2 * SHORT_MAX, "%.*s%s", (int)(aval ? (size_t)(aval - hash) : strlen(hash)), hash,
+             aval ? " avalanche" : "");
+}
+
 /* `server s<id> ADDR id <id> weight <w>` into f after `indent` (indent_len bytes): 0, or -1 with
- * msg set when HAProxy would not read the address back as the one word it is. */
+ * msg set for an address that is not one word. */
 static int put_server(FILE *f, const char *indent, int indent_len, const char *id, const char *addr,
                       int weight, char *msg)
 {
-    if (!addr || !addr[0] || strpbrk(addr, " \t\r\n#\"'\\"))
-        return refuse(msg, 0,
-                      "node %.100s: addr \"%.200s\" is no HAProxy server address (one word, "
-                      "without blanks, '#', quotes or backslashes)",
-                      id ? id : "?", addr ? addr : "");
+    if (check_addr(id, addr, msg) != 0)
+        return -1;
     fprintf(f, "%.*sserver s%s %s id %s weight %d\n", indent_len, indent, id, addr, id, weight);
     return 0;
 }
@@ -449,16 +465,15 @@ char *rk_hap_export(const json_t *doc, const char *name, const char *balance,
 {
     if (check_haproxy(doc, msg) != 0)
         return NULL;
-    const char *hash = node_text(doc, "hash"), *aval = strstr(hash, "_avalanche");
-    char *text = NULL;
+    char *text = NULL, hash[2 * SHORT_MAX];
     size_t size = 0, i;
+    hash_words(node_text(doc, "hash"), hash);
     FILE *f = open_memstream(&text, &size);
     if (!f) {
         refuse(msg, 0, "out of memory");
         return NULL;
     }
-    fprintf(f, "backend %s\n    balance %s\n    hash-type consistent %.*s%s\n", name, balance,
-            (int)(aval ? (size_t)(aval - hash) : strlen(hash)), hash, aval ? " avalanche" : "");
+    fprintf(f, "backend %s\n    balance %s\n    hash-type consistent %s\n", name, balance, hash);
     json_t *node;
     int rc = 0;
     json_array_foreach(json_object_get(doc, "nodes"), i, node)
@@ -477,14 +492,15 @@ char *rk_hap_export(const json_t *doc, const char *name, const char *balance,
 static int check_same_hash(const backend *b, const char *have, const json_t *doc, const char *name,
                            char *msg)
 {
-    const char *want = node_text(doc, "hash"), *aval = strstr(want, "_avalanche");
+    const char *want = node_text(doc, "hash");
+    char words[2 * SHORT_MAX];
     if (strcmp(have, want) == 0)
         return 0;
+    hash_words(want, words);
     return refuse(msg, b->r.hash_line,
                   "backend %s hashes keys with %s but the topology with %s: rewriting its servers "
-                  "would not route like the topology; write hash-type consistent %.*s%s first",
-                  name, have, want, (int)(aval ? (size_t)(aval - want) : strlen(want)), want,
-                  aval ? " avalanche" : "");
+                  "would not route like the topology; write hash-type consistent %s first",
+                  name, have, want, words);
 }
 
 /* The nodes as id -> [addr, weight], what decides where HAProxy sends keys; NULL when out of
@@ -518,17 +534,14 @@ static void copy_to(splice *out, const char *to)
     out->at = to;
 }
 
-/* Kept server s made the node at `addr` of weight w: the address replaced when it is another, the
+/* Kept server s made node `id` at `addr` of weight w: the address replaced when it is another, the
  * weight set (its word, or one written at the end), and its id pinned when it has it by its place,
  * which would change as servers before it come and go. 0, or -1 with msg set. */
-static int rewrite_server(splice *out, const server *s, const char *addr, int w)
+static int rewrite_server(splice *out, const server *s, const char *id, const char *addr, int w)
 {
     if (strcmp(addr, s->addr) != 0) {
-        if (!addr[0] || strpbrk(addr, " \t\r\n#\"'\\"))
-            return refuse(out->msg, 0,
-                          "server %s: addr \"%.200s\" is no HAProxy server address (one word, "
-                          "without blanks, '#', quotes or backslashes)",
-                          s->name, addr);
+        if (check_addr(id, addr, out->msg) != 0)
+            return -1;
         copy_to(out, s->addr_word.at);
         fputs(addr, out->f);
         out->at = s->addr_word.past;
@@ -595,7 +608,7 @@ static int rewrite(splice *out, const backend *b, const char *name, const json_t
             out->at = s->line.past;
             continue;
         }
-        rc = rewrite_server(out, s, json_string_value(json_array_get(to, 0)),
+        rc = rewrite_server(out, s, id, json_string_value(json_array_get(to, 0)),
                             (int)json_integer_value(json_array_get(to, 1)));
         if (rc == 0 && (json_object_set_new_nocheck(kept, s->name, json_true()) != 0 ||
                         json_object_del(left, id) != 0))
