@@ -376,10 +376,10 @@ static int load_backend(const char *text, size_t len, const char *name, backend 
                         char hash[2 * SHORT_MAX], char *msg)
 {
     line *l = malloc(sizeof *l);
-    int found = l ? read_backend(text, len, name, l, b, msg) : -1;
-    free(l);
     if (!l)
         return refuse(msg, 0, "out of memory");
+    int found = read_backend(text, len, name, l, b, msg);
+    free(l);
     if (found == 0)
         return refuse(msg, 0, "no backend or listen section named %s", name);
     if (found == 1 && b->n == 0)
