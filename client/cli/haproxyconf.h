@@ -1,6 +1,7 @@
 /* haproxyconf.h — HAProxy backends to and from haproxy-scheme topologies, for `ringkeeper import
- * --haproxy` and `ringkeeper export --format haproxy` (docs/LOADBALANCERS.md). Reads HAProxy's
- * configuration syntax (sections, words, quotes, escapes, comments); writes a backend section. Only
+ * --haproxy` and `ringkeeper export --format haproxy [--into]` (docs/LOADBALANCERS.md). Reads
+ * HAProxy's configuration syntax (sections, words, quotes, escapes, comments); writes a backend
+ * section, or rewrites the servers of one in place. Only
  * what decides where keys go is carried over: the servers' ids and weights, `hash-type consistent`
  * and its function; every other setting is the operator's. */
 #ifndef RK_CLI_HAPROXYCONF_H
@@ -34,5 +35,20 @@ json_t *rk_hap_import(const char *text, size_t len, const char *backend, char ms
  * with a sentence in msg. */
 char *rk_hap_export(const json_t *doc, const char *backend, const char *balance,
                     char msg[RK_HAP_MSG_MAX]);
+
+/* `text` (len bytes), a HAProxy configuration, with only the servers of backend (or listen
+ * section) `backend` replaced by those of the haproxy-scheme topology `doc`, every other byte as
+ * it was. A server whose id (its `id`, else its number by place) is a node's keeps its line as
+ * written (name, options such as check and inter, comment) but for the node's address (its word
+ * replaced when it differs) and weight (its value set, or ` weight W` written at the end), and
+ * ` id N` is written on a server numbered by its place, so that no server added or removed before
+ * it moves it. A server the topology lacks goes, its line whole; new ones follow the last server
+ * line, indented as it is, as `server s<id> ADDR id <id> weight <w>` (weight 0 kept). Refused,
+ * with a sentence in msg: what rk_hap_import refuses, a backend whose effective hash-type (its
+ * defaults' included) is not the topology's hash, a topology of another scheme, a new server's
+ * name taken, an address HAProxy would not read as one word, and a result that does not read back
+ * as the topology. A malloc'd NUL-terminated text (free() it), or NULL. */
+char *rk_hap_into(const char *text, size_t len, const char *backend, const json_t *doc,
+                  char msg[RK_HAP_MSG_MAX]);
 
 #endif

@@ -1,6 +1,8 @@
-/* import_export.c — `ringkeeper import` and `ringkeeper export`: a twemproxy pool to a ketama
- * topology and back (docs/KETAMA.md), so a fleet routed by nutcracker adopts ringkeeper with no key
- * moved, and every change reviewed in ringkeeper goes back to nutcracker as a pool it loads. */
+/* import_export.c — `ringkeeper import` and `ringkeeper export`: a twemproxy pool, an nginx
+ * upstream or a HAProxy backend to a topology of its scheme (ketama, nginx, haproxy) and back
+ * (docs/KETAMA.md, docs/LOADBALANCERS.md), so a fleet routed by nutcracker, nginx or HAProxy adopts
+ * ringkeeper with no key moved, and every change reviewed in ringkeeper goes back to the balancer's
+ * own file (`--into`: its servers rewritten, the rest of the file kept). */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,22 +129,30 @@ static int replace_file(const char *cmd, const char *path, const char *data)
     return ok ? RK_EXIT_OK : rk_cli_fail(cmd, RK_EXIT_FAIL, "--into %s: writing it failed", path);
 }
 
-/* `export --into FILE`: FILE's pool (or its only one) gets the topology's servers, the rest of the
- * file kept as it is. Returns an exit code. */
-static int export_into(const char *cmd, const char *into, const char *pool, const json_t *doc)
+/* `export --into FILE`: FILE's pool (or its only one), upstream or backend `name`, by `format`,
+ * gets the topology's servers, the rest of the file kept as it is. Returns an exit code. */
+static int export_into(const char *cmd, const char *into, const char *format, const char *name,
+                       const json_t *doc)
 {
     size_t len;
-    char msg[RK_NC_MSG_MAX], chosen[RK_NC_MSG_MAX];
-    char *yaml = rk_cli_read_file(cmd, into, &len);
-    if (!yaml)
+    char msg[RK_NC_MSG_MAX], chosen[RK_NC_MSG_MAX] = "";
+    char *text = rk_cli_read_file(cmd, into, &len);
+    if (!text)
         return RK_EXIT_USAGE;
-    char *out = rk_nc_into(yaml, len, pool, doc, chosen, msg);
-    free(yaml);
+    int ngx = strcmp(format, "nginx") == 0, hap = strcmp(format, "haproxy") == 0;
+    char *out = ngx   ? rk_ngx_into(text, len, name, doc, msg)
+                : hap ? rk_hap_into(text, len, name, doc, msg)
+                      : rk_nc_into(text, len, name, doc, chosen, msg);
+    free(text);
     int rc =
         out ? replace_file(cmd, into, out) : rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", into, msg);
     free(out);
     if (rc == RK_EXIT_OK)
-        printf("%s: the servers of pool %s rewritten; every other line kept\n", into, chosen);
+        printf("%s: the servers of %s %s rewritten; every other line kept\n", into,
+               ngx   ? "upstream"
+               : hap ? "backend"
+                     : "pool",
+               chosen[0] ? chosen : name);
     return rc;
 }
 
@@ -176,19 +186,25 @@ static const char *export_key(const char *cmd, const json_t *doc, const char *op
 }
 
 /* `export --format nginx|haproxy`: the upstream block or the backend section `name`, keys by
- * `key` (nginx's hash expression, or HAProxy's balance method), printed. Returns an exit code. */
+ * `key` (nginx's hash expression, or HAProxy's balance method), printed; or with `into`, the
+ * servers of that upstream or backend in that file rewritten. Returns an exit code. */
 static int export_balancer(const rk_cli_cmd *cmd, const char *format, const char *file,
                            rk_cli_server *server, const char *version, const char *name,
-                           const char *key, int others)
+                           const char *key, const char *into, int others)
 {
     int rc = RK_EXIT_OK, hap = strcmp(format, "haproxy") == 0;
     if (!name || others)
         return rk_cli_usage_error(cmd, hap ? "--format haproxy takes --backend NAME [--balance "
-                                             "METHOD] (not --pool, --listen, --into, --upstream "
-                                             "or --key)"
+                                             "METHOD] or --backend NAME --into FILE (not --pool, "
+                                             "--listen, --upstream or --key)"
                                            : "--format nginx takes --upstream NAME [--key EXPR] "
-                                             "(not --pool, --listen, --into, --backend or "
-                                             "--balance)");
+                                             "or --upstream NAME --into FILE (not --pool, "
+                                             "--listen, --backend or --balance)");
+    if (into && key)
+        return rk_cli_usage_error(cmd,
+                                  hap ? "--into keeps the backend's own balance: drop "
+                                        "--balance"
+                                      : "--into keeps the upstream's own hash key: drop --key");
     if (file && (server->url || server->cluster || version))
         return rk_cli_usage_error(cmd, "--file and the server options (--server, --cluster, "
                                        "--version) do not mix");
@@ -196,13 +212,13 @@ static int export_balancer(const rk_cli_cmd *cmd, const char *format, const char
         return rc;
     json_t *doc = load_doc(cmd->name, file, server, version, &rc);
     char msg[RK_NGX_MSG_MAX + RK_HAP_MSG_MAX], *text = NULL;
-    if (doc)
-        key = export_key(cmd->name, doc, hap ? "--balance" : "--key", key,
-                         hap ? "uri" : "$request_uri", &rc);
-    if (doc && key)
+    if (rc == RK_EXIT_OK && into)
+        rc = export_into(cmd->name, into, format, name, doc);
+    else if (rc == RK_EXIT_OK && (key = export_key(cmd->name, doc, hap ? "--balance" : "--key", key,
+                                                   hap ? "uri" : "$request_uri", &rc)))
         text = hap ? rk_hap_export(doc, name, key, msg) : rk_ngx_export(doc, name, key, msg);
     json_decref(doc);
-    return print_export(cmd->name, rc, text, msg, hap ? "the backend" : "the upstream");
+    return into ? rc : print_export(cmd->name, rc, text, msg, hap ? "the backend" : "the upstream");
 }
 
 static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
@@ -227,12 +243,12 @@ static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
     int rc = rk_cli_parse(cmd, argc, argv, opts, &server, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
-    int others = pool || listen || into;
+    int others = pool || listen;
     if (strcmp(format, "nginx") == 0)
-        return export_balancer(cmd, format, file, &server, version, upstream, key,
+        return export_balancer(cmd, format, file, &server, version, upstream, key, into,
                                others || backend || balance);
     if (strcmp(format, "haproxy") == 0)
-        return export_balancer(cmd, format, file, &server, version, backend, balance,
+        return export_balancer(cmd, format, file, &server, version, backend, balance, into,
                                others || upstream || key);
     if (upstream || key || backend || balance)
         return rk_cli_usage_error(cmd, "--upstream, --key, --backend and --balance are for "
@@ -250,7 +266,7 @@ static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
         return rc;
     json_t *doc = load_doc(cmd->name, file, &server, version, &rc);
     if (rc == RK_EXIT_OK && into) {
-        rc = export_into(cmd->name, into, pool, doc);
+        rc = export_into(cmd->name, into, format, pool, doc);
         json_decref(doc);
         return rc;
     }
@@ -267,10 +283,14 @@ const rk_cli_cmd rk_cli_import = {
     "       ringkeeper import --nginx FILE --upstream NAME\n"
     "       ringkeeper import --haproxy FILE --backend NAME\n"
     "\n"
-    "Prints the ketama topology (JSON) of pool NAME of the twemproxy (nutcracker) configuration\n"
-    "FILE: its key hash, hash tag and servers, each named as twemproxy names it (the configured\n"
-    "name, else host for port 11211, else host:port), so the ring is the pool's, point for point,\n"
-    "and its data protocol (\"data\": \"redis\" for redis: true, else \"memcached\").\n"
+    "Prints the topology (JSON) that routes as a balancer's configuration does: a twemproxy\n"
+    "pool (the ketama scheme), an nginx upstream (nginx) or a HAProxy backend (haproxy).\n"
+    "\n"
+    "With --nutcracker, prints the ketama topology of pool NAME of the twemproxy (nutcracker)\n"
+    "configuration FILE: its key hash, hash tag and servers, each named as twemproxy names it\n"
+    "(the configured name, else host for port 11211, else host:port), so the ring is the pool's,\n"
+    "point for point, and its data protocol (\"data\": \"redis\" for redis: true, else\n"
+    "\"memcached\").\n"
     "Publish it as it is: no key moves. Refused: distribution modula or random (not a ring), and\n"
     "auto_eject_hosts: true (the ring changes whenever a server fails; drain with weight 0).\n"
     "\n"
@@ -305,33 +325,53 @@ const rk_cli_cmd rk_cli_export = {
     "                         (--file FILE | --server URL --cluster C [--version V])\n"
     "       ringkeeper export --format nginx --upstream NAME [--key EXPR]\n"
     "                         (--file FILE | --server URL --cluster C [--version V])\n"
+    "       ringkeeper export --format nginx --upstream NAME --into NGINX_CONF\n"
+    "                         (--file FILE | --server URL --cluster C [--version V])\n"
     "       ringkeeper export --format haproxy --backend NAME [--balance METHOD]\n"
     "                         (--file FILE | --server URL --cluster C [--version V])\n"
+    "       ringkeeper export --format haproxy --backend NAME --into HAPROXY_CFG\n"
+    "                         (--file FILE | --server URL --cluster C [--version V])\n"
     "\n"
-    "Prints a twemproxy pool NAME (YAML for nutcracker -c) that routes exactly as the ketama\n"
-    "topology in FILE, or as version V of cluster C (default: the active version). Servers keep\n"
-    "the topology's order; a node with weight 0 (draining) is left out, which leaves every other\n"
-    "server's points as they are; a name is written where a node id is not twemproxy's default\n"
-    "name for its addr. With --into, the pool's servers in that nutcracker configuration are\n"
-    "rewritten in place instead, and every other line of it is kept: its timeouts, backlog,\n"
-    "server_retry_timeout, comments, the other pools (refused when the pool's hash or hash_tag\n"
-    "is not the topology's, or its redis option not the topology's data). A topology whose data\n"
-    "is redis exports with redis: true.\n"
+    "Writes a topology, or version V of cluster C (default: the active version), in a balancer's\n"
+    "format: a twemproxy pool (nutcracker, from a ketama topology), an nginx upstream (nginx) or "
+    "a\n"
+    "HAProxy backend (haproxy). With --into, only the servers of that pool, upstream or backend\n"
+    "are rewritten in the balancer's file, in place (atomically, its mode kept), every other line\n"
+    "kept, and the result read back before it is written; refused, the file unchanged, when its\n"
+    "hash settings are not the topology's.\n"
+    "\n"
+    "With --format nutcracker, prints a twemproxy pool NAME (YAML for nutcracker -c) for a\n"
+    "ketama topology. Servers keep the topology's order; a node with weight 0 (draining) is left\n"
+    "out, which leaves every other server's points as they are; a name is written where a node\n"
+    "id is not twemproxy's default name for its addr. A topology whose data is redis exports\n"
+    "with redis: true. --into keeps the pool's timeouts, backlog, server_retry_timeout, comments\n"
+    "and the other pools; refused when the pool's hash or hash_tag is not the topology's, or its\n"
+    "redis option not the topology's data.\n"
     "\n"
     "With --format nginx, prints the upstream block NAME hashing EXPR (default $request_uri)\n"
     "consistently, for an nginx topology: nginx loads it and routes every key as ringkeeper does.\n"
+    "--into keeps each server's own options (max_fails=, fail_timeout=, ...) and sets only its\n"
+    "weight=; a server the topology lacks or drains (weight 0) goes with its line, and new ones\n"
+    "follow the last kept server; keepalive, the hash line and comments stay. Refused when the\n"
+    "upstream has no hash ... consistent.\n"
+    "\n"
     "With --format haproxy, prints the backend section NAME balancing by METHOD (default uri)\n"
     "with hash-type consistent, for a haproxy topology: each server named s<id>, its id pinned.\n"
+    "--into matches servers by id, keeps their names and options (check, inter, ...), sets the\n"
+    "address and weight, and pins `id N` on a server numbered by its place (so that no server\n"
+    "added or removed before it moves its keys); new ones are written as export writes them.\n"
+    "Refused when the backend's hash-type (with its defaults') is not the topology's hash.\n"
     "\n"
     "  --format nutcracker  the output format (twemproxy's), nginx or haproxy\n"
     "  --upstream NAME ... nginx's upstream name\n"
-    "  --key EXPR      ... and its hash key (default $request_uri)\n"
+    "  --key EXPR      ... and its hash key (default $request_uri; not with --into)\n"
     "  --backend NAME  HAProxy's backend name ...\n"
-    "  --balance METHOD ... and its balance (default uri; hdr(X-Key), url_param id, ...)\n"
+    "  --balance METHOD ... and its balance (default uri; hdr(X-Key), url_param id, ...; not\n"
+    "                  with --into)\n"
     "  --pool NAME     the pool (with --into it may be left out when the file has one pool)\n"
     "  --listen ADDR   the pool's listen address (default 127.0.0.1:22121; not with --into)\n"
-    "  --into FILE     rewrite the servers of the pool in this nutcracker configuration\n"
-    "  --file FILE     the ketama topology to export (JSON)\n"
+    "  --into FILE     rewrite the servers of the pool, upstream or backend in this file\n"
+    "  --file FILE     the topology to export (JSON)\n"
     "  --server URL    or the server's (default $RINGKEEPER_SERVER) ...\n"
     "  --cluster C     ... cluster ...\n"
     "  --version V     ... version (default: the active one)\n",

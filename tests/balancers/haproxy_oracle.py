@@ -5,7 +5,10 @@ For each backend case: start one HAProxy on free loopback ports that is both the
 backends (each a frontend that answers with its own address). The balancer has two backends of
 the same servers: `balance uri` from the case's own configuration (ids pinned or given by place,
 as written) and `balance hdr(X-Key)` from `ringkeeper export --format haproxy` of what
-`ringkeeper import --haproxy` read from that configuration. Every key goes through the balancer
+`ringkeeper import --haproxy` read from that configuration; or, where a case names the backend
+before it, the operator's own backend over that one (servers named by the operator, ids by their
+place, check and inter, a comment, retries) rewritten by `ringkeeper export --into`, HAProxy
+running on the rewritten file. Every key goes through the balancer
 and the backend that answered is compared with `ringkeeper lookup --topology` of the imported
 topology. Keys: paths with percent-encoded bytes >= 0x80 and queries (HAProxy hashes the path
 before '?'), raw header bytes >= 0x80 and long keys. The empty header and a header of several
@@ -41,6 +44,34 @@ def backend(name, balance, function, servers):
         "    server %s %s weight %d%s\n" % (n, a, w, " id %d" % i if i else "") for n, a, w, i in servers))
 
 
+def operator_backend(name, balance, function, servers):
+    """A backend over `servers` [(name, addr, weight, id or None)] as an operator writes one: the
+    servers named cache-N, numbered by their place (no id), with checks, a comment and retries."""
+    hash_type = "" if function == "defaults" else "    hash-type consistent %s\n" % function
+    return "backend %s\n    balance %s\n%s    # the caches\n%s    retries 2\n" % (
+        name, balance, hash_type, "".join("    server cache-%d %s weight %d check inter 2s\n" % (i, a, w)
+                                           for i, (_, a, w, _) in enumerate(servers, 1)))
+
+
+def rewrite_into(cli, conf, topo_path, before, topo):
+    """`ringkeeper export --into conf` of the topology as the by_header backend, checked: the
+    operator's lines kept, each server kept by id with its name and options, the topology's
+    address, and its id pinned."""
+    out = subprocess.run([cli, "export", "--format", "haproxy", "--backend", "by_header", "--into", conf,
+                          "--file", topo_path], capture_output=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError("export --into: exit %d, %s" % (out.returncode, out.stderr.decode()))
+    with open(conf) as f:
+        text = f.read()
+    lines = text.splitlines()
+    addr = {n["id"]: n["addr"] for n in topo["nodes"]}
+    kept = [(i, addr[str(i)]) for i in range(1, len(before) + 1) if str(i) in addr]
+    if ("    # the caches" not in lines or "    retries 2" not in lines or
+            not all(any(l.startswith("    server cache-%d %s weight " % (i, a)) and " check inter 2s" in l and
+                        l.endswith(" id %d" % i) for l in lines) for i, a in kept)):
+        raise RuntimeError("export --into did not keep the operator's lines:\n%s" % text)
+
+
 def config(lb, servers, function, by_header=None):
     """The two balancers on lb[0] (by_uri, as the case writes it) and lb[1] (by_header: the block
     given, else the same servers), and a frontend per server that answers with its address. The
@@ -56,10 +87,11 @@ def config(lb, servers, function, by_header=None):
             (by_header or backend("by_header", "hdr(X-Key)", function, servers)))
 
 
-def round_trip(cli, tmp, lb, servers, function):
+def round_trip(cli, tmp, lb, servers, function, before=None):
     """`ringkeeper import --haproxy` of the case's configuration, then `export --format haproxy`
-    of that topology as the by_header backend. The topology's path, its node addresses by id, and
-    the configuration HAProxy runs."""
+    of that topology as the by_header backend, or with the servers `before` the change, `export
+    --into` the operator's backend of them. The topology's path, its node addresses by id, and the
+    configuration HAProxy runs."""
     conf = os.path.join(tmp, "given.cfg")
     with open(conf, "w") as f:
         f.write(config(lb, servers, function))
@@ -78,11 +110,16 @@ def round_trip(cli, tmp, lb, servers, function):
     by_header = os.path.join(tmp, "by_header.json")  # the same ring, its keys taken from X-Key
     with open(by_header, "w") as f:
         json.dump(dict(topo, request_key="hdr(X-Key)"), f)
-    block = subprocess.run([cli, "export", "--format", "haproxy", "--backend", "by_header", "--file", by_header],
-                           capture_output=True, timeout=60, check=True).stdout.decode()
     conf = os.path.join(tmp, "haproxy.cfg")
-    with open(conf, "w") as f:
-        f.write(config(lb, servers, function, by_header=block))
+    if before:
+        with open(conf, "w") as f:
+            f.write(config(lb, servers, function, by_header=operator_backend("by_header", "hdr(X-Key)", function, before)))
+        rewrite_into(cli, conf, by_header, before, topo)
+    else:
+        block = subprocess.run([cli, "export", "--format", "haproxy", "--backend", "by_header", "--file", by_header],
+                               capture_output=True, timeout=60, check=True).stdout.decode()
+        with open(conf, "w") as f:
+            f.write(config(lb, servers, function, by_header=block))
     return topo_path, {n["id"]: n["addr"] for n in topo["nodes"]}, conf
 
 
@@ -94,10 +131,10 @@ def compare(name, keys, hashed, got, want_ids, addr):
     return len(miss)
 
 
-def run_case(cli, name, servers, function, rng, nkeys):
+def run_case(cli, name, servers, function, before, rng, nkeys):
     tmp = tempfile.mkdtemp(prefix="rk-haproxy-")
     lb = free_ports(2)
-    topo_path, addr, conf = round_trip(cli, tmp, lb, servers, function)
+    topo_path, addr, conf = round_trip(cli, tmp, lb, servers, function, before)
     proc = subprocess.Popen([HAPROXY, "-f", conf, "-db"], stdout=subprocess.DEVNULL,
                             stderr=open(os.path.join(tmp, "stderr"), "w"))
     try:
@@ -113,8 +150,9 @@ def run_case(cli, name, servers, function, rng, nkeys):
         bad += compare(name, several, firsts, through(lb[1], several, True), lookup(cli, topo_path, firsts), addr)
         spread = empty_key_spread(lb[1], name)
         bad += spread < 2
-        print("%s %s: %d servers, %s, %d keys, %d mismatches; the empty key round-robin over %d" % (
-            "ok" if not bad else "FAIL", name, len(servers), function, 2 * nkeys + 51, bad, spread))
+        print("%s %s%s: %d servers, %s, %d keys, %d mismatches; the empty key round-robin over %d" % (
+            "ok" if not bad else "FAIL", name, " (export --into)" if before else "", len(servers), function,
+            2 * nkeys + 51, bad, spread))
         return bad == 0
     finally:
         stop(proc, tmp)
@@ -164,16 +202,17 @@ def main():
     base = [("s%d" % i, "127.0.0.1:%d" % p, w, i) for i, (p, w) in enumerate(zip(ports[:8], [1, 2, 1, 3, 1, 1, 5, 1]), 1)]
     moved = [(n, a, w, 42 if i == 3 else i) for n, a, w, i in base]
     by_place = [(n, a, w, i if i in (2, 5) else None) for n, a, w, i in base]
-    cases = [("eight servers, weights 1..5, ids pinned", base, "sdbm"),
-             ("a server added", base + [("s9", "127.0.0.1:%d" % ports[8], 2, 9)], "djb2"),
-             ("a server removed", base[:3] + base[4:], "wt6"),
-             ("a pinned id changed (3 -> 42)", moved, "crc32"),
-             ("ids given by place around pinned ones", by_place, "sdbm avalanche"),
+    cases = [("eight servers, weights 1..5, ids pinned", base, "sdbm", None),
+             ("a server added", base + [("s9", "127.0.0.1:%d" % ports[8], 2, 9)], "djb2", base),
+             ("a server removed", base[:3] + base[4:], "wt6", base),
+             ("a pinned id changed (3 -> 42)", moved, "crc32", base),
+             ("ids given by place around pinned ones", by_place, "sdbm avalanche", None),
              ("twelve servers, one of weight 256", [("s%d" % i, "127.0.0.1:%d" % p, 256 if i == 1 else 1, i * 1000)
-                                                     for i, p in enumerate(ports, 1)], "crc32 avalanche"),
-             ("a bare hash-type consistent (sdbm, avalanche)", base, ""),
-             ("a bare hash-type consistent in defaults", by_place, "defaults")]
-    passed = sum(run_case(cli, name, servers, fn, rng, nkeys) for name, servers, fn in cases)
+                                                     for i, p in enumerate(ports, 1)], "crc32 avalanche", None),
+             ("a bare hash-type consistent (sdbm, avalanche)", base, "", None),
+             # before it, the third server was not there: ids 3..7 by place get other addresses
+             ("a bare hash-type consistent in defaults", by_place, "defaults", base[:2] + base[3:])]
+    passed = sum(run_case(cli, name, servers, fn, before, rng, nkeys) for name, servers, fn, before in cases)
     passed += refusals(cli)
     print("%d passed, %d failed" % (passed, len(cases) + 1 - passed))
     return 0 if passed == len(cases) + 1 else 1

@@ -5,7 +5,9 @@ For each pool case: start one nginx on free loopback ports that is both the bala
 of the same servers: `hash $request_uri consistent` and `hash $http_x_key consistent`) and the
 backends (each answers with its own address), write the same pool as a ringkeeper topology (ids as
 the `server` lines write them), send every key through the balancer, and compare the backend that
-answered with `ringkeeper lookup --topology`. Keys: paths with percent-encoded bytes >= 0x80 and
+answered with `ringkeeper lookup --topology`. Where a case names the pool before it, the URI
+upstream is the operator's own (keepalive, comments, each server's max_fails= and fail_timeout=)
+over that pool, rewritten by `ringkeeper export --into`: nginx runs on the rewritten file. Keys: paths with percent-encoded bytes >= 0x80 and
 queries (the URI pool), raw bytes >= 0x80 and long keys (the header pool). The empty key is no
 ring's: nginx balances it round-robin by weight (the program, not its source, is the oracle), and
 the test checks it does. Every process started here is stopped here; every wait is bounded.
@@ -34,6 +36,32 @@ def upstream(name, key, servers):
     """An upstream block over `servers` [(addr, weight)], hashing `key` consistently."""
     return "    upstream %s {\n        hash %s consistent;\n%s    }\n" % (name, key, "".join(
         "        server %s%s;\n" % (a, " weight=%d" % w if w != 1 else "") for a, w in servers))
+
+
+def operator_upstream(name, key, servers):
+    """An upstream over `servers` [(addr, weight)] as an operator writes one: keepalive, comments,
+    each server with options of its own."""
+    return ("    upstream %s {\n        hash %s consistent;  # by URI\n        keepalive 8;\n"
+            "        # the caches\n%s    }\n" % (name, key, "".join(
+                "        server %s%s max_fails=3 fail_timeout=5s;\n" % (a, " weight=%d" % w if w != 1 else "")
+                for a, w in servers)))
+
+
+def rewrite_into(cli, conf, upstream, topo_path, before, servers):
+    """`ringkeeper export --into conf` of the topology, checked: the operator's lines kept, each
+    server the pool kept with its own options."""
+    out = subprocess.run([cli, "export", "--format", "nginx", "--upstream", upstream, "--into", conf,
+                          "--file", topo_path], capture_output=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError("export --into: exit %d, %s" % (out.returncode, out.stderr.decode()))
+    with open(conf) as f:
+        text = f.read()
+    lines = text.splitlines()
+    kept = {a for a, _ in before} & {a for a, _ in servers}
+    if ("        keepalive 8;" not in lines or "        # the caches" not in lines or
+            not all(any(l.startswith("        server %s " % a) and l.endswith(" max_fails=3 fail_timeout=5s;")
+                        for l in lines) for a in kept)):
+        raise RuntimeError("export --into did not keep the operator's lines:\n%s" % text)
 
 
 def config(tmp, lb, servers, by_uri=None):
@@ -116,10 +144,11 @@ def stop(proc, tmp):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def round_trip(cli, tmp, lb, servers):
+def round_trip(cli, tmp, lb, servers, before=None):
     """`ringkeeper import --nginx` of the balancer's own configuration (it must be the pool), then
-    `export --format nginx` of that topology: the upstream nginx is run with. The topology's path
-    and the configuration's."""
+    `export --format nginx` of that topology: the upstream nginx is run with; or, with the pool
+    `before` the change, `export --into` the operator's upstream of it. The topology's path and
+    the configuration's."""
     conf = os.path.join(tmp, "given.conf")
     with open(conf, "w") as f:
         f.write(config(tmp, lb, servers))
@@ -131,18 +160,23 @@ def round_trip(cli, tmp, lb, servers):
     topo_path = os.path.join(tmp, "topology.json")
     with open(topo_path, "wb") as f:
         f.write(out.stdout)
+    conf = os.path.join(tmp, "nginx.conf")
+    if before:
+        with open(conf, "w") as f:
+            f.write(config(tmp, lb, servers, by_uri=operator_upstream("by_uri", "$request_uri", before)))
+        rewrite_into(cli, conf, "by_uri", topo_path, before, servers)
+        return topo_path, conf
     block = subprocess.run([cli, "export", "--format", "nginx", "--upstream", "by_uri", "--file", topo_path],
                            capture_output=True, timeout=60, check=True).stdout.decode()
-    conf = os.path.join(tmp, "nginx.conf")
     with open(conf, "w") as f:
         f.write(config(tmp, lb, servers, by_uri=block))
     return topo_path, conf
 
 
-def run_case(cli, name, servers, rng, nkeys):
+def run_case(cli, name, servers, before, rng, nkeys):
     tmp = tempfile.mkdtemp(prefix="rk-nginx-")
     lb = free_ports(2)
-    topo_path, conf = round_trip(cli, tmp, lb, servers)
+    topo_path, conf = round_trip(cli, tmp, lb, servers, before)
     proc = subprocess.Popen([NGINX, "-p", tmp, "-c", conf], stderr=open(os.path.join(tmp, "stderr"), "w"))
     try:
         for p in lb:
@@ -157,8 +191,9 @@ def run_case(cli, name, servers, rng, nkeys):
                 print("  %s: key %r went to %s, ringkeeper says %s" % (name, k[:60], g, w))
         spread = empty_key_spread(lb[1], name)
         bad += spread < 2
-        print("%s %s: %d servers, %d keys, %d mismatches; the empty key round-robin over %d" % (
-            "ok" if not bad else "FAIL", name, len(servers), 2 * nkeys + 1, bad, spread))
+        print("%s %s%s: %d servers, %d keys, %d mismatches; the empty key round-robin over %d" % (
+            "ok" if not bad else "FAIL", name, " (export --into)" if before else "", len(servers),
+            2 * nkeys + 1, bad, spread))
         return bad == 0
     finally:
         stop(proc, tmp)
@@ -239,12 +274,12 @@ def main():
     rng = random.Random(24)
     ports = free_ports(12)
     base = [("127.0.0.1:%d" % p, w) for p, w in zip(ports[:8], [1, 2, 1, 3, 1, 1, 5, 1])]
-    cases = [("eight servers, weights 1..5", base),
-             ("a server added", base + [("127.0.0.1:%d" % ports[8], 2)]),
-             ("a server removed", base[:3] + base[4:]),
-             ("weights changed", [(a, w + 1 if i % 2 else w) for i, (a, w) in enumerate(base)]),
-             ("twelve servers", [("127.0.0.1:%d" % p, 1) for p in ports])]
-    passed = sum(run_case(cli, name, servers, rng, nkeys) for name, servers in cases)
+    cases = [("eight servers, weights 1..5", base, None),
+             ("a server added", base + [("127.0.0.1:%d" % ports[8], 2)], base),
+             ("a server removed", base[:3] + base[4:], base),
+             ("weights changed", [(a, w + 1 if i % 2 else w) for i, (a, w) in enumerate(base)], base),
+             ("twelve servers", [("127.0.0.1:%d" % p, 1) for p in ports], None)]
+    passed = sum(run_case(cli, name, servers, before, rng, nkeys) for name, servers, before in cases)
     passed += source_case(cli) + refusals(cli)
     print("%d passed, %d failed" % (passed, len(cases) + 2 - passed))
     return 0 if passed == len(cases) + 2 else 1

@@ -276,6 +276,140 @@ same "export --into a redis pool: its options kept" <(grep -v '^   - ' "$tmp/red
 sed '/"data"/d' "$tmp/heavier-redis.json" >"$tmp/heavier-unknown.json"
 expect 0 "export --into of unknown data" -- "$rk" export --format nutcracker --into "$tmp/one.yml" --file "$tmp/heavier-unknown.json"
 
+# export --format nginx --into: only the upstream's servers change; the operator's options,
+# comments, the other upstreams and the file's mode stay
+cat >"$tmp/nginx.conf" <<'EOF'
+# the caches, behind nginx
+http {
+    upstream other { server 10.0.0.1:8080; }
+    upstream caches {
+        hash $request_uri consistent;   # by URI
+        keepalive 16;
+        server 10.0.0.1:8080 max_fails=3 fail_timeout=10s;
+        server 10.0.0.2:8080 weight=2 max_fails=3;  # rack B
+        # rack C
+        server 10.0.0.3:8080;
+    }
+}
+EOF
+chmod 640 "$tmp/nginx.conf"
+cp -p "$tmp/nginx.conf" "$tmp/nginx.orig"
+node() { printf '{"id":"%s","addr":"%s","weight":%s}' "$1" "$1" "$2"; }
+printf '{"scheme":"nginx","hash":"crc32a","nodes":[%s,%s,%s,%s]}' "$(node 10.0.0.1:8080 3)" \
+    "$(node 10.0.0.2:8080 0)" "$(node 10.0.0.3:8080 1)" "$(node 10.0.0.4:8080 2)" >"$tmp/ngx-next.json"
+expect 0 "nginx: export --into" -- "$rk" export --format nginx --upstream caches --into "$tmp/nginx.conf" --file "$tmp/ngx-next.json"
+same_text "nginx: export --into says what it did" \
+    "$tmp/nginx.conf: the servers of upstream caches rewritten; every other line kept" "$(cat "$tmp/out")"
+diff "$tmp/nginx.orig" "$tmp/nginx.conf" | grep '^[<>]' >"$tmp/diff"
+printf '%s\n' '<         server 10.0.0.1:8080 max_fails=3 fail_timeout=10s;' \
+    '<         server 10.0.0.2:8080 weight=2 max_fails=3;  # rack B' \
+    '>         server 10.0.0.1:8080 weight=3 max_fails=3 fail_timeout=10s;' \
+    '>         server 10.0.0.4:8080 weight=2;' >"$tmp/want"
+same "nginx: export --into reweighs, drops and adds only servers, each keeping its options" "$tmp/want" "$tmp/diff"
+same_text "nginx: export --into keeps the file's mode" 640 "$(stat -c %a "$tmp/nginx.conf")"
+expect 0 "nginx: the rewritten upstream imports" -- "$rk" import --nginx "$tmp/nginx.conf" --upstream caches
+same_text "nginx: it reads back as the topology, weight 0 left out" "10.0.0.1:8080/3 10.0.0.3:8080/1 10.0.0.4:8080/2" \
+    "$(json_of "$tmp/out" 'tuple("%s/%d" % (n["id"], n["weight"]) for n in d["nodes"])')"
+# weight 1 is written only where weight= was: a server that has it keeps it
+printf '{"scheme":"nginx","hash":"crc32a","nodes":[%s,%s,%s]}' "$(node 10.0.0.1:8080 1)" \
+    "$(node 10.0.0.3:8080 2)" "$(node 10.0.0.4:8080 1)" >"$tmp/ngx-ones.json"
+expect 0 "nginx: export --into of weights 1" -- "$rk" export --format nginx --upstream caches --into "$tmp/nginx.conf" --file "$tmp/ngx-ones.json"
+has "nginx: a written weight= stays written" "$tmp/nginx.conf" "server 10.0.0.1:8080 weight=1 max_fails=3 fail_timeout=10s;"
+has "nginx: one not written is added when not 1" "$tmp/nginx.conf" "        server 10.0.0.3:8080 weight=2;"
+# refused, the file unchanged: no consistent hash, a topology of another scheme, --key
+sed 's/ consistent;/;/' "$tmp/nginx.orig" >"$tmp/modulo.conf"
+sum=$(sha256sum <"$tmp/modulo.conf")
+expect 2 "nginx: export --into an upstream without consistent" -- "$rk" export --format nginx --upstream caches --into "$tmp/modulo.conf" --file "$tmp/ngx-next.json"
+has "nginx: the refusal names the file, the line and why" "$tmp/err" "$tmp/modulo.conf: line 5: hash without consistent maps keys by modulo"
+same_text "nginx: a hash refusal changes nothing" "$sum" "$(sha256sum <"$tmp/modulo.conf")"
+sum=$(sha256sum <"$tmp/nginx.orig")
+expect 2 "nginx: export --into of a ketama topology" -- "$rk" export --format nginx --upstream caches --into "$tmp/nginx.orig" --file "$tmp/w10.json"
+has "nginx: the scheme refusal says why" "$tmp/err" "needs a topology of the nginx scheme (its \"scheme\" is ketama)"
+same_text "nginx: a scheme refusal changes nothing" "$sum" "$(sha256sum <"$tmp/nginx.orig")"
+expect 2 "nginx: export --into with --key" -- "$rk" export --format nginx --upstream caches --key '$uri' --into "$tmp/nginx.orig" --file "$tmp/ngx-next.json"
+has "nginx: --key is the file's own" "$tmp/err" "--into keeps the upstream's own hash key: drop --key"
+
+# export --format haproxy --into: servers matched by id keep their names and options; those
+# numbered by their place get their id pinned, so that removing the first moves no other
+cat >"$tmp/haproxy.cfg" <<'EOF'
+defaults
+    mode http
+    hash-type consistent
+backend other
+    balance uri
+    server c1 10.0.0.1:8080
+backend caches
+    balance uri
+    # the caches
+    server c1 10.0.0.1:8080 check inter 2s   # rack A
+    server c2 10.0.0.2:8080 weight 2 check
+    server c3 10.0.0.3:8080 check
+    server c4 10.0.0.4:8080 id 9 check
+    option httpchk
+EOF
+chmod 604 "$tmp/haproxy.cfg"
+cp -p "$tmp/haproxy.cfg" "$tmp/haproxy.orig"
+hnode() { printf '{"id":"%s","addr":"%s","weight":%s}' "$1" "$2" "$3"; }
+printf '{"scheme":"haproxy","hash":"sdbm_avalanche","nodes":[%s,%s,%s,%s]}' "$(hnode 2 10.0.0.2:8080 3)" \
+    "$(hnode 3 10.0.0.33:8080 1)" "$(hnode 9 10.0.0.4:8080 0)" "$(hnode 4 10.0.0.5:8080 1)" >"$tmp/hap-next.json"
+expect 0 "haproxy: export --into" -- "$rk" export --format haproxy --backend caches --into "$tmp/haproxy.cfg" --file "$tmp/hap-next.json"
+same_text "haproxy: export --into says what it did" \
+    "$tmp/haproxy.cfg: the servers of backend caches rewritten; every other line kept" "$(cat "$tmp/out")"
+diff "$tmp/haproxy.orig" "$tmp/haproxy.cfg" | grep '^[<>]' >"$tmp/diff"
+printf '%s\n' '<     server c1 10.0.0.1:8080 check inter 2s   # rack A' \
+    '<     server c2 10.0.0.2:8080 weight 2 check' '<     server c3 10.0.0.3:8080 check' \
+    '<     server c4 10.0.0.4:8080 id 9 check' '>     server c2 10.0.0.2:8080 weight 3 check id 2' \
+    '>     server c3 10.0.0.33:8080 check id 3' '>     server c4 10.0.0.4:8080 id 9 check weight 0' \
+    '>     server s4 10.0.0.5:8080 id 4 weight 1' >"$tmp/want"
+same "haproxy: export --into sets addresses and weights, pins ids, drops and adds" "$tmp/want" "$tmp/diff"
+same_text "haproxy: export --into keeps the file's mode" 604 "$(stat -c %a "$tmp/haproxy.cfg")"
+expect 0 "haproxy: the rewritten backend imports" -- "$rk" import --haproxy "$tmp/haproxy.cfg" --backend caches
+same_text "haproxy: it reads back as the topology" "2/10.0.0.2:8080/3 3/10.0.0.33:8080/1 9/10.0.0.4:8080/0 4/10.0.0.5:8080/1" \
+    "$(json_of "$tmp/out" 'tuple("%s/%s/%d" % (n["id"], n["addr"], n["weight"]) for n in d["nodes"])')"
+if [ -s "$tmp/err" ]; then bad "haproxy: a server is left numbered by its place: $(cat "$tmp/err")"; else ok; fi
+# refused, the file unchanged: another hash function, hash-type map-based, another scheme, a name
+# a new server would take
+sum=$(sha256sum <"$tmp/haproxy.orig")
+sed 's/sdbm_avalanche/djb2/' "$tmp/hap-next.json" >"$tmp/hap-djb2.json"
+expect 2 "haproxy: export --into a backend of another hash" -- "$rk" export --format haproxy --backend caches --into "$tmp/haproxy.orig" --file "$tmp/hap-djb2.json"
+has "haproxy: the refusal names the file, the line and what differs" "$tmp/err" \
+    "$tmp/haproxy.orig: line 3: backend caches hashes keys with sdbm_avalanche but the topology with djb2"
+same_text "haproxy: a hash refusal changes nothing" "$sum" "$(sha256sum <"$tmp/haproxy.orig")"
+sed 's/hash-type consistent/hash-type map-based/' "$tmp/haproxy.orig" >"$tmp/map.cfg"
+sum=$(sha256sum <"$tmp/map.cfg")
+expect 2 "haproxy: export --into a map-based backend" -- "$rk" export --format haproxy --backend caches --into "$tmp/map.cfg" --file "$tmp/hap-next.json"
+has "haproxy: map-based is no ring" "$tmp/err" "line 3: hash-type map-based (the default) maps keys by modulo"
+same_text "haproxy: a map-based refusal changes nothing" "$sum" "$(sha256sum <"$tmp/map.cfg")"
+sum=$(sha256sum <"$tmp/haproxy.orig")
+expect 2 "haproxy: export --into of an nginx topology" -- "$rk" export --format haproxy --backend caches --into "$tmp/haproxy.orig" --file "$tmp/ngx-next.json"
+has "haproxy: the scheme refusal says why" "$tmp/err" "needs a topology of the haproxy scheme (its \"scheme\" is nginx)"
+sed 's/server c3 /server s4 /' "$tmp/haproxy.orig" >"$tmp/taken.cfg"
+sum=$(sha256sum <"$tmp/taken.cfg")
+expect 2 "haproxy: export --into where the new name is taken" -- "$rk" export --format haproxy --backend caches --into "$tmp/taken.cfg" --file "$tmp/hap-next.json"
+has "haproxy: the name refusal says which" "$tmp/err" "is named s4 already, the name the new server of id 4 takes"
+same_text "haproxy: a name refusal changes nothing" "$sum" "$(sha256sum <"$tmp/taken.cfg")"
+expect 2 "haproxy: export --into with --balance" -- "$rk" export --format haproxy --backend caches --balance uri --into "$tmp/haproxy.orig" --file "$tmp/hap-next.json"
+has "haproxy: --balance is the file's own" "$tmp/err" "--into keeps the backend's own balance: drop --balance"
+# a topology that takes its keys from requests otherwise than the file (issue 53, item 2): its
+# servers alone would not route like it
+sed 's/"nodes"/"request_key":"hdr(X-Key)","nodes"/' "$tmp/hap-next.json" >"$tmp/hap-hdr.json"
+sum=$(sha256sum <"$tmp/haproxy.orig")
+expect 2 "haproxy: export --into a backend of another balance" -- "$rk" export --format haproxy --backend caches --into "$tmp/haproxy.orig" --file "$tmp/hap-hdr.json"
+has "haproxy: the balance refusal says what differs" "$tmp/err" "backend caches balances by uri but the topology takes its keys as hdr(X-Key) (request_key)"
+same_text "haproxy: a balance refusal changes nothing" "$sum" "$(sha256sum <"$tmp/haproxy.orig")"
+sed 's/"nodes"/"request_key":"$uri","nodes"/' "$tmp/ngx-next.json" >"$tmp/ngx-uri.json"
+sum=$(sha256sum <"$tmp/nginx.orig")
+expect 2 "nginx: export --into an upstream of another hash key" -- "$rk" export --format nginx --upstream caches --into "$tmp/nginx.orig" --file "$tmp/ngx-uri.json"
+has "nginx: the key refusal says what differs" "$tmp/err" "upstream caches hashes \$request_uri, the topology takes its keys as \$uri (request_key)"
+same_text "nginx: a key refusal changes nothing" "$sum" "$(sha256sum <"$tmp/nginx.orig")"
+sed 's/"nodes"/"request_key":"$request_uri","nodes"/' "$tmp/ngx-next.json" >"$tmp/ngx-same.json"
+cp -p "$tmp/nginx.orig" "$tmp/nginx-same.conf"
+expect 0 "nginx: export --into an upstream of the same key" -- "$rk" export --format nginx --upstream caches --into "$tmp/nginx-same.conf" --file "$tmp/ngx-same.json"
+expect 2 "export --key against the topology's request_key" -- "$rk" export --format nginx --upstream caches --key '$arg_id' --file "$tmp/ngx-same.json"
+has "export: --key refused, saying the topology's" "$tmp/err" 'the topology takes its keys as "$request_uri" (request_key)'
+expect 0 "export writes the topology's request_key" -- "$rk" export --format nginx --upstream caches --file "$tmp/ngx-uri.json"
+has "export: hash \$uri" "$tmp/out" 'hash $uri consistent;'
+
 # rollout: a drain of one of four nodes in steps, then a budget, the digest and the refusals
 /usr/bin/python3 - "$tmp" <<'PY'
 import json, sys
