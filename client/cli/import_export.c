@@ -333,6 +333,6 @@ const rk_cli_cmd rk_cli_export = {
     "  --into FILE     rewrite the servers of the pool in this nutcracker configuration\n"
     "  --file FILE     the ketama topology to export (JSON)\n"
     "  --server URL    or the server's (default $RINGKEEPER_SERVER) ...\n"
-    "  --cluster C     ... cluster ...\n"
+    "  -c, --cluster C ... cluster (default $RINGKEEPER_CLUSTER) ...\n"
     "  --version V     ... version (default: the active one)\n",
     NULL, NULL};
