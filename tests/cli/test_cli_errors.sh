@@ -134,6 +134,21 @@ timeout 60 "$RK" lookup --server "$BASE" --cluster c --cache "$TMP/ring.json" <"
 check "writable --cache: exit code" 0 "$?"
 check "writable --cache: routed" "user:1" "$(cut -f1 "$TMP/out")"
 
+# the policy before the cluster's first publish: the server's 404, and what to do about it
+: >"$TMP/in"
+for verb in set show; do
+    args=(--approvals 1)
+    [ "$verb" = set ] || args=()
+    fails 2 "policy $verb before the first publish" "ringkeeper policy: cluster fresh has no policy to \
+$verb yet: a cluster, and its policy, exist from its first publish; publish a first version \
+(ringkeeper publish FILE -c fresh), then $verb the policy (HTTP 404)" \
+        policy "$verb" "${args[@]}" --server "$BASE" -c fresh
+done
+timeout 60 "$RK" publish "$four" --server "$BASE" -c fresh >/dev/null 2>&1 </dev/null
+timeout 60 "$RK" policy set --approvals 1 --server "$BASE" -c fresh -q </dev/null >"$TMP/out" 2>"$TMP/err"
+code=$?
+check "policy set after the first publish: exit code (stderr: $(cat "$TMP/err"))" 0 "$code"
+
 # nginx and HAProxy files (issue 52, items 8 and 9): a NUL byte is refused with its line, not taken
 # as the end of the line; nginx's servers are counted as it reads (a million of them had cost 7 s
 # and 681 MB before the refusal); a HAProxy server's name in the note is printed escaped
