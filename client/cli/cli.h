@@ -90,7 +90,7 @@ int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2]);
 
 typedef struct rk_cli_server {
     const char *url;     /* --server, else $RINGKEEPER_SERVER */
-    const char *cluster; /* --cluster */
+    const char *cluster; /* --cluster (-c), else $RINGKEEPER_CLUSTER */
     const char *token;   /* --token, else $RINGKEEPER_TOKEN; never printed */
     const char *ca_file; /* --ca-file, else $RINGKEEPER_CA_FILE: CA bundle for https, or NULL */
     unsigned long long timeout; /* --timeout: seconds per request, else RK_CLI_TIMEOUT */
@@ -100,7 +100,7 @@ typedef struct rk_cli_server {
 /* The server options' lines of a command's usage; `token` says what --token is for. */
 #define SERVER_OPTIONS_HELP_(token)                                                                \
     "  --server URL   the server (default $RINGKEEPER_SERVER)\n"                                   \
-    "  --cluster C    the cluster\n"                                                               \
+    "  -c, --cluster C  the cluster (default $RINGKEEPER_CLUSTER)\n"                               \
     "  --token T      " token " (default $RINGKEEPER_TOKEN)\n"                                     \
     "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"         \
     "  --timeout S    " RK_CLI_TIMEOUT_HELP
@@ -111,6 +111,10 @@ typedef struct rk_cli_server {
 /* Fills the environment and --timeout defaults and checks server (http:// or https://, as the
  * client library wants it) and cluster; returns an exit code. */
 int rk_cli_server_check(const char *cmd, rk_cli_server *s);
+/* $RINGKEEPER_CLUSTER (borrowed from the environment), or NULL when it is unset or empty. It is
+ * the cluster of a command that talks to a server, but never what makes it talk to one: a command
+ * that is offline with a file (lookup --topology, export --file) stays offline. */
+const char *rk_cli_env_cluster(void);
 
 /* ---- Options (options.c) ---- */
 

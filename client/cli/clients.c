@@ -139,7 +139,7 @@ const rk_cli_cmd rk_cli_clients = {
     "prints true or false, whether the fleet has converged.\n"
     "\n"
     "  --server URL   the server (default $RINGKEEPER_SERVER)\n"
-    "  --cluster C    the cluster\n"
+    "  -c, --cluster C  the cluster (default $RINGKEEPER_CLUSTER)\n"
     "  --token T      bearer token (default $RINGKEEPER_TOKEN); this read needs none\n"
     "  --ca-file F    CA certificates for an https server (default $RINGKEEPER_CA_FILE)\n"
     "  --timeout S    " RK_CLI_TIMEOUT_HELP RK_CLI_OUTPUT_HELP("table"),

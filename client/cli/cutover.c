@@ -8,18 +8,23 @@
 
 #include "cli.h"
 
-/* Sends `doc` (stolen; NULL: no body) as the body of METHOD route and prints the answer. */
+/* Sends `doc` (stolen; NULL: no body) as the body of METHOD route and prints the answer. With
+ * `no_cluster`, the 404 of an unknown cluster is not printed but sets it, for a caller that says
+ * more. */
 static int send_json(const rk_cli_cmd *c, const rk_cli_server *s, json_t *doc, const char *method,
-                     const char *route)
+                     const char *route, int *no_cluster)
 {
     const char *cmd = c->name;
+    int unused;
     rk_cli_body in = {0}, out = {0};
     in.data = doc ? rk_json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (doc && !in.data)
         return rk_cli_fail(cmd, RK_EXIT_FAIL, "out of memory");
     in.len = in.data ? strlen(in.data) : 0;
-    int rc = rk_cli_call(cmd, s, in.data ? &in : NULL, &out, method, "%s", route);
+    int rc = rk_cli_call_except(cmd, s, no_cluster ? "unknown_cluster" : NULL,
+                                no_cluster ? no_cluster : &unused, in.data ? &in : NULL, &out,
+                                method, "%s", route);
     free(in.data);
     return rk_cli_print_answer(c->name, rc, &out);
 }
@@ -145,7 +150,7 @@ static int approve(const rk_cli_cmd *cmd, int argc, char **argv)
     char route[64];
     snprintf(route, sizeof route, "/versions/%s/approve", v);
     return send_json(cmd, &s, json_pack("{s:s, s:s*}", "digest", digest, "comment", comment),
-                     "POST", route);
+                     "POST", route, NULL);
 }
 
 const rk_cli_cmd rk_cli_approve = {
@@ -197,6 +202,22 @@ static int policy_fields(const char *cmd, json_t *doc, const char *moved, const 
     return RK_EXIT_OK;
 }
 
+/* GET or PUT the policy. A cluster and its policy exist from its first publish: before it, the
+ * server's 404 alone leaves a newcomer guessing what to do, so this says. */
+static int send_policy(const rk_cli_cmd *cmd, const rk_cli_server *s, json_t *doc)
+{
+    int unknown = 0;
+    const char *verb = doc ? "set" : "show";
+    int rc = send_json(cmd, s, doc, doc ? "PUT" : "GET", "/policy", &unknown);
+    if (unknown)
+        rk_cli_fail(cmd->name, rc,
+                    "cluster %s has no policy to %s yet: a cluster, and its policy, exist from its "
+                    "first publish; publish a first version (ringkeeper publish FILE -c %s), then "
+                    "%s the policy (HTTP 404)",
+                    s->cluster, verb, s->cluster, verb);
+    return rc;
+}
+
 static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     static const char *const yes_no[] = {"yes", "no", NULL};
@@ -221,14 +242,14 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
     if (!set && (moved || balance || approvals || flags[0] || flags[1]))
         return rk_cli_usage_error(cmd, "policy show takes no policy options; use policy set");
     if (!set)
-        return send_json(cmd, &s, NULL, "GET", "/policy");
+        return send_policy(cmd, &s, NULL);
     json_t *doc = json_object();
     rc = doc ? policy_fields(cmd->name, doc, moved, balance, approvals, flags) : RK_EXIT_FAIL;
     if (rc != RK_EXIT_OK) {
         json_decref(doc);
         return rc;
     }
-    return send_json(cmd, &s, doc, "PUT", "/policy");
+    return send_policy(cmd, &s, doc);
 }
 
 const rk_cli_cmd rk_cli_policy = {

@@ -378,6 +378,6 @@ const rk_cli_cmd rk_cli_export = {
     "  --into FILE     rewrite the servers of the pool, upstream or backend in this file\n"
     "  --file FILE     the topology to export (JSON)\n"
     "  --server URL    or the server's (default $RINGKEEPER_SERVER) ...\n"
-    "  --cluster C     ... cluster ...\n"
+    "  -c, --cluster C ... cluster (default $RINGKEEPER_CLUSTER) ...\n"
     "  --version V     ... version (default: the active one)\n",
     NULL, NULL};

@@ -247,9 +247,10 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args 
                                        "--cluster, --token, --ca-file, --timeout, --cache, "
                                        "--client-id) do "
                                        "not mix");
-    if (!a->file && !online)
-        return rk_cli_usage_error(cmd, "--topology FILE or --cluster C (with --server URL or "
-                                       "RINGKEEPER_SERVER) is required");
+    if (!a->file && !online && !rk_cli_env_cluster())
+        return rk_cli_usage_error(cmd, "--topology FILE, or a cluster (--cluster C or "
+                                       "RINGKEEPER_CLUSTER) with a server (--server URL or "
+                                       "RINGKEEPER_SERVER), is required");
     if (r->reset_cache && !r->cache_file)
         return rk_cli_usage_error(cmd, "--reset-cache needs --cache FILE");
     if (r->client_id && !rk_client_id_valid(r->client_id))
@@ -328,7 +329,7 @@ const rk_cli_cmd rk_cli_lookup = {
     "  --server URL              fetch the active ring of cluster C instead, verified (cluster, "
     "hash,\n"
     "                            vnode_factor, fingerprint); default server: $RINGKEEPER_SERVER\n"
-    "  --cluster C               the cluster\n"
+    "  -c, --cluster C           the cluster (default $RINGKEEPER_CLUSTER)\n"
     "  --cache FILE              last-known-good file: rewritten after each accepted fetch, used\n"
     "                            (with a note on stderr) when the server cannot be reached\n"
     "                            or offers an older ring than the file's\n"

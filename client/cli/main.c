@@ -59,6 +59,8 @@ static int usage(FILE *to, int code)
         "they have no -o.\n"
         "\n"
         "environment: RINGKEEPER_SERVER is the default --server (http:// or https://),\n"
+        "RINGKEEPER_CLUSTER the default --cluster (-c C) of a command on the server (a command\n"
+        "given a file, such as lookup --topology, stays offline),\n"
         "RINGKEEPER_TOKEN the default --token (a bearer token for writes; never printed),\n"
         "RINGKEEPER_CA_FILE the default "
         "--ca-file (CA certificates to verify an https server with; else the system's).\n"

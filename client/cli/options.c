@@ -119,7 +119,8 @@ static size_t all_options(const rk_cli_option *opts, rk_cli_server *s, rk_cli_op
     if (!s)
         return n;
     const rk_cli_option server[] = {
-        RK_CLI_OPT("server", RK_CLI_TEXT, &s->url), RK_CLI_OPT("cluster", RK_CLI_TEXT, &s->cluster),
+        RK_CLI_OPT("server", RK_CLI_TEXT, &s->url),
+        RK_CLI_OPT("cluster", RK_CLI_TEXT, &s->cluster, .letter = 'c'),
         RK_CLI_OPT("token", RK_CLI_TEXT, &s->token),
         RK_CLI_OPT("ca-file", RK_CLI_TEXT, &s->ca_file),
         RK_CLI_OPT("timeout", RK_CLI_NUMBER, &s->timeout, .lo = 1, .hi = RK_CLI_MAX_TIMEOUT)};
@@ -223,8 +224,10 @@ int rk_cli_two_sides(const rk_cli_cmd *cmd, const char *const file[2], const cha
         if (file[i] && version[i])
             return rk_cli_usage_error(cmd, "%s and %s do not mix: that side is a file or a version",
                                       file_flag[i], version_flag[i]);
-        if (file[i] && !file[1 - i] && !s->cluster)
-            return rk_cli_usage_error(cmd, "%s needs %s as well, or --cluster C for a version",
+        if (file[i] && !file[1 - i] && !s->cluster && !rk_cli_env_cluster())
+            return rk_cli_usage_error(cmd,
+                                      "%s needs %s as well, or a version of a cluster: give "
+                                      "--cluster C or set RINGKEEPER_CLUSTER",
                                       file_flag[i], file_flag[1 - i]);
     }
     return RK_EXIT_OK;
@@ -237,11 +240,19 @@ static int has_scheme(const char *url)
     return strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
 }
 
-int rk_cli_server_check(const char *cmd, rk_cli_server *s)
+const char *rk_cli_env_cluster(void)
 {
-    const char *url_from = s->url ? "--server" : "RINGKEEPER_SERVER";
+    const char *c = getenv("RINGKEEPER_CLUSTER");
+    return c && *c ? c : NULL;
+}
+
+/* The environment's defaults for what the options left out. */
+static void server_defaults(rk_cli_server *s)
+{
     if (!s->url)
         s->url = getenv("RINGKEEPER_SERVER");
+    if (!s->cluster)
+        s->cluster = rk_cli_env_cluster();
     if (!s->timeout)
         s->timeout = RK_CLI_TIMEOUT;
     if (!s->token)
@@ -250,6 +261,13 @@ int rk_cli_server_check(const char *cmd, rk_cli_server *s)
         s->ca_file = getenv("RINGKEEPER_CA_FILE");
     if (s->ca_file && !*s->ca_file)
         s->ca_file = NULL;
+}
+
+int rk_cli_server_check(const char *cmd, rk_cli_server *s)
+{
+    const char *url_from = s->url ? "--server" : "RINGKEEPER_SERVER";
+    const char *cluster_from = s->cluster ? "--cluster" : "RINGKEEPER_CLUSTER";
+    server_defaults(s);
     if (!s->url || !*s->url)
         return rk_cli_fail(cmd, RK_EXIT_USAGE,
                            "no server: give --server URL or set RINGKEEPER_SERVER "
@@ -258,11 +276,12 @@ int rk_cli_server_check(const char *cmd, rk_cli_server *s)
         return rk_cli_fail(cmd, RK_EXIT_USAGE,
                            "%s: must start with http:// or https://, got \"%s\"", url_from, s->url);
     if (!s->cluster)
-        return rk_cli_fail(cmd, RK_EXIT_USAGE, "--cluster C is required with a server");
+        return rk_cli_fail(cmd, RK_EXIT_USAGE,
+                           "no cluster: give --cluster C (-c C) or set RINGKEEPER_CLUSTER");
     if (!rk_cluster_name_valid(s->cluster))
         return rk_cli_fail(cmd, RK_EXIT_USAGE,
-                           "--cluster: \"%s\" is not a cluster name (a-z, 0-9, '.', '_', '-'; "
+                           "%s: \"%s\" is not a cluster name (a-z, 0-9, '.', '_', '-'; "
                            "1..63 bytes, starting with a letter or digit)",
-                           s->cluster);
+                           cluster_from, s->cluster);
     return RK_EXIT_OK;
 }

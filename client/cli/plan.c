@@ -160,7 +160,7 @@ const rk_cli_cmd rk_cli_plan = {
     "  -q, --quiet              print only the fraction of the hash space that moves\n"
     "  --server URL             the server (default $RINGKEEPER_SERVER); with two versions it\n"
     "                           computes the plan and it is printed as the server sends it\n"
-    "  --cluster C              the cluster\n"
+    "  -c, --cluster C          the cluster (default $RINGKEEPER_CLUSTER)\n"
     "  --from A, --to B         its versions; --from defaults to the active version, --to to the\n"
     "                           latest\n"
     "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need none\n"

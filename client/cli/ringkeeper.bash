@@ -5,7 +5,7 @@
 # A new command is one line of _ringkeeper_options (its name, then its options);
 # tests/cli/test_completion.sh checks them against `ringkeeper --help` and `ringkeeper CMD --help`.
 
-_ringkeeper_server='--server --cluster --token --ca-file --timeout'
+_ringkeeper_server='--server -c --cluster --token --ca-file --timeout'
 _ringkeeper_output='-o --output -q --quiet'
 declare -gA _ringkeeper_options=(
     [lookup]="--topology --replicas --expect-scheme --expect-hash --expect-vnode-factor --cache --reset-cache --client-id --requests $_ringkeeper_server $_ringkeeper_output"
@@ -14,7 +14,7 @@ declare -gA _ringkeeper_options=(
     [rollouts]="--id --to-file --steps --max-step-moved --soak --digest --revert $_ringkeeper_server $_ringkeeper_output"
     [simulate]="--keys --from-file --to-file --from --to $_ringkeeper_server $_ringkeeper_output"
     [import]="--nutcracker --pool --nginx --upstream --haproxy --backend"
-    [export]="--format --pool --file --version --listen --into --upstream --key --backend --balance --server --cluster"
+    [export]="--format --pool --file --version --listen --into --upstream --key --backend --balance --server -c --cluster"
     [publish]="--activate --if-match $_ringkeeper_server $_ringkeeper_output"
     [activate]="--if-match --force $_ringkeeper_server $_ringkeeper_output"
     [revert]="--if-match $_ringkeeper_server $_ringkeeper_output"

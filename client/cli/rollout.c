@@ -138,7 +138,7 @@ const rk_cli_cmd rk_cli_rollout = {
     "  --max-step-moved F       the fewest steps (at most 100) none of which moves more than F\n"
     "                           of the hash space, 0 < F <= 1\n" RK_CLI_OUTPUT_HELP(
         "table") "  --server URL             the server (default $RINGKEEPER_SERVER)\n"
-                 "  --cluster C              the cluster\n"
+                 "  -c, --cluster C          the cluster (default $RINGKEEPER_CLUSTER)\n"
                  "  --from A, --to B         its versions; --from defaults to the active version, "
                  "--to to the\n"
                  "                           latest\n"

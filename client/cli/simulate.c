@@ -277,7 +277,7 @@ const rk_cli_cmd rk_cli_simulate = {
                  "                           $RINGKEEPER_SERVER); --from defaults to the active "
                  "version, --to\n"
                  "                           to the latest\n"
-                 "  --cluster C              the cluster\n"
+                 "  -c, --cluster C          the cluster (default $RINGKEEPER_CLUSTER)\n"
                  "  --token T                bearer token (default $RINGKEEPER_TOKEN); reads need "
                  "none\n"
                  "  --ca-file FILE           CA certificates for an https server (default "

@@ -9,7 +9,7 @@
 RK=$1
 FAKE=$2
 src=$(cd "$4" && pwd)
-unset RINGKEEPER_SERVER RINGKEEPER_TOKEN RINGKEEPER_CA_FILE
+unset RINGKEEPER_SERVER RINGKEEPER_CLUSTER RINGKEEPER_TOKEN RINGKEEPER_CA_FILE
 
 # fails CODE NAME STDERR ARGS...: ringkeeper ARGS exits CODE, prints STDERR exactly and no stdout
 fails() {
@@ -52,13 +52,16 @@ five=$src/tests/cli/five.json
 # usage errors: the reason, then where the options are
 usage_error "missing required flag" simulate "--keys is required" --from-file "$four" --to-file "$five"
 usage_error "lookup with nothing to route with" lookup \
-    "--topology FILE or --cluster C (with --server URL or RINGKEEPER_SERVER) is required"
+    "--topology FILE, or a cluster (--cluster C or RINGKEEPER_CLUSTER) with a server (--server URL or RINGKEEPER_SERVER), is required"
 usage_error "unknown option" versions "unknown option --bogus" --cluster c --bogus
 usage_error "unknown short option" lookup "unknown option -x" -x
 usage_error "option without its value" versions "--cluster needs a value" --cluster
 usage_error "missing operand" show "the V operand is missing" --cluster c
 usage_error "extra operand" publish "unexpected operand \"b.json\"" a.json b.json --cluster c
-usage_error "one file of two" plan "--from-file needs --to-file as well, or --cluster C for a version" --from-file "$four"
+usage_error "one file of two" plan \
+    "--from-file needs --to-file as well, or a version of a cluster: give --cluster C or set RINGKEEPER_CLUSTER" \
+    --from-file "$four"
+usage_error "-c without its value" versions "--cluster needs a value" -c
 usage_error "files and server" simulate \
     "--from-file/--to-file (two files) and --server, --cluster, --from, --to (the server) do not mix" \
     --keys k --from-file "$four" --to-file "$five" --cluster c
@@ -66,6 +69,17 @@ usage_error "topology and server" lookup \
     "--topology (a file) and the server options (--server, --cluster, --token, --ca-file, --timeout, --cache, --client-id) do not mix" \
     --topology "$four" --timeout 5
 usage_error "reset-cache alone" lookup "--reset-cache needs --cache FILE" --cluster c --reset-cache
+# no cluster, or a bad one: where it comes from (the option, else the environment)
+fails 2 "no cluster" "ringkeeper versions: no cluster: give --cluster C (-c C) or set RINGKEEPER_CLUSTER" \
+    versions --server http://127.0.0.1:1
+RINGKEEPER_CLUSTER= fails 2 "an empty RINGKEEPER_CLUSTER is none" \
+    "ringkeeper show: no cluster: give --cluster C (-c C) or set RINGKEEPER_CLUSTER" \
+    show 1 --server http://127.0.0.1:1
+bad_name='is not a cluster name (a-z, 0-9, '"'.', '_', '-'"'; 1..63 bytes, starting with a letter or digit)'
+RINGKEEPER_CLUSTER='Bad!' fails 2 "a bad RINGKEEPER_CLUSTER" \
+    "ringkeeper versions: RINGKEEPER_CLUSTER: \"Bad!\" $bad_name" versions --server http://127.0.0.1:1
+RINGKEEPER_CLUSTER=good fails 2 "a bad -c over a good RINGKEEPER_CLUSTER" \
+    "ringkeeper versions: --cluster: \"Bad!\" $bad_name" versions --server http://127.0.0.1:1 -c 'Bad!'
 fails 2 "unknown command" "ringkeeper: unknown command \"frobnicate\"
 Try 'ringkeeper --help' for the commands." frobnicate
 fails 2 "timeout out of range" 'ringkeeper versions: --timeout: must be 1..3600, got "0"' \
@@ -119,6 +133,21 @@ No such file or directory; check the folder's permissions and free space" \
 timeout 60 "$RK" lookup --server "$BASE" --cluster c --cache "$TMP/ring.json" <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
 check "writable --cache: exit code" 0 "$?"
 check "writable --cache: routed" "user:1" "$(cut -f1 "$TMP/out")"
+
+# the policy before the cluster's first publish: the server's 404, and what to do about it
+: >"$TMP/in"
+for verb in set show; do
+    args=(--approvals 1)
+    [ "$verb" = set ] || args=()
+    fails 2 "policy $verb before the first publish" "ringkeeper policy: cluster fresh has no policy to \
+$verb yet: a cluster, and its policy, exist from its first publish; publish a first version \
+(ringkeeper publish FILE -c fresh), then $verb the policy (HTTP 404)" \
+        policy "$verb" "${args[@]}" --server "$BASE" -c fresh
+done
+timeout 60 "$RK" publish "$four" --server "$BASE" -c fresh >/dev/null 2>&1 </dev/null
+timeout 60 "$RK" policy set --approvals 1 --server "$BASE" -c fresh -q </dev/null >"$TMP/out" 2>"$TMP/err"
+code=$?
+check "policy set after the first publish: exit code (stderr: $(cat "$TMP/err"))" 0 "$code"
 
 # nginx and HAProxy files (issue 52, items 8 and 9): a NUL byte is refused with its line, not taken
 # as the end of the line; nginx's servers are counted as it reads (a million of them had cost 7 s

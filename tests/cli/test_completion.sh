@@ -39,7 +39,7 @@ check "an unknown command completes nothing" "" "$(complete_words frobnicate --s
 
 # options: for each command, those its --help lists (and --help)
 for cmd in $help_commands; do
-    want=$( ("$RK" "$cmd" --help | grep -oE -- '(^|[ [(,])(--[a-z][a-z-]*|-[oq])\b' | sed 's/^[ [(,]//'
+    want=$( ("$RK" "$cmd" --help | grep -oE -- '(^|[ [(,])(--[a-z][a-z-]*|-[ocq])\b' | sed 's/^[ [(,]//'
         echo --help) | sort -u | tr '\n' ' ' | sed 's/ $//')
     check "$cmd: its options are those of its --help" "$want" "$(complete_words "$cmd" -)"
 done

@@ -2,14 +2,14 @@
 # test_cli_server.sh — the `ringkeeper` CLI's server commands against a real ringkeeperd on a free
 # port: publish/activate/versions/show, plan and simulate from the server against the offline ones
 # on the same files, lookup --server (with its --cache file once the server is gone), exit codes,
-# and RINGKEEPER_SERVER / RINGKEEPER_TOKEN.
+# and RINGKEEPER_SERVER / RINGKEEPER_CLUSTER / RINGKEEPER_TOKEN.
 # usage: test_cli_server.sh RINGKEEPERD RINGKEEPER SOURCE_DIR
 . "$(dirname "$0")/lib.sh" "$1"
 RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 src=$(cd "$3" && pwd)
 four=$src/tests/cli/four.json
 five=$src/tests/cli/five.json
-unset RINGKEEPER_SERVER RINGKEEPER_TOKEN
+unset RINGKEEPER_SERVER RINGKEEPER_CLUSTER RINGKEEPER_TOKEN
 
 # cli CODE NAME CMD...: runs CMD with stdin from $TMP/in, stdout to $TMP/out, stderr to $TMP/err
 cli() {
@@ -157,6 +157,38 @@ has "refused ring says why" "$TMP/err" "refused"
 cli 3 "lookup --expect-vnode-factor mismatch" "$RK" lookup "${S[@]}" --expect-vnode-factor 100
 cli 2 "lookup of a cluster without a ring" "$RK" lookup --cluster nosuch
 : >"$TMP/in"
+
+# RINGKEEPER_CLUSTER is the default --cluster; --cluster and -c win over it. It never sends a
+# command given files to the server: lookup --topology and a plan of two files stay offline.
+export RINGKEEPER_CLUSTER=envc
+cli 0 "publish to RINGKEEPER_CLUSTER" "$RK" publish "$four" --activate
+has "publish: the environment's cluster" "$TMP/out" '"cluster": "envc"'
+cli 0 "versions of RINGKEEPER_CLUSTER" "$RK" versions --quiet
+check "versions: envc's one version" 1 "$(cat "$TMP/out")"
+cli 0 "--cluster wins over RINGKEEPER_CLUSTER" "$RK" versions --quiet --cluster rv
+check "versions: rv's three versions" "3 2 1" "$(tr '\n' ' ' <"$TMP/out" | sed 's/ $//')"
+cli 0 "-c wins over RINGKEEPER_CLUSTER" "$RK" versions -q -c cache
+check "versions: cache's two versions" "2 1" "$(tr '\n' ' ' <"$TMP/out" | sed 's/ $//')"
+cli 0 "-c publishes" "$RK" publish "$five" -c envc2 -q
+check "-c: version 1 of envc2" 1 "$(cat "$TMP/out")"
+cli 0 "-c shows" env -u RINGKEEPER_CLUSTER "$RK" show 1 -c envc2 -q
+check "-c: without the environment" 1 "$(cat "$TMP/out")"
+cp "$TMP/keys" "$TMP/in"
+cli 0 "lookup of RINGKEEPER_CLUSTER" "$RK" lookup --replicas 2
+cp "$TMP/out" "$TMP/lookup-env"
+cli 0 "lookup --topology with RINGKEEPER_CLUSTER set" env RINGKEEPER_SERVER=http://127.0.0.1:1 \
+    "$RK" lookup --topology "$four" --replicas 2
+check "lookup --topology: nothing on stderr" "" "$(cat "$TMP/err")"
+same "lookup of RINGKEEPER_CLUSTER = lookup --topology offline" "$TMP/out" "$TMP/lookup-env"
+cli 0 "lookup -c wins" "$RK" lookup -c cache --replicas 2
+same "lookup -c cache = lookup --topology five" "$TMP/lookup-offline" "$TMP/out"
+: >"$TMP/in"
+cli 0 "a plan of two files with RINGKEEPER_CLUSTER set" env RINGKEEPER_SERVER=http://127.0.0.1:1 \
+    "$RK" plan --from-file "$four" --to-file "$five" -q
+cp "$TMP/out" "$TMP/moved-offline"
+cli 0 "a plan of one file against RINGKEEPER_CLUSTER's active version" "$RK" plan --to-file "$five" -q
+same "plan --to-file: envc's active is four" "$TMP/moved-offline" "$TMP/out"
+unset RINGKEEPER_CLUSTER
 
 # text the server stores as given (a comment) or echoes (an unknown field's name) reaches the
 # terminal escaped: raw, ESC sequences and CR/LF recolour it and forge table rows or error lines

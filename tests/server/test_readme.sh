@@ -37,16 +37,21 @@ has "walkthrough: converged" "$TMP/walk.out" '"summary":{"by_version":{"4":2},"o
 check "the approved version is active at the end" 200 "$(req GET /v1/clusters/cache/ring)"
 
 # the "CLI with a server" block, pasted after the walkthrough as a reader would, from a folder like
-# the repository root (the sources' tests/ and this build's build/), with `set -e`
+# the repository root (the sources' tests/ and this build's build/), with `set -e`; the files it
+# makes go to a temporary folder of its own (mktemp -d, under $TMP here), none to that root
 awk '/<!-- cli-server -->/{on=1; next} on && /^```$/ && seen {exit} on && /^```/{seen=1; next} on{print}' \
     "$src/README.md" >"$TMP/cli.sh"
 check "the CLI block has ringkeeper commands" 1 "$([ "$(grep -c '^ringkeeper ' "$TMP/cli.sh")" -ge 10 ] && echo 1)"
 sed -i "s|RINGKEEPER_SERVER=http://127.0.0.1:7070|RINGKEEPER_SERVER=$BASE|" "$TMP/cli.sh"
 mkdir -p "$TMP/root" && ln -s "$src/tests" "$TMP/root/tests" && ln -s "$build" "$TMP/root/build"
-(cd "$TMP/root" && timeout 120 bash -euo pipefail "$TMP/cli.sh") >"$TMP/cli.out" 2>&1
+mkdir "$TMP/scratch"
+(cd "$TMP/root" && TMPDIR=$TMP/scratch timeout 120 bash -euo pipefail "$TMP/cli.sh") >"$TMP/cli.out" 2>&1
 code=$?
 check "the CLI block runs" 0 "$code"
 [ "$code" -eq 0 ] || cat "$TMP/cli.out"
+check "the CLI block leaves nothing in the repository root" "build tests" "$(ls -A "$TMP/root" | tr '\n' ' ' | sed 's/ $//')"
+check "the CLI block's files are in its temporary folder" "keys.txt next.json shop.ring" \
+    "$(cd "$TMP/scratch"/tmp.* && ls -A | tr '\n' ' ' | sed 's/ $//')"
 has "the CLI block: the watch saw the activation" "$TMP/cli.out" "version=2 fingerprint="
 check "the CLI block: the edited version published, as a table" 1 "$(grep -cE '^version +4$' "$TMP/cli.out")"
 has "ring is v4" "$TMP/headers" 'ETag: "v4.'
