@@ -27,9 +27,22 @@ export RINGKEEPERD="$build/server/ringkeeperd" RK_VECTORS_DIR="$src/tests/vector
 cd "$src/client/go"
 go vet ./...
 go test -race -count=1 ./...
-# docs/CLIENT.md's example, as written, in a module of its own that requires the binding
-mkdir "$tmp/example"
-printf 'module example\n\ngo 1.19\n\nrequire ringkeeper v0.0.0\n\nreplace ringkeeper => %s\n' \
-    "$src/client/go" >"$tmp/example/go.mod"
-/usr/bin/python3 "$src/tests/python/docs_example.py" "$src/docs/CLIENT.md" go sh -c \
-    'cp "$0" '"$tmp/example/main.go"' && cd '"$tmp/example"' && go run .'
+# docs/CLIENT.md's example, as written, built by its shell block as written: a fresh HOME, a
+# checkout whose build is this one, no module proxy, no LD_LIBRARY_PATH (the rpath finds the
+# library), GOPATH and GOCACHE under that HOME as a newcomer's are
+mkdir -p "$tmp/home/myapp" "$tmp/checkout"
+ln -s "$build" "$tmp/checkout/build"
+ln -s "$src/client" "$tmp/checkout/client"
+/usr/bin/python3 - "$src/docs/CLIENT.md" >"$tmp/setup.sh" <<'PY'
+import re, sys
+page = open(sys.argv[1]).read()
+section = re.search(r"^## Go\b(.*?)(?=^## |\Z)", page, re.S | re.M).group(1)
+print(re.search(r"^```sh\n(.*?)^```", section, re.S | re.M).group(1), end="")
+PY
+unset LD_LIBRARY_PATH PKG_CONFIG_PATH GOFLAGS GOPATH GOCACHE
+/usr/bin/python3 "$src/tests/python/docs_example.py" "$src/docs/CLIENT.md" go env HOME="$tmp/home" \
+    sh -c 'cp "$0" "$HOME/myapp/main.go" && cd '"$tmp/checkout"' && sh -eu '"$tmp/setup.sh"
+# the program runs without the environment that built it
+ldd "$tmp/home/myapp/myapp" | grep -qF "libringkeeper.so.0 => $tmp/home/.local/ringkeeper/lib/" ||
+    { echo "FAIL: the program does not find the library by its rpath"; ldd "$tmp/home/myapp/myapp"; exit 1; }
+echo "ok: docs/CLIENT.md's Go path from a fresh directory, offline, found by its rpath"
