@@ -22,22 +22,34 @@ async function clustersView(q) {
   const page = await get(`/v1/clusters?limit=${MAX_ROWS}` + (after ? "&after=" + encodeURIComponent(after) : ""));
   const list = page.clusters;
   const rows = await Promise.all(list.map(async (c, i) => {
-    const versions = (await get(clusterPath(c.cluster) + "/versions?limit=1000")).versions;
-    const staged = versions.filter((v) => v.state === "staged").length;
-    const clients = (await get(clusterPath(c.cluster) + "/clients?limit=1")).summary;
+    const path = clusterPath(c.cluster);
+    const [versions, clients, rollouts, job] = await Promise.all([get(path + "/versions?limit=1000"),
+      get(path + "/clients?limit=1"), get(path + "/rollouts"), rkPanels.job(c.cluster)]);
+    const staged = versions.versions.filter((v) => v.state === "staged").length;
+    const badges = rkAttention({ staged: newerStaged(versions.versions), fleet: clients.summary, rollout: rollouts.rollouts[0], job });
     return h("tr", {}, h("td", {}, h("a", { href: "#/c/" + encodeURIComponent(c.cluster) }, c.cluster)),
+      h("td", {}, attentionList(c.cluster, badges)),
       h("td", { class: "n" }, c.active_version === null ? "none" : num(`clusters.${i}.active_version`, c.active_version)),
       h("td", { class: "n" }, num(`clusters.${i}.latest_version`, c.latest_version)),
       h("td", { class: "n", "data-staged": c.cluster }, String(staged)),
-      h("td", { "data-clients": c.cluster }, convergedText(clients)));
+      h("td", { "data-clients": c.cluster }, convergedText(clients.summary)));
   }));
   const pages = h("p", { class: "note" },
     after ? [h("a", { href: "#/", id: "first-page" }, "first page"), " "] : "",
     page.next_after ? h("a", { href: "#/?after=" + encodeURIComponent(page.next_after), id: "next-page" },
       `next page, after ${page.next_after}`) : "");
-  show("Clusters", list.length ? [table(["cluster", "active", "latest", "staged", "clients converged"], rows), pages]
+  show("Clusters", list.length ? [table(["cluster", "needs attention", "active", "latest", "staged", "clients converged"], rows), pages]
     : after ? [h("p", {}, `No clusters after ${after}.`), pages]
-    : h("p", {}, "No clusters yet: publish a topology (ringkeeper publish FILE)."));
+    : h("p", { id: "no-clusters" }, "No clusters yet: publish a topology to a cluster of your naming, and activate it:",
+      h("br", {}), h("code", {}, `ringkeeper publish topology.json --server ${location.origin} --cluster NAME --activate`)));
+}
+
+/* A cluster's badges as a list, each a mark and words (the colour only repeats them); a cluster
+ * with none says so, so that an empty cell is never read as "not known". */
+function attentionList(c, badges) {
+  if (!badges.length) return h("span", { "data-attention": c, class: "calm" }, h("span", { class: "mark", "aria-hidden": "true" }, "✓"), "nothing waiting");
+  return h("ul", { class: "badges", "data-attention": c }, badges.map((b) => h("li", { class: "badge " + b.level, "data-badge": b.key },
+    h("span", { class: "mark", "aria-hidden": "true" }, MARK[b.level]), h("span", { class: "visually-hidden" }, `${LEVEL[b.level]}: `), b.text)));
 }
 
 /* ---- a cluster ---- */
@@ -81,16 +93,27 @@ function versionsTable(c, versions) {
           `plan v${active.version} → v${v.version}`) : "")));
 }
 
+/* The link to review the change staged, from the active version to the newest staged one; none
+ * when nothing newer than the active version is staged, or when none is active (nothing to compare). */
+function reviewLink(c, versions) {
+  const active = versions.find((v) => v.state === "active"), next = newerStaged(versions)[0];
+  if (!active || !next) return "";
+  return h("a", { id: "review-plan", href: `#/c/${encodeURIComponent(c)}/plan?from=${active.version}&to=${next.version}` },
+    `review the plan: v${active.version} → v${next.version} (staged)`);
+}
+
 async function clusterView(c) {
   const versions = (await get(clusterPath(c) + "/versions?limit=1000")).versions;
   const active = versions.find((v) => v.state === "active");
   /* the versions stay live too; another active version is another ring: the view is drawn again */
+  const review = h("p", { id: "review" }, reviewLink(c, versions));
   const mine = shown, listed = rkPanels.panel("versions", "Versions", async () => {
     const now = (await get(clusterPath(c) + "/versions?limit=1000")).versions, act = now.find((v) => v.state === "active");
     if ((act && act.version) !== (active && active.version) && mine === shown) window.dispatchEvent(new HashChangeEvent("hashchange"));
+    review.replaceChildren(reviewLink(c, now));
     return versionsTable(c, now);
   });
-  const parts = [h("p", {}, h("a", { href: `#/c/${encodeURIComponent(c)}/plan` }, "review the plan: active → latest")), listed];
+  const parts = [review, listed];
   let rest;
   if (active) {
     const q = `?from=${active.version}&to=${active.version}`, picture = await get(versionPath(c, active.version) + "/picture");
@@ -157,11 +180,14 @@ function transfersPart(plan) {
 /* The self-checks folded into one line that says whether they hold; the table on demand, open when
  * one fails. */
 function selfCheckPart(plan) {
-  const checks = rkSelfCheck(plan), failed = checks.filter((x) => x.status === "fail").length;
-  const held = checks.filter((x) => x.status === "pass").length;
+  const checks = rkSelfCheck(plan), count = (s) => checks.filter((x) => x.status === s).length;
+  const failed = count("fail"), warned = count("warn"), skipped = count("skip");
   const line = failed ? `${failed} of ${checks.length} self-checks fail: do not cut over on this plan`
-    : `${held} invariants hold` + (held < checks.length ? `, ${checks.length - held} to look at` : "") + " (recomputed in this page)";
-  const d = h("details", { id: "selfcheck-details" }, h("summary", { id: "selfcheck-summary", class: failed ? "fail" : "pass" }, line),
+    : `${count("pass")} invariants hold` + (warned ? `, ${warned} warning${warned > 1 ? "s" : ""} to look at` : "") +
+      (skipped ? `, ${skipped} not checked` : "") + " (recomputed in this page)";
+  const state = failed ? "bad" : warned ? "warn" : "ok"; /* the worst check's: a warning is not a pass */
+  const d = h("details", { id: "selfcheck-details" }, h("summary", { id: "selfcheck-summary", class: { bad: "fail", warn: "warn", ok: "pass" }[state] },
+    h("span", { class: "mark", "aria-hidden": "true" }, MARK[state]), line),
     h("table", { id: "selfcheck" }, checks.map((x) => h("tr", { "data-status": x.status },
       h("td", {}, x.name), h("td", { class: x.status }, x.status), h("td", {}, x.detail)))));
   d.open = failed > 0;
@@ -181,6 +207,7 @@ async function whoAmI(c, plan, author) {
 }
 
 const MARK = { ok: "✓", warn: "!", bad: "✗", info: "·" };
+const LEVEL = { warn: "needs a look", bad: "problem", info: "in progress" }; /* said to a screen reader beside the mark */
 let flash = null; /* what the last write said, for the view drawn after it */
 
 /* The writes the verdict allows, each confirmed first, naming the version and the digest; after one,
@@ -383,16 +410,22 @@ function tokenState() {
   document.getElementById("token-state").textContent = token() ? "token kept for this tab" : "no token";
 }
 
+/* The writes a view offers depend on the token: the view is drawn again with the new one. */
+function tokenChanged() {
+  tokenState();
+  window.dispatchEvent(new HashChangeEvent("hashchange"));
+}
+
 document.getElementById("token-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const field = document.getElementById("token");
   sessionStorage.setItem("rk-token", field.value.trim());
   field.value = "";
-  tokenState();
+  tokenChanged();
 });
 document.getElementById("token-forget").addEventListener("click", () => {
   sessionStorage.removeItem("rk-token");
-  tokenState();
+  tokenChanged();
 });
 window.addEventListener("hashchange", route);
 tokenState();

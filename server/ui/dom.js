@@ -71,6 +71,13 @@ function swatch(id) {
   return h("span", { class: "swatch", style: `background:${id === null ? rkDraw.OTHERS : rkDraw.colour(id)}`, "aria-hidden": "true" });
 }
 
+/* The staged versions newer than the active one, newest first: a change waiting for review. Older
+ * staged versions are history, not a change (a revert publishes a new one). */
+function newerStaged(versions) {
+  const active = versions.find((v) => v.state === "active");
+  return versions.filter((v) => v.state === "staged" && v.version > (active ? active.version : 0));
+}
+
 function versionPath(c, v) {
   return `${clusterPath(c)}/versions/${v}`;
 }
@@ -86,10 +93,19 @@ function convergedText(s) {
     (s.refusing ? `, ${s.refusing} refusing` : "");
 }
 
+/* What a write button without a token says beside it: the server would refuse the write (401). */
+const NEEDS_TOKEN = "needs a token with the ops role: paste one above";
+
+/* The note beside a panel's writes while no token is kept; nothing once one is. */
+function needsToken() {
+  return token() ? "" : h("span", { class: "note needs-token" }, NEEDS_TOKEN);
+}
+
 /* A write button: asks `question` first, then sends it; a refusal is shown in `out` as the server
- * worded it, a success draws the view again (its live panels and verdict with it). */
+ * worded it, a success draws the view again (its live panels and verdict with it). Without a token
+ * it is shown disabled, so that it is not pressed only to fail. */
 function writeButton(id, label, question, method, route, body, out) {
-  return h("button", { id, onclick: async () => {
+  return h("button", { id, ...(token() ? {} : { disabled: "", title: NEEDS_TOKEN }), onclick: async () => {
     if (!confirm(question)) return;
     const r = await call(method, route, body);
     if (r.status >= 300) return void ((out.className = "message error"), (out.textContent = errorText(r)));

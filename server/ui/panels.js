@@ -43,7 +43,7 @@ const rkPanels = (() => {
       h("td", { class: "n" }, num(`rollout.steps.${i}.n`, s.n)), h("td", {}, s.state), h("td", { class: "n" }, s.version === null ? "-" : String(s.version)),
       h("td", { class: "n" }, num(`rollout.steps.${i}.moved_fraction`, s.moved_fraction, "pct")),
       h("td", { class: "n" }, num(`rollout.steps.${i}.balance_after`, s.balance_after, "ratio")), h("td", {}, changes(s)))),
-    h("p", {}, (ROLLOUT_ACTS[r.state] || []).map((a) => [button(a), " "])), out];
+    h("p", {}, (ROLLOUT_ACTS[r.state] || []).map((a) => [button(a), " "]), ROLLOUT_ACTS[r.state] ? needsToken() : ""), out];
   }
 
   function rollout(c) {
@@ -84,7 +84,8 @@ const rkPanels = (() => {
       const res = await call("PUT", path + "/throttle", { keys_per_s: keys });
       if (res.status >= 300) return void ((out.className = "message error"), (out.textContent = errorText(res)));
       window.dispatchEvent(new HashChangeEvent("hashchange"));
-    } }, h("label", { for: "throttle-keys" }, "throttle, keys/s (0: none) "), field, " ", h("button", { type: "submit", id: "throttle" }, "set"));
+    } }, h("label", { for: "throttle-keys" }, "throttle, keys/s (0: none) "), field, " ",
+    h("button", { type: "submit", id: "throttle", ...(token() ? {} : { disabled: "", title: NEEDS_TOKEN }) }, "set"));
     return [h("p", { id: "migration-state", "data-state": j.state }, `job ${j.id}: ${j.state} (${j.mode}), v${j.from} → v${j.to}, step ${j.step} of ${j.steps}`,
       j.worker ? ` · worker ${j.worker.id}` : " · no worker"),
     h("table", { id: "migration-counters" }, h("tbody", {},
@@ -97,7 +98,7 @@ const rkPanels = (() => {
       h("tr", {}, h("th", { scope: "row" }, "rate now"), h("td", { class: "n", id: "migration-rate" }, r ? `${rkFmt.count(Math.round(r.keys))} keys/s` : "—"),
         h("th", { scope: "row" }, "throttle"), h("td", {}, `${limit(t.keys_per_s, "keys")}, ${limit(t.bytes_per_s, "bytes")}`)))),
     j.errors && j.errors.length ? h("ul", { id: "migration-errors" }, j.errors.slice(0, 5).map((e) => h("li", {}, typeof e === "string" ? e : JSON.stringify(e)))) : "",
-    h("p", {}, acts.map((b) => [b, " "])), throttle, out];
+    h("p", {}, acts.map((b) => [b, " "]), needsToken()), throttle, out];
   }
 
   /* A cluster that never had a job answers GET .../migration with 404, which a browser logs as an
@@ -105,15 +106,22 @@ const rkPanels = (() => {
    * migration's (a job writes one at its start and at each pause, resume, throttle or end). */
   const JOB_EVENTS = 100;
 
+  /* The cluster's migration job (its last one, whatever its state), or null when it never had one. */
+  async function job(c) {
+    const recent = (await get(`${clusterPath(c)}/events?limit=${JOB_EVENTS}`)).events;
+    if (!recent.some((e) => e.kind.startsWith("migration_"))) return null;
+    const r = await call("GET", clusterPath(c) + "/migration");
+    if (r.status === 404 && r.body.error && r.body.error.code === "no_migration") return null;
+    if (r.status !== 200) throw new Error(errorText(r));
+    return r.body;
+  }
+
   function migration(c) {
     return panel("panel-migration", "Migration", async () => {
-      const recent = (await get(`${clusterPath(c)}/events?limit=${JOB_EVENTS}`)).events;
-      if (!recent.some((e) => e.kind.startsWith("migration_"))) return null;
-      const r = await call("GET", clusterPath(c) + "/migration");
-      if (r.status === 404 && r.body.error && r.body.error.code === "no_migration") return null;
-      if (r.status !== 200) throw new Error(errorText(r));
-      window.rkMigration = r.body;
-      return migrationBody(c, r.body);
+      const j = await job(c);
+      if (!j) return null;
+      window.rkMigration = j;
+      return migrationBody(c, j);
     });
   }
 
@@ -186,5 +194,5 @@ const rkPanels = (() => {
     watching = null;
   }
 
-  return { panel, rollout, migration, fleet, events, live, stop };
+  return { panel, rollout, migration, job, fleet, events, live, stop };
 })();

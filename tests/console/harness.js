@@ -7,7 +7,7 @@ const path = require("path");
 const { rkDraw } = require("../../server/ui/ringdraw.js");
 const { rkFmt } = require("../../server/ui/format.js");
 
-const [BASE, TOKEN, OUT] = process.argv.slice(2);
+const [BASE, TOKEN, OUT, EMPTY_BASE] = process.argv.slice(2); // EMPTY_BASE: a server with no cluster
 const failures = [];
 let passed = 0;
 const tally = () => ({ passed, failures });
@@ -134,7 +134,8 @@ async function shot(page, name) {
 // Tab from the top must reach every link, button, field and list on the page.
 async function tabReachesAll(page, name) {
   // the controls shown: a hidden form's (the forced activation before a 422) are not reachable
-  const total = await page.$$eval("a[href], button, select, input, [tabindex='0']",
+  // a disabled button (a write without a token) is not reachable, by design
+  const total = await page.$$eval("a[href], button:not([disabled]), select, input, [tabindex='0']",
     (es) => es.filter((e) => !e.closest("[hidden]")).map((e, i) => (e.dataset.tab = i)).length);
   await page.evaluate(() => document.activeElement && document.activeElement.blur());
   const seen = new Set();
@@ -166,8 +167,24 @@ async function liveAfter(page, runs, what) {
     .catch(() => check(`live: ${what} reached the page`, false, "not within 10 s"));
   return Date.now() - t0;
 }
+// Keeps `value` as the tab's token ("": forgets it), and waits for the view drawn again with it.
+async function setToken(page, value) {
+  await page.evaluate(() => document.getElementById("view").removeAttribute("data-ready"));
+  if (value) {
+    await page.type("#token", value);
+    await page.click("#token-save");
+  } else {
+    await page.click("#token-forget");
+  }
+  await ready(page, await page.evaluate(() => location.hash || "#/"));
+}
+
+// The badges of a cluster in the clusters list ({key: level}), on the view shown.
+const badges = (page, c) => page.$eval(`[data-attention="${c}"]`, (e) =>
+  Object.fromEntries([...e.querySelectorAll("[data-badge]")].map((b) => [b.dataset.badge, b.className.replace("badge ", "")])));
+
 const liveRuns = (page) => page.$eval("#view", (e) => Number(e.dataset.liveRuns || 0));
 
-module.exports = { BASE, TOKEN, OUT, check, tally, pct, api, FLAGS, ready, open, fraction, plus, hex16,
+module.exports = { BASE, TOKEN, OUT, EMPTY_BASE, check, tally, pct, api, FLAGS, ready, open, fraction, plus, hex16,
   pointAt, colourAt, info, sameArc, hoverRing, sharesShown, bounded, numbersMatch, accessible, shot,
-  tabReachesAll, click, liveAfter, liveRuns };
+  tabReachesAll, click, liveAfter, liveRuns, setToken, badges };

@@ -13,7 +13,7 @@ const os = require("os");
 const path = require("path");
 const puppeteer = require("puppeteer-core");
 const { check, tally, api, open, hoverRing, FLAGS, tabReachesAll } = require("./harness.js");
-const { clustersView, clusterView, planView, thousand, bigViews, tampered } = require("./views_read.js");
+const { emptyView, clustersView, clusterView, planView, thousand, bigViews, tampered } = require("./views_read.js");
 const { activate, rolloutView, livePanels } = require("./views_write.js");
 
 async function main() {
@@ -27,6 +27,7 @@ async function main() {
     await page.setViewport({ width: 1200, height: 900 });
     page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
     page.on("pageerror", (e) => errors.push(String(e)));
+    await emptyView(page);
     await clustersView(page);
     await tabReachesAll(page, "clusters");
     await clusterView(page);

@@ -1,11 +1,20 @@
 // views_read.js — the console's views that only read (test_console.js): the clusters, a cluster
 // and its ring, plans (hover, keys, self-checks), a thousand nodes, 100,000 nodes, a tampered plan.
 "use strict";
-const { rkModuloMoved } = require("../../server/ui/selfcheck.js");
+const { rkModuloMoved, rkSelfCheck } = require("../../server/ui/selfcheck.js");
 const { rkDraw } = require("../../server/ui/ringdraw.js");
 const { rkFmt } = require("../../server/ui/format.js");
-const { BASE, check, api, ready, open, fraction, plus, hex16, pointAt, colourAt, info, sameArc, hoverRing,
+const { BASE, EMPTY_BASE, check, api, badges, ready, open, fraction, plus, hex16, pointAt, colourAt, info, sameArc, hoverRing,
   sharesShown, bounded, numbersMatch, accessible, shot } = require("./harness.js");
+
+// A store with no cluster: the hint names the command that makes one, --cluster included.
+async function emptyView(page) {
+  await page.goto(EMPTY_BASE + "/ui/", { waitUntil: "load" });
+  await ready(page, "#/");
+  const hint = await page.$eval("#no-clusters code", (e) => e.textContent).catch(() => "");
+  check("no clusters: the hint's command names the cluster", hint === `ringkeeper publish topology.json --server ${EMPTY_BASE} --cluster NAME --activate`, hint);
+  await accessible(page, "no clusters");
+}
 
 async function clustersView(page) {
   await page.goto(BASE + "/", { waitUntil: "load" });
@@ -28,6 +37,14 @@ async function clustersView(page) {
   // test_console.sh left cluster c with one client at v1 and another cluster with none
   const cells = await page.$$eval("[data-clients]", (es) => es.map((e) => e.textContent));
   check("clusters: clients converged shown", cells.includes("yes, 1") && cells.includes("none seen"), cells.join(" | "));
+  // test_console.sh staged v2 and v3 over c's active v1, and v1 of "other" with none active; kt has
+  // nothing waiting, said in words
+  const c = await badges(page, "c"), other = await badges(page, "other");
+  const calm = await page.$eval('[data-attention="kt"]', (e) => e.textContent);
+  check("clusters: a change staged, as a badge", c.staged === "warn" && other.staged === "warn" &&
+    (await page.$eval('[data-attention="c"] [data-badge=staged]', (e) => e.textContent)) === "!needs a look: change staged: v3 (+1 more)",
+  JSON.stringify([c, other]));
+  check("clusters: nothing waiting, said", calm === "✓nothing waiting", calm);
   await accessible(page, "clusters");
   await shot(page, "clusters");
   // a page after a name: the clusters after it, by name, and the way back to the first page
@@ -38,7 +55,18 @@ async function clustersView(page) {
   check("clusters: a link to the first page", (await page.$("#first-page")) !== null && (await page.$("#next-page")) === null);
 }
 
+// The review link only when a version newer than the active one is staged, and to it.
+async function reviewLinks(page) {
+  await open(page, "#/c/kt");
+  check("nothing staged: no review link", (await page.$("#review-plan")) === null, "shown");
+  await open(page, "#/c/c");
+  const link = await page.$eval("#review-plan", (e) => [e.getAttribute("href"), e.textContent]).catch(() => null);
+  check("a staged version: the review link to it", JSON.stringify(link) === JSON.stringify(["#/c/c/plan?from=1&to=3", "review the plan: v1 → v3 (staged)"]),
+    JSON.stringify(link));
+}
+
 async function clusterView(page) {
+  await reviewLinks(page);
   await open(page, "#/c/c");
   const versions = (await api("/v1/clusters/c/versions?limit=1000")).versions;
   const a = versions.find((v) => v.state === "active").version;
@@ -76,6 +104,13 @@ async function planView(page, hash, from, to, name, query) {
   await planHover(page, plan, from, to, name);
   const checks = await page.$$eval("#selfcheck tr", (trs) => trs.map((t) => [t.cells[0].textContent, t.dataset.status]));
   check(`${name}: self-checks`, checks.length >= 8 && checks.every(([, s]) => s === "pass" || s === "warn"), JSON.stringify(checks));
+  // the summary's state is the worst check's, in words and a mark as well as a colour
+  const statuses = rkSelfCheck(plan).map((x) => x.status);
+  const want = statuses.includes("fail") ? "fail" : statuses.includes("warn") ? "warn" : "pass";
+  const summary = await page.$eval("#selfcheck-summary", (e) => [e.className, e.textContent]);
+  check(`${name}: the self-checks' summary as the worst of them`, summary[0] === want &&
+    (want !== "warn" || /^!\d+ invariants hold, \d+ warnings? to look at/.test(summary[1])), JSON.stringify(summary));
+  if (name === "plan") check("plan: its warning (moved < minimal) is not a pass", want === "warn", JSON.stringify(statuses));
   const live = (k) => plan.nodes.filter((n) => n[k] > 0).length;
   const [n, m] = [live("weight_before"), live("weight_after")];
   const modulo = await page.$eval("#modulo", (e) => e.textContent).catch(() => null);
@@ -187,4 +222,4 @@ async function tampered(browser) {
   await page.close();
 }
 
-module.exports = { clustersView, clusterView, planView, thousand, bigViews, tampered };
+module.exports = { emptyView, clustersView, clusterView, planView, thousand, bigViews, tampered };

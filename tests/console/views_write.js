@@ -4,7 +4,7 @@
 "use strict";
 const { rkFmt } = require("../../server/ui/format.js");
 const { BASE, TOKEN, check, api, ready, open, numbersMatch, accessible, shot, click, liveAfter,
-  liveRuns } = require("./harness.js");
+  liveRuns, setToken, badges } = require("./harness.js");
 
 // The verdict's rules as the page shows them ({key: state}), and the writes it offers (button ids).
 const verdictItems = async (page) => Object.fromEntries(await page.$$eval("#policy li", (li) => li.map((l) => [l.dataset.item, l.dataset.state])));
@@ -26,11 +26,10 @@ async function activate(page, errors) {
     `${rkFmt.ratio(plan.moved_fraction / plan.minimal_fraction)} the minimum ${rkFmt.pct(plan.minimal_fraction)}`), head);
   const bottom = await page.$eval("#selfcheck-details", (e) => e.getBoundingClientRect().bottom);
   check("verdict: in the first screen (900 px)", bottom <= 900, bottom);
-  check("verdict: the self-checks in one line", /^\d+ invariants hold/.test(await page.$eval("#selfcheck-summary", (e) => e.textContent)), "");
+  check("verdict: the self-checks in one line", /^[✓!]\d+ invariants hold/.test(await page.$eval("#selfcheck-summary", (e) => e.textContent)), "");
   check("no token: no write offered", (await offered(page)).length === 0 &&
     (await page.$eval("#no-actions", (e) => e.textContent)).startsWith("No token kept"), JSON.stringify(await offered(page)));
-  await page.type("#token", TOKEN);
-  await page.click("#token-save");
+  await setToken(page, TOKEN);
   const stored = await page.evaluate(() => [sessionStorage.getItem("rk-token"), localStorage.length, document.cookie]);
   check("token in sessionStorage only", stored[0] === TOKEN && stored[1] === 0 && stored[2] === "", JSON.stringify(stored));
   // The active version offers no write: the server would refuse it (409)
@@ -114,6 +113,11 @@ async function selfAndWindow(page, policy, questions) {
   check("window open: said, and only its finish offered", open3.window === "bad" && JSON.stringify(await offered(page)) === '["finish"]',
     `${JSON.stringify(open3)} ${await offered(page)}`);
   await shot(page, "verdict-window-open");
+  await open(page, "#/");
+  const open4 = await badges(page, "c");
+  check("clusters: the open window, as a badge", open4.window === "warn" &&
+    (await page.$eval('[data-attention="c"] [data-badge=window]', (e) => e.textContent)).endsWith("window open: v2 → v3"), JSON.stringify(open4));
+  await open(page, "#/c/c/plan?from=2&to=3");
   const finished = await click(page, "#finish");
   const ring = await api("/v1/clusters/c/clients?limit=1");
   check("window finished from the page", finished.startsWith("200") && ring.summary.previous === null && questions.at(-1).startsWith("Finish the migration window v2 → v3 of c"),
@@ -132,6 +136,11 @@ async function rolloutView(page, errors) {
   check("rollout: made through the API", made.state === "review" && made.steps.length === 4, JSON.stringify(made).slice(0, 200));
   await open(page, "#/c/ro");
   const rows = await page.$$eval("[data-step-state]", (trs) => trs.map((t) => t.dataset.stepState));
+  await open(page, "#/");
+  const waiting = await badges(page, "ro");
+  check("clusters: the rollout waiting, as a badge", waiting.rollout === "warn" &&
+    (await page.$eval('[data-attention="ro"] [data-badge=rollout]', (e) => e.textContent)).endsWith(`rollout ${made.id} waiting for approval`), JSON.stringify(waiting));
+  await open(page, "#/c/ro");
   check("rollout: a row per step, each pending", rows.length === 4 && rows.every((x) => x === "pending"), JSON.stringify(rows));
   const versions = (await api("/v1/clusters/ro/versions?limit=1000")).versions;
   const picture = await api("/v1/clusters/ro/versions/1/picture"), ring = await api("/v1/clusters/ro/plan?from=1&to=1&arcs=false");
@@ -143,7 +152,9 @@ async function rolloutView(page, errors) {
   page.on("dialog", asked);
   for (const [button, state] of [["#rollout-approve", "approved"], ["#rollout-start", "running"], ["#rollout-pause", "paused"]]) {
     await page.evaluate(() => document.getElementById("view").removeAttribute("data-ready"));
-    await page.click(button);
+    // clicked in the page, whichever element holds the id then: a running rollout's panel is
+    // drawn again by itself as its steps move
+    await page.$eval(button, (b) => b.click());
     await ready(page, "#/c/ro");
     const shown = await page.$eval("#rollout-state", (e) => e.dataset.state);
     check(`rollout: ${button} leaves it ${state}`, shown === state && (await api(`/v1/clusters/ro/rollouts/${made.id}`)).state === state, shown);
@@ -154,8 +165,21 @@ async function rolloutView(page, errors) {
   const resume = await page.$("#rollout-resume");
   check("rollout: paused, it offers resume", resume !== null, "no resume button");
   await shot(page, "rollout-paused");
+  await setToken(page, "");
+  await writesNeedToken(page, "rollout", ["rollout-resume", "rollout-abort"]);
+  await setToken(page, TOKEN);
   await fetch(BASE + `/v1/clusters/ro/rollouts/${made.id}/abort`, { method: "POST", headers: auth });
   check("rollout: no console errors", errors.length === 0, JSON.stringify(errors));
+}
+
+// Without a token, the panel's writes are shown disabled, and the note beside them says why.
+async function writesNeedToken(page, panel, ids) {
+  const shown = await page.$$eval(`#panel-${panel} button`, (bs) => bs.map((b) => [b.id, b.disabled]));
+  const note = await page.$eval(`#panel-${panel} .needs-token`, (e) => e.textContent).catch(() => "");
+  check(`${panel}: no token, its writes disabled`, ids.every((id) => shown.some(([b, off]) => b === id && off)) && shown.every(([, off]) => off),
+    JSON.stringify(shown));
+  check(`${panel}: no token, said`, note === "needs a token with the ops role: paste one above", note);
+  await accessible(page, `${panel} without a token`);
 }
 
 // A cluster's live panels: the events and the fleet as the API has them, then a publish, a client
@@ -192,6 +216,15 @@ async function livePanels(page, errors) {
   await liveAfter(page, runs, "a job");
   check("live: the job shown", await page.$eval("#migration-state", (e) => e.dataset.state) === "copying", JSON.stringify(job).slice(0, 200));
   await numbersMatch(page, "live migration", { migration: await api("/v1/clusters/mj/migration") }, "migration.");
+  await setToken(page, "");
+  await writesNeedToken(page, "migration", ["migration-pause", "throttle"]);
+  await open(page, "#/");
+  const copying = await badges(page, "mj");
+  check("clusters: the job copying, and the change staged", copying.job === "info" && copying.staged === "warn", JSON.stringify(copying));
+  await accessible(page, "clusters with badges");
+  await shot(page, "clusters-attention");
+  await open(page, "#/c/mj");
+  await setToken(page, TOKEN);
   await accessible(page, "live panels");
   await shot(page, "cluster-live");
   const questions = [];
