@@ -54,6 +54,20 @@ static void show(const json_t *job, int bar, char seen[64])
     snprintf(seen, 64, "%s", at);
 }
 
+/* How the watch ends for the job as last read: on a terminal the job as status prints it once it
+ * ended; 0 for a verified or finished job, else 1, with why on stderr. */
+static int verdict(const char *cmd, const json_t *job, int bar)
+{
+    const char *state = mig_str(job, "state");
+    long long id = (long long)mig_int(job, "id");
+    if (mig_unfinished(job))
+        return rk_cli_fail(cmd, RK_EXIT_FAIL, "interrupted: job %lld is still %s", id, state);
+    int rc = bar ? mig_show_job(job) : RK_EXIT_OK;
+    if (rc == RK_EXIT_OK && strcmp(state, "verified") != 0 && strcmp(state, "finished") != 0)
+        rc = rk_cli_fail(cmd, RK_EXIT_FAIL, "job %lld ended %s", id, state);
+    return rc;
+}
+
 int mig_watch_job(const char *cmd, const rk_cli_server *s, int json)
 {
     sigset_t stop;
@@ -83,17 +97,7 @@ int mig_watch_job(const char *cmd, const rk_cli_server *s, int json)
     }
     if (bar && drawn)
         putchar('\n');
-    if (rc != RK_EXIT_OK)
-        return rc;
-    const char *state = mig_str(job, "state");
-    if (bar && !mig_unfinished(job))
-        rc = mig_show_job(job);
-    if (rc == RK_EXIT_OK && mig_unfinished(job))
-        rc = rk_cli_fail(cmd, RK_EXIT_FAIL, "interrupted: job %lld is still %s",
-                         (long long)mig_int(job, "id"), state);
-    else if (rc == RK_EXIT_OK && strcmp(state, "verified") != 0 && strcmp(state, "finished") != 0)
-        rc = rk_cli_fail(cmd, RK_EXIT_FAIL, "job %lld ended %s", (long long)mig_int(job, "id"),
-                         state);
+    rc = rc == RK_EXIT_OK ? verdict(cmd, job, bar) : rc;
     json_decref(job);
     return rc;
 }
