@@ -41,17 +41,15 @@ static void draw_bar(const json_t *job)
     fflush(stdout);
 }
 
-/* The job shown: the bar each time, a JSON line only when it changed since `seen` (its
- * updated_at, which this updates). */
-static void show(const json_t *job, int bar, char seen[64])
+/* The job shown: the bar each time, a JSON line only when it differs from the one read before
+ * (`last`, NULL at first). Not by its updated_at: that counts whole seconds, and a job can change
+ * more than once within one. */
+static void show(const json_t *job, const json_t *last, int bar)
 {
-    const char *at = mig_str(job, "updated_at");
-    if (bar) {
+    if (bar)
         draw_bar(job);
-    } else if (strcmp(at, seen) != 0 || !*at) {
+    else if (!last || !json_equal((json_t *)last, (json_t *)job))
         mig_json_line(job);
-    }
-    snprintf(seen, 64, "%s", at);
 }
 
 /* How the watch ends for the job as last read: on a terminal the job as status prints it once it
@@ -77,12 +75,9 @@ int mig_watch_job(const char *cmd, const rk_cli_server *s, int json)
     /* blocked before the first request, so in any thread it starts: sigtimedwait takes them */
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     const struct timespec tick = {MIG_WATCH_MS / 1000, (MIG_WATCH_MS % 1000) * 1000000L};
-    int bar = !json && isatty(STDOUT_FILENO), drawn = 0, rc;
-    char seen[64] = "";
-    json_t *job = NULL;
+    int bar = !json && isatty(STDOUT_FILENO), rc;
+    json_t *job = NULL, *last = NULL;
     for (;;) {
-        json_decref(job);
-        job = NULL;
         rc = mig_get_job(cmd, s, &job);
         if (rc == RK_EXIT_OK && !job)
             rc = rk_cli_fail(cmd, RK_EXIT_USAGE,
@@ -90,14 +85,17 @@ int mig_watch_job(const char *cmd, const rk_cli_server *s, int json)
                              s->cluster);
         if (rc != RK_EXIT_OK)
             break;
-        show(job, bar, seen);
-        drawn = 1;
-        if (!mig_unfinished(job) || sigtimedwait(&stop, NULL, &tick) > 0)
+        show(job, last, bar);
+        json_decref(last);
+        last = job;
+        job = NULL;
+        if (!mig_unfinished(last) || sigtimedwait(&stop, NULL, &tick) > 0)
             break;
     }
-    if (bar && drawn)
+    if (bar && last)
         putchar('\n');
-    rc = rc == RK_EXIT_OK ? verdict(cmd, job, bar) : rc;
+    rc = rc == RK_EXIT_OK ? verdict(cmd, last, bar) : rc;
     json_decref(job);
+    json_decref(last);
     return rc;
 }
