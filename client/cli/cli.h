@@ -272,5 +272,8 @@ int rk_cli_print_record(const char *cmd, const json_t *doc);
 /* One value as text for a line or a cell: a string as it is, null as "-", others as compact JSON.
  * New string, free() it; NULL when out of memory. */
 char *rk_cli_cell(const json_t *v);
+/* A list of objects as columns under a header of their keys (in order of appearance), each as
+ * wide as its widest cell (rk_cli_cell's text) but the last, which is not padded. */
+void rk_cli_print_columns(const json_t *list);
 
 #endif

@@ -336,10 +336,11 @@ const rk_cli_cmd rk_cli_migration = {
 
 /* ---- events ---- */
 
-static void print_event(const json_t *e)
+/* An event as the table's row: its cells as text, in the columns' order, "-" for none. */
+static json_t *event_row(const json_t *e)
 {
     json_t *moved = json_object_get(e, "moved_fraction");
-    char v[48] = "", pct[16] = "";
+    char v[48] = "-", pct[16] = "-";
     json_int_t to = json_integer_value(json_object_get(e, "version"));
     json_int_t from = json_integer_value(json_object_get(e, "from_version"));
     if (to && from)
@@ -351,25 +352,29 @@ static void print_event(const json_t *e)
     const char *author = json_string_value(json_object_get(e, "author"));
     const char *digest = json_string_value(json_object_get(e, "digest"));
     const char *detail = json_string_value(json_object_get(e, "detail"));
-    rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "%6lld  %-20s  %-8s  %-12s  %-16s  %-16s  %10s  %s",
-                      (long long)json_integer_value(json_object_get(e, "event")),
-                      json_string_value(json_object_get(e, "at")),
-                      json_string_value(json_object_get(e, "kind")), author ? author : "-",
-                      v[0] ? v : "-", digest ? digest : "-", pct[0] ? pct : "-",
-                      detail ? detail : "");
-    putchar('\n');
+    const char *at = json_string_value(json_object_get(e, "at"));
+    const char *kind = json_string_value(json_object_get(e, "kind"));
+    return json_pack(
+        "{sIssssssssssssss}", "event", (json_int_t)json_integer_value(json_object_get(e, "event")),
+        "at", at ? at : "-", "kind", kind ? kind : "-", "author", author ? author : "-", "versions",
+        v, "digest", digest ? digest : "-", "moved", pct, "detail", detail ? detail : "");
 }
 
-/* -o table: one line an event under a header. */
+/* -o table: one line an event under a header, each column as wide as its widest cell, so a long
+ * author, kind or digest pushes no column out of line; the detail is last, so a long one only
+ * makes its own line longer. */
 static int events_table(const json_t *doc)
 {
-    json_t *list = json_object_get(doc, "events");
+    json_t *list = json_object_get(doc, "events"), *rows = json_array();
     if (!json_is_array(list))
         return rk_cli_fail("events", RK_EXIT_FAIL, "the answer is not a list of events");
-    printf("%6s  %-20s  %-8s  %-12s  %-16s  %-16s  %10s  %s\n", "event", "at", "kind", "author",
-           "versions", "digest", "moved", "detail");
-    for (size_t i = 0; i < json_array_size(list); i++)
-        print_event(json_array_get(list, i));
+    for (size_t i = 0; rows && i < json_array_size(list); i++)
+        if (json_array_append_new(rows, event_row(json_array_get(list, i))) != 0)
+            json_decref(rows), rows = NULL;
+    if (!rows)
+        return rk_cli_fail("events", RK_EXIT_FAIL, "out of memory");
+    rk_cli_print_columns(rows);
+    json_decref(rows);
     return RK_EXIT_OK;
 }
 

@@ -13,7 +13,7 @@
     "              [--before-cutover --to V] [--delete-source] [--max-step F] [--keys-per-s N]\n"  \
     "              [--bytes-per-s N] [--batch N] [--relay] [--finish] [--no-wait] [-o json]\n"     \
     "       ringkeeper migrate run --follow --server URL --cluster C [run's flags]\n"              \
-    "       ringkeeper migrate status --server URL --cluster C [-o json|table]\n"                  \
+    "       ringkeeper migrate status [--watch] --server URL --cluster C [-o json|table]\n"        \
     "       ringkeeper migrate throttle [--keys-per-s N] [--bytes-per-s N] --server URL ...\n"     \
     "       ringkeeper migrate pause|resume|cancel [--comment TEXT] --server URL ...\n"            \
     "       ringkeeper migrate verify [--batch N] --server URL --cluster C\n"                      \
@@ -44,6 +44,9 @@
     "                     finish as it opens (a rollout's steps too), until SIGINT or SIGTERM\n"   \
     "  --no-wait          run: fail at once when another worker holds the lease (by default a\n"   \
     "                     run waits up to 12 s for a killed worker's lease to run out)\n"          \
+    "  --watch            status: show the job every 2 s until it ends (verified, finished,\n"     \
+    "                     failed, cancelled) or SIGINT: a bar on a terminal, else a JSON line\n"   \
+    "                     at each change; exit 0 only when it ended verified or finished\n"        \
     "  --comment TEXT     pause, resume, cancel: recorded with the event\n" RK_CLI_OUTPUT_HELP(    \
         "table") "                 run -o json: one JSON line per report on stdout, then the "     \
                  "job's state\n"                                                                   \
@@ -154,10 +157,15 @@ static int job_call(const rk_cli_cmd *cmd, const rk_cli_server *s, const char *m
 static int status(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     rk_cli_server s = {0};
-    const rk_cli_option opts[] = {RK_CLI_OUTPUT_OPT(&job_view), {0}};
+    int watch = 0;
+    const rk_cli_option opts[] = {
+        RK_CLI_OPT("watch", RK_CLI_FLAG, &watch), RK_CLI_OUTPUT_OPT(&job_view), {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, NULL);
     rc = rc ? rc : rk_cli_server_check(cmd->name, &s);
-    return rc ? rc : job_call(cmd, &s, "GET", NULL, NULL);
+    if (rc != RK_EXIT_OK)
+        return rc;
+    return watch ? mig_watch_job(cmd->name, &s, strcmp(rk_cli_format(), "json") == 0)
+                 : job_call(cmd, &s, "GET", NULL, NULL);
 }
 
 static int throttle(const rk_cli_cmd *cmd, int argc, char **argv)

@@ -2,7 +2,8 @@
  * migrate.c parses the subcommands, migrate_job.c speaks to the job's routes, migrate_run.c is
  * the worker's flow over steps and sources, migrate_report.c turns the copy engine's state into
  * progress reports, migrate_beat.c is the heartbeat thread, migrate_show.c prints progress and
- * the job, migrate_verify.c the local read-only verify. */
+ * the job, migrate_watch.c follows it (status --watch), migrate_verify.c the local read-only
+ * verify. */
 #ifndef RK_CLI_MIGRATE_H
 #define RK_CLI_MIGRATE_H
 
@@ -169,6 +170,18 @@ void mig_show_progress(mig_run *r, const json_t *counters);
 void mig_show_end(void);
 /* The job for people (migrate status, and the end of a run). */
 int mig_show_job(const json_t *job);
+/* `doc` as one compact JSON line on stdout, flushed (nothing for NULL). */
+void mig_json_line(const json_t *doc);
+/* The share of `job` done, 0..1, at `step` of `phase` ("copy", "verify"), from the plan's steps
+ * and the sources done in this one: a rough estimate (a source's key count is not known before
+ * its scan ends). */
+double mig_job_fraction(const json_t *job, const char *phase, int64_t step);
+
+/* migrate_watch.c: `migrate status --watch`: the job shown every MIG_WATCH_MS until it ends or a
+ * signal, as a bar on a terminal, else (or with `json`) a JSON line at each change. Exit 0 when
+ * it ended verified or finished; 1 failed, cancelled, or interrupted before it ended. */
+#define MIG_WATCH_MS 2000
+int mig_watch_job(const char *cmd, const rk_cli_server *s, int json);
 
 /* migrate_verify.c: `migrate verify`'s pass over the job's versions. */
 int mig_verify_local(const char *cmd, rk_cli_server *s, size_t batch);

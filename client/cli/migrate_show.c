@@ -8,16 +8,14 @@
 
 static int bar_drawn; /* a bar line is on stderr without its newline */
 
-/* The share of the job done, 0..1, from the plan's steps and the sources done in this one: a
- * rough estimate (a source's key count is not known before its scan ends). */
-static double done_fraction(const mig_run *r)
+double mig_job_fraction(const json_t *job, const char *phase, int64_t step)
 {
-    json_t *sources = json_object_get(r->job, "sources");
+    json_t *sources = json_object_get(job, "sources");
     size_t n = json_array_size(sources), done = 0, i;
     json_t *src;
     json_array_foreach(sources, i, src) done += json_is_true(json_object_get(src, "done"));
-    double steps = (double)mig_int(r->job, "steps") + 1; /* the verify is one more */
-    double at = strcmp(r->phase, "verify") == 0 ? steps - 1 : (double)(r->step - 1);
+    double steps = (double)mig_int(job, "steps") + 1; /* the verify is one more */
+    double at = strcmp(phase, "verify") == 0 ? steps - 1 : (double)(step - 1);
     return (at + (n ? (double)done / (double)n : 0)) / steps;
 }
 
@@ -36,7 +34,7 @@ static void human_bytes(uint64_t b, char out[16])
 /* The ETA from how fast this run's share of the job grew: a resumed run counts only its own. */
 static void eta_text(mig_run *r, double secs, char eta[32])
 {
-    double f = done_fraction(r);
+    double f = mig_job_fraction(r->job, r->phase, r->step);
     snprintf(eta, 32, "-");
     if (r->fraction0 < 0)
         r->fraction0 = f;
@@ -80,14 +78,19 @@ static void json_line(const mig_run *r, const json_t *counters, double rate)
         json_object_set_new(line, "updated", json_integer(mig_int(counters, "updated")));
         json_object_set_new(line, "deleted", json_integer(mig_int(counters, "deleted")));
     }
-    char *text = line ? rk_json_dumps(line, JSON_COMPACT) : NULL;
+    mig_json_line(line);
+    json_decref(line);
+}
+
+void mig_json_line(const json_t *doc)
+{
+    char *text = doc ? rk_json_dumps(doc, JSON_COMPACT) : NULL;
     if (text) {
         rk_cli_write_safe(stdout, text, strlen(text), RK_CLI_SAFE_JSON);
         putchar('\n');
         fflush(stdout);
     }
     free(text);
-    json_decref(line);
 }
 
 /* Keys per second over the last MIG_RATE_WINDOW_MS of this run, across sources and steps: the

@@ -114,8 +114,7 @@ static void print_row(char *const cell[], const size_t width[], size_t cols)
     putchar('\n');
 }
 
-/* A list of objects as columns under a header. */
-static void print_columns(const json_t *list)
+void rk_cli_print_columns(const json_t *list)
 {
     const char *key[MAX_COLUMNS];
     char *cell[MAX_COLUMNS];
@@ -141,7 +140,7 @@ static int is_table(const json_t *v)
 static int print_generic(const json_t *doc)
 {
     if (is_table(doc))
-        print_columns(doc);
+        rk_cli_print_columns(doc);
     if (!json_is_object(doc))
         return is_table(doc) ? 0 : print_value(doc);
     size_t width = 0;
@@ -164,7 +163,7 @@ static int print_generic(const json_t *doc)
         putchar('\n');
         rk_cli_print_safe(stdout, RK_CLI_SAFE_LINE, "%s:", json_object_iter_key(it));
         putchar('\n');
-        print_columns(json_object_iter_value(it));
+        rk_cli_print_columns(json_object_iter_value(it));
     }
     return 0;
 }

@@ -26,7 +26,7 @@ declare -gA _ringkeeper_options=(
     [events]="--limit $_ringkeeper_server $_ringkeeper_output"
     [clients]="$_ringkeeper_server $_ringkeeper_output"
     [migration]="--comment --force $_ringkeeper_server $_ringkeeper_output"
-    [migrate]="--worker --before-cutover --to --delete-source --max-step --keys-per-s --bytes-per-s --batch --relay --finish --no-wait --follow --comment $_ringkeeper_server $_ringkeeper_output"
+    [migrate]="--worker --before-cutover --to --delete-source --max-step --keys-per-s --bytes-per-s --batch --relay --finish --no-wait --follow --watch --comment $_ringkeeper_server $_ringkeeper_output"
 )
 
 # The values an option takes: a word list, "FILE" for a file name, or nothing to type freely.

@@ -33,12 +33,20 @@ def main():
             f.write(example(page, language))
         server = Server(os.environ["RINGKEEPERD"], tmp)
         try:
-            server.publish("sessions", topology(3, vnode_factor=160))
             env = dict(os.environ, RINGKEEPER_SERVER=server.url)
-            out = subprocess.run(command + [path], env=env, cwd=tmp, capture_output=True, text=True, timeout=300)
+            run = lambda: subprocess.run(command + [path], env=env, cwd=tmp, capture_output=True, text=True,
+                                         timeout=300)
+            missing = run()  # a newcomer's first run: the cluster not yet published, no cache file
+            server.publish("sessions", topology(3, vnode_factor=160))
+            out = run()
             _, clients = server.call("GET", "/v1/clusters/sessions/clients")
         finally:
             server.stop()
+    said = missing.stdout + missing.stderr
+    print(said, end="")
+    if missing.returncode == 0 or "no ring" not in said or "Traceback" in said or "panic" in said:
+        raise SystemExit("docs_example.py: without the cluster the %s example must exit with its 'no ring' "
+                         "line, no traceback (exit %d)" % (language, missing.returncode))
     print(out.stdout + out.stderr, end="")
     if out.returncode != 0 or "user:42 ->" not in out.stdout:
         raise SystemExit("docs_example.py: the %s example failed (exit %d)" % (language, out.returncode))

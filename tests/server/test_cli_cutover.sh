@@ -8,7 +8,8 @@
 RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 ALICE=alice-token-0123456789
 BOB=bob-token-0123456789ab
-printf 'alice:%s\nbob:%s\n' "$ALICE" "$BOB" >"$TMP/tokens"
+BOT=bot-token-0123456789ab # a long name, as automation's tokens have
+printf 'alice:%s\nbob:%s\nrelease-automation-bot:%s\n' "$ALICE" "$BOB" "$BOT" >"$TMP/tokens"
 rk_start --token-file "$TMP/tokens"
 cli() { # cli TOKEN EXIT NAME ARGS...: runs ringkeeper with TOKEN, checks its exit code
     local tok=$1 want=$2 name=$3
@@ -55,6 +56,21 @@ check "events: newest first" "activate approve activate policy approve" \
 has "events: the versions moved" "$TMP/out" "v2 -> v3"
 has "events: bob's comment" "$TMP/out" "small step first"
 cli "$BOB" 2 "events: a bad limit" events --limit 0
+# the table stays in line with a long author and a long detail: each column starts where its
+# header does, on every line, and the detail (last) is each event's whole
+LONG=$(printf 'the canary held for an hour, %.0s' 1 2 3 4 5 6)
+cli "$ALICE" 0 "publish v4" publish "$TMP/t4"
+cli "$BOT" 0 "a long name approves v4 with a long comment" approve 4 --yes --comment "$LONG"
+cli "$BOB" 0 "events with long cells" events --limit 4
+/usr/bin/python3 - "$TMP/out" "$LONG" >"$TMP/aligned" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+starts = [m.start() for m in re.finditer(r"\S+", lines[0])]  # where each header's column begins
+bad = [l for l in lines[1:] if any(l[s - 2:s] != "  " or l[s] == " " for s in starts[1:-1])
+       or (sys.argv[2] in l and l[starts[-1]:] != sys.argv[2])]
+print("aligned" if len(lines) == 5 and not bad and sys.argv[2] in lines[1] else "not aligned: %r" % lines)
+PY
+check "events: columns in line" aligned "$(cat "$TMP/aligned")"
 
 # a policy that needs approvals from the very first activation: every refusal leads somewhere
 clu() { # clu TOKEN EXIT NAME ARGS...: as cli, on cluster fresh
