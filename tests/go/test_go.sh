@@ -27,9 +27,9 @@ export RINGKEEPERD="$build/server/ringkeeperd" RK_VECTORS_DIR="$src/tests/vector
 cd "$src/client/go"
 go vet ./...
 go test -race -count=1 ./...
-# docs/CLIENT.md's example, as written, built by its shell block as written: a fresh HOME, a
-# checkout whose build is this one, no module proxy, no LD_LIBRARY_PATH (the rpath finds the
-# library), GOPATH and GOCACHE under that HOME as a newcomer's are
+# docs/CLIENT.md's example, as written, built by its shell block as written (each run from a fresh
+# program directory, as a newcomer's first): a fresh HOME, a checkout whose build is this one, no
+# module proxy, no LD_LIBRARY_PATH (the rpath finds the library), GOPATH and GOCACHE under that HOME
 mkdir -p "$tmp/home/myapp" "$tmp/checkout"
 ln -s "$build" "$tmp/checkout/build"
 ln -s "$src/client" "$tmp/checkout/client"
@@ -41,7 +41,8 @@ print(re.search(r"^```sh\n(.*?)^```", section, re.S | re.M).group(1), end="")
 PY
 unset LD_LIBRARY_PATH PKG_CONFIG_PATH GOFLAGS GOPATH GOCACHE
 /usr/bin/python3 "$src/tests/python/docs_example.py" "$src/docs/CLIENT.md" go env HOME="$tmp/home" \
-    sh -c 'cp "$0" "$HOME/myapp/main.go" && cd '"$tmp/checkout"' && sh -eu '"$tmp/setup.sh"
+    sh -c 'rm -rf "$HOME/myapp" && mkdir "$HOME/myapp" && cp "$0" "$HOME/myapp/main.go" &&
+        cd '"$tmp/checkout"' && sh -eu '"$tmp/setup.sh"
 # the program runs without the environment that built it
 ldd "$tmp/home/myapp/myapp" | grep -qF "libringkeeper.so.0 => $tmp/home/.local/ringkeeper/lib/" ||
     { echo "FAIL: the program does not find the library by its rpath"; ldd "$tmp/home/myapp/myapp"; exit 1; }
