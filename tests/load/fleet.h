@@ -59,6 +59,7 @@ struct fleet {
     int repoll;        /* answered 200: poll again (step 4); set while no slice runs */
     atomic_long done;  /* polls answered */
     atomic_long ended; /* polls again of step 4 that ended before they were stopped */
+    atomic_long end_why; /* the last one's HTTP status, or 1000 + its CURLcode */
     atomic_int stop;   /* the slices stop now */
     int failures;      /* FAIL lines printed */
 };

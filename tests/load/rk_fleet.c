@@ -239,8 +239,10 @@ static void converge(fleet *f, long version)
     if (!held)
         fail(&f->failures, "the fleet report never counted every client as it holds");
     if (atomic_load(&f->ended))
-        fail(&f->failures, "%ld polls again ended while they should be held",
-             atomic_load(&f->ended));
+        fail(&f->failures,
+             "%ld polls again ended while they should be held (the last: %ld, an HTTP status, "
+             "or 1000 + a CURLcode)",
+             atomic_load(&f->ended), atomic_load(&f->end_why));
 }
 
 /* The median cost of a client's own checks of the ring now active (a real fleet's clients pay it
