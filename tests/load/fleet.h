@@ -55,13 +55,13 @@ struct fleet {
     long n, pid, rss_max, refusers;
     poller *p;
     slice s[SLICES];
-    etag before;       /* the ring the fleet held before the activation */
-    int repoll;        /* answered 200: poll again (step 4); set while no slice runs */
-    atomic_long done;  /* polls answered */
-    atomic_long ended; /* polls again of step 4 that ended before they were stopped */
+    etag before;         /* the ring the fleet held before the activation */
+    int repoll;          /* answered 200: poll again (step 4); set while no slice runs */
+    atomic_long done;    /* polls answered */
+    atomic_long ended;   /* polls again of step 4 that ended before they were stopped */
     atomic_long end_why; /* the last one's HTTP status, or 1000 + its CURLcode */
-    atomic_int stop;   /* the slices stop now */
-    int failures;      /* FAIL lines printed */
+    atomic_int stop;     /* the slices stop now */
+    int failures;        /* FAIL lines printed */
 };
 
 /* Plain text of an answer, kept by request(). */

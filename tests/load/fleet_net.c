@@ -260,8 +260,8 @@ static void drive(slice *s, int timeout_ms)
         curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
         curl_multi_remove_handle(s->multi, m->easy_handle);
         if (p->again) { /* a poll of step 4 should be held until the fleet stops */
-            atomic_store(&s->f->end_why, m->data.result == CURLE_OK ? status
-                                                                   : 1000 + (long)m->data.result);
+            atomic_store(&s->f->end_why,
+                         m->data.result == CURLE_OK ? status : 1000 + (long)m->data.result);
             atomic_fetch_add(&s->f->ended, 1);
             continue;
         }
