@@ -11,17 +11,11 @@
 #define RKI_PRINTF(f, a)
 #endif
 
-/* ---- hash.c ---- */
+/* ---- scheme/registry.c: names for messages ---- */
 
-/* Positions of points 0..count-1 of node `id`: out[i] = H("<id>#<i>"). Forms the names without
- * printf and, where the hash allows, continues from the state after "<id>#" so each point costs its
- * digits. */
-void rki_hash_points(rk_hash_alg alg, const char *id, size_t id_len, uint32_t count, uint64_t *out);
-
-/* The names of `scheme`'s hashes (RK_HASH_MAP or RK_KETAMA_HASH_MAP) for a message, in order: each
- * between two `quote`s, separated by
- * ", ", the last two by `last_sep` ("fnv1a_32, md5_32 or xxh3_64"). Written into buf; returns
- * buf. */
+/* The names of `scheme`'s hashes for a message, in its order: each between two `quote`s,
+ * separated by ", ", the last two by `last_sep` ("fnv1a_32, md5_32 or xxh3_64"). Written into
+ * buf; returns buf. */
 #define RKI_HASH_NAMES_MAX 256 /* a buffer for rki_hash_names, as long as a message */
 const char *rki_hash_names(rk_scheme scheme, char *buf, size_t size, const char *quote,
                            const char *last_sep);
@@ -47,10 +41,13 @@ struct json_t *rki_weight_json(double weight);
 
 /* The scheme of `t`'s rings; static storage. */
 const rki_scheme *rki_topology_scheme(const rk_topology *t);
-/* A new topology of scheme `s` after every rule: its hash, its parameters `p`, the rules every
+/* A new topology of scheme `s` after every rule: its hash, its parameters (its block, NULL in a
+ * scheme without; copied), the rules every
  * scheme shares, its rules for the nodes. The public constructors' work. */
-rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const rki_params *p,
+rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const void *params,
                                const rk_node *nodes, size_t n, const char *comment, rk_error *err);
+/* `t`'s parameters: the block of its scheme's params_size bytes; borrowed from `t`. */
+const void *rki_topology_params(const rk_topology *t);
 /* A topology of `like`'s scheme, hash, parameters, comment and data over other nodes (copied), as
  * rki_topology_make checks it. */
 rk_topology *rki_topology_with_nodes(const rk_topology *like, const rk_node *nodes, size_t n,
@@ -72,8 +69,8 @@ int rki_json_text(const struct json_t *v, const char *path, const char *what, co
 struct rk_ring {
     rk_topology *topo;        /* reference held */
     const rki_scheme *scheme; /* the topology's: how keys are hashed */
-    rk_hash_alg hash;         /* hash of the keys: the topology's */
-    const char *hash_tag;     /* the ketama scheme's hash tag, or NULL; the topology's */
+    const rki_hash *hash;     /* hash of the keys: the topology's */
+    const void *params;       /* the scheme's parameters; the topology's */
     unsigned bits;            /* hash space is 2^bits */
     size_t n;                 /* number of points */
     uint64_t *pos;            /* n positions ascending, then 16 sentinels of UINT64_MAX */

@@ -1,6 +1,7 @@
 /* request_key.c — a balancer's key from a request: the "request_key" of nginx and haproxy
  * topologies read, written and checked, and rk_request_key, which hands a request to the
  * evaluator of the topology's scheme (scheme/nginx_key.c, scheme/haproxy_key.c). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,19 +27,43 @@ int rki_key_add(rki_key *k, const void *s, size_t n)
     return RK_OK;
 }
 
-int rki_request_key_read(const json_t *doc, rki_params *p, rk_error *err)
+const size_t rki_request_key_strings[] = {offsetof(rki_request_key_params, request_key),
+                                          RKI_PARAMS_END};
+
+int rki_request_key_read(const json_t *doc, void *params, rk_error *err)
 {
+    rki_request_key_params *p = params;
     const json_t *v = json_object_get(doc, "request_key");
-    p->request_key = NULL;
     return v ? rki_json_text(v, "request_key", "how the balancer takes its key from a request",
                              &p->request_key, err)
              : RK_OK;
 }
 
-int rki_request_key_write(const rk_topology *t, json_t *doc)
+int rki_request_key_write(const void *params, json_t *doc)
 {
-    const char *spec = rk_topology_request_key(t);
+    const char *spec = ((const rki_request_key_params *)params)->request_key;
     return spec ? json_object_set_new(doc, "request_key", json_string(spec)) : 0;
+}
+
+/* A topology that does not say how its balancer takes keys is not told apart from one that does:
+ * an import of the same configuration adds what the balancer already did. */
+int rki_request_key_differ(const void *a, const void *b, rk_error *err)
+{
+    const char *ka = ((const rki_request_key_params *)a)->request_key;
+    const char *kb = ((const rki_request_key_params *)b)->request_key;
+    if (ka && kb && strcmp(ka, kb) != 0)
+        return rk_error_set(err, RK_EHASHMISMATCH, "request_key",
+                            "the versions take keys from requests as \"%s\" and \"%s\": every "
+                            "request's key would change",
+                            ka, kb);
+    return RK_OK;
+}
+
+const char *rk_topology_request_key(const rk_topology *t)
+{
+    return rki_topology_scheme(t)->request_keys
+               ? ((const rki_request_key_params *)rki_topology_params(t))->request_key
+               : NULL;
 }
 
 int rki_request_key_check(const rki_request_keys *k, const char *spec, rk_error *err)

@@ -198,8 +198,8 @@ rk_ring *rk_ring_build(rk_topology *t, rk_error *err)
     const rki_scheme *scheme = rki_topology_scheme(t);
     r->topo = rk_topology_ref(t);
     r->scheme = scheme;
-    r->hash = rk_topology_hash(t);
-    r->hash_tag = rk_topology_hash_tag(t);
+    r->hash = rki_hash_of(rk_topology_hash(t));
+    r->params = rki_topology_params(t);
     r->bits = scheme->bits(t);
     int rc = place_points(r, scheme);
     rc = rc ? rc : finish(r);
@@ -300,13 +300,15 @@ void rk_ring_arc_at(const rk_ring *r, uint64_t hash, rk_ring_arc *out)
         out->start == out->end ? 1.0 : (double)((out->end - out->start) & mask) * per_value(r);
 }
 
-/* H(key) as the ring's scheme hashes keys; the ringkeeper scheme's XXH3 inlined here (one call
- * less per lookup on the fastest hash). */
+/* H(key) as the ring's scheme hashes keys; XXH3 inlined here (one call less per lookup on the
+ * fastest hash), and a hash of the whole key called at once. */
 static inline uint64_t key_hash(const rk_ring *r, const void *key, size_t len)
 {
-    if (r->hash == RK_HASH_XXH3_64 && r->scheme == &rki_scheme_ringkeeper)
+    if (r->scheme->key_hash != rki_key_hash_whole)
+        return r->scheme->key_hash(r->hash, r->params, key, len);
+    if (r->hash == &rki_hash_xxh3_64)
         return XXH3_64bits(key, len);
-    return r->scheme->key_hash(r->hash, r->hash_tag, key, len);
+    return r->hash->key(key, len);
 }
 
 uint64_t rk_ring_key_hash(const rk_ring *r, const void *key, size_t len)

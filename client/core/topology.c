@@ -15,9 +15,7 @@ struct rk_topology {
     atomic_uint refs;         /* references; freed at zero */
     const rki_scheme *scheme; /* how the ring's points are made */
     rk_hash_alg hash;         /* hash algorithm, one of `scheme`'s */
-    uint32_t vnode_factor;    /* ring points per unit of weight; 0 in the ketama scheme */
-    char hash_tag[3];         /* the ketama scheme's two characters, or "" */
-    char *request_key;        /* the balancer schemes' key from a request, or NULL */
+    void *params;             /* the scheme's parameters (rki_scheme.params_size), owned */
     size_t n;                 /* number of nodes */
     rk_node *nodes;           /* nodes in document order; strings point into `strings` */
     uint32_t *order;          /* node indexes in ascending id byte order */
@@ -168,8 +166,8 @@ static int check_hash(const rki_scheme *s, rk_hash_alg hash, rk_error *err)
     return RK_OK;
 }
 
-/* Copies the nodes' strings into one block and fills t->nodes, each weight made exactly its points
- * over vnode_factor in the ringkeeper scheme, so that equal rings have equal weights. */
+/* Copies the nodes' strings into one block and fills t->nodes, each weight as the scheme keeps
+ * it. */
 static int copy_nodes(rk_topology *t, const rk_node *nodes)
 {
     size_t bytes = 0;
@@ -182,9 +180,8 @@ static int copy_nodes(rk_topology *t, const rk_node *nodes)
     char *p = t->strings;
     for (size_t i = 0; i < t->n; i++) {
         size_t a = strlen(nodes[i].id) + 1, b = strlen(nodes[i].addr) + 1;
-        double w = nodes[i].weight;
-        if (t->vnode_factor)
-            w = (double)rki_weight_points(t->vnode_factor, w) / t->vnode_factor;
+        double w =
+            t->scheme->weight ? t->scheme->weight(t->params, nodes[i].weight) : nodes[i].weight;
         t->nodes[i] = (rk_node){memcpy(p, nodes[i].id, a), memcpy(p + a, nodes[i].addr, b), w};
         p += a + b;
     }
@@ -220,10 +217,37 @@ int rki_points_error(uint64_t points, const char *how, const char *advice, rk_er
                         (unsigned long long)points, how, RK_MAX_POINTS, advice);
 }
 
-/* A new topology with `head`'s scheme, hash, vnode_factor, tag and points, and copies of its
- * request key (borrowed there), the nodes and the comment. */
-static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, const char *comment,
-                             rk_error *err)
+/* A copy of scheme `s`'s parameters `src` (NULL: none), its strings copied too; NULL when out of
+ * memory. */
+static void *params_copy(const rki_scheme *s, const void *src)
+{
+    void *p = calloc(1, s->params_size ? s->params_size : 1);
+    if (!p || !src)
+        return p;
+    memcpy(p, src, s->params_size);
+    for (const size_t *at = s->params_strings; at && *at != RKI_PARAMS_END; at++) {
+        const char **str = (const char **)((char *)p + *at);
+        if (*str && !(*str = strdup(*str))) {
+            while (at-- != s->params_strings) /* those copied before */
+                free(*(char **)((char *)p + *at));
+            free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+static void params_free(const rki_scheme *s, void *p)
+{
+    for (const size_t *at = s->params_strings; p && at && *at != RKI_PARAMS_END; at++)
+        free(*(char **)((char *)p + *at));
+    free(p);
+}
+
+/* A new topology with `head`'s scheme, hash and points, and copies of `params`, the nodes and the
+ * comment. */
+static rk_topology *assemble(const rk_topology *head, const void *params, const rk_node *nodes,
+                             const char *comment, rk_error *err)
 {
     rk_topology *t = calloc(1, sizeof *t);
     if (!t) {
@@ -231,12 +255,10 @@ static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, cons
         return NULL;
     }
     *t = *head;
-    t->request_key = NULL;
     atomic_init(&t->refs, 1);
-    int rc = copy_nodes(t, nodes);
+    int rc = (t->params = params_copy(t->scheme, params)) ? RK_OK : RK_ENOMEM;
+    rc = rc ? rc : copy_nodes(t, nodes);
     if (rc == RK_OK && comment && !(t->comment = strdup(comment)))
-        rc = RK_ENOMEM;
-    if (rc == RK_OK && head->request_key && !(t->request_key = strdup(head->request_key)))
         rc = RK_ENOMEM;
     if (rc != RK_OK)
         rk_error_set(err, rc, NULL, "out of memory copying %zu nodes", t->n);
@@ -249,62 +271,34 @@ static rk_topology *assemble(const rk_topology *head, const rk_node *nodes, cons
     return t;
 }
 
-rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const rki_params *p,
+rk_topology *rki_topology_make(const rki_scheme *s, rk_hash_alg hash, const void *params,
                                const rk_node *nodes, size_t n, const char *comment, rk_error *err)
 {
     uint64_t points = 0;
-    if (check_hash(s, hash, err) || (s->check && s->check(p, err)) ||
-        check_common(nodes, n, comment, err) || s->count(p, nodes, n, &points, err))
+    if (check_hash(s, hash, err) || (s->check && s->check(params, err)) ||
+        check_common(nodes, n, comment, err) || s->count(params, nodes, n, &points, err))
         return NULL;
-    rk_topology head = {.scheme = s,
-                        .hash = hash,
-                        .vnode_factor = p->vnode_factor,
-                        .request_key = (char *)p->request_key, /* assemble copies it */
-                        .n = n,
-                        .points = points};
-    if (p->hash_tag)
-        memcpy(head.hash_tag, p->hash_tag, 3);
-    return assemble(&head, nodes, comment, err);
+    rk_topology head = {.scheme = s, .hash = hash, .n = n, .points = points};
+    return assemble(&head, params, nodes, comment, err);
 }
 
 rk_topology *rki_topology_with_nodes(const rk_topology *like, const rk_node *nodes, size_t n,
                                      rk_error *err)
 {
-    rki_params p = {like->vnode_factor, like->hash_tag[0] ? like->hash_tag : NULL,
-                    like->request_key};
-    rk_topology *t = rki_topology_make(like->scheme, like->hash, &p, nodes, n, like->comment, err);
+    rk_topology *t =
+        rki_topology_make(like->scheme, like->hash, like->params, nodes, n, like->comment, err);
     if (t)
         t->data = like->data;
     return t;
-}
-
-rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
-                             size_t n_nodes, const char *comment, rk_error *err)
-{
-    rki_params p = {.vnode_factor = vnode_factor};
-    return rki_topology_make(&rki_scheme_ringkeeper, hash, &p, nodes, n_nodes, comment, err);
-}
-
-rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, const rk_node *nodes,
-                                    size_t n_nodes, const char *comment, rk_error *err)
-{
-    rki_params p = {.hash_tag = hash_tag};
-    return rki_topology_make(&rki_scheme_ketama, hash, &p, nodes, n_nodes, comment, err);
 }
 
 rk_topology *rk_topology_with_comment(const rk_topology *t, const char *comment, rk_error *err)
 {
     if (comment && check_comment(comment, err))
         return NULL;
-    rk_topology head = {.scheme = t->scheme,
-                        .hash = t->hash,
-                        .vnode_factor = t->vnode_factor,
-                        .request_key = t->request_key, /* assemble copies it */
-                        .n = t->n,
-                        .data = t->data,
-                        .points = t->points};
-    memcpy(head.hash_tag, t->hash_tag, sizeof head.hash_tag);
-    return assemble(&head, t->nodes, comment, err);
+    rk_topology head = {
+        .scheme = t->scheme, .hash = t->hash, .n = t->n, .data = t->data, .points = t->points};
+    return assemble(&head, t->params, t->nodes, comment, err);
 }
 
 void rk_topology_free(rk_topology *t)
@@ -314,7 +308,7 @@ void rk_topology_free(rk_topology *t)
     free(t->nodes);
     free(t->order);
     free(t->comment);
-    free(t->request_key);
+    params_free(t->scheme, t->params);
     free(t->strings);
     free(t);
 }
@@ -328,11 +322,6 @@ rk_topology *rk_topology_ref(rk_topology *t)
 rk_hash_alg rk_topology_hash(const rk_topology *t)
 {
     return t->hash;
-}
-
-uint32_t rk_topology_vnode_factor(const rk_topology *t)
-{
-    return t->vnode_factor;
 }
 
 size_t rk_topology_node_count(const rk_topology *t)
@@ -375,14 +364,14 @@ rk_scheme rk_topology_scheme(const rk_topology *t)
     return t->scheme->id;
 }
 
-const char *rk_topology_hash_tag(const rk_topology *t)
+void rki_tie_order_by_id(const rk_topology *t, uint32_t *order)
 {
-    return t->hash_tag[0] ? t->hash_tag : NULL;
+    memcpy(order, t->order, t->n * sizeof *order);
 }
 
-const char *rk_topology_request_key(const rk_topology *t)
+const void *rki_topology_params(const rk_topology *t)
 {
-    return t->request_key;
+    return t->params;
 }
 
 const rki_scheme *rki_topology_scheme(const rk_topology *t)
@@ -402,7 +391,7 @@ static json_t *head_json(const rk_topology *t)
                       ? json_object()
                       : json_pack("{s:s}", "scheme", t->scheme->name);
     if (doc && (json_object_set_new(doc, "hash", json_string(rk_hash_name(t->hash))) ||
-                (t->scheme->write && t->scheme->write(t, doc)))) {
+                (t->scheme->write && t->scheme->write(t->params, doc)))) {
         json_decref(doc);
         return NULL;
     }
@@ -467,27 +456,13 @@ int rk_client_id_valid(const char *id)
 
 int rk_topology_comparable(const rk_topology *a, const rk_topology *b, rk_error *err)
 {
-    rk_scheme sa = rk_topology_scheme(a), sb = rk_topology_scheme(b);
-    const char *ta = rk_topology_hash_tag(a), *tb = rk_topology_hash_tag(b);
-    if (sa != sb)
+    if (a->scheme != b->scheme)
         return rk_error_set(err, RK_EHASHMISMATCH, "scheme",
                             "the versions use the %s and the %s scheme: every key would move",
-                            rk_scheme_name(sa), rk_scheme_name(sb));
-    if (rk_topology_hash(a) != rk_topology_hash(b))
+                            a->scheme->name, b->scheme->name);
+    if (a->hash != b->hash)
         return rk_error_set(err, RK_EHASHMISMATCH, "hash",
                             "the versions hash with %s and %s: every key would be rehashed",
-                            rk_hash_name(rk_topology_hash(a)), rk_hash_name(rk_topology_hash(b)));
-    if ((ta || tb) && !(ta && tb && strcmp(ta, tb) == 0))
-        return rk_error_set(err, RK_EHASHMISMATCH, "hash_tag",
-                            "the versions use hash tags \"%s\" and \"%s\": tagged keys would move",
-                            ta ? ta : "", tb ? tb : "");
-    /* a topology that does not say how its balancer takes keys is not told apart from one that
-     * does: an import of the same configuration adds what the balancer already did */
-    const char *ka = rk_topology_request_key(a), *kb = rk_topology_request_key(b);
-    if (ka && kb && strcmp(ka, kb) != 0)
-        return rk_error_set(err, RK_EHASHMISMATCH, "request_key",
-                            "the versions take keys from requests as \"%s\" and \"%s\": every "
-                            "request's key would change",
-                            ka, kb);
-    return RK_OK;
+                            rk_hash_name(a->hash), rk_hash_name(b->hash));
+    return a->scheme->differ ? a->scheme->differ(a->params, b->params, err) : RK_OK;
 }

@@ -112,7 +112,7 @@ static int get_node(const json_t *v, size_t i, rk_node *out, rk_error *err)
 typedef struct header {
     const rki_scheme *scheme;
     rk_hash_alg hash;
-    rki_params params;   /* the scheme's; strings borrowed from the document */
+    void *params;        /* the scheme's block, owned; its strings borrowed from the document */
     const char *comment; /* or NULL; borrowed from the document */
     const char *data;    /* one of data_protocols, or NULL: unknown */
 } header;
@@ -197,7 +197,9 @@ static int get_header(const json_t *doc, header *h, rk_error *err)
         return rk_error_set(err, RK_ETOPOLOGY, "hash", "must be one of %s, %s",
                             rki_hash_names(scheme->id, names, sizeof names, "\"", ", "),
                             shown(v, buf, sizeof buf));
-    if (scheme->read && scheme->read(doc, &h->params, err))
+    if (!(h->params = calloc(1, scheme->params_size ? scheme->params_size : 1)))
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    if (scheme->read && scheme->read(doc, h->params, err))
         return RK_ETOPOLOGY;
     v = json_object_get(doc, "comment");
     h->comment = NULL;
@@ -209,24 +211,16 @@ static int get_header(const json_t *doc, header *h, rk_error *err)
 
 static rk_topology *new_topology(const header *h, const rk_node *nodes, size_t n, rk_error *err)
 {
-    rk_topology *t = rki_topology_make(h->scheme, h->hash, &h->params, nodes, n, h->comment, err);
+    rk_topology *t = rki_topology_make(h->scheme, h->hash, h->params, nodes, n, h->comment, err);
     if (t)
         rki_topology_set_data(t, h->data);
     return t;
 }
 
-rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
+/* The topology of `doc`, whose header `h` says the rest, with its nodes. */
+static rk_topology *with_nodes(const json_t *doc, const header *h, rk_error *err)
 {
     char buf[48];
-    header h = {0};
-    if (!json_is_object(doc)) {
-        rk_error_set(err, RK_ETOPOLOGY, NULL,
-                     "a topology must be a JSON object with hash, vnode_factor and nodes, %s",
-                     shown(doc, buf, sizeof buf));
-        return NULL;
-    }
-    if (get_header(doc, &h, err))
-        return NULL;
     const json_t *arr = json_object_get(doc, "nodes");
     size_t n = json_array_size(arr);
     if (!json_is_array(arr) || n < 1 || n > RK_MAX_NODES) {
@@ -246,8 +240,23 @@ rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
     while (i < n && get_node(json_array_get(arr, i), i, &nodes[i], err) == RK_OK)
         i++;
     if (i == n)
-        t = new_topology(&h, nodes, n, err);
+        t = new_topology(h, nodes, n, err);
     free(nodes);
+    return t;
+}
+
+rk_topology *rk_topology_from_json(const json_t *doc, rk_error *err)
+{
+    char buf[48];
+    header h = {0};
+    if (!json_is_object(doc)) {
+        rk_error_set(err, RK_ETOPOLOGY, NULL,
+                     "a topology must be a JSON object with hash, vnode_factor and nodes, %s",
+                     shown(doc, buf, sizeof buf));
+        return NULL;
+    }
+    rk_topology *t = get_header(doc, &h, err) ? NULL : with_nodes(doc, &h, err);
+    free(h.params);
     return t;
 }
 

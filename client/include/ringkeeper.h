@@ -125,63 +125,50 @@ RK_API int rk_scheme_from_name(const char *name, rk_scheme *out);
 
 /* ---- Hashes (docs/RING.md, KETAMA.md) ---- */
 
-/* The hashes of the ringkeeper scheme, one row each: enum suffix, name (a C identifier: it is the
- * name as a string, and client/core/hash.c names the hash's functions after it), value, bits (the
- * hash space is 2^bits). Everything about a hash derives from this list and the next: rk_hash_alg,
- * rk_hash_name, rk_hash_from_name, rk_hash_bits, the messages that list the allowed names, and
- * rk_hash and the ring points, which call key_<name> and points_<name> of hash.c. A new hash is
- * one row here and those two functions. */
-#define RK_HASH_MAP(H)                                                                             \
-    H(FNV1A_32, fnv1a_32, 0, 32) /* FNV-1a 32-bit */                                               \
-    H(MD5_32, md5_32, 1, 32)     /* first 4 bytes of MD5, big-endian */                            \
-    H(XXH3_64, xxh3_64, 2, 64)   /* XXH3 64-bit, seed 0 */
-
-/* The key hashes of the ketama scheme: twemproxy 0.5's twelve, under its names and exactly as it
- * computes them (signed-char quirks included; client/core/ketama_hash.c). Their hash space is 2^32
- * and their ring points are always MD5's; two share a name with a ringkeeper hash but not its
- * value (fnv1a_32 widens bytes >= 0x80 as signed there), so a name means a hash only together with
- * a scheme. Their values start at 16, above every ringkeeper hash, and stay so. */
-#define RK_KETAMA_HASH_MAP(H)                                                                      \
-    H(KETAMA_ONE_AT_A_TIME, one_at_a_time, 16)                                                     \
-    H(KETAMA_MD5, md5, 17)                                                                         \
-    H(KETAMA_CRC16, crc16, 18)                                                                     \
-    H(KETAMA_CRC32, crc32, 19)                                                                     \
-    H(KETAMA_CRC32A, crc32a, 20)                                                                   \
-    H(KETAMA_FNV1_64, fnv1_64, 21)                                                                 \
-    H(KETAMA_FNV1A_64, fnv1a_64, 22)                                                               \
-    H(KETAMA_FNV1_32, fnv1_32, 23)                                                                 \
-    H(KETAMA_FNV1A_32, fnv1a_32, 24)                                                               \
-    H(KETAMA_HSIEH, hsieh, 25)                                                                     \
-    H(KETAMA_MURMUR, murmur, 26)                                                                   \
-    H(KETAMA_JENKINS, jenkins, 27)
-
-/* The key hashes of the haproxy scheme (docs/LOADBALANCERS.md): HAProxy's four under its names,
- * each also followed by its `avalanche` modifier, whose name here ends in "_avalanche". Values
- * from 32. */
-#define RK_HAPROXY_HASH_MAP(H)                                                                     \
-    H(HAPROXY_SDBM, sdbm, 32)                                                                      \
-    H(HAPROXY_DJB2, djb2, 33)                                                                      \
-    H(HAPROXY_WT6, wt6, 34)                                                                        \
-    H(HAPROXY_CRC32, crc32, 35)                                                                    \
-    H(HAPROXY_SDBM_AVALANCHE, sdbm_avalanche, 36)                                                  \
-    H(HAPROXY_DJB2_AVALANCHE, djb2_avalanche, 37)                                                  \
-    H(HAPROXY_WT6_AVALANCHE, wt6_avalanche, 38)                                                    \
-    H(HAPROXY_CRC32_AVALANCHE, crc32_avalanche, 39)
-
+/* A hash by its value. The hashes belong to the schemes (client/core/scheme/: each scheme lists
+ * the hashes its topologies may name, and a name means a hash only within a scheme): these values
+ * stay as they are for applications built against them. A hash added since has a value its
+ * scheme's file gives it and no name here: find it by name with rk_scheme_from_name and
+ * rk_hash_from_scheme_name (docs/ARCHITECTURE.md, "Where a newcomer adds"). */
 typedef enum rk_hash_alg {
-#define RK_HASH_ENUM_(suffix, name, value, bits) RK_HASH_##suffix = value,
-    RK_HASH_MAP(RK_HASH_ENUM_)
-#undef RK_HASH_ENUM_
-#define RK_KETAMA_HASH_ENUM_(suffix, name, value) RK_HASH_##suffix = value,
-        RK_KETAMA_HASH_MAP(RK_KETAMA_HASH_ENUM_) RK_HAPROXY_HASH_MAP(RK_KETAMA_HASH_ENUM_)
-#undef RK_KETAMA_HASH_ENUM_
+    /* the ringkeeper scheme's (docs/RING.md) */
+    RK_HASH_FNV1A_32 = 0, /* FNV-1a 32-bit */
+    RK_HASH_MD5_32 = 1,   /* first 4 bytes of MD5, big-endian */
+    RK_HASH_XXH3_64 = 2,  /* XXH3 64-bit, seed 0 */
+    /* the ketama scheme's: twemproxy 0.5's twelve, under its names and exactly as it computes
+     * them (signed-char quirks included; docs/KETAMA.md). Their hash space is 2^32 and their ring
+     * points are always MD5's; two share a name with a ringkeeper hash but not its value (fnv1a_32
+     * widens bytes >= 0x80 as signed there), so a name means a hash only together with a scheme */
+    RK_HASH_KETAMA_ONE_AT_A_TIME = 16,
+    RK_HASH_KETAMA_MD5 = 17,
+    RK_HASH_KETAMA_CRC16 = 18,
+    RK_HASH_KETAMA_CRC32 = 19,
+    RK_HASH_KETAMA_CRC32A = 20, /* also the nginx scheme's */
+    RK_HASH_KETAMA_FNV1_64 = 21,
+    RK_HASH_KETAMA_FNV1A_64 = 22,
+    RK_HASH_KETAMA_FNV1_32 = 23,
+    RK_HASH_KETAMA_FNV1A_32 = 24,
+    RK_HASH_KETAMA_HSIEH = 25,
+    RK_HASH_KETAMA_MURMUR = 26,
+    RK_HASH_KETAMA_JENKINS = 27,
+    /* the haproxy scheme's (docs/LOADBALANCERS.md): HAProxy's four, each also followed by its
+     * `avalanche` modifier, whose name ends in "_avalanche" */
+    RK_HASH_HAPROXY_SDBM = 32,
+    RK_HASH_HAPROXY_DJB2 = 33,
+    RK_HASH_HAPROXY_WT6 = 34,
+    RK_HASH_HAPROXY_CRC32 = 35,
+    RK_HASH_HAPROXY_SDBM_AVALANCHE = 36,
+    RK_HASH_HAPROXY_DJB2_AVALANCHE = 37,
+    RK_HASH_HAPROXY_WT6_AVALANCHE = 38,
+    RK_HASH_HAPROXY_CRC32_AVALANCHE = 39,
 } rk_hash_alg;
 
 /* Hash `len` bytes of `data` with `alg`; values of 32-bit algorithms are < 2^32. (A ketama ring's
  * lookup also applies the hash tag and hashes the empty key to 0, as twemproxy does; rk_hash is
  * the bare function.) */
 RK_API uint64_t rk_hash(rk_hash_alg alg, const void *data, size_t len);
-/* "fnv1a_32", "md5_32", "xxh3_64", or a ketama hash's twemproxy name; NULL for an unknown value. */
+/* The hash's name within its schemes ("fnv1a_32", "md5_32", "xxh3_64", a ketama hash's twemproxy
+ * name, ...); NULL for a value no hash of this build has. */
 RK_API const char *rk_hash_name(rk_hash_alg alg);
 /* RK_OK and *out set when `name` is a hash of the ringkeeper scheme; RK_EINVAL otherwise. */
 RK_API int rk_hash_from_name(const char *name, rk_hash_alg *out);

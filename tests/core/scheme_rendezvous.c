@@ -23,12 +23,12 @@ static const rki_field_note misplaced[] = {
     {"hash_tag", "only the ketama scheme (\"scheme\": \"ketama\") has hash tags"},
     {NULL, NULL},
 };
-static const rk_hash_alg hashes[] = {RK_HASH_XXH3_64};
+static const rki_hash *const hashes[] = {&rki_hash_xxh3_64};
 
-static int rendezvous_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+static int rendezvous_count(const void *params, const rk_node *nodes, size_t n, uint64_t *points,
                             rk_error *err)
 {
-    (void)p;
+    (void)params;
     size_t live = 0;
     if (n > MAX_NODES)
         return rk_error_set(err, RK_ETOPOLOGY, "nodes",

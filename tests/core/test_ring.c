@@ -431,6 +431,32 @@ static void test_fingerprint(void **state)
     }
 }
 
+/* The hashes belong to the schemes: one hash a value in the build, each found back by its name
+ * within every scheme that lists it, with its bits and key function. */
+static void test_hash_registry(void **state)
+{
+    (void)state;
+    size_t schemes = 0, hashes = 0;
+    for (int id = 0; id < 256; id++) {
+        const rki_scheme *s = rki_scheme_of((rk_scheme)id);
+        for (size_t k = 0; s && k < s->n_hashes; k++, hashes++) {
+            const rki_hash *h = s->hashes[k];
+            rk_hash_alg back;
+            assert_ptr_equal(rki_hash_of(h->value), h);
+            assert_int_equal(rk_hash_from_scheme_name(s->id, h->name, &back), RK_OK);
+            assert_int_equal(back, h->value);
+            assert_string_equal(rk_hash_name(h->value), h->name);
+            assert_int_equal(rk_hash_bits(h->value), h->bits);
+            assert_true(h->bits == 32 || h->bits == 64);
+            assert_non_null(h->key);
+        }
+        schemes += s != NULL;
+    }
+    assert_true(schemes >= 4);
+    assert_true(hashes >= 3 + 12 + 1 + 8);
+    assert_null(rk_hash_name((rk_hash_alg)3)); /* no hash has it */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_colliding_positions), cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_draining_nodes),      cmocka_unit_test(test_fingerprint),
         cmocka_unit_test(test_two_threads),         cmocka_unit_test(test_sort_fallback),
+        cmocka_unit_test(test_hash_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,8 +32,9 @@ static const rki_field_note misplaced[] = {
 
 static const char *const fields[] = {"request_key", NULL};
 
-static int haproxy_check(const rki_params *p, rk_error *err)
+static int haproxy_check(const void *params, rk_error *err)
 {
+    const rki_request_key_params *p = params;
     return rki_request_key_check(&rki_haproxy_request_keys, p->request_key, err);
 }
 
@@ -49,7 +50,7 @@ static inline uint32_t full_hash(uint32_t a)
     return a * 3221225473u;
 }
 
-uint32_t rki_hp_sdbm(const void *key, size_t len)
+static uint64_t hp_sdbm(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t h = 0;
@@ -58,7 +59,7 @@ uint32_t rki_hp_sdbm(const void *key, size_t len)
     return h;
 }
 
-uint32_t rki_hp_djb2(const void *key, size_t len)
+static uint64_t hp_djb2(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t h = 5381;
@@ -72,7 +73,7 @@ static inline uint32_t rotl(uint32_t v, unsigned s)
     return s ? v << s | v >> (32 - s) : v;
 }
 
-uint32_t rki_hp_wt6(const void *key, size_t len)
+static uint64_t hp_wt6(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t h0 = 0xa53c965a, h1 = 0x5ca6953a;
@@ -90,15 +91,15 @@ uint32_t rki_hp_wt6(const void *key, size_t len)
     return h0 ^ h1;
 }
 
-uint32_t rki_hp_crc32(const void *key, size_t len)
+static uint64_t hp_crc32(const void *key, size_t len)
 {
     return (uint32_t)crc32_z(0, key, len); /* the standard CRC-32, as HAProxy's bitwise one */
 }
 
 #define AVALANCHE_(name)                                                                           \
-    uint32_t rki_hp_##name##_avalanche(const void *key, size_t len)                                \
+    static uint64_t hp_##name##_avalanche(const void *key, size_t len)                             \
     {                                                                                              \
-        return full_hash(rki_hp_##name(key, len));                                                 \
+        return full_hash((uint32_t)hp_##name(key, len));                                           \
     }
 AVALANCHE_(sdbm)
 AVALANCHE_(djb2)
@@ -128,10 +129,10 @@ static int node_error(size_t i, const char *field, rk_error *err, const char *wh
     return rk_error_set(err, RK_ETOPOLOGY, path, "%s", why);
 }
 
-static int haproxy_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+static int haproxy_count(const void *params, const rk_node *nodes, size_t n, uint64_t *points,
                          rk_error *err)
 {
-    (void)p;
+    (void)params;
     *points = 0;
     for (size_t i = 0; i < n; i++) {
         char why[200];
@@ -188,11 +189,24 @@ static void haproxy_owned_ends(uint64_t *pos, size_t n, unsigned bits)
     }
 }
 
-static const rk_hash_alg hashes[] = {
-#define HASH_VALUE_(suffix, name, value) RK_HASH_##suffix,
-    RK_HAPROXY_HASH_MAP(HASH_VALUE_)
-#undef HASH_VALUE_
-};
+/* HAProxy's four under its names, each also followed by its `avalanche` modifier, whose name here
+ * ends in "_avalanche". Values from 32 (ringkeeper.h). */
+#define HAPROXY_HASHES(H)                                                                          \
+    H(SDBM, sdbm)                                                                                  \
+    H(DJB2, djb2)                                                                                  \
+    H(WT6, wt6)                                                                                    \
+    H(CRC32, crc32)                                                                                \
+    H(SDBM_AVALANCHE, sdbm_avalanche)                                                              \
+    H(DJB2_AVALANCHE, djb2_avalanche)                                                              \
+    H(WT6_AVALANCHE, wt6_avalanche)                                                                \
+    H(CRC32_AVALANCHE, crc32_avalanche)
+#define DEF_(suffix, name)                                                                         \
+    static const rki_hash def_##name = {RK_HASH_HAPROXY_##suffix, #name, 32, hp_##name, NULL};
+HAPROXY_HASHES(DEF_)
+#undef DEF_
+#define PTR_(suffix, name) &def_##name,
+static const rki_hash *const hashes[] = {HAPROXY_HASHES(PTR_)};
+#undef PTR_
 
 const rki_scheme rki_scheme_haproxy = {
     .name = "haproxy",
@@ -203,9 +217,12 @@ const rki_scheme rki_scheme_haproxy = {
     .misplaced = misplaced,
     .unknown = "unknown field; a haproxy topology has scheme, hash, request_key, nodes, comment "
                "and data",
+    .params_size = sizeof(rki_request_key_params),
+    .params_strings = rki_request_key_strings,
     .read = rki_request_key_read,
     .write = rki_request_key_write,
     .check = haproxy_check,
+    .differ = rki_request_key_differ,
     .count = haproxy_count,
     .bits = haproxy_bits,
     .point_counts = haproxy_point_counts,

@@ -9,6 +9,7 @@
  * in). Keys: the part between the hash tag's two characters, when there is a non-empty one; the
  * empty key hashes to 0, whatever the function. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,24 +56,31 @@ static const rki_field_note misplaced[] = {
     {NULL, NULL},
 };
 
-static int ketama_read(const json_t *doc, rki_params *p, rk_error *err)
+/* The scheme's parameters (rki_scheme.params_size). */
+typedef struct params {
+    const char *hash_tag; /* two characters, or NULL */
+} params;
+
+static const size_t strings[] = {offsetof(params, hash_tag), RKI_PARAMS_END};
+
+static int ketama_read(const json_t *doc, void *block, rk_error *err)
 {
+    params *p = block;
     const json_t *v = json_object_get(doc, "hash_tag");
-    p->hash_tag = NULL;
     return v ? rki_json_text(v, "hash_tag", "two characters, such as \"{}\"", &p->hash_tag, err)
              : RK_OK;
 }
 
-static int ketama_write(const rk_topology *t, json_t *doc)
+static int ketama_write(const void *block, json_t *doc)
 {
-    const char *tag = rk_topology_hash_tag(t);
+    const char *tag = ((const params *)block)->hash_tag;
     return tag ? json_object_set_new(doc, "hash_tag", json_string(tag)) : 0;
 }
 
 /* twemproxy takes a hash tag of exactly two characters; printable ASCII keeps it typeable. */
-static int ketama_check(const rki_params *p, rk_error *err)
+static int ketama_check(const void *block, rk_error *err)
 {
-    const char *tag = p->hash_tag;
+    const char *tag = ((const params *)block)->hash_tag;
     if (tag && (strlen(tag) != 2 || tag[0] <= ' ' || tag[0] > '~' || tag[1] <= ' ' || tag[1] > '~'))
         return rk_error_set(err, RK_ETOPOLOGY, "hash_tag",
                             "must be two printable ASCII characters, such as \"{}\"");
@@ -96,10 +104,10 @@ static int integer_weights(const rk_node *nodes, size_t n, rk_error *err)
 
 /* Integer weights, and the ring's point count, refused (naming the node) when a point name would
  * not fit RKI_KETAMA_NAME_MAX, or past RK_MAX_POINTS. */
-static int ketama_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+static int ketama_count(const void *block, const rk_node *nodes, size_t n, uint64_t *points,
                         rk_error *err)
 {
-    (void)p;
+    (void)block;
     uint32_t live, total;
     *points = 0;
     if (integer_weights(nodes, n, err))
@@ -125,16 +133,28 @@ static int ketama_count(const rki_params *p, const rk_node *nodes, size_t n, uin
                : RK_OK;
 }
 
-uint64_t rki_ketama_key_hash(rk_hash_alg hash, const char *tag, const void *key, size_t len)
+static int ketama_differ(const void *a, const void *b, rk_error *err)
 {
-    const char *k = key;
+    const char *ta = ((const params *)a)->hash_tag, *tb = ((const params *)b)->hash_tag;
+    if ((ta || tb) && !(ta && tb && strcmp(ta, tb) == 0))
+        return rk_error_set(err, RK_EHASHMISMATCH, "hash_tag",
+                            "the versions use hash tags \"%s\" and \"%s\": tagged keys would move",
+                            ta ? ta : "", tb ? tb : "");
+    return RK_OK;
+}
+
+/* The part inside the hash tag when non-empty, the empty key at 0, else hash's. */
+static uint64_t ketama_key_hash(const rki_hash *hash, const void *block, const void *key,
+                                size_t len)
+{
+    const char *k = key, *tag = ((const params *)block)->hash_tag;
     if (tag) {
         const char *start = memchr(k, tag[0], len);
         const char *end = start ? memchr(start + 1, tag[1], len - (size_t)(start + 1 - k)) : NULL;
         if (end && end - start > 1)
             k = start + 1, len = (size_t)(end - k);
     }
-    return len ? rk_hash(hash, k, len) : 0;
+    return len ? hash->key(k, len) : 0;
 }
 
 static unsigned ketama_bits(const rk_topology *t)
@@ -184,28 +204,39 @@ static void ketama_positions(const rk_topology *t, size_t node, uint32_t count, 
     }
 }
 
-static const rk_hash_alg hashes[] = {
-#define HASH_VALUE_(suffix, name, value) RK_HASH_##suffix,
-    RK_KETAMA_HASH_MAP(HASH_VALUE_)
-#undef HASH_VALUE_
-};
-
 const rki_scheme rki_scheme_ketama = {
     .name = "ketama",
     .id = RK_SCHEME_KETAMA,
-    .hashes = hashes,
-    .n_hashes = sizeof hashes / sizeof hashes[0],
+    .hashes = rki_ketama_hashes,
+    .n_hashes = RKI_KETAMA_N_HASHES,
     .fields = fields,
     .misplaced = misplaced,
     .unknown = "unknown field; a ketama topology has scheme, hash, hash_tag, nodes, comment and "
                "data",
+    .params_size = sizeof(params),
+    .params_strings = strings,
     .read = ketama_read,
     .write = ketama_write,
     .check = ketama_check,
+    .differ = ketama_differ,
     .count = ketama_count,
     .bits = ketama_bits,
     .point_counts = ketama_point_counts,
     .tie_order = ketama_tie_order,
     .positions = ketama_positions,
-    .key_hash = rki_ketama_key_hash,
+    .key_hash = ketama_key_hash,
 };
+
+rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, const rk_node *nodes,
+                                    size_t n_nodes, const char *comment, rk_error *err)
+{
+    params p = {.hash_tag = hash_tag};
+    return rki_topology_make(&rki_scheme_ketama, hash, &p, nodes, n_nodes, comment, err);
+}
+
+const char *rk_topology_hash_tag(const rk_topology *t)
+{
+    return rki_topology_scheme(t) == &rki_scheme_ketama
+               ? ((const params *)rki_topology_params(t))->hash_tag
+               : NULL;
+}

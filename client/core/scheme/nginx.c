@@ -29,16 +29,17 @@ static const rki_field_note misplaced[] = {
 
 static const char *const fields[] = {"request_key", NULL};
 
-static int nginx_check(const rki_params *p, rk_error *err)
+static int nginx_check(const void *params, rk_error *err)
 {
+    const rki_request_key_params *p = params;
     return rki_request_key_check(&rki_nginx_request_keys, p->request_key, err);
 }
 
 /* nginx reads integer weights; a node of weight 0 is a server left out of the upstream. */
-static int nginx_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+static int nginx_count(const void *params, const rk_node *nodes, size_t n, uint64_t *points,
                        rk_error *err)
 {
-    (void)p;
+    (void)params;
     *points = 0;
     for (size_t i = 0; i < n; i++) {
         if (nodes[i].weight != floor(nodes[i].weight)) {
@@ -101,12 +102,12 @@ static void nginx_positions(const rk_topology *t, size_t node, uint32_t count, u
     for (uint32_t j = 0; j < count; j++) {
         for (int b = 0; b < 4; b++)
             buf[at + (size_t)b] = (unsigned char)(prev >> (8 * b));
-        prev = (uint32_t)rk_hash(RK_HASH_KETAMA_CRC32A, buf, at + 4);
+        prev = (uint32_t)rki_ketama_crc32a.key(buf, at + 4);
         out[j] = prev;
     }
 }
 
-static const rk_hash_alg hashes[] = {RK_HASH_KETAMA_CRC32A};
+static const rki_hash *const hashes[] = {&rki_ketama_crc32a};
 
 const rki_scheme rki_scheme_nginx = {
     .name = "nginx",
@@ -117,9 +118,12 @@ const rki_scheme rki_scheme_nginx = {
     .misplaced = misplaced,
     .unknown = "unknown field; an nginx topology has scheme, hash, request_key, nodes, comment "
                "and data",
+    .params_size = sizeof(rki_request_key_params),
+    .params_strings = rki_request_key_strings,
     .read = rki_request_key_read,
     .write = rki_request_key_write,
     .check = nginx_check,
+    .differ = rki_request_key_differ,
     .count = nginx_count,
     .bits = nginx_bits,
     .point_counts = nginx_point_counts,

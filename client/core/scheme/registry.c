@@ -1,4 +1,5 @@
-/* registry.c — the ring schemes of this build, by name and value, and the hashes each may name.
+/* registry.c — the ring schemes of this build, by name and value, and the hashes each may name
+ * (rk_hash and the names of hashes answer from the schemes' lists).
  *
  * The list comes from client/CMakeLists.txt: each `rk_scheme(<name> <file>)` there compiles the
  * file and writes RKI_SCHEME(<name>) into schemes.def, so a scheme is registered by the same line
@@ -28,15 +29,10 @@ const rki_scheme *rki_scheme_of(rk_scheme id)
     return NULL;
 }
 
-void rki_tie_order_by_id(const rk_topology *t, uint32_t *order)
+uint64_t rki_key_hash_whole(const rki_hash *hash, const void *params, const void *key, size_t len)
 {
-    memcpy(order, rki_topology_order(t), rk_topology_node_count(t) * sizeof *order);
-}
-
-uint64_t rki_key_hash_whole(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len)
-{
-    (void)hash_tag;
-    return rk_hash(hash, key, len);
+    (void)params;
+    return hash->key(key, len);
 }
 
 const char *rk_scheme_name(rk_scheme scheme)
@@ -59,17 +55,44 @@ int rk_scheme_from_name(const char *name, rk_scheme *out)
 int rki_scheme_has_hash(const rki_scheme *s, rk_hash_alg hash)
 {
     for (size_t i = 0; i < s->n_hashes; i++)
-        if (s->hashes[i] == hash)
+        if (s->hashes[i]->value == hash)
             return 1;
     return 0;
+}
+
+const rki_hash *rki_hash_of(rk_hash_alg alg)
+{
+    for (size_t i = 0; i < N_SCHEMES; i++)
+        for (size_t k = 0; k < schemes[i]->n_hashes; k++)
+            if (schemes[i]->hashes[k]->value == alg)
+                return schemes[i]->hashes[k];
+    return NULL;
+}
+
+uint64_t rk_hash(rk_hash_alg alg, const void *data, size_t len)
+{
+    const rki_hash *h = rki_hash_of(alg);
+    return h ? h->key(data, len) : 0;
+}
+
+const char *rk_hash_name(rk_hash_alg alg)
+{
+    const rki_hash *h = rki_hash_of(alg);
+    return h ? h->name : NULL;
+}
+
+unsigned rk_hash_bits(rk_hash_alg alg)
+{
+    const rki_hash *h = rki_hash_of(alg);
+    return h ? h->bits : 32; /* 32 for an unknown value, as ever */
 }
 
 int rk_hash_from_scheme_name(rk_scheme scheme, const char *name, rk_hash_alg *out)
 {
     const rki_scheme *s = rki_scheme_of(scheme);
     for (size_t i = 0; s && name && i < s->n_hashes; i++) {
-        if (strcmp(name, rk_hash_name(s->hashes[i])) == 0) {
-            *out = s->hashes[i];
+        if (strcmp(name, s->hashes[i]->name) == 0) {
+            *out = s->hashes[i]->value;
             return RK_OK;
         }
     }
@@ -107,7 +130,7 @@ static const char *list_names(size_t n, const char *(*name)(const void *, size_t
 
 static const char *hash_at(const void *s, size_t i)
 {
-    return rk_hash_name(((const rki_scheme *)s)->hashes[i]);
+    return ((const rki_scheme *)s)->hashes[i]->name;
 }
 
 static const char *scheme_at(const void *unused, size_t i)

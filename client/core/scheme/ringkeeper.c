@@ -21,19 +21,27 @@ static const rki_field_note misplaced[] = {
     {NULL, NULL},
 };
 
-static int ringkeeper_read(const json_t *doc, rki_params *p, rk_error *err)
+/* The scheme's parameters (rki_scheme.params_size). */
+typedef struct params {
+    uint32_t vnode_factor; /* points per unit of weight */
+} params;
+
+static int ringkeeper_read(const json_t *doc, void *block, rk_error *err)
 {
+    params *p = block;
     return rki_json_uint(json_object_get(doc, "vnode_factor"), 1, RK_MAX_VNODE_FACTOR,
                          "vnode_factor", &p->vnode_factor, err);
 }
 
-static int ringkeeper_write(const rk_topology *t, json_t *doc)
+static int ringkeeper_write(const void *block, json_t *doc)
 {
-    return json_object_set_new(doc, "vnode_factor", json_integer(rk_topology_vnode_factor(t)));
+    const params *p = block;
+    return json_object_set_new(doc, "vnode_factor", json_integer(p->vnode_factor));
 }
 
-static int ringkeeper_check(const rki_params *p, rk_error *err)
+static int ringkeeper_check(const void *block, rk_error *err)
 {
+    const params *p = block;
     if (p->vnode_factor < 1 || p->vnode_factor > RK_MAX_VNODE_FACTOR)
         return rk_error_set(err, RK_ETOPOLOGY, "vnode_factor", "must be an integer 1..%d, got %u",
                             RK_MAX_VNODE_FACTOR, p->vnode_factor);
@@ -42,10 +50,10 @@ static int ringkeeper_check(const rki_params *p, rk_error *err)
 
 /* Each weight a whole number of points (docs/RING.md, "Weights in steps"), and vnode_factor x
  * the total weight within RK_MAX_POINTS. */
-static int ringkeeper_count(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+static int ringkeeper_count(const void *block, const rk_node *nodes, size_t n, uint64_t *points,
                             rk_error *err)
 {
-    uint32_t vf = p->vnode_factor;
+    uint32_t vf = ((const params *)block)->vnode_factor;
     *points = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t count = rki_weight_points(vf, nodes[i].weight);
@@ -64,6 +72,13 @@ static int ringkeeper_count(const rki_params *p, const rk_node *nodes, size_t n,
                                    : RK_OK;
 }
 
+/* Each weight exactly its points over vnode_factor, so that equal rings have equal weights. */
+static double ringkeeper_weight(const void *block, double weight)
+{
+    uint32_t vf = ((const params *)block)->vnode_factor;
+    return (double)rki_weight_points(vf, weight) / vf;
+}
+
 static unsigned ringkeeper_bits(const rk_topology *t)
 {
     return rk_hash_bits(rk_topology_hash(t));
@@ -79,14 +94,10 @@ static void ringkeeper_point_counts(const rk_topology *t, uint32_t *count)
 static void ringkeeper_positions(const rk_topology *t, size_t node, uint32_t count, uint64_t *out)
 {
     const char *id = rk_topology_node(t, node)->id;
-    rki_hash_points(rk_topology_hash(t), id, strlen(id), count, out);
+    rki_hash_of(rk_topology_hash(t))->points(id, strlen(id), count, out);
 }
 
-static const rk_hash_alg hashes[] = {
-#define HASH_VALUE_(suffix, name, value, bits) RK_HASH_##suffix,
-    RK_HASH_MAP(HASH_VALUE_)
-#undef HASH_VALUE_
-};
+static const rki_hash *const hashes[] = {&rki_hash_fnv1a_32, &rki_hash_md5_32, &rki_hash_xxh3_64};
 
 const rki_scheme rki_scheme_ringkeeper = {
     .name = "ringkeeper",
@@ -96,9 +107,11 @@ const rki_scheme rki_scheme_ringkeeper = {
     .fields = fields,
     .misplaced = misplaced,
     .unknown = "unknown field; a topology has hash, vnode_factor, nodes, comment and data",
+    .params_size = sizeof(params),
     .read = ringkeeper_read,
     .write = ringkeeper_write,
     .check = ringkeeper_check,
+    .weight = ringkeeper_weight,
     .count = ringkeeper_count,
     .bits = ringkeeper_bits,
     .point_counts = ringkeeper_point_counts,
@@ -106,3 +119,17 @@ const rki_scheme rki_scheme_ringkeeper = {
     .positions = ringkeeper_positions,
     .key_hash = rki_key_hash_whole,
 };
+
+rk_topology *rk_topology_new(rk_hash_alg hash, uint32_t vnode_factor, const rk_node *nodes,
+                             size_t n_nodes, const char *comment, rk_error *err)
+{
+    params p = {.vnode_factor = vnode_factor};
+    return rki_topology_make(&rki_scheme_ringkeeper, hash, &p, nodes, n_nodes, comment, err);
+}
+
+uint32_t rk_topology_vnode_factor(const rk_topology *t)
+{
+    return rki_topology_scheme(t) == &rki_scheme_ringkeeper
+               ? ((const params *)rki_topology_params(t))->vnode_factor
+               : 0;
+}

@@ -21,13 +21,31 @@
  * compiles the file and registers it (scheme/registry.c). A lookup rule other than "the first
  * point at or after the key's hash" is one more operation run after the sort (docs/ARCHITECTURE.md,
  * "Ring schemes"). */
-/* A topology's scheme parameters, as the public constructors take them. */
-typedef struct rki_params {
-    uint32_t vnode_factor;   /* the ringkeeper scheme's; 0 in a scheme without it */
-    const char *hash_tag;    /* the ketama scheme's two characters, or NULL */
-    const char *request_key; /* the balancer schemes' key from a request (rki_request_keys), or
-                              * NULL */
-} rki_params;
+/* ---- hashes: each belongs to the schemes that list it ---- */
+
+typedef struct rki_hash {
+    /* Its rk_hash_alg: a value ringkeeper.h names (kept for compatibility), or, for a hash added
+     * since, one its file gives it; one hash a value in a build (test_hash checks). Topologies
+     * name hashes by string, within their scheme. */
+    rk_hash_alg value;
+    const char *name;                              /* as topologies name it */
+    unsigned bits;                                 /* the hash space is 2^bits: 32 or 64 */
+    uint64_t (*key)(const void *data, size_t len); /* H(data), < 2^bits */
+    /* The positions H("<id>#<i>") of a node's points 0..count-1, as the ringkeeper scheme places
+     * them; NULL in a hash of keys only. */
+    void (*points)(const char *id, size_t id_len, uint32_t count, uint64_t *out);
+} rki_hash;
+
+/* The ringkeeper scheme's (scheme/ringkeeper_hash.c); the first is its default. */
+extern const rki_hash rki_hash_fnv1a_32, rki_hash_md5_32, rki_hash_xxh3_64;
+/* The ketama scheme's twelve, twemproxy's, in the order messages list them
+ * (scheme/ketama_hash.c); its crc32a is also nginx's CRC-32. */
+#define RKI_KETAMA_N_HASHES 12
+extern const rki_hash *const rki_ketama_hashes[RKI_KETAMA_N_HASHES];
+extern const rki_hash rki_ketama_crc32a;
+
+/* Marks the end of a scheme's params_strings. */
+#define RKI_PARAMS_END ((size_t)-1)
 
 /* A field some scheme has, and what a document of a scheme without it is told. */
 typedef struct rki_field_note {
@@ -38,10 +56,9 @@ typedef struct rki_field_note {
 typedef struct rki_scheme {
     const char *name; /* the topology's "scheme" (docs/KETAMA.md) */
     rk_scheme id;     /* its value: RK_SCHEME_*, or a value of its own outside that enum */
-    /* The hashes its topologies may name, in the order messages list them (RK_HASH_MAP,
-     * RK_KETAMA_HASH_MAP): a name means a hash only within a scheme, and two schemes may share
-     * one. */
-    const rk_hash_alg *hashes;
+    /* The hashes its topologies may name, in the order messages list them: a name means a hash
+     * only within a scheme, and two schemes may share one. */
+    const rki_hash *const *hashes;
     size_t n_hashes;
     /* Its own fields of a topology document (NULL-terminated), beside those every scheme has
      * (scheme, hash, nodes, comment, data). Any other field is refused, with the message of
@@ -49,17 +66,32 @@ typedef struct rki_scheme {
     const char *const *fields;
     const rki_field_note *misplaced;
     const char *unknown;
-    /* Its parameters from `doc`, whose fields passed the rule above: RK_ETOPOLOGY naming the
-     * field. read, write and check are NULL in a scheme without parameters. */
-    int (*read)(const struct json_t *doc, rki_params *p, rk_error *err);
+    /* Its parameters: a block of params_size bytes that only the scheme reads (its own struct;
+     * 0 and the operations below NULL in a scheme without parameters), so that a parameter of a
+     * new scheme is a member of its own struct and core never changes. The block is plain data
+     * but for its `const char *` members at the byte offsets params_strings lists (ending at
+     * RKI_PARAMS_END): a topology copies those strings and owns the copies, so read may borrow
+     * them from the document. */
+    size_t params_size;
+    const size_t *params_strings;
+    /* Its parameters from `doc`, whose fields passed the rule above, into a zeroed block:
+     * RK_ETOPOLOGY naming the field. */
+    int (*read)(const struct json_t *doc, void *params, rk_error *err);
     /* Its parameters into `doc`, after "hash": 0, or -1 when out of memory. */
-    int (*write)(const rk_topology *t, struct json_t *doc);
+    int (*write)(const void *params, struct json_t *doc);
     /* Its parameters' rules (RK_ETOPOLOGY naming the field), checked before the nodes. */
-    int (*check)(const rki_params *p, rk_error *err);
+    int (*check)(const void *params, rk_error *err);
+    /* RK_EHASHMISMATCH naming the parameter when the rings of two of its topologies, `a` and
+     * `b` their blocks, hash keys differently (rk_topology_comparable); RK_OK, or NULL, when
+     * the parameters never do. */
+    int (*differ)(const void *a, const void *b, rk_error *err);
+    /* A node's weight as the topology keeps it, from the weight given (which passed count):
+     * NULL keeps it as given. */
+    double (*weight)(const void *params, double weight);
     /* Its rules for the nodes' weights (and ids, in a scheme that gives them a meaning), which
      * passed the rules every scheme shares, and the ring's point count into *points: RK_ETOPOLOGY
      * naming the node's field, RK_ETOOBIG past RK_MAX_POINTS. */
-    int (*count)(const rki_params *p, const rk_node *nodes, size_t n, uint64_t *points,
+    int (*count)(const void *params, const rk_node *nodes, size_t n, uint64_t *points,
                  rk_error *err);
     /* The hash space of rings of `t` is 2^bits: 32 or 64 (the sizes ring.c, plan.c and steps.c
      * know). */
@@ -77,9 +109,9 @@ typedef struct rki_scheme {
      * lowest (ring.c moves it to the front). Lookups, arcs, shares and plans then follow from
      * those ends as from any ring's points. */
     void (*owned_ends)(uint64_t *pos, size_t n, unsigned bits);
-    /* A key's position as a lookup computes it, from the topology's hash and hash tag (NULL when
-     * it has none): rk_ring_key_hash, and what a data mover tells moving keys by. */
-    uint64_t (*key_hash)(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len);
+    /* A key's position as a lookup computes it, from the topology's hash and parameters:
+     * rk_ring_key_hash, and what a data mover tells moving keys by. */
+    uint64_t (*key_hash)(const rki_hash *hash, const void *params, const void *key, size_t len);
     /* How its balancer takes a key from a request (its topologies' "request_key"), or NULL in a
      * scheme whose keys are given as they are. */
     const struct rki_request_keys *request_keys;
@@ -108,9 +140,15 @@ typedef struct rki_request_keys {
 
 extern const rki_request_keys rki_nginx_request_keys, rki_haproxy_request_keys;
 
-/* The read and write operations of a scheme whose only parameter is its request_key. */
-int rki_request_key_read(const struct json_t *doc, rki_params *p, rk_error *err);
-int rki_request_key_write(const rk_topology *t, struct json_t *doc);
+/* The parameters of a scheme whose only parameter is its request_key (a scheme with
+ * request_keys begins its block with this struct), and the operations on them. */
+typedef struct rki_request_key_params {
+    const char *request_key; /* or NULL */
+} rki_request_key_params;
+extern const size_t rki_request_key_strings[];
+int rki_request_key_read(const struct json_t *doc, void *params, rk_error *err);
+int rki_request_key_write(const void *params, struct json_t *doc);
+int rki_request_key_differ(const void *a, const void *b, rk_error *err);
 /* The check operation's: `spec` (NULL: none) is 1..RKI_REQUEST_KEY_MAX bytes of printable ASCII
  * without quotes, '#', ';' or '\\' (an export writes it into a configuration unquoted), and one
  * `k` evaluates. */
@@ -123,15 +161,17 @@ extern const rki_scheme rki_scheme_ketama;
 
 /* ---- scheme/registry.c: the schemes of this build, and operations schemes share ---- */
 
-/* tie_order by node id bytes (the topology's order), the rule of most schemes. */
+/* tie_order by node id bytes (the topology's order), the rule of most schemes (topology.c). */
 void rki_tie_order_by_id(const rk_topology *t, uint32_t *order);
 /* key_hash of a scheme that hashes the whole key with the topology's hash. */
-uint64_t rki_key_hash_whole(rk_hash_alg hash, const char *hash_tag, const void *key, size_t len);
+uint64_t rki_key_hash_whole(const rki_hash *hash, const void *params, const void *key, size_t len);
 
 /* The scheme `id` names, or NULL when this build has none; static storage. */
 const rki_scheme *rki_scheme_of(rk_scheme id);
 /* Non-zero when `s`'s topologies may name `hash`. */
 int rki_scheme_has_hash(const rki_scheme *s, rk_hash_alg hash);
+/* The hash of value `alg` in this build, or NULL; static storage. */
+const rki_hash *rki_hash_of(rk_hash_alg alg);
 /* The names of this build's schemes for a message, as "\"ringkeeper\" (the default) or
  * \"ketama\"": into buf; returns buf. */
 const char *rki_scheme_names(char *buf, size_t size);
@@ -143,15 +183,5 @@ const char *rki_scheme_names(char *buf, size_t size);
 #define RKI_KETAMA_NAME_MAX 85
 /* Points of a node of `weight` among `live` nodes with weight > 0 weighing `total_weight`. */
 uint32_t rki_ketama_point_count(uint32_t weight, uint32_t total_weight, uint32_t live);
-/* A key's position as twemproxy computes it: the part inside the hash tag `tag` (two characters,
- * or NULL) when non-empty, the empty key at 0, else rk_hash(hash). */
-uint64_t rki_ketama_key_hash(rk_hash_alg hash, const char *tag, const void *key, size_t len);
-
-/* ---- scheme/haproxy.c: HAProxy's key hashes (RK_HAPROXY_HASH_MAP), as HAProxy 2.6 computes
- * them ---- */
-#define RKI_HAPROXY_HASH_DECL_(suffix, name, value)                                                \
-    uint32_t rki_hp_##name(const void *key, size_t len);
-RK_HAPROXY_HASH_MAP(RKI_HAPROXY_HASH_DECL_)
-#undef RKI_HAPROXY_HASH_DECL_
 
 #endif

@@ -1,4 +1,5 @@
-/* ketama_hash.c — the twelve key hashes of twemproxy 0.5 (docs/KETAMA.md), bit for bit.
+/* ketama_hash.c — the twelve key hashes of twemproxy 0.5 (docs/KETAMA.md), bit for bit: the
+ * hashes of the ketama scheme (rki_ketama_hashes), under twemproxy's names.
  *
  * twemproxy hands keys to its hashes as `const char *` and most of them widen a byte with a plain
  * cast, so on the platforms it runs on (signed char) a byte >= 0x80 enters as 0xffffffXX. That
@@ -12,7 +13,7 @@
 #include <nettle/md5.h>
 #include <zlib.h>
 
-#include "ketama_hash.h"
+#include "internal.h"
 
 static inline uint32_t sbyte(const unsigned char *p, size_t i)
 {
@@ -29,7 +30,7 @@ static inline uint32_t le32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-uint32_t rki_kh_one_at_a_time(const void *key, size_t len)
+static uint64_t kh_one_at_a_time(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t h = 0;
@@ -44,7 +45,7 @@ uint32_t rki_kh_one_at_a_time(const void *key, size_t len)
     return h;
 }
 
-uint32_t rki_kh_md5(const void *key, size_t len)
+static uint64_t kh_md5(const void *key, size_t len)
 {
     struct md5_ctx ctx;
     uint8_t d[MD5_DIGEST_SIZE];
@@ -66,7 +67,7 @@ static uint32_t xmodem_entry(uint32_t i)
     return c & 0xffff;
 }
 
-uint32_t rki_kh_crc16(const void *key, size_t len)
+static uint64_t kh_crc16(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t crc = 0;
@@ -88,12 +89,12 @@ static uint32_t zlib_crc32(const void *key, size_t len)
 }
 
 /* libmemcached's "crc32": the top half of the standard CRC-32, cut to 15 bits. */
-uint32_t rki_kh_crc32(const void *key, size_t len)
+static uint64_t kh_crc32(const void *key, size_t len)
 {
     return (zlib_crc32(key, len) >> 16) & 0x7fff;
 }
 
-uint32_t rki_kh_crc32a(const void *key, size_t len)
+static uint64_t kh_crc32a(const void *key, size_t len)
 {
     return zlib_crc32(key, len);
 }
@@ -103,7 +104,7 @@ uint32_t rki_kh_crc32a(const void *key, size_t len)
 #define FNV64_OFFSET UINT64_C(0xcbf29ce484222325)
 #define FNV64_PRIME  UINT64_C(0x100000001b3)
 
-uint32_t rki_kh_fnv1_64(const void *key, size_t len)
+static uint64_t kh_fnv1_64(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint64_t h = FNV64_OFFSET;
@@ -114,7 +115,7 @@ uint32_t rki_kh_fnv1_64(const void *key, size_t len)
 
 /* twemproxy keeps only 32 bits of state here, which equals the low half of the 64-bit FNV-1a:
  * the low bits of a product depend only on the low bits of its factors. */
-uint32_t rki_kh_fnv1a_64(const void *key, size_t len)
+static uint64_t kh_fnv1a_64(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t h = (uint32_t)FNV64_OFFSET;
@@ -123,7 +124,7 @@ uint32_t rki_kh_fnv1a_64(const void *key, size_t len)
     return h;
 }
 
-uint32_t rki_kh_fnv1_32(const void *key, size_t len)
+static uint64_t kh_fnv1_32(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t h = FNV32_OFFSET;
@@ -132,7 +133,7 @@ uint32_t rki_kh_fnv1_32(const void *key, size_t len)
     return h;
 }
 
-uint32_t rki_kh_fnv1a_32(const void *key, size_t len)
+static uint64_t kh_fnv1a_32(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t h = FNV32_OFFSET;
@@ -142,7 +143,7 @@ uint32_t rki_kh_fnv1a_32(const void *key, size_t len)
 }
 
 /* Paul Hsieh's SuperFastHash; only its 3-byte tail widens a signed byte. */
-uint32_t rki_kh_hsieh(const void *key, size_t len)
+static uint64_t kh_hsieh(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t h = 0;
@@ -182,7 +183,7 @@ uint32_t rki_kh_hsieh(const void *key, size_t len)
 }
 
 /* MurmurHash2 with twemproxy's seed (0xdeadbeef times the length), words read little-endian. */
-uint32_t rki_kh_murmur(const void *key, size_t len)
+static uint64_t kh_murmur(const void *key, size_t len)
 {
     const uint32_t m = 0x5bd1e995;
     const unsigned char *p = key;
@@ -212,7 +213,7 @@ uint32_t rki_kh_murmur(const void *key, size_t len)
 #define ROT(x, k) (((x) << (k)) | ((x) >> (32 - (k))))
 
 /* Bob Jenkins' lookup3 hashlittle() with initial value 13, bytes little-endian. */
-uint32_t rki_kh_jenkins(const void *key, size_t len)
+static uint64_t kh_jenkins(const void *key, size_t len)
 {
     const unsigned char *p = key;
     uint32_t a, b, c;
@@ -240,3 +241,28 @@ uint32_t rki_kh_jenkins(const void *key, size_t len)
     c ^= b, c -= ROT(b, 24);
     return c;
 }
+
+/* The ketama scheme's hashes, in the order messages list them. Their values start at 16, above
+ * every ringkeeper hash, and stay so (ringkeeper.h). */
+#define KETAMA_HASHES(H)                                                                           \
+    H(ONE_AT_A_TIME, one_at_a_time)                                                                \
+    H(MD5, md5)                                                                                    \
+    H(CRC16, crc16)                                                                                \
+    H(CRC32, crc32)                                                                                \
+    H(CRC32A, crc32a)                                                                              \
+    H(FNV1_64, fnv1_64)                                                                            \
+    H(FNV1A_64, fnv1a_64)                                                                          \
+    H(FNV1_32, fnv1_32)                                                                            \
+    H(FNV1A_32, fnv1a_32)                                                                          \
+    H(HSIEH, hsieh)                                                                                \
+    H(MURMUR, murmur)                                                                              \
+    H(JENKINS, jenkins)
+
+#define DEF_(suffix, name)                                                                         \
+    const rki_hash rki_ketama_##name = {RK_HASH_KETAMA_##suffix, #name, 32, kh_##name, NULL};
+KETAMA_HASHES(DEF_)
+#undef DEF_
+
+#define PTR_(suffix, name) &rki_ketama_##name,
+const rki_hash *const rki_ketama_hashes[RKI_KETAMA_N_HASHES] = {KETAMA_HASHES(PTR_)};
+#undef PTR_

@@ -1,11 +1,10 @@
-/* hash.c — the hashes of docs/RING.md (the rows of RK_HASH_MAP in ringkeeper.h), for keys and for
- * ring points.
+/* ringkeeper_hash.c — the hashes of the ringkeeper scheme (docs/RING.md), for keys and for ring
+ * points: rki_hash_fnv1a_32, rki_hash_md5_32 and rki_hash_xxh3_64 (scheme.h).
  *
- * Each hash `name` of RK_HASH_MAP has two functions here, which everything else reaches through the
- * switches and the table that RK_HASH_MAP generates below:
- *   uint64_t key_<name>(const void *data, size_t len): H(data), for keys (rk_hash);
+ * Each hash has two functions here, which its definition at the end hands to everything else:
+ *   uint64_t key_<name>(const void *data, size_t len): H(data), for keys;
  *   void points_<name>(const char *id, size_t id_len, uint32_t count, uint64_t *out): the positions
- *     H("<id>#<i>") of a node's points 0..count-1 (the ringkeeper scheme, scheme/ringkeeper.c). */
+ *     H("<id>#<i>") of a node's points 0..count-1 (scheme/ringkeeper.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,32 +13,9 @@
 #include <xxhash.h>
 
 #include "internal.h"
-#include "ketama_hash.h"
-
-#if defined(__GNUC__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
 
 #define FNV_OFFSET 2166136261u
 #define FNV_PRIME  16777619u
-
-/* Name and bits of every hash, indexed by rk_hash_alg; which scheme may name which is the
- * schemes' own (rki_scheme.hashes). */
-static const struct {
-    const char *name; /* as in topologies; NULL for a value no hash has */
-    unsigned bits;    /* the hash space is 2^bits */
-} hashes[] = {
-#define HASH_ROW_(suffix, name, value, bits) [value] = {#name, bits},
-    RK_HASH_MAP(HASH_ROW_)
-#undef HASH_ROW_
-#define KETAMA_ROW_(suffix, name, value) [value] = {#name, 32},
-        RK_KETAMA_HASH_MAP(KETAMA_ROW_) RK_HAPROXY_HASH_MAP(KETAMA_ROW_)
-#undef KETAMA_ROW_
-};
-
-#define N_HASHES (sizeof hashes / sizeof hashes[0])
 
 /* Unrolled by four: the multiplications are one chain either way, but a loop a byte at a time
  * spends nearly as many instructions counting as hashing, which leaves the CPU less room to overlap
@@ -67,13 +43,12 @@ static inline uint64_t md5_finish(struct md5_ctx *ctx)
 
 /* ---- key hashes ---- */
 
-static inline uint64_t key_fnv1a_32(const void *data, size_t len)
+static uint64_t key_fnv1a_32(const void *data, size_t len)
 {
     return fnv1a_update(FNV_OFFSET, data, len);
 }
 
-/* Out of line, so the other hashes of rk_hash() do not set up its stack frame. */
-static NOINLINE uint64_t key_md5_32(const void *data, size_t len)
+static uint64_t key_md5_32(const void *data, size_t len)
 {
     struct md5_ctx ctx;
     md5_init(&ctx);
@@ -81,43 +56,9 @@ static NOINLINE uint64_t key_md5_32(const void *data, size_t len)
     return md5_finish(&ctx);
 }
 
-static inline uint64_t key_xxh3_64(const void *data, size_t len)
+static uint64_t key_xxh3_64(const void *data, size_t len)
 {
     return XXH3_64bits(data, len);
-}
-
-uint64_t rk_hash(rk_hash_alg alg, const void *data, size_t len)
-{
-    switch (alg) {
-#define HASH_CASE_(suffix, name, value, bits)                                                      \
-    case RK_HASH_##suffix:                                                                         \
-        return key_##name(data, len);
-        RK_HASH_MAP(HASH_CASE_)
-#undef HASH_CASE_
-#define KETAMA_CASE_(suffix, name, value)                                                          \
-    case RK_HASH_##suffix:                                                                         \
-        return rki_kh_##name(data, len);
-        RK_KETAMA_HASH_MAP(KETAMA_CASE_)
-#undef KETAMA_CASE_
-#define HAPROXY_CASE_(suffix, name, value)                                                         \
-    case RK_HASH_##suffix:                                                                         \
-        return rki_hp_##name(data, len);
-        RK_HAPROXY_HASH_MAP(HAPROXY_CASE_)
-#undef HAPROXY_CASE_
-    }
-    return 0;
-}
-
-const char *rk_hash_name(rk_hash_alg alg)
-{
-    if ((unsigned)alg >= N_HASHES)
-        return NULL;
-    return hashes[alg].name;
-}
-
-unsigned rk_hash_bits(rk_hash_alg alg)
-{
-    return rk_hash_name(alg) ? hashes[alg].bits : 32; /* 32 for an unknown value, as ever */
 }
 
 /* ---- ring points ---- */
@@ -204,16 +145,8 @@ static void points_md5_32(const char *id, size_t id_len, uint32_t count, uint64_
     }
 }
 
-void rki_hash_points(rk_hash_alg alg, const char *id, size_t id_len, uint32_t count, uint64_t *out)
-{
-    switch (alg) {
-#define POINTS_CASE_(suffix, name, value, bits)                                                    \
-    case RK_HASH_##suffix:                                                                         \
-        points_##name(id, id_len, count, out);                                                     \
-        break;
-        RK_HASH_MAP(POINTS_CASE_)
-#undef POINTS_CASE_
-    default: /* the ketama hashes hash keys only: that scheme's points are MD5's */
-        break;
-    }
-}
+/* Values 0..15 are the ringkeeper scheme's (ringkeeper.h). */
+const rki_hash rki_hash_fnv1a_32 = {RK_HASH_FNV1A_32, "fnv1a_32", 32, key_fnv1a_32,
+                                    points_fnv1a_32};
+const rki_hash rki_hash_md5_32 = {RK_HASH_MD5_32, "md5_32", 32, key_md5_32, points_md5_32};
+const rki_hash rki_hash_xxh3_64 = {RK_HASH_XXH3_64, "xxh3_64", 64, key_xxh3_64, points_xxh3_64};
