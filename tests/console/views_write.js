@@ -156,6 +156,9 @@ async function rolloutView(page, errors) {
     // drawn again by itself as its steps move
     await page.$eval(button, (b) => b.click());
     await ready(page, "#/c/ro");
+    // the view may have been made ready by the running rollout's own redraw, drawn before the
+    // write's answer came: wait (bounded) for the panel the write draws
+    await page.waitForFunction((st) => document.getElementById("rollout-state")?.dataset.state === st, { timeout: 10000 }, state).catch(() => {});
     const shown = await page.$eval("#rollout-state", (e) => e.dataset.state);
     check(`rollout: ${button} leaves it ${state}`, shown === state && (await api(`/v1/clusters/ro/rollouts/${made.id}`)).state === state, shown);
   }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # test_hostile.sh — hostile and slow clients do not stop ringkeeperd from answering /healthz and a
-# publish within a second: 500 idle connections, a slowloris client trickling its headers one byte
-# a second, clients that disconnect mid-body, a 1 MiB request line, headers over the limit (431 or
-# closed), and lower with --header-buffer. Also: --idle-timeout closes silent connections but not a
-# held long poll, and --max-connections refuses connections past the limit. Every fd and process is closed at the end.
+# publish within LATE_MS (3 s: a server held up behind the slowloris below would take its 4.5 s
+# left; 1 s failed on an etcd store's publish while other builds loaded the machine): 500 idle
+# connections, a slowloris client trickling its headers one byte a second, clients that disconnect
+# mid-body, a 1 MiB request line, headers over the limit (431 or closed), and lower with
+# --header-buffer. Also: --idle-timeout closes silent connections but not a held long poll, and
+# --max-connections refuses connections past the limit. Every fd and process is closed at the end.
 # usage: test_hostile.sh RINGKEEPERD
 . "$(dirname "$0")/lib.sh" "$1"
 J='Content-Type: application/json'
@@ -11,7 +13,8 @@ topo 3 >"$TMP/t3"
 IDLE=4
 rk_start --idle-timeout $IDLE --threads 2 --max-connections-per-address 1000 # 500 idle ones from 127.0.0.1
 
-# timed NAME WANT METHOD PATH [curl args...]: the status is WANT and it came within a second
+LATE_MS=3000
+# timed NAME WANT METHOD PATH [curl args...]: the status is WANT and it came within LATE_MS
 timed() {
     local name=$1 want=$2 t0 got ms
     shift 2
@@ -19,10 +22,10 @@ timed() {
     got=$(curl -s -o "$TMP/body" -w '%{http_code}' --max-time 5 -X "$1" "${@:3}" "$BASE$2")
     ms=$((($(date +%s%N) - t0) / 1000000))
     check "$name: status" "$want" "$got"
-    if [ "$ms" -lt 1000 ]; then ok; else bad "$name took ${ms} ms"; fi
+    if [ "$ms" -lt "$LATE_MS" ]; then ok; else bad "$name took ${ms} ms"; fi
 }
 published=0
-answers() { # answers WHEN: /healthz and a publish, each within a second
+answers() { # answers WHEN: /healthz and a publish, each within LATE_MS
     timed "$1: healthz" 200 GET /healthz
     timed "$1: publish" 201 POST /v1/clusters/h/versions -H "$J" --data-binary @"$TMP/t3"
     [ "$(cat "$TMP/body" | grep -c '"version"')" = 1 ] && published=$((published + 1))
