@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_format_toy.sh — a configuration format of import and export is one file and one line (issue
 # 55; docs/ARCHITECTURE.md, "Where a newcomer adds"): a build with -DRK_TOY_FORMAT=ON registers
-# tests/cli/format_toy.c, and with no other file changed `ringkeeper import --toy`, `export --format
+# tests/cli/toy_format.c, and with no other file changed `ringkeeper import --toy`, `export --format
 # toy` and `export --format toy --into` read and write it, their help names it, and the other
 # formats' options are refused with it as with any format.
 # usage: test_format_toy.sh SOURCE_DIR

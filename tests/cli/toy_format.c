@@ -1,4 +1,4 @@
-/* format_toy.c — a test-only configuration format (issue 55): a build with -DRK_TOY_FORMAT=ON
+/* toy_format.c — a test-only configuration format (issue 55): a build with -DRK_TOY_FORMAT=ON
  * registers it by one line of client/CMakeLists.txt, and with no other file changed `ringkeeper
  * import --toy`, `export --format toy` and `export --format toy --into` take it (the test
  * format_toy). A toy file is lines "SET ID ADDR WEIGHT": the servers of each set; '#' starts a
