@@ -1,9 +1,12 @@
-/* import_export.c — `ringkeeper import` and `ringkeeper export`: a twemproxy pool, an nginx
- * upstream or a HAProxy backend to a topology of its scheme (ketama, nginx, haproxy) and back
- * (docs/KETAMA.md, docs/LOADBALANCERS.md), so a fleet routed by nutcracker, nginx or HAProxy adopts
- * ringkeeper with no key moved, and every change reviewed in ringkeeper goes back to the balancer's
- * own file (`--into`: its servers rewritten, the rest of the file kept). */
+/* import_export.c — `ringkeeper import` and `ringkeeper export`: a balancer's configuration (a
+ * twemproxy pool, an nginx upstream, a HAProxy backend: the formats of formats/format.h) to a
+ * topology of its scheme and back (docs/KETAMA.md, docs/LOADBALANCERS.md), so a fleet routed by the
+ * balancer adopts ringkeeper with no key moved, and every change reviewed in ringkeeper goes back
+ * to the balancer's own file (`--into`: its servers rewritten, the rest of the file kept). The
+ * commands' options, checks and help come from the formats' table; no format is named here. */
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,9 +15,55 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "haproxyconf.h"
-#include "nginxconf.h"
-#include "nutcracker.h"
+#include "formats/format.h"
+
+#define HELP_WIDTH 93 /* a help paragraph's lines at the most */
+
+/* The options the formats add (their parts and settings), each once, and the values given. */
+typedef struct format_opts {
+    const char *name[2 * RK_CLI_FORMATS_MAX], *value[2 * RK_CLI_FORMATS_MAX];
+    size_t n;
+} format_opts;
+
+/* The place of option `name` in o, added when it is new. */
+static size_t slot(format_opts *o, const char *name)
+{
+    size_t i = 0;
+    while (i < o->n && strcmp(o->name[i], name) != 0)
+        i++;
+    if (i == o->n)
+        o->name[o->n++] = name;
+    return i;
+}
+
+/* The n items of `item` into buf: "A, B or C", each after `pre`. Returns buf. */
+static const char *list(char *buf, size_t size, const char *const *item, size_t n, const char *pre)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%s%s", pre, item[i],
+                               i + 2 < n    ? ", "
+                               : i + 2 == n ? " or "
+                                            : "");
+    return buf;
+}
+
+/* The options of o that a format does not take (`own`: its two, or one), listed in buf ("--a,
+ * --b or --c"); returns whether one of them is given. */
+static int others_given(const format_opts *o, const size_t own[2], char *buf, size_t size)
+{
+    const char *given[2 * RK_CLI_FORMATS_MAX];
+    size_t n = 0, any = 0;
+    for (size_t i = 0; i < o->n; i++) {
+        if (i == own[0] || i == own[1])
+            continue;
+        given[n++] = o->name[i];
+        any |= o->value[i] != NULL;
+    }
+    list(buf, size, given, n, "--");
+    return (int)any;
+}
 
 /* The document in `text` checked by the library (so what is printed or exported is a topology the
  * server accepts); returns an exit code. */
@@ -28,17 +77,16 @@ static int check_topology(const char *cmd, const char *label, const json_t *doc)
     return RK_EXIT_OK;
 }
 
-/* The topology of `file`'s pool, upstream or backend, by its format (`nc`, `ngx` or `hap`). */
-static json_t *import_text(const char *cmd, const char *file, const char *nc, const char *ngx,
-                           const char *name)
+/* The topology of part `part` of `file` in format f, its notes printed. */
+static json_t *import_text(const char *cmd, const rk_cli_conf_format *f, const char *file,
+                           const char *part)
 {
     size_t len;
-    char *text = rk_cli_read_file(cmd, file, &len), msg[RK_NC_MSG_MAX], note[RK_HAP_MSG_MAX] = "";
+    char *text = rk_cli_read_file(cmd, file, &len), msg[RK_CLI_FORMAT_MSG_MAX],
+         note[RK_CLI_FORMAT_MSG_MAX] = "";
     if (!text)
         return NULL;
-    json_t *t = file == nc    ? rk_nc_import(text, len, name, msg)
-                : file == ngx ? rk_ngx_import(text, len, name, msg, note)
-                              : rk_hap_import(text, len, name, msg, note);
+    json_t *t = f->import(text, len, part, msg, note);
     free(text);
     if (!t)
         rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", file, msg);
@@ -54,30 +102,51 @@ static json_t *import_text(const char *cmd, const char *file, const char *nc, co
     return t;
 }
 
+/* import's usage error: "give --A FILE [--P NAME], --B FILE --Q NAME or ...". */
+static int import_usage_error(const rk_cli_cmd *cmd)
+{
+    char forms[RK_CLI_FORMATS_MAX][128], all[RK_CLI_FORMATS_MAX * 128];
+    const char *form[RK_CLI_FORMATS_MAX];
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++) {
+        const rk_cli_conf_format *f = rk_cli_conf_formats[i];
+        snprintf(forms[i], sizeof forms[i], "%s FILE %s--%s NAME%s", f->name,
+                 f->part_optional ? "[" : "", f->part, f->part_optional ? "]" : "");
+        form[i] = forms[i];
+    }
+    return rk_cli_usage_error(cmd, "give %s",
+                              list(all, sizeof all, form, rk_cli_n_conf_formats, "--"));
+}
+
 static int run_import(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    const char *nc = NULL, *ngx = NULL, *hap = NULL, *pool = NULL, *upstream = NULL,
-               *backend = NULL;
-    const rk_cli_option opts[] = {
-        RK_CLI_OPT("nutcracker", RK_CLI_TEXT, &nc),
-        RK_CLI_OPT("pool", RK_CLI_TEXT, &pool),
-        RK_CLI_OPT("nginx", RK_CLI_TEXT, &ngx),
-        RK_CLI_OPT("upstream", RK_CLI_TEXT, &upstream),
-        RK_CLI_OPT("haproxy", RK_CLI_TEXT, &hap),
-        RK_CLI_OPT("backend", RK_CLI_TEXT, &backend),
-        {0},
-    };
+    const char *file[RK_CLI_FORMATS_MAX] = {0};
+    format_opts parts = {0};
+    size_t part_at[RK_CLI_FORMATS_MAX], n = 0;
+    rk_cli_option opts[3 * RK_CLI_FORMATS_MAX + 1] = {{0}};
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++) {
+        opts[n++] = (rk_cli_option)RK_CLI_OPT(rk_cli_conf_formats[i]->name, RK_CLI_TEXT, &file[i]);
+        size_t at = part_at[i] = slot(&parts, rk_cli_conf_formats[i]->part);
+        if (at + 1 == parts.n)
+            opts[n++] = (rk_cli_option)RK_CLI_OPT(parts.name[at], RK_CLI_TEXT, &parts.value[at]);
+    }
     int rc = rk_cli_parse(cmd, argc, argv, opts, NULL, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
-    if (!!nc + !!ngx + !!hap != 1 || !!ngx != !!upstream || !!hap != !!backend || (pool && !nc))
-        return rk_cli_usage_error(cmd, "give --nutcracker FILE [--pool NAME], --nginx FILE "
-                                       "--upstream NAME or --haproxy FILE --backend NAME");
-    const char *file = nc ? nc : ngx ? ngx : hap;
-    json_t *t = import_text(cmd->name, file, nc, ngx, nc ? pool : ngx ? upstream : backend);
+    size_t given = 0, at = 0;
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++)
+        if (file[i])
+            given++, at = i;
+    const rk_cli_conf_format *f = rk_cli_conf_formats[at];
+    const char *part = parts.value[part_at[at]];
+    size_t own[2] = {part_at[at], part_at[at]};
+    char others[256];
+    if (given != 1 || (!part && !f->part_optional) ||
+        others_given(&parts, own, others, sizeof others))
+        return import_usage_error(cmd);
+    json_t *t = import_text(cmd->name, f, file[at], part);
     if (!t)
         return RK_EXIT_USAGE;
-    rc = check_topology(cmd->name, file, t);
+    rc = check_topology(cmd->name, file[at], t);
     char *out = rc == RK_EXIT_OK ? json_dumps(t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(t);
     if (rc == RK_EXIT_OK && (!out || printf("%s\n", out) < 0 || fflush(stdout)))
@@ -129,30 +198,24 @@ static int replace_file(const char *cmd, const char *path, const char *data)
     return ok ? RK_EXIT_OK : rk_cli_fail(cmd, RK_EXIT_FAIL, "--into %s: writing it failed", path);
 }
 
-/* `export --into FILE`: FILE's pool (or its only one), upstream or backend `name`, by `format`,
- * gets the topology's servers, the rest of the file kept as it is. Returns an exit code. */
-static int export_into(const char *cmd, const char *into, const char *format, const char *name,
-                       const json_t *doc)
+/* `export --into FILE`: FILE's part `part` (or its only one) in format f gets the topology's
+ * servers, the rest of the file kept as it is. Returns an exit code. */
+static int export_into(const char *cmd, const rk_cli_conf_format *f, const char *into,
+                       const char *part, const json_t *doc)
 {
     size_t len;
-    char msg[RK_NC_MSG_MAX], chosen[RK_NC_MSG_MAX] = "";
+    char msg[RK_CLI_FORMAT_MSG_MAX], chosen[RK_CLI_FORMAT_MSG_MAX] = "";
     char *text = rk_cli_read_file(cmd, into, &len);
     if (!text)
         return RK_EXIT_USAGE;
-    int ngx = strcmp(format, "nginx") == 0, hap = strcmp(format, "haproxy") == 0;
-    char *out = ngx   ? rk_ngx_into(text, len, name, doc, msg)
-                : hap ? rk_hap_into(text, len, name, doc, msg)
-                      : rk_nc_into(text, len, name, doc, chosen, msg);
+    char *out = f->into(text, len, part, doc, chosen, msg);
     free(text);
     int rc =
         out ? replace_file(cmd, into, out) : rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", into, msg);
     free(out);
     if (rc == RK_EXIT_OK)
-        printf("%s: the servers of %s %s rewritten; every other line kept\n", into,
-               ngx   ? "upstream"
-               : hap ? "backend"
-                     : "pool",
-               chosen[0] ? chosen : name);
+        printf("%s: the servers of %s %s rewritten; every other line kept\n", into, f->part,
+               chosen[0] ? chosen : part);
     return rc;
 }
 
@@ -185,199 +248,193 @@ static const char *export_key(const char *cmd, const json_t *doc, const char *op
     return own ? own : given ? given : fallback;
 }
 
-/* `export --format nginx|haproxy`: the upstream block or the backend section `name`, keys by
- * `key` (nginx's hash expression, or HAProxy's balance method), printed; or with `into`, the
- * servers of that upstream or backend in that file rewritten. Returns an exit code. */
-static int export_balancer(const rk_cli_cmd *cmd, const char *format, const char *file,
-                           rk_cli_server *server, const char *version, const char *name,
-                           const char *key, const char *into, int others)
+/* The usage errors of `export --format F` (its part `part`, its setting, `others` the other
+ * formats' options given, listed), in the order they are checked; RK_EXIT_OK when none. */
+static int export_usage_error(const rk_cli_cmd *cmd, const rk_cli_conf_format *f, const char *part,
+                              const char *setting, const char *into, int others,
+                              const char *not_own, int mixed)
 {
-    int rc = RK_EXIT_OK, hap = strcmp(format, "haproxy") == 0;
-    if (!name || others)
-        return rk_cli_usage_error(cmd, hap ? "--format haproxy takes --backend NAME [--balance "
-                                             "METHOD] or --backend NAME --into FILE (not --pool, "
-                                             "--listen, --upstream or --key)"
-                                           : "--format nginx takes --upstream NAME [--key EXPR] "
-                                             "or --upstream NAME --into FILE (not --pool, "
-                                             "--listen, --backend or --balance)");
-    if (into && key)
+    const char *other[RK_CLI_FORMATS_MAX];
+    char names[256];
+    size_t n = 0;
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++)
+        if (rk_cli_conf_formats[i] != f)
+            other[n++] = rk_cli_conf_formats[i]->name;
+    int missing = !part && !(into && f->part_optional);
+    if (f->part_optional && others)
+        return rk_cli_usage_error(cmd, "%s are for --format %s", not_own,
+                                  list(names, sizeof names, other, n, ""));
+    if (!f->part_optional && (others || missing))
         return rk_cli_usage_error(cmd,
-                                  hap ? "--into keeps the backend's own balance: drop "
-                                        "--balance"
-                                      : "--into keeps the upstream's own hash key: drop --key");
-    if (file && (server->url || server->cluster || version))
+                                  "--format %s takes --%s NAME [--%s %s] or --%s NAME --into FILE "
+                                  "(not %s)",
+                                  f->name, f->part, f->setting, f->setting_value, f->part, not_own);
+    if (missing)
+        return rk_cli_usage_error(cmd,
+                                  "--%s is required (with --into, when FILE has one %s, it may "
+                                  "be left out)",
+                                  f->part, f->part);
+    if (into && setting)
+        return rk_cli_usage_error(cmd, "--into keeps the %s's own %s: drop --%s", f->part,
+                                  f->setting_kept, f->setting);
+    if (mixed)
         return rk_cli_usage_error(cmd, "--file and the server options (--server, --cluster, "
                                        "--version) do not mix");
-    if (!file && (rc = rk_cli_server_check(cmd->name, server)) != RK_EXIT_OK)
-        return rc;
-    json_t *doc = load_doc(cmd->name, file, server, version, &rc);
-    char msg[RK_NGX_MSG_MAX + RK_HAP_MSG_MAX], *text = NULL;
-    if (rc == RK_EXIT_OK && into)
-        rc = export_into(cmd->name, into, format, name, doc);
-    else if (rc == RK_EXIT_OK && (key = export_key(cmd->name, doc, hap ? "--balance" : "--key", key,
-                                                   hap ? "uri" : "$request_uri", &rc)))
-        text = hap ? rk_hap_export(doc, name, key, msg) : rk_ngx_export(doc, name, key, msg);
-    json_decref(doc);
-    return into ? rc : print_export(cmd->name, rc, text, msg, hap ? "the backend" : "the upstream");
+    return RK_EXIT_OK;
 }
 
 static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
 {
-    static const char *const formats[] = {"nutcracker", "nginx", "haproxy", NULL};
-    const char *format = NULL, *pool = NULL, *file = NULL, *version = NULL, *into = NULL;
-    const char *listen = NULL, *upstream = NULL, *key = NULL, *backend = NULL, *balance = NULL;
+    const char *names[RK_CLI_FORMATS_MAX + 1] = {0};
+    const char *name = NULL, *file = NULL, *version = NULL, *into = NULL;
+    format_opts fo = {0};
+    size_t own[RK_CLI_FORMATS_MAX][2], i = 0;
     rk_cli_server server = {0};
-    const rk_cli_option opts[] = {
-        RK_CLI_OPT("format", RK_CLI_CHOICE, &format, .required = 1, .choices = formats),
-        RK_CLI_OPT("pool", RK_CLI_TEXT, &pool),
-        RK_CLI_OPT("listen", RK_CLI_TEXT, &listen),
+    rk_cli_option opts[2 * RK_CLI_FORMATS_MAX + 5] = {
+        RK_CLI_OPT("format", RK_CLI_CHOICE, &name, .required = 1, .choices = names),
         RK_CLI_OPT("file", RK_CLI_TEXT, &file),
         RK_CLI_OPT("version", RK_CLI_VERSION, &version),
         RK_CLI_OPT("into", RK_CLI_TEXT, &into),
-        RK_CLI_OPT("upstream", RK_CLI_TEXT, &upstream),
-        RK_CLI_OPT("key", RK_CLI_TEXT, &key),
-        RK_CLI_OPT("backend", RK_CLI_TEXT, &backend),
-        RK_CLI_OPT("balance", RK_CLI_TEXT, &balance),
-        {0},
     };
+    for (size_t k = 0; k < rk_cli_n_conf_formats; k++) {
+        names[k] = rk_cli_conf_formats[k]->name;
+        own[k][0] = slot(&fo, rk_cli_conf_formats[k]->part);
+        own[k][1] = slot(&fo, rk_cli_conf_formats[k]->setting);
+    }
+    for (size_t k = 0; k < fo.n; k++)
+        opts[4 + k] = (rk_cli_option)RK_CLI_OPT(fo.name[k], RK_CLI_TEXT, &fo.value[k]);
     int rc = rk_cli_parse(cmd, argc, argv, opts, &server, NULL);
     if (rc != RK_EXIT_OK)
         return rc;
-    int others = pool || listen;
-    if (strcmp(format, "nginx") == 0)
-        return export_balancer(cmd, format, file, &server, version, upstream, key, into,
-                               others || backend || balance);
-    if (strcmp(format, "haproxy") == 0)
-        return export_balancer(cmd, format, file, &server, version, backend, balance, into,
-                               others || upstream || key);
-    if (upstream || key || backend || balance)
-        return rk_cli_usage_error(cmd, "--upstream, --key, --backend and --balance are for "
-                                       "--format nginx or haproxy");
-    int online = server.url || server.cluster || version;
-    if (file && online)
-        return rk_cli_usage_error(cmd, "--file and the server options (--server, --cluster, "
-                                       "--version) do not mix");
-    if (into && listen)
-        return rk_cli_usage_error(cmd, "--into keeps the pool's own listen address: drop --listen");
-    if (!into && !pool)
-        return rk_cli_usage_error(cmd, "--pool is required (with --into, when FILE has one pool, "
-                                       "it may be left out)");
-    if (!file && (rc = rk_cli_server_check(cmd->name, &server)) != RK_EXIT_OK)
+    while (strcmp(rk_cli_conf_formats[i]->name, name) != 0)
+        i++;
+    const rk_cli_conf_format *f = rk_cli_conf_formats[i];
+    const char *part = fo.value[own[i][0]], *setting = fo.value[own[i][1]];
+    char not_own[256], option[64], what[64], msg[RK_CLI_FORMAT_MSG_MAX], *text = NULL;
+    int others = others_given(&fo, own[i], not_own, sizeof not_own);
+    rc = export_usage_error(cmd, f, part, setting, into, others, not_own,
+                            file && (server.url || server.cluster || version));
+    if (rc == RK_EXIT_OK && !file)
+        rc = rk_cli_server_check(cmd->name, &server);
+    if (rc != RK_EXIT_OK)
         return rc;
     json_t *doc = load_doc(cmd->name, file, &server, version, &rc);
-    if (rc == RK_EXIT_OK && into) {
-        rc = export_into(cmd->name, into, format, pool, doc);
-        json_decref(doc);
-        return rc;
-    }
-    char msg[RK_NC_MSG_MAX],
-        *yaml = rc == RK_EXIT_OK ? rk_nc_export(doc, pool, listen ? listen : "127.0.0.1:22121", msg)
-                                 : NULL;
+    snprintf(option, sizeof option, "--%s", f->setting);
+    if (rc == RK_EXIT_OK && into)
+        rc = export_into(cmd->name, f, into, part, doc);
+    else if (rc == RK_EXIT_OK && f->setting_is_request_key)
+        setting = export_key(cmd->name, doc, option, setting, f->setting_default, &rc);
+    else if (!setting)
+        setting = f->setting_default;
+    if (rc == RK_EXIT_OK && !into)
+        text = f->export(doc, part, setting, msg);
     json_decref(doc);
-    return print_export(cmd->name, rc, yaml, msg, "the pool");
+    snprintf(what, sizeof what, "the %s", f->part);
+    return into ? rc : print_export(cmd->name, rc, text, msg, what);
 }
 
-const rk_cli_cmd rk_cli_import = {
-    "import", run_import,
-    "usage: ringkeeper import --nutcracker FILE [--pool NAME]\n"
-    "       ringkeeper import --nginx FILE --upstream NAME\n"
-    "       ringkeeper import --haproxy FILE --backend NAME\n"
-    "\n"
-    "Prints the topology (JSON) that routes as a balancer's configuration does: a twemproxy\n"
-    "pool (the ketama scheme), an nginx upstream (nginx) or a HAProxy backend (haproxy).\n"
-    "\n"
-    "With --nutcracker, prints the ketama topology of pool NAME of the twemproxy (nutcracker)\n"
-    "configuration FILE: its key hash, hash tag and servers, each named as twemproxy names it\n"
-    "(the configured name, else host for port 11211, else host:port), so the ring is the pool's,\n"
-    "point for point, and its data protocol (\"data\": \"redis\" for redis: true, else\n"
-    "\"memcached\").\n"
-    "Publish it as it is: no key moves. Refused: distribution modula or random (not a ring), and\n"
-    "auto_eject_hosts: true (the ring changes whenever a server fails; drain with weight 0).\n"
-    "\n"
-    "With --nginx, prints the nginx topology (docs/LOADBALANCERS.md) of upstream NAME of the "
-    "nginx\n"
-    "configuration FILE: its servers as written, with their weights, so the ring is nginx's for\n"
-    "`hash KEY consistent`, and KEY as its request_key when ringkeeper evaluates it ($uri,\n"
-    "$arg_NAME, ...; else a note says why not). Refused: no `hash ... consistent` (round robin,\n"
-    "random, least_conn, ip_hash, hash without consistent), backup, down and resolve servers,\n"
-    "service= (each says why). An include is not followed.\n"
-    "\n"
-    "With --haproxy, prints the haproxy topology of backend (or listen section) NAME of the\n"
-    "HAProxy configuration FILE: node ids are the servers' ids (their `id`, else the number\n"
-    "HAProxy gives them by their place: a note names such servers), with their addresses and\n"
-    "weights and the hash-type's function, so the ring is HAProxy's, and the balance as its\n"
-    "request_key when ringkeeper evaluates it (uri ..., hdr(NAME)). Refused: a balance that is\n"
-    "no hash, hash-type map-based, hash-balance-factor, backup and disabled servers,\n"
-    "server-template, hash-key other than id (each says why).\n"
-    "\n"
-    "  --nutcracker FILE  the nutcracker configuration (YAML)\n"
-    "  --pool NAME        the pool (may be left out when FILE has one pool)\n"
-    "  --nginx FILE       or an nginx configuration ...\n"
-    "  --upstream NAME    ... and its upstream\n"
-    "  --haproxy FILE     or a HAProxy configuration ...\n"
-    "  --backend NAME     ... and its backend\n",
-    NULL, NULL};
+/* ---- The commands' help, from the formats' ---- */
 
-const rk_cli_cmd rk_cli_export = {
-    "export", run_export,
-    "usage: ringkeeper export --format nutcracker --pool NAME [--listen ADDR] --file FILE\n"
-    "       ringkeeper export --format nutcracker --pool NAME [--listen ADDR] --server URL\n"
-    "                         --cluster C [--version V]\n"
-    "       ringkeeper export --format nutcracker --into NUTCRACKER_YML [--pool NAME]\n"
-    "                         (--file FILE | --server URL --cluster C [--version V])\n"
-    "       ringkeeper export --format nginx --upstream NAME [--key EXPR]\n"
-    "                         (--file FILE | --server URL --cluster C [--version V])\n"
-    "       ringkeeper export --format nginx --upstream NAME --into NGINX_CONF\n"
-    "                         (--file FILE | --server URL --cluster C [--version V])\n"
-    "       ringkeeper export --format haproxy --backend NAME [--balance METHOD]\n"
-    "                         (--file FILE | --server URL --cluster C [--version V])\n"
-    "       ringkeeper export --format haproxy --backend NAME --into HAPROXY_CFG\n"
-    "                         (--file FILE | --server URL --cluster C [--version V])\n"
-    "\n"
-    "Writes a topology, or version V of cluster C (default: the active version), in a balancer's\n"
-    "format: a twemproxy pool (nutcracker, from a ketama topology), an nginx upstream (nginx) or "
-    "a\n"
-    "HAProxy backend (haproxy). With --into, only the servers of that pool, upstream or backend\n"
-    "are rewritten in the balancer's file, in place (atomically, its mode kept), every other line\n"
-    "kept, and the result read back before it is written; refused, the file unchanged, when its\n"
-    "hash settings are not the topology's.\n"
-    "\n"
-    "With --format nutcracker, prints a twemproxy pool NAME (YAML for nutcracker -c) for a\n"
-    "ketama topology. Servers keep the topology's order; a node with weight 0 (draining) is left\n"
-    "out, which leaves every other server's points as they are; a name is written where a node\n"
-    "id is not twemproxy's default name for its addr. A topology whose data is redis exports\n"
-    "with redis: true. --into keeps the pool's timeouts, backlog, server_retry_timeout, comments\n"
-    "and the other pools; refused when the pool's hash or hash_tag is not the topology's, or its\n"
-    "redis option not the topology's data.\n"
-    "\n"
-    "With --format nginx, prints the upstream block NAME hashing the topology's request_key (or\n"
-    "EXPR for a topology without one, default $request_uri) consistently, for an nginx\n"
-    "topology: nginx loads it and routes every key as ringkeeper does.\n"
-    "--into keeps each server's own options (max_fails=, fail_timeout=, ...) and sets only its\n"
-    "weight=; a server the topology lacks or drains (weight 0) goes with its line, and new ones\n"
-    "follow the last kept server; keepalive, the hash line and comments stay. Refused when the\n"
-    "upstream has no hash ... consistent, or hashes another key than the topology's request_key.\n"
-    "\n"
-    "With --format haproxy, prints the backend section NAME balancing by the topology's\n"
-    "request_key (or METHOD for a topology without one, default uri) with hash-type\n"
-    "consistent, for a haproxy topology: each server named s<id>, its id pinned.\n"
-    "--into matches servers by id, keeps their names and options (check, inter, ...), sets the\n"
-    "address and weight, and pins `id N` on a server numbered by its place (so that no server\n"
-    "added or removed before it moves its keys); new ones are written as export writes them.\n"
-    "Refused when the backend's hash-type (with its defaults') is not the topology's hash, or\n"
-    "its balance not the topology's request_key.\n"
-    "\n"
-    "  --format nutcracker  the output format (twemproxy's), nginx or haproxy\n"
-    "  --upstream NAME ... nginx's upstream name\n"
-    "  --key EXPR      ... and its hash key (default $request_uri; not with --into)\n"
-    "  --backend NAME  HAProxy's backend name ...\n"
-    "  --balance METHOD ... and its balance (default uri; hdr(X-Key), url_param id, ...; not\n"
-    "                  with --into)\n"
-    "  --pool NAME     the pool (with --into it may be left out when the file has one pool)\n"
-    "  --listen ADDR   the pool's listen address (default 127.0.0.1:22121; not with --into)\n"
-    "  --into FILE     rewrite the servers of the pool, upstream or backend in this file\n"
-    "  --file FILE     the topology to export (JSON)\n"
-    "  --server URL    or the server's (default $RINGKEEPER_SERVER) ...\n"
-    "  -c, --cluster C ... cluster (default $RINGKEEPER_CLUSTER) ...\n"
-    "  --version V     ... version (default: the active one)\n",
-    NULL, NULL};
+static char import_help[16384], export_help[32768];
+
+/* `text`'s words into h, in lines of HELP_WIDTH at the most. */
+static void wrap(FILE *h, const char *text)
+{
+    size_t col = 0;
+    for (const char *w = text; *w; w += strspn(w, " ")) {
+        size_t len = strcspn(w, " ");
+        if (col)
+            fputc(col + 1 + len > HELP_WIDTH ? '\n' : ' ', h);
+        col = col && col + 1 + len <= HELP_WIDTH ? col + 1 + len : len;
+        fwrite(w, 1, len, h);
+        w += len;
+    }
+    fputc('\n', h);
+}
+
+/* What of each format `listed` lists. */
+typedef enum { IMPORT_ABOUT, EXPORT_ABOUT, PART, NAME } format_word;
+
+/* The formats' `word`s listed: "a, b or c". */
+static const char *listed(char *buf, size_t size, format_word word)
+{
+    const char *item[RK_CLI_FORMATS_MAX];
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++) {
+        const rk_cli_conf_format *f = rk_cli_conf_formats[i];
+        item[i] = word == IMPORT_ABOUT   ? f->import_about
+                  : word == EXPORT_ABOUT ? f->export_about
+                  : word == PART         ? f->part
+                                         : f->name;
+    }
+    return list(buf, size, item, rk_cli_n_conf_formats, "");
+}
+
+static void compose_import(FILE *h)
+{
+    char about[2048], para[4096];
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++) {
+        const rk_cli_conf_format *f = rk_cli_conf_formats[i];
+        fprintf(h, "%s ringkeeper import --%s FILE %s--%s NAME%s\n",
+                i ? "      " : "usage:", f->name, f->part_optional ? "[" : "", f->part,
+                f->part_optional ? "]" : "");
+    }
+    snprintf(para, sizeof para,
+             "Prints the topology (JSON) that routes as a balancer's configuration does: %s.",
+             listed(about, sizeof about, IMPORT_ABOUT));
+    fputc('\n', h);
+    wrap(h, para);
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++)
+        fprintf(h, "\n%s", rk_cli_conf_formats[i]->import_help);
+    fputc('\n', h);
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++)
+        fputs(rk_cli_conf_formats[i]->import_options, h);
+}
+
+static void compose_export(FILE *h)
+{
+    const char *gutter = "usage: ";
+    char about[2048], parts[512], names[512], para[4096];
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++) {
+        for (const char *l = rk_cli_conf_formats[i]->export_usage; *l; gutter = "       ") {
+            size_t len = strcspn(l, "\n");
+            fprintf(h, "%s%.*s\n", gutter, (int)len, l);
+            l += len + (l[len] == '\n');
+        }
+    }
+    listed(parts, sizeof parts, PART);
+    snprintf(para, sizeof para,
+             "Writes a topology, or version V of cluster C (default: the active version), in a "
+             "balancer's format: %s. With --into, only the servers of that %s are rewritten in the "
+             "balancer's file, in place (atomically, its mode kept), every other line kept, and "
+             "the result read back before it is written; refused, the file unchanged, when its "
+             "hash settings are not the topology's.",
+             listed(about, sizeof about, EXPORT_ABOUT), parts);
+    fputc('\n', h);
+    wrap(h, para);
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++)
+        fprintf(h, "\n%s", rk_cli_conf_formats[i]->export_help);
+    fprintf(h, "\n  --format NAME   the output format: %s\n", listed(names, sizeof names, NAME));
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++)
+        fputs(rk_cli_conf_formats[i]->export_options, h);
+    fprintf(h,
+            "  --into FILE     rewrite the servers of the %s in this file\n"
+            "  --file FILE     the topology to export (JSON)\n"
+            "  --server URL    or the server's (default $RINGKEEPER_SERVER) ...\n"
+            "  -c, --cluster C ... cluster (default $RINGKEEPER_CLUSTER) ...\n"
+            "  --version V     ... version (default: the active one)\n",
+            parts);
+}
+
+/* The two commands' help, written before main runs (their rk_cli_cmd is a constant). */
+__attribute__((constructor)) static void compose_help(void)
+{
+    FILE *h = fmemopen(import_help, sizeof import_help - 1, "w");
+    if (h)
+        compose_import(h), fclose(h);
+    h = fmemopen(export_help, sizeof export_help - 1, "w");
+    if (h)
+        compose_export(h), fclose(h);
+}
+
+const rk_cli_cmd rk_cli_import = {"import", run_import, import_help, NULL, NULL};
+const rk_cli_cmd rk_cli_export = {"export", run_export, export_help, NULL, NULL};

@@ -60,6 +60,24 @@ finish() {
     [ "$FAILED" -eq 0 ]
 }
 
+# rk_toy_build SOURCE_DIR BUILD_DIR OPTION TARGET...: TARGETs in a build of their own with -DOPTION=ON
+# (a test-only scheme or format: test_scheme_toy.sh, tests/cli/test_format_toy.sh); when it fails,
+# says so with the log's tail and ends the test.
+rk_toy_build() {
+    local src=$1 build=$2 option=$3
+    shift 3
+    if cmake -S "$src" -B "$build" "-D$option=ON" -DRK_STORE_ETCD=OFF -DRK_TESTS=OFF \
+        -DRK_BENCH=OFF >"$build/cmake.log" 2>&1 &&
+        cmake --build "$build" -j2 --target "$@" >>"$build/cmake.log" 2>&1; then
+        ok
+        return
+    fi
+    bad "the build with $option failed:"
+    tail -n 30 "$build/cmake.log"
+    finish
+    exit
+}
+
 # rk_store_flags: the store flags of rk_start into STORE_FLAGS: $TMP/ringkeeper.db, or with
 # RK_TEST_STORE=etcd the script's etcd cluster (started on first use).
 rk_store_flags() {

@@ -14,16 +14,7 @@ mkdir -p "$build/server"
 trap 'rk_cleanup; rm -rf "$build"' EXIT
 PY=/usr/bin/python3 # Debian's, whatever comes first on PATH
 
-if cmake -S "$src" -B "$build" -DRK_TOY_SCHEME=ON -DRK_STORE_ETCD=OFF -DRK_TESTS=OFF \
-    -DRK_BENCH=OFF >"$build/cmake.log" 2>&1 &&
-    cmake --build "$build" -j2 --target ringkeeperd ringkeeper_cli >>"$build/cmake.log" 2>&1; then
-    ok
-else
-    bad "the build with the toy scheme failed:"
-    tail -n 30 "$build/cmake.log"
-    finish
-    exit
-fi
+rk_toy_build "$src" "$build" RK_TOY_SCHEME ringkeeperd ringkeeper_cli
 RK=$build/client/ringkeeper
 
 # toy N [FIELDS]: a rendezvous topology of nodes n0..n(N-1), weight 1, and extra fields.

@@ -1,4 +1,8 @@
-/* nutcracker.c — twemproxy pools to and from ketama topologies (nutcracker.h). */
+/* nutcracker.c — the nutcracker format (format.h): twemproxy (nutcracker) pool configurations to
+ * and from ketama topologies, for `ringkeeper import --nutcracker` and `ringkeeper export --format
+ * nutcracker [--into]` (docs/KETAMA.md). Reads YAML with libyaml; writes the pool as text. Only
+ * what decides where keys go is carried over: the key hash, the hash tag and the servers (weights
+ * and names); every other pool option is the operator's. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,19 +10,19 @@
 
 #include <yaml.h>
 
-#include "nutcracker.h"
+#include "format.h"
 #include "ringkeeper.h" /* RK_MAX_NODES */
 
 #define KETAMA_DEFAULT_PORT 11211 /* twemproxy leaves this port out of a server's name */
 
-static void *fail(char msg[RK_NC_MSG_MAX], const char *fmt, ...)
+static void *fail(char msg[RK_CLI_FORMAT_MSG_MAX], const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-static void *fail(char msg[RK_NC_MSG_MAX], const char *fmt, ...)
+static void *fail(char msg[RK_CLI_FORMAT_MSG_MAX], const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, RK_NC_MSG_MAX, fmt, ap);
+    vsnprintf(msg, RK_CLI_FORMAT_MSG_MAX, fmt, ap);
     va_end(ap);
     return NULL;
 }
@@ -46,7 +50,7 @@ static yaml_node_t *lookup(yaml_document_t *doc, yaml_node_t *map, const char *k
 
 /* One server entry, "host:port:weight [name]" or "/unix/path:weight [name]", as twemproxy reads
  * it: from the end, so a name has no spaces and a host no colon after the port. */
-static json_t *server_node(const char *entry, char msg[RK_NC_MSG_MAX])
+static json_t *server_node(const char *entry, char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     char buf[1024];
     if (snprintf(buf, sizeof buf, "%s", entry) >= (int)sizeof buf)
@@ -77,7 +81,7 @@ static json_t *server_node(const char *entry, char msg[RK_NC_MSG_MAX])
 }
 
 static json_t *servers(yaml_document_t *doc, yaml_node_t *seq, const char *pool,
-                       char msg[RK_NC_MSG_MAX])
+                       char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     if (!seq || seq->type != YAML_SEQUENCE_NODE)
         return fail(msg, "pool \"%s\" has no list of servers", pool);
@@ -100,7 +104,7 @@ static json_t *servers(yaml_document_t *doc, yaml_node_t *seq, const char *pool,
 
 /* Refuses what ringkeeper cannot represent, saying why and what to do instead. */
 static int check_pool(yaml_document_t *doc, yaml_node_t *p, const char *pool,
-                      char msg[RK_NC_MSG_MAX])
+                      char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     const char *dist = scalar(lookup(doc, p, "distribution"));
     if (dist && strcmp(dist, "ketama") != 0) {
@@ -129,7 +133,8 @@ static int check_pool(yaml_document_t *doc, yaml_node_t *p, const char *pool,
 }
 
 /* `pool`, or when it is NULL the configuration's only pool; NULL with a sentence in msg. */
-static const char *pool_name(yaml_document_t *doc, const char *pool, char msg[RK_NC_MSG_MAX])
+static const char *pool_name(yaml_document_t *doc, const char *pool,
+                             char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     yaml_node_t *root = yaml_document_get_root_node(doc);
     if (pool)
@@ -150,7 +155,8 @@ static const char *pool_data(yaml_document_t *doc, yaml_node_t *p)
     return redis && strcmp(redis, "true") == 0 ? "redis" : "memcached";
 }
 
-static json_t *pool_topology(yaml_document_t *doc, const char *pool, char msg[RK_NC_MSG_MAX])
+static json_t *pool_topology(yaml_document_t *doc, const char *pool,
+                             char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     yaml_node_t *p = lookup(doc, yaml_document_get_root_node(doc), pool);
     if (!p || p->type != YAML_MAPPING_NODE)
@@ -188,7 +194,7 @@ static json_t *pool_topology(yaml_document_t *doc, const char *pool, char msg[RK
 #define YAML_VALUES_MAX (2 * RK_MAX_NODES + 100000)
 
 /* Streams the events of `yaml`, stopping at the first limit passed: 0, or -1 with msg set. */
-static int check_shape(const char *yaml, size_t len, char msg[RK_NC_MSG_MAX])
+static int check_shape(const char *yaml, size_t len, char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     yaml_parser_t parser;
     yaml_event_t ev;
@@ -233,7 +239,7 @@ static int check_shape(const char *yaml, size_t len, char msg[RK_NC_MSG_MAX])
 }
 
 /* Parses `yaml` into *doc (yaml_document_delete it): 0, or -1 with a sentence in msg. */
-static int load(const char *yaml, size_t len, yaml_document_t *doc, char msg[RK_NC_MSG_MAX])
+static int load(const char *yaml, size_t len, yaml_document_t *doc, char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     yaml_parser_t parser;
     if (check_shape(yaml, len, msg) != 0)
@@ -255,8 +261,16 @@ static int load(const char *yaml, size_t len, yaml_document_t *doc, char msg[RK_
     return rc;
 }
 
-json_t *rk_nc_import(const char *yaml, size_t len, const char *pool, char msg[RK_NC_MSG_MAX])
+/* The ketama topology (scheme, hash, hash_tag when set, data, nodes) of pool `pool` (NULL: the
+ * configuration's only pool) in the nutcracker configuration `yaml` (len bytes): data "redis" for a
+ * pool with `redis: true`, else "memcached" (twemproxy's default). Node ids are the names twemproxy
+ * hashes: the configured name, else `host` for port 11211, else `host:port`. Refuses, with a
+ * sentence in msg, a pool ringkeeper cannot represent (distribution other than ketama,
+ * auto_eject_hosts true) or an unreadable one. No note. */
+static json_t *nc_import(const char *yaml, size_t len, const char *pool,
+                         char msg[RK_CLI_FORMAT_MSG_MAX], char note[RK_CLI_FORMAT_MSG_MAX])
 {
+    (void)note;
     yaml_document_t doc;
     if (load(yaml, len, &doc, msg) != 0)
         return NULL;
@@ -320,7 +334,7 @@ static void default_name(const char *addr, char *out, size_t cap)
 
 /* The server entry of `node` as a quoted YAML scalar ("host:port:weight [name]") into t: 0, 1
  * when the node is drained (no entry: twemproxy refuses weight 0), -1 with a sentence in msg. */
-static int put_server(text *t, const json_t *node, char msg[RK_NC_MSG_MAX])
+static int put_server(text *t, const json_t *node, char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     const char *id = json_string_value(json_object_get(node, "id"));
     const char *addr = json_string_value(json_object_get(node, "addr"));
@@ -347,7 +361,7 @@ static int put_server(text *t, const json_t *node, char msg[RK_NC_MSG_MAX])
 
 /* The servers of ketama topology `doc` as YAML list items, each after `sep` but the first
  * (block items: "\n<indent>- "; flow items: ", "), into t: how many, or -1 with msg set. */
-static int put_servers(text *t, const json_t *doc, const char *sep, char msg[RK_NC_MSG_MAX])
+static int put_servers(text *t, const json_t *doc, const char *sep, char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     size_t i;
     const json_t *node;
@@ -366,7 +380,7 @@ static int put_servers(text *t, const json_t *doc, const char *sep, char msg[RK_
 }
 
 /* Refuses a topology that is not of the ketama scheme, which no twemproxy pool routes like. */
-static int check_ketama(const json_t *doc, char msg[RK_NC_MSG_MAX])
+static int check_ketama(const json_t *doc, char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     const char *scheme = json_string_value(json_object_get(doc, "scheme"));
     if (scheme && strcmp(scheme, "ketama") == 0)
@@ -384,7 +398,12 @@ static int is_redis(const json_t *doc)
     return data && strcmp(data, "redis") == 0;
 }
 
-char *rk_nc_export(const json_t *doc, const char *pool, const char *listen, char msg[RK_NC_MSG_MAX])
+/* The nutcracker pool `pool` listening on `listen` for the ketama topology (or version document)
+ * `doc`: `redis: true` when its data is "redis", servers in the topology's order, drained nodes
+ * (weight 0) left out (they own nothing and twemproxy refuses weight 0; the other servers' points
+ * do not change), a name where the node id is not twemproxy's default name for its address. */
+static char *nc_export(const json_t *doc, const char *pool, const char *listen,
+                       char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     if (check_ketama(doc, msg) != 0)
         return NULL;
@@ -437,7 +456,7 @@ static size_t byte_at(const char *text, size_t len, yaml_mark_t m)
 /* Refuses a pool whose key hash or hash tag is not the topology's: its servers alone would not
  * route like the topology (change those options first, or export the whole pool). */
 static int check_same_hash(const json_t *have, const json_t *doc, const char *pool,
-                           char msg[RK_NC_MSG_MAX])
+                           char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     static const char *const fields[] = {"hash", "hash_tag"};
     for (size_t i = 0; i < 2; i++) {
@@ -457,7 +476,7 @@ static int check_same_hash(const json_t *have, const json_t *doc, const char *po
 /* Refuses a pool that speaks another protocol than the topology's "data" (when it says one):
  * with the topology's servers, twemproxy would speak memcached to Redis servers, or the reverse. */
 static int check_same_data(const json_t *have, const json_t *doc, const char *pool,
-                           char msg[RK_NC_MSG_MAX])
+                           char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     const char *a = json_string_value(json_object_get(have, "data"));
     const char *b = json_string_value(json_object_get(doc, "data"));
@@ -473,7 +492,7 @@ static int check_same_data(const json_t *have, const json_t *doc, const char *po
 /* The text of `yaml` with the servers of pool `name` replaced by the topology's: block items at
  * the first item's column, or a flow list where the file had one. */
 static char *splice_servers(const char *yaml, size_t len, yaml_document_t *ydoc, const char *name,
-                            const json_t *doc, char msg[RK_NC_MSG_MAX])
+                            const json_t *doc, char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     yaml_node_t *seq =
         lookup(ydoc, lookup(ydoc, yaml_document_get_root_node(ydoc), name), "servers");
@@ -501,7 +520,7 @@ static char *splice_servers(const char *yaml, size_t len, yaml_document_t *ydoc,
     return out.s;
 }
 
-/* The servers twemproxy reads for topology `doc`, as rk_nc_import gives them: its nodes with a
+/* The servers twemproxy reads for topology `doc`, as nc_import gives them: its nodes with a
  * weight, as {id, addr, weight}. NULL when out of memory. */
 static json_t *served_nodes(const json_t *doc)
 {
@@ -522,8 +541,13 @@ static json_t *served_nodes(const json_t *doc)
     return out;
 }
 
-char *rk_nc_into(const char *yaml, size_t len, const char *pool, const json_t *doc,
-                 char chosen[RK_NC_MSG_MAX], char msg[RK_NC_MSG_MAX])
+/* `yaml` with only the servers of pool `pool` (NULL: the file's only pool, whose name goes to
+ * `chosen`) replaced by those of ketama topology `doc`, and every other byte as it was (comments
+ * and the pool's other options included). Refused, with a sentence in msg, when the pool's hash or
+ * hash_tag differ from the topology's (its servers alone would not route like it) or its protocol
+ * from the topology's data (when it has one), and checked by reading the pool back. */
+static char *nc_into(const char *yaml, size_t len, const char *pool, const json_t *doc,
+                     char chosen[RK_CLI_FORMAT_MSG_MAX], char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     yaml_document_t ydoc;
     if (check_ketama(doc, msg) != 0 || load(yaml, len, &ydoc, msg) != 0)
@@ -536,7 +560,7 @@ char *rk_nc_into(const char *yaml, size_t len, const char *pool, const json_t *d
                     : NULL;
     json_decref(have);
     /* read back: the pool must now be the topology's, the rest of the file as it was */
-    json_t *now = out ? rk_nc_import(out, strlen(out), name, msg) : NULL;
+    json_t *now = out ? nc_import(out, strlen(out), name, msg, NULL) : NULL;
     json_t *want = now ? served_nodes(doc) : NULL;
     if (out && (!now || !want || !json_equal(json_object_get(now, "nodes"), want))) {
         if (now && want)
@@ -549,7 +573,55 @@ char *rk_nc_into(const char *yaml, size_t len, const char *pool, const json_t *d
     }
     json_decref(now);
     json_decref(want);
-    snprintf(chosen, RK_NC_MSG_MAX, "%s", out ? name : "");
+    snprintf(chosen, RK_CLI_FORMAT_MSG_MAX, "%s", out ? name : "");
     yaml_document_delete(&ydoc);
     return out;
 }
+
+const rk_cli_conf_format rk_cli_conf_format_nutcracker = {
+    .name = "nutcracker",
+    .part = "pool",
+    .part_optional = 1,
+    .setting = "listen",
+    .setting_value = "ADDR",
+    .setting_default = "127.0.0.1:22121",
+    .setting_kept = "listen address",
+    .import_about = "a twemproxy pool (the ketama scheme)",
+    .import_help =
+        "With --nutcracker, prints the ketama topology of pool NAME of the twemproxy (nutcracker)\n"
+        "configuration FILE: its key hash, hash tag and servers, each named as twemproxy names it\n"
+        "(the configured name, else host for port 11211, else host:port), so the ring is the "
+        "pool's,\n"
+        "point for point, and its data protocol (\"data\": \"redis\" for redis: true, else\n"
+        "\"memcached\").\n"
+        "Publish it as it is: no key moves. Refused: distribution modula or random (not a ring), "
+        "and\n"
+        "auto_eject_hosts: true (the ring changes whenever a server fails; drain with weight 0).\n",
+    .import_options = "  --nutcracker FILE  the nutcracker configuration (YAML)\n"
+                      "  --pool NAME        the pool (may be left out when FILE has one pool)\n",
+    .export_about = "a twemproxy pool (nutcracker, from a ketama topology)",
+    .export_usage =
+        "ringkeeper export --format nutcracker --pool NAME [--listen ADDR] --file FILE\n"
+        "ringkeeper export --format nutcracker --pool NAME [--listen ADDR] --server URL\n"
+        "                  --cluster C [--version V]\n"
+        "ringkeeper export --format nutcracker --into NUTCRACKER_YML [--pool NAME]\n"
+        "                  (--file FILE | --server URL --cluster C [--version V])\n",
+    .export_help =
+        "With --format nutcracker, prints a twemproxy pool NAME (YAML for nutcracker -c) for a\n"
+        "ketama topology. Servers keep the topology's order; a node with weight 0 (draining) is "
+        "left\n"
+        "out, which leaves every other server's points as they are; a name is written where a "
+        "node\n"
+        "id is not twemproxy's default name for its addr. A topology whose data is redis exports\n"
+        "with redis: true. --into keeps the pool's timeouts, backlog, server_retry_timeout, "
+        "comments\n"
+        "and the other pools; refused when the pool's hash or hash_tag is not the topology's, or "
+        "its\n"
+        "redis option not the topology's data.\n",
+    .export_options =
+        "  --pool NAME     the pool (with --into it may be left out when the file has one pool)\n"
+        "  --listen ADDR   the pool's listen address (default 127.0.0.1:22121; not with --into)\n",
+    .import = nc_import,
+    .export = nc_export,
+    .into = nc_into,
+};
