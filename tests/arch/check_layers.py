@@ -12,9 +12,10 @@ import sys
 
 # (layer, rank, folder): the folder is the layer, subfolders included; higher ranks sit above.
 LAYERS = [
-    ("daemon", 9, "server/cmd"),
-    ("http", 8, "server/http"),
-    ("api", 7, "server/api"),
+    ("daemon", 10, "server/cmd"),
+    ("http", 9, "server/http"),
+    ("api", 8, "server/api"),
+    ("app", 7, "server/app"),
     ("store", 6, "server/store"),
     ("ops", 5, "server/ops"),
     ("cli", 7, "client/cli"),
