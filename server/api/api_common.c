@@ -101,6 +101,12 @@ void rkd_answer_json(rkd_response *resp, int status, json_t *doc)
     rkd_set_body(resp, status, RKD_CT_JSON, body, len);
 }
 
+void rkd_answer_doc(rkd_response *resp, rkd_entry *e)
+{
+    const rkd_active_doc *doc = e->value;
+    rkd_set_shared_body(resp, 200, RKD_CT_JSON, doc->body, doc->len, rkd_entry_release, e);
+}
+
 /* How a failure code from the store or the library becomes an HTTP error. */
 typedef struct failure {
     int rc;              /* RK_* or RKD_STORE_* */
@@ -143,12 +149,6 @@ static const failure failures[] = {
     {RKD_STORE_ETOONEW, RKD_E_INTERNAL, 1},
     {RKD_STORE_EMIGRATION, RKD_E_INTERNAL, 1},
 };
-
-void rkd_count(rkd_app *app, rkd_counter which)
-{
-    if (app->metrics)
-        rkd_metrics_count(app->metrics, which);
-}
 
 /* Answers the failure `rc` with its message from `err` (may be NULL for out of memory). */
 void rkd_fail(rkd_call *c, int rc, const rk_error *err)
@@ -336,4 +336,62 @@ int rkd_if_match(rkd_call *c, int64_t *version)
                        "restored from a backup since): fetch the versions again, review, and retry",
                        id, ours);
     return -1;
+}
+
+/* ---- Plans: their refusals, and the slots they take (rings.h) ---- */
+
+#define PLAN_RETRY_AFTER_S                                                                         \
+    2 /* a plan takes up to about a second at the caps: a retry then may pass */
+
+void rkd_fail_rows(rkd_call *c, const char *what, const char *fewer)
+{
+    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
+                       "%s, over this server's limit of %zu (ringkeeperd --max-plan-rows); ask "
+                       "for less (%s) or compute it offline: ringkeeper plan --from-file A.json "
+                       "--to-file B.json",
+                       what, c->app->plan.max_rows, fewer);
+}
+
+/* Answers a failed plan: over --max-plan-arcs or with more nodes than rows, each with the way
+ * out (1: the caller may remember it), anything else as it is (0). */
+int rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
+{
+    if (rc == RK_ETOOBIG && strcmp(err->field, "nodes") == 0) {
+        rkd_fail_rows(c, err->message, "its nodes alone are as many: nodes=false, format=svg");
+        return 1;
+    }
+    if (rc != RK_ETOOBIG || strcmp(err->field, "arcs") != 0) {
+        rkd_fail(c, rc, err);
+        return 0;
+    }
+    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
+                       "%s of this server (ringkeeperd --max-plan-arcs); compute it offline: "
+                       "ringkeeper plan --from-file A.json --to-file B.json",
+                       err->message);
+    return 1;
+}
+
+int rkd_plan_slot(rkd_call *c)
+{
+    if (rkd_plan_slot_take(c->app, c->req->addr))
+        return 1;
+    unsigned running = (unsigned)rkd_budget_used(c->app->plan_slots);
+    if (running < c->app->plan.concurrency)
+        rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
+                           "this client address is computing its share of plans or ring builds: "
+                           "%u of this server's %u (ringkeeperd --plan-concurrency, all but one "
+                           "per client address); retry in a few seconds",
+                           rkd_plan_share(c->app->plan.concurrency), c->app->plan.concurrency);
+    else
+        rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
+                           "%u plans or ring builds are being computed, this server's limit "
+                           "(ringkeeperd --plan-concurrency); retry in a few seconds",
+                           running);
+    c->resp->retry_after = PLAN_RETRY_AFTER_S;
+    return 0;
+}
+
+void rkd_plan_slot_release(rkd_call *c)
+{
+    rkd_plan_slot_give(c->app, c->req->addr);
 }
