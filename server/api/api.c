@@ -1,7 +1,10 @@
 /* api.c — the router of docs/API.md's API: the route table, path matching and dispatch to the
- * handlers (api_admin.c, api_versions.c, api_ring.c, api_plan.c, api_picture.c, api_cutover.c,
- * api_clients.c, api_migration.c, api_ui.c). A new route is a line of `routes` and a handler
- * declared in api_internal.h. Request in, response out, no sockets.
+ * handlers, a file per resource (api_admin.c, api_versions.c, api_ring.c, api_plan.c,
+ * api_picture.c, api_cutover.c, api_clients.c, api_migration.c, api_rollouts.c, api_changes.c,
+ * api_ui.c), each declared in its own header. A new route is a line of `routes` and a handler of
+ * the api_<resource>.c it belongs to, declared in api_<resource>.h. Handlers read and answer with
+ * request.h and reply.h, and call only down, into the services of server/app/. Request in,
+ * response out, no sockets.
  *
  * Error codes (the "code" of every error body; "field" is set where one thing is to blame):
  *
@@ -62,8 +65,20 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_admin.h"
+#include "api_changes.h"
+#include "api_clients.h"
+#include "api_cutover.h"
+#include "api_migration.h"
+#include "api_picture.h"
+#include "api_plan.h"
+#include "api_ring.h"
+#include "api_rollouts.h"
+#include "api_ui.h"
+#include "api_versions.h"
 #include "auth.h"
+#include "changes.h"
+#include "request.h"
 
 #define MAX_SEGMENTS 6 /* path segments of the longest route */
 

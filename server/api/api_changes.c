@@ -6,7 +6,12 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_changes.h"
+#include "cache.h"
+#include "changes.h"
+#include "docs.h"
+#include "reply.h"
+#include "request.h"
 
 #define WAIT_MAX_SECONDS 60
 

@@ -1,7 +1,12 @@
 /* api_clients.c — GET /v1/clusters/{c}/clients: the cutover's (docs/API.md) clients, as the ring
  * requests reported them (fleet.h), stragglers first with a summary. */
 
-#include "api_internal.h"
+#include "api_clients.h"
+#include "cache.h"
+#include "clients.h"
+#include "docs.h"
+#include "reply.h"
+#include "request.h"
 
 /* The active version of the call's cluster, 0 when it has none, and the version an open migration
  * window keeps (0: none): 0, or -1 after answering (an unknown cluster is 404, as on every route of

@@ -7,8 +7,13 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_cutover.h"
 #include "auth.h"
+#include "docs.h"
+#include "migration_job.h"
+#include "reply.h"
+#include "request.h"
+#include "version_doc.h"
 
 #define EVENTS_LIMIT_DEFAULT 100
 

@@ -7,7 +7,13 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_migration.h"
+#include "docs.h"
+#include "fleet.h"
+#include "migration_job.h"
+#include "reply.h"
+#include "request.h"
+#include "rings.h"
 
 /* Shows the job in /metrics. */
 static void note_metrics(rkd_call *c, const json_t *job)

@@ -9,7 +9,12 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_picture.h"
+#include "cache.h"
+#include "picture.h"
+#include "reply.h"
+#include "request.h"
+#include "rings.h"
 
 /* The query's bins: 0, or -1 after answering 400. */
 static int query_bins(rkd_call *c, int64_t *bins)

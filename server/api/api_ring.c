@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_internal.h"
+#include "api_ring.h"
+#include "cache.h"
+#include "docs.h"
+#include "fleet.h"
+#include "reply.h"
+#include "request.h"
 
 #define WAIT_MAX_SECONDS 60
 

@@ -4,8 +4,14 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_versions.h"
 #include "auth.h"
+#include "cache.h"
+#include "docs.h"
+#include "gate.h"
+#include "reply.h"
+#include "request.h"
+#include "version_doc.h"
 
 #define LIST_LIMIT_DEFAULT 100
 

@@ -12,10 +12,10 @@ failed=0
 /usr/bin/python3 "$here/check_layers.py" "$src" || failed=1
 mkdir -p "$tmp/tree"
 cp -r "$src/server" "$src/client" "$tmp/tree/"
-printf '#include "api_internal.h"\n' >>"$tmp/tree/server/store/store_rules.c"
+printf '#include "api.h"\n' >>"$tmp/tree/server/store/store_rules.c"
 if /usr/bin/python3 "$here/check_layers.py" "$tmp/tree" >"$tmp/out1"; then
-    echo "FAIL: a store file including api_internal.h passed"; failed=1
-elif ! grep -q 'store_rules.c (store) includes server/api/api_internal.h (api), a layer above it' "$tmp/out1"; then
+    echo "FAIL: a store file including api.h passed"; failed=1
+elif ! grep -q 'store_rules.c (store) includes server/api/api.h (api), a layer above it' "$tmp/out1"; then
     echo "FAIL: the breach is not named: $(cat "$tmp/out1")"; failed=1
 fi
 rm -rf "$tmp/tree" && mkdir -p "$tmp/tree" && cp -r "$src/server" "$src/client" "$tmp/tree/"
