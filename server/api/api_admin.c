@@ -6,7 +6,11 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_admin.h"
+#include "clients.h"
+#include "reply.h"
+#include "request.h"
+#include "version_doc.h"
 
 #define CLUSTERS_LIMIT_DEFAULT 100 /* as the versions' */
 

@@ -7,17 +7,13 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
-
-int rkd_job_versions_now(rkd_call *c, rkd_job_versions *out, rk_error *err)
-{
-    int rc = RK_OK;
-    rkd_entry *e = rkd_active_entry(c->app, c->cluster, &rc, err);
-    const rkd_active_doc *d = e ? e->value : NULL;
-    *out = (rkd_job_versions){.active = d ? d->version : 0, .previous = d ? d->previous : 0};
-    rkd_cache_release(c->app->docs, e);
-    return rc == RKD_STORE_ENOACTIVE ? RK_OK : rc;
-}
+#include "api_migration.h"
+#include "docs.h"
+#include "fleet.h"
+#include "migration_job.h"
+#include "reply.h"
+#include "request.h"
+#include "rings.h"
 
 /* Shows the job in /metrics. */
 static void note_metrics(rkd_call *c, const json_t *job)

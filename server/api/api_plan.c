@@ -7,7 +7,13 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_plan.h"
+#include "cache.h"
+#include "docs.h"
+#include "picture.h"
+#include "reply.h"
+#include "request.h"
+#include "rings.h"
 
 #define TRIM_ROWS 10000 /* a plan of more rows leaves enough freed heap to hand back */
 #define CT_SVG    "image/svg+xml; charset=utf-8"

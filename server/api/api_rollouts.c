@@ -7,7 +7,17 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_rollouts.h"
+#include "cache.h"
+#include "doc_change.h"
+#include "docs.h"
+#include "fleet.h"
+#include "migration_job.h"
+#include "reply.h"
+#include "request.h"
+#include "rings.h"
+#include "rollout.h"
+#include "rollout_driver.h"
 
 /* Answers `rc`: `ok` with the rollout, or the failure. Takes `r`. */
 static void answer(rkd_call *c, int ok, int rc, json_t *r, const rk_error *err)

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_internal.h"
+#include "api_ui.h"
+#include "reply.h"
 
 /* One embedded file; the table is generated. */
 typedef struct rkd_ui_file {

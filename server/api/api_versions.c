@@ -4,7 +4,14 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "api_versions.h"
+#include "auth.h"
+#include "cache.h"
+#include "docs.h"
+#include "gate.h"
+#include "reply.h"
+#include "request.h"
+#include "version_doc.h"
 
 #define LIST_LIMIT_DEFAULT 100
 
@@ -102,6 +109,38 @@ void rkd_h_get_version(rkd_call *c)
     rkd_answer_doc(c->resp, e);
 }
 
+/* The activation body ({} or {"force": true, "reason": "..."}): *reason is the force's reason or
+ * NULL, borrowed from *doc (the caller decrefs it, also on failure). 0, or -1 after answering. */
+static int activation_body(rkd_call *c, const char **reason, json_t **doc)
+{
+    static const char *const fields[] = {"force", "reason", NULL};
+    json_t *force;
+    *reason = NULL;
+    *doc = rkd_body_object(c, 1);
+    if (!*doc || rkd_known_fields(c, *doc, fields, "force and reason") != 0 ||
+        rkd_text_field(c, *doc, "reason", reason) != 0)
+        return -1;
+    force = json_object_get(*doc, "force");
+    if (force && !json_is_boolean(force)) {
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "force", "force must be true or false");
+        return -1;
+    }
+    if (json_is_true(force) && (!*reason || !(*reason)[0])) {
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "reason",
+                           "a forced activation needs a reason: it is recorded in the events");
+        return -1;
+    }
+    if (json_is_true(force) && (c->req->lacks & RKD_ROLE_ADMIN)) {
+        rkd_response_error(c->resp, RKD_E_ADMIN_REQUIRED, "force",
+                           "a forced activation goes past the policy's budget: it needs a token "
+                           "with the admin role, and \"%s\" has none",
+                           c->req->author ? c->req->author : "");
+        return -1;
+    }
+    *reason = json_is_true(force) ? *reason : NULL;
+    return 0;
+}
+
 /* Through the gate, which the store's transaction runs (the rollout, the budget against the
  * plan from the version active at the commit), and the approvals, the store's own. */
 void rkd_h_activate(rkd_call *c)
@@ -113,7 +152,7 @@ void rkd_h_activate(rkd_call *c)
     rkd_store_activation a = {RKD_STORE_ANY, c->req->author, -1, NULL, NULL, 0, &g.check};
     int rc;
     rkd_gate_init(&g, c);
-    if (rkd_if_match(c, &a.if_match_active) != 0 || rkd_activation_body(c, &g.reason, &body) != 0)
+    if (rkd_if_match(c, &a.if_match_active) != 0 || activation_body(c, &g.reason, &body) != 0)
         goto done;
     a.active_hint = rkd_cached_active(c->app, c->cluster); /* read with, never trusted */
     a.reason = g.reason;

@@ -1,7 +1,7 @@
 /* http_budget.h — bytes the HTTP front holds for its clients (request bodies being buffered, or a
  * response's room in the kernel's send queue), bounded in total and per client address, so that no
  * flood, from one address or from many, takes the server's memory past a figure set at start. The
- * API counts its plan slots with one too (one unit a slot, api_rings.c). */
+ * API counts its plan slots with one too (one unit a slot, server/app/rings.c). */
 #ifndef RKD_HTTP_BUDGET_H
 #define RKD_HTTP_BUDGET_H
 

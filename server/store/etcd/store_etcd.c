@@ -17,11 +17,6 @@
 
 /* ---- The store ---- */
 
-void rke_id_key(const rke_store *s, char key[RKE_KEY_MAX])
-{
-    snprintf(key, RKE_KEY_MAX, "%s/store_id", s->prefix);
-}
-
 /* A linearizable read: it needs a leader and a majority. */
 static int rke_ping(void *b, rk_error *err)
 {

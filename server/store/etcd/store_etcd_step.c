@@ -28,6 +28,11 @@ void rke_head_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster
     snprintf(key, RKE_KEY_MAX, "%s/heads/%s", s->prefix, cluster);
 }
 
+void rke_id_key(const rke_store *s, char key[RKE_KEY_MAX])
+{
+    snprintf(key, RKE_KEY_MAX, "%s/store_id", s->prefix);
+}
+
 int rke_damaged(rk_error *err, const char *cluster, const char *what)
 {
     return rk_error_set(err, RKD_STORE_EUNAVAILABLE, NULL, "cluster %s: %s is damaged in etcd",

@@ -19,7 +19,8 @@
 
 #include "api.h"
 #include "api_harness.h"
-#include "api_internal.h"
+#include "cache.h"
+#include "reply.h"
 #include "metrics.h"
 #include "ringkeeper.h"
 #include "store.h"

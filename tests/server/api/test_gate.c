@@ -20,7 +20,8 @@
 #include <jansson.h>
 
 #include "api_harness.h"
-#include "api_internal.h"
+#include "gate.h"
+#include "rings.h"
 
 /* The other operator: the versions it activates, one per fetch of a ring other than the target's
  * (a publish's target is 0: it has no ring to fetch). */

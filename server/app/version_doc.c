@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "api_internal.h"
+#include "version_doc.h"
 
 /* The nodes as rk_topology_to_json writes them, so a weight reads the same everywhere. */
 static json_t *nodes_json(const rk_topology *t)

@@ -23,7 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api_internal.h"
+#include "changes.h"
+#include "doc_change.h"
+#include "docs.h"
+#include "fleet.h"
+#include "gate.h"
+#include "rollout.h"
+#include "rollout_driver.h"
 #ifdef RKD_GUARD
 #include "guard.h"
 #endif

@@ -1,4 +1,4 @@
-/* api_rings.c — the built rings that plans, pictures and migration jobs share: the cache of
+/* rings.c — the built rings that plans, pictures and migration jobs share: the cache of
  * rings by version (built when missing, after rk_plan_check has refused what it surely would),
  * the plan between two versions over them, and the slots that bound how many are computed at once
  * (--plan-concurrency), all but one of them at most for one client address. */
@@ -9,10 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_internal.h"
-
-#define PLAN_RETRY_AFTER_S                                                                         \
-    2 /* a plan takes up to about a second at the caps: a retry then may pass */
+#include "rings.h"
 
 /* Builds the ring of version v from its topology `t` and caches it. */
 static rkd_entry *ring_put(rkd_call *c, int64_t v, rk_topology *t, int *rc, rk_error *err)
@@ -148,34 +145,6 @@ int rkd_plan_between(rkd_call *c, int64_t from, int64_t to, const rk_plan_option
     return rc;
 }
 
-void rkd_fail_rows(rkd_call *c, const char *what, const char *fewer)
-{
-    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
-                       "%s, over this server's limit of %zu (ringkeeperd --max-plan-rows); ask "
-                       "for less (%s) or compute it offline: ringkeeper plan --from-file A.json "
-                       "--to-file B.json",
-                       what, c->app->plan.max_rows, fewer);
-}
-
-/* Answers a failed plan: over --max-plan-arcs or with more nodes than rows, each with the way
- * out (1: the caller may remember it), anything else as it is (0). */
-int rkd_fail_plan(rkd_call *c, int rc, const rk_error *err)
-{
-    if (rc == RK_ETOOBIG && strcmp(err->field, "nodes") == 0) {
-        rkd_fail_rows(c, err->message, "its nodes alone are as many: nodes=false, format=svg");
-        return 1;
-    }
-    if (rc != RK_ETOOBIG || strcmp(err->field, "arcs") != 0) {
-        rkd_fail(c, rc, err);
-        return 0;
-    }
-    rkd_response_error(c->resp, RKD_E_PLAN_TOO_LARGE, NULL,
-                       "%s of this server (ringkeeperd --max-plan-arcs); compute it offline: "
-                       "ringkeeper plan --from-file A.json --to-file B.json",
-                       err->message);
-    return 1;
-}
-
 /* The address a client's plan slots are counted by, into `out`: an IPv6 address by its /64, which
  * one host is commonly given whole (so it cannot pass for 2^64 clients), an IPv4-mapped one as
  * the IPv4 address, an unknown one as "-" (one address for all of them). */
@@ -202,31 +171,16 @@ unsigned rkd_plan_share(unsigned concurrency)
     return concurrency > 1 ? concurrency - 1 : 1;
 }
 
-int rkd_plan_slot(rkd_call *c)
+int rkd_plan_slot_take(rkd_app *app, const char *addr)
 {
     char owner[INET6_ADDRSTRLEN];
-    slot_owner(c->req->addr, owner);
-    if (rkd_budget_take(c->app->plan_slots, owner, 1))
-        return 1;
-    unsigned running = (unsigned)rkd_budget_used(c->app->plan_slots);
-    if (running < c->app->plan.concurrency)
-        rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
-                           "this client address is computing its share of plans or ring builds: "
-                           "%u of this server's %u (ringkeeperd --plan-concurrency, all but one "
-                           "per client address); retry in a few seconds",
-                           rkd_plan_share(c->app->plan.concurrency), c->app->plan.concurrency);
-    else
-        rkd_response_error(c->resp, RKD_E_UNAVAILABLE, NULL,
-                           "%u plans or ring builds are being computed, this server's limit "
-                           "(ringkeeperd --plan-concurrency); retry in a few seconds",
-                           running);
-    c->resp->retry_after = PLAN_RETRY_AFTER_S;
-    return 0;
+    slot_owner(addr, owner);
+    return rkd_budget_take(app->plan_slots, owner, 1);
 }
 
-void rkd_plan_slot_release(rkd_call *c)
+void rkd_plan_slot_give(rkd_app *app, const char *addr)
 {
     char owner[INET6_ADDRSTRLEN];
-    slot_owner(c->req->addr, owner);
-    rkd_budget_give(c->app->plan_slots, owner, 1);
+    slot_owner(addr, owner);
+    rkd_budget_give(app->plan_slots, owner, 1);
 }

@@ -1,12 +1,12 @@
-/* api_cache.c — the small LRU caches of the API: serialized active version documents per cluster
- * (GET /ring answers without SQL or JSON work), built rings per version and plans refused as too
- * large (GET /plan). */
+/* cache.c — the small LRU caches of the app (cache.h): serialized active version documents per
+ * cluster (GET /ring answers without SQL or JSON work), built rings per version and plans refused
+ * as too large (GET /plan). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_internal.h"
+#include "cache.h"
 
 struct rkd_cache {
     pthread_mutex_t lock;        /* guards everything below and every entry's used (its refs are

@@ -1,12 +1,12 @@
-/* api_docs.c — the cache of serialized documents: each cluster's active (ring) document and its
- * version documents, loaded from the store when missing, refreshed after every activation or
+/* docs.c — the cache of serialized documents (docs.h): each cluster's active (ring) document and
+ * its version documents, loaded from the store when missing, refreshed after every activation or
  * finished window (the store's watch), and sent shared by every connection. */
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_internal.h"
+#include "changes.h"
+#include "docs.h"
+#include "version_doc.h"
 
 /* The cache tag of a ring document: the window of version v closes after it opens, and the next
  * version comes after both, so documents of one cluster only move forward in this order. */
@@ -101,12 +101,6 @@ rkd_entry *rkd_version_entry(rkd_app *app, const char *cluster, int64_t version,
     return e;
 }
 
-void rkd_answer_doc(rkd_response *resp, rkd_entry *e)
-{
-    const rkd_active_doc *doc = e->value;
-    rkd_set_shared_body(resp, 200, RKD_CT_JSON, doc->body, doc->len, rkd_entry_release, e);
-}
-
 /* Forgets the ring document of `cluster` older than `tag` (and any load of it still in flight),
  * loads the new one before the hook wakes long polls, so that they find it cached instead of all
  * reading the database at once, then calls the hook. The new document, held, or NULL. */
@@ -147,4 +141,14 @@ rkd_entry *rkd_on_window_closed(rkd_app *app, const char *cluster, int64_t versi
                                 rk_error *err)
 {
     return ring_changed(app, cluster, version, ring_tag(version, 0), NULL, rc, err);
+}
+
+int rkd_job_versions_now(rkd_call *c, rkd_job_versions *out, rk_error *err)
+{
+    int rc = RK_OK;
+    rkd_entry *e = rkd_active_entry(c->app, c->cluster, &rc, err);
+    const rkd_active_doc *d = e ? e->value : NULL;
+    *out = (rkd_job_versions){.active = d ? d->version : 0, .previous = d ? d->previous : 0};
+    rkd_cache_release(c->app->docs, e);
+    return rc == RKD_STORE_ENOACTIVE ? RK_OK : rc;
 }

@@ -1,0 +1,148 @@
+/* gate.c — the gate of an activation (gate.h): the rollout that may hold the cluster, the rings
+ * of the plan from the active version, and the policy's budget, checked inside the store's
+ * transaction over what it read (the approvals are the store's own). */
+#include <stdio.h>
+
+#include "docs.h"
+#include "gate.h"
+#include "rings.h"
+#include "rollout.h"
+
+/* RK_OK when plan `p` (of activating `to` over `active`) is within policy `pol`, else
+ * RKD_STORE_EBUDGET with the figures. */
+static int within_budget(const rk_plan *p, const rkd_store_policy *pol, int64_t active, int64_t to,
+                         int step, rk_error *err)
+{
+    double bmax, bmin, amax, amin, moved = rk_plan_moved_fraction(p);
+    rk_plan_balance(p, &bmax, &bmin, &amax, &amin);
+    const char *how = step ? "the rollout pauses: loosen the policy (admin) and resume, or abort "
+                             "and review smaller steps"
+                           : "review a smaller change, or activate with {\"force\": true, "
+                             "\"reason\": \"...\"}";
+    char v[32];
+    snprintf(v, sizeof v, to ? "version %lld" : "the new version", (long long)to);
+    if (moved > pol->max_moved_fraction)
+        return rk_error_set(err, RKD_STORE_EBUDGET, NULL,
+                            "activating %s over version %lld moves %.4f%% of the hash space, over "
+                            "the policy's max_moved_fraction of %.4f%%; %s",
+                            v, (long long)active, 100 * moved, 100 * pol->max_moved_fraction, how);
+    if (pol->max_balance_after > 0 && amax > pol->max_balance_after)
+        return rk_error_set(err, RKD_STORE_EBUDGET, NULL,
+                            "after activating %s the most loaded node holds %.3fx its ideal share, "
+                            "over the policy's max_balance_after of %.3fx; %s",
+                            v, amax, pol->max_balance_after, how);
+    return RK_OK;
+}
+
+/* Rings that put keys elsewhere (another scheme, hash or hash tag) move every key: that takes a
+ * forced activation, whatever the budget (following the docs, an operator had switched a cluster
+ * from nginx to haproxy without a word, while its plan was refused). Else, with a budget, the
+ * plan from the active version's ring to `to`: its verdict, and *moved. */
+static int check_plan(const rkd_gate *g, const rk_ring *to, const rkd_store_policy *pol,
+                      int64_t active, double *moved, rk_error *err)
+{
+    if (rk_topology_comparable(rk_ring_topology(g->from->value), rk_ring_topology(to), err)) {
+        *moved = 1;
+        if (g->reason)
+            return RK_OK;
+        char why[RK_ERROR_MESSAGE_MAX], field[RK_ERROR_FIELD_MAX], v[32];
+        snprintf(why, sizeof why, "%s", err->message);
+        snprintf(field, sizeof field, "%s", err->field);
+        snprintf(v, sizeof v, g->to_version ? "version %lld" : "the new version",
+                 (long long)g->to_version);
+        return rk_error_set(err, RKD_STORE_EBUDGET, field,
+                            "activating %s over version %lld: %s; %sactivate it with {\"force\": "
+                            "true, \"reason\": \"...\"} if that is meant",
+                            v, (long long)active, why,
+                            g->publish ? "publish it without activate=true, then " : "");
+    }
+    if (!g->budget)
+        return RK_OK;
+    rk_plan_options opt = {.max_arcs = g->c->app->plan.max_arcs};
+    rk_plan *plan = rk_plan_new(g->from->value, to, &opt, err);
+    if (!plan)
+        return err->code;
+    *moved = rk_plan_moved_fraction(plan);
+    int rc = g->reason ? RK_OK : within_budget(plan, pol, active, g->to_version, g->step, err);
+    rk_plan_free(plan);
+    return rc;
+}
+
+/* A hand's activation while a rollout holds the cluster is refused; a rollout step's answers to
+ * the approvals the policy asks for now (one made before a restart is the store's to tell). */
+static int check_rollout(const rkd_gate *g, const rkd_store_gate_view *v, rk_error *err)
+{
+    if (!g->step)
+        return rkd_rollout_check_hand(v->cluster, v->rollout, err);
+    if (g->to_version <= v->active)
+        return RK_OK;
+    return rkd_rollout_check_approvals(v->cluster, v->rollout, &v->policy, err);
+}
+
+/* The store's check (rkd_store_gate), inside the activation's transaction. */
+static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk_error *err)
+{
+    rkd_gate *g = arg;
+    const rkd_store_policy *pol = &v->policy;
+    *moved = -1;
+    int rc = check_rollout(g, v, err);
+    g->budget = pol->max_moved_fraction < 1 || pol->max_balance_after > 0;
+    if (rc != RK_OK || !v->active || (g->to_version && g->to_version <= v->active))
+        return rc; /* refused, a first activation, or one the store refuses */
+    /* No force helps while a window is open: say so before asking for rings. */
+    if (v->previous)
+        rc = rkd_store_check_window(v->cluster, v->active, v->previous, err);
+    if (rc != RK_OK)
+        return rc;
+    if (g->from_version != v->active) {
+        g->want = v->active;
+        return rk_error_set(err, RKD_STORE_EGATE, NULL, "the gate needs the ring of version %lld",
+                            (long long)v->active);
+    }
+    return check_plan(g, g->publish ? v->ring : g->to->value, pol, v->active, moved, err);
+}
+
+void rkd_gate_init(rkd_gate *g, rkd_call *c)
+{
+    g->c = c;
+    g->check = (rkd_store_gate){gate_check, g};
+    /* The rings a reviewed plan or the last activation left in the cache: with them a budget is
+     * checked on the first try (a publish's own ring is the one the store builds). */
+    int64_t active = rkd_cached_active(c->app, c->cluster);
+    g->from = active ? rkd_cache_get(c->app->rings, c->cluster, active) : NULL;
+    g->to = g->from && !g->publish ? rkd_cache_get(c->app->rings, c->cluster, g->to_version) : NULL;
+    g->from_version = g->from && (g->publish || g->to) ? active : 0;
+}
+
+/* The rings of the plan from version g->want. */
+static int fetch(rkd_gate *g, rk_error *err)
+{
+    int rc = RK_OK;
+    rkd_cache_release(g->c->app->rings, g->from);
+    g->from = rkd_ring_entry(g->c, g->want, &rc, err);
+    g->from_version = g->from ? g->want : 0;
+    if (g->from && !g->publish && !g->to)
+        g->to = rkd_ring_entry(g->c, g->to_version, &rc, err);
+    return rc;
+}
+
+int rkd_gate_again(rkd_gate *g, int *rc, rk_error *err)
+{
+    if (*rc != RKD_STORE_EGATE)
+        return 0;
+    if (++g->tries == 3) {
+        *rc = rk_error_set(err, RKD_STORE_ECONFLICT, NULL,
+                           "cluster %s: the active version changed under three tries of this "
+                           "activation; nothing was changed, retry",
+                           g->c->cluster);
+        return 0;
+    }
+    *rc = fetch(g, err);
+    return *rc == RK_OK;
+}
+
+void rkd_gate_done(rkd_gate *g)
+{
+    rkd_cache_release(g->c->app->rings, g->from);
+    rkd_cache_release(g->c->app->rings, g->to);
+}
