@@ -99,6 +99,9 @@ static inline uint32_t rki_node_at(const rk_ring *r, size_t i)
  * leaves what was allocated for rk_ring_free. */
 int rki_ring_place(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
                    const uint32_t *order, size_t pad);
+/* The same for a table scheme (rki_scheme.fill): one point a slot, in slot order, already sorted.
+ */
+int rki_ring_place_table(rk_ring *r, size_t pad);
 /* malloc, but a large block is aligned to and advised for huge pages (fewer page faults on
  * fresh memory); free() releases it. */
 void *rki_big_alloc(size_t bytes);

@@ -248,11 +248,11 @@ static double traded_by_unchanged(const rk_plan *p)
 static int warnings(rk_plan *p, const rk_ring *a, const rk_ring *b)
 {
     double traded = traded_by_unchanged(p);
+    const char *why = rki_topology_scheme(b->topo)->trades_why;
     int rc = traded > 0 ? warn(p,
                                "%.2f%% of the hash space moves between servers that did not "
-                               "change: ketama recounts every server's points when the server "
-                               "count or the total weight changes",
-                               100 * traded)
+                               "change%s%s",
+                               100 * traded, why ? ": " : "", why ? why : "")
                         : RK_OK;
     rc = rc ? rc : balance(p, &p->before, a, "before");
     rc = rc ? rc : balance(p, &p->after, b, "after");
@@ -276,9 +276,12 @@ static int check_comparable(const rk_topology *a, const rk_topology *b, rk_error
     if (rk_topology_comparable(a, b, err) == RK_OK)
         return RK_OK;
     char why[RK_ERROR_MESSAGE_MAX], field[RK_ERROR_FIELD_MAX];
-    snprintf(why, sizeof why, "%s", err->message);
+    size_t prefix = strlen(err->field) + 2; /* the message begins "<field>: " */
+    snprintf(why, sizeof why, "%s", err->message + (strlen(err->message) >= prefix ? prefix : 0));
+    char what[RK_ERROR_FIELD_MAX]; /* the field in words: "hash tag" */
     snprintf(field, sizeof field, "%s", err->field);
-    const char *what = strcmp(field, "hash_tag") == 0 ? "hash tag" : field;
+    for (size_t i = 0; (what[i] = field[i] == '_' ? ' ' : field[i]) != '\0'; i++)
+        ;
     return rk_error_set(err, RK_EHASHMISMATCH, field,
                         "%s, so there is no plan; publish the new topology with the same %s", why,
                         what);
@@ -308,11 +311,26 @@ static int slice_push(slice *s, uint64_t pos, uint32_t node)
     return RK_OK;
 }
 
+/* slice_below for a table scheme: its slots' points, already in ring order. */
+static int table_slice_below(const rk_topology *t, const uint32_t *map, uint64_t limit, slice *s)
+{
+    size_t n = rk_topology_points(t);
+    uint64_t *pos = malloc((n ? n : 1) * sizeof *pos);
+    uint32_t *node = malloc((n ? n : 1) * sizeof *node);
+    int rc = pos && node ? rki_table_points(t, pos, node) : RK_ENOMEM;
+    for (size_t k = 0; rc == RK_OK && k < n && pos[k] < limit; k++)
+        rc = slice_push(s, pos[k], map[node[k]]);
+    free(pos), free(node);
+    return rc;
+}
+
 /* The points of the ring of `t` below `limit` into s, nodes through `map`: placed node by node in
  * the scheme's tie order, so that the stable sort breaks ties as the ring does. */
 static int slice_below(const rk_topology *t, const uint32_t *map, uint64_t limit, slice *s)
 {
     const rki_scheme *scheme = rki_topology_scheme(t);
+    if (scheme->fill)
+        return table_slice_below(t, map, limit, s);
     size_t nn = rk_topology_node_count(t);
     uint32_t *count = malloc(nn * sizeof *count), *order = malloc(nn * sizeof *order), most = 0;
     uint64_t *buf = NULL;

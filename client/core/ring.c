@@ -52,18 +52,25 @@ static void index_buckets(rk_ring *r)
 }
 
 /* Steps 1 to 4b, with the arrays for `n` points and its index; `points` and `order` as the
- * scheme gave them. */
+ * scheme gave them (NULL for a table scheme). */
 static int sort_points(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
                        const uint32_t *order)
 {
     size_index(r);
     r->bucket = rki_big_alloc((r->nbuckets + 1) * sizeof *r->bucket);
-    return r->bucket ? rki_ring_place(r, scheme, points, order, WINDOW) : RK_ENOMEM;
+    if (!r->bucket)
+        return RK_ENOMEM;
+    return scheme->fill ? rki_ring_place_table(r, WINDOW)
+                        : rki_ring_place(r, scheme, points, order, WINDOW);
 }
 
 /* Step 0, then the rest: the ring of `scheme`'s points. */
 static int place_points(rk_ring *r, const rki_scheme *scheme)
 {
+    if (scheme->fill) { /* a table scheme: a point a slot */
+        r->n = rk_topology_points(r->topo);
+        return sort_points(r, scheme, NULL, NULL);
+    }
     size_t nn = rk_topology_node_count(r->topo);
     uint32_t *points = malloc(nn * sizeof *points), *order = malloc(nn * sizeof *order);
     int rc = points && order ? RK_OK : RK_ENOMEM;

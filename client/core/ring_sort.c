@@ -415,3 +415,14 @@ int rki_ring_place(rk_ring *r, const rki_scheme *scheme, const uint32_t *points,
         owned_ends(r, scheme);
     return rc;
 }
+
+int rki_ring_place_table(rk_ring *r, size_t pad)
+{
+    uint32_t *owner = malloc((r->n ? r->n : 1) * sizeof *owner);
+    int rc = owner ? alloc_points(r, r->n, pad, rk_topology_node_count(r->topo)) : RK_ENOMEM;
+    rc = rc ? rc : rki_table_points(r->topo, r->pos, owner);
+    for (size_t i = 0; rc == RK_OK && i < r->n; i++)
+        set_node(r, i, owner[i]);
+    free(owner);
+    return rc;
+}

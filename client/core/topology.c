@@ -385,7 +385,7 @@ json_t *rki_weight_json(double weight)
 }
 
 /* {"scheme" (unless the default one), "hash", the scheme's parameters}, or NULL out of memory. */
-static json_t *head_json(const rk_topology *t)
+json_t *rk_topology_scheme_json(const rk_topology *t)
 {
     json_t *doc = t->scheme == &rki_scheme_ringkeeper
                       ? json_object()
@@ -409,7 +409,7 @@ json_t *rk_topology_to_json(const rk_topology *t)
             return NULL;
         }
     }
-    json_t *doc = head_json(t);
+    json_t *doc = rk_topology_scheme_json(t);
     if (doc && t->data && json_object_set_new(doc, "data", json_string(t->data)))
         json_decref(doc), doc = NULL;
     if (doc && json_object_set_new(doc, "nodes", nodes))

@@ -262,6 +262,11 @@ RK_API struct json_t *rk_topology_to_json(const rk_topology *t) RK_MUST_CHECK;
  * for a program (or a binding) that has no jansson of its own. A new string (free it), NULL when
  * out of memory. */
 RK_API char *rk_topology_to_text(const rk_topology *t) RK_MUST_CHECK;
+/* What says how `t`'s ring is made, as its document writes it: "scheme" (left out for the
+ * ringkeeper scheme), "hash" and the scheme's own parameters ("vnode_factor", "hash_tag", ...), so
+ * that a document about a version needs to know no scheme. A new object (json_decref it), NULL
+ * when out of memory. */
+RK_API struct json_t *rk_topology_scheme_json(const rk_topology *t) RK_MUST_CHECK;
 /* `v` as JSON text, as json_dumps(v, flags) (jansson's flags; JSON_REAL_PRECISION is the library's
  * own) but with every real in the shortest form that reads back as the same double: 0.08, not
  * 0.080000000000000002; 1.0 stays 1.0. A new string (free it), NULL when out of memory. */

@@ -24,20 +24,22 @@ static const char *or_null(const char *s)
     return s && s[0] ? s : NULL;
 }
 
-/* What says how the ring is made: hash and vnode_factor, or for another scheme its name, hash, and
- * the hash tag (ketama, docs/KETAMA.md) or the request key (nginx, haproxy,
- * docs/LOADBALANCERS.md) when the topology is at hand and has one. */
+/* What says how the ring is made, as the topology's scheme writes it (rk_topology_scheme_json).
+ * Records in a version list carry no topology: theirs say the scheme and the hash, and the
+ * ringkeeper scheme's vnode_factor, which the store keeps beside them. */
 static int add_scheme_fields(json_t *doc, const rkd_store_version *v)
 {
+    if (v->topology) {
+        json_t *fields = rk_topology_scheme_json(v->topology);
+        int bad = !fields || json_object_update(doc, fields);
+        json_decref(fields);
+        return bad;
+    }
     if (v->scheme == RK_SCHEME_RINGKEEPER)
         return json_object_set_new(doc, "hash", json_string(rk_hash_name(v->hash))) ||
                json_object_set_new(doc, "vnode_factor", json_integer(v->vnode_factor));
-    const char *tag = v->topology ? rk_topology_hash_tag(v->topology) : NULL;
-    const char *key = v->topology ? rk_topology_request_key(v->topology) : NULL;
     return json_object_set_new(doc, "scheme", json_string(rk_scheme_name(v->scheme))) ||
-           json_object_set_new(doc, "hash", json_string(rk_hash_name(v->hash))) ||
-           (tag && json_object_set_new(doc, "hash_tag", json_string(tag))) ||
-           (key && json_object_set_new(doc, "request_key", json_string(key)));
+           json_object_set_new(doc, "hash", json_string(rk_hash_name(v->hash)));
 }
 
 /* The topology's "data" when it says one (docs/RING.md). Records in a version list carry no

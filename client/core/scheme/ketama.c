@@ -225,6 +225,8 @@ const rki_scheme rki_scheme_ketama = {
     .tie_order = ketama_tie_order,
     .positions = ketama_positions,
     .key_hash = ketama_key_hash,
+    .trades_why = "ketama recounts every server's points when the server count or the total "
+                  "weight changes",
 };
 
 rk_topology *rk_topology_new_ketama(rk_hash_alg hash, const char *hash_tag, const rk_node *nodes,

@@ -103,6 +103,13 @@ typedef struct rki_scheme {
     void (*tie_order)(const rk_topology *t, uint32_t *order);
     /* The positions of node `node`'s `count` points (count as point_counts gave) into out. */
     void (*positions)(const rk_topology *t, size_t node, uint32_t count, uint64_t *out);
+    /* A table scheme's (Maglev's): the owner of each of its topology's slots (as many as count
+     * gave points), a node index of `t`, filled for every node at once: RK_OK or RK_ENOMEM.
+     * NULL in a ring scheme, which gives its points node by node (point_counts, tie_order and
+     * positions, which a table scheme leaves NULL). Slot k is one point, at
+     * rki_slot_position(k, slots, bits), so its key_hash gives a key's slot's position and the
+     * rest follows as for a ring (table.c). */
+    int (*fill)(const rk_topology *t, uint32_t *owner);
     /* The lookup rule: NULL when the first point at or after a key's position owns the key. Else
      * the ring's positions, sorted (n of them, in a space of 2^bits), are turned in place into
      * the last position each point owns, in the same order save the last, which may wrap to the
@@ -112,6 +119,9 @@ typedef struct rki_scheme {
     /* A key's position as a lookup computes it, from the topology's hash and parameters:
      * rk_ring_key_hash, and what a data mover tells moving keys by. */
     uint64_t (*key_hash)(const rki_hash *hash, const void *params, const void *key, size_t len);
+    /* Why keys move between nodes that did not change, for a plan's warning; NULL when the
+     * scheme gives no reason (its rings move only the changed nodes' keys). */
+    const char *trades_why;
     /* How its balancer takes a key from a request (its topologies' "request_key"), or NULL in a
      * scheme whose keys are given as they are. */
     const struct rki_request_keys *request_keys;
@@ -158,6 +168,15 @@ int rki_request_key_check(const rki_request_keys *k, const char *spec, rk_error 
 /* The two schemes every build has (the public constructors make their topologies). */
 extern const rki_scheme rki_scheme_ringkeeper;
 extern const rki_scheme rki_scheme_ketama;
+
+/* ---- table.c: table schemes as rings ---- */
+
+/* The position of slot `slot` of `slots`, in a hash space of 2^bits (slots <= 2^bits):
+ * floor(slot * 2^bits / slots), so slot 0 is at 0 and the slots' arcs differ by 1 at most. */
+uint64_t rki_slot_position(uint64_t slot, uint64_t slots, unsigned bits);
+/* The points of table scheme topology `t`, ascending: pos[k] and node[k] for each of its slots
+ * (rk_topology_points of them). RK_OK or RK_ENOMEM. */
+int rki_table_points(const rk_topology *t, uint64_t *pos, uint32_t *node);
 
 /* ---- scheme/registry.c: the schemes of this build, and operations schemes share ---- */
 
