@@ -20,6 +20,15 @@
 const char *rki_hash_names(rk_scheme scheme, char *buf, size_t size, const char *quote,
                            const char *last_sep);
 
+/* ---- scheme/registry.c: a list of names for a message ---- */
+
+/* `n` names, name(of, i) each, between `quote`s, the first followed by `first_note`, separated by
+ * ", " and the last two by `last_sep` ("\"a\", \"b\" or \"c\""): into buf (cut to `size`);
+ * returns buf. */
+const char *rki_list_names(size_t n, const char *(*name)(const void *, size_t), const void *of,
+                           const char *first_note, char *buf, size_t size, const char *quote,
+                           const char *last_sep);
+
 /* ---- topology.c ---- */
 
 /* Node indexes sorted by id in ascending byte order (docs/RING.md); borrowed, node_count entries.

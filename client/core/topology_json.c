@@ -114,12 +114,8 @@ typedef struct header {
     rk_hash_alg hash;
     void *params;        /* the scheme's block, owned; its strings borrowed from the document */
     const char *comment; /* or NULL; borrowed from the document */
-    const char *data;    /* one of data_protocols, or NULL: unknown */
+    const char *data;    /* a name of rk_data_protocol's list, or NULL: unknown */
 } header;
-
-/* What a topology's "data" may say: the protocols of its nodes' data servers, those the data mover
- * has a driver for. Not part of the ring: the same nodes route alike whatever they speak. */
-static const char *const data_protocols[] = {"memcached", "redis"};
 
 static int in_list(const char *const *list, const char *key)
 {
@@ -163,24 +159,24 @@ static int get_scheme(const json_t *doc, const rki_scheme **scheme, rk_error *er
     return RK_OK;
 }
 
-/* "data", when present: one of data_protocols, exactly (a JSON string may hold a NUL). */
+/* "data", when present: the protocol of the nodes' data servers, one of rk_data_protocol's
+ * (those the data mover has a driver for), exactly (a JSON string may hold a NUL). Not part of the
+ * ring: the same nodes route alike whatever they speak. */
 static int get_data(const json_t *v, const char **out, rk_error *err)
 {
-    char buf[48];
+    char buf[48], names[RKI_HASH_NAMES_MAX];
     *out = NULL;
     if (!v)
         return RK_OK;
-    for (size_t i = 0; i < sizeof data_protocols / sizeof data_protocols[0]; i++) {
-        const char *name = data_protocols[i];
-        if (json_is_string(v) && json_string_length(v) == strlen(name) &&
-            strcmp(json_string_value(v), name) == 0) {
-            *out = name;
-            return RK_OK;
-        }
+    const char *name = json_is_string(v) ? rk_data_protocol_find(json_string_value(v)) : NULL;
+    if (name && json_string_length(v) == strlen(name)) {
+        *out = name;
+        return RK_OK;
     }
     return rk_error_set(err, RK_ETOPOLOGY, "data",
-                        "must be \"memcached\" or \"redis\" (the protocol the nodes' data "
-                        "servers speak; leave it out when unknown), %s",
+                        "must be %s (the protocol the nodes' data servers speak; leave it out "
+                        "when unknown), %s",
+                        rk_data_protocol_names(names, sizeof names, "\""),
                         shown(v, buf, sizeof buf));
 }
 

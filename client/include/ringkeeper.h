@@ -247,11 +247,22 @@ RK_API size_t rk_topology_node_count(const rk_topology *t);
 RK_API const rk_node *rk_topology_node(const rk_topology *t, size_t i);
 /* The comment, or NULL; borrowed. */
 RK_API const char *rk_topology_comment(const rk_topology *t);
-/* The protocol of the nodes' data servers, the topology's "data": "memcached", "redis", or NULL
- * when unknown; borrowed, valid while `t` lives. Not part of the ring or its fingerprint. Only
- * rk_topology_from_json and rk_topology_parse set it; rk_topology_new and rk_topology_new_ketama
- * give NULL. */
+/* The protocol of the nodes' data servers, the topology's "data": one of rk_data_protocol's names
+ * ("memcached", "redis"), or NULL when unknown; static storage. Not part of the ring or its
+ * fingerprint. Only rk_topology_from_json and rk_topology_parse set it; rk_topology_new and
+ * rk_topology_new_ketama give NULL. */
 RK_API const char *rk_topology_data(const rk_topology *t);
+/* The data protocols a topology's "data" may name, those of this build: each is registered by one
+ * line in client/CMakeLists.txt, `rk_data_protocol(<name> ...)`, which also gives the data mover
+ * its driver (docs/MIGRATE.md, "Adding a store is one file"). The i-th name (static storage), or
+ * NULL past the last. */
+RK_API const char *rk_data_protocol(size_t i);
+/* The registered name equal to `name` (static storage), or NULL when no protocol has that name
+ * (or `name` is NULL). */
+RK_API const char *rk_data_protocol_find(const char *name);
+/* The registered names for a message, each between two `quote`s, separated by ", " and the last
+ * two by " or " ("\"memcached\" or \"redis\""), into buf (cut to `size`); returns buf. */
+RK_API const char *rk_data_protocol_names(char *buf, size_t size, const char *quote);
 /* The ring's point count: the sum of vnode_factor * weight, or of the ketama point counts. */
 RK_API uint64_t rk_topology_points(const rk_topology *t);
 /* New JSON object {"hash", "vnode_factor", "data"?, "nodes", "comment"?}, or for the ketama

@@ -7,10 +7,16 @@
 
 #include "driver.h"
 
-/* Every driver, by name: a new store is one file and one line here. */
+/* Every driver, by name: one for each data protocol client/CMakeLists.txt registers with
+ * rk_data_protocol(<name> ...), the rkm_driver_<name> its files define. */
+#define RK_DATA_PROTOCOL(name) extern const rkm_driver rkm_driver_##name;
+#include "data_protocols.def"
+#undef RK_DATA_PROTOCOL
+
 static const rkm_driver *const drivers[] = {
-    &rkm_driver_memcached,
-    &rkm_driver_redis,
+#define RK_DATA_PROTOCOL(name) &rkm_driver_##name,
+#include "data_protocols.def"
+#undef RK_DATA_PROTOCOL
 };
 
 struct rkm_conn {
@@ -110,8 +116,9 @@ rkm_conn *rkm_conn_new(const char *store, const char *addr, const rkm_options *o
 {
     const rkm_driver *d = rkm_driver_find(store);
     if (!d) {
-        rk_error_set(err, RK_EINVAL, NULL, "unknown data store '%s': memcached or redis",
-                     store ? store : "(null)");
+        char names[128];
+        rk_error_set(err, RK_EINVAL, NULL, "unknown data store '%s': %s", store ? store : "(null)",
+                     rk_data_protocol_names(names, sizeof names, ""));
         return NULL;
     }
     rkm_conn *c = calloc(1, sizeof *c);

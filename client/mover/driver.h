@@ -1,7 +1,9 @@
 /* driver.h — the mover's data-store drivers (docs/MIGRATE.md, "Data drivers"): one table of
  * operations per store, found by name, and the connection the mover copies keys through.
  *
- * A driver is one file that fills one rkm_driver and one line in driver.c's registry. Callers
+ * A driver is one file that fills one rkm_driver, `rkm_driver_<name>`, and one line
+ * `rk_data_protocol(<name> ...)` in client/CMakeLists.txt, which makes <name> a data protocol a
+ * topology may name and puts the driver in driver.c's table (docs/MIGRATE.md). Callers
  * use rkm_conn and the rkm_* calls below, never a table directly: they check arguments and apply
  * the per-key size cap, the same for every store.
  *
@@ -113,7 +115,7 @@ typedef struct rkm_result {
  * (each operation reconnects, with backoff, by itself), RK_EIO when the server answered what it
  * should not, RK_EINVAL for a key the store cannot hold. */
 typedef struct rkm_driver {
-    const char *name; /* the topology's "data": "memcached", "redis" */
+    const char *name; /* the topology's "data", <name> of its rk_data_protocol line */
     /* Connects to `addr` ("host:port"), trying as `opt` (resolved: no 0 field; borrowed for the
      * connection's life) says. New, or NULL with `err` set. */
     void *(*open)(const char *addr, const rkm_options *opt, rk_error *err);
@@ -157,9 +159,6 @@ typedef struct rkm_driver {
     int (*copy_many)(void *src, void *dest, const rkm_key *keys, size_t n, rkm_value *seen,
                      rkm_added *added, rkm_result *res, rk_error *err);
 } rkm_driver;
-
-extern const rkm_driver rkm_driver_memcached;
-extern const rkm_driver rkm_driver_redis;
 
 /* The driver named `name` (borrowed, static), or NULL. */
 const rkm_driver *rkm_driver_find(const char *name);

@@ -17,6 +17,9 @@
 
 #define MC_KEY_MAX 250 /* memcached's longest key */
 
+/* The driver's table (driver_memcached.c), which its checksums name. */
+extern const rkm_driver rkm_driver_memcached;
+
 /* One memcached server: the `conn` of every operation of rkm_driver_memcached. */
 typedef struct mc_conn {
     memcached_st *mc;          /* libmemcached: values, add, delete */

@@ -12,6 +12,8 @@
 
 #include "net.h"
 
+extern const rkm_driver rkm_driver_redis; /* the table below, which the checksums name */
+
 #define RD_FOOTER   10 /* a DUMP payload ends in its RDB version (2 bytes) and a CRC64 (8) */
 #define RD_ARGS_MAX 5  /* RESTORE key ttl payload REPLACE */
 /* DUMP replies in one pipeline, by their keys' MEMORY USAGE: a batch of values never all at once */

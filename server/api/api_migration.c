@@ -165,6 +165,7 @@ static int start_data(rkd_call *c, rkd_job_start *st, char digest[RK_PLAN_DIGEST
                       rk_error *err)
 {
     rkd_store_version *rec[2] = {NULL, NULL};
+    char names[128];
     int rc = rkd_store_get(c->app->store, c->cluster, st->from, &rec[0], err);
     rc = rc ? rc : rkd_store_get(c->app->store, c->cluster, st->to, &rec[1], err);
     const char *d[2] = {rec[0] ? rk_topology_data(rec[0]->topology) : NULL,
@@ -172,16 +173,21 @@ static int start_data(rkd_call *c, rkd_job_start *st, char digest[RK_PLAN_DIGEST
     if (rc == RK_OK && !d[1])
         rc = rk_error_set(err, RKD_STORE_ENODATA, "data",
                           "version %lld does not say what its nodes serve: publish it with "
-                          "\"data\": \"memcached\" or \"redis\" (ringkeeper import --nutcracker "
-                          "sets it)",
-                          (long long)st->to);
+                          "\"data\": %s (ringkeeper import --nutcracker sets it)",
+                          (long long)st->to, rk_data_protocol_names(names, sizeof names, "\""));
+    else if (rc == RK_OK && !rk_data_protocol_find(d[1]))
+        rc = rk_error_set(err, RKD_STORE_ENODATA, "data",
+                          "version %lld serves \"%.64s\", which is no data protocol of this build: "
+                          "%s",
+                          (long long)st->to, d[1],
+                          rk_data_protocol_names(names, sizeof names, "\""));
     else if (rc == RK_OK && d[0] && strcmp(d[0], d[1]) != 0)
         rc = rk_error_set(err, RKD_STORE_ENODATA, "data",
                           "version %lld serves %s and version %lld %s: the mover copies between "
                           "servers of one protocol",
                           (long long)st->from, d[0], (long long)st->to, d[1]);
     if (rc == RK_OK) {
-        st->data = strcmp(d[1], "redis") == 0 ? "redis" : "memcached"; /* static: outlives rec */
+        st->data = rk_data_protocol_find(d[1]); /* static: outlives rec */
         rk_plan_digest(st->from, rec[0]->fingerprint, st->to, rec[1]->fingerprint, digest);
     }
     rkd_store_version_free(rec[0]);

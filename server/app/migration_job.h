@@ -42,7 +42,7 @@ typedef struct rkd_job_versions {
 typedef struct rkd_job_start {
     const char *mode;   /* "window" or "before_cutover" */
     int64_t from, to;   /* the plan's versions */
-    const char *data;   /* "memcached" or "redis" */
+    const char *data;   /* a name of rk_data_protocol's list (static) */
     const char *digest; /* the plan's digest */
     double max_step;    /* the plan's step limit; 0: none (one step) */
     json_t *plan_steps; /* [{"sources": [node ids], "arcs": n}, ...]: at least one step */

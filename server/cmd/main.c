@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "backup_cmd.h"
-#include "etcd_opts.h"
 #include "http.h"
 #include "migrate_cmd.h"
 #include "log.h"
@@ -25,6 +24,7 @@
 #define FLAG_BASE      256 /* getopt_long's value of flags[0]; those below are short options */
 #define SYNOPSIS_WIDTH 90  /* columns of the usage's first lines */
 #define DEFAULT_DB     "./ringkeeper.db"
+#define FLAGS_MAX      48 /* room in `options` for a value per flag */
 
 enum { EXIT_USAGE = 2, EXIT_DATABASE = 3 };
 
@@ -38,7 +38,7 @@ typedef struct options {
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
     unsigned max_clients, max_clients_per_cluster, clients_expiry;
     unsigned max_clusters;
-    rkd_etcd_flags etcd; /* --etcd-* */
+    const char *store_param[FLAGS_MAX]; /* a STORE_PARAM flag's value by its row, or NULL */
 } options;
 
 static const char *default_migrations(void);
@@ -52,11 +52,16 @@ typedef struct flag {
     const char *(*def_fn)(void); /* ... or the function that finds it at run time */
     unsigned min, max;           /* a number's range */
     const char *unit;            /* after the range in an error: " bytes", " seconds" or "" */
-    size_t at;                   /* offset in `options`: a const char * or, a number, an unsigned */
+    size_t at;                   /* offset in `options`: a const char * or, a number, an unsigned;
+                                    STORE_PARAM_AT: a store backend's, passed through */
     const char *help;            /* "{range}", "{default}" are replaced; "\n" continues the text */
 } flag;
 
-#define STRING(field) 0, 0, "", offsetof(options, field)
+#define STRING(field)  0, 0, "", offsetof(options, field)
+#define STORE_PARAM_AT SIZE_MAX
+/* A flag of the store backends, which ringkeeperd passes through by its name without reading it
+ * (rkd_store_param): the backend --store names checks it, or refuses it when it is another's. */
+#define STORE_PARAM 0, 0, "", STORE_PARAM_AT
 
 static const flag flags[] = {
     {"listen", "HOST:PORT", "127.0.0.1:7070", NULL, STRING(listen),
@@ -67,15 +72,15 @@ static const flag flags[] = {
      "the store instead of --db: etcd://HOST:PORT[,HOST:PORT...][/prefix]\n"
      "for replicas sharing one etcd cluster (docs/ETCD.md), etcds://... over\n"
      "TLS; sqlite:PATH for an SQLite file, as --db PATH"},
-    {"etcd-cacert", "FILE", NULL, NULL, STRING(etcd.cacert),
+    {"etcd-cacert", "FILE", NULL, NULL, STORE_PARAM,
      "etcds://: PEM CA to verify etcd with (default: the system's CAs)"},
-    {"etcd-cert", "FILE", NULL, NULL, STRING(etcd.cert),
+    {"etcd-cert", "FILE", NULL, NULL, STORE_PARAM,
      "etcds://: PEM client certificate for etcd --client-cert-auth"},
-    {"etcd-key", "FILE", NULL, NULL, STRING(etcd.key), "PEM private key of --etcd-cert"},
-    {"etcd-user", "NAME", NULL, NULL, STRING(etcd.user),
+    {"etcd-key", "FILE", NULL, NULL, STORE_PARAM, "PEM private key of --etcd-cert"},
+    {"etcd-user", "NAME", NULL, NULL, STORE_PARAM,
      "etcd user to authenticate as (etcd auth enabled); needs\n"
      "--etcd-password-file"},
-    {"etcd-password-file", "FILE", NULL, NULL, STRING(etcd.password_file),
+    {"etcd-password-file", "FILE", NULL, NULL, STORE_PARAM,
      "the --etcd-user's password, its first line; refused when others\n"
      "can read it (chmod 600)"},
     {"token-file", "FILE", NULL, NULL, STRING(token_file),
@@ -160,6 +165,7 @@ static const flag flags[] = {
      "here that is {default}"},
 };
 #define N_FLAGS (sizeof flags / sizeof flags[0])
+_Static_assert(N_FLAGS <= FLAGS_MAX, "options.store_param has a slot per flag");
 
 static const char about[] =
     "       ringkeeperd --version\n"
@@ -273,6 +279,10 @@ static int set_flag(options *o, const flag *f, const char *value)
 {
     unsigned long long v;
     char *field = (char *)o + f->at;
+    if (f->at == STORE_PARAM_AT) {
+        o->store_param[f - flags] = value;
+        return 0;
+    }
     if (f->max == 0) {
         *(const char **)field = value;
         return 0;
@@ -435,6 +445,26 @@ static const char *location(const options *o)
     return o->store ? o->store : o->db;
 }
 
+/* The store --store or --db names, given its backend's flags as they came (in the table's order)
+ * and --migrations when its backend takes that; NULL with `err` set, or with err->message "" once
+ * a refused flag was logged as it names itself. */
+static rkd_store *open_store(const options *o, rk_error *err)
+{
+    rkd_store_param p[FLAGS_MAX + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < N_FLAGS; i++)
+        if (o->store_param[i])
+            p[n++] = (rkd_store_param){flags[i].name, o->store_param[i]};
+    if (rkd_store_check(location(o), p, n, err) != RK_OK) {
+        rkd_log("%s", err->message);
+        err->message[0] = '\0';
+        return NULL;
+    }
+    if (rkd_store_takes(location(o), "migrations"))
+        p[n++] = (rkd_store_param){"migrations", o->migrations};
+    return rkd_store_open_with(location(o), p, n, err);
+}
+
 static int serve(const options *o, const char *const pem[2], rkd_store *store, rkd_auth *auth,
                  rkd_metrics *metrics, const sigset_t *signals)
 {
@@ -532,14 +562,7 @@ int main(int argc, char **argv)
         free(pem[1]);
         return EXIT_USAGE;
     }
-    rkd_store_options sopt = {.migrations_dir = o.migrations};
-    char *password = NULL;
-    rkd_store *store = NULL;
-    if (rkd_etcd_flags_apply(&o.etcd, location(&o), &sopt, &password) != 0)
-        err.code = RK_EINVAL; /* said why */
-    else
-        store = rkd_store_open_with(location(&o), &sopt, &err);
-    rkd_etcd_password_free(password);
+    rkd_store *store = open_store(&o, &err);
     if (!store) {
         if (err.message[0])
             rkd_log("%s: %s", location(&o), err.message);

@@ -8,18 +8,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "etcd_opts.h"
 #include "migrate_cmd.h"
 #include "store_copy.h"
 #include "log.h"
 
-enum { EXIT_USAGE = 2, EXIT_REFUSED = 3 };
+enum { EXIT_USAGE = 2, EXIT_REFUSED = 3, PARAM_BASE = 256 };
+
+/* The store backends' flags, as ringkeeperd's: passed through by name (rkd_store_param) to the
+ * side whose backend takes them, which checks them. */
+static const char *const param_flags[] = {"etcd-cacert", "etcd-cert", "etcd-key", "etcd-user",
+                                          "etcd-password-file"};
+#define N_PARAMS (sizeof param_flags / sizeof param_flags[0])
 
 typedef struct migrate_options {
-    const char *from;       /* --from, the store copied */
-    const char *to;         /* --to, the empty store it goes into */
-    const char *migrations; /* --migrations, for an SQLite side */
-    rkd_etcd_flags etcd;    /* --etcd-*, for the etcd side(s) */
+    const char *from;            /* --from, the store copied */
+    const char *to;              /* --to, the empty store it goes into */
+    const char *migrations;      /* --migrations, for a side whose backend takes it */
+    const char *param[N_PARAMS]; /* param_flags' values, NULL when not given */
 } migrate_options;
 
 static const char usage[] =
@@ -49,16 +54,12 @@ static const char usage[] =
 
 static int parse_migrate_options(int argc, char **argv, migrate_options *o)
 {
-    static const struct option opts[] = {{"from", required_argument, NULL, 'f'},
-                                         {"to", required_argument, NULL, 't'},
-                                         {"migrations", required_argument, NULL, 'm'},
-                                         {"etcd-cacert", required_argument, NULL, 'A'},
-                                         {"etcd-cert", required_argument, NULL, 'C'},
-                                         {"etcd-key", required_argument, NULL, 'K'},
-                                         {"etcd-user", required_argument, NULL, 'U'},
-                                         {"etcd-password-file", required_argument, NULL, 'P'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    struct option opts[N_PARAMS + 5] = {{"from", required_argument, NULL, 'f'},
+                                        {"to", required_argument, NULL, 't'},
+                                        {"migrations", required_argument, NULL, 'm'},
+                                        {"help", no_argument, NULL, 'h'}};
+    for (size_t i = 0; i < N_PARAMS; i++)
+        opts[4 + i] = (struct option){param_flags[i], required_argument, NULL, PARAM_BASE + (int)i};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') {
@@ -68,12 +69,9 @@ static int parse_migrate_options(int argc, char **argv, migrate_options *o)
         const char **field = c == 'f'   ? &o->from
                              : c == 't' ? &o->to
                              : c == 'm' ? &o->migrations
-                             : c == 'A' ? &o->etcd.cacert
-                             : c == 'C' ? &o->etcd.cert
-                             : c == 'K' ? &o->etcd.key
-                             : c == 'U' ? &o->etcd.user
-                             : c == 'P' ? &o->etcd.password_file
-                                        : NULL;
+                             : c >= PARAM_BASE && c < PARAM_BASE + (int)N_PARAMS
+                                 ? &o->param[c - PARAM_BASE]
+                                 : NULL;
         if (!field) {
             fputs(usage, stderr);
             return EXIT_USAGE;
@@ -85,7 +83,7 @@ static int parse_migrate_options(int argc, char **argv, migrate_options *o)
               stderr);
         return EXIT_USAGE;
     }
-    if (rkd_store_sqlite_path(o->from) && access(rkd_store_sqlite_path(o->from), F_OK) != 0) {
+    if (rkd_store_file(o->from) && access(rkd_store_file(o->from), F_OK) != 0) {
         rkd_log("--from %s: %s (an SQLite database to copy)", o->from, strerror(errno));
         return EXIT_USAGE;
     }
@@ -105,11 +103,20 @@ static int exit_code(int code)
                                : EXIT_FAILURE;
 }
 
-static rkd_store *open_side(const char *flag, const char *location, const rkd_store_options *opt,
-                            int *rc)
+/* The store at `location` given those of p[0 .. n) its backend takes, and --migrations when it
+ * takes that. */
+static rkd_store *open_side(const char *flag, const char *location, const rkd_store_param *p,
+                            size_t n, const char *migrations, int *rc)
 {
     rk_error err = {0};
-    rkd_store *s = rkd_store_open_with(location, opt, &err);
+    rkd_store_param mine[N_PARAMS + 1];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rkd_store_takes(location, p[i].name))
+            mine[k++] = p[i];
+    if (rkd_store_takes(location, "migrations"))
+        mine[k++] = (rkd_store_param){"migrations", migrations};
+    rkd_store *s = rkd_store_open_with(location, mine, k, &err);
     if (!s) {
         rkd_log("%s %s: %s", flag, location, err.message);
         *rc = exit_code(err.code);
@@ -121,16 +128,20 @@ int rkd_migrate_main(int argc, char **argv, const char *migrations)
 {
     rkd_log_set_name("ringkeeperd migrate-store");
     migrate_options o = {NULL, NULL, migrations, {0}};
-    rkd_store_options sopt = {0};
-    char *password = NULL;
     int rc = parse_migrate_options(argc, argv, &o);
-    sopt.migrations_dir = o.migrations;
-    rc = rc ? rc
-            : rkd_etcd_flags_apply(&o.etcd, rkd_store_is_etcd(o.from) ? o.from : o.to, &sopt,
-                                   &password);
-    rkd_store *from = rc ? NULL : open_side("--from", o.from, &sopt, &rc);
-    rkd_store *to = from ? open_side("--to", o.to, &sopt, &rc) : NULL;
-    rkd_etcd_password_free(password);
+    rkd_store_param p[N_PARAMS];
+    size_t n = 0;
+    for (size_t i = 0; i < N_PARAMS; i++)
+        if (o.param[i])
+            p[n++] = (rkd_store_param){param_flags[i], o.param[i]};
+    /* the side the flags are for: --from when its backend takes them, else --to, which refuses
+     * those it does not take */
+    rk_error err = {0};
+    if (rc == 0 && rkd_store_check(n && rkd_store_takes(o.from, p[0].name) ? o.from : o.to, p, n,
+                                   &err) != RK_OK)
+        rc = rkd_log_fail(EXIT_USAGE, "%s", err.message);
+    rkd_store *from = rc ? NULL : open_side("--from", o.from, p, n, o.migrations, &rc);
+    rkd_store *to = from ? open_side("--to", o.to, p, n, o.migrations, &rc) : NULL;
     if (to) {
         rk_error err = {0};
         rkd_copy_summary sum;

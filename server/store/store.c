@@ -1,6 +1,7 @@
-/* store.c — the parts of the store interface that no backend owns: code names, state names and
- * freeing records. */
+/* store.c — the parts of the store interface that no backend owns: code names, state names,
+ * freeing records and reading parameters. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "store.h"
 
@@ -76,4 +77,13 @@ void rkd_store_cluster_list_free(rkd_store_cluster_list *list)
     list->items = NULL;
     list->count = 0;
     list->next_after = NULL;
+}
+
+const char *rkd_store_param_value(const rkd_store_param *p, size_t n, const char *name)
+{
+    const char *value = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(p[i].name, name) == 0)
+            value = p[i].value;
+    return value;
 }

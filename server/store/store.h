@@ -4,7 +4,7 @@
  *
  * Layout: store_domain.c implements these calls once for every backend (checks, ring and
  * fingerprint, timestamps, the activation watch) over a backend's table of operations,
- * store_backend.h, which is where a newcomer starts to add a store. rkd_store_open() in
+ * store_backend.h, which is where a newcomer starts to add a store. rkd_store_open_with() in
  * store_open.c picks the backend. The first backend is SQLite (store_sqlite.h: store_sqlite.c,
  * store_versions.c, store_migrate.c, store_backup.c); an etcd one can follow without changes here.
  *
@@ -143,36 +143,44 @@ void rkd_store_cluster_list_free(rkd_store_cluster_list *list);
 
 typedef struct rkd_store rkd_store;
 
+/* One parameter of a store's backend, as given: the daemon passes its backends' flags through
+ * without reading them (--etcd-cacert FILE is {"etcd-cacert", FILE}), and the backend the
+ * location names reads and checks them, as SQLite's VFS takes its parameters from the URI
+ * (store_open.c routes them: SQLite takes "migrations", the directory of its NNNN_*.sql files;
+ * etcd those of etcd/etcd_params.h). Both strings borrowed. */
+typedef struct rkd_store_param {
+    const char *name;  /* the flag that gave it, without "--" */
+    const char *value; /* as given */
+} rkd_store_param;
+
+/* The value of the last of p[0 .. n) named `name`, or NULL. */
+const char *rkd_store_param_value(const rkd_store_param *p, size_t n, const char *name);
+
+/* Non-zero when the backend `location` names takes the parameter `name` (a backend left out of
+ * this build included). */
+int rkd_store_takes(const char *location, const char *name);
+
+/* Checks p[0 .. n) for a store at `location` without opening it: each must be a parameter of the
+ * backend the location names (else "--etcd-cacert is for an etcd store (...), not an SQLite
+ * file"), and that backend checks their values (a pair given half, a file it cannot read).
+ * RK_OK, or RK_EINVAL with a message that starts with the flag. RK_OK for a location no backend
+ * has: rkd_store_open_with says so. */
+int rkd_store_check(const char *location, const rkd_store_param *p, size_t n, rk_error *err);
+
 /* Opens the store at `location` (--db or --store) with the backend it names (store_open.c's
- * registry): etcd:// or etcds:// the etcd store (store_etcd.h), sqlite:PATH or a plain PATH an
- * SQLite database file (rkd_sqlite_open in store_sqlite.h: created when absent, its schema
- * brought up to date from the NNNN_*.sql files in `migrations_dir`); another scheme RK_EINVAL.
- * Returns a new store (free with rkd_store_close) or NULL with `err` set. */
-rkd_store *rkd_store_open(const char *location, const char *migrations_dir,
-                          rk_error *err) RK_MUST_CHECK;
-
-/* How to open a store; every string borrowed for the call, NULL for none. */
-typedef struct rkd_store_options {
-    const char *migrations_dir; /* SQLite: the NNNN_*.sql files */
-    const char *etcd_cacert;    /* etcd (etcds://): PEM CA file; NULL: the system's CAs */
-    const char *etcd_cert;      /* etcd: PEM client certificate, with etcd_key */
-    const char *etcd_key;       /* etcd: its PEM private key */
-    const char *etcd_user;      /* etcd: the etcd user to authenticate as */
-    const char *etcd_password;  /* etcd: that user's password */
-} rkd_store_options;
-
-/* rkd_store_open with the options of every backend; the etcd ones are refused (RK_EINVAL) with
- * an etcd:// location when they ask for TLS. */
-rkd_store *rkd_store_open_with(const char *location, const rkd_store_options *opt,
+ * registry), given p[0 .. n) (as rkd_store_check checks them): etcd:// or etcds:// the etcd store
+ * (store_etcd.h), sqlite:PATH or a plain PATH an SQLite database file (rkd_sqlite_open in
+ * store_sqlite.h: created when absent, its schema brought up to date from the NNNN_*.sql files
+ * of its parameter "migrations"); another scheme RK_EINVAL. Returns a new store (free with
+ * rkd_store_close) or NULL with `err` set. */
+rkd_store *rkd_store_open_with(const char *location, const rkd_store_param *p, size_t n,
                                rk_error *err) RK_MUST_CHECK;
-/* Non-zero when `location` names an etcd store (etcd:// or etcds://). */
-int rkd_store_is_etcd(const char *location);
 /* The name of the backend `location` names ("sqlite" for sqlite:PATH or a plain PATH, "etcd"), or
  * NULL for a scheme no backend has. Static. */
 const char *rkd_store_backend_name(const char *location);
-/* An SQLite location's file path (borrowed: after "sqlite:", or the whole plain path), or NULL
- * for another backend's location. */
-const char *rkd_store_sqlite_path(const char *location);
+/* The local file the store at `location` lives in, when its backend keeps it in one (SQLite: the
+ * path after "sqlite:", or the whole plain path; borrowed), else NULL. */
+const char *rkd_store_file(const char *location);
 /* Closes the backend and frees the store; NULL is fine. */
 void rkd_store_close(rkd_store *s);
 

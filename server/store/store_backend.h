@@ -12,7 +12,7 @@
  *
  * Adding a store: write store_<name>.c with a constructor returning its state and an
  * rkd_store_ops, give it a header for its own extras (like store_sqlite.h), and let
- * rkd_store_open() in store_open.c pick it by the location it is given. Nothing in store.h,
+ * rkd_store_open_with() in store_open.c pick it by the location it is given. Nothing in store.h,
  * store_domain.c, api.c or http.c changes.
  *
  * Events (docs/API.md) are written by the backend in the same atomic step as the change each

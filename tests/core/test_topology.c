@@ -282,6 +282,25 @@ static void test_data_refused(void **state)
     }
 }
 
+/* The one list of data protocols: in registration order, found only by their exact names, each
+ * found as the list's own (static) string, and listed for a message as the list says. */
+static void test_data_protocols(void **state)
+{
+    (void)state;
+    assert_string_equal(rk_data_protocol(0), "memcached");
+    assert_string_equal(rk_data_protocol(1), "redis");
+    assert_null(rk_data_protocol(2));
+    char name[] = "redis", names[64];
+    assert_ptr_equal(rk_data_protocol_find(name), rk_data_protocol(1));
+    assert_null(rk_data_protocol_find("REDIS"));
+    assert_null(rk_data_protocol_find(""));
+    assert_null(rk_data_protocol_find(NULL));
+    assert_string_equal(rk_data_protocol_names(names, sizeof names, "\""),
+                        "\"memcached\" or \"redis\"");
+    assert_string_equal(rk_data_protocol_names(names, sizeof names, ""), "memcached or redis");
+    assert_string_equal(rk_data_protocol_names(names, 8, ""), "memcach");
+}
+
 /* "data" says what the nodes speak, not where keys go: the same ring, fingerprint and plan
  * digest with it and without, and a plan from one to the other moves nothing. */
 static void test_data_not_in_ring(void **state)
@@ -617,14 +636,23 @@ static void test_step_weights(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_invalid_fixtures), cmocka_unit_test(test_valid_fixtures),
-        cmocka_unit_test(test_version_document), cmocka_unit_test(test_data_accepted),
-        cmocka_unit_test(test_data_refused),     cmocka_unit_test(test_data_not_in_ring),
-        cmocka_unit_test(test_node_count_limit), cmocka_unit_test(test_new_node_count_limit),
-        cmocka_unit_test(test_new_bad_utf8),     cmocka_unit_test(test_hidden_marks),
-        cmocka_unit_test(test_new_rules),        cmocka_unit_test(test_refcount),
-        cmocka_unit_test(test_error_names),      cmocka_unit_test(test_error_set_cuts_utf8),
-        cmocka_unit_test(test_cluster_names),    cmocka_unit_test(test_json_shortest_reals),
+        cmocka_unit_test(test_invalid_fixtures),
+        cmocka_unit_test(test_valid_fixtures),
+        cmocka_unit_test(test_version_document),
+        cmocka_unit_test(test_data_accepted),
+        cmocka_unit_test(test_data_refused),
+        cmocka_unit_test(test_data_protocols),
+        cmocka_unit_test(test_data_not_in_ring),
+        cmocka_unit_test(test_node_count_limit),
+        cmocka_unit_test(test_new_node_count_limit),
+        cmocka_unit_test(test_new_bad_utf8),
+        cmocka_unit_test(test_hidden_marks),
+        cmocka_unit_test(test_new_rules),
+        cmocka_unit_test(test_refcount),
+        cmocka_unit_test(test_error_names),
+        cmocka_unit_test(test_error_set_cuts_utf8),
+        cmocka_unit_test(test_cluster_names),
+        cmocka_unit_test(test_json_shortest_reals),
         cmocka_unit_test(test_step_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

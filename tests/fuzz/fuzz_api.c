@@ -52,7 +52,7 @@ static void db_open(void)
 {
     rk_error err = {0};
     db_remove();
-    store = rkd_store_open(db, RK_MIGRATIONS_DIR, &err);
+    store = rkd_store_open_with(db, &(rkd_store_param){"migrations", RK_MIGRATIONS_DIR}, 1, &err);
     app = store ? rkd_app_new(store, NULL, &err) : NULL;
     if (!app) {
         fprintf(stderr, "fuzz_api: cannot open %s: %s\n", db, err.message);

@@ -789,6 +789,21 @@ static void bad_input_refused(void **state)
     assert_non_null(rkm_driver_find(f->store));
 }
 
+/* The drivers are the data protocols a topology may name, one each, from the same registration:
+ * a driver under each name, and the refusal of another name lists them all. */
+static void driver_per_data_protocol(void **state)
+{
+    (void)state;
+    char names[128], want[192];
+    for (size_t i = 0; rk_data_protocol(i); i++)
+        assert_string_equal(rkm_driver_find(rk_data_protocol(i))->name, rk_data_protocol(i));
+    rk_error err = {0};
+    assert_null(rkm_conn_new("etcd", "127.0.0.1:1", NULL, &err));
+    snprintf(want, sizeof want, "unknown data store 'etcd': %s",
+             rk_data_protocol_names(names, sizeof names, ""));
+    assert_string_equal(err.message, want);
+}
+
 /* Key i of the crawler test: long, so that few keys make a long stream. */
 static size_t held_key(int i, char *buf)
 {
@@ -886,6 +901,7 @@ int main(void)
     static fixture redis = {
         .store = "redis", .src_env = "RKM_REDIS_SRC", .dst_env = "RKM_REDIS_DST"};
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(driver_per_data_protocol),
         PER_STORE(scan_every_key_once),
         PER_STORE(scan_resumes),
         PER_STORE(scan_step_redone_after_failure),

@@ -112,11 +112,9 @@ rk_scheme rk_hash_scheme(rk_hash_alg alg)
     return RK_SCHEME_RINGKEEPER;
 }
 
-/* `n` names, name(i) each, between `quote`s, the first followed by `first_note`, separated by
- * ", " and the last two by `last_sep`. */
-static const char *list_names(size_t n, const char *(*name)(const void *, size_t), const void *of,
-                              const char *first_note, char *buf, size_t size, const char *quote,
-                              const char *last_sep)
+const char *rki_list_names(size_t n, const char *(*name)(const void *, size_t), const void *of,
+                           const char *first_note, char *buf, size_t size, const char *quote,
+                           const char *last_sep)
 {
     size_t at = 0;
     buf[0] = '\0';
@@ -143,10 +141,10 @@ const char *rki_hash_names(rk_scheme scheme, char *buf, size_t size, const char 
                            const char *last_sep)
 {
     const rki_scheme *s = rki_scheme_of(scheme);
-    return list_names(s ? s->n_hashes : 0, hash_at, s, "", buf, size, quote, last_sep);
+    return rki_list_names(s ? s->n_hashes : 0, hash_at, s, "", buf, size, quote, last_sep);
 }
 
 const char *rki_scheme_names(char *buf, size_t size)
 {
-    return list_names(N_SCHEMES, scheme_at, NULL, " (the default)", buf, size, "\"", " or ");
+    return rki_list_names(N_SCHEMES, scheme_at, NULL, " (the default)", buf, size, "\"", " or ");
 }

@@ -1,6 +1,6 @@
 /* store_etcd.h — the etcd backend of store.h (docs/ETCD.md): any number of ringkeeperd replicas
- * over one etcd cluster, spoken to through its v3 JSON gateway. rkd_store_open() picks it for a
- * location starting with "etcd://". */
+ * over one etcd cluster, spoken to through its v3 JSON gateway. rkd_store_open_with() picks it for
+ * a location starting with "etcd://". */
 #ifndef RKD_STORE_ETCD_H
 #define RKD_STORE_ETCD_H
 

@@ -125,6 +125,21 @@ static rks_store *new_db(const char *path, rk_error *err)
     return NULL;
 }
 
+const char *const rkd_sqlite_param_names[] = {"migrations", NULL};
+
+void *rkd_sqlite_open_params(const char *path, const rkd_store_param *p, size_t n,
+                             const rkd_store_ops **ops, rk_error *err)
+{
+    const char *migrations = rkd_store_param_value(p, n, "migrations");
+    if (!migrations) {
+        rk_error_set(err, RK_EINVAL, "migrations",
+                     "an SQLite store takes its schema from a directory of NNNN_*.sql files "
+                     "(--migrations DIR)");
+        return NULL;
+    }
+    return rkd_sqlite_open(path, migrations, ops, err);
+}
+
 void *rkd_sqlite_open(const char *path, const char *migrations_dir, const rkd_store_ops **ops,
                       rk_error *err)
 {

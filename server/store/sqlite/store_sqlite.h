@@ -7,6 +7,14 @@
 
 #include "store_backend.h"
 
+/* The backend's parameters (rkd_store_param), NULL-terminated: "migrations", the directory of the
+ * NNNN_*.sql files, which rkd_sqlite_open_params hands rkd_sqlite_open. */
+extern const char *const rkd_sqlite_param_names[];
+/* rkd_sqlite_open of `path` with the migrations its parameters p[0 .. n) name; RK_EINVAL on the
+ * field "migrations" without them. */
+void *rkd_sqlite_open_params(const char *path, const rkd_store_param *p, size_t n,
+                             const rkd_store_ops **ops, rk_error *err) RK_MUST_CHECK;
+
 /* Opens (creating when absent) the database at `path` and brings its schema up to date with the
  * SQL files NNNN_*.sql in `migrations_dir`: in numeric order, each once, each in its own
  * transaction. Refuses, without changing the file, one that is not a ringkeeper database

@@ -36,7 +36,8 @@ rkd_app *app_open(const char *dir, const char *name, rkd_store **store, rkd_metr
     char path[512];
     rk_error err = {0};
     snprintf(path, sizeof path, "%s/%s.db", dir, name);
-    *store = rkd_store_open(path, RK_MIGRATIONS_DIR, &err);
+    *store =
+        rkd_store_open_with(path, &(rkd_store_param){"migrations", RK_MIGRATIONS_DIR}, 1, &err);
     if (!*store)
         fail_msg("rkd_store_open: %s", err.message);
     rkd_app *app = rkd_app_new(*store, metrics, &err);

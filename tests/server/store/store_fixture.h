@@ -32,9 +32,11 @@ static inline void db_path(char *out, size_t cap, const char *name)
 static inline rkd_store *open_ok(const char *path)
 {
     rk_error err = {0};
-    rkd_store *s = rkd_store_open(path, RK_MIGRATIONS_DIR, &err);
+    rkd_store_param migrations = {"migrations", RK_MIGRATIONS_DIR}; /* SQLite's alone */
+    rkd_store *s =
+        rkd_store_open_with(path, &migrations, rkd_store_takes(path, "migrations") ? 1 : 0, &err);
     if (!s)
-        fail_msg("rkd_store_open(%s): %s %s", path, rkd_store_errname(err.code), err.message);
+        fail_msg("rkd_store_open_with(%s): %s %s", path, rkd_store_errname(err.code), err.message);
     return s;
 }
 

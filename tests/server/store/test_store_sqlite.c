@@ -168,7 +168,7 @@ static void test_store_id(void **state)
 static void expect_refused(const char *path, int want, const char *migrations)
 {
     rk_error err = {0};
-    rkd_store *s = rkd_store_open(path, migrations, &err);
+    rkd_store *s = rkd_store_open_with(path, &(rkd_store_param){"migrations", migrations}, 1, &err);
     if (s)
         fail_msg("%s opened, want %s", path, rkd_store_errname(want));
     assert_int_equal(err.code, want);
@@ -294,7 +294,7 @@ static void test_upgrade_scheme_rules(void **state)
     db_path(path, sizeof path, "scheme-rules");
     snprintf(dir, sizeof dir, "%s/migrations-0007", tmpdir);
     migrations_upto(dir, 7);
-    rkd_store *s = rkd_store_open(path, dir, &err);
+    rkd_store *s = rkd_store_open_with(path, &(rkd_store_param){"migrations", dir}, 1, &err);
     assert_non_null(s);
     publish(s, "k", 2, RKD_STORE_ANY, 1, RK_OK);
     policy.migration_window = 1;
