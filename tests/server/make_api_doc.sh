@@ -102,12 +102,14 @@ show() {
     cat "$EX/$1.md"
 }
 
-# Metrics: the first 3 samples of each family, then how many were left out.
+# Metrics: each family's TYPE line and first sample (OPERATIONS.md's table says what each counts, so
+# the HELP lines go), then how many samples were left out: the whole answer has a line per bucket and
+# route of the latency histogram, some 300 lines.
 trim_metrics() {
-    awk '/^# HELP/ { if (more) print "# ... " more " more lines"; n = 0; more = 0 }
+    awk '/^# HELP/ { n = 0; next }
          /^#/ { print; next }
-         { if (++n <= 3) print; else more++ }
-         END { if (more) print "# ... " more " more lines" }'
+         { if (++n == 1) print; else more++ }
+         END { if (more) print "# ... and " more " more samples in the whole answer" }'
 }
 
 # ---- the requests, in the order they run ----
@@ -492,7 +494,10 @@ EOF
 The Prometheus text format: requests by method, route pattern and status, a latency histogram by route,
 publishes, activations, database errors, the active version of each cluster, and the long polls waiting
 now. Routes are reported by pattern (`/v1/clusters/{c}/ring`), unknown paths as `other`. The response
-below is trimmed to the first three samples of each metric.
+below is an excerpt: every family once, its type and first sample; `curl "$RK/metrics"` shows them all,
+with a `# HELP` line each.
+What each family counts, and the alerts worth having on them, are in
+[OPERATIONS.md, "Metrics to alert on"](OPERATIONS.md#metrics-to-alert-on).
 
 EOF
     show metrics
