@@ -91,6 +91,30 @@ static inline uint32_t rki_node_at(const rk_ring *r, size_t i)
     return r->node16 ? r->node16[i] : r->node32[i];
 }
 
+/* The node of point i of r as `map` says (NULL: its topology index). */
+static inline uint32_t rki_node_mapped(const rk_ring *r, const uint32_t *map, size_t i)
+{
+    return map ? map[rki_node_at(r, i)] : rki_node_at(r, i);
+}
+
+/* Receives one stretch of a walk: hash values first..last (inclusive) and their node. */
+typedef void rki_stretch_fn(void *ctx, uint64_t first, uint64_t last, uint32_t node);
+
+/* The owners' stretches of ring r in hash order to fn, each node as `map` says (NULL: its topology
+ * index), stretches of one node left unmerged. Inline, so that a caller's fn is inlined in its
+ * loop: a picture walks every point of a ring. */
+static inline void rki_ring_walk(const rk_ring *r, const uint32_t *map, rki_stretch_fn *fn,
+                                 void *ctx)
+{
+    uint64_t max = r->bits == 64 ? UINT64_MAX : (UINT64_C(1) << r->bits) - 1;
+    fn(ctx, 0, r->pos[0], rki_node_mapped(r, map, 0));
+    for (size_t i = 1; i < r->n; i++)
+        if (r->pos[i] > r->pos[i - 1])
+            fn(ctx, r->pos[i - 1] + 1, r->pos[i], rki_node_mapped(r, map, i));
+    if (r->pos[r->n - 1] < max) /* past the last point wraps to the first */
+        fn(ctx, r->pos[r->n - 1] + 1, max, rki_node_mapped(r, map, 0));
+}
+
 /* ---- ring_sort.c ---- */
 
 /* Steps 1 to 4b of a build (ring.c): r->pos (r->n + pad entries, the pad left for the caller)
@@ -171,12 +195,6 @@ void rki_layer_deinit(rki_layer *l);
 /* Adds the stretches of a plan's circle (rk_plan_picture) to l. RK_OK or an error code, err set. */
 int rki_plan_layer(rki_layer *l, const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
                    rk_error *err);
-
-/* Receives one stretch of a walk: hash values first..last (inclusive) and their node. */
-typedef void rki_stretch_fn(void *ctx, uint64_t first, uint64_t last, uint32_t node);
-/* The owners' stretches of ring r in hash order to fn, each node as `map` says (NULL: its topology
- * index), stretches of one node left unmerged. */
-void rki_ring_walk(const rk_ring *r, const uint32_t *map, rki_stretch_fn *fn, void *ctx);
 
 /* One side of a plan as a ring, its nodes in plan node indexes. */
 typedef struct rki_plan_ring {

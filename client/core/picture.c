@@ -62,23 +62,6 @@ static void layer_stretch(void *l, uint64_t first, uint64_t last, uint32_t node)
     layer_add(l, first, last, node);
 }
 
-/* The node of point i of r as map says (NULL: its topology index). */
-static inline uint32_t mapped(const rk_ring *r, const uint32_t *map, size_t i)
-{
-    return map ? map[rki_node_at(r, i)] : rki_node_at(r, i);
-}
-
-void rki_ring_walk(const rk_ring *r, const uint32_t *map, rki_stretch_fn *fn, void *ctx)
-{
-    uint64_t max = r->bits == 64 ? UINT64_MAX : (UINT64_C(1) << r->bits) - 1;
-    fn(ctx, 0, r->pos[0], mapped(r, map, 0));
-    for (size_t i = 1; i < r->n; i++)
-        if (r->pos[i] > r->pos[i - 1])
-            fn(ctx, r->pos[i - 1] + 1, r->pos[i], mapped(r, map, i));
-    if (r->pos[r->n - 1] < max) /* past the last point wraps to the first */
-        fn(ctx, r->pos[r->n - 1] + 1, max, mapped(r, map, 0));
-}
-
 /* Plan node index of each of the topology's nodes: the plan's nodes are the union of both
  * topologies' nodes, sorted by id. New array, or NULL when out of memory. */
 static uint32_t *node_map(const rk_plan *p, const rk_topology *t)
