@@ -31,8 +31,8 @@ static uint64_t bin_first(const rk_load *l, size_t b)
 int rki_load_check(unsigned bits, size_t bins, double sample_rate, rk_error *err)
 {
     if (bits != 32 && bits != 64)
-        return rk_error_set(err, RK_EINVAL, "bits", "must be 32 or 64 (a ring's hash space), not %u",
-                            bits);
+        return rk_error_set(err, RK_EINVAL, "bits",
+                            "must be 32 or 64 (a ring's hash space), not %u", bits);
     if (bins < 1 || bins > RK_LOAD_MAX_BINS || (bins & (bins - 1)))
         return rk_error_set(err, RK_EINVAL, "bins", "must be a power of two 1..%d, not %zu",
                             RK_LOAD_MAX_BINS, bins);

@@ -94,8 +94,7 @@ static int check_fits(const rk_plan *p, const rk_ring *after, const rk_load *l, 
                             "the load is over a hash space of 2^%u, the plan's rings over 2^%u",
                             rk_load_bits(l), bits);
     if (after && strcmp(rk_ring_fingerprint_hex(after), rki_plan_fingerprint(p, 1)) != 0)
-        return rk_error_set(err, RK_EINVAL, "ring",
-                            "ring %s is not the one the plan moves to (%s)",
+        return rk_error_set(err, RK_EINVAL, "ring", "ring %s is not the one the plan moves to (%s)",
                             rk_ring_fingerprint_hex(after), rki_plan_fingerprint(p, 1));
     return RK_OK;
 }

@@ -271,8 +271,8 @@ static void load_refusals(void **state)
         size_t bins;
         double rate;
         const char *field;
-    } bad[] = {{16, 4, 1, "bits"},      {32, 0, 1, "bins"},         {32, 3, 1, "bins"},
-               {64, 131072, 1, "bins"}, {32, 4, 0, "sample_rate"},  {32, 4, 1.5, "sample_rate"},
+    } bad[] = {{16, 4, 1, "bits"},         {32, 0, 1, "bins"},        {32, 3, 1, "bins"},
+               {64, 131072, 1, "bins"},    {32, 4, 0, "sample_rate"}, {32, 4, 1.5, "sample_rate"},
                {32, 4, NAN, "sample_rate"}};
     rk_error err = {0};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
