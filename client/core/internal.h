@@ -100,6 +100,30 @@ static inline uint32_t rki_node_at(const rk_ring *r, size_t i)
     return r->node16 ? r->node16[i] : r->node32[i];
 }
 
+/* The node of point i of r as `map` says (NULL: its topology index). */
+static inline uint32_t rki_node_mapped(const rk_ring *r, const uint32_t *map, size_t i)
+{
+    return map ? map[rki_node_at(r, i)] : rki_node_at(r, i);
+}
+
+/* Receives one stretch of a walk: hash values first..last (inclusive) and their node. */
+typedef void rki_stretch_fn(void *ctx, uint64_t first, uint64_t last, uint32_t node);
+
+/* The owners' stretches of ring r in hash order to fn, each node as `map` says (NULL: its topology
+ * index), stretches of one node left unmerged. Inline, so that a caller's fn is inlined in its
+ * loop: a picture walks every point of a ring. */
+static inline void rki_ring_walk(const rk_ring *r, const uint32_t *map, rki_stretch_fn *fn,
+                                 void *ctx)
+{
+    uint64_t max = r->bits == 64 ? UINT64_MAX : (UINT64_C(1) << r->bits) - 1;
+    fn(ctx, 0, r->pos[0], rki_node_mapped(r, map, 0));
+    for (size_t i = 1; i < r->n; i++)
+        if (r->pos[i] > r->pos[i - 1])
+            fn(ctx, r->pos[i - 1] + 1, r->pos[i], rki_node_mapped(r, map, i));
+    if (r->pos[r->n - 1] < max) /* past the last point wraps to the first */
+        fn(ctx, r->pos[r->n - 1] + 1, max, rki_node_mapped(r, map, 0));
+}
+
 /* ---- ring_sort.c ---- */
 
 /* Steps 1 to 4b of a build (ring.c): r->pos (r->n + pad entries, the pad left for the caller)
@@ -140,6 +164,22 @@ int rki_radix_sort(uint64_t **key, uint32_t **val, size_t n);
 int rki_plan_steps(const rk_arc *arcs, size_t n, unsigned bits, double max_step, rk_step **steps,
                    size_t *n_steps, rk_arc **out, size_t *n_out, size_t *visits);
 
+/* ---- load.c: for load_json.c and plan_load.c ---- */
+
+/* RK_OK for a load rk_load_new takes, else RK_EINVAL naming "bits", "bins" or "sample_rate". */
+int rki_load_check(unsigned bits, size_t bins, double sample_rate, rk_error *err);
+/* RK_OK for amounts rk_load_add takes, else RK_EINVAL naming `path`, or when it is NULL the
+ * amount's own name ("bytes"). */
+int rki_load_amount_check(double keys, double bytes, double requests, const char *path,
+                          rk_error *err);
+/* Bin b's sample, as checked by rki_load_amount_check. */
+void rki_load_set_bin(rk_load *l, size_t b, rk_load_amount a);
+/* Each amount of *a times `by`. */
+void rki_load_scale(rk_load_amount *a, double by);
+/* Adds to *into what was sampled in hash values first..last (inclusive, first <= last, in the
+ * load's space), a bin they cover in part pro rata by the hash values they share with it. */
+void rki_load_spread(const rk_load *l, uint64_t first, uint64_t last, rk_load_amount *into);
+
 /* ---- picture.c: binned pictures of rings and plans, for rk_*_picture and plan_svg.c ---- */
 
 #define RKI_LAYER_MAX 1440 /* stretches a layer keeps exactly; plan_svg.c draws up to this many */
@@ -167,6 +207,19 @@ void rki_layer_deinit(rki_layer *l);
 /* Adds the stretches of a plan's circle (rk_plan_picture) to l. RK_OK or an error code, err set. */
 int rki_plan_layer(rki_layer *l, const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
                    rk_error *err);
+
+/* One side of a plan as a ring, its nodes in plan node indexes. */
+typedef struct rki_plan_ring {
+    const rk_ring *ring; /* the side's ring: the caller's, or `built` */
+    rk_ring *built;      /* rebuilt from the plan's topology when none was given; owned */
+    uint32_t *map;       /* ring's topology node index -> plan node index; owned */
+} rki_plan_ring;
+
+/* Opens the ring before (after == 0) or after of p: `given` (borrowed) or else rebuilt. RK_OK, or
+ * an error with err set and nothing to close; rki_plan_ring_close frees what it owns. */
+int rki_plan_ring_open(rki_plan_ring *s, const rk_plan *p, const rk_ring *given, int after,
+                       rk_error *err);
+void rki_plan_ring_close(rki_plan_ring *s);
 
 /* Accessors for plan_format.c. */
 const rk_plan_options *rki_plan_options(const rk_plan *p);

@@ -56,22 +56,10 @@ static void layer_add(rki_layer *l, uint64_t first, uint64_t last, uint32_t node
     l->stretches++;
 }
 
-/* The node of point i of r as map says (NULL: its topology index). */
-static inline uint32_t mapped(const rk_ring *r, const uint32_t *map, size_t i)
+/* layer_add for rki_ring_walk. */
+static void layer_stretch(void *l, uint64_t first, uint64_t last, uint32_t node)
 {
-    return map ? map[rki_node_at(r, i)] : rki_node_at(r, i);
-}
-
-/* The owners' stretches of ring r in hash order, each node as map says. */
-static void ring_stretches(rki_layer *l, const rk_ring *r, const uint32_t *map)
-{
-    uint64_t max = r->bits == 64 ? UINT64_MAX : (UINT64_C(1) << r->bits) - 1;
-    layer_add(l, 0, r->pos[0], mapped(r, map, 0));
-    for (size_t i = 1; i < r->n; i++)
-        if (r->pos[i] > r->pos[i - 1])
-            layer_add(l, r->pos[i - 1] + 1, r->pos[i], mapped(r, map, i));
-    if (r->pos[r->n - 1] < max) /* past the last point wraps to the first */
-        layer_add(l, r->pos[r->n - 1] + 1, max, mapped(r, map, 0));
+    layer_add(l, first, last, node);
 }
 
 /* Plan node index of each of the topology's nodes: the plan's nodes are the union of both
@@ -96,26 +84,41 @@ static uint32_t *node_map(const rk_plan *p, const rk_topology *t)
     return map;
 }
 
+int rki_plan_ring_open(rki_plan_ring *s, const rk_plan *p, const rk_ring *given, int after,
+                       rk_error *err)
+{
+    rk_error local = {0};
+    /* the ring takes a reference, which changes only the topology's reference count */
+    s->built = given ? NULL : rk_ring_build((rk_topology *)rki_plan_topology(p, after), &local);
+    s->ring = given ? given : s->built;
+    s->map = s->ring ? node_map(p, s->ring->topo) : NULL;
+    if (s->map)
+        return RK_OK;
+    int rc = s->ring ? rk_error_set(err, RK_ENOMEM, NULL, "out of memory reading a plan's ring")
+                     : local.code;
+    if (!s->ring && err)
+        *err = local;
+    rki_plan_ring_close(s);
+    return rc;
+}
+
+void rki_plan_ring_close(rki_plan_ring *s)
+{
+    free(s->map);
+    rk_ring_free(s->built);
+    s->map = NULL, s->built = NULL;
+}
+
 /* The ring before or after of plan p into l, in plan node indexes: `given` when not NULL, else
  * rebuilt from the plan's topology (the plan keeps only the moving arcs). */
 static int side_stretches(rki_layer *l, const rk_plan *p, const rk_ring *given, int after,
                           rk_error *err)
 {
-    rk_error local = {0};
-    /* the ring takes a reference, which changes only the topology's reference count */
-    rk_ring *built =
-        given ? NULL : rk_ring_build((rk_topology *)rki_plan_topology(p, after), &local);
-    const rk_ring *r = given ? given : built;
-    uint32_t *map = r ? node_map(p, r->topo) : NULL;
-    int rc = !r ? local.code : map ? RK_OK : RK_ENOMEM;
-    if (map)
-        ring_stretches(l, r, map);
-    else if (!r && err)
-        *err = local;
-    else
-        rk_error_set(err, RK_ENOMEM, NULL, "out of memory drawing a plan");
-    free(map);
-    rk_ring_free(built);
+    rki_plan_ring side;
+    int rc = rki_plan_ring_open(&side, p, given, after, err);
+    if (rc == RK_OK)
+        rki_ring_walk(side.ring, side.map, layer_stretch, l);
+    rki_plan_ring_close(&side);
     return rc;
 }
 
@@ -156,7 +159,7 @@ int rk_ring_picture(const rk_ring *r, size_t bins, uint32_t *out, rk_error *err)
         rk_error_set(err, RK_ENOMEM, NULL, "out of memory drawing a ring");
         return RK_ENOMEM;
     }
-    ring_stretches(&l, r, NULL);
+    rki_ring_walk(r, NULL, layer_stretch, &l);
     copy_bins(&l, out);
     rki_layer_deinit(&l);
     return RK_OK;

@@ -521,6 +521,81 @@ typedef enum rk_plan_circle {
 RK_API int rk_plan_picture(const rk_plan *p, rk_plan_circle circle, const rk_ring *ring,
                            size_t bins, uint32_t *out, rk_error *err);
 
+/* ---- Load over the ring (docs/RING.md, "Load over the ring") ---- */
+
+/* A measured load over a hash space of 2^bits (32 or 64, a ring's rk_ring_bits): keys, bytes and
+ * requests in `bins` equal bins, bin b holding hash values [b, b + 1) * 2^bits / bins. Bins, not a
+ * ring's arcs: a profile measured once weighs the ring before and the ring after a change alike
+ * (arcs change with every version), it merges sample by sample without a ring at hand, and its size
+ * is bounded by the bins whatever the ring. A plan weighs a bin that an arc covers in part pro rata
+ * by the hash values they share, as if the load were spread evenly inside a bin: the finer the
+ * bins, the less that assumes. The load holds what was sampled; every figure drawn from it is an
+ * estimate, the sample divided by the sample rate. Not thread-safe while it is added to; immutable
+ * afterwards as a ring is. */
+typedef struct rk_load rk_load;
+
+#define RK_LOAD_MAX_BINS 65536 /* bins of a load at most */
+
+/* Load in a stretch of the hash space; any unit of requests (a count, a rate), one per profile. */
+typedef struct rk_load_amount {
+    double keys;     /* keys */
+    double bytes;    /* bytes the keys and their values take */
+    double requests; /* requests for the keys */
+} rk_load_amount;
+
+/* A new empty load of `bins` bins (a power of two, 1..RK_LOAD_MAX_BINS) over 2^bits (32 or 64), of
+ * which a fraction `sample_rate` (0 < rate <= 1) of the keys was sampled; free with rk_load_free.
+ * NULL with err set: RK_EINVAL naming "bits", "bins" or "sample_rate", or RK_ENOMEM. */
+RK_API rk_load *rk_load_new(unsigned bits, size_t bins, double sample_rate,
+                            rk_error *err) RK_MUST_CHECK;
+/* NULL is fine. */
+RK_API void rk_load_free(rk_load *l);
+/* Adds a sample at hash value `hash` (as rk_ring_key_hash gives it) to its bin. RK_EINVAL, and
+ * nothing added, for a hash outside the space (field "hash") or an amount that is negative, NaN or
+ * infinite (field "keys", "bytes" or "requests"). */
+RK_API int rk_load_add(rk_load *l, uint64_t hash, double keys, double bytes, double requests,
+                       rk_error *err);
+RK_API unsigned rk_load_bits(const rk_load *l);
+RK_API size_t rk_load_bins(const rk_load *l);
+RK_API double rk_load_sample_rate(const rk_load *l);
+/* What was sampled in bin b (b < rk_load_bins), not scaled by the sample rate. */
+RK_API rk_load_amount rk_load_bin(const rk_load *l, size_t b);
+/* The estimate over the whole space: every bin's sample summed, divided by the sample rate. */
+RK_API rk_load_amount rk_load_total(const rk_load *l);
+
+/* Reads a load profile {"bits", "bins", "sample_rate", "keys", "bytes", "requests"}, the last three
+ * arrays of `bins` numbers >= 0 (docs/RING.md). `doc` is borrowed. A new load (rk_load_free), or
+ * NULL with err set: RK_EINVAL naming the field ("bins", "bytes[12]", an unknown field), RK_ENOMEM.
+ */
+RK_API rk_load *rk_load_from_json(const struct json_t *doc, rk_error *err) RK_MUST_CHECK;
+/* The document rk_load_from_json reads; a new reference (json_decref), NULL when out of memory. */
+RK_API struct json_t *rk_load_to_json(const rk_load *l) RK_MUST_CHECK;
+
+/* What a plan moves and how it balances, weighed by a load (estimates, as the load's figures). */
+typedef struct rk_plan_load_figures {
+    rk_load_amount total;           /* over the whole hash space */
+    rk_load_amount moving;          /* in the plan's arcs: what changes owner */
+    double bytes_balance_before;    /* the largest bytes share / ideal share (weight / total
+                                     * weight) over nodes with weight > 0; 0 with no bytes */
+    double bytes_balance_after;     /* the same after the plan */
+    double requests_balance_before; /* and by requests */
+    double requests_balance_after;
+} rk_plan_load_figures;
+
+/* The load a plan node holds before and after, and what it gives and takes. */
+typedef struct rk_plan_node_load {
+    rk_load_amount before, after, gained, lost;
+} rk_plan_node_load;
+
+/* Weighs plan `p` by load `l` (both borrowed; the plan unchanged): the figures into *out and, when
+ * `nodes` is not NULL, per plan node into the caller's array of rk_plan_nodes() entries, in that
+ * order. `after` is the ring the plan moves to, or NULL to rebuild it from the plan's topology (as
+ * costly as building it); the before figures follow from it and the moving arcs. RK_OK; RK_EINVAL
+ * for a load over another hash space (field "bits") or a ring not the plan's (field "ring");
+ * RK_ENOMEM. A plan, and every figure it gives, is the same with or without a load. */
+RK_API int rk_plan_load(const rk_plan *p, const rk_ring *after, const rk_load *l,
+                        rk_plan_load_figures *out, rk_plan_node_load *nodes, rk_error *err);
+
 /* ---- Rollouts: a change in steps (docs/MIGRATE.md, "Rollouts") ---- */
 
 #define RK_ROLLOUT_MAX_STEPS 100
