@@ -1,4 +1,4 @@
-/* migrate_run.c — `ringkeeper migrate run`, the worker: takes the cluster's job (starting one
+/* run.c — `ringkeeper migrate run`, the worker: takes the cluster's job (starting one
  * when there is none), claims it, builds both versions' rings, connects to the data servers, and
  * for each step from the job's own copies every source not done from its stored cursor and
  * counters, then verifies, reporting each batch; with --finish it closes the window once the job
