@@ -1,9 +1,8 @@
 /* migrate.h — `ringkeeper migrate` (docs/MIGRATE.md, "ringkeeper migrate"): what its files share.
- * migrate.c parses the subcommands, job.c speaks to the job's routes, run.c is
- * the worker's flow over steps and sources, report.c turns the copy engine's state into
- * progress reports, beat.c is the heartbeat thread, show.c prints progress and
- * the job, watch.c follows it (status --watch), verify.c the local read-only
- * verify, signals.c the signals that stop a worker. */
+ * migrate.c parses the subcommands, job.c speaks to the job's routes, run.c is the worker's flow
+ * over steps and sources, report.c turns the copy engine's state into progress reports, beat.c is
+ * the heartbeat thread, show.c prints progress and the job, watch.c follows it (status --watch),
+ * verify.c the local read-only verify, signals.c the signals that stop a worker. */
 #ifndef RK_CLI_MIGRATE_H
 #define RK_CLI_MIGRATE_H
 
