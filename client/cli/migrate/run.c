@@ -194,12 +194,9 @@ static int connect_dests(mig_run *r)
 
 /* ---- one source ---- */
 
-static void load_copy(rkm_copy_state *st, const json_t *src)
+/* A source's counters as the job stores them (`c`), into a copy's or a verify's. */
+static void load_copy(rkm_copy_counters *k, const json_t *c)
 {
-    json_t *c = json_object_get(src, "counters");
-    rkm_copy_counters *k = &st->counters;
-    snprintf(st->cursor.pos, sizeof st->cursor.pos, "%s", mig_str(src, "cursor"));
-    st->cursor.done = json_is_true(json_object_get(src, "done"));
     k->rule.scanned = (uint64_t)mig_int(c, "scanned");
     k->rule.stay = (uint64_t)mig_int(c, "stay");
     k->rule.not_owned = (uint64_t)mig_int(c, "not_owned");
@@ -212,12 +209,8 @@ static void load_copy(rkm_copy_state *st, const json_t *src)
     k->expired = (uint64_t)mig_int(c, "expired");
 }
 
-static void load_verify(rkm_verify_state *st, const json_t *src)
+static void load_verify(rkm_verify_counters *k, const json_t *c)
 {
-    json_t *c = json_object_get(src, "counters");
-    rkm_verify_counters *k = &st->counters;
-    snprintf(st->cursor.pos, sizeof st->cursor.pos, "%s", mig_str(src, "cursor"));
-    st->cursor.done = json_is_true(json_object_get(src, "done"));
     k->rule.scanned = (uint64_t)mig_int(c, "scanned");
     k->checked = (uint64_t)mig_int(c, "checked");
     k->matched = (uint64_t)mig_int(c, "matched");
@@ -311,18 +304,23 @@ typedef struct source_state {
 /* Initialises st for its phase from the job's source `src` (undone by state_deinit). */
 static void state_load(source_state *st, int verify, const json_t *src)
 {
+    const json_t *c = json_object_get(src, "counters");
+    rkm_cursor *at;
     st->verify = verify;
     if (verify) {
         rkm_verify_state_init(&st->u.verify);
-        load_verify(&st->u.verify, src);
-        st->cursor = st->u.verify.cursor.pos;
+        load_verify(&st->u.verify.counters, c);
+        at = &st->u.verify.cursor;
         st->stopped = &st->u.verify.stopped;
     } else {
         rkm_copy_state_init(&st->u.copy);
-        load_copy(&st->u.copy, src);
-        st->cursor = st->u.copy.cursor.pos;
+        load_copy(&st->u.copy.counters, c);
+        at = &st->u.copy.cursor;
         st->stopped = &st->u.copy.stopped;
     }
+    snprintf(at->pos, sizeof at->pos, "%s", mig_str(src, "cursor"));
+    at->done = json_is_true(json_object_get(src, "done"));
+    st->cursor = at->pos;
 }
 
 static void state_deinit(source_state *st)
