@@ -31,7 +31,7 @@ static const memcached_return_t mc_unreachable[] = {
 /* Timeouts from the options, and the one server. */
 static int mc_configure(memcached_st *mc, const mc_conn *m)
 {
-    uint64_t ms = m->opt->timeout_ms;
+    uint64_t ms = m->ep.opt->timeout_ms;
     memcached_return_t rc = memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, ms);
     if (memcached_success(rc))
         rc = memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, ms);
@@ -40,7 +40,7 @@ static int mc_configure(memcached_st *mc, const mc_conn *m)
     if (memcached_success(rc))
         rc = memcached_behavior_set(mc, MEMCACHED_BEHAVIOR_SND_TIMEOUT, ms * 1000);
     if (memcached_success(rc))
-        rc = memcached_server_add(mc, m->host, (in_port_t)m->port);
+        rc = memcached_server_add(mc, m->ep.host, (in_port_t)m->ep.port);
     return memcached_success(rc) ? 0 : -1;
 }
 
@@ -66,7 +66,7 @@ static int mc_fail(mc_conn *m, memcached_return_t rc, const char *what, rk_error
     for (size_t i = 0; i < sizeof mc_unreachable / sizeof mc_unreachable[0]; i++)
         if (rc == mc_unreachable[i])
             code = RK_EUNREACHABLE;
-    rk_error_set(err, code, NULL, "%s: %s: %s", m->label, what, memcached_strerror(m->mc, rc));
+    rk_error_set(err, code, NULL, "%s: %s: %s", m->ep.label, what, memcached_strerror(m->mc, rc));
     if (code == RK_EUNREACHABLE)
         mc_renew(m);
     return code;
@@ -102,28 +102,21 @@ static int mc_try_version(void *conn, rk_error *err)
     return memcached_success(rc) ? RK_OK : mc_fail(m, rc, "connect", err);
 }
 
+/* libmemcached's handle, before the first try to connect. */
+static int mc_setup(void *conn, rk_error *err)
+{
+    mc_conn *m = conn;
+    m->mc = memcached_create(NULL);
+    if (!m->mc || mc_configure(m->mc, m) != 0)
+        return rk_error_set(err, RK_ENOMEM, NULL, "%s: cannot set up libmemcached", m->ep.label);
+    return RK_OK;
+}
+
 static void *mc_open(const char *addr, const rkm_options *opt, rk_error *err)
 {
-    mc_conn *m = calloc(1, sizeof *m);
-    if (!m) {
-        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    m->opt = opt;
-    snprintf(m->label, sizeof m->label, "memcached %s", addr);
-    if (rkm_addr_parse(addr, m->host, &m->port, err) != RK_OK)
-        goto fail;
-    m->mc = memcached_create(NULL);
-    if (!m->mc || mc_configure(m->mc, m) != 0) {
-        rk_error_set(err, RK_ENOMEM, NULL, "%s: cannot set up libmemcached", m->label);
-        goto fail;
-    }
-    if (rkm_retry(opt, mc_try_version, m, err) != RK_OK)
-        goto fail;
-    return m;
-fail:
-    mc_close(m);
-    return NULL;
+    static const rkm_opener how = {"memcached", sizeof(mc_conn), mc_setup, mc_try_version,
+                                   mc_close};
+    return rkm_open_conn(&how, addr, opt, err);
 }
 
 /* The hand-written connection for meta commands and pipelines, made when there is none. */
@@ -131,7 +124,8 @@ int rkm_mc_meta(mc_conn *m, rk_error *err)
 {
     if (m->meta)
         return RK_OK;
-    return rkm_lines_connect(&m->meta, m->label, m->host, m->port, m->opt->timeout_ms, err);
+    return rkm_lines_connect(&m->meta, m->ep.label, m->ep.host, m->ep.port, m->ep.opt->timeout_ms,
+                             err);
 }
 
 /* The remaining TTL of `key` in ms into *ttl_ms: RKM_TTL_NONE, > 0, or 0 when it is absent. */
@@ -156,7 +150,7 @@ static int mc_ttl(mc_conn *m, const char *key, size_t len, int64_t *ttl_ms, rk_e
         return RK_OK;
     }
     if (sscanf(line, "HD t%lld", &t) != 1)
-        return rk_error_set(err, RK_EIO, NULL, "%s: unexpected answer to mg: '%.60s'", m->label,
+        return rk_error_set(err, RK_EIO, NULL, "%s: unexpected answer to mg: '%.60s'", m->ep.label,
                             line);
     *ttl_ms = t < 0 ? RKM_TTL_NONE : t * 1000; /* t0: expires within the second, absent */
     return RK_OK;
@@ -181,8 +175,8 @@ static int mc_run(mc_call *call, rkm_attempt_fn attempt, rk_error *err)
         return rk_error_set(err, RK_EINVAL, NULL,
                             "%s: a memcached key is 1 to %d bytes, without spaces or control "
                             "characters",
-                            call->m->label, MC_KEY_MAX);
-    return rkm_retry(call->m->opt, attempt, call, err);
+                            call->m->ep.label, MC_KEY_MAX);
+    return rkm_retry(call->m->ep.opt, attempt, call, err);
 }
 
 /* The TTL first: a key that expires between the two reads then reads as absent, never as a

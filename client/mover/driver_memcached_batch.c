@@ -62,7 +62,7 @@ static void mc_many_reset(mc_many *b)
             b->res[i].rc = rk_error_set(&b->res[i].err, RK_EINVAL, NULL,
                                         "%s: a memcached key is 1 to %d bytes, without spaces or "
                                         "control characters",
-                                        b->m->label, MC_KEY_MAX);
+                                        b->m->ep.label, MC_KEY_MAX);
     }
 }
 
@@ -117,19 +117,19 @@ static int mc_read_block(mc_conn *m, char *line, rkm_value *out, rkm_result *res
         have |= tok[0] == 't' ? 1 : tok[0] == 'f' ? 2 : 0;
     }
     if (!(have & 4))
-        return rk_error_set(err, RK_EIO, NULL, "%s: mg gave no size: '%.60s'", m->label, line);
-    bool keep = have == 7 && ttl != 0 && bytes <= m->opt->max_value_bytes;
+        return rk_error_set(err, RK_EIO, NULL, "%s: mg gave no size: '%.60s'", m->ep.label, line);
+    bool keep = have == 7 && ttl != 0 && bytes <= m->ep.opt->max_value_bytes;
     char *data = keep ? malloc(bytes ? bytes : 1) : NULL;
     if (keep && !data)
-        return rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", m->label);
+        return rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", m->ep.label);
     int rc = rkm_lines_read_bytes(m->meta, data, bytes, err);
     size_t len = 0;
     if (rc == RK_OK)
         rc = rkm_lines_read(m->meta, &line, &len, err);
     if (rc == RK_OK && len != 0)
-        rc = rk_error_set(err, RK_EIO, NULL, "%s: a value's data block does not end", m->label);
+        rc = rk_error_set(err, RK_EIO, NULL, "%s: a value's data block does not end", m->ep.label);
     if (rc == RK_OK && have != 7)
-        res->rc = rk_error_set(&res->err, RK_EIO, NULL, "%s: mg gave no TTL or flags", m->label);
+        res->rc = rk_error_set(&res->err, RK_EIO, NULL, "%s: mg gave no TTL or flags", m->ep.label);
     if (rc != RK_OK || res->rc != RK_OK || ttl == 0) { /* t0: expires within the second */
         free(data);
         return rc;
@@ -153,7 +153,7 @@ static int mc_read_value(mc_conn *m, rkm_value *out, rkm_result *res, rk_error *
     if (strncmp(line, "VA ", 3) == 0)
         return mc_read_block(m, line, out, res, err);
     res->rc = rk_error_set(&res->err, RK_EIO, NULL, "%s: unexpected answer to mg: '%.60s'",
-                           m->label, line);
+                           m->ep.label, line);
     return RK_OK;
 }
 
@@ -176,7 +176,7 @@ int rkm_mc_get_many(void *conn, const rkm_key *keys, size_t n, rkm_value *out, r
                     rk_error *err)
 {
     mc_many b = {.m = conn, .keys = keys, .n = n, .out = out, .res = res};
-    return rkm_retry(b.m->opt, mc_try_get_many, &b, err);
+    return rkm_retry(b.m->ep.opt, mc_try_get_many, &b, err);
 }
 
 /* "add <key> <flags> <exptime> <bytes>", the value and its CRLF, into the send. */
@@ -202,7 +202,7 @@ static int mc_read_added(mc_conn *m, rkm_added *added, rkm_result *res, rk_error
         return rc;
     *added = strcmp(line, "STORED") == 0 ? RKM_COPIED : RKM_PRESENT;
     if (*added == RKM_PRESENT && strcmp(line, "NOT_STORED") != 0 && strcmp(line, "EXISTS") != 0)
-        res->rc = rk_error_set(&res->err, RK_EIO, NULL, "%s: add: %.80s", m->label, line);
+        res->rc = rk_error_set(&res->err, RK_EIO, NULL, "%s: add: %.80s", m->ep.label, line);
     return RK_OK;
 }
 
@@ -232,7 +232,7 @@ int rkm_mc_add_many(void *conn, const rkm_key *keys, const rkm_value *values, si
                     rkm_added *added, rkm_result *res, rk_error *err)
 {
     mc_many b = {.m = conn, .keys = keys, .n = n, .in = values, .added = added, .res = res};
-    return rkm_retry(b.m->opt, mc_try_add_many, &b, err);
+    return rkm_retry(b.m->ep.opt, mc_try_add_many, &b, err);
 }
 
 int rkm_mc_checksum_many(void *conn, const rkm_key *keys, size_t n, rkm_sum *out, rkm_result *res,

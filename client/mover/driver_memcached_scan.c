@@ -65,7 +65,7 @@ static int mc_read_stats(mc_conn *m, rk_error *err)
     }
     if (rc == RK_OK && (server == 0 || m->spool_keys_max == 0))
         rc = rk_error_set(err, RK_EIO, NULL,
-                          "%s: `stats` did not give the server's time and curr_items", m->label);
+                          "%s: `stats` did not give the server's time and curr_items", m->ep.label);
     return rc;
 }
 
@@ -74,8 +74,8 @@ static int mc_spool_room(mc_conn *m, const char *dir, rk_error *err)
 {
     struct statvfs fs;
     if (statvfs(dir, &fs) != 0)
-        return rk_error_set(err, RK_EIO, NULL, "%s: cannot see the free space of %s: %s", m->label,
-                            dir, strerror(errno));
+        return rk_error_set(err, RK_EIO, NULL, "%s: cannot see the free space of %s: %s",
+                            m->ep.label, dir, strerror(errno));
     uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
     m->spool_bytes_max = avail > MC_SPOOL_RESERVE ? avail - MC_SPOOL_RESERVE : 0;
     return RK_OK;
@@ -130,8 +130,8 @@ static int mc_parse_dump_line(char *line, char *key, rkm_key *out, int64_t *exp)
 /* RK_EIO: the spool failed `what` (errno says why). */
 static int mc_spool_error(const mc_conn *m, const char *what, rk_error *err)
 {
-    return rk_error_set(err, RK_EIO, NULL, "%s: cannot %s the metadump spool: %s", m->label, what,
-                        strerror(errno));
+    return rk_error_set(err, RK_EIO, NULL, "%s: cannot %s the metadump spool: %s", m->ep.label,
+                        what, strerror(errno));
 }
 
 /* A new spool: an unlinked temporary file in $TMPDIR (else /tmp), gone with its descriptor
@@ -149,7 +149,7 @@ static int mc_spool_open(mc_conn *m, rk_error *err)
     if (m->spool && setvbuf(m->spool, NULL, _IOFBF, MC_SPOOL_BUF) == 0)
         return mc_spool_room(m, dir, err);
     int rc = rk_error_set(err, RK_EIO, NULL, "%s: cannot create the metadump spool in %s: %s",
-                          m->label, dir, strerror(errno));
+                          m->ep.label, dir, strerror(errno));
     if (m->spool)
         rkm_mc_spool_stop(m);
     else if (fd >= 0)
@@ -182,9 +182,9 @@ static int mc_spool_line(mc_conn *m, char *line, bool *end, rk_error *err)
     if (*end)
         return RK_OK;
     if (strncmp(line, "BUSY", 4) == 0) /* another metadump or crawl runs: wait for it */
-        return rk_error_set(err, RK_EUNREACHABLE, NULL, "%s: lru_crawler busy", m->label);
+        return rk_error_set(err, RK_EUNREACHABLE, NULL, "%s: lru_crawler busy", m->ep.label);
     if (mc_parse_dump_line(line, key, &k, &exp) != 0)
-        return rk_error_set(err, RK_EIO, NULL, "%s: unexpected metadump line '%.60s'", m->label,
+        return rk_error_set(err, RK_EIO, NULL, "%s: unexpected metadump line '%.60s'", m->ep.label,
                             line);
     return mc_spool_key(m, &k, exp, err);
 }
@@ -200,7 +200,8 @@ static int mc_spool_fill(mc_conn *m, rk_error *err)
     m->passed = m->step_passed = 0;
     m->step_off = 0;
     m->spool_bytes = 0;
-    int rc = rkm_lines_connect(&m->dump, m->label, m->host, m->port, m->opt->timeout_ms, err);
+    int rc = rkm_lines_connect(&m->dump, m->ep.label, m->ep.host, m->ep.port, m->ep.opt->timeout_ms,
+                               err);
     if (rc == RK_OK)
         rc = mc_read_stats(m, err);
     if (rc == RK_OK)
@@ -220,7 +221,7 @@ static int mc_spool_fill(mc_conn *m, rk_error *err)
                           "%s: the metadump went on past %llu keys, more than the server's own "
                           "count allows (curr_items x%d + %d) or the spool's disk can hold: a "
                           "broken server, or not a memcached; the scan stopped",
-                          m->label, (unsigned long long)i, MC_SPOOL_GROWTH, MC_SPOOL_SLACK);
+                          m->ep.label, (unsigned long long)i, MC_SPOOL_GROWTH, MC_SPOOL_SLACK);
     rkm_mc_dump_stop(m);
     if (rc == RK_OK && (fflush(m->spool) != 0 || fseeko(m->spool, 0, SEEK_SET) != 0))
         rc = mc_spool_error(m, "write", err);
@@ -324,6 +325,6 @@ int rkm_mc_scan_step(void *conn, rkm_cursor *cursor, size_t count, rkm_key_fn fn
                      rk_error *err)
 {
     mc_scan s = {.m = conn, .cursor = cursor, .count = count, .fn = fn, .ctx = ctx};
-    int rc = rkm_retry(s.m->opt, mc_try_scan, &s, err);
+    int rc = rkm_retry(s.m->ep.opt, mc_try_scan, &s, err);
     return rc == RK_OK ? s.stopped : rc;
 }

@@ -22,21 +22,18 @@ extern const rkm_driver rkm_driver_memcached;
 
 /* One memcached server: the `conn` of every operation of rkm_driver_memcached. */
 typedef struct mc_conn {
-    memcached_st *mc;          /* libmemcached: values, add, delete */
-    const rkm_options *opt;    /* borrowed from the rkm_conn */
-    char host[RKM_HOST_MAX];   /* where the hand-written connections go */
-    unsigned port;             /* with host */
-    char label[RKM_LABEL_MAX]; /* "memcached host:port", how messages name the server */
-    rkm_lines *meta;           /* TTL queries; NULL before the first and after a failure */
-    rkm_lines *dump;           /* the metadump stream while it is spooled, else NULL */
-    FILE *spool;               /* the scan in progress: its whole stream, or NULL */
-    uint64_t passed;           /* keys read from the spool: the cursor */
-    uint64_t step_passed;      /* `passed` where the last step began, */
-    off_t step_off;            /* and its offset in the spool: a failed step rewinds to it */
-    int64_t skew_s;            /* the server's clock minus ours, when the stream began */
-    uint64_t spool_keys_max;   /* the stream's bound: the server's own item count, with margin */
-    uint64_t spool_bytes_max;  /* and the spool's: what the disk has free, less a reserve */
-    uint64_t spool_bytes;      /* written to the spool so far */
+    rkm_endpoint ep;          /* first (rkm_open_conn): where the hand-written connections go */
+    memcached_st *mc;         /* libmemcached: values, add, delete */
+    rkm_lines *meta;          /* TTL queries; NULL before the first and after a failure */
+    rkm_lines *dump;          /* the metadump stream while it is spooled, else NULL */
+    FILE *spool;              /* the scan in progress: its whole stream, or NULL */
+    uint64_t passed;          /* keys read from the spool: the cursor */
+    uint64_t step_passed;     /* `passed` where the last step began, */
+    off_t step_off;           /* and its offset in the spool: a failed step rewinds to it */
+    int64_t skew_s;           /* the server's clock minus ours, when the stream began */
+    uint64_t spool_keys_max;  /* the stream's bound: the server's own item count, with margin */
+    uint64_t spool_bytes_max; /* and the spool's: what the disk has free, less a reserve */
+    uint64_t spool_bytes;     /* written to the spool so far */
 } mc_conn;
 
 /* ---- driver_memcached.c ---- */

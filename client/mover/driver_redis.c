@@ -20,11 +20,8 @@ extern const rkm_driver rkm_driver_redis; /* the table below, which the checksum
 #define RD_DUMP_BUDGET (8u << 20)
 
 typedef struct rd_conn {
-    redisContext *c;           /* NULL after a failed exchange, until the next reconnects */
-    const rkm_options *opt;    /* borrowed from the rkm_conn */
-    char host[RKM_HOST_MAX];   /* where to reconnect */
-    unsigned port;             /* with host */
-    char label[RKM_LABEL_MAX]; /* "redis host:port", how messages name the server */
+    rkm_endpoint ep; /* first (rkm_open_conn): where to reconnect */
+    redisContext *c; /* NULL after a failed exchange, until the next reconnects */
 } rd_conn;
 
 /* One command, binary-safe: keys and payloads may hold any byte. A longer one (MIGRATE's key
@@ -46,12 +43,12 @@ static rd_cmd rd_key_cmd(const char *verb, const char *key, size_t len)
 static int rd_connect(void *conn, rk_error *err)
 {
     rd_conn *r = conn;
-    unsigned ms = r->opt->timeout_ms;
+    unsigned ms = r->ep.opt->timeout_ms;
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-    r->c = redisConnectWithTimeout(r->host, (int)r->port, tv);
+    r->c = redisConnectWithTimeout(r->ep.host, (int)r->ep.port, tv);
     if (r->c && !r->c->err && redisSetTimeout(r->c, tv) == REDIS_OK)
         return RK_OK;
-    rk_error_set(err, RK_EUNREACHABLE, NULL, "%s: cannot connect: %s", r->label,
+    rk_error_set(err, RK_EUNREACHABLE, NULL, "%s: cannot connect: %s", r->ep.label,
                  r->c ? r->c->errstr : "out of memory");
     redisFree(r->c);
     r->c = NULL;
@@ -69,19 +66,8 @@ static void rd_close(void *conn)
 
 static void *rd_open(const char *addr, const rkm_options *opt, rk_error *err)
 {
-    rd_conn *r = calloc(1, sizeof *r);
-    if (!r) {
-        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    r->opt = opt;
-    snprintf(r->label, sizeof r->label, "redis %s", addr);
-    if (rkm_addr_parse(addr, r->host, &r->port, err) != RK_OK ||
-        rkm_retry(opt, rd_connect, r, err) != RK_OK) {
-        rd_close(r);
-        return NULL;
-    }
-    return r;
+    static const rkm_opener how = {"redis", sizeof(rd_conn), NULL, rd_connect, rd_close};
+    return rkm_open_conn(&how, addr, opt, err);
 }
 
 static void rd_free_replies(redisReply **replies, size_t n)
@@ -122,7 +108,7 @@ static int rd_try_exchange(void *arg, rk_error *err)
     }
     if (rc == RK_OK || !r->c)
         return rc;
-    rk_error_set(err, rc, NULL, "%s: connection lost: %s", r->label, r->c->errstr);
+    rk_error_set(err, rc, NULL, "%s: connection lost: %s", r->ep.label, r->c->errstr);
     rd_free_replies(x->replies, x->n);
     redisFree(r->c);
     r->c = NULL;
@@ -133,15 +119,15 @@ static int rd_run(rd_conn *r, size_t n, rd_cmd *cmds, redisReply **replies, rk_e
 {
     rd_exchange x = {.r = r, .n = n, .cmds = cmds, .replies = replies};
     memset(replies, 0, n * sizeof *replies);
-    return rkm_retry(r->opt, rd_try_exchange, &x, err);
+    return rkm_retry(r->ep.opt, rd_try_exchange, &x, err);
 }
 
 /* RK_EIO naming `cmd`, for a reply it should not have had. */
 static int rd_bad_reply(const rd_conn *r, const redisReply *reply, const char *cmd, rk_error *err)
 {
     if (reply->type == REDIS_REPLY_ERROR)
-        return rk_error_set(err, RK_EIO, NULL, "%s: %s: %.120s", r->label, cmd, reply->str);
-    return rk_error_set(err, RK_EIO, NULL, "%s: %s: unexpected reply of type %d", r->label, cmd,
+        return rk_error_set(err, RK_EIO, NULL, "%s: %s: %.120s", r->ep.label, cmd, reply->str);
+    return rk_error_set(err, RK_EIO, NULL, "%s: %s: unexpected reply of type %d", r->ep.label, cmd,
                         reply->type);
 }
 
@@ -185,7 +171,7 @@ static int rd_read_get(const rd_conn *r, redisReply *const rep[2], rkm_value *ou
         rc = rd_expect(r, rep[1], REDIS_REPLY_STRING, "DUMP", err);
     if (rc == RK_OK && rd_live(rep[0]->integer) && rep[1]->type == REDIS_REPLY_STRING &&
         rd_take_value(rep[0]->integer, rep[1], out) != RK_OK)
-        rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
+        rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->ep.label);
     return rc;
 }
 
@@ -205,7 +191,7 @@ static int rd_batch_new(rd_batch *b, const rd_conn *r, size_t n, size_t per, rk_
     b->at = malloc(n * sizeof *b->at);
     if (b->cmds && b->rep && b->ttl && b->at)
         return RK_OK;
-    return rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
+    return rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->ep.label);
 }
 
 static void rd_batch_free(rd_batch *b, size_t replies)
@@ -235,7 +221,7 @@ static void rd_take_size(const rd_conn *r, const redisReply *rep, rkm_value *see
         return;
     }
     seen->len = (size_t)rep->integer;
-    seen->state = seen->len > r->opt->max_value_bytes ? RKM_TOO_BIG : RKM_FOUND;
+    seen->state = seen->len > r->ep.opt->max_value_bytes ? RKM_TOO_BIG : RKM_FOUND;
 }
 
 /* Each key's size first (MEMORY USAGE, one pipeline): a value over the cap is RKM_TOO_BIG with
@@ -273,7 +259,7 @@ static int rd_dump_some(rd_conn *r, rd_batch *b, const rkm_key *keys, size_t fro
         rkm_value_init(v); /* the size was a guess: what DUMP reads is the value */
         res[b->at[k]].rc = rd_read_get(r, &b->rep[2 * k], v, &res[b->at[k]].err);
         if (res[b->at[k]].rc == RK_ENOMEM)
-            rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->label);
+            rc = rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->ep.label);
     }
     rd_free_replies(b->rep, 2 * m);
     return rc;
@@ -436,7 +422,7 @@ static int rd_migrated(const rd_conn *s, const rd_conn *d, const redisReply *rep
         return rk_error_set(err, RK_EUNREACHABLE, NULL,
                             "%s: MIGRATE to %s:%u: %.120s (can the source reach the new owner at "
                             "its addr? --relay copies through the worker)",
-                            s->label, d->host, d->port, rep->str);
+                            s->ep.label, d->ep.host, d->ep.port, rep->str);
     for (size_t i = 0; i < n; i++)
         if (take[i])
             res[i].rc = rd_bad_reply(s, rep, "MIGRATE", &res[i].err);
@@ -450,10 +436,10 @@ static int rd_migrate(rd_conn *s, const rd_conn *d, const rkm_key *keys, size_t 
     const char **argv = malloc((RD_MIGRATE_ARGS + n) * sizeof *argv);
     size_t *len = malloc((RD_MIGRATE_ARGS + n) * sizeof *len);
     char port[16], timeout[16];
-    snprintf(port, sizeof port, "%u", d->port);
-    snprintf(timeout, sizeof timeout, "%u", s->opt->timeout_ms);
-    const char *head[RD_MIGRATE_ARGS] = {"MIGRATE", d->host, port,   "",
-                                         "0",       timeout, "COPY", "KEYS"};
+    snprintf(port, sizeof port, "%u", d->ep.port);
+    snprintf(timeout, sizeof timeout, "%u", s->ep.opt->timeout_ms);
+    const char *head[RD_MIGRATE_ARGS] = {"MIGRATE", d->ep.host, port,   "",
+                                         "0",       timeout,    "COPY", "KEYS"};
     int m = RD_MIGRATE_ARGS,
         rc = argv && len ? RK_OK : rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
     for (int i = 0; rc == RK_OK && i < RD_MIGRATE_ARGS; i++) {

@@ -1,5 +1,6 @@
-/* net.c — reaching data servers: addresses, bounded retries with backoff, and a TCP line reader
- * with a fixed buffer for the hand-written text protocol parts. */
+/* net.c — reaching data servers: addresses, bounded retries with backoff, the open every driver's
+ * connection shares, and a TCP line reader with a fixed buffer for the hand-written text protocol
+ * parts. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -62,6 +63,24 @@ int rkm_retry(const rkm_options *opt, rkm_attempt_fn attempt, void *ctx, rk_erro
         snprintf(e->message + used, sizeof e->message - used, " (%u tries)", opt->tries);
     }
     return rc;
+}
+
+void *rkm_open_conn(const rkm_opener *how, const char *addr, const rkm_options *opt, rk_error *err)
+{
+    rkm_endpoint *ep = calloc(1, how->size); /* the connection, through its first member */
+    if (!ep) {
+        rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    ep->opt = opt;
+    snprintf(ep->label, sizeof ep->label, "%s %s", how->store, addr);
+    if (rkm_addr_parse(addr, ep->host, &ep->port, err) != RK_OK ||
+        (how->setup && how->setup(ep, err) != RK_OK) ||
+        rkm_retry(opt, how->connect, ep, err) != RK_OK) {
+        how->close(ep);
+        return NULL;
+    }
+    return ep;
 }
 
 struct rkm_lines {

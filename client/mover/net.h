@@ -1,6 +1,7 @@
-/* net.h — how the mover's drivers reach a data server: "host:port", bounded retries with doubling
- * backoff, and the plain TCP line reader for the text protocol parts no client library offers.
- * Internal to the mover (rkm_ prefix). Nothing here is shared between threads. */
+/* net.h — how the mover's drivers reach a data server: "host:port", the open they share, bounded
+ * retries with doubling backoff, and the plain TCP line reader for the text protocol parts no
+ * client library offers. Internal to the mover (rkm_ prefix). Nothing here is shared between
+ * threads. */
 #ifndef RKM_NET_H
 #define RKM_NET_H
 
@@ -16,6 +17,15 @@
  * with a message naming `addr` when it is not one. */
 int rkm_addr_parse(const char *addr, char *host, unsigned *port, rk_error *err);
 
+/* Where a driver's connection goes, and how it tries: the first member of every driver's
+ * connection (rkm_open_conn makes it). */
+typedef struct rkm_endpoint {
+    const rkm_options *opt;    /* borrowed from the rkm_conn */
+    char host[RKM_HOST_MAX];   /* from the address */
+    unsigned port;             /* with host */
+    char label[RKM_LABEL_MAX]; /* "<store> host:port", how messages name the server */
+} rkm_endpoint;
+
 /* One try at something a data server does. RK_EUNREACHABLE means "the connection failed, try
  * again"; any other code is final. */
 typedef int (*rkm_attempt_fn)(void *ctx, rk_error *err);
@@ -26,6 +36,23 @@ typedef int (*rkm_attempt_fn)(void *ctx, rk_error *err);
  * Only idempotent work may be retried: the drivers' reads, and their add-if-absent, whose retry
  * after a lost answer says "present". */
 int rkm_retry(const rkm_options *opt, rkm_attempt_fn attempt, void *ctx, rk_error *err);
+
+/* How a driver opens a connection: a struct of `size` bytes whose first member is its
+ * rkm_endpoint, `setup` (NULL: none) before the first try, `connect` tried under rkm_retry, and
+ * `close`, which frees one however far its open got. */
+typedef struct rkm_opener {
+    const char *store; /* the label's first word: "memcached" */
+    size_t size;
+    int (*setup)(void *conn, rk_error *err);
+    rkm_attempt_fn connect;
+    void (*close)(void *conn);
+} rkm_opener;
+
+/* The one open of every driver: a zeroed connection of how->size bytes, its endpoint filled from
+ * `addr` and `opt` (borrowed for the connection's life), set up and connected. New (free with
+ * how->close), or NULL with err set: RK_ENOMEM, RK_EINVAL for an address that is not one, or
+ * the setup's or the last try's error. */
+void *rkm_open_conn(const rkm_opener *how, const char *addr, const rkm_options *opt, rk_error *err);
 
 /* A TCP connection read line by line through one fixed buffer. */
 typedef struct rkm_lines rkm_lines;

@@ -180,27 +180,29 @@ int rkd_store_latest(rkd_store *s, const char *cluster, rkd_store_version **out,
     return get_one(s, cluster, RKD_PICK_LATEST, 0, out, err);
 }
 
-/* The arguments of a page of versions or events (`what`). */
-static int check_page_args(const char *cluster, size_t limit, int64_t before, const char *what,
-                           rk_error *err)
+/* A page of versions (into `versions`) or of events (into `events`; the other NULL): the arguments
+ * checked, then the backend's list. The one flow of both pages; the caller empties its list first
+ * and frees it when this fails. */
+static int list_page(rkd_store *s, const char *cluster, size_t limit, int64_t before,
+                     rkd_store_version_list *versions, rkd_store_event_list *events, rk_error *err)
 {
+    rk_error scratch;
+    err = err ? err : &scratch;
     int rc = rkd_store_check_cluster(cluster, err);
-    if (rc == RK_OK && (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0))
-        rc = rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before %s number",
-                          RKD_STORE_LIST_MAX, what);
-    return rc;
+    if (rc != RK_OK)
+        return rc;
+    if (limit < 1 || limit > RKD_STORE_LIST_MAX || before < 0)
+        return rk_error_set(err, RK_EINVAL, NULL, "limit must be 1..%d and before %s number",
+                            RKD_STORE_LIST_MAX, events ? "an event" : "a version");
+    return events ? s->ops->list_events(s->b, cluster, limit, before, events, err)
+                  : s->ops->list(s->b, cluster, limit, before, versions, err);
 }
 
 int rkd_store_list(rkd_store *s, const char *cluster, size_t limit, int64_t before,
                    rkd_store_version_list *out, rk_error *err)
 {
-    rk_error scratch;
-    err = err ? err : &scratch;
     memset(out, 0, sizeof *out);
-    int rc = check_page_args(cluster, limit, before, "a version", err);
-    if (rc != RK_OK)
-        return rc;
-    rc = s->ops->list(s->b, cluster, limit, before, out, err);
+    int rc = list_page(s, cluster, limit, before, out, NULL, err);
     if (rc != RK_OK)
         rkd_store_version_list_free(out);
     for (size_t i = 0; i < out->count; i++)
@@ -539,13 +541,8 @@ void rkd_store_event_list_free(rkd_store_event_list *list)
 int rkd_store_list_events(rkd_store *s, const char *cluster, size_t limit, int64_t before,
                           rkd_store_event_list *out, rk_error *err)
 {
-    rk_error scratch;
-    err = err ? err : &scratch;
     memset(out, 0, sizeof *out);
-    int rc = check_page_args(cluster, limit, before, "an event", err);
-    if (rc != RK_OK)
-        return rc;
-    rc = s->ops->list_events(s->b, cluster, limit, before, out, err);
+    int rc = list_page(s, cluster, limit, before, NULL, out, err);
     if (rc != RK_OK)
         rkd_store_event_list_free(out);
     return rc;

@@ -1,9 +1,8 @@
 /* migrate.h — `ringkeeper migrate` (docs/MIGRATE.md, "ringkeeper migrate"): what its files share.
- * migrate.c parses the subcommands, migrate_job.c speaks to the job's routes, migrate_run.c is
- * the worker's flow over steps and sources, migrate_report.c turns the copy engine's state into
- * progress reports, migrate_beat.c is the heartbeat thread, migrate_show.c prints progress and
- * the job, migrate_watch.c follows it (status --watch), migrate_verify.c the local read-only
- * verify. */
+ * migrate.c parses the subcommands, job.c speaks to the job's routes, run.c is the worker's flow
+ * over steps and sources, report.c turns the copy engine's state into progress reports, beat.c is
+ * the heartbeat thread, show.c prints progress and the job, watch.c follows it (status --watch),
+ * verify.c the local read-only verify, signals.c the signals that stop a worker. */
 #ifndef RK_CLI_MIGRATE_H
 #define RK_CLI_MIGRATE_H
 
@@ -13,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "copy.h"
 
 #define MIG_LEASE_RENEW_MS 3000  /* re-claim this often: the server's lease is 10 s */
@@ -26,7 +25,7 @@
 /* Why the heartbeat or an answer says to stop at the next batch boundary. */
 enum { MIG_GO = 0, MIG_PAUSED, MIG_CANCELLED, MIG_ENDED, MIG_LEASE_LOST, MIG_INTERRUPTED };
 
-/* ---- the job's routes (migrate_job.c) ---- */
+/* ---- the job's routes (job.c) ---- */
 
 /* METHOD <cluster route> with `body` (stolen; NULL: none); the answer parsed into *out (may be
  * NULL: dropped). An error whose code is `quiet` (NULL: none) is not printed and sets *had.
@@ -51,7 +50,7 @@ int mig_step_arcs(const char *cmd, const json_t *plan, int64_t step, rkm_arc **o
 /* Node `id`'s index in ring r, or -1. */
 long mig_node_index(const rk_ring *r, const char *id);
 
-/* ---- the worker (migrate_run.c and the files below it) ---- */
+/* ---- the worker (run.c and the files below it) ---- */
 
 typedef struct mig_opts {
     const char *worker;   /* --worker, else host:pid */
@@ -116,7 +115,7 @@ typedef struct mig_run {
 int mig_run_job(mig_run *r);
 
 /* The cutover a run is for (SPEC 10: a job is one cutover's): the open window, from its previous
- * version to the active one, or the pre-warm of --to from the active version (migrate_job.c). */
+ * version to the active one, or the pre-warm of --to from the active version (job.c). */
 typedef struct mig_cutover {
     const char *mode;
     int64_t from, to; /* a window's from is 0 when none is open */
@@ -126,15 +125,18 @@ int mig_cutover_now(const char *cmd, const rk_cli_server *s, const mig_opts *o, 
 /* Whether `job` is that cutover's: the same mode, from and to. */
 int mig_job_is_for(const json_t *job, const mig_cutover *c);
 
-/* migrate_follow.c: SIGINT and SIGTERM set *stop (a run's r->stop; NULL: none) to
+/* signals.c: SIGINT and SIGTERM set *stop (a run's r->stop; NULL: none) to
  * MIG_INTERRUPTED, so the run stops at its next batch boundary, and end --follow's loop; a second
  * signal ends the process at once. */
 void mig_catch_signals(atomic_int *stop);
-/* run --follow: runs each window's job to its finish, one window after another (a rollout's steps
- * too), until a signal. Exit 0 then; never for a failed job, which it leaves to a person. */
+/* Whether a signal came since the first mig_catch_signals. */
+int mig_signalled(void);
+/* follow.c: run --follow: runs each window's job to its finish, one window after another (a
+ * rollout's steps too), until a signal. Exit 0 then; never for a failed job, which it leaves to a
+ * person. */
 int mig_follow(const mig_run *base);
 
-/* migrate_report.c: the progress callbacks of a copy and of a verify (ctx: the mig_run), and the
+/* report.c: the progress callbacks of a copy and of a verify (ctx: the mig_run), and the
  * report of a fatal failure (the job pauses with it). */
 int mig_on_copy(void *ctx, const rkm_copy_state *st);
 int mig_on_verify(void *ctx, const rkm_verify_state *st);
@@ -153,17 +155,17 @@ void mig_take_throttle(mig_run *r, const json_t *job);
 /* The current ms of CLOCK_MONOTONIC. */
 int64_t mig_now_ms(void);
 
-/* migrate_lease.c: claims the job's lease for r->o->worker (r->job becomes the claimed job,
+/* lease.c: claims the job's lease for r->o->worker (r->job becomes the claimed job,
  * r->claimed 1), waiting up to MIG_LEASE_WAIT_MS for a dead worker's lease unless --no-wait; an
  * exit code. The release lets it go (if claimed), so the next run need not wait it out. */
 int mig_claim(mig_run *r);
 void mig_release(mig_run *r);
 
-/* migrate_beat.c: starts and stops the heartbeat (lease renewal, job polling). */
+/* beat.c: starts and stops the heartbeat (lease renewal, job polling). */
 int mig_beat_start(mig_run *r);
 void mig_beat_stop(mig_run *r);
 
-/* migrate_show.c */
+/* show.c */
 /* One line of progress: the bar on a terminal (stderr), or a JSON line with -o json. */
 void mig_show_progress(mig_run *r, const json_t *counters);
 /* Ends the bar's line, if one was drawn. */
@@ -177,13 +179,13 @@ void mig_json_line(const json_t *doc);
  * its scan ends). */
 double mig_job_fraction(const json_t *job, const char *phase, int64_t step);
 
-/* migrate_watch.c: `migrate status --watch`: the job shown every MIG_WATCH_MS until it ends or a
+/* watch.c: `migrate status --watch`: the job shown every MIG_WATCH_MS until it ends or a
  * signal, as a bar on a terminal, else (or with `json`) a JSON line at each change. Exit 0 when
  * it ended verified or finished; 1 failed, cancelled, or interrupted before it ended. */
 #define MIG_WATCH_MS 2000
 int mig_watch_job(const char *cmd, const rk_cli_server *s, int json);
 
-/* migrate_verify.c: `migrate verify`'s pass over the job's versions. */
+/* verify.c: `migrate verify`'s pass over the job's versions. */
 int mig_verify_local(const char *cmd, rk_cli_server *s, size_t batch);
 
 #endif

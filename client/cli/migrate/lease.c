@@ -1,6 +1,6 @@
-/* migrate_lease.c — a worker's hold on the job: the claim that takes its lease (waiting out the
+/* lease.c — a worker's hold on the job: the claim that takes its lease (waiting out the
  * lease of a worker that died), and its release when the worker stops. The heartbeat
- * (migrate_beat.c) renews it meanwhile. */
+ * (beat.c) renews it meanwhile. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>

@@ -1,7 +1,7 @@
 /* migrate.c — `ringkeeper migrate run|status|throttle|pause|resume|cancel|verify`: the data
  * mover's command (docs/MIGRATE.md, "ringkeeper migrate"). Each subcommand has its own options;
- * this file parses them and hands the work to migrate_run.c (the worker), migrate_verify.c (the
- * local verify) or one request to the job's routes. */
+ * this file parses them and hands the work to run.c (the worker), verify.c (the local verify) or
+ * one request to the job's routes. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-/* migrate_beat.c — the worker's heartbeat: a thread that renews the job's lease (re-claims it
+/* beat.c — the worker's heartbeat: a thread that renews the job's lease (re-claims it
  * every MIG_LEASE_RENEW_MS) and reads the job every MIG_POLL_MS, so that a pause, a cancel or a
  * new throttle takes effect within a second even while a slow batch runs (the throttle is
  * thread-safe; the stop flag is read at the next batch boundary). It never touches r->job, which

@@ -1,4 +1,4 @@
-/* migrate_report.c — the copy engine's state at a batch boundary as a progress report (POST
+/* report.c — the copy engine's state at a batch boundary as a progress report (POST
  * .../migration/progress), and what the answer says: go on, stop (paused, cancelled), or a new
  * throttle. A report is idempotent by its seq, so one that got no answer is sent again as it is. */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* migrate_verify.c — `ringkeeper migrate verify`: a read-only verify of the cluster's job, run
+/* verify.c — `ringkeeper migrate verify`: a read-only verify of the cluster's job, run
  * here over the job's two versions and reported to nobody: every key that moves, on each source
  * of the plan, compared with its new owner. Prints the mismatches by node, key and reason. */
 #include <stdlib.h>

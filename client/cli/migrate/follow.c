@@ -1,10 +1,8 @@
-/* migrate_follow.c — `ringkeeper migrate run --follow`, a worker run as a service: it waits for a
+/* follow.c — `ringkeeper migrate run --follow`, a worker run as a service: it waits for a
  * migration window of the cluster (an operator's activation, or a rollout's step), runs that
  * window's job to its finish as `run --finish` does, and waits for the next, until SIGINT or
  * SIGTERM. A window whose job failed or was paused is left to a person: the worker says so once,
- * and goes on when the job is resumed, or cancelled (then it starts a new one). Also the signals
- * that stop a run. */
-#include <signal.h>
+ * and goes on when the job is resumed, or cancelled (then it starts a new one). */
 #include <string.h>
 #include <time.h>
 
@@ -13,28 +11,6 @@
 #define FOLLOW_POLL_MS 2000  /* a look at the cluster this often while nothing is to do */
 #define FOLLOW_BACKOFF 30000 /* and at most this far apart while the server does not answer */
 #define FOLLOW_NAP_MS  100   /* the wait's step: a signal ends it within this */
-
-static atomic_int *stop_flag; /* the running worker's r->stop, for the handler */
-static atomic_int signalled;  /* a signal came: --follow ends */
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&signalled, 1);
-    if (stop_flag)
-        atomic_store(stop_flag, MIG_INTERRUPTED);
-}
-
-void mig_catch_signals(atomic_int *stop)
-{
-    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND};
-    sigemptyset(&sa.sa_mask);
-    stop_flag = stop;
-    if (atomic_load(&signalled))
-        return; /* the first one was taken: a second ends the process */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 /* What the loop remembers of a run the server refused: its window and the job as it was after
  * it. A run is not tried again while both are the same (a version without data, say): that would
@@ -88,7 +64,7 @@ static void idle_reason(const mig_run *r, const follow_state *f, mig_cutover *wa
 static void wait_a_while(int ms)
 {
     struct timespec ts = {0, FOLLOW_NAP_MS * 1000000L};
-    for (int t = 0; t < ms && !atomic_load(&signalled); t += FOLLOW_NAP_MS)
+    for (int t = 0; t < ms && !mig_signalled(); t += FOLLOW_NAP_MS)
         nanosleep(&ts, NULL);
 }
 
@@ -100,7 +76,7 @@ int mig_follow(const mig_run *base)
     mig_catch_signals(NULL);
     fprintf(stderr, "ringkeeper %s: following the migration windows until SIGINT or SIGTERM\n",
             base->cmd);
-    while (!atomic_load(&signalled)) {
+    while (!mig_signalled()) {
         mig_run r = {.cmd = base->cmd, .s = base->s, .o = base->o};
         mig_cutover want;
         json_t *job = NULL;
@@ -120,7 +96,7 @@ int mig_follow(const mig_run *base)
         int silent = strncmp(why, "no answer", 9) == 0;
         pause_ms = silent ? (pause_ms * 2 > FOLLOW_BACKOFF ? FOLLOW_BACKOFF : pause_ms * 2)
                           : FOLLOW_POLL_MS;
-        if (!atomic_load(&signalled))
+        if (!mig_signalled())
             wait_a_while(pause_ms);
     }
     fprintf(stderr, "ringkeeper %s: stopped by a signal\n", base->cmd);

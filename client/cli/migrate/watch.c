@@ -1,4 +1,4 @@
-/* migrate_watch.c — `ringkeeper migrate status --watch`: the job read again every MIG_WATCH_MS
+/* watch.c — `ringkeeper migrate status --watch`: the job read again every MIG_WATCH_MS
  * until it ends (verified, finished, failed, cancelled) or SIGINT or SIGTERM. The job's route has
  * no long poll, so this polls, as a worker's heartbeat does; the job changes at most once a
  * report (MIG_REPORT_MS) anyway. On a terminal a one-line bar, then the job as status prints it;

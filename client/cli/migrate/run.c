@@ -1,4 +1,4 @@
-/* migrate_run.c — `ringkeeper migrate run`, the worker: takes the cluster's job (starting one
+/* run.c — `ringkeeper migrate run`, the worker: takes the cluster's job (starting one
  * when there is none), claims it, builds both versions' rings, connects to the data servers, and
  * for each step from the job's own copies every source not done from its stored cursor and
  * counters, then verifies, reporting each batch; with --finish it closes the window once the job
@@ -194,12 +194,9 @@ static int connect_dests(mig_run *r)
 
 /* ---- one source ---- */
 
-static void load_copy(rkm_copy_state *st, const json_t *src)
+/* A source's counters as the job stores them (`c`), into a copy's or a verify's. */
+static void load_copy(rkm_copy_counters *k, const json_t *c)
 {
-    json_t *c = json_object_get(src, "counters");
-    rkm_copy_counters *k = &st->counters;
-    snprintf(st->cursor.pos, sizeof st->cursor.pos, "%s", mig_str(src, "cursor"));
-    st->cursor.done = json_is_true(json_object_get(src, "done"));
     k->rule.scanned = (uint64_t)mig_int(c, "scanned");
     k->rule.stay = (uint64_t)mig_int(c, "stay");
     k->rule.not_owned = (uint64_t)mig_int(c, "not_owned");
@@ -212,12 +209,8 @@ static void load_copy(rkm_copy_state *st, const json_t *src)
     k->expired = (uint64_t)mig_int(c, "expired");
 }
 
-static void load_verify(rkm_verify_state *st, const json_t *src)
+static void load_verify(rkm_verify_counters *k, const json_t *c)
 {
-    json_t *c = json_object_get(src, "counters");
-    rkm_verify_counters *k = &st->counters;
-    snprintf(st->cursor.pos, sizeof st->cursor.pos, "%s", mig_str(src, "cursor"));
-    st->cursor.done = json_is_true(json_object_get(src, "done"));
     k->rule.scanned = (uint64_t)mig_int(c, "scanned");
     k->checked = (uint64_t)mig_int(c, "checked");
     k->matched = (uint64_t)mig_int(c, "matched");
@@ -296,42 +289,84 @@ static int config_failed(mig_run *r, const json_t *src, json_t *counters, const 
     return fatal(r, r->node, counters, cursor, message);
 }
 
-static int copy_source(mig_run *r, const json_t *src)
+/* A source's state in its phase, a copy's or a verify's: what one flow (run_source) runs and
+ * reports for both. */
+typedef struct source_state {
+    int verify;
+    union {
+        rkm_copy_state copy;
+        rkm_verify_state verify;
+    } u;
+    const char *cursor;  /* the state's cursor.pos */
+    const bool *stopped; /* the state's stopped */
+} source_state;
+
+/* Initialises st for its phase from the job's source `src` (undone by state_deinit). */
+static void state_load(source_state *st, int verify, const json_t *src)
 {
-    char message[RK_ERROR_MESSAGE_MAX + 128];
-    rkm_copy_state st;
-    rk_error err = {0};
-    rkm_copy_state_init(&st);
-    load_copy(&st, src);
-    int rc = source_config(r, src, message, sizeof message);
-    r->src_keys = mig_copy_keys(&st.counters);
-    if (rc != RK_EXIT_OK) {
-        rc = config_failed(r, src, mig_copy_counters(&st.counters), st.cursor.pos, message);
+    const json_t *c = json_object_get(src, "counters");
+    rkm_cursor *at;
+    st->verify = verify;
+    if (verify) {
+        rkm_verify_state_init(&st->u.verify);
+        load_verify(&st->u.verify.counters, c);
+        at = &st->u.verify.cursor;
+        st->stopped = &st->u.verify.stopped;
     } else {
-        rc = rkm_copy_run(&r->cfg, &st, mig_on_copy, r, &err); /* before st is read below */
-        rc = source_ended(r, rc, st.stopped, mig_copy_counters(&st.counters), st.cursor.pos, &err);
+        rkm_copy_state_init(&st->u.copy);
+        load_copy(&st->u.copy.counters, c);
+        at = &st->u.copy.cursor;
+        st->stopped = &st->u.copy.stopped;
     }
-    rkm_copy_state_deinit(&st);
-    return rc;
+    snprintf(at->pos, sizeof at->pos, "%s", mig_str(src, "cursor"));
+    at->done = json_is_true(json_object_get(src, "done"));
+    st->cursor = at->pos;
 }
 
-static int verify_source(mig_run *r, const json_t *src)
+static void state_deinit(source_state *st)
+{
+    if (st->verify)
+        rkm_verify_state_deinit(&st->u.verify);
+    else
+        rkm_copy_state_deinit(&st->u.copy);
+}
+
+static uint64_t state_keys(const source_state *st)
+{
+    return st->verify ? mig_verify_keys(&st->u.verify.counters)
+                      : mig_copy_keys(&st->u.copy.counters);
+}
+
+/* The counters as a report sends them (the caller's). */
+static json_t *state_counters(const source_state *st)
+{
+    return st->verify ? mig_verify_counters(&st->u.verify.counters)
+                      : mig_copy_counters(&st->u.copy.counters);
+}
+
+static int state_run(mig_run *r, source_state *st, rk_error *err)
+{
+    return st->verify ? rkm_verify_run(&r->cfg, &st->u.verify, mig_on_verify, r, err)
+                      : rkm_copy_run(&r->cfg, &st->u.copy, mig_on_copy, r, err);
+}
+
+/* One source of the running phase, from where the job left it: its connection, then its copy or
+ * verify; an exit code (MIG_STOPPED_EXIT when the job said stop). */
+static int run_source(mig_run *r, const json_t *src, int verify)
 {
     char message[RK_ERROR_MESSAGE_MAX + 128];
-    rkm_verify_state st;
+    source_state st;
     rk_error err = {0};
-    rkm_verify_state_init(&st);
-    load_verify(&st, src);
+    state_load(&st, verify, src);
     int rc = source_config(r, src, message, sizeof message);
-    r->src_keys = mig_verify_keys(&st.counters);
+    r->src_keys = state_keys(&st);
     if (rc != RK_EXIT_OK) {
-        rc = config_failed(r, src, mig_verify_counters(&st.counters), st.cursor.pos, message);
+        rc = config_failed(r, src, state_counters(&st), st.cursor, message);
     } else {
-        rc = rkm_verify_run(&r->cfg, &st, mig_on_verify, r, &err);
-        rc =
-            source_ended(r, rc, st.stopped, mig_verify_counters(&st.counters), st.cursor.pos, &err);
+        rc = state_run(r, &st, &err); /* before st is read below */
+        rc = source_ended(r, rc, *st.stopped, state_counters(&st), st.cursor, &err);
     }
-    rkm_verify_state_deinit(&st);
+    state_deinit(&st);
     return rc;
 }
 
@@ -377,7 +412,7 @@ static int run_phase(mig_run *r, int verify)
             break;
         if (json_is_true(json_object_get(src, "done")))
             continue;
-        rc = verify ? verify_source(r, src) : copy_source(r, src);
+        rc = run_source(r, src, verify);
     }
     json_decref(sources);
     if (rc == RK_EXIT_OK && atomic_load(&r->stop) != MIG_GO)

@@ -1,4 +1,4 @@
-/* migrate_job.c — `ringkeeper migrate`'s view of the job's routes (docs/API.md): one JSON call,
+/* job.c — `ringkeeper migrate`'s view of the job's routes (docs/API.md): one JSON call,
  * the job, the versions' rings, a plan step's arcs, and keys as report text. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* migrate_show.c — what `ringkeeper migrate` prints: the progress of a run (a one-line bar on a
+/* show.c — what `ringkeeper migrate` prints: the progress of a run (a one-line bar on a
  * terminal, or a JSON line per report with -o json) and the job for people (migrate status). */
 #include <stdlib.h>
 #include <string.h>
