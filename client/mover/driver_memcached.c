@@ -2,7 +2,8 @@
  * table (rkm_driver_memcached). libmemcached gets, adds, sets and deletes values; by hand, over
  * plain TCP, what it does not offer: the remaining TTL a get reports (meta get "mg <key> t",
  * memcached 1.6 and later). The batches are in driver_memcached_batch.c, the scan in
- * driver_memcached_scan.c; driver_memcached_shared.h holds what the three share. */
+ * driver_memcached_scan.c; driver_memcached_shared.h holds what the three share, and
+ * driver_memcached_shared.c the helpers below them all. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,6 @@
 #include <libmemcached/memcached.h>
 
 #include "driver_memcached_shared.h"
-
-#define MC_RELATIVE_MAX (30 * 86400) /* memcached reads a longer expiry as a unix time */
 
 /* libmemcached's answers that mean the connection failed, worth another try. */
 static const memcached_return_t mc_unreachable[] = {
@@ -72,17 +71,6 @@ static int mc_fail(mc_conn *m, memcached_return_t rc, const char *what, rk_error
     return code;
 }
 
-/* The text protocol's keys: 1 to 250 bytes, no space or control character. */
-int rkm_mc_key_ok(const char *key, size_t len)
-{
-    if (len == 0 || len > MC_KEY_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)key[i] <= ' ' || key[i] == 0x7f)
-            return 0;
-    return 1;
-}
-
 static void mc_close(void *conn)
 {
     mc_conn *m = conn;
@@ -117,15 +105,6 @@ static void *mc_open(const char *addr, const rkm_options *opt, rk_error *err)
     static const rkm_opener how = {"memcached", sizeof(mc_conn), mc_setup, mc_try_version,
                                    mc_close};
     return rkm_open_conn(&how, addr, opt, err);
-}
-
-/* The hand-written connection for meta commands and pipelines, made when there is none. */
-int rkm_mc_meta(mc_conn *m, rk_error *err)
-{
-    if (m->meta)
-        return RK_OK;
-    return rkm_lines_connect(&m->meta, m->ep.label, m->ep.host, m->ep.port, m->ep.opt->timeout_ms,
-                             err);
 }
 
 /* The remaining TTL of `key` in ms into *ttl_ms: RKM_TTL_NONE, > 0, or 0 when it is absent. */
@@ -208,14 +187,6 @@ static int mc_get(void *conn, const char *key, size_t len, rkm_value *out, rk_er
 {
     mc_call call = {.m = conn, .key = key, .len = len, .out = out};
     return mc_run(&call, mc_try_get, err);
-}
-
-/* memcached's expiry for a TTL, rounded up so that a copy never expires before its source. Past
- * 30 days it is a unix time, on our clock: a skew of seconds in a TTL of over a month. */
-time_t rkm_mc_exptime(int64_t ttl_ms)
-{
-    int64_t s = ttl_ms == RKM_TTL_NONE ? 0 : (ttl_ms + 999) / 1000;
-    return (time_t)(s > MC_RELATIVE_MAX ? (int64_t)time(NULL) + s : s);
 }
 
 /* memcached_add (call->added set: "present" when the key is there) or memcached_set. */
