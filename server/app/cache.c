@@ -135,8 +135,8 @@ static void keep_locked(rkd_cache *c, rkd_entry *e)
     e->used = ++c->clock;
 }
 
-/* Non-zero when `e` may replace what the table holds for its key (see api_internal.h). Lock
- * held. */
+/* Non-zero when `e` may replace what the table holds for its key (cache.h, the rule of
+ * rkd_cache_put). Lock held. */
 static int may_keep_locked(rkd_cache *c, const rkd_entry *e, uint64_t gen)
 {
     if (e->size > c->max_bytes || c->max_entries == 0)
