@@ -8,7 +8,8 @@
 
 #include "cli.h"
 
-#define MAX_REPLICAS 64
+#define MAX_REPLICAS       64
+#define RK_CLI_SCHEMES_MAX 32 /* choices of --expect-scheme */
 
 static int check_expected(const rk_ring *r, const rk_cli_lookup_server *want)
 {
@@ -16,7 +17,7 @@ static int check_expected(const rk_ring *r, const rk_cli_lookup_server *want)
     const char *scheme = rk_scheme_name(rk_topology_scheme(t));
     const char *has = rk_hash_name(rk_topology_hash(t));
     const char *want_scheme = want->expect_scheme ? want->expect_scheme
-                              : want->expect_hash ? "ringkeeper"
+                              : want->expect_hash ? rk_scheme_at(0) /* the default */
                                                   : NULL;
     if (want_scheme && strcmp(want_scheme, scheme) != 0)
         return rk_cli_fail("lookup", RK_EXIT_REFUSED,
@@ -209,19 +210,22 @@ static int check_hash_name(const rk_cli_lookup_server *r)
         rk_scheme_from_name(r->expect_scheme, &scheme); /* a choice of the option table */
     if (!r->expect_hash || rk_hash_from_scheme_name(scheme, r->expect_hash, &alg) == RK_OK)
         return RK_EXIT_OK;
-    return rk_cli_fail(
-        "lookup", RK_EXIT_USAGE, "--expect-hash: \"%s\" is no hash of the %s scheme%s",
-        r->expect_hash, rk_scheme_name(scheme),
-        scheme == RK_SCHEME_RINGKEEPER
-            ? " (fnv1a_32, md5_32 or xxh3_64; for a ketama ring add --expect-scheme "
-              "ketama)"
-        : scheme == RK_SCHEME_KETAMA ? " (twemproxy's names: fnv1a_64, md5, murmur ...)"
-                                     : " (docs/LOADBALANCERS.md lists them)");
+    char names[256];
+    size_t at = 0;
+    for (size_t i = 0; rk_hash_at(scheme, i) && at < sizeof names; i++)
+        at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+                               rk_hash_at(scheme, i));
+    return rk_cli_fail("lookup", RK_EXIT_USAGE,
+                       "--expect-hash: \"%s\" is no hash of the %s scheme (its hashes: %s%s)",
+                       r->expect_hash, rk_scheme_name(scheme), names,
+                       r->expect_scheme ? "" : "; for another scheme's, add --expect-scheme");
 }
 
 static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, lookup_args *a)
 {
-    static const char *const schemes[] = {"ringkeeper", "ketama", "nginx", "haproxy", NULL};
+    const char *schemes[RK_CLI_SCHEMES_MAX + 1] = {0}; /* this build's, from the registry */
+    for (size_t i = 0; i < RK_CLI_SCHEMES_MAX; i++)
+        schemes[i] = rk_scheme_at(i);
     rk_cli_lookup_server *r = &a->remote;
     const rk_cli_option opts[] = {
         RK_CLI_OPT("topology", RK_CLI_TEXT, &a->file),

@@ -122,6 +122,9 @@ typedef enum rk_scheme {
 RK_API const char *rk_scheme_name(rk_scheme scheme);
 /* RK_OK and *out set when `name` names a scheme; RK_EINVAL otherwise. */
 RK_API int rk_scheme_from_name(const char *name, rk_scheme *out);
+/* The name of the i-th scheme of this build (0: the default, "ringkeeper"), NULL past the last: how
+ * a program lists the schemes it may name, with no list of its own. Static storage. */
+RK_API const char *rk_scheme_at(size_t i);
 
 /* ---- Hashes (docs/RING.md, KETAMA.md) ---- */
 
@@ -177,6 +180,9 @@ RK_API int rk_hash_from_scheme_name(rk_scheme scheme, const char *name, rk_hash_
 /* The first scheme of this build (ringkeeper, then ketama, ...) whose topologies may name `alg`:
  * schemes may share a hash, so a hash alone does not tell a topology's scheme. */
 RK_API rk_scheme rk_hash_scheme(rk_hash_alg alg);
+/* The name of the i-th hash `scheme`'s topologies may name, in its order, NULL past the last (or
+ * for no scheme of this build). Static storage. */
+RK_API const char *rk_hash_at(rk_scheme scheme, size_t i);
 /* 32 or 64: the hash space is 2^bits. */
 RK_API unsigned rk_hash_bits(rk_hash_alg alg);
 

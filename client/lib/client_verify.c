@@ -97,7 +97,7 @@ static int check_hash(const rk_client_config *cfg, const json_t *doc, rk_error *
                             "the ring hashes with \"%.32s\" in the \"%.16s\" scheme, which this "
                             "library does not know: upgrade libringkeeper or publish a topology "
                             "with %s",
-                            name, scheme_name ? scheme_name : "ringkeeper",
+                            name, scheme_name ? scheme_name : rk_scheme_at(0),
                             rki_hash_names(RK_SCHEME_RINGKEEPER, names, sizeof names, "", " or "));
     int want = expected_scheme(cfg);
     if (want >= 0 && (int)scheme != want)
@@ -119,7 +119,7 @@ static int check_vnode_factor(const rk_client_config *cfg, const json_t *doc, rk
 {
     const json_t *v = json_object_get(doc, "vnode_factor");
     const char *scheme = json_string_value(json_object_get(doc, "scheme"));
-    if (scheme && strcmp(scheme, "ringkeeper") != 0 && !v) { /* a scheme without one (ketama) */
+    if (scheme && strcmp(scheme, rk_scheme_at(0)) != 0 && !v) { /* a scheme without one (ketama) */
         if (cfg->expect_vnode_factor)
             return rk_error_set(err, RK_EEXPECT, "vnode_factor",
                                 "the server's ring is of the %.16s scheme, which has no "

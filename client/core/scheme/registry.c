@@ -52,6 +52,17 @@ int rk_scheme_from_name(const char *name, rk_scheme *out)
     return RK_EINVAL;
 }
 
+const char *rk_scheme_at(size_t i)
+{
+    return i < N_SCHEMES ? schemes[i]->name : NULL;
+}
+
+const char *rk_hash_at(rk_scheme scheme, size_t i)
+{
+    const rki_scheme *s = rki_scheme_of(scheme);
+    return s && i < s->n_hashes ? s->hashes[i]->name : NULL;
+}
+
 int rki_scheme_has_hash(const rki_scheme *s, rk_hash_alg hash)
 {
     for (size_t i = 0; i < s->n_hashes; i++)
