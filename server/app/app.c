@@ -6,6 +6,7 @@
 #include "app.h"
 #include "changes.h"
 #include "docs.h"
+#include "fleet_share.h"
 #include "rings.h"
 #include "rollout_driver.h"
 
@@ -52,6 +53,7 @@ rkd_app *rkd_app_new(rkd_store *store, rkd_metrics *metrics, rk_error *err)
     app->refusals = rkd_cache_new(REFUSAL_ENTRIES, REFUSAL_BYTES, free);
     app->clients = rkd_clients_new(NULL);
     app->strangers = rkd_clients_new(NULL);
+    app->clients_expiry_s = RKD_CLIENTS_EXPIRY_S;
     int rc = app->docs && app->rings && app->refusals && app->clients && app->strangers
                  ? rkd_app_set_plan_limits(app, &(rkd_plan_limits){0})
                  : RK_ENOMEM;
@@ -93,6 +95,7 @@ int rkd_app_set_client_limits(rkd_app *app, const rkd_clients_limits *limits)
     rkd_clients_free(app->strangers);
     app->clients = t;
     app->strangers = apart;
+    app->clients_expiry_s = limits && limits->expiry_s ? limits->expiry_s : RKD_CLIENTS_EXPIRY_S;
     return RK_OK;
 }
 
@@ -101,6 +104,7 @@ void rkd_app_free(rkd_app *app)
     if (!app)
         return;
     rkd_app_stop_rollouts(app);
+    rkd_fleet_share_stop(app); /* before the tables it writes into */
     if (app->store)
         rkd_store_set_watch(app->store, NULL, NULL);
     rkd_cache_free(app->refusals);

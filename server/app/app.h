@@ -58,7 +58,10 @@ struct rkd_app {
     rkd_clients *strangers;    /* with a token file, the ids seen without a client token: apart, so
                                   they can neither change nor evict an authenticated one; NULL when
                                   only authenticated ones are recorded */
-    struct rkd_driver *driver; /* drives running rollouts (rkd_app_start_rollouts), or NULL */
+    unsigned clients_expiry_s; /* the tables' expiry, also the lease of a shared fleet */
+    struct rkd_fleet_share *share; /* writes and hears the fleet's records (fleet_share.h), or
+                                      NULL: the fleet is this server's alone */
+    struct rkd_driver *driver;     /* drives running rollouts (rkd_app_start_rollouts), or NULL */
     _Atomic uint64_t changes[RKD_CHANGE_SLOTS]; /* a change counter per slot of cluster names */
 };
 

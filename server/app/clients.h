@@ -4,6 +4,15 @@
  * when it was last seen. Bounded whatever ids a client invents: a cap per cluster and in total (the
  * id seen longest ago goes first), cut strings, and ids silent for the expiry forgotten.
  *
+ * Shared (rkd_clients_share; fleet_share.c drives it): on a store several replicas share, the table
+ * also holds the clients the other replicas serve, from the records they write, so that its report
+ * counts the whole fleet; the caps then bound the whole fleet. An id's record is the latest
+ * replica's to see it: this one writes the records of its own ids when what they count changes
+ * (or when another replica's record of an id polling here is half an expiry old: the id moved), and
+ * deletes them when it forgets them; the others' go when they are deleted in the store (their
+ * replica forgot them, or died and its lease expired), unless the id polled here within the expiry:
+ * then this replica takes it over.
+ *
  * Thread safety: every function may run on many threads at once for one table.
  */
 #ifndef RKD_CLIENTS_H
@@ -15,7 +24,8 @@
 
 #include <jansson.h>
 
-#include "ringkeeper.h" /* rk_client_id_valid: the ids tracked */
+#include "ringkeeper.h"  /* rk_client_id_valid: the ids tracked */
+#include "store_fleet.h" /* the records shared with other replicas */
 
 #define RKD_CLIENTS_AGENT_MAX       128    /* bytes of a user agent kept; the rest is cut */
 #define RKD_CLIENTS_REASON_MAX      160    /* bytes of a refusal's reason kept; the rest is cut */
@@ -78,5 +88,37 @@ json_t *rkd_clients_json(rkd_clients *t, const char *cluster, int64_t active, si
  * that hold none) and ringkeeper_clients_refusing{cluster,version}, ids by the version they
  * refuse, (Prometheus text) to `f`. */
 void rkd_clients_metrics(rkd_clients *t, FILE *f);
+
+/* ---- Shared with other replicas ---- */
+
+#define RKD_CLIENTS_BATCH 512 /* records one rkd_clients_take moves at most */
+
+/* A record of this replica's taken to be written, with copies of its strings. */
+typedef struct rkd_clients_out {
+    rkd_fleet_record rec; /* its strings point into the fields below */
+    char cluster[64];
+    char id[RK_CLIENT_ID_MAX + 1];
+    char reason[RKD_CLIENTS_REASON_MAX + 1];
+    char addr[RKD_CLIENTS_ADDR_MAX];
+    char agent[RKD_CLIENTS_AGENT_MAX + 1];
+    char token[RKD_CLIENTS_TOKEN_MAX];
+} rkd_clients_out;
+
+/* Shares the table as replica `replica` (copied), its records those of the strangers when
+ * `stranger` is set: from now on changes are queued for rkd_clients_take. RK_OK or RK_ENOMEM. */
+int rkd_clients_share(rkd_clients *t, const char *replica, int stranger);
+/* Moves up to `max` records to write (deletions first) into out[0 .. return value). */
+size_t rkd_clients_take(rkd_clients *t, rkd_clients_out *out, size_t max);
+/* After out[0 .. n) were written (`ok`, with the store's revisions in out[i].rec.rev) or not (they
+ * are queued again, for the next take). */
+void rkd_clients_written(rkd_clients *t, const rkd_clients_out *out, size_t n, int ok);
+/* Applies a record another replica wrote or deleted (store_fleet.h's sink): 1 when what the table
+ * counts changed. */
+int rkd_clients_heard(rkd_clients *t, const rkd_fleet_record *r);
+/* After full reading `round` of the store: forgets the others' ids it did not have (taking over
+ * those polling here within the expiry). 1 when what the table counts changed. */
+int rkd_clients_read_all(rkd_clients *t, uint64_t round);
+/* Queues every record of this replica's again (its lease expired: they are gone from the store). */
+void rkd_clients_rewrite(rkd_clients *t);
 
 #endif

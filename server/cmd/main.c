@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "backup_cmd.h"
+#include "fleet_share.h"
 #include "http.h"
 #include "migrate_cmd.h"
 #include "log.h"
@@ -37,11 +38,13 @@ typedef struct options {
         header_buffer;
     unsigned max_plan_arcs, max_plan_rows, plan_concurrency;
     unsigned max_clients, max_clients_per_cluster, clients_expiry;
+    const char *replica; /* --replica-name */
     unsigned max_clusters;
     const char *store_param[FLAGS_MAX]; /* a STORE_PARAM flag's value by its row, or NULL */
 } options;
 
 static const char *default_migrations(void);
+static const char *default_replica(void);
 
 /* One flag of ringkeeperd: its usage line, parsing, range check and error message all come from
  * here. A flag with max == 0 is a string kept as given; any other is a number in min..max. */
@@ -155,6 +158,10 @@ static const flag flags[] = {
      "past it the cluster's id seen longest ago is forgotten"},
     {"clients-expiry", "S", "180", NULL, 1, 86400, " seconds", offsetof(options, clients_expiry),
      "forget an RK-Client id silent for S seconds, {range} (default {default})"},
+    {"replica-name", "NAME", NULL, default_replica, STRING(replica),
+     "on a store replicas share (etcd), this one's name in the records of\n"
+     "the clients it serves, which every replica counts (default here:\n"
+     "{default}, HOST:PID)"},
     {"max-clusters", "N", "10000", NULL, 1, 10000000, "", offsetof(options, max_clusters),
      "clusters the store may hold, {range} (default {default}); a publish\n"
      "creating one more is refused (422 too_many_clusters), publishes to\n"
@@ -185,6 +192,16 @@ static const char exit_codes[] =
 
 /* The migrations installed with this binary (found through /proc/self/exe, so from any working
  * directory), else those of the source tree it was built from (a build tree keeps working). */
+static const char *default_replica(void)
+{
+    static char name[RKD_FLEET_REPLICA_MAX];
+    char host[RKD_FLEET_REPLICA_MAX - 12] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+        snprintf(host, sizeof host, "ringkeeperd");
+    snprintf(name, sizeof name, "%s:%ld", host, (long)getpid());
+    return name;
+}
+
 static const char *default_migrations(void)
 {
     static char path[PATH_MAX];
@@ -482,6 +499,11 @@ static int serve(const options *o, const char *const pem[2], rkd_store *store, r
         rkd_app_free(app);
         app = NULL;
         rk_error_set(&err, RK_ENOMEM, "--max-clients", "out of memory for the table of clients");
+    }
+    if (app && rkd_store_fleet_shared(store) &&
+        rkd_app_share_fleet(app, o->replica, &err) != RK_OK) {
+        rkd_app_free(app);
+        app = NULL;
     }
     rkd_http_config cfg = {.listen = o->listen,
                            .threads = o->threads,

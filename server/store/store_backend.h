@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "store.h"
+#include "store_fleet.h"
 
 /* Which version `get` reads. */
 typedef enum rkd_store_pick {
@@ -164,6 +165,13 @@ typedef struct rkd_store_ops {
      * handles commit (other replicas sharing the storage), and for those that might have been
      * missed while it could not watch. Called once, by rkd_store_new. */
     int (*watch)(void *b, rkd_store_remote_fn fn, void *arg, rk_error *err);
+    /* Optional (NULL, all three: the store is one server's, its fleet not shared): store_fleet.h's
+     * rkd_store_fleet_share (called once), rkd_store_fleet_write (after it) and
+     * rkd_store_fleet_unshare (also without a share before it). */
+    int (*fleet_share)(void *b, const char *replica, unsigned ttl_s, const rkd_fleet_sink *sink,
+                       rk_error *err);
+    int (*fleet_write)(void *b, rkd_fleet_record *recs, size_t n, int *lost, rk_error *err);
+    void (*fleet_unshare)(void *b);
 } rkd_store_ops;
 
 /* Wraps a backend's state into a store (closing the state when that fails: NULL with err set).

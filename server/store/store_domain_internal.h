@@ -1,5 +1,5 @@
 /* store_domain_internal.h — what the files of the store-neutral layer (store_domain.c,
- * store_domain_copy.c) share: the handle over a backend. Not used outside them. */
+ * store_domain_copy.c, store_fleet.c) share: the handle over a backend. Not used outside them. */
 #ifndef RKD_STORE_DOMAIN_INTERNAL_H
 #define RKD_STORE_DOMAIN_INTERNAL_H
 

@@ -81,8 +81,9 @@ void rke_client_free(rke_client *c);
 int rke_range(rke_client *c, const char *key, const char *end, rke_kvs *out, rk_error *err);
 /* How much of a range rke_range_with reads. */
 typedef struct rke_range_opts {
-    int64_t limit;  /* at most this many keys, the first in key order (0: all) */
-    int count_only; /* non-zero: no keys, only out->total */
+    int64_t limit;    /* at most this many keys, the first in key order (0: all) */
+    int count_only;   /* non-zero: no keys, only out->total */
+    int64_t revision; /* > 0: as the store was at that revision (pages of one reading) */
 } rke_range_opts;
 /* rke_range with `o` (NULL: as rke_range); out->total and out->more say what was left out. */
 int rke_range_with(rke_client *c, const char *key, const char *end, const rke_range_opts *o,
@@ -118,16 +119,35 @@ void rke_txn_if_mod(rke_txn *t, const char *key, int64_t rev);
 /* Puts `len` bytes of `value` at `key`. */
 void rke_txn_put(rke_txn *t, const char *key, const char *value, size_t len);
 void rke_txn_put_str(rke_txn *t, const char *key, const char *value);
+/* The same, the key attached to `lease` (etcd deletes it when the lease expires). */
+void rke_txn_put_leased(rke_txn *t, const char *key, const char *value, size_t len, int64_t lease);
+/* Deletes `key` if its mod_revision is still `rev` (a txn nested in t: the other puts of t apply
+ * whatever this comparison says). */
+void rke_txn_delete_if(rke_txn *t, const char *key, int64_t rev);
+/* The number of operations added to t (etcd refuses a txn of more than --max-txn-ops, 128 by
+ * default). */
+size_t rke_txn_ops(const rke_txn *t);
 /* Sends the txn: *ok non-zero when the comparisons held and the puts applied. On failure, *unknown
  * is non-zero when etcd may still apply it. */
 int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_error *err);
+/* The same, and the store's revision after it into *rev (the mod_revision of every key it put). */
+int rke_txn_commit_at(rke_client *c, const rke_txn *t, int *ok, int *unknown, int64_t *rev,
+                      rk_error *err);
+
+/* ---- Leases (etcd_lease.c) ---- */
+
+/* A new lease of `ttl_s` seconds into *id. */
+int rke_lease_grant(rke_client *c, int64_t ttl_s, int64_t *id, rk_error *err);
+/* Renews lease `id`: *alive 0 when etcd no longer has it (it expired: its keys are gone). */
+int rke_lease_keepalive(rke_client *c, int64_t id, int *alive, rk_error *err);
 
 /* ---- Watching ---- */
 
-/* Called for each key put under a watch, with the key as it is now; `arg` is the watcher's. */
-typedef void (*rke_watch_fn)(void *arg, const rke_kv *kv);
+/* Called for each key put under a watch, with the key as it is now, or deleted (`deleted` set: the
+ * value is empty, kv->mod_revision the deletion's); `arg` is the watcher's. */
+typedef void (*rke_watch_fn)(void *arg, const rke_kv *kv, int deleted);
 
-/* Watches the keys from `key` up to `end` for puts from revision `from` on, calling fn for each,
+/* Watches the keys from `key` up to `end` for changes from revision `from` on, calling fn for each,
  * until the stream ends: etcd lost its leader (hasleader), compacted past `from`, the member went
  * away, or *stop became non-zero (checked about once a second). Returns RKD_STORE_EUNAVAILABLE
  * with why it ended, or RK_OK when stopped; the caller resynchronises and watches again. */

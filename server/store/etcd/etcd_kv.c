@@ -103,7 +103,9 @@ int rke_range_with(rke_client *c, const char *key, const char *end, const rke_ra
               (end && set_b64(req, "range_end", end, strlen(end))) ||
               (o && o->limit > 0 &&
                json_object_set_new(req, "limit", json_integer((json_int_t)o->limit)) != 0) ||
-              (o && o->count_only && json_object_set_new(req, "count_only", json_true()) != 0);
+              (o && o->count_only && json_object_set_new(req, "count_only", json_true()) != 0) ||
+              (o && o->revision > 0 &&
+               json_object_set_new(req, "revision", json_integer((json_int_t)o->revision)) != 0);
     int rc = bad ? rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request")
                  : rke_http_call(c, "/v3/kv/range", req, 0, &resp, &unknown, err);
     rc = rc ? rc : parse_kvs(resp, out, err);
@@ -197,15 +199,54 @@ void rke_txn_if_mod(rke_txn *t, const char *key, int64_t rev)
     json_decref(cmp);
 }
 
+/* Appends {"<kind>": body} to t's success ops (taking body), or marks t failed. */
+static void add_op(rke_txn *t, const char *kind, json_t *body)
+{
+    json_t *op = body ? json_pack("{so}", kind, body) : NULL;
+    t->failed |= !op || json_array_append_new(t->success, op) != 0;
+}
+
+void rke_txn_put_leased(rke_txn *t, const char *key, const char *value, size_t len, int64_t lease)
+{
+    char num[24];
+    json_t *put = json_object();
+    snprintf(num, sizeof num, "%lld", (long long)lease);
+    int bad = !put || set_b64(put, "key", key, strlen(key)) || set_b64(put, "value", value, len) ||
+              (lease && json_object_set_new(put, "lease", json_string(num)) != 0);
+    if (bad) {
+        json_decref(put);
+        put = NULL;
+    }
+    add_op(t, "request_put", put);
+    t->bytes += strlen(key) + len;
+}
+
 void rke_txn_put(rke_txn *t, const char *key, const char *value, size_t len)
 {
-    json_t *put = json_object(), *op = json_object();
-    t->failed |= !put || !op || set_b64(put, "key", key, strlen(key)) ||
-                 set_b64(put, "value", value, len) || json_object_set(op, "request_put", put) ||
-                 json_array_append(t->success, op);
-    t->bytes += strlen(key) + len;
-    json_decref(put);
-    json_decref(op);
+    rke_txn_put_leased(t, key, value, len, 0);
+}
+
+void rke_txn_delete_if(rke_txn *t, const char *key, int64_t rev)
+{
+    rke_txn inner;
+    rke_txn_init(&inner);
+    rke_txn_if_mod(&inner, key, rev);
+    json_t *del = json_object();
+    int bad = !del || set_b64(del, "key", key, strlen(key));
+    add_op(&inner, "request_delete_range", bad ? NULL : del);
+    if (bad)
+        json_decref(del);
+    json_t *nested = inner.failed
+                         ? NULL
+                         : json_pack("{sOsO}", "compare", inner.compare, "success", inner.success);
+    add_op(t, "request_txn", nested);
+    t->bytes += strlen(key);
+    rke_txn_deinit(&inner);
+}
+
+size_t rke_txn_ops(const rke_txn *t)
+{
+    return json_array_size(t->success);
 }
 
 void rke_txn_put_str(rke_txn *t, const char *key, const char *value)
@@ -215,9 +256,17 @@ void rke_txn_put_str(rke_txn *t, const char *key, const char *value)
 
 int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_error *err)
 {
+    int64_t rev;
+    return rke_txn_commit_at(c, t, ok, unknown, &rev, err);
+}
+
+int rke_txn_commit_at(rke_client *c, const rke_txn *t, int *ok, int *unknown, int64_t *rev,
+                      rk_error *err)
+{
     json_t *resp = NULL;
     *ok = 0;
     *unknown = 0;
+    *rev = 0;
     if (t->failed)
         return rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
     if (t->bytes > RKE_REQUEST_MAX)
@@ -229,6 +278,9 @@ int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_er
     int rc = req ? rke_http_call(c, "/v3/kv/txn", req, 1, &resp, unknown, err)
                  : rk_error_set(err, RK_ENOMEM, NULL, "out of memory building an etcd request");
     *ok = rc == RK_OK && json_is_true(json_object_get(resp, "succeeded"));
+    const char *at =
+        json_string_value(json_object_get(json_object_get(resp, "header"), "revision"));
+    *rev = at ? strtoll(at, NULL, 10) : 0;
     json_decref(req);
     json_decref(resp);
     return rc;
@@ -236,7 +288,10 @@ int rke_txn_commit(rke_client *c, const rke_txn *t, int *ok, int *unknown, rk_er
 
 /* ---- Watching ---- */
 
-#define WATCH_LINE_MAX (1u << 20) /* a watch message this long ends the stream */
+/* A watch message this long ends the stream. Messages are fragments of at most etcd's request
+ * size (1.5 MiB by default, asked for with "fragment"), base64 and JSON making them a third
+ * longer. */
+#define WATCH_LINE_MAX (4u << 20)
 
 typedef struct watch_state {
     buffer line;                    /* the message being received */
@@ -246,7 +301,7 @@ typedef struct watch_state {
     char why[CURL_ERROR_SIZE + 64]; /* why the stream ended, when etcd said */
 } watch_state;
 
-/* Calls fn for each put of one message; 0 when the message ends the watch. */
+/* Calls fn for each change of one message; 0 when the message ends the watch. */
 static int watch_message(watch_state *w, json_t *msg)
 {
     json_t *result = json_object_get(msg, "result");
@@ -262,8 +317,8 @@ static int watch_message(watch_state *w, json_t *msg)
         json_t *e = json_array_get(events, i);
         rke_kv kv = {0};
         rk_error ignored;
-        if (!json_object_get(e, "type") && parse_kv(json_object_get(e, "kv"), &kv, &ignored) == 0)
-            w->fn(w->arg, &kv); /* a put: DELETE events have a type */
+        if (parse_kv(json_object_get(e, "kv"), &kv, &ignored) == 0) /* PUT has no "type" */
+            w->fn(w->arg, &kv, json_object_get(e, "type") != NULL);
         rke_kv_deinit(&kv);
     }
     return 1;
@@ -302,7 +357,8 @@ static char *watch_body(const char *key, const char *end, int64_t from)
     json_t *create = json_object();
     int bad = !create || set_b64(create, "key", key, strlen(key)) ||
               set_b64(create, "range_end", end, strlen(end)) ||
-              json_object_set_new(create, "start_revision", json_integer(from));
+              json_object_set_new(create, "start_revision", json_integer(from)) ||
+              json_object_set_new(create, "fragment", json_true());
     json_t *req = bad ? NULL : json_pack("{so}", "create_request", create);
     char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
     if (!req)

@@ -60,7 +60,8 @@ static int rke_store_id(void *b, char id[RKD_STORE_ID_LEN], rk_error *err)
 static void rke_close(void *b)
 {
     rke_store *s = b;
-    rke_watch_stop(s->watcher); /* first: it uses the client */
+    rke_fleet_unshare(s); /* first: they use the client */
+    rke_watch_stop(s->watcher);
     rke_client_free(s->etcd);
     free(s->prefix);
     pthread_mutex_destroy(&s->write_lock);
@@ -88,6 +89,9 @@ static const rkd_store_ops etcd_ops = {
     .import = rke_import,
     .watch = rke_watch_start,
     .stale = rke_watch_stale,
+    .fleet_share = rke_fleet_share,
+    .fleet_write = rke_fleet_write,
+    .fleet_unshare = rke_fleet_unshare,
 };
 
 /* "HOST:PORT,...[/prefix]" into the endpoints and the prefix ("/ringkeeper" when none). */

@@ -29,6 +29,7 @@
 #define RKE_INLINE_MAX    (512u << 10) /* a larger topology goes to content-addressed chunks */
 
 typedef struct rke_watcher rke_watcher;
+typedef struct rke_fleet rke_fleet;
 
 /* A cluster's head: P/heads/<cluster> (with the id of the handle that wrote it last). Version and
  * event numbers are gapless because each comes from here and the head is rewritten in the txn that
@@ -47,6 +48,7 @@ typedef struct rke_store {
     pthread_mutex_t write_lock; /* one step at a time here: races are only between replicas */
     char writer[RKE_OP_LEN];    /* this handle's id, in every head it writes (for the watch) */
     rke_watcher *watcher;       /* the watch thread, or NULL before ops->watch */
+    rke_fleet *fleet;           /* the fleet shared, or NULL before ops->fleet_share */
 } rke_store;
 
 typedef rkd_store_event_draft rke_event;
@@ -292,5 +294,14 @@ int rke_watch_start(void *b, rkd_store_remote_fn fn, void *arg, rk_error *err);
 int rke_watch_stale(void *b, char out[RKD_STORE_STALE_LEN]);
 /* Stops and frees it (NULL is fine); returns within about a second. */
 void rke_watch_stop(rke_watcher *w);
+
+/* ---- store_etcd_fleet.c: the fleet shared between replicas (store_fleet.h) ---- */
+
+int rke_fleet_share(void *b, const char *replica, unsigned ttl_s, const rkd_fleet_sink *sink,
+                    rk_error *err);
+int rke_fleet_write(void *b, rkd_fleet_record *recs, size_t n, int *lost, rk_error *err);
+/* rkd_store_ops.fleet_unshare: stops the watch and frees the fleet (none: nothing); returns
+ * within about a second. Its records stay until the lease expires. */
+void rke_fleet_unshare(void *b);
 
 #endif /* RKD_STORE_ETCD_SHARED_H */

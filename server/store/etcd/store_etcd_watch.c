@@ -80,9 +80,10 @@ static void saw_head(rke_watcher *w, const rke_kv *kv)
     json_decref(head);
 }
 
-static void on_put(void *arg, const rke_kv *kv)
+static void on_change(void *arg, const rke_kv *kv, int deleted)
 {
-    saw_head(arg, kv);
+    if (!deleted) /* heads are never deleted but by hand */
+        saw_head(arg, kv);
 }
 
 /* Reads every head, reporting what changed, and the revision to watch from into *from. */
@@ -118,7 +119,7 @@ static void *watch_main(void *arg)
         rk_error err;
         if (resync(w, from_key, to_key, &from) == RK_OK) {
             atomic_store(&w->unseen_since, 0);
-            rke_watch(w->s->etcd, from_key, to_key, from, on_put, w, &w->stop, &err);
+            rke_watch(w->s->etcd, from_key, to_key, from, on_change, w, &w->stop, &err);
             seen = time(NULL);
         } else {
             atomic_store(&w->unseen_since, (int64_t)seen);

@@ -17,7 +17,7 @@
 
 #include "clients.h"
 
-#define PER_ID_MAX_BYTES 600 /* a tracked id with the longest id and agent, all included */
+#define PER_ID_MAX_BYTES 620 /* a tracked id with the longest id and agent, all included */
 
 /* The ids listed in `doc`, space-separated, into out. */
 static void ids_of(const json_t *doc, char *out, size_t size)
