@@ -59,10 +59,14 @@ static int replace_file(const char *path)
         struct timespec times[2] = {st.st_atim, {st.st_mtim.tv_sec + 1, st.st_mtim.tv_nsec}};
         out = open(next, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         rc = out >= 0 && write(out, data, (size_t)st.st_size) == st.st_size &&
-                     futimens(out, times) == 0 && close(out) == 0 && rename(next, path) == 0
+                     futimens(out, times) == 0
                  ? 0
                  : -1;
     }
+    if (out >= 0 && close(out) != 0)
+        rc = -1;
+    if (rc == 0 && rename(next, path) != 0)
+        rc = -1;
     if (rc != 0)
         perror(path);
     free(data);
