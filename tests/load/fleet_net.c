@@ -1,13 +1,16 @@
 /* fleet_net.c — the fleet's polls on SLICES threads, each driving its share of libcurl's multi
  * interface through epoll and curl_multi_socket_action (curl_multi_poll costs O(its transfers) per
- * turn), and the plain requests rk_fleet asks the server (fleet.h). */
+ * turn), and the plain requests rk_fleet asks the server (fleet.h). Its peer (fleet_peer.c) runs
+ * on the same threads and connections, with plain GETs set up by peer_init. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
+#include <dirent.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "fleet.h"
@@ -35,6 +38,52 @@ double cpu_s(long pid)
         sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &user, &sys) != 2)
         return 0;
     return (double)(user + sys) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The same for `pid` and its children (/proc/<pid>/task/<tid>/children of each of its threads). */
+double cpu_tree_s(long pid)
+{
+    char path[64];
+    double sum = cpu_s(pid);
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *tasks = opendir(path);
+    for (struct dirent *t = tasks ? readdir(tasks) : NULL; t; t = readdir(tasks)) {
+        char kids[320];
+        long kid;
+        snprintf(kids, sizeof kids, "/proc/%ld/task/%s/children", pid, t->d_name);
+        FILE *in = t->d_name[0] != '.' ? fopen(kids, "r") : NULL;
+        while (in && fscanf(in, "%ld", &kid) == 1)
+            sum += cpu_s(kid);
+        if (in)
+            fclose(in);
+    }
+    if (tasks)
+        closedir(tasks);
+    return sum;
+}
+
+int by_time(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Prints when the polls were answered, `t0` the start of the wave; returns when the last was. */
+double answer_times(const fleet *f, double t0)
+{
+    double *at = calloc((size_t)f->n, sizeof *at), last = -1;
+    for (long i = 0; at && i < f->n; i++)
+        at[i] = f->p[i].done_at ? f->p[i].done_at - t0 : PHASE_MAX_S;
+    if (at) {
+        qsort(at, (size_t)f->n, sizeof *at, by_time);
+        last = at[f->n - 1];
+    }
+    printf("answers: the first after %.1f ms, half after %.1f ms, 99%% after %.1f ms, the last "
+           "after %.1f ms\n",
+           at ? at[0] * 1e3 : -1, at ? at[f->n / 2] * 1e3 : -1, at ? at[f->n * 99 / 100] * 1e3 : -1,
+           last * 1e3);
+    free(at);
+    return last;
 }
 
 /* VmRSS of `pid` in KiB, 0 when unreadable. */
@@ -149,6 +198,29 @@ void server_counts(const fleet *f, long version, long *held, long *counted)
 
 /* ---- the fleet ---- */
 
+/* The options of every poll of the fleet: its bounds, where its answer goes. */
+static void easy_common(poller *p, etag *got)
+{
+    curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
+    curl_easy_setopt(p->easy, CURLOPT_TIMEOUT, (long)(60 + PHASE_MAX_S));
+    curl_easy_setopt(p->easy, CURLOPT_CONNECTTIMEOUT, 30L);
+    curl_easy_setopt(p->easy, CURLOPT_NOSIGNAL, 1L); /* as the library sets it */
+    curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, count_body);
+    curl_easy_setopt(p->easy, CURLOPT_WRITEDATA, p);
+    curl_easy_setopt(p->easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(p->easy, CURLOPT_HEADERDATA, got);
+    curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
+}
+
+/* A poll's state before its request: no answer yet. */
+static void poller_reset(poller *p)
+{
+    p->got = (etag){0};
+    p->status = 0;
+    p->done_at = 0;
+    p->again = 0;
+}
+
 /* Sets poll `i` up as client fleet-<i> holding `tag`, waiting `wait` s, refusing `refused` (NULL:
  * none), its ETag into `got`. */
 static int poll_setup(fleet *f, long i, const char *tag, int wait, const char *refused, etag *got)
@@ -170,27 +242,35 @@ static int poll_setup(fleet *f, long i, const char *tag, int wait, const char *r
     if (!p->headers || !p->easy)
         return -1;
     curl_easy_setopt(p->easy, CURLOPT_URL, url);
-    curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
-    curl_easy_setopt(p->easy, CURLOPT_TIMEOUT, (long)(60 + PHASE_MAX_S));
-    curl_easy_setopt(p->easy, CURLOPT_CONNECTTIMEOUT, 30L);
-    curl_easy_setopt(p->easy, CURLOPT_NOSIGNAL, 1L); /* as the library sets it */
-    curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, count_body);
-    curl_easy_setopt(p->easy, CURLOPT_WRITEDATA, p);
-    curl_easy_setopt(p->easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(p->easy, CURLOPT_HEADERDATA, got);
-    curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
+    easy_common(p, got);
     return 0;
 }
 
 /* The same, a fresh poll with no answer yet. */
 int poller_init(fleet *f, long i, const char *tag, int wait, const char *refused)
 {
+    poller_reset(&f->p[i]);
+    return poll_setup(f, i, tag, wait, refused, &f->p[i].got);
+}
+
+/* Poll `i` as a plain GET of `url` (the peer's, fleet_peer.c). */
+int peer_init(fleet *f, long i, const char *url, const char *tag, int fresh)
+{
+    char line[256];
     poller *p = &f->p[i];
-    p->got = (etag){0};
-    p->status = 0;
-    p->done_at = 0;
-    p->again = 0;
-    return poll_setup(f, i, tag, wait, refused, &p->got);
+    poller_reset(p);
+    p->body_bytes = 0;
+    curl_slist_free_all(p->headers);
+    snprintf(line, sizeof line, "If-None-Match: %s", tag ? tag : "");
+    p->headers = tag ? curl_slist_append(NULL, line) : NULL;
+    if (!p->easy)
+        p->easy = curl_easy_init();
+    if ((tag && !p->headers) || !p->easy)
+        return -1;
+    curl_easy_setopt(p->easy, CURLOPT_URL, url);
+    curl_easy_setopt(p->easy, CURLOPT_FRESH_CONNECT, (long)fresh);
+    easy_common(p, &p->got);
+    return 0;
 }
 
 /* Step 4: poll `p`, answered 200, polls again on its connection as what it now holds says. */
@@ -242,6 +322,8 @@ static void drive(slice *s, int timeout_ms)
         timeout_ms = s->due <= now ? 0 : (int)((s->due - now) * 1000) + 1;
     int n = epoll_wait(s->ep, ev, 256, timeout_ms);
     for (int i = 0; i < n; i++) {
+        if (ev[i].data.fd == s->wake)
+            continue; /* edge-triggered: slice_main sees the wave */
         int flags = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
                     (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
                     (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
@@ -258,6 +340,8 @@ static void drive(slice *s, int timeout_ms)
             continue;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&p);
         curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(m->easy_handle, CURLINFO_NUM_CONNECTS, &p->connects);
+        curl_easy_getinfo(m->easy_handle, CURLINFO_LOCAL_PORT, &p->port);
         curl_multi_remove_handle(s->multi, m->easy_handle);
         if (p->again) { /* a poll of step 4 should be held until the fleet stops */
             atomic_store(&s->f->end_why,
@@ -273,8 +357,8 @@ static void drive(slice *s, int timeout_ms)
     }
 }
 
-/* A slice's thread: opens its polls, its share of RAMP_BATCH every RAMP_EVERY_MS, and drives them
- * until they are all answered, `stop` is set or the time is up. */
+/* A slice's thread: opens its polls, its share of RAMP_BATCH every RAMP_EVERY_MS, adds them all
+ * again at each wave, and drives them until `stop` is set or the time is up. */
 static void *slice_main(void *arg)
 {
     slice *s = arg;
@@ -285,6 +369,11 @@ static void *slice_main(void *arg)
             curl_multi_add_handle(s->multi, s->f->p[added++].easy);
         if (now_s() >= next_batch)
             next_batch += RAMP_EVERY_MS / 1000.0;
+        if (atomic_load(&s->f->wave) != s->wave) {
+            s->wave = atomic_load(&s->f->wave);
+            for (long j = s->from; j < s->to; j++)
+                curl_multi_add_handle(s->multi, s->f->p[j].easy);
+        }
         drive(s, 10);
     }
     return NULL;
@@ -300,23 +389,44 @@ int slices_start(fleet *f)
                      f->n * (i + 1) / SLICES,
                      curl_multi_init(),
                      epoll_create1(EPOLL_CLOEXEC),
+                     eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+                     atomic_load(&f->wave),
                      0,
                      0};
+        struct epoll_event wake = {.events = EPOLLIN | EPOLLET, .data.fd = s->wake};
         if (s->multi) {
+            /* a connection per poll, kept while its handle is out of the multi between requests
+             * (the default, 4 per handle added, closes them as the handles leave) */
+            curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, s->to - s->from);
             curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
             curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
             curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
             curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
         }
-        if (!s->multi || s->ep < 0 || pthread_create(&s->thread, NULL, slice_main, s) != 0) {
+        if (!s->multi || s->ep < 0 || s->wake < 0 ||
+            epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wake, &wake) ||
+            pthread_create(&s->thread, NULL, slice_main, s) != 0) {
             curl_multi_cleanup(s->multi);
             if (s->ep >= 0)
                 close(s->ep);
+            if (s->wake >= 0)
+                close(s->wake);
             s->multi = NULL;
             return -1;
         }
     }
     return 0;
+}
+
+/* Each slice adds its polls again, woken by its eventfd rather than its next 10 ms turn. */
+int slices_wave(fleet *f)
+{
+    uint64_t one = 1;
+    int woken = 0;
+    atomic_fetch_add(&f->wave, 1);
+    for (int i = 0; i < SLICES; i++)
+        woken += f->s[i].multi && write(f->s[i].wake, &one, sizeof one) == sizeof one;
+    return woken == SLICES ? 0 : -1;
 }
 
 /* Stops and joins the slices (their connections close), ready for the next round. */
@@ -332,6 +442,7 @@ void slices_stop(fleet *f)
             curl_multi_remove_handle(s->multi, f->p[j].easy); /* fine when not added */
         curl_multi_cleanup(s->multi);
         close(s->ep);
+        close(s->wake);
         s->multi = NULL;
     }
     atomic_store(&f->stop, 0);

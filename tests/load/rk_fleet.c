@@ -30,6 +30,10 @@
  *      hold V+1 (no wait); every answer must be a 304, and the bytes of ring sent to the refusers
  *      must stay 0; after each round GET .../clients counts N-K at V+1, K at V, K refusing, and
  *      converged only when K is 0.
+ *
+ * rk_fleet --url URL --peer-file PATH --clients N --pid NGINX_PID: the peer of the fan-out
+ * (fleet_peer.c, tests/bench/bench_fanout.sh): the same fleet on the same threads revalidates the
+ * file PATH, which nginx serves at URL/<its name>, each client on its own kept-alive connection.
  * Prints the figures; exit 0 when every check passed, 1 with "FAIL: ..." lines, 2 bad usage. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,30 +176,14 @@ static void check_clients(fleet *f, long version)
              f->n - f->refusers, version, f->refusers, version - 1, f->refusers);
 }
 
-static int by_time(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Prints when the polls were answered, `t0` the activation's; counts those not answered 200 with
  * `version`. */
 static void answers(fleet *f, long version, double t0)
 {
-    double *at = calloc((size_t)f->n, sizeof *at);
     long wrong = 0;
-    for (long i = 0; i < f->n; i++) {
+    for (long i = 0; i < f->n; i++)
         wrong += f->p[i].status != 200 || f->p[i].got.version != version;
-        if (at)
-            at[i] = f->p[i].done_at ? f->p[i].done_at - t0 : PHASE_MAX_S;
-    }
-    if (at)
-        qsort(at, (size_t)f->n, sizeof *at, by_time);
-    printf("answers: the first after %.1f ms, half after %.1f ms, 99%% after %.1f ms, the last "
-           "after %.1f ms\n",
-           at ? at[0] * 1e3 : -1, at ? at[f->n / 2] * 1e3 : -1, at ? at[f->n * 99 / 100] * 1e3 : -1,
-           at ? at[f->n - 1] * 1e3 : -1);
-    free(at);
+    answer_times(f, t0);
     if (wrong)
         fail(&f->failures, "%ld of %ld polls were not answered 200 with v%ld", wrong, f->n,
              version);
@@ -364,7 +352,8 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: rk_fleet --url URL --cluster C --clients N (1..%d) --pid SERVER_PID\n"
-            "                [--rss-per-client BYTES (default %ld)] [--refusers K (default 0)]\n",
+            "                [--rss-per-client BYTES (default %ld)] [--refusers K (default 0)]\n"
+            "       rk_fleet --url URL --peer-file PATH --clients N --pid NGINX_PID\n",
             MAX_CLIENTS, RSS_PER_CLIENT_MAX);
     return 2;
 }
@@ -389,6 +378,8 @@ static int parse_args(fleet *f, int argc, char **argv)
             f->url = v;
         else if (strcmp(k, "--cluster") == 0)
             f->cluster = v;
+        else if (strcmp(k, "--peer-file") == 0)
+            f->peer_file = v;
         else if (strcmp(k, "--clients") == 0)
             bad = number(v, 1, MAX_CLIENTS, &f->n);
         else if (strcmp(k, "--pid") == 0)
@@ -402,7 +393,10 @@ static int parse_args(fleet *f, int argc, char **argv)
         if (bad)
             return -1;
     }
-    return argc % 2 == 1 && f->url && f->cluster && f->n && f->pid && f->refusers <= f->n ? 0 : -1;
+    return argc % 2 == 1 && f->url && !f->cluster != !f->peer_file && f->n && f->pid &&
+                   f->refusers <= f->n
+               ? 0
+               : -1;
 }
 
 int main(int argc, char **argv)
@@ -413,8 +407,9 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     atomic_init(&f.done, 0);
     atomic_init(&f.stop, 0);
+    atomic_init(&f.wave, 0);
     f.p = calloc((size_t)f.n, sizeof *f.p);
-    int rc = f.p ? run(&f) : 1;
+    int rc = !f.p ? 1 : f.peer_file ? peer_run(&f) : run(&f);
     if (f.p) {
         slices_stop(&f);
         pollers_free(&f);
