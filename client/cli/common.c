@@ -1,9 +1,12 @@
-/* common.c — helpers every ringkeeper command uses: errors, usage, reading topologies and keys. */
+/* common.c — helpers every ringkeeper command uses: errors, usage, reading topologies and keys,
+ * replacing a file atomically. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -203,4 +206,30 @@ long rk_cli_next_key(FILE *f, char **line, size_t *cap)
     if (n > 0 && (*line)[n - 1] == '\n')
         n--;
     return (long)n;
+}
+
+int rk_cli_replace_file(const char *path, const char *mode_of, const char *data, size_t len)
+{
+    struct stat st;
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s.ringkeeper-XXXXXX", path);
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return errno = ENAMETOOLONG, -1;
+    int fd = stat(mode_of, &st) == 0 ? mkstemp(tmp) : -1;
+    if (fd < 0)
+        return -1;
+    errno = 0;
+    int ok = fchmod(fd, st.st_mode & 07777) == 0 && write(fd, data, len) == (ssize_t)len &&
+             fsync(fd) == 0;
+    int err = ok ? 0 : errno;
+    if (close(fd) != 0 && ok)
+        ok = 0, err = errno;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0, err = errno;
+    if (!ok) {
+        unlink(tmp);
+        errno = err ? err : EIO; /* a short write sets none */
+        return -1;
+    }
+    return 0;
 }

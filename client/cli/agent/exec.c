@@ -1,0 +1,135 @@
+/* exec.c — runs a proxy's command for the agent (validate, reload, confirm): sh -c in a process
+ * group of its own, bounded by the agent's command timeout, its output kept for the reason a
+ * refusal gives. */
+#define _GNU_SOURCE /* setenv in the child before exec */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+#define TAIL_MAX 1024 /* the last bytes of a command's output kept */
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* In the child: its own process group (so a timeout kills what it started too), the output into
+ * the pipe, the agent's variables, then sh. */
+static void child(const rk_cli_agent_state *a, const char *command, int64_t version, int out)
+{
+    char v[24];
+    snprintf(v, sizeof v, "%" PRId64, version);
+    setpgid(0, 0);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    setenv("RK_AGENT_FILE", a->file, 1);
+    setenv("RK_AGENT_PREVIOUS", a->previous, 1);
+    setenv("RK_AGENT_VERSION", v, 1);
+    execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+    _exit(127);
+}
+
+/* Keeps the last TAIL_MAX bytes read from fd into tail (of *len bytes). 0 at the end. */
+static int read_tail(int fd, char *tail, size_t *len)
+{
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0)
+        return n < 0 && errno == EINTR ? 1 : 0;
+    size_t keep = (size_t)n > TAIL_MAX ? TAIL_MAX : (size_t)n;
+    if (*len + keep > TAIL_MAX) {
+        size_t drop = *len + keep - TAIL_MAX;
+        memmove(tail, tail + drop, *len - drop);
+        *len -= drop;
+    }
+    memcpy(tail + *len, buf + n - keep, keep);
+    *len += keep;
+    return 1;
+}
+
+/* The last non-empty line of the output, its controls as spaces. */
+static const char *last_line(char *tail, size_t len)
+{
+    while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r' || tail[len - 1] == ' '))
+        len--;
+    tail[len] = '\0';
+    char *line = strrchr(tail, '\n');
+    line = line ? line + 1 : tail;
+    for (char *p = line; *p; p++)
+        *p = (unsigned char)*p < 0x20 ? ' ' : *p;
+    return *line ? line : "(no output)";
+}
+
+/* Reads the child's output until it exits (what it left running in the background may hold the
+ * pipe open: not waited for) or the deadline passes; 0 with its status, or -1 at the deadline. */
+static int drain(int fd, pid_t pid, long long deadline, char *tail, size_t *len, int *status)
+{
+    int readable = 1;
+    for (;;) {
+        pid_t done = waitpid(pid, status, WNOHANG);
+        long long left = deadline - now_ms();
+        struct pollfd p = {fd, POLLIN, 0};
+        int wait = done == pid || !readable ? 0 : (int)(left > 100 ? 100 : left > 0 ? left : 0);
+        while (readable && poll(&p, 1, wait) > 0 && (readable = read_tail(fd, tail, len)))
+            wait = 0; /* what is there already, then look at the child again */
+        if (done == pid)
+            return 0;
+        if (left <= 0)
+            return -1;
+        if (!readable) /* closed: nothing to read, only the exit to wait for */
+            usleep(20000);
+    }
+}
+
+int rk_cli_agent_exec(const rk_cli_agent_state *a, const char *command, int64_t version,
+                      char msg[RK_CLI_AGENT_MSG])
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return snprintf(msg, RK_CLI_AGENT_MSG, "cannot run it: %s", strerror(errno)), -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child(a, command, version, fds[1]);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return snprintf(msg, RK_CLI_AGENT_MSG, "cannot run it: %s", strerror(errno)), -1;
+    }
+    char tail[TAIL_MAX + 1];
+    size_t len = 0;
+    int status = 0;
+    int late =
+        drain(fds[0], pid, now_ms() + (long long)a->command_timeout * 1000, tail, &len, &status);
+    close(fds[0]);
+    if (late) { /* the child and what it started in its group */
+        kill(-pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (late)
+        return snprintf(msg, RK_CLI_AGENT_MSG, "killed after %llu s: %.400s", a->command_timeout,
+                        last_line(tail, len)),
+               -1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    if (WIFEXITED(status))
+        snprintf(msg, RK_CLI_AGENT_MSG, "exit %d: %.400s", WEXITSTATUS(status),
+                 last_line(tail, len));
+    else
+        snprintf(msg, RK_CLI_AGENT_MSG, "killed by signal %d: %.400s", WTERMSIG(status),
+                 last_line(tail, len));
+    return -1;
+}
