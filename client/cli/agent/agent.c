@@ -298,7 +298,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     "  --config FILE    settings as \"name = value\" lines, the options' names (flags win)\n"      \
     "  --client-id ID   RK-Client id (default PROXY@HOSTNAME)\n"                                   \
     "  --validate CMD   validate command, run by sh with $RK_AGENT_FILE set (default: nginx\n"     \
-    "                   -t -q -c, haproxy -c -q -f, nutcracker -t -c)\n"                           \
+    "                   -t -q -c, haproxy -c -f, nutcracker -t -c)\n"                              \
     "  --reload CMD     reload command (default: nginx: SIGHUP to the master of --pid-file;\n"     \
     "                   haproxy: `reload` on the master CLI --socket; nutcracker: systemctl\n"     \
     "                   restart nutcracker)\n"                                                     \

@@ -99,7 +99,8 @@ char *rk_cli_agent_ask(const char *where, const char *request, long timeout_ms,
     if (fd < 0)
         return NULL;
     size_t len = strlen(request);
-    if (len && send(fd, request, len, MSG_NOSIGNAL) != (ssize_t)len) {
+    /* the end of the request: HAProxy's master CLI answers one command and closes */
+    if ((len && send(fd, request, len, MSG_NOSIGNAL) != (ssize_t)len) || shutdown(fd, SHUT_WR)) {
         snprintf(msg, RK_CLI_AGENT_MSG, "%s: %s", where, strerror(errno));
         close(fd);
         return NULL;

@@ -1,7 +1,7 @@
 /* exec.c — runs a proxy's command for the agent (validate, reload, confirm): sh -c in a process
  * group of its own, bounded by the agent's command timeout, its output kept for the reason a
  * refusal gives. */
-#define _GNU_SOURCE /* setenv in the child before exec */
+#define _GNU_SOURCE /* strcasestr, close_range */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -33,6 +33,9 @@ static void child(const rk_cli_agent_state *a, const char *command, int64_t vers
     setpgid(0, 0);
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
+    /* nothing else of the agent's: a proxy a command starts (nutcracker -d) would keep the
+     * agent's sockets (its /metrics port, a long poll) open for as long as it runs */
+    close_range(3, ~0U, 0);
     setenv("RK_AGENT_FILE", a->file, 1);
     setenv("RK_AGENT_PREVIOUS", a->previous, 1);
     setenv("RK_AGENT_VERSION", v, 1);
@@ -58,16 +61,30 @@ static int read_tail(int fd, char *tail, size_t *len)
     return 1;
 }
 
-/* The last non-empty line of the output, its controls as spaces. */
-static const char *last_line(char *tail, size_t len)
+/* What the output says is wrong, for a refusal's reason: from the first "[emerg]", "[alert]" or
+ * "[error]" (nginx's and HAProxy's marks), else the first line saying "error", else the last
+ * line; controls as spaces. */
+static const char *reason(char *tail, size_t len)
 {
-    while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r' || tail[len - 1] == ' '))
-        len--;
+    static const char *const marks[] = {"[emerg]", "[alert]", "[error]"};
     tail[len] = '\0';
-    char *line = strrchr(tail, '\n');
+    for (char *p = tail; *p; p++)
+        *p = (unsigned char)*p < 0x20 && *p != '\n' ? ' ' : *p;
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        char *at = strcasestr(tail, marks[i]);
+        if (at)
+            return at[strcspn(at, "\n")] = '\0', at;
+    }
+    char *at = strcasestr(tail, "error"), *line;
+    if (at) {
+        while (at > tail && at[-1] != '\n')
+            at--;
+        return at[strcspn(at, "\n")] = '\0', at;
+    }
+    while (len && (tail[len - 1] == '\n' || tail[len - 1] == ' '))
+        tail[--len] = '\0';
+    line = strrchr(tail, '\n');
     line = line ? line + 1 : tail;
-    for (char *p = line; *p; p++)
-        *p = (unsigned char)*p < 0x20 ? ' ' : *p;
     return *line ? line : "(no output)";
 }
 
@@ -121,15 +138,14 @@ int rk_cli_agent_exec(const rk_cli_agent_state *a, const char *command, int64_t 
     }
     if (late)
         return snprintf(msg, RK_CLI_AGENT_MSG, "killed after %llu s: %.400s", a->command_timeout,
-                        last_line(tail, len)),
+                        reason(tail, len)),
                -1;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
     if (WIFEXITED(status))
-        snprintf(msg, RK_CLI_AGENT_MSG, "exit %d: %.400s", WEXITSTATUS(status),
-                 last_line(tail, len));
+        snprintf(msg, RK_CLI_AGENT_MSG, "exit %d: %.400s", WEXITSTATUS(status), reason(tail, len));
     else
         snprintf(msg, RK_CLI_AGENT_MSG, "killed by signal %d: %.400s", WTERMSIG(status),
-                 last_line(tail, len));
+                 reason(tail, len));
     return -1;
 }

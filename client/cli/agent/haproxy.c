@@ -104,7 +104,7 @@ static int confirm(const rk_cli_agent_state *a, const rk_cli_proxy_before *b, co
 const rk_cli_proxy rk_cli_proxy_haproxy = {
     .name = "haproxy",
     .format = "haproxy",
-    .validate = "haproxy -c -q -f \"$RK_AGENT_FILE\"",
+    .validate = "haproxy -c -f \"$RK_AGENT_FILE\"", /* -q would hide its alerts */
     .reload_word = "reload",
     .where_option = "socket",
     .where_default = "/run/haproxy-master.sock",

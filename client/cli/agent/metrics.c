@@ -42,7 +42,7 @@ static int listen_on(const char *listen_at, char msg[RK_CLI_AGENT_MSG])
                         listen_at),
                -1;
     sa.sin_port = htons((uint16_t)port);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
     if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
         bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 16) == 0)
         return fd;
