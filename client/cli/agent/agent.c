@@ -15,18 +15,24 @@
 #define DEFAULT_WAIT 30  /* seconds of a long poll */
 #define DEFAULT_CMD  30  /* seconds a command may run */
 #define DEFAULT_CONF 15  /* seconds the proxy has to show the new version */
-#define N_PROXIES    3
-#define PART_OPTIONS 3 /* pool, upstream, backend: the formats' parts */
 
-static const rk_cli_proxy *const proxies[N_PROXIES] = {&rk_cli_proxy_nginx, &rk_cli_proxy_haproxy,
-                                                       &rk_cli_proxy_nutcracker};
-static const char *const proxy_names[N_PROXIES + 1] = {"nginx", "haproxy", "nutcracker", NULL};
-static const char *const part_names[PART_OPTIONS] = {"pool", "upstream", "backend"};
+/* The proxies of this build: a proxy is its file (agent.h's table) and its line here. */
+static const rk_cli_proxy *const proxies[] = {&rk_cli_proxy_nginx, &rk_cli_proxy_haproxy,
+                                              &rk_cli_proxy_nutcracker};
+#define N_PROXIES (sizeof proxies / sizeof proxies[0])
+
+/* The options the proxies add: each one's part (its format's: "upstream", "backend", "pool") and
+ * where its built-in steps ask ("pid-file", "socket", "stats"), each name once, and the values. */
+typedef struct proxy_opts {
+    const char *name[2 * N_PROXIES], *value[2 * N_PROXIES];
+    size_t n, part[N_PROXIES], where[N_PROXIES]; /* proxy i's two, as places in name[] */
+} proxy_opts;
 
 /* What the options give besides the agent's own fields. */
 typedef struct agent_opts {
     const char *config, *proxy, *metrics;
-    const char *part[PART_OPTIONS], *where[N_PROXIES]; /* where: by the proxies' order */
+    const char *proxy_names[N_PROXIES + 1];
+    proxy_opts po;
     unsigned long long wait;
     rk_cli_server server;
 } agent_opts;
@@ -93,18 +99,33 @@ static const char *config_path(int argc, char **argv)
     return NULL;
 }
 
+/* The place of option `name` in o, added when it is new. */
+static size_t slot(proxy_opts *o, const char *name)
+{
+    size_t i = 0;
+    while (i < o->n && strcmp(o->name[i], name) != 0)
+        i++;
+    if (i == o->n)
+        o->name[o->n++] = name;
+    return i;
+}
+
+/* The format (formats/format.h) a proxy writes, or NULL when this build has none of its name. */
+static const rk_cli_conf_format *format_of(const rk_cli_proxy *p)
+{
+    for (size_t i = 0; i < rk_cli_n_conf_formats; i++)
+        if (strcmp(rk_cli_conf_formats[i]->name, p->format) == 0)
+            return rk_cli_conf_formats[i];
+    return NULL;
+}
+
 static int parse(const rk_cli_cmd *cmd, int argc, char **argv, rk_cli_agent_state *a, agent_opts *o)
 {
-    rk_cli_option opts[] = {
+    rk_cli_option opts[12 + 2 * N_PROXIES] = {
+        /* the 11 below, the proxies', the end */
         RK_CLI_OPT("config", RK_CLI_TEXT, &o->config),
-        RK_CLI_OPT("proxy", RK_CLI_CHOICE, &o->proxy, .required = 1, .choices = proxy_names),
+        RK_CLI_OPT("proxy", RK_CLI_CHOICE, &o->proxy, .required = 1, .choices = o->proxy_names),
         RK_CLI_OPT("file", RK_CLI_TEXT, &a->file, .required = 1),
-        RK_CLI_OPT("pool", RK_CLI_TEXT, &o->part[0]),
-        RK_CLI_OPT("upstream", RK_CLI_TEXT, &o->part[1]),
-        RK_CLI_OPT("backend", RK_CLI_TEXT, &o->part[2]),
-        RK_CLI_OPT("pid-file", RK_CLI_TEXT, &o->where[0]),
-        RK_CLI_OPT("socket", RK_CLI_TEXT, &o->where[1]),
-        RK_CLI_OPT("stats", RK_CLI_TEXT, &o->where[2]),
         RK_CLI_OPT("validate", RK_CLI_TEXT, &a->validate),
         RK_CLI_OPT("reload", RK_CLI_TEXT, &a->reload),
         RK_CLI_OPT("confirm", RK_CLI_TEXT, &a->confirm),
@@ -113,37 +134,38 @@ static int parse(const rk_cli_cmd *cmd, int argc, char **argv, rk_cli_agent_stat
         RK_CLI_OPT("command-timeout", RK_CLI_NUMBER, &a->command_timeout, .lo = 1, .hi = 3600),
         RK_CLI_OPT("confirm-timeout", RK_CLI_NUMBER, &a->confirm_timeout, .lo = 1, .hi = 3600),
         RK_CLI_OPT("metrics", RK_CLI_TEXT, &o->metrics),
-        {0},
     };
+    size_t n = 11;
+    for (size_t i = 0; i < N_PROXIES; i++) {
+        const rk_cli_conf_format *f = format_of(proxies[i]);
+        o->proxy_names[i] = proxies[i]->name;
+        o->po.part[i] = slot(&o->po, f ? f->part : proxies[i]->format);
+        o->po.where[i] = slot(&o->po, proxies[i]->where_option);
+    }
+    for (size_t i = 0; i < o->po.n; i++)
+        opts[n++] = (rk_cli_option)RK_CLI_OPT(o->po.name[i], RK_CLI_TEXT, &o->po.value[i]);
     return rk_cli_parse(cmd, argc, argv, opts, &o->server, NULL);
 }
 
-/* The proxy's part and `where` chosen from the options; a usage error when one of another proxy
- * is given. */
+/* The proxy's part and `where` chosen from the options; a usage error when an option of another
+ * proxy only is given. */
 static int choose(const rk_cli_cmd *cmd, rk_cli_agent_state *a, agent_opts *o)
 {
     size_t p = 0;
-    while (strcmp(proxy_names[p], o->proxy) != 0)
+    while (strcmp(proxies[p]->name, o->proxy) != 0)
         p++;
     a->proxy = proxies[p];
-    for (size_t i = 0; i < rk_cli_n_conf_formats; i++)
-        if (strcmp(rk_cli_conf_formats[i]->name, a->proxy->format) == 0)
-            a->format = rk_cli_conf_formats[i];
+    a->format = format_of(a->proxy);
     if (!a->format)
         return rk_cli_fail(cmd->name, RK_EXIT_FAIL, "this build has no %s format",
                            a->proxy->format);
-    for (size_t i = 0; i < PART_OPTIONS; i++) {
-        int own = strcmp(part_names[i], a->format->part) == 0;
-        if (o->part[i] && !own)
-            return rk_cli_usage_error(cmd, "--%s is not for --proxy %s: give --%s NAME",
-                                      part_names[i], o->proxy, a->format->part);
-        a->part = own ? o->part[i] : a->part;
-    }
-    for (size_t i = 0; i < N_PROXIES; i++)
-        if (o->where[i] && i != p)
-            return rk_cli_usage_error(cmd, "--%s is not for --proxy %s (its is --%s)",
-                                      proxies[i]->where_option, o->proxy, a->proxy->where_option);
-    a->where = o->where[p] ? o->where[p] : a->proxy->where_default;
+    size_t part = o->po.part[p], where = o->po.where[p];
+    for (size_t i = 0; i < o->po.n; i++)
+        if (o->po.value[i] && i != part && i != where)
+            return rk_cli_usage_error(cmd, "--proxy %s takes --%s and --%s, not --%s", o->proxy,
+                                      o->po.name[part], o->po.name[where], o->po.name[i]);
+    a->part = o->po.value[part];
+    a->where = o->po.value[where] ? o->po.value[where] : a->proxy->where_default;
     if (!a->part && !a->format->part_optional)
         return rk_cli_usage_error(cmd, "--%s NAME is required", a->format->part);
     return RK_EXIT_OK;
@@ -294,11 +316,11 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     "  --proxy P        nginx, haproxy or nutcracker\n"                                            \
     "  --file FILE      the proxy's configuration file, rewritten in place\n"                      \
     "  --upstream NAME  nginx's upstream; --backend NAME HAProxy's backend; --pool NAME\n"         \
-    "                   nutcracker's pool (each may be left out when the file has one)\n"          \
+    "                   nutcracker's pool (which may be left out when the file has one)\n"         \
     "  --config FILE    settings as \"name = value\" lines, the options' names (flags win)\n"      \
     "  --client-id ID   RK-Client id (default PROXY@HOSTNAME)\n"                                   \
-    "  --validate CMD   validate command, run by sh with $RK_AGENT_FILE set (default: nginx\n"     \
-    "                   -t -q -c, haproxy -c -f, nutcracker -t -c)\n"                              \
+    "  --validate CMD   validate command, run by sh with $RK_AGENT_FILE set (default: the\n"       \
+    "                   proxy's own test of the file: nginx -t, haproxy -c, nutcracker -t)\n"      \
     "  --reload CMD     reload command (default: nginx: SIGHUP to the master of --pid-file;\n"     \
     "                   haproxy: `reload` on the master CLI --socket; nutcracker: systemctl\n"     \
     "                   restart nutcracker)\n"                                                     \
