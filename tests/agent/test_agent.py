@@ -15,7 +15,7 @@ token, all on loopback.
 4. SIGKILL: every agent is killed at a random moment of the cutover to v5; each file is then one
    its proxy accepts, and the agents, started again, bring every proxy to v5.
 5. Refusals to start: a missing upstream, and a pool whose hash is not the cluster's, exit 2 with
-   one line.
+   one line; SIGTERM stops every agent with exit 0.
 
 usage: test_agent.py RINGKEEPERD RINGKEEPER_CLI; exits non-zero on a failure, 77 when nginx,
 haproxy, nutcracker or memcached is missing.
@@ -398,13 +398,15 @@ def step_refuse_start(t):
 
 
 def step_sigterm(t):
-    p = t.proxies[0]
-    p.agent.send_signal(signal.SIGTERM)
-    try:
-        rc = p.agent.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        rc = None
-    check("SIGTERM stops an agent with exit 0", rc == 0, rc)
+    """SIGTERM stops every agent with exit 0 (under the sanitizers: with no error or leak found)."""
+    for p in t.proxies:
+        p.agent.send_signal(signal.SIGTERM)
+    for p in t.proxies:
+        try:
+            rc = p.agent.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check("SIGTERM stops %s's agent with exit 0" % p.name, rc == 0, rc)
 
 
 def main():

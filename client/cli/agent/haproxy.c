@@ -1,8 +1,8 @@
 /* haproxy.c — HAProxy for the agent (docs/AGENT.md, "HAProxy"): `haproxy -c` validates; its master
  * CLI (the socket of `-W -S`) reloads seamlessly (`reload`: the master starts a new worker on the
  * new file, the old one finishes its connections) and confirms: a new current worker (`show proc`)
- * whose runtime API (`show servers state BACKEND`) lists exactly the new version's servers. A
- * reload that fails leaves the old worker current, with the old servers. */
+ * whose runtime API (`show servers state BACKEND`) lists exactly the new version's servers (id,
+ * address, weight). A reload that fails leaves the old worker current, with the old servers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,17 +45,21 @@ static int reload_now(const rk_cli_agent_state *a, char msg[RK_CLI_AGENT_MSG])
     return answer ? 0 : -1;
 }
 
-/* Whether `addr` ("host:port") is a server of `t`. */
-static int has_addr(const rk_topology *t, const char *addr)
+/* Whether t has a node of id `id` (HAProxy's server id), address `addr` ("host:port") and weight
+ * `weight` (as HAProxy shows it). */
+static int has_server(const rk_topology *t, const char *id, const char *addr, const char *weight)
 {
-    for (size_t i = 0; i < rk_topology_node_count(t); i++)
-        if (strcmp(rk_topology_node(t, i)->addr, addr) == 0)
+    for (size_t i = 0; i < rk_topology_node_count(t); i++) {
+        const rk_node *n = rk_topology_node(t, i);
+        if (strcmp(n->id, id) == 0 && strcmp(n->addr, addr) == 0 &&
+            strtod(weight, NULL) == n->weight)
             return 1;
+    }
     return 0;
 }
 
-/* How many servers of `state` (show servers state's lines: field 5 the address, 19 the port)
- * are servers of t; *all counts every server listed. */
+/* How many servers of `state` (show servers state's lines: fields 3 the id, 5 the address, 8 the
+ * configured weight, 19 the port) are the servers of t; *all counts every server listed. */
 static size_t servers_of(char *state, const rk_topology *t, size_t *all)
 {
     size_t match = 0;
@@ -70,7 +74,7 @@ static size_t servers_of(char *state, const rk_topology *t, size_t *all)
             continue; /* the format's version line, the header */
         snprintf(addr, sizeof addr, "%s:%s", f[4], f[18]);
         (*all)++;
-        match += has_addr(t, addr);
+        match += has_server(t, f[2], addr, f[7]);
     }
     return match;
 }
