@@ -3,6 +3,7 @@
  * refusal gives. */
 #define _GNU_SOURCE /* strcasestr, close_range */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +18,8 @@
 
 #define TAIL_MAX 1024 /* the last bytes of a command's output kept */
 
+extern char **environ;
+
 static long long now_ms(void)
 {
     struct timespec ts;
@@ -25,22 +28,47 @@ static long long now_ms(void)
 }
 
 /* In the child: its own process group (so a timeout kills what it started too), the output into
- * the pipe, the agent's variables, then sh. */
-static void child(const rk_cli_agent_state *a, const char *command, int64_t version, int out)
+ * the pipe, then sh. Only calls that are safe between fork and exec in a process of threads. */
+static void child(const char *command, char **env, int out)
 {
-    char v[24];
-    snprintf(v, sizeof v, "%" PRId64, version);
+    char *argv[] = {"sh", "-c", (char *)command, NULL};
     setpgid(0, 0);
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
     /* nothing else of the agent's: a proxy a command starts (nutcracker -d) would keep the
      * agent's sockets (its /metrics port, a long poll) open for as long as it runs */
     close_range(3, ~0U, 0);
-    setenv("RK_AGENT_FILE", a->file, 1);
-    setenv("RK_AGENT_PREVIOUS", a->previous, 1);
-    setenv("RK_AGENT_VERSION", v, 1);
-    execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+    execve("/bin/sh", argv, env);
     _exit(127);
+}
+
+/* The command's variables, written before the fork (a child of a process of threads may not
+ * allocate). */
+typedef struct command_vars {
+    char file[RK_CLI_AGENT_PATH + 16], previous[RK_CLI_AGENT_PATH + 24], version[48];
+} command_vars;
+
+/* The agent's environment without its own RK_AGENT_ variables, then those of `v`: a new array of
+ * borrowed strings (free() the array only), NULL when out of memory. */
+static char **command_env(const rk_cli_agent_state *a, int64_t version, command_vars *v)
+{
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    char **env = malloc((n + 4) * sizeof *env);
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "RK_AGENT_", 9) != 0)
+            env[k++] = environ[i];
+    snprintf(v->file, sizeof v->file, "RK_AGENT_FILE=%s", a->file);
+    snprintf(v->previous, sizeof v->previous, "RK_AGENT_PREVIOUS=%s", a->previous);
+    snprintf(v->version, sizeof v->version, "RK_AGENT_VERSION=%" PRId64, version);
+    env[k++] = v->file;
+    env[k++] = v->previous;
+    env[k++] = v->version;
+    env[k] = NULL;
+    return env;
 }
 
 /* Keeps the last TAIL_MAX bytes read from fd into tail (of *len bytes). 0 at the end. */
@@ -113,13 +141,16 @@ int rk_cli_agent_exec(const rk_cli_agent_state *a, const char *command, int64_t 
                       char msg[RK_CLI_AGENT_MSG])
 {
     int fds[2];
-    if (pipe(fds) != 0)
+    command_vars vars;
+    char **env = command_env(a, version, &vars);
+    if (!env || pipe2(fds, O_CLOEXEC) != 0) {
+        free(env);
         return snprintf(msg, RK_CLI_AGENT_MSG, "cannot run it: %s", strerror(errno)), -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        child(a, command, version, fds[1]);
     }
+    pid_t pid = fork();
+    if (pid == 0)
+        child(command, env, fds[1]); /* dup2 clears O_CLOEXEC on its copies */
+    free(env);
     close(fds[1]);
     if (pid < 0) {
         close(fds[0]);
