@@ -12,9 +12,12 @@ token, all on loopback.
    (with its error), and the proxy still routes by v2; the other agents hold v3.
 3. A failed reload: the second proxy's reload command fails; v4 is refused with the reason, the
    proxy still routes by v3, the file is restored; the first ones (error removed) hold v4.
-4. SIGKILL: every agent is killed at a random moment of the cutover to v5; each file is then one
-   its proxy accepts, and the agents, started again, bring every proxy to v5.
-5. Refusals to start: a missing upstream, and a pool whose hash is not the cluster's, exit 2 with
+4. A reload the proxy does not take: a listener on a port in use planted in the first nginx and
+   HAProxy files (their checks pass); v5 is refused by the built-in confirm (no new nginx worker,
+   HAProxy's old worker still current), the file restored, the proxy still routing by v4.
+5. SIGKILL: every agent is killed at a random moment of the cutover to v6; each file is then one
+   its proxy accepts, and the agents, started again, bring every proxy to v6.
+6. Refusals to start: a missing upstream, and a pool whose hash is not the cluster's, exit 2 with
    one line; SIGTERM stops every agent with exit 0.
 
 usage: test_agent.py RINGKEEPERD RINGKEEPER_CLI; exits non-zero on a failure, 77 when nginx,
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import proxies as px  # noqa: E402
@@ -102,7 +106,8 @@ def cluster_of(kind):
 
 
 def window(k):
-    """The places of version k's servers among the backends: a window that slides by one."""
+    """The places of version k's servers among the backends: a window that slides by one (the
+    first backend is v1's only)."""
     return list(range(k - 1, k + 3))
 
 
@@ -215,7 +220,7 @@ class Test:
         self.cli, self.tmp = cli, tmp
         self.fleet = px.Fleet(tmp)
         self.server = Server(rkd, tmp, self.fleet)
-        self.be, self.mc = free_ports(8), free_ports(8)
+        self.be, self.mc = free_ports(9), free_ports(9)  # v6 uses the last
         self.fleet.backends(self.be)
         self.fleet.memcached(self.mc)
         self.proxies = [Proxy(kind, n, self.fleet, self.mc if kind == "nutcracker" else self.be)
@@ -358,10 +363,40 @@ def step_failed_reload(t, rng):
         os.unlink(p.marker)
 
 
-def step_sigkill(t, rng):
-    """Every agent killed at a random moment of the cutover to v5: each file is one its proxy
-    accepts; started again, the agents bring every proxy to v5."""
+def step_reload_not_taken(t, rng):
+    """The first nginx and HAProxy given a file their check passes but their reload cannot take (a
+    listener on a port in use): v5 refused by the built-in confirm (no new nginx worker; HAProxy's
+    old worker still current), the file restored, the proxy still routing by v4; the others hold
+    v5."""
+    clash = t.be[0]
+    plants = {"nginx": ("    access_log off;\n", "    access_log off;\n    server { listen 127.0.0.1:%d; }\n" % clash),
+              "haproxy": ("\nbackend rk\n", "\nfrontend clash\n    bind 127.0.0.1:%d\n    default_backend rk\nbackend rk\n" % clash)}
+    planted = {}
+    for p in t.proxies:
+        if p.n == 1 and p.kind in plants:
+            planted[p.name] = p.read().replace(*plants[p.kind], 1)
+            p.write(planted[p.name])
+            rc, out = p.validate()
+            check("%s: the planted listener passes the proxy's check" % p.name, rc == 0, out)
     t.publish(5)
+    want = {p.name: ((4, 5) if p.name in planted else (5, None)) for p in t.proxies}
+    got = t.report("v5: the reloads not taken refused, the others held", want)
+    keys = keys_for(rng, 150)
+    for p in t.proxies:
+        if p.name not in planted:
+            check_routes(t, p, 5, keys)
+            continue
+        reason = (got.get(p.name) or {}).get("reason") or ""
+        check("%s: the reason is the confirm's" % p.name, reason.startswith("confirm: "), reason)
+        check("%s: the file is the one before" % p.name, p.read() == planted[p.name], p.read())
+        check_routes(t, p, 4, keys)
+        p.write(planted[p.name].replace(plants[p.kind][1], plants[p.kind][0], 1))
+
+
+def step_sigkill(t, rng):
+    """Every agent killed at a random moment of the cutover to v6: each file is one its proxy
+    accepts; started again, the agents bring every proxy to v6."""
+    t.publish(6)
     time.sleep(rng.uniform(0.05, 1.0))
     for p in t.proxies:
         p.agent.send_signal(signal.SIGKILL)
@@ -371,10 +406,10 @@ def step_sigkill(t, rng):
         check("%s: after SIGKILL the proxy accepts its file" % p.name, rc == 0, out)
     for p in t.proxies:
         p.start_agent(t.cli, t.server.url)
-    t.report("started again, every agent holds v5", {p.name: (5, None) for p in t.proxies})
+    t.report("started again, every agent holds v6", {p.name: (6, None) for p in t.proxies})
     keys = keys_for(rng, 150)
     for p in t.proxies:
-        check_routes(t, p, 5, keys)
+        check_routes(t, p, 6, keys)
 
 
 def step_refuse_start(t):
@@ -426,11 +461,12 @@ def main():
         step_converge(t, rng)
         step_failed_validation(t, rng)
         step_failed_reload(t, rng)
+        step_reload_not_taken(t, rng)
         step_sigkill(t, rng)
         step_refuse_start(t)
         step_sigterm(t)
     except Exception as e:  # a step that could not run is a failure, with the agents' logs
-        check("the test ran", False, repr(e))
+        check("the test ran", False, "".join(traceback.format_exception(e)))
     finally:
         if FAILED:
             for name in sorted(os.listdir(tmp)):

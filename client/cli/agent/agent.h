@@ -30,6 +30,15 @@ typedef struct rk_cli_proxy_before {
     size_t n_pids;
 } rk_cli_proxy_before;
 
+/* What a proxy's built-in confirm says. */
+enum {
+    RK_CLI_CONFIRM_UNASKED = -1,  /* the proxy cannot be asked (why in its sentence) */
+    RK_CLI_CONFIRM_NOT_YET = 0,   /* it runs something else than the version */
+    RK_CLI_CONFIRM_RUNS = 1,      /* it runs the version */
+    RK_CLI_CONFIRM_UNCHANGED = 2, /* it still runs the generation of before the reload: the
+                                     reload did not take, nothing changed */
+};
+
 /* One proxy: its format, default commands and built-in steps. A step that is NULL has no
  * built-in way: its command must be given (agent.c says so at start). */
 typedef struct rk_cli_proxy {
@@ -45,8 +54,8 @@ typedef struct rk_cli_proxy {
     int (*before)(const rk_cli_agent_state *a, rk_cli_proxy_before *b, char msg[RK_CLI_AGENT_MSG]);
     /* The built-in reload: 0, or -1 with a sentence in msg. */
     int (*reload_now)(const rk_cli_agent_state *a, char msg[RK_CLI_AGENT_MSG]);
-    /* Whether the running proxy runs topology t now: 1 (what it shows in msg), 0 not yet (why in
-     * msg), -1 it cannot be asked (why in msg). */
+    /* Whether the running proxy runs topology t now: an RK_CLI_CONFIRM_ value, and what it shows
+     * in msg. */
     int (*confirm)(const rk_cli_agent_state *a, const rk_cli_proxy_before *b, const rk_topology *t,
                    char msg[RK_CLI_AGENT_MSG]);
 } rk_cli_proxy;

@@ -74,16 +74,20 @@ static void sleep_ms(long ms)
 }
 
 /* Waits (confirm timeout) until the proxy shows it runs t: the confirm command exits 0, or the
- * proxy's built-in confirm says so. 0, or -1 with the last answer in msg. */
+ * proxy's built-in confirm says so. 0, or -1 with the last answer in msg and *unchanged set when
+ * that answer was that the proxy still runs what it ran before the reload. */
 static int confirmed(const rk_cli_agent_state *a, const rk_cli_proxy_before *b,
-                     const rk_topology *t, int64_t v, char msg[RK_CLI_AGENT_MSG])
+                     const rk_topology *t, int64_t v, int *unchanged, char msg[RK_CLI_AGENT_MSG])
 {
     time_t deadline = time(NULL) + (time_t)a->confirm_timeout;
     for (;;) {
-        int ok = a->confirm ? rk_cli_agent_exec(a, a->confirm, v, msg) == 0
-                            : a->proxy->confirm(a, b, t, msg) == 1;
-        if (ok)
+        int says = a->confirm
+                       ? (rk_cli_agent_exec(a, a->confirm, v, msg) == 0 ? RK_CLI_CONFIRM_RUNS
+                                                                        : RK_CLI_CONFIRM_NOT_YET)
+                       : a->proxy->confirm(a, b, t, msg);
+        if (says == RK_CLI_CONFIRM_RUNS)
             return 0;
+        *unchanged = says == RK_CLI_CONFIRM_UNCHANGED;
         if (time(NULL) >= deadline)
             return -1;
         sleep_ms(RK_CLI_AGENT_POLL_MS);
@@ -91,13 +95,15 @@ static int confirmed(const rk_cli_agent_state *a, const rk_cli_proxy_before *b,
 }
 
 /* Steps 2 to 4 on the file written: 0, or -1 with the step and its reason in msg; *reloaded
- * says whether a reload was sent (the running configuration may have changed). */
+ * says whether the running configuration may have changed (a reload was sent, and took or may
+ * have), so that the file restored is to be reloaded too. */
 static int validate_reload_confirm(const rk_cli_agent_state *a, const rk_topology *t, int64_t v,
                                    int *reloaded, char msg[RK_CLI_AGENT_MSG])
 {
     char why[RK_CLI_AGENT_MSG];
     const char *validate = a->validate ? a->validate : a->proxy->validate;
     rk_cli_proxy_before b = {{0}, 0};
+    int unchanged = 0;
     if (rk_cli_agent_exec(a, validate, v, why) != 0)
         return snprintf(msg, RK_CLI_AGENT_MSG, "validate: %.400s", why), -1;
     rk_cli_agent_log(a, v, "validated (%s)", validate);
@@ -107,11 +113,15 @@ static int validate_reload_confirm(const rk_cli_agent_state *a, const rk_topolog
     if (reload(a, v, why) != 0)
         return snprintf(msg, RK_CLI_AGENT_MSG, "%s: %.400s", a->proxy->reload_word, why), -1;
     rk_cli_agent_log(a, v, "%s sent", a->proxy->reload_word);
-    if (confirmed(a, &b, t, v, why) != 0)
+    if (confirmed(a, &b, t, v, &unchanged, why) != 0) {
+        /* a reload that did not take changed nothing: reloading the file restored would only
+         * fail again (HAProxy pauses its listeners for each try) */
+        *reloaded = !unchanged;
         return snprintf(msg, RK_CLI_AGENT_MSG,
                         "confirm: not running the version after %llu s: %.400s", a->confirm_timeout,
                         why),
                -1;
+    }
     rk_cli_agent_log(a, v, "confirmed: %s", why);
     return 0;
 }
@@ -128,7 +138,7 @@ static void restore(const rk_cli_agent_state *a, int64_t v, const char *old, siz
         return;
     }
     if (!reloaded) {
-        rk_cli_agent_log(a, v, "file restored; the proxy was not reloaded and runs what it ran");
+        rk_cli_agent_log(a, v, "file restored; the proxy runs what it ran before (not reloaded)");
         return;
     }
     if (reload(a, v, why) == 0)

@@ -84,25 +84,25 @@ static int confirm(const rk_cli_agent_state *a, const rk_cli_proxy_before *b, co
 {
     long pid = current_worker(a, msg);
     if (pid < 0)
-        return -1;
+        return RK_CLI_CONFIRM_UNASKED;
     if (b->n_pids && pid == b->pids[0])
         return snprintf(msg, RK_CLI_AGENT_MSG,
                         "worker %ld is still the current one: the reload did not take (see "
                         "HAProxy's log)",
                         pid),
-               0;
+               RK_CLI_CONFIRM_UNCHANGED;
     char ask[RK_CLI_AGENT_MSG + 64];
     const char *backend = a->part ? a->part : a->chosen;
     snprintf(ask, sizeof ask, "@!%ld show servers state %s\n", pid, backend);
     char *state = rk_cli_agent_ask(a->where, ask, ASK_MS, msg);
     if (!state)
-        return -1;
+        return RK_CLI_CONFIRM_UNASKED;
     size_t all, match = servers_of(state, t, &all), want = rk_topology_node_count(t);
     free(state);
     snprintf(msg, RK_CLI_AGENT_MSG,
              "worker %ld lists %zu server(s) in backend %.200s, %zu of the version's %zu", pid, all,
              backend, match, want);
-    return match == want && all == want;
+    return match == want && all == want ? RK_CLI_CONFIRM_RUNS : RK_CLI_CONFIRM_NOT_YET;
 }
 
 const rk_cli_proxy rk_cli_proxy_haproxy = {

@@ -86,17 +86,17 @@ static int confirm(const rk_cli_agent_state *a, const rk_cli_proxy_before *b, co
     (void)t; /* nginx shows no upstream's servers: its new workers are the proof */
     long master = master_pid(a, msg), now[RK_CLI_AGENT_MAX_PIDS];
     if (master < 0)
-        return -1;
+        return RK_CLI_CONFIRM_UNASKED;
     size_t n = children(master, now, RK_CLI_AGENT_MAX_PIDS);
     for (size_t i = 0; i < n; i++)
         if (!had(b, now[i]))
             return snprintf(msg, RK_CLI_AGENT_MSG, "master %ld runs a new worker generation (%ld)",
                             master, now[i]),
-                   1;
+                   RK_CLI_CONFIRM_RUNS;
     snprintf(msg, RK_CLI_AGENT_MSG,
              "master %ld started no new worker: it did not load the file (see its error log)",
              master);
-    return 0;
+    return RK_CLI_CONFIRM_UNCHANGED;
 }
 
 const rk_cli_proxy rk_cli_proxy_nginx = {

@@ -47,7 +47,7 @@ static int confirm(const rk_cli_agent_state *a, const rk_cli_proxy_before *b, co
     (void)b; /* a restarted nutcracker is a new process: its servers are the proof */
     char *text = rk_cli_agent_ask(a->where, "", ASK_MS, msg);
     if (!text)
-        return 0; /* restarting: not listening yet */
+        return RK_CLI_CONFIRM_NOT_YET; /* restarting: not listening yet */
     json_t *doc = json_loads(text, 0, NULL);
     free(text);
     const char *pool = a->part ? a->part : a->chosen;
@@ -60,7 +60,7 @@ static int confirm(const rk_cli_agent_state *a, const rk_cli_proxy_before *b, co
         snprintf(msg, RK_CLI_AGENT_MSG, "pool %.200s lists %zu server(s), %zu of the version's %zu",
                  pool, all, match, want);
     json_decref(doc);
-    return ok;
+    return ok ? RK_CLI_CONFIRM_RUNS : RK_CLI_CONFIRM_NOT_YET;
 }
 
 const rk_cli_proxy rk_cli_proxy_nutcracker = {
