@@ -73,6 +73,8 @@ rk_ring *rk_cli_load_ring(const char *cmd, const char *path);
 rk_ring *rk_cli_ring_from_text(const char *cmd, const char *label, const char *text, size_t len);
 /* The whole file, NUL-terminated (free() it), or NULL with a message printed. */
 char *rk_cli_read_file(const char *cmd, const char *path, size_t *len);
+/* The same with nothing printed: NULL with errno set (EFBIG past RK_CLI_MAX_FILE). */
+char *rk_cli_slurp(const char *path, size_t *len);
 
 /* Replaces (or creates) the file `path` with the len bytes of `data` atomically: a temporary file
  * beside it with the mode of the existing file `mode_of` (often `path` itself), fsync, rename; a

@@ -126,8 +126,7 @@ int rk_cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-/* The whole file, NUL-terminated, or NULL with errno set (EFBIG past RK_CLI_MAX_FILE). */
-static char *read_file(const char *path, size_t *len)
+char *rk_cli_slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -158,7 +157,7 @@ static char *read_file(const char *path, size_t *len)
 
 char *rk_cli_read_file(const char *cmd, const char *path, size_t *len)
 {
-    char *text = read_file(path, len);
+    char *text = rk_cli_slurp(path, len);
     if (!text)
         rk_cli_fail(cmd, RK_EXIT_USAGE, "cannot read %s: %s", path, strerror(errno));
     return text;

@@ -196,15 +196,10 @@ static int check(const rk_cli_cmd *cmd, rk_cli_agent_state *a, agent_opts *o, ch
     if (snprintf(a->previous, sizeof a->previous, "%s.rk-previous", a->file) >=
         (int)sizeof a->previous)
         return rk_cli_fail(cmd->name, RK_EXIT_USAGE, "--file: the path is too long");
-    size_t len;
-    char msg[RK_CLI_FORMAT_MSG_MAX], note[RK_CLI_FORMAT_MSG_MAX] = "";
-    char *text = rk_cli_read_file(cmd->name, a->file, &len);
-    json_t *doc = text ? a->format->import(text, len, a->part, msg, note) : NULL;
-    free(text);
-    json_decref(doc);
-    if (text && !doc)
-        return rk_cli_fail(cmd->name, RK_EXIT_USAGE, "%s: %s", a->file, msg);
-    return doc ? RK_EXIT_OK : RK_EXIT_USAGE;
+    char msg[RK_CLI_AGENT_MSG];
+    rk_topology *own = rk_cli_agent_file_topology(a, msg);
+    rk_topology_free(own);
+    return own ? RK_EXIT_OK : rk_cli_fail(cmd->name, RK_EXIT_USAGE, "%s", msg);
 }
 
 /* Logs what the library last said when it is news: a ring it refused itself, the server out of

@@ -86,6 +86,10 @@ struct rk_cli_agent_state {
 
 /* ---- apply.c ---- */
 
+/* The topology of the file's part, as `ringkeeper import` reads it (a new one, free it), or NULL
+ * with a sentence naming the file in msg: it cannot be read, or has no such part. */
+rk_topology *rk_cli_agent_file_topology(const rk_cli_agent_state *a, char msg[RK_CLI_AGENT_MSG]);
+
 /* The admit check the agent gives the client library (rk_client_set_admit): the five steps for
  * ring `ring` of `version`. `arg` is the rk_cli_agent_state. */
 int rk_cli_agent_admit(void *arg, const rk_ring *ring, int64_t version, rk_error *why);

@@ -35,25 +35,36 @@ static const char *part_name(const rk_cli_agent_state *a)
     return a->part ? a->part : a->chosen[0] ? a->chosen : "(the only one)";
 }
 
-/* RK_OK when the file's part routes as t does (the same scheme, hash and its settings), so the
- * version may go into it; else a sentence in msg. */
-static int comparable(rk_cli_agent_state *a, const rk_topology *t, char msg[RK_CLI_AGENT_MSG])
+rk_topology *rk_cli_agent_file_topology(const rk_cli_agent_state *a, char msg[RK_CLI_AGENT_MSG])
 {
     size_t len;
     char note[RK_CLI_FORMAT_MSG_MAX] = "", why[RK_CLI_FORMAT_MSG_MAX];
-    char *text = rk_cli_read_file("agent", a->file, &len);
+    char *text = rk_cli_slurp(a->file, &len);
     if (!text)
-        return snprintf(msg, RK_CLI_AGENT_MSG, "%s: cannot be read", a->file), -1;
+        return snprintf(msg, RK_CLI_AGENT_MSG, "cannot read %.100s: %s", a->file, strerror(errno)),
+               NULL;
     json_t *doc = a->format->import(text, len, a->part, why, note);
     free(text);
     if (!doc)
-        return snprintf(msg, RK_CLI_AGENT_MSG, "%.100s: %.400s", a->file, why), -1;
+        return snprintf(msg, RK_CLI_AGENT_MSG, "%.100s: %.400s", a->file, why), NULL;
     rk_error e = {0};
     rk_topology *own = rk_topology_from_json(doc, &e);
     json_decref(doc);
-    int rc = own ? rk_topology_comparable(own, t, &e) : e.code;
+    if (!own)
+        snprintf(msg, RK_CLI_AGENT_MSG, "%.100s: the %s %.64s is no topology: %.300s", a->file,
+                 a->format->part, part_name(a), e.message);
+    return own;
+}
+
+/* RK_OK when the file's part routes as t does (the same scheme, hash and its settings), so the
+ * version may go into it; else a sentence in msg. */
+static int comparable(const rk_cli_agent_state *a, const rk_topology *t, char msg[RK_CLI_AGENT_MSG])
+{
+    rk_error e = {0};
+    rk_topology *own = rk_cli_agent_file_topology(a, msg);
+    int rc = own ? rk_topology_comparable(own, t, &e) : RK_EINVAL;
     rk_topology_free(own);
-    if (rc != RK_OK)
+    if (own && rc != RK_OK)
         snprintf(msg, RK_CLI_AGENT_MSG,
                  "%.100s: the %s %.64s does not route as the cluster's ring: %.300s", a->file,
                  a->format->part, part_name(a), e.message);
@@ -153,7 +164,7 @@ static int cut_over(rk_cli_agent_state *a, const rk_topology *t, int64_t v,
 {
     size_t len;
     char why[RK_CLI_AGENT_MSG];
-    char *old = rk_cli_read_file("agent", a->file, &len), *text = NULL;
+    char *old = rk_cli_slurp(a->file, &len), *text = NULL;
     json_t *doc = old ? rk_topology_to_json(t) : NULL;
     if (doc)
         text = a->format->into(old, len, a->part, doc, a->chosen, why);
@@ -161,7 +172,7 @@ static int cut_over(rk_cli_agent_state *a, const rk_topology *t, int64_t v,
     int rc = -1, reloaded = 0;
     if (!text)
         snprintf(msg, RK_CLI_AGENT_MSG, "write: %.100s: %.400s", a->file,
-                 !old   ? "cannot be read"
+                 !old   ? strerror(errno)
                  : !doc ? "out of memory"
                         : why);
     else if (rk_cli_replace_file(a->previous, a->file, old, len) != 0 ||
@@ -198,8 +209,7 @@ int rk_cli_agent_admit(void *arg, const rk_ring *ring, int64_t version, rk_error
         atomic_fetch_add(&a->refused, 1);
         atomic_store(&a->refusing, version);
         rk_cli_agent_log(a, version, "refused: %s", msg);
-        /* the reason the server shows, as short as the header keeps it (RKI_REASON_MAX) */
-        return rk_error_set(why, rc, NULL, "%s", msg);
+        return rk_error_set(why, rc, NULL, "%s", msg); /* RK-Refused keeps its first 159 bytes */
     }
     atomic_fetch_add(&a->applied, 1);
     atomic_store(&a->held, version);
