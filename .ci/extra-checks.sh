@@ -12,7 +12,7 @@ cmake -S . -B build-tsan -DRK_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
     -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 cmake --build build-tsan -j2 --target test_client test_api test_auth test_metrics test_store \
-    test_clients test_ring ringkeeperd rk_load >/dev/null
+    test_clients test_ring ringkeeperd rk_load ringkeeper_cli >/dev/null
 # gcc 12's ThreadSanitizer maps its shadow at fixed addresses, which a kernel placing mappings with
 # more random bits (vm.mmap_rnd_bits 32, as newer machines set it) can take first: the program
 # then dies at start ("unexpected memory mapping") whatever its code. Without address
@@ -31,6 +31,10 @@ echo "+ ThreadSanitizer: ring polls and watchers of changes held, woken by chang
 
 echo "+ ThreadSanitizer: ringkeeperd driving a rollout (its driver thread beside the HTTP threads)"
 "${tsan[@]}" tests/server/test_rollout_drive.sh build-tsan/server/ringkeeperd .
+
+echo "+ ThreadSanitizer: ringkeeper agent (its refresher, /metrics and signal threads) beside real proxies"
+"${tsan[@]}" /usr/bin/python3 tests/agent/test_agent.py build-tsan/server/ringkeeperd \
+    build-tsan/client/ringkeeper
 
 echo "+ valgrind: the CLI"
 vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99)

@@ -37,7 +37,7 @@ typedef struct rk_cli_cmd {
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
     rk_cli_activate, rk_cli_revert, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export,
     rk_cli_approve, rk_cli_policy, rk_cli_events, rk_cli_migration, rk_cli_watch, rk_cli_rollouts;
-extern const rk_cli_cmd rk_cli_clients, rk_cli_rollout;
+extern const rk_cli_cmd rk_cli_clients, rk_cli_rollout, rk_cli_agent;
 
 /* How rk_cli_write_safe writes what a terminal would obey. */
 typedef enum {
@@ -73,7 +73,14 @@ rk_ring *rk_cli_load_ring(const char *cmd, const char *path);
 rk_ring *rk_cli_ring_from_text(const char *cmd, const char *label, const char *text, size_t len);
 /* The whole file, NUL-terminated (free() it), or NULL with a message printed. */
 char *rk_cli_read_file(const char *cmd, const char *path, size_t *len);
+/* The same with nothing printed: NULL with errno set (EFBIG past RK_CLI_MAX_FILE). */
+char *rk_cli_slurp(const char *path, size_t *len);
 
+/* Replaces (or creates) the file `path` with the len bytes of `data` atomically: a temporary file
+ * beside it with the mode of the existing file `mode_of` (often `path` itself), fsync, rename; a
+ * reader (or a crash) sees the old file or the new one, never a part. 0, or -1 with errno set and
+ * `path` unchanged. */
+int rk_cli_replace_file(const char *path, const char *mode_of, const char *data, size_t len);
 /* Parses a whole decimal number within lo..hi; returns 0 on success. */
 int rk_cli_number(const char *s, unsigned long long lo, unsigned long long hi,
                   unsigned long long *out);

@@ -1,9 +1,12 @@
-/* common.c — helpers every ringkeeper command uses: errors, usage, reading topologies and keys. */
+/* common.c — helpers every ringkeeper command uses: errors, usage, reading topologies and keys,
+ * replacing a file atomically. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -123,8 +126,7 @@ int rk_cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-/* The whole file, NUL-terminated, or NULL with errno set (EFBIG past RK_CLI_MAX_FILE). */
-static char *read_file(const char *path, size_t *len)
+char *rk_cli_slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -155,7 +157,7 @@ static char *read_file(const char *path, size_t *len)
 
 char *rk_cli_read_file(const char *cmd, const char *path, size_t *len)
 {
-    char *text = read_file(path, len);
+    char *text = rk_cli_slurp(path, len);
     if (!text)
         rk_cli_fail(cmd, RK_EXIT_USAGE, "cannot read %s: %s", path, strerror(errno));
     return text;
@@ -203,4 +205,30 @@ long rk_cli_next_key(FILE *f, char **line, size_t *cap)
     if (n > 0 && (*line)[n - 1] == '\n')
         n--;
     return (long)n;
+}
+
+int rk_cli_replace_file(const char *path, const char *mode_of, const char *data, size_t len)
+{
+    struct stat st;
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s.ringkeeper-XXXXXX", path);
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return errno = ENAMETOOLONG, -1;
+    int fd = stat(mode_of, &st) == 0 ? mkstemp(tmp) : -1;
+    if (fd < 0)
+        return -1;
+    errno = 0;
+    int ok = fchmod(fd, st.st_mode & 07777) == 0 && write(fd, data, len) == (ssize_t)len &&
+             fsync(fd) == 0;
+    int err = ok ? 0 : errno;
+    if (close(fd) != 0 && ok)
+        ok = 0, err = errno;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0, err = errno;
+    if (!ok) {
+        unlink(tmp);
+        errno = err ? err : EIO; /* a short write sets none */
+        return -1;
+    }
+    return 0;
 }

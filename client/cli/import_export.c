@@ -4,13 +4,11 @@
  * balancer adopts ringkeeper with no key moved, and every change reviewed in ringkeeper goes back
  * to the balancer's own file (`--into`: its servers rewritten, the rest of the file kept). The
  * commands' options, checks and help come from the formats' table; no format is named here. */
-#include <fcntl.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -179,25 +177,6 @@ static json_t *load_doc(const char *cmd, const char *file, const rk_cli_server *
     return doc;
 }
 
-/* Replaces `path` with `data` atomically: a temporary file beside it with its mode, fsync,
- * rename. Returns an exit code. */
-static int replace_file(const char *cmd, const char *path, const char *data)
-{
-    struct stat st;
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s.ringkeeper-XXXXXX", path);
-    int fd = n > 0 && (size_t)n < sizeof tmp && stat(path, &st) == 0 ? mkstemp(tmp) : -1;
-    if (fd < 0)
-        return rk_cli_fail(cmd, RK_EXIT_FAIL, "--into %s: cannot write beside it", path);
-    size_t len = strlen(data);
-    int ok = fchmod(fd, st.st_mode & 07777) == 0 && write(fd, data, len) == (ssize_t)len &&
-             fsync(fd) == 0;
-    ok = close(fd) == 0 && ok && rename(tmp, path) == 0;
-    if (!ok)
-        unlink(tmp);
-    return ok ? RK_EXIT_OK : rk_cli_fail(cmd, RK_EXIT_FAIL, "--into %s: writing it failed", path);
-}
-
 /* `export --into FILE`: FILE's part `part` (or its only one) in format f gets the topology's
  * servers, the rest of the file kept as it is. Returns an exit code. */
 static int export_into(const char *cmd, const rk_cli_conf_format *f, const char *into,
@@ -210,8 +189,11 @@ static int export_into(const char *cmd, const rk_cli_conf_format *f, const char 
         return RK_EXIT_USAGE;
     char *out = f->into(text, len, part, doc, chosen, msg);
     free(text);
-    int rc =
-        out ? replace_file(cmd, into, out) : rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", into, msg);
+    int rc = !out ? rk_cli_fail(cmd, RK_EXIT_USAGE, "%s: %s", into, msg)
+             : rk_cli_replace_file(into, into, out, strlen(out))
+                 ? rk_cli_fail(cmd, RK_EXIT_FAIL, "--into %s: writing it failed: %s", into,
+                               strerror(errno))
+                 : RK_EXIT_OK;
     free(out);
     if (rc == RK_EXIT_OK)
         printf("%s: the servers of %s %s rewritten; every other line kept\n", into, f->part,

@@ -17,7 +17,7 @@ static const rk_cli_cmd *const commands[] = {
     &rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish,   &rk_cli_activate,
     &rk_cli_revert,  &rk_cli_versions, &rk_cli_show,     &rk_cli_import,    &rk_cli_export,
     &rk_cli_approve, &rk_cli_policy,   &rk_cli_events,   &rk_cli_migration, &rk_cli_clients,
-    &rk_cli_watch,   &rk_cli_rollout,  &rk_cli_rollouts, MIGRATE_CMD};
+    &rk_cli_watch,   &rk_cli_rollout,  &rk_cli_rollouts, &rk_cli_agent,     MIGRATE_CMD};
 
 static int usage(FILE *to, int code)
 {
@@ -49,7 +49,10 @@ static int usage(FILE *to, int code)
         "  migration  finish: close the migration window (dual reads) once the data has "
         "moved\n"
         "  rollouts  make, approve, start and steer the server's rollouts (changes in "
-        "steps)\n" MIGRATE_HELP "\n"
+        "steps)\n"
+        "  agent     beside a proxy (nginx, HAProxy, nutcracker): cut it over to each version\n"
+        "            activated (write, validate, reload, confirm), or refuse it with the "
+        "reason\n" MIGRATE_HELP "\n"
         "output: commands that print a result take -o json|table (each has its default) and\n"
         "-q/--quiet, which prints only the essential: the version number for publish, revert and\n"
         "show, nothing for activate, approve and policy, the version numbers for versions, the\n"

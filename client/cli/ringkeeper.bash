@@ -25,6 +25,7 @@ declare -gA _ringkeeper_options=(
     [policy]="--max-moved-fraction --max-balance-after --approvals --distinct-approver --migration-window $_ringkeeper_server $_ringkeeper_output"
     [events]="--limit $_ringkeeper_server $_ringkeeper_output"
     [clients]="$_ringkeeper_server $_ringkeeper_output"
+    [agent]="--proxy --file --upstream --backend --pool --config --client-id --validate --reload --confirm --pid-file --socket --stats --wait --command-timeout --confirm-timeout --metrics $_ringkeeper_server"
     [migration]="--comment --force $_ringkeeper_server $_ringkeeper_output"
     [migrate]="--worker --before-cutover --to --delete-source --max-step --keys-per-s --bytes-per-s --batch --relay --finish --no-wait --follow --watch --comment $_ringkeeper_server $_ringkeeper_output"
 )
@@ -35,8 +36,9 @@ _ringkeeper_values() { # _ringkeeper_values COMMAND OPTION
     -o | --output) echo 'json table' ;;
     --format) [ "$1" = export ] && echo 'nutcracker nginx haproxy' || echo 'text json svg' ;;
     --expect-scheme) echo 'ringkeeper ketama nginx haproxy' ;;
+    --proxy) echo 'nginx haproxy nutcracker' ;;
     --distinct-approver | --migration-window) echo 'yes no' ;;
-    --topology | --from-file | --to-file | --cache | --ca-file | --nutcracker | --nginx | --haproxy | --file | --into) echo FILE ;;
+    --topology | --from-file | --to-file | --cache | --ca-file | --nutcracker | --nginx | --haproxy | --file | --into | --config | --pid-file | --socket) echo FILE ;;
     esac
 }
 

@@ -740,6 +740,20 @@ RK_API int rk_client_start_refresher(rk_client *c, unsigned wait_s, unsigned ret
                                      rk_error *err);
 RK_API void rk_client_stop_refresher(rk_client *c);
 
+/* An application's own check of a ring, after every check of the library and before the ring is
+ * put in service (docs/CLIENT.md, "Admitting a ring"): RK_OK admits it; a failure code (negative,
+ * with a sentence in `why`) refuses it like a failed check: the ring in service stays, the
+ * refusal is counted, returned by the fetch or refresh, and told to the server (RK-Refused) with
+ * that sentence, so the fleet report shows it and the ring is not sent again while it is active.
+ * `ring` and its topology are borrowed for the call. It runs on the thread that fetches (the
+ * refresher's, when one runs) and may take long (a proxy's reload): the fetch waits for it. */
+typedef int (*rk_client_admit_fn)(void *arg, const rk_ring *ring, int64_t version, rk_error *why);
+/* Sets (fn NULL: clears) the admit check of `c`. Call it before the first fetch and never while a
+ * fetch or the refresher runs. Not called for the ring of the last-known-good file, which is only
+ * a ring the application admitted before: a program that must admit every ring sets no
+ * cache_file. */
+RK_API void rk_client_set_admit(rk_client *c, rk_client_admit_fn fn, void *arg);
+
 /* The snapshot in service (new reference: release it), or NULL before any ring was accepted. */
 RK_API rk_snapshot *rk_client_acquire(rk_client *c);
 RK_API void rk_snapshot_release(rk_snapshot *s);

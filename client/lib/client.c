@@ -235,6 +235,12 @@ fail:
     return NULL;
 }
 
+void rk_client_set_admit(rk_client *c, rk_client_admit_fn fn, void *arg)
+{
+    c->admit = fn;
+    c->admit_arg = arg;
+}
+
 void rk_client_free(rk_client *c)
 {
     if (!c)

@@ -133,6 +133,8 @@ struct rk_client {
     /* The ring refused last, said in every request (RK-Refused) until a ring is accepted, so the
      * server neither counts it as held nor sends it again; fetching thread. */
     rki_ring_id refused;              /* version 0: none */
+    rk_client_admit_fn admit;         /* the application's check (NULL: none) and its argument; */
+    void *admit_arg;                  /* set before the first fetch, read on the fetching thread */
     int refused_code;                 /* why, as the application was told: its code ... */
     char refused_why[RKI_REASON_MAX]; /* ... and message, printable ASCII */
     int64_t saved_prev;               /* ... and the previous version its window names (0: none) */

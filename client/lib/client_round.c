@@ -174,6 +174,21 @@ static int still_refused(rk_client *c, rk_error *e)
                         c->refused.version, c->refused_why);
 }
 
+/* The application's check of a new ring (rk_client_set_admit): RK_OK when it has none. A code
+ * that is not a failure is taken as one, so that a refusal is never lost. */
+static int admitted(rk_client *c, const rk_ring *ring, int64_t version, rk_error *e)
+{
+    if (!c->admit)
+        return RK_OK;
+    e->message[0] = '\0';
+    int rc = c->admit(c->admit_arg, ring, version, e);
+    if (rc == RK_OK)
+        return RK_OK;
+    if (!e->message[0])
+        rk_error_set(e, rc, NULL, "the application refused version %" PRId64, version);
+    return e->code = rc < 0 ? rc : RK_EEXPECT;
+}
+
 /* Verifies a 200's body and puts it in service unless it is the ring in service. Versions compare
  * only within one store id: another store's ring is the server's authority (after a restore). */
 static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_error *e)
@@ -190,6 +205,11 @@ static int accept_body(rk_client *c, const rki_response *r, int *changed, rk_err
         return rc;
     }
     rki_ring_id current = rki_client_current_id(c);
+    if (!rki_same_ring(&id, &current) && (rc = admitted(c, ring, id.version, e)) != RK_OK) {
+        rk_ring_free(ring);
+        note_refusal(c, &id, rc, e);
+        return rc;
+    }
     if (rki_same_ring(&id, &current)) { /* versions are immutable within a store: the same ring */
         rk_ring_free(ring);
         rc = rki_client_rewindow(c, &w,

@@ -41,6 +41,7 @@ for f in bin/ringkeeper include/ringkeeper.h lib/libringkeeper.so lib/libringkee
     "lib/libringkeeper.so.$version" lib/libringkeeper.a lib/pkgconfig/ringkeeper.pc \
     lib/cmake/ringkeeper/ringkeeperConfig.cmake lib/cmake/ringkeeper/ringkeeperTargets.cmake \
     share/doc/ringkeeper/LICENSE share/doc/ringkeeper/CLI.md share/doc/ringkeeper/CLIENT.md \
+    share/doc/ringkeeper/AGENT.md "lib/systemd/system/ringkeeper-agent@.service" \
     share/bash-completion/completions/ringkeeper \
     $(command -v help2man >/dev/null && echo share/man/man1/ringkeeper.1); do
     check "ringkeeper has $f" 1 "$(grep -cx "$f" "$TMP/got_client")"

@@ -109,4 +109,30 @@ for _ in $(seq 1 50); do grep -q "trying again" "$TMP/follow.err" 2>/dev/null &&
 kill -TERM $follower # the server is stopped: it waits, trying again, until the signal
 wait $follower
 check "the mover's ExecStart exits 0 on SIGTERM ($(cat "$TMP/follow.err"))" 0 $?
+
+# ---- the proxies' agent's template unit (docs/AGENT.md): verified as an instance; its ExecStart,
+# run as systemd would with a config whose upstream the file lacks, exits 2, which
+# RestartPreventExitStatus keeps from restarting ----
+AGENT=$P/lib/systemd/system/ringkeeper-agent@.service
+if [ -f "$AGENT" ]; then ok; else bad "not installed: lib/systemd/system/ringkeeper-agent@.service"; fi
+mkdir -p "$TMP/agent"
+cp "$AGENT" "$TMP/agent/ringkeeper-agent@nginx.service"
+if command -v systemd-analyze >/dev/null; then
+    if verify "$TMP/agent/ringkeeper-agent@nginx.service" &&
+        ! grep -q 'ringkeeper-agent' "$TMP/verify.out"; then ok; else
+        bad "systemd-analyze verify of the agent unit: $(cat "$TMP/verify.out")"; fi
+    sed 's/^RestartPreventExitStatus=/RestartPreventExitStats=/' "$AGENT" >"$TMP/agent/typo@nginx.service"
+    verify "$TMP/agent/typo@nginx.service"
+    if grep -q 'typo@nginx' "$TMP/verify.out"; then ok; else bad "a typo in the agent unit is not caught"; fi
+fi
+agent_start="ExecStart=$P/bin/ringkeeper agent --config /etc/ringkeeper/agent-%i.conf \$RINGKEEPER_AGENT_FLAGS"
+has "the agent runs the installed CLI with its instance's config" "$AGENT" "$agent_start"
+has "the agent is not restarted after exit 2" "$AGENT" "RestartPreventExitStatus=2"
+printf 'events {}\nhttp {\n    upstream other {\n        hash $request_uri consistent;\n        server 127.0.0.1:1;\n    }\n}\n' >"$TMP/agent/nginx.conf"
+printf '# the instance nginx\nproxy = nginx\nfile = %s\nupstream = cache\ncluster = cache\n' \
+    "$TMP/agent/nginx.conf" >"$TMP/agent/agent-nginx.conf"
+RINGKEEPER_SERVER=$BASE "$P/bin/ringkeeper" agent --config "$TMP/agent/agent-nginx.conf" 2>"$TMP/agent.err"
+rc=$?
+check "the agent's ExecStart: exit 2 on a file without the upstream ($(cat "$TMP/agent.err"))" 2 $rc
+has "the agent says which upstream" "$TMP/agent.err" "cache"
 finish

@@ -756,6 +756,59 @@ static void test_refusal_reported(void **state)
     rk_client_free(c);
 }
 
+/* The application's admit check (rk_client_set_admit): a ring it refuses is never in service, its
+ * sentence is the refusal the server shows, and the ring is not sent again; a ring it admits is
+ * held from the next request. It sees each new ring once, not the one in service again. */
+typedef struct admit_arg {
+    int64_t refuse; /* the version to refuse */
+    int calls;      /* rings seen */
+} admit_arg;
+
+static int admit(void *arg, const rk_ring *ring, int64_t version, rk_error *why)
+{
+    admit_arg *a = arg;
+    a->calls++;
+    assert_non_null(rk_ring_topology(ring));
+    if (version != a->refuse)
+        return RK_OK;
+    return rk_error_set(why, RK_EIO, NULL, "validate: the proxy refused v%lld", (long long)version);
+}
+
+static void test_admit(void **state)
+{
+    (void)state;
+    rk_error err = {0};
+    body b = {0};
+    admit_arg arg = {.refuse = 2};
+    publish(&shared, "gated", "fnv1a_32", 40, 3);
+    rk_client *c = client_with_id(&shared, "gated", "gate-1");
+    rk_client_set_admit(c, admit, &arg);
+    assert_int_equal(rk_client_fetch(c, &err), RK_OK);
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_OK); /* 304: the same ring, unseen */
+    assert_int_equal(arg.calls, 1);
+    publish(&shared, "gated", "fnv1a_32", 40, 4);
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EIO);
+    assert_string_equal(err.message, "validate: the proxy refused v2");
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_EIO); /* said, and not sent again */
+    assert_non_null(strstr(err.message, "still refused"));
+    assert_int_equal(arg.calls, 2);
+    rk_snapshot *s = rk_client_acquire(c);
+    assert_int_equal(rk_snapshot_version(s), 1);
+    rk_snapshot_release(s);
+    clients_of("gated", &b);
+    assert_has(&b, "{\"id\":\"gate-1\",\"held\":1,\"offered\":2,\"refused\":2,"
+                   "\"reason\":\"validate: the proxy refused v2\"");
+    free(b.data);
+    publish(&shared, "gated", "fnv1a_32", 40, 5); /* v3: admitted, then held */
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_OK);
+    assert_int_equal(rk_client_refresh(c, 0, NULL, &err), RK_OK);
+    assert_int_equal(arg.calls, 3);
+    clients_of("gated", &b);
+    assert_has(&b, "{\"id\":\"gate-1\",\"held\":3,\"offered\":3,\"refused\":null,");
+    free(b.data);
+    rk_client_free(c);
+}
+
 /* A last-known-good file that group or others may write (a 0666 left by an installer) could plant
  * the ring a client starts from: the next save takes their write away, and says so. */
 static void test_cache_mode_tightened(void **state)
@@ -812,12 +865,19 @@ static void test_client_id_invalid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_verify),           cmocka_unit_test(test_fetch_refresh),
-        cmocka_unit_test(test_expect_refused),   cmocka_unit_test(test_long_poll),
-        cmocka_unit_test(test_last_known_good),  cmocka_unit_test(test_refresher),
-        cmocka_unit_test(test_threads),          cmocka_unit_test(test_migration_window),
-        cmocka_unit_test(test_client_id),        cmocka_unit_test(test_client_id_invalid),
-        cmocka_unit_test(test_refusal_reported), cmocka_unit_test(test_cache_mode_tightened),
+        cmocka_unit_test(test_verify),
+        cmocka_unit_test(test_fetch_refresh),
+        cmocka_unit_test(test_expect_refused),
+        cmocka_unit_test(test_long_poll),
+        cmocka_unit_test(test_last_known_good),
+        cmocka_unit_test(test_refresher),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_migration_window),
+        cmocka_unit_test(test_client_id),
+        cmocka_unit_test(test_client_id_invalid),
+        cmocka_unit_test(test_refusal_reported),
+        cmocka_unit_test(test_cache_mode_tightened),
+        cmocka_unit_test(test_admit),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
