@@ -374,7 +374,11 @@ entry *rkd_clients_insert(rkd_clients *t, uint64_t hash, const char *cluster, co
     return e;
 }
 
-/* Records r in e: non-zero when what the report counts changed. */
+/* What a report changed of an entry: what it counts, and of that what the fleet's records carry
+ * (the version held and the one refused: a version merely offered is written with the next). */
+enum { COUNTS = 1, SHARED = 2 };
+
+/* Records r in e: COUNTS and SHARED as what the report changed. */
 static int update(entry *e, const rkd_client_report *r, int64_t now)
 {
     int64_t held = e->held, offered = e->offered, refused = e->refused;
@@ -391,7 +395,8 @@ static int update(entry *e, const rkd_client_report *r, int64_t now)
     snprintf(e->addr, sizeof e->addr, "%s", r->addr ? r->addr : "");
     snprintf(e->token, sizeof e->token, "%s", r->token ? r->token : "");
     rkd_clients_keep_text(&e->agent, r->agent, RKD_CLIENTS_AGENT_MAX);
-    return held != e->held || offered != e->offered || refused != e->refused;
+    int shared = held != e->held || refused != e->refused;
+    return (shared || offered != e->offered ? COUNTS : 0) | (shared ? SHARED : 0);
 }
 
 int rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_report *r)
@@ -411,11 +416,11 @@ int rkd_clients_seen(rkd_clients *t, const char *cluster, const rkd_client_repor
     int fresh = !e;
     if (!e)
         e = rkd_clients_insert(t, hash, cluster, id);
-    int changed = e && (update(e, r, now) || fresh);
+    int changed = e ? update(e, r, now) | (fresh ? COUNTS | SHARED : 0) : 0;
     if (e) {
-        rkd_clients_share_seen(t, e, changed); /* may make it this replica's */
+        rkd_clients_share_seen(t, e, changed & SHARED); /* may make it this replica's */
         rkd_clients_place(t, e);
     }
     pthread_mutex_unlock(&t->mu);
-    return changed;
+    return (changed & COUNTS) != 0;
 }

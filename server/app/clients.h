@@ -7,8 +7,10 @@
  * Shared (rkd_clients_share; fleet_share.c drives it): on a store several replicas share, the table
  * also holds the clients the other replicas serve, from the records they write, so that its report
  * counts the whole fleet; the caps then bound the whole fleet. An id's record is the latest
- * replica's to see it: this one writes the records of its own ids when what they count changes
- * (or when another replica's record of an id polling here is half an expiry old: the id moved), and
+ * replica's to see it: this one writes the records of its own ids when the version one holds or
+ * refuses changes (a version offered goes with the next such write: a cutover costs one write a
+ * client), or when another replica's record of an id polling here is half an expiry old (the id
+ * moved), and
  * deletes them when it forgets them; the others' go when they are deleted in the store (their
  * replica forgot them, or died and its lease expired), unless the id polled here within the expiry:
  * then this replica takes it over.
@@ -91,7 +93,7 @@ void rkd_clients_metrics(rkd_clients *t, FILE *f);
 
 /* ---- Shared with other replicas ---- */
 
-#define RKD_CLIENTS_BATCH 512 /* records one rkd_clients_take moves at most */
+#define RKD_CLIENTS_BATCH 1024 /* records one rkd_clients_take moves at most */
 
 /* A record of this replica's taken to be written, with copies of its strings. */
 typedef struct rkd_clients_out {

@@ -138,9 +138,9 @@ void rkd_clients_keep_text(char **kept, const char *text, size_t max);
 void rkd_clients_unlink(rkd_clients *t, entry *e, size_t which);
 void rkd_clients_append(lru_list *l, entry *e, size_t which);
 
-/* While shared: after a report here changed what e counts (`changed`), or not, queues its record,
- * taking it over from another replica when its count changed or the other's record is half an
- * expiry old. */
+/* While shared: after a report here changed e's version held or refused (`changed`: a new id too),
+ * or not, queues its record, taking it over from another replica when it changed or the other's
+ * record is half an expiry old. */
 void rkd_clients_share_seen(rkd_clients *t, entry *e, int changed);
 /* While shared: before e is dropped, its stored record (this replica's) is to be deleted. */
 void rkd_clients_share_drop(rkd_clients *t, entry *e);

@@ -731,9 +731,18 @@ activation); `previous`, the version an open migration window keeps (`null` when
 the fleet reads from both rings while one is); `converged` — at least one client, and every one holding the active version — and
 `total`.
 Requests without `RK-Client`, or with an id that is not 1..128 bytes of `!`..`~`, are served but not
-counted. The table is in memory only, and bounded: at most `--max-clients-per-cluster` ids (default
+counted. The table is in memory, and bounded: at most `--max-clients-per-cluster` ids (default
 50000) in a cluster and `--max-clients` (default 100000) in all; past a cap the id seen longest ago is
 forgotten. `ringkeeper clients` prints the summary as a table.
+
+**Several replicas.** On a store several ringkeeperd share (etcd), every replica counts the whole
+fleet: each writes the records of the clients it serves to the store and reads the others'
+([ETCD.md](ETCD.md), "The fleet across replicas"), so `summary`, `converged`, `/metrics`, a rollout's
+`hold` and a migration job's `fleet_held` are the same on every replica (within about 0.1 s plus
+etcd's round trip of a client's request). Each client then also has `replica`, the `--replica-name` of
+the replica it polled last; `last_seen` of a client another replica serves is when that replica last
+recorded a change of it. The caps bound the whole fleet there. With SQLite (one server) nothing of
+this applies and `replica` is absent.
 
 **Authenticated clients.** With `--token-file`, the report counts only clients whose ring requests
 carry a token with the `client` role (or a token without roles): the library sends its `token` with

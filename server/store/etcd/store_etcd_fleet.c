@@ -18,6 +18,7 @@
 #include "store_etcd_shared.h"
 
 #define FLEET_TXN_OPS    128  /* etcd's default --max-txn-ops */
+#define FLEET_WRITERS    8    /* txns sent at once */
 #define FLEET_PAGE       1000 /* keys per page of a full reading */
 #define FLEET_PAUSE_MS   500  /* between the end of a watch and the next reading */
 #define FLEET_KEEPALIVES 3    /* the lease is renewed this many times per ttl */
@@ -223,19 +224,59 @@ static int write_txn(rke_fleet *f, rkd_fleet_record *recs, size_t n, rk_error *e
     rke_txn_deinit(&t);
     for (size_t i = 0; rc == RK_OK && i < n; i++)
         recs[i].rev = recs[i].deleted ? 0 : rev;
-    if (rc != RK_OK) /* perhaps the lease expired between two renewals: ask etcd next time */
-        f->renewed = (struct timespec){0, 0};
     return rc;
 }
 
+/* One writer's share of a write: every FLEET_WRITERS-th txn from its first. */
+typedef struct writer {
+    rke_fleet *f;
+    rkd_fleet_record *recs;
+    size_t n, first;
+    pthread_t thread;
+    int threaded; /* runs on `thread` (else it ran on the caller's) */
+    int rc;
+    rk_error err;
+} writer;
+
+static void *write_share(void *arg)
+{
+    writer *w = arg;
+    size_t step = FLEET_WRITERS * FLEET_TXN_OPS;
+    w->rc = RK_OK;
+    for (size_t at = w->first * FLEET_TXN_OPS; w->rc == RK_OK && at < w->n; at += step)
+        w->rc = write_txn(w->f, w->recs + at, w->n - at < FLEET_TXN_OPS ? w->n - at : FLEET_TXN_OPS,
+                          &w->err);
+    return NULL;
+}
+
+/* etcd commits txns that arrive together in one raft round (one fsync): a cutover's records go in
+ * up to FLEET_WRITERS txns at once. */
 int rke_fleet_write(void *b, rkd_fleet_record *recs, size_t n, int *lost, rk_error *err)
 {
     rke_store *s = b;
     rke_fleet *f = s->fleet;
     int rc = f ? renew(f, lost, err)
                : rk_error_set(err, RK_EINVAL, NULL, "the fleet is written before it is shared");
-    for (size_t at = 0; rc == RK_OK && at < n; at += FLEET_TXN_OPS)
-        rc = write_txn(f, recs + at, n - at < FLEET_TXN_OPS ? n - at : FLEET_TXN_OPS, err);
+    writer w[FLEET_WRITERS];
+    size_t txns = (n + FLEET_TXN_OPS - 1) / FLEET_TXN_OPS;
+    size_t shares = rc == RK_OK ? (txns < FLEET_WRITERS ? txns : FLEET_WRITERS) : 0;
+    for (size_t i = 0; i < shares; i++) {
+        w[i] = (writer){.f = f, .recs = recs, .n = n, .first = i};
+        w[i].threaded =
+            i + 1 < shares && pthread_create(&w[i].thread, NULL, write_share, &w[i]) == 0;
+        if (!w[i].threaded) /* the last share, or no thread: on this one */
+            write_share(&w[i]);
+    }
+    for (size_t i = 0; i < shares; i++) {
+        if (w[i].threaded)
+            pthread_join(w[i].thread, NULL);
+        if (w[i].rc != RK_OK && rc == RK_OK) {
+            rc = w[i].rc;
+            *err = w[i].err;
+        }
+    }
+    if (rc != RK_OK && f) /* perhaps the lease expired between two renewals: ask etcd next time */
+        f->renewed = (struct timespec){0, 0};
     return rc;
 }
 
