@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test_completion.sh — the bash completion (client/cli/ringkeeper.bash) driven as bash drives it:
+# test_completion.sh — the bash completion (client/cli/ringkeeper.bash.in, as the build made it next
+# to the binary: its schemes and formats are the registered ones) driven as bash drives it:
 # COMP_WORDS and COMP_CWORD set, _ringkeeper called, COMPREPLY checked. Its commands are exactly
 # those `ringkeeper --help` lists, and each command's options exactly those its --help lists, so
 # the two cannot drift apart; and docs/CLI.md lists every command.
@@ -14,8 +15,8 @@ bad() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
 check() { # check NAME WANT GOT
     if [ "$2" = "$3" ]; then ok; else bad "$1: want [$2], got [$3]"; fi
 }
-# shellcheck source=../../client/cli/ringkeeper.bash
-. "$src/client/cli/ringkeeper.bash"
+# shellcheck source=/dev/null
+. "$(dirname "$RK")/cli/ringkeeper.bash"
 
 # complete WORDS...: completes the last word; prints COMPREPLY sorted, space-separated
 complete_words() {
