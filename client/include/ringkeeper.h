@@ -700,7 +700,13 @@ typedef struct rk_client_config {
                                      1..RK_CLIENT_ID_MAX bytes of printable ASCII without spaces
                                      (0x21..0x7e); NULL: "<hostname>:<pid>"; "": not sent, the
                                      client is not counted (one-shot tools) */
+    const char *product;          /* the application's own product, sent in User-Agent before
+                                     libringkeeper's ("ringkeeper-agent/0.2.0 (nginx)"), which
+                                     the fleet report shows: 1..RK_PRODUCT_MAX bytes of printable
+                                     ASCII (0x20..0x7e); NULL or "": libringkeeper's alone */
 } rk_client_config;
+
+#define RK_PRODUCT_MAX 64 /* bytes of rk_client_config.product, at most */
 
 typedef struct rk_client rk_client;
 typedef struct rk_snapshot rk_snapshot;

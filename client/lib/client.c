@@ -119,6 +119,13 @@ static int check_config(const rk_client_config *cfg, rk_error *err)
                             "must be 1..%d bytes of printable ASCII without spaces (0x21..0x7e), "
                             "\"\" for none, or NULL for <hostname>:<pid>",
                             RK_CLIENT_ID_MAX);
+    size_t n = cfg->product ? strnlen(cfg->product, RK_PRODUCT_MAX + 1) : 0;
+    for (size_t i = 0; i < n && n <= RK_PRODUCT_MAX; i++)
+        n = cfg->product[i] >= 0x20 && cfg->product[i] <= 0x7e ? n : RK_PRODUCT_MAX + 1;
+    if (n > RK_PRODUCT_MAX)
+        return rk_error_set(err, RK_EINVAL, "product",
+                            "must be 1..%d bytes of printable ASCII (0x20..0x7e), or NULL",
+                            RK_PRODUCT_MAX);
     return RK_OK;
 }
 
@@ -154,7 +161,7 @@ static int copy_config(rk_client *c, const rk_client_config *cfg)
     if (keep(c, 0, &c->cfg.server) || keep(c, 1, &c->cfg.cluster) ||
         keep(c, 2, &c->cfg.expect_hash) || keep(c, 3, &c->cfg.token) ||
         keep(c, 4, &c->cfg.cache_file) || keep(c, 5, &c->cfg.ca_file) ||
-        keep(c, 6, &c->cfg.expect_scheme))
+        keep(c, 6, &c->cfg.expect_scheme) || keep(c, 8, &c->cfg.product))
         return -1;
     char id[RK_CLIENT_ID_MAX + 1];
     if (!cfg->client_id)

@@ -30,8 +30,10 @@ static void curl_init_once(void)
 
 static int set_options(rki_fetch *f)
 {
-    char agent[64];
-    snprintf(agent, sizeof agent, "libringkeeper/%s", rk_version());
+    char agent[RK_PRODUCT_MAX + 64];
+    const char *product = f->cfg->product;
+    snprintf(agent, sizeof agent, "%s%slibringkeeper/%s", product ? product : "",
+             product && product[0] ? " " : "", rk_version());
     long connect_ms =
         f->cfg->connect_timeout_ms ? f->cfg->connect_timeout_ms : RKI_DEFAULT_CONNECT_TIMEOUT_MS;
     int bad = rki_http_easy_setup(f->easy, &f->body, connect_ms, f->cfg->ca_file, agent) != 0;

@@ -121,7 +121,7 @@ int rki_cache_read(const char *path, size_t max, char **out, size_t *len, int *m
 
 struct rk_client {
     rk_client_config cfg; /* its strings point to the copies below */
-    char *copies[8];      /* owned copies of cfg's strings */
+    char *copies[9];      /* owned copies of cfg's strings */
     char *url;            /* {server}/v1/clusters/{cluster}/ring; owned */
     char *url_buf;        /* url plus "?wait=S"; owned, fetching thread only */
     size_t url_size;      /* bytes allocated for url and for url_buf */

@@ -255,7 +255,7 @@ static void add_waiting(rkd_call *c, json_t *r)
     const json_t *step = n ? json_array_get(json_object_get(r, "steps"), (size_t)n - 1)
                            : json_object_get(r, "revert");
     int64_t v = json_integer_value(json_object_get(step, "version"));
-    char text[768];
+    char text[1280];
     if (!state || !phase || (strcmp(state, "running") != 0 && strcmp(state, "reverting") != 0))
         return;
     if (strcmp(phase, "hold") == 0)

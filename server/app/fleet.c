@@ -19,9 +19,9 @@ void rkd_fleet_seen(rkd_app *app, const char *cluster, int authenticated,
         rkd_app_changed(app, cluster); /* the console's fleet panel is live */
 }
 
-/* Of one table of clients: how many ids, and how many hold version v. */
+/* Of one table of clients: how many ids, how many hold version v, and how many refuse it. */
 static void count_holding(rkd_clients *t, const char *cluster, int64_t v, int64_t *total,
-                          int64_t *holding)
+                          int64_t *holding, int64_t *refusing)
 {
     char key[24];
     snprintf(key, sizeof key, "%lld", (long long)v);
@@ -29,12 +29,34 @@ static void count_holding(rkd_clients *t, const char *cluster, int64_t v, int64_
     json_t *s = json_object_get(doc, "summary");
     *total += json_integer_value(json_object_get(s, "total"));
     *holding += json_integer_value(json_object_get(json_object_get(s, "by_version"), key));
+    *refusing +=
+        json_integer_value(json_object_get(json_object_get(s, "refusing_by_version"), key));
     json_decref(doc);
 }
 
+/* count_holding of both tables. */
+static void count_fleet(rkd_app *app, const char *cluster, int64_t v, int64_t *total,
+                        int64_t *holding, int64_t *refusing)
+{
+    *total = *holding = *refusing = 0;
+    count_holding(app->clients, cluster, v, total, holding, refusing);
+    count_holding(app->strangers, cluster, v, total, holding, refusing);
+}
+
+/* The reason client `cl` (of a report) gives for refusing version v, or NULL when it does not. */
+static const char *refusal(const json_t *cl, int64_t v)
+{
+    if (json_integer_value(json_object_get(cl, "refused")) != v)
+        return NULL;
+    const char *why = json_string_value(json_object_get(cl, "reason"));
+    return why && why[0] ? why : "no reason given";
+}
+
 /* The ids of the first (stragglers first) clients of `doc` that do not hold `v`, as
- * "web-2 (v6), web-4 (none)", at most WAITING_NAMES of them, into out. */
-#define WAITING_NAMES 5
+ * "web-2 (v6), web-4 (none), nginx@h1 (v6, refusing it: validate: ...)", at most WAITING_NAMES of
+ * them (a reason cut to WAITING_REASON bytes), into out. */
+#define WAITING_NAMES  5
+#define WAITING_REASON 120
 static void stragglers(const json_t *doc, int64_t v, char *out, size_t n)
 {
     size_t i, used = 0;
@@ -48,18 +70,19 @@ static void stragglers(const json_t *doc, int64_t v, char *out, size_t n)
         char version[24] = "none";
         if (json_is_integer(held))
             snprintf(version, sizeof version, "v%lld", (long long)json_integer_value(held));
-        int w = snprintf(out + used, n - used, "%s%s (%s)", used ? ", " : "",
-                         json_string_value(json_object_get(cl, "id")), version);
+        int w = snprintf(out + used, n - used, "%s%s (%s%s%.*s)", used ? ", " : "",
+                         json_string_value(json_object_get(cl, "id")), version,
+                         refusal(cl, v) ? ", refusing it: " : "", WAITING_REASON,
+                         refusal(cl, v) ? refusal(cl, v) : "");
         used += w > 0 ? (size_t)w : 0;
     }
 }
 
 void rkd_fleet_waiting(rkd_app *app, const char *cluster, int64_t v, char *out, size_t n)
 {
-    int64_t total = 0, holding = 0;
-    char names[512];
-    count_holding(app->clients, cluster, v, &total, &holding);
-    count_holding(app->strangers, cluster, v, &total, &holding);
+    int64_t total, holding, refusing;
+    char names[1024];
+    count_fleet(app, cluster, v, &total, &holding, &refusing);
     json_t *doc = rkd_clients_json(app->clients, cluster, v, WAITING_NAMES);
     stragglers(doc, v, names, sizeof names);
     json_decref(doc);
@@ -75,8 +98,14 @@ void rkd_fleet_waiting(rkd_app *app, const char *cluster, int64_t v, char *out, 
 
 int rkd_fleet_holds(rkd_app *app, const char *cluster, int64_t v)
 {
-    int64_t total = 0, holding = 0;
-    count_holding(app->clients, cluster, v, &total, &holding);
-    count_holding(app->strangers, cluster, v, &total, &holding);
+    int64_t total, holding, refusing;
+    count_fleet(app, cluster, v, &total, &holding, &refusing);
     return v > 0 && total > 0 && holding == total;
+}
+
+int64_t rkd_fleet_refusing(rkd_app *app, const char *cluster, int64_t v)
+{
+    int64_t total, holding, refusing;
+    count_fleet(app, cluster, v, &total, &holding, &refusing);
+    return refusing;
 }

@@ -21,9 +21,13 @@ void rkd_fleet_seen(rkd_app *app, const char *cluster, int authenticated,
  * knows of (with a client token or without) holds it. Then every write goes to v's owners (SPEC
  * 5). */
 int rkd_fleet_holds(rkd_app *app, const char *cluster, int64_t v);
+/* How many clients of `cluster` (with a client token or without) refuse version v: such a client
+ * will not hold v while it is active (SPEC 9), so a rollout's hold need not wait for it. */
+int64_t rkd_fleet_refusing(rkd_app *app, const char *cluster, int64_t v);
 /* What a rollout's hold waits for, for people: how many of the cluster's clients hold `v`, and
- * the first few that do not ("hold: 3 of 5 clients hold v7; still not: web-2 (v6), ..."), into
- * `out` of `n` bytes. */
+ * the first few that do not, with the reason of those that refuse it ("hold: 3 of 5 clients hold
+ * v7; still not: web-2 (v6), nginx@h1 (v6, refusing it: validate: ...)"), into `out` of `n`
+ * bytes. */
 void rkd_fleet_waiting(rkd_app *app, const char *cluster, int64_t v, char *out, size_t n);
 
 #endif

@@ -194,11 +194,21 @@ static void do_hold(step_ctx *x, rkd_rollout_move *m, time_t since)
         m->to = "move";
         return;
     }
-    if (time(NULL) - since < HOLD_MAX_S)
+    int64_t refusing = rkd_fleet_refusing(x->d->app, x->cluster, x->version);
+    if (!refusing && time(NULL) - since < HOLD_MAX_S)
         return;
-    snprintf(x->reason, sizeof x->reason,
-             "the fleet did not hold version %lld within %d s: see GET .../clients, then resume",
-             (long long)x->version, HOLD_MAX_S);
+    char waiting[200]; /* the pause's reason has room for this much of it */
+    rkd_fleet_waiting(x->d->app, x->cluster, x->version, waiting, sizeof waiting);
+    if (refusing) /* it will not hold the step while it is active: no use waiting */
+        snprintf(x->reason, sizeof x->reason,
+                 "%lld client(s) refuse version %lld (%s): fix them (restart them), then resume; "
+                 "or abort",
+                 (long long)refusing, (long long)x->version, waiting);
+    else
+        snprintf(x->reason, sizeof x->reason,
+                 "the fleet did not hold version %lld within %d s (%s): see GET .../clients, "
+                 "then resume",
+                 (long long)x->version, HOLD_MAX_S, waiting);
     m->pause = x->reason;
 }
 

@@ -291,7 +291,11 @@ def step_converge(t, rng):
         p.start_agent(t.cli, t.server.url)
     t.report("every agent holds v1", {p.name: (1, None) for p in t.proxies})
     t.publish(2)
-    t.report("every agent holds v2", {p.name: (2, None) for p in t.proxies})
+    got = t.report("every agent holds v2", {p.name: (2, None) for p in t.proxies})
+    for p in t.proxies:  # the report tells a proxy's agent, and its kind, by its User-Agent
+        ua = got.get(p.name, {}).get("user_agent") or ""
+        check("%s: shown as an agent of %s" % (p.name, p.kind),
+              ua.startswith("ringkeeper-agent/") and "(%s) libringkeeper/" % p.kind in ua, ua)
     for kind in KINDS:
         _, doc = t.server.call("GET", "/v1/clusters/%s/clients" % cluster_of(kind))
         check("%s: the report counts both agents at v2, converged" % kind,

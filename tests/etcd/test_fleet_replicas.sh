@@ -7,7 +7,8 @@
 # tests/bench/bench_fleet_replicas.sh; this bound only catches a report that never catches up); a
 # window job claimed on A says fleet_held false while a client of C holds the old version, true
 # once it holds the new one; a rollout driven by A (another cluster, a client on each replica) waits
-# in `hold` for the client polling C, and goes on once it holds the step; replica C killed with SIGKILL: its clients that poll B afterwards are
+# in `hold` for the client polling C, pauses at once naming it when it refuses the step, and goes
+# on once it holds the step; replica C killed with SIGKILL: its clients that poll B afterwards are
 # counted once, the one that polls nowhere disappears after the expiry (its replica's lease).
 # usage: test_fleet_replicas.sh RINGKEEPERD
 export RK_TEST_STORE=etcd
@@ -143,6 +144,7 @@ roll_holds() { # roll_holds N ID: client ID of cluster roll takes the active rin
         -H "If-None-Match: $(sed -n 's/^ETag: *//Ip' "$TMP/rh" | tr -d '\r')" "${R[$1]}$RC/ring"
 }
 for n in 0 1 2; do roll_holds $n "r$n"; done
+ROLL1=$(sed -n 's/^ETag: *//Ip' "$TMP/rh" | tr -d '\r')
 rollout_body() {
     $PY - <<'PY'
 import json
@@ -168,7 +170,26 @@ sleep 2 # a soak's worth and more: the hold must not pass while r2 holds v1
 check "A's rollout still holds for r2 on C" "running hold" "$(state)"
 curl -s "${R[0]}$RC/rollouts/1" >"$TMP/rollout"
 has "... and names it" "$TMP/rollout" "r2 (v1)"
-roll_holds 2 r2
+# r2 refuses the step (an agent whose proxy would not take it): A's rollout pauses at once, naming
+# r2 and its reason, since a refusing client is not sent the step again while it is active
+curl -s -o /dev/null -D "$TMP/rh" --max-time 10 -H "RK-Client: r2" -H "If-None-Match: $ROLL1" \
+    "${R[2]}$RC/ring"
+step=$(sed -n 's/^ETag: *//Ip' "$TMP/rh" | tr -d '\r')
+curl -s -o /dev/null --max-time 10 -H "RK-Client: r2" -H "If-None-Match: $ROLL1" \
+    -H "RK-Refused: $step validate: nginx: [emerg] unexpected \"}\"" "${R[2]}$RC/ring"
+for _ in $(seq 1 100); do
+    case $(state) in "paused "*) break ;; esac
+    sleep 0.1
+done
+check "r2 on C refuses the step: the rollout pauses" paused "$(state | cut -d' ' -f1)"
+curl -s "${R[0]}$RC/rollouts/1" >"$TMP/rollout"
+has "... naming r2 and why" "$TMP/rollout" 'r2 (v1, refusing it: validate: nginx: [emerg] unexpected'
+roll_holds 2 r2 # its agent restarted with the proxy fixed: it takes the step
+for _ in $(seq 1 50); do # until A has heard it from C
+    curl -s "${R[0]}$RC/clients" | grep -q '"converged":true' && break
+    sleep 0.1
+done
+check "resume" 200 "$(req POST "$RC/rollouts/1/resume")"
 for _ in $(seq 1 100); do
     case $(state) in "done "*) break ;; esac
     sleep 0.1

@@ -862,10 +862,32 @@ static void test_client_id_invalid(void **state)
     rk_client_free(c);
 }
 
+/* An application's product (User-Agent) outside its rule is refused, naming the field. */
+static void test_product_invalid(void **state)
+{
+    (void)state;
+    char longest[RK_PRODUCT_MAX + 2];
+    memset(longest, 'p', sizeof longest - 1);
+    longest[sizeof longest - 1] = '\0';
+    const char *const bad[] = {"tab\there", "caf\xc3\xa9", longest};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rk_error err = {0};
+        rk_client_config cfg = {.server = "http://127.0.0.1:1", .cluster = "c", .product = bad[i]};
+        assert_null(rk_client_new(&cfg, &err));
+        assert_string_equal(err.field, "product");
+    }
+    longest[RK_PRODUCT_MAX] = '\0';
+    rk_client_config cfg = {.server = "http://127.0.0.1:1", .cluster = "c", .product = longest};
+    rk_client *c = rk_client_new(&cfg, NULL);
+    assert_non_null(c);
+    rk_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verify),
+        cmocka_unit_test(test_product_invalid),
         cmocka_unit_test(test_fetch_refresh),
         cmocka_unit_test(test_expect_refused),
         cmocka_unit_test(test_long_poll),

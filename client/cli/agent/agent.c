@@ -237,12 +237,15 @@ static int loop(rk_cli_agent_state *a, rk_client *c, const sigset_t *stop)
 
 static int serve(rk_cli_agent_state *a, agent_opts *o)
 {
+    char product[RK_PRODUCT_MAX + 1]; /* the fleet report shows each proxy with its kind */
+    snprintf(product, sizeof product, "ringkeeper-agent/%s (%s)", rk_version(), a->proxy->name);
     rk_client_config cfg = {.server = o->server.url,
                             .cluster = o->server.cluster,
                             .token = o->server.token,
                             .ca_file = o->server.ca_file,
                             .timeout_ms = (long)o->server.timeout * 1000,
-                            .client_id = a->client_id};
+                            .client_id = a->client_id,
+                            .product = product};
     rk_error err = {0};
     char msg[RK_CLI_AGENT_MSG];
     sigset_t stop;
