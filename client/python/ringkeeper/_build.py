@@ -67,6 +67,7 @@ typedef struct {
     int reset_cache;
     const char *expect_scheme;
     const char *client_id;
+    const char *product;
 } rk_client_config;
 typedef struct {
     int64_t version;
