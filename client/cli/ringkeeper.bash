@@ -35,7 +35,7 @@ _ringkeeper_values() { # _ringkeeper_values COMMAND OPTION
     case "$2" in
     -o | --output) echo 'json table' ;;
     --format) [ "$1" = export ] && echo 'nutcracker nginx haproxy' || echo 'text json svg' ;;
-    --expect-scheme) echo 'ringkeeper ketama nginx haproxy' ;;
+    --expect-scheme) echo 'ringkeeper ketama nginx haproxy envoy_ring_hash grpc_ring_hash maglev' ;;
     --proxy) echo 'nginx haproxy nutcracker' ;;
     --distinct-approver | --migration-window) echo 'yes no' ;;
     --topology | --from-file | --to-file | --cache | --ca-file | --nutcracker | --nginx | --haproxy | --file | --into | --config | --pid-file | --socket) echo FILE ;;
