@@ -1,8 +1,9 @@
 /* test_envoy.c — the envoy_ring_hash, grpc_ring_hash and maglev schemes (docs/ENVOY.md) against
  * the golden vectors of SPEC section 12 (tests/vectors/envoy.json: gRPC picks from grpc-js-xds's
  * own code, Envoy's from a model checked against Envoy's unit tests): every configuration's ring
- * size, entries per endpoint, the full ring or table where given, every pick; and the refusals of
- * bad parameters, each naming its field. */
+ * size, entries per endpoint, the full ring or table where given, every pick; the rings, tables and
+ * picks that Envoy's own unit tests expect (ring_hash_lb_test.cc, maglev_lb_test.cc); and the
+ * refusals of bad parameters, each naming its field. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -281,6 +282,128 @@ static void test_table_sizes_differ(void **state)
     rk_ring_free(b);
 }
 
+/* ---- Envoy's own unit tests (ring_hash_lb_test.cc, maglev_lb_test.cc): their hosts, the ring
+ * or table their comments list, and their picks ---- */
+
+/* Six hosts named "<prefix><port>", ports first..first+5, in that order. */
+static rk_ring *six_hosts(const char *head, const char *prefix, int first)
+{
+    char text[1024];
+    int at = snprintf(text, sizeof text, "{%s, \"nodes\": [", head);
+    for (int k = 0; k < 6; k++)
+        at += snprintf(text + at, sizeof text - (size_t)at,
+                       "%s{\"id\": \"%s%d\", \"addr\": \"127.0.0.1:%d\", \"weight\": 1}",
+                       k ? ", " : "", prefix, first + k, first + k);
+    snprintf(text + at, sizeof text - (size_t)at, "]}");
+    json_t *doc = json_loads(text, 0, NULL);
+    assert_non_null(doc);
+    rk_ring *r = ring_of(doc);
+    json_decref(doc);
+    return r;
+}
+
+typedef struct pick {
+    const char *hash;
+    uint32_t host;
+} pick;
+
+static void check_picks(const char *name, const rk_ring *r, const pick *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t got = rk_ring_lookup(r, p[i].hash, strlen(p[i].hash));
+        if (got != p[i].host)
+            fail_msg("%s: %s picks host %u, want %u", name, p[i].hash, got, p[i].host);
+    }
+}
+
+/* The ring their comment lists: host index and position of each entry, ascending. */
+static void check_ring(const char *name, const rk_ring *r, const uint32_t *host,
+                       const uint64_t *pos)
+{
+    assert_int_equal(rk_ring_point_count(r), 12);
+    for (size_t i = 0; i < 12; i++) {
+        uint64_t p;
+        uint32_t nd;
+        rk_ring_point(r, i, &p, &nd);
+        if (p != pos[i] || nd != host[i])
+            fail_msg("%s: entry %zu is host %u at %llu", name, i, nd, (unsigned long long)p);
+    }
+}
+
+#define RING_HEAD(hash)                                                                            \
+    "\"scheme\": \"envoy_ring_hash\", \"hash\": \"" hash "\", \"minimum_ring_size\": 12"
+
+static void test_envoy_ring_hash_unit_tests(void **state)
+{
+    (void)state;
+    /* RingHashLoadBalancerTest.Basic */
+    static const uint32_t basic_host[] = {4, 2, 0, 5, 3, 1, 1, 3, 5, 2, 4, 0};
+    static const uint64_t basic_pos[] = {
+        833437586790550860ULL,   928266305478181108ULL,   1033482794131418490ULL,
+        3551244743356806947ULL,  3851675632748031481ULL,  5583722120771150861ULL,
+        6311230543546372928ULL,  7700377290971790572ULL,  13144177310400110813ULL,
+        13444792449719432967ULL, 15516499411664133160ULL, 16117243373044804889ULL};
+    static const pick basic[] = {{"0", 4},
+                                 {"18446744073709551615", 4},
+                                 {"3551244743356806947", 5},
+                                 {"3551244743356806948", 3},
+                                 {"16117243373044804880", 0}};
+    rk_ring *r = six_hosts(RING_HEAD("xx_hash"), "127.0.0.1:", 90);
+    check_ring("Basic", r, basic_host, basic_pos);
+    check_picks("Basic", r, basic, sizeof basic / sizeof basic[0]);
+    rk_ring_free(r);
+    /* RingHashLoadBalancerTest.BasicWithMurmur2 */
+    static const uint32_t murmur_host[] = {5, 3, 4, 1, 2, 4, 1, 2, 3, 0, 5, 0};
+    static const uint64_t murmur_pos[] = {
+        1358027074129602068ULL,  4361834613929391114ULL,  7224494972555149682ULL,
+        7701421856454313576ULL,  8649315368077433379ULL,  8739448859063030639ULL,
+        9887544217113020895ULL,  10150910876324007731ULL, 15168472011420622455ULL,
+        15427156902705414897ULL, 16375050414328759093ULL, 17613279263364193813ULL};
+    static const pick murmur[] = {{"0", 5},
+                                  {"18446744073709551615", 5},
+                                  {"1358027074129602068", 5},
+                                  {"1358027074129602069", 3},
+                                  {"10150910876324007730", 2}};
+    r = six_hosts(RING_HEAD("murmur_hash_2"), "127.0.0.1:", 80);
+    check_ring("BasicWithMurmur2", r, murmur_host, murmur_pos);
+    check_picks("BasicWithMurmur2", r, murmur, sizeof murmur / sizeof murmur[0]);
+    rk_ring_free(r);
+    /* RingHashLoadBalancerTest.BasicWithHostname (and BasicWithMetadataHashKey): ids "90".."95" */
+    static const uint32_t name_host[] = {5, 5, 3, 4, 3, 2, 0, 2, 1, 0, 1, 4};
+    static const uint64_t name_pos[] = {
+        1975508444536362413ULL,  2376063919839173711ULL,  2386806903309390596ULL,
+        6749904478991551885ULL,  6803900775736438537ULL,  7225015537174310577ULL,
+        8787465352164086522ULL,  11282020843382717940ULL, 13723418369486627818ULL,
+        13776502110861797421ULL, 14338313586354474791ULL, 15364271037087512980ULL};
+    static const pick name[] = {{"0", 5},
+                                {"18446744073709551615", 5},
+                                {"7225015537174310577", 2},
+                                {"6803900775736438537", 3}};
+    r = six_hosts(RING_HEAD("xx_hash") ", \"use_hostname_for_hashing\": true", "", 90);
+    check_ring("BasicWithHostname", r, name_host, name_pos);
+    check_picks("BasicWithHostname", r, name, sizeof name / sizeof name[0]);
+    rk_ring_free(r);
+}
+
+/* MaglevLoadBalancerTest.Basic and BasicWithHostName: request hashes 0..20 over a table of 7. */
+static void test_maglev_unit_tests(void **state)
+{
+    (void)state;
+    static const uint32_t by_address[] = {2, 4, 0, 1, 5, 0, 3}, by_name[] = {2, 5, 0, 3, 4, 1, 0};
+    rk_ring *a = six_hosts("\"scheme\": \"maglev\", \"hash\": \"xx_hash\", \"table_size\": 7",
+                           "127.0.0.1:", 90);
+    rk_ring *b =
+        six_hosts("\"scheme\": \"maglev\", \"hash\": \"xx_hash\", \"table_size\": 7", "", 90);
+    for (unsigned i = 0; i < 21; i++) {
+        char key[8];
+        int len = snprintf(key, sizeof key, "%u", i);
+        assert_int_equal(rk_ring_lookup(a, key, (size_t)len), by_address[i % 7]);
+        assert_int_equal(rk_ring_lookup(b, key, (size_t)len), by_name[i % 7]);
+    }
+    rk_ring_free(a);
+    rk_ring_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +412,8 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_table_sizes_differ),
+        cmocka_unit_test(test_envoy_ring_hash_unit_tests),
+        cmocka_unit_test(test_maglev_unit_tests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
