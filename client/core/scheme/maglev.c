@@ -97,7 +97,7 @@ static int maglev_count(const void *block, const rk_node *nodes, size_t n, uint6
 
 /* A live node's place in the population (Envoy's TableBuildEntry). */
 typedef struct entry {
-    uint64_t offset, skip, next;
+    uint64_t slot, skip; /* slot: (offset + skip * next) mod M, Envoy's permutation(), stepped */
     double weight, target;
     uint32_t node;
 } entry;
@@ -113,7 +113,7 @@ static size_t entries(const rk_topology *t, uint32_t m, entry *e)
         if (nd->weight == 0)
             continue;
         size_t len = strlen(nd->id);
-        e[n] = (entry){.offset = XXH64(nd->id, len, 0) % m,
+        e[n] = (entry){.slot = XXH64(nd->id, len, 0) % m,
                        .skip = XXH64(nd->id, len, 1) % (m - 1) + 1,
                        .weight = nd->weight / sum,
                        .node = by_id[k]};
@@ -122,33 +122,52 @@ static size_t entries(const rk_topology *t, uint32_t m, entry *e)
     return n;
 }
 
-/* Envoy's OriginalMaglevTable::constructImplementationInternals. */
-static int maglev_fill(const rk_topology *t, uint32_t *owner)
+/* The next slot of a permutation: an addition where Envoy multiplies and divides. */
+static inline uint64_t next_slot(uint64_t slot, uint64_t skip, uint32_t m)
 {
-    uint32_t m = ((const params *)rki_topology_params(t))->table_size;
-    entry *e = malloc(rk_topology_node_count(t) * sizeof *e);
-    if (!e)
-        return RK_ENOMEM;
-    size_t n = entries(t, m, e);
-    double most = 0;
-    for (size_t i = 0; i < n; i++)
-        most = e[i].weight > most ? e[i].weight : most;
-    for (uint32_t s = 0; s < m; s++)
-        owner[s] = UINT32_MAX;
+    slot += skip;
+    return slot >= m ? slot - m : slot;
+}
+
+/* Rounds until the table is full: the claims of Envoy's
+ * OriginalMaglevTable::constructImplementationInternals. Which slots are taken is kept in a
+ * bitmap (8 KiB at M = 65537, in the first-level cache) rather than read from `owner`: the search
+ * for a free slot is most of the work. */
+static void claim(entry *e, size_t n, double most, uint32_t m, uint64_t *taken, uint32_t *owner)
+{
     uint64_t filled = 0;
     for (uint32_t round = 1; filled < m; round++) {
         for (size_t i = 0; i < n && filled < m; i++) {
             if ((double)round * e[i].weight < e[i].target)
                 continue;
             e[i].target += most;
-            uint64_t c = (e[i].offset + e[i].skip * e[i].next) % m;
-            while (owner[c] != UINT32_MAX) /* ends: m is prime, so the permutation reaches all */
-                c = (e[i].offset + e[i].skip * ++e[i].next) % m;
+            uint64_t c = e[i].slot;
+            while (taken[c / 64] >> (c % 64) & 1) /* ends: m is prime, so every slot comes */
+                c = next_slot(c, e[i].skip, m);
+            taken[c / 64] |= (uint64_t)1 << (c % 64);
             owner[c] = e[i].node;
-            e[i].next++, filled++;
+            e[i].slot = next_slot(c, e[i].skip, m);
+            filled++;
         }
     }
+}
+
+static int maglev_fill(const rk_topology *t, uint32_t *owner)
+{
+    uint32_t m = ((const params *)rki_topology_params(t))->table_size;
+    entry *e = malloc(rk_topology_node_count(t) * sizeof *e);
+    uint64_t *taken = calloc((m + 63) / 64, sizeof *taken);
+    if (!e || !taken) {
+        free(e), free(taken);
+        return RK_ENOMEM;
+    }
+    size_t n = entries(t, m, e);
+    double most = 0;
+    for (size_t i = 0; i < n; i++)
+        most = e[i].weight > most ? e[i].weight : most;
+    claim(e, n, most, m, taken, owner);
     free(e);
+    free(taken);
     return RK_OK;
 }
 
