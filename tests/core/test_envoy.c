@@ -132,6 +132,8 @@ static size_t check_case(const family *f, const json_t *c)
     {
         const char *key = json_string_value(json_array_get(pick, 0));
         uint32_t got = rk_ring_lookup(r, key, strlen(key));
+        /* rk_ring_key_hash is the position rk_ring_lookup looks up (ringkeeper.h) */
+        assert_int_equal(rk_ring_lookup_hash(r, rk_ring_key_hash(r, key, strlen(key))), got);
         if (got != json_integer_value(json_array_get(pick, 1)))
             fail_msg("%s: request hash %s picks endpoint %u, want %lld", name, key, got,
                      (long long)json_integer_value(json_array_get(pick, 1)));
