@@ -21,7 +21,7 @@ type Options struct {
 	Cluster           string        // the cluster
 	ExpectHash        string        // refuse a ring of another hash ("xxh3_64"); "": any
 	ExpectVnodeFactor uint32        // refuse a ring of another vnode_factor; 0: any
-	ExpectScheme      string        // "ringkeeper", "ketama", "nginx", "haproxy"; "": any
+	ExpectScheme      string        // "ringkeeper", "ketama", "nginx", "haproxy", "envoy_ring_hash", "grpc_ring_hash", "maglev"; "": any
 	Cache             string        // the last-known-good file, or "" for none
 	ClientID          string        // RK-Client, how the fleet report names this client; "": host:pid
 	Token             string        // bearer token, or ""

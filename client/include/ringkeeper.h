@@ -115,6 +115,9 @@ typedef enum rk_scheme {
     RK_SCHEME_KETAMA = 1,
     RK_SCHEME_NGINX = 2,   /* docs/LOADBALANCERS.md: nginx's `hash ... consistent` ring */
     RK_SCHEME_HAPROXY = 3, /* docs/LOADBALANCERS.md: HAProxy's `hash-type consistent` ring */
+    RK_SCHEME_ENVOY_RING_HASH = 4, /* docs/ENVOY.md: Envoy's `ring_hash` ring */
+    RK_SCHEME_GRPC_RING_HASH = 5,  /* docs/ENVOY.md: gRPC's xDS `ring_hash` ring */
+    RK_SCHEME_MAGLEV = 6,          /* docs/ENVOY.md: Envoy's `maglev` table */
 } rk_scheme;
 
 /* "ringkeeper", "ketama"; NULL for a value no scheme of this build has (a test build may register
@@ -691,8 +694,9 @@ typedef struct rk_client_config {
     int reset_cache;              /* operator's way out of a bad cache_file, for one start: the
                                      file is neither read nor served; the server's active ring is
                                      taken after every other check, even when older, and saved */
-    const char *expect_scheme;    /* "ringkeeper", "ketama" (docs/KETAMA.md), "nginx" or "haproxy"
-                                     (docs/LOADBALANCERS.md): the ring's scheme,
+    const char *expect_scheme;    /* "ringkeeper", "ketama" (docs/KETAMA.md), "nginx", "haproxy"
+                                     (docs/LOADBALANCERS.md), "envoy_ring_hash", "grpc_ring_hash"
+                                     or "maglev" (docs/ENVOY.md): the ring's scheme,
                                      which also says which scheme expect_hash names; NULL:
                                      "ringkeeper" when expect_hash is set, else any scheme */
     const char *client_id;        /* sent as RK-Client on every fetch and long poll, so the server

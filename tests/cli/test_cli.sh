@@ -109,6 +109,24 @@ printf 'user:1\n' >"$tmp/in"
 expect 0 "replicas" -- "$rk" lookup --topology "$here/lookups/drain-xxh3.json" --replicas 3
 if [ "$(awk -F'\t' '{print NF}' "$tmp/out")" = 3 ]; then ok; else bad "replicas: want key + 2 owners (s2 drains): $(cat "$tmp/out")"; fi
 
+
+# Envoy's and gRPC's schemes (docs/ENVOY.md): a key is the request hash; the ring is vector grpc-05
+cat >"$tmp/grpc.json" <<'JSON'
+{"scheme": "grpc_ring_hash", "hash": "xx_hash", "minimum_ring_size": 8, "maximum_ring_size": 16,
+ "nodes": [{"id": "10.245.63.134:8000", "addr": "10.245.63.134:8000", "weight": 1},
+           {"id": "10.87.104.130:8001", "addr": "10.87.104.130:8001", "weight": 1},
+           {"id": "10.27.153.80:8002", "addr": "10.27.153.80:8002", "weight": 1},
+           {"id": "10.22.133.58:8003", "addr": "10.22.133.58:8003", "weight": 1}]}
+JSON
+printf '7091780118066550258\n7091780118066550259\n18446744073709551615\n' >"$tmp/in"
+expect 0 "lookup of request hashes (grpc_ring_hash)" -- "$rk" lookup --topology "$tmp/grpc.json" -q
+same_text "request hashes pick as grpc-js-xds does" "10.87.104.130:8001 10.22.133.58:8003 10.245.63.134:8000" "$(tr '\n' ' ' <"$tmp/out" | sed 's/ $//')"
+sed 's/"maximum_ring_size": 16,/"maximum_ring_size": 16, "ring_size_cap": 4,/' "$tmp/grpc.json" >"$tmp/grpc-capped.json"
+expect 0 "plan of a ring size cap (grpc_ring_hash)" -- "$rk" plan --from-file "$tmp/grpc.json" --to-file "$tmp/grpc-capped.json" -o json
+has "the capped ring moves keys" "$tmp/out" '"moved_fraction"'
+sed 's/grpc_ring_hash/maglev/; s/"minimum_ring_size": 8, "maximum_ring_size": 16,/"table_size": 65536,/' "$tmp/grpc.json" >"$tmp/maglev.json"
+expect 2 "a table size that is not prime" -- "$rk" lookup --topology "$tmp/maglev.json"
+has "the refusal names table_size" "$tmp/err" "table_size"
 # expected parameters: a mismatch refuses the ring with exit 3
 expect 3 "expect-hash mismatch" -- "$rk" lookup --topology "$here/four.json" --expect-hash fnv1a_32
 has "expect-hash says why" "$tmp/err" "ring refused"

@@ -22,6 +22,11 @@ t=$out/fuzz_topology/seed-request-key
 printf '{"scheme":"nginx","hash":"crc32a","request_key":"k-$arg_id-${uri}$http_x_key$cookie_sid$http_cookie$http_x_forwarded_for$request_uri","nodes":[{"id":"127.0.0.1:1","addr":"a","weight":1}],"comment":"/a/./b/../%%41?id=1&ID=2"}' >"$t-nginx.json"
 printf '{"scheme":"haproxy","hash":"sdbm_avalanche","request_key":"uri whole len 20 depth 3","nodes":[{"id":"1","addr":"a","weight":1}]}' >"$t-haproxy-uri.json"
 printf '{"scheme":"haproxy","hash":"djb2","request_key":"hdr(X-Key)","nodes":[{"id":"1","addr":"a","weight":1}]}' >"$t-haproxy-hdr.json"
+# Envoy's and gRPC's schemes (docs/ENVOY.md): every parameter, node order and weights that matter.
+t=$out/fuzz_topology/seed-envoy
+printf '{"scheme":"envoy_ring_hash","hash":"murmur_hash_2","minimum_ring_size":64,"maximum_ring_size":1024,"use_hostname_for_hashing":true,"nodes":[{"id":"cache-1.svc","addr":"10.0.0.1:80","weight":3},{"id":"10.0.0.2:80","addr":"10.0.0.2:80","weight":1},{"id":"c","addr":"c:1","weight":0}]}' >"$t-ring-hash.json"
+printf '{"scheme":"grpc_ring_hash","hash":"xx_hash","minimum_ring_size":10000,"maximum_ring_size":20000,"ring_size_cap":4096,"nodes":[{"id":"[::1]:50051","addr":"[::1]:50051","weight":7},{"id":"node-2","addr":"10.0.0.2:50051","weight":2}]}' >"$t-grpc.json"
+printf '{"scheme":"maglev","hash":"xx_hash","table_size":17,"use_hostname_for_hashing":false,"nodes":[{"id":"b","addr":"b:1","weight":2},{"id":"a","addr":"a:1","weight":5},{"id":"z","addr":"z:1","weight":0}]}' >"$t-maglev.json"
 
 python3 - "$out" <<'PY'
 import json, random, sys

@@ -195,6 +195,43 @@ const rki_hash *rki_hash_of(rk_hash_alg alg);
  * \"ketama\"": into buf; returns buf. */
 const char *rki_scheme_names(char *buf, size_t size);
 
+/* ---- Envoy's and gRPC's balancers (docs/ENVOY.md) ---- */
+
+/* scheme/envoy_hash.c: xxHash64 seed 0, and Envoy's MURMUR_HASH_2 with its default seed. */
+extern const rki_hash rki_hash_xx_hash, rki_hash_murmur_hash_2;
+
+/* scheme/envoy_shared.c */
+/* A key of these schemes as the request hash it names: its decimal digits, else xxHash64. */
+uint64_t rki_envoy_request_hash(const void *key, size_t len);
+/* RK_ETOPOLOGY naming the first node whose weight is no integer, in `scheme`'s words. */
+int rki_envoy_integer_weights(const rk_node *nodes, size_t n, const char *scheme, rk_error *err);
+/* The sum of the (integer) weights of nodes[0 .. n - 1]. */
+double rki_envoy_weight_sum(const rk_node *nodes, size_t n);
+/* The entries of each of nodes[0 .. n - 1] (into count unless NULL) on a ring of min_size and
+ * max_size as Envoy and grpc-js-xds count them; returns the ring's size. */
+uint64_t rki_ring_hash_counts(const rk_node *nodes, size_t n, uint64_t min_size, uint64_t max_size,
+                              uint32_t *count);
+/* tie_order by the topology's document order. */
+void rki_tie_order_as_listed(const rk_topology *t, uint32_t *order);
+/* A boolean field `key` of `doc` (absent: false) into *out, or RK_ETOPOLOGY naming it. */
+int rki_envoy_flag_read(const struct json_t *doc, const char *key, int *out, rk_error *err);
+/* An integer field `key` lo..hi of `doc` (absent: fallback) into *out, or RK_ETOPOLOGY. */
+int rki_envoy_size_read(const struct json_t *doc, const char *key, uint32_t lo, uint32_t hi,
+                        uint32_t fallback, uint32_t *out, rk_error *err);
+
+/* scheme/envoy_ring_hash.c, shared with scheme/grpc_ring_hash.c */
+/* RK_ETOPOLOGY naming minimum_ring_size or maximum_ring_size unless 1 <= min <= max <= 8388608. */
+int rki_ring_sizes_check(uint32_t min_size, uint32_t max_size, rk_error *err);
+/* The count operation of a ring of min_size..max_size (sizes as the ring is built with them). */
+int rki_ring_hash_count(const rk_node *nodes, size_t n, uint32_t min_size, uint32_t max_size,
+                        const char *scheme, uint64_t *points, rk_error *err);
+/* The positions operation: entry i of a node at H("<id>_<i>"), H the topology's hash. */
+void rki_ring_hash_positions(const rk_topology *t, size_t node, uint32_t count, uint64_t *out);
+/* The key_hash operation: the request hash the key names (rki_envoy_request_hash). */
+uint64_t rki_ring_hash_key(const rki_hash *hash, const void *params, const void *key, size_t len);
+/* The bits operation of a scheme whose hash space is always 2^64. */
+unsigned rki_bits_64(const rk_topology *t);
+
 /* ---- scheme/ketama.c ---- */
 
 /* twemproxy writes a point's name "<id>-<j>" into 86 bytes (KETAMA_MAX_HOSTLEN): longer ones are

@@ -1,0 +1,204 @@
+/* maglev.c — the maglev scheme of docs/ENVOY.md: the lookup table Envoy's `maglev` load balancer
+ * fills (source/extensions/load_balancing_policies/maglev/maglev_lb.cc), slot for slot, and its
+ * pick of a request hash: slot hash mod table_size. A table scheme (table.c).
+ *
+ * The live nodes, in the byte order of their keys (their ids: the endpoint's envoy.lb hash_key, or
+ * the address or hostname Envoy would hash without one), each have a permutation of the M slots,
+ * offset xxHash64(key, seed 0) mod M stepping by xxHash64(key, seed 1) mod (M - 1) + 1. Rounds
+ * 1, 2, ... pass over them; a node of normalized weight w takes a turn in round r unless r x w
+ * is below its target (which starts at 0 and grows by the largest normalized weight at each turn
+ * taken), and a turn claims the next free slot of its permutation, until the table is full. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "internal.h"
+
+#define DEFAULT_TABLE 65537
+
+static const char *const fields[] = {"table_size", "use_hostname_for_hashing", NULL};
+static const rki_field_note misplaced[] = {
+    {"vnode_factor", "Maglev has one point per slot of its table; set table_size instead"},
+    {"minimum_ring_size", "Maglev has a table, not a ring; set table_size instead"},
+    {"maximum_ring_size", "Maglev has a table, not a ring; set table_size instead"},
+    {"ring_size_cap", "only gRPC's ring (\"scheme\": \"grpc_ring_hash\") has a ring size cap"},
+    {"hash_tag", "Maglev hashes the request's hash; leave hash_tag out"},
+    {"request_key", "a key of this scheme is the request's hash, computed by Envoy's hash policy"},
+    {NULL, NULL},
+};
+
+/* The scheme's parameters (rki_scheme.params_size). */
+typedef struct params {
+    uint32_t table_size;          /* M, a prime */
+    int use_hostname_for_hashing; /* the cluster's; the ids already say which key Envoy hashes */
+} params;
+
+static int maglev_read(const json_t *doc, void *block, rk_error *err)
+{
+    params *p = block;
+    if (rki_envoy_size_read(doc, "table_size", 2, RK_MAX_POINTS, DEFAULT_TABLE, &p->table_size,
+                            err))
+        return RK_ETOPOLOGY;
+    return rki_envoy_flag_read(doc, "use_hostname_for_hashing", &p->use_hostname_for_hashing, err);
+}
+
+static int maglev_write(const void *block, json_t *doc)
+{
+    const params *p = block;
+    return json_object_set_new(doc, "table_size", json_integer(p->table_size)) ||
+           json_object_set_new(doc, "use_hostname_for_hashing",
+                               json_boolean(p->use_hostname_for_hashing));
+}
+
+static int is_prime(uint32_t m)
+{
+    for (uint32_t d = 2; (uint64_t)d * d <= m; d++)
+        if (m % d == 0)
+            return 0;
+    return m >= 2;
+}
+
+/* Envoy refuses a table size that is not prime ("The table size of maglev must be prime number"):
+ * a permutation must reach every slot. Its bound is 5000011; a ring here holds RK_MAX_POINTS. */
+static int maglev_check(const void *block, rk_error *err)
+{
+    uint32_t m = ((const params *)block)->table_size;
+    if (m < 2 || m > RK_MAX_POINTS || !is_prime(m))
+        return rk_error_set(err, RK_ETOPOLOGY, "table_size",
+                            "must be a prime 2..%u (Envoy's default is 65537), got %u",
+                            RK_MAX_POINTS, m);
+    return RK_OK;
+}
+
+/* Two tables of different sizes put a request hash in unrelated slots. */
+static int maglev_differ(const void *a, const void *b, rk_error *err)
+{
+    uint32_t ma = ((const params *)a)->table_size, mb = ((const params *)b)->table_size;
+    if (ma != mb)
+        return rk_error_set(err, RK_EHASHMISMATCH, "table_size",
+                            "the versions have tables of %u and %u slots: a request hash falls in "
+                            "unrelated slots",
+                            ma, mb);
+    return RK_OK;
+}
+
+static int maglev_count(const void *block, const rk_node *nodes, size_t n, uint64_t *points,
+                        rk_error *err)
+{
+    *points = 0;
+    if (rki_envoy_integer_weights(nodes, n, "maglev", err))
+        return RK_ETOPOLOGY;
+    *points = ((const params *)block)->table_size;
+    return RK_OK;
+}
+
+/* A live node's place in the population (Envoy's TableBuildEntry). */
+typedef struct entry {
+    uint64_t slot, skip; /* slot: (offset + skip * next) mod M, Envoy's permutation(), stepped */
+    double weight, target;
+    uint32_t node;
+} entry;
+
+/* The live nodes in key byte order, as Envoy sorts them: n of them into e. */
+static size_t entries(const rk_topology *t, uint32_t m, entry *e)
+{
+    const uint32_t *by_id = rki_topology_order(t);
+    size_t nodes = rk_topology_node_count(t), n = 0;
+    double sum = rki_envoy_weight_sum(rk_topology_node(t, 0), nodes);
+    for (size_t k = 0; k < nodes; k++) {
+        const rk_node *nd = rk_topology_node(t, by_id[k]);
+        if (nd->weight == 0)
+            continue;
+        size_t len = strlen(nd->id);
+        e[n] = (entry){.slot = XXH64(nd->id, len, 0) % m,
+                       .skip = XXH64(nd->id, len, 1) % (m - 1) + 1,
+                       .weight = nd->weight / sum,
+                       .node = by_id[k]};
+        n++;
+    }
+    return n;
+}
+
+/* The next slot of a permutation: an addition where Envoy multiplies and divides. */
+static inline uint64_t next_slot(uint64_t slot, uint64_t skip, uint32_t m)
+{
+    slot += skip;
+    return slot >= m ? slot - m : slot;
+}
+
+/* Rounds until the table is full: the claims of Envoy's
+ * OriginalMaglevTable::constructImplementationInternals. Which slots are taken is kept in a
+ * bitmap (8 KiB at M = 65537, in the first-level cache) rather than read from `owner`: the search
+ * for a free slot is most of the work. */
+static void claim(entry *e, size_t n, double most, uint32_t m, uint64_t *taken, uint32_t *owner)
+{
+    uint64_t filled = 0;
+    for (uint32_t round = 1; filled < m; round++) {
+        for (size_t i = 0; i < n && filled < m; i++) {
+            if ((double)round * e[i].weight < e[i].target)
+                continue;
+            e[i].target += most;
+            uint64_t c = e[i].slot;
+            while (taken[c / 64] >> (c % 64) & 1) /* ends: m is prime, so every slot comes */
+                c = next_slot(c, e[i].skip, m);
+            taken[c / 64] |= (uint64_t)1 << (c % 64);
+            owner[c] = e[i].node;
+            e[i].slot = next_slot(c, e[i].skip, m);
+            filled++;
+        }
+    }
+}
+
+static int maglev_fill(const rk_topology *t, uint32_t *owner)
+{
+    uint32_t m = ((const params *)rki_topology_params(t))->table_size;
+    entry *e = malloc(rk_topology_node_count(t) * sizeof *e);
+    uint64_t *taken = calloc((m + 63) / 64, sizeof *taken);
+    if (!e || !taken) {
+        free(e), free(taken);
+        return RK_ENOMEM;
+    }
+    size_t n = entries(t, m, e);
+    double most = 0;
+    for (size_t i = 0; i < n; i++)
+        most = e[i].weight > most ? e[i].weight : most;
+    claim(e, n, most, m, taken, owner);
+    free(e);
+    free(taken);
+    return RK_OK;
+}
+
+static uint64_t maglev_key_hash(const rki_hash *hash, const void *block, const void *key,
+                                size_t len)
+{
+    (void)hash;
+    uint32_t m = ((const params *)block)->table_size;
+    return rki_slot_position(rki_envoy_request_hash(key, len) % m, m, 64);
+}
+
+static const rki_hash *const hashes[] = {&rki_hash_xx_hash};
+
+const rki_scheme rki_scheme_maglev = {
+    .name = "maglev",
+    .id = RK_SCHEME_MAGLEV,
+    .hashes = hashes,
+    .n_hashes = sizeof hashes / sizeof hashes[0],
+    .fields = fields,
+    .misplaced = misplaced,
+    .unknown = "unknown field; a maglev topology has scheme, hash, table_size, "
+               "use_hostname_for_hashing, nodes, comment and data",
+    .params_size = sizeof(params),
+    .read = maglev_read,
+    .write = maglev_write,
+    .check = maglev_check,
+    .differ = maglev_differ,
+    .count = maglev_count,
+    .bits = rki_bits_64,
+    .fill = maglev_fill,
+    .key_hash = maglev_key_hash,
+    .trades_why = "the table is filled anew, and a host's turns to claim slots change with the "
+                  "hosts and their weights",
+};
