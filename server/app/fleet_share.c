@@ -1,6 +1,7 @@
 /* fleet_share.c — the app's tables of clients shared through the store (fleet_share.h): the sink
  * the store tells of other replicas' records, and the thread that writes this replica's. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,9 +42,9 @@ static void on_read_all(void *arg, uint64_t round)
         rkd_clients_read_all(app->strangers, round);
 }
 
-/* Writes table t's queued records, batch after batch; RK_OK or the store's error (what was not
- * written is queued again). */
-static int flush(struct rkd_fleet_share *sh, rkd_clients *t)
+/* Writes up to `max` of table t's queued records, batch after batch; RK_OK or the store's error
+ * (what was not written is queued again). */
+static int flush(struct rkd_fleet_share *sh, rkd_clients *t, size_t max)
 {
     rkd_app *app = sh->app;
     size_t n;
@@ -51,7 +52,8 @@ static int flush(struct rkd_fleet_share *sh, rkd_clients *t)
     do {
         rk_error err = {0};
         int lost = 0;
-        n = rkd_clients_take(t, sh->out, RKD_CLIENTS_BATCH);
+        n = rkd_clients_take(t, sh->out, max < RKD_CLIENTS_BATCH ? max : RKD_CLIENTS_BATCH);
+        max -= n;
         for (size_t i = 0; i < n; i++)
             sh->recs[i] = sh->out[i].rec;
         rc = rkd_store_fleet_write(app->store, sh->recs, n, &lost, &err);
@@ -70,14 +72,14 @@ static int flush(struct rkd_fleet_share *sh, rkd_clients *t)
             rkd_log("fleet: cannot write the clients' records (tried again every %d ms): %s",
                     RKD_FLEET_FLUSH_MS, err.message);
         }
-    } while (rc == RK_OK && n == RKD_CLIENTS_BATCH);
+    } while (rc == RK_OK && n == RKD_CLIENTS_BATCH && max > 0);
     return rc;
 }
 
 static void flush_all(struct rkd_fleet_share *sh)
 {
-    if (flush(sh, sh->app->clients) == RK_OK && sh->app->strangers)
-        flush(sh, sh->app->strangers);
+    if (flush(sh, sh->app->clients, SIZE_MAX) == RK_OK && sh->app->strangers)
+        flush(sh, sh->app->strangers, RKD_FLEET_STRANGER_WRITES);
 }
 
 static void *share_main(void *arg)

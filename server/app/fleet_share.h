@@ -10,6 +10,10 @@
 #include "app.h"
 
 #define RKD_FLEET_FLUSH_MS 100 /* a change waits this long at most before it is written */
+/* Records of clients seen without a client token (with --token-file) written per flush at most:
+ * 100 a second, so ids a stranger invents cost etcd that many writes (and revisions) a second at
+ * most; the rest wait in the queue, one entry per id, within the table's cap. */
+#define RKD_FLEET_STRANGER_WRITES 10
 
 /* Starts sharing the app's tables as replica `replica` (a name for people, e.g. "host:8080"): the
  * store's first full reading (before it returns), then the writer thread. Call after
