@@ -173,7 +173,7 @@ const rk_cli_cmd rk_cli_approve = {
 
 /* The policy fields the options set, into `doc`; returns an exit code. */
 static int policy_fields(const char *cmd, json_t *doc, const char *moved, const char *balance,
-                         const char *approvals, const char *const yes_no[2])
+                         const char *approvals, const char *const yes_no[3])
 {
     char *end = NULL;
     if (moved) {
@@ -195,10 +195,10 @@ static int policy_fields(const char *cmd, json_t *doc, const char *moved, const 
         return rk_cli_fail(cmd, RK_EXIT_USAGE, "--approvals: a whole number from 0 to 100");
     if (approvals)
         json_object_set_new(doc, "approvals", json_integer((json_int_t)n));
-    if (yes_no[0])
-        json_object_set_new(doc, "distinct_approver", json_boolean(strcmp(yes_no[0], "yes") == 0));
-    if (yes_no[1])
-        json_object_set_new(doc, "migration_window", json_boolean(strcmp(yes_no[1], "yes") == 0));
+    static const char *const names[3] = {"distinct_approver", "migration_window", "prewarm"};
+    for (int i = 0; i < 3; i++)
+        if (yes_no[i])
+            json_object_set_new(doc, names[i], json_boolean(strcmp(yes_no[i], "yes") == 0));
     return RK_EXIT_OK;
 }
 
@@ -223,13 +223,15 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
     static const char *const yes_no[] = {"yes", "no", NULL};
     rk_cli_server s = {0};
     const char *what = NULL, *moved = NULL, *balance = NULL, *approvals = NULL;
-    const char *flags[2] = {NULL, NULL}; /* --distinct-approver, --migration-window */
+    const char *flags[3] = {NULL, NULL,
+                            NULL}; /* --distinct-approver, --migration-window, --prewarm */
     const rk_cli_option opts[] = {
         RK_CLI_OPT("max-moved-fraction", RK_CLI_TEXT, &moved),
         RK_CLI_OPT("max-balance-after", RK_CLI_TEXT, &balance),
         RK_CLI_OPT("approvals", RK_CLI_TEXT, &approvals),
         RK_CLI_OPT("distinct-approver", RK_CLI_CHOICE, &flags[0], .choices = yes_no),
         RK_CLI_OPT("migration-window", RK_CLI_CHOICE, &flags[1], .choices = yes_no),
+        RK_CLI_OPT("prewarm", RK_CLI_CHOICE, &flags[2], .choices = yes_no),
         RK_CLI_OUTPUT_OPT(&answer_view),
         {0}};
     int rc = rk_cli_parse(cmd, argc, argv, opts, &s, &what);
@@ -239,7 +241,7 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
     int set = strcmp(what, "set") == 0;
     if (!set && strcmp(what, "show") != 0)
         return rk_cli_usage_error(cmd, "the operand is show or set, not %s", what);
-    if (!set && (moved || balance || approvals || flags[0] || flags[1]))
+    if (!set && (moved || balance || approvals || flags[0] || flags[1] || flags[2]))
         return rk_cli_usage_error(cmd, "policy show takes no policy options; use policy set");
     if (!set)
         return send_policy(cmd, &s, NULL);
@@ -256,7 +258,7 @@ const rk_cli_cmd rk_cli_policy = {
     "policy", policy,
     "usage: ringkeeper policy show|set --server URL --cluster C [--max-moved-fraction F]\n"
     "       [--max-balance-after X|none] [--approvals N] [--distinct-approver yes|no]\n"
-    "       [--migration-window yes|no] [--token T]\n"
+    "       [--migration-window yes|no] [--prewarm yes|no] [--token T]\n"
     "\n"
     "Shows or sets the cluster's cutover policy (docs/API.md, \"Cutover\"); set changes only the\n"
     "fields given and prints the policy as it is then.\n"
@@ -267,6 +269,10 @@ const rk_cli_cmd rk_cli_policy = {
     "  --distinct-approver yes|no  whether a version's author may approve it\n"
     "  --migration-window yes|no   whether an activation opens a migration window: clients keep\n"
     "                           the previous owners until ringkeeper migration finish\n"
+    "  --prewarm yes|no         for a cluster served by proxies, which read one ring: activating\n"
+    "                           a version that names its data needs its verified pre-warm (a\n"
+    "                           before_cutover job of ringkeeper migrate run), and a rollout\n"
+    "                           pre-warms each step before activating it (docs/MIGRATE.md)\n"
     "" RK_CLI_OUTPUT_HELP("json")
         SERVER_OPTIONS_HELP_("bearer token for policy set; show needs none"),
     NULL, "show|set"};

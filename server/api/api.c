@@ -38,7 +38,7 @@
  * | 409    | no_migration_window | finishing a migration, or starting a window job, with no window|
  * | 409    | job_state           | the job's state does not allow it (one running; not paused...) |
  * | 409    | leased              | another worker holds the job's lease, or this one lost it     |
- * | 409    | not_verified        | finishing a window whose migration job is not verified        |
+ * | 409    | not_verified        | a window's job not verified at its finish; no pre-warm (policy)|
  * | 409    | version_changed     | the cluster's versions are no longer the job's: it failed     |
  * | 409    | rollout_state       | the rollout's state does not allow it (approved, running ...) |
  * | 409    | rollout_running     | an activation by hand while a rollout runs or is paused       |

@@ -22,10 +22,10 @@
 static json_t *policy_json(const rkd_store_policy *p)
 {
     json_t *balance = p->max_balance_after > 0 ? json_real(p->max_balance_after) : json_null();
-    return json_pack("{s:f, s:o, s:I, s:b, s:b}", "max_moved_fraction", p->max_moved_fraction,
+    return json_pack("{s:f, s:o, s:I, s:b, s:b, s:b}", "max_moved_fraction", p->max_moved_fraction,
                      "max_balance_after", balance, "approvals", (json_int_t)p->approvals,
                      "distinct_approver", p->distinct_approver, "migration_window",
-                     p->migration_window);
+                     p->migration_window, "prewarm", p->prewarm);
 }
 
 void rkd_h_get_policy(rkd_call *c)
@@ -71,20 +71,22 @@ static int bool_field(rkd_call *c, json_t *doc, const char *name, int *out)
  * after answering 400. */
 static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
 {
-    static const char *const fields[] = {"max_moved_fraction", "max_balance_after", "approvals",
-                                         "distinct_approver",  "migration_window",  NULL};
+    static const char *const fields[] = {
+        "max_moved_fraction", "max_balance_after", "approvals", "distinct_approver",
+        "migration_window",   "prewarm",           NULL};
     double approvals = (double)p->approvals;
     json_t *a = json_object_get(doc, "approvals");
     if (rkd_known_fields(c, doc, fields,
-                         "max_moved_fraction, max_balance_after, approvals, distinct_approver and "
-                         "migration_window") != 0 ||
+                         "max_moved_fraction, max_balance_after, approvals, distinct_approver, "
+                         "migration_window and prewarm") != 0 ||
         number_field(c, doc, "max_moved_fraction", 0, &p->max_moved_fraction,
                      "a number from 0 to 1") != 0 ||
         number_field(c, doc, "max_balance_after", 1, &p->max_balance_after,
                      "null or a number of at least 1") != 0 ||
         number_field(c, doc, "approvals", 0, &approvals, "a whole number from 0 to 100") != 0 ||
         bool_field(c, doc, "distinct_approver", &p->distinct_approver) != 0 ||
-        bool_field(c, doc, "migration_window", &p->migration_window) != 0)
+        bool_field(c, doc, "migration_window", &p->migration_window) != 0 ||
+        bool_field(c, doc, "prewarm", &p->prewarm) != 0)
         return -1;
     if (a && !json_is_integer(a)) {
         rkd_response_error(c->resp, RKD_E_INVALID_BODY, "approvals",
@@ -98,7 +100,7 @@ static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
 
 /* The first of `p`'s guards that is looser than in `old` (its field), or NULL when none is: a
  * higher max_moved_fraction or max_balance_after (0 is none), fewer approvals, no distinct
- * approver or no migration window where there was one. */
+ * approver, no migration window or no pre-warm where there was one. */
 static const char *loosened(const rkd_store_policy *old, const rkd_store_policy *p)
 {
     if (p->max_moved_fraction > old->max_moved_fraction)
@@ -110,7 +112,9 @@ static const char *loosened(const rkd_store_policy *old, const rkd_store_policy 
         return "approvals";
     if (old->distinct_approver && !p->distinct_approver)
         return "distinct_approver";
-    return old->migration_window && !p->migration_window ? "migration_window" : NULL;
+    if (old->migration_window && !p->migration_window)
+        return "migration_window";
+    return old->prewarm && !p->prewarm ? "prewarm" : NULL;
 }
 
 /* 0, or -1 after answering 403: a guard loosened by a token without the admin role, which would

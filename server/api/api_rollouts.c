@@ -214,34 +214,39 @@ done:
     json_decref(doc);
 }
 
-/* What the move phase of the step to version `v` waits for: the window's job, and its worker. */
-static void job_waiting(rkd_call *c, int64_t v, char *out, size_t n)
+/* What the move phase (a window's job) or the prewarm phase (a before_cutover job) of the step to
+ * version `v` waits for: the job, and its worker. */
+static void job_waiting(rkd_call *c, const char *phase, int64_t v, char *out, size_t n)
 {
     json_t *job = NULL;
     rk_error err = {0};
     const char *state = "";
+    int move = strcmp(phase, "move") == 0;
     if (rkd_job_get(c->app->store, c->cluster, &job, &err) == RK_OK)
         state = json_string_value(json_object_get(job, "state"));
     const json_t *w = json_object_get(job, "worker");
     long long id = (long long)json_integer_value(json_object_get(job, "id"));
+    char run[80];
+    snprintf(run, sizeof run, move ? "--finish" : "--before-cutover --to %lld", (long long)v);
     if (!job || json_integer_value(json_object_get(job, "to")) != v ||
-        strcmp(json_string_value(json_object_get(job, "mode")), "window") != 0)
+        strcmp(json_string_value(json_object_get(job, "mode")),
+               move ? "window" : "before_cutover") != 0)
         snprintf(out, n,
-                 "move: no job copies the window to v%lld yet: run ringkeeper migrate run "
-                 "--finish (or a worker with --follow)",
-                 (long long)v);
+                 "%s: no job %s v%lld yet: run ringkeeper migrate run %s (or a worker with "
+                 "--follow)",
+                 phase, move ? "copies the window to" : "pre-warms", (long long)v, run);
     else if (json_is_object(w))
-        snprintf(out, n, "move: worker %s runs job %lld (%s)",
+        snprintf(out, n, "%s: worker %s runs job %lld (%s)", phase,
                  json_string_value(json_object_get(w, "id")), id, state);
     else if (strcmp(state, "verified") == 0)
         snprintf(out, n,
-                 "move: job %lld is verified: ringkeeper migrate run --finish closes the window",
+                 move ? "move: job %lld is verified: ringkeeper migrate run --finish "
+                        "closes the window"
+                      : "prewarm: job %lld is verified: the step is activated next",
                  id);
     else
-        snprintf(out, n,
-                 "move: no worker has claimed job %lld (%s): run ringkeeper migrate run "
-                 "--finish",
-                 id, state);
+        snprintf(out, n, "%s: no worker has claimed job %lld (%s): run ringkeeper migrate run %s",
+                 phase, id, state, run);
     json_decref(job);
 }
 
@@ -260,8 +265,8 @@ static void add_waiting(rkd_call *c, json_t *r)
         return;
     if (strcmp(phase, "hold") == 0)
         rkd_fleet_waiting(c->app, c->cluster, v, text, sizeof text);
-    else if (strcmp(phase, "move") == 0)
-        job_waiting(c, v, text, sizeof text);
+    else if (strcmp(phase, "move") == 0 || strcmp(phase, "prewarm") == 0)
+        job_waiting(c, phase, v, text, sizeof text);
     else
         return;
     json_object_set_new(r, "waiting", json_string(text));

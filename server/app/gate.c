@@ -3,8 +3,11 @@
  * transaction over what it read (the approvals are the store's own). */
 #include <stdio.h>
 
+#include <string.h>
+
 #include "docs.h"
 #include "gate.h"
+#include "migration_job.h"
 #include "rings.h"
 #include "rollout.h"
 
@@ -68,6 +71,31 @@ static int check_plan(const rkd_gate *g, const rk_ring *to, const rkd_store_poli
     return rc;
 }
 
+/* Under a policy with prewarm (a cluster served by proxies, which read one ring): a version whose
+ * topology names its data is activated over `active` only once a before_cutover job from
+ * `active` to it is verified, since a proxy cannot read the keys still on their old owners. */
+static int check_prewarm(const rkd_gate *g, const rk_ring *to, int64_t active, rk_error *err)
+{
+    if (g->reason || !rk_topology_data(rk_ring_topology(to)))
+        return RK_OK;
+    if (g->publish)
+        return rk_error_set(err, RKD_STORE_ENOTVERIFIED, NULL,
+                            "cluster %s is pre-warmed before each activation (the policy's "
+                            "prewarm): publish the version without activate=true, pre-warm it "
+                            "(ringkeeper migrate run --before-cutover --to V), then activate it",
+                            g->c->cluster);
+    if (g->warm_from == active && g->warm_to == g->to_version)
+        return RK_OK;
+    return rk_error_set(err, RKD_STORE_ENOTVERIFIED, NULL,
+                        "cluster %s is pre-warmed before each activation (the policy's prewarm), "
+                        "and no verified pre-warm of version %lld from version %lld is there: run "
+                        "ringkeeper migrate run -c %s --before-cutover --to %lld, then activate; "
+                        "or activate with {\"force\": true, \"reason\": \"...\"} to go "
+                        "cold",
+                        g->c->cluster, (long long)g->to_version, (long long)active, g->c->cluster,
+                        (long long)g->to_version);
+}
+
 /* A hand's activation while a rollout holds the cluster is refused; a rollout step's answers to
  * the approvals the policy asks for now (one made before a restart is the store's to tell). */
 static int check_rollout(const rkd_gate *g, const rkd_store_gate_view *v, rk_error *err)
@@ -94,12 +122,15 @@ static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk
         rc = rkd_store_check_window(v->cluster, v->active, v->previous, err);
     if (rc != RK_OK)
         return rc;
-    if (g->from_version != v->active) {
+    g->need_job = pol->prewarm;
+    if (g->from_version != v->active || (pol->prewarm && !g->job_read)) {
         g->want = v->active;
         return rk_error_set(err, RKD_STORE_EGATE, NULL, "the gate needs the ring of version %lld",
                             (long long)v->active);
     }
-    return check_plan(g, g->publish ? v->ring : g->to->value, pol, v->active, moved, err);
+    const rk_ring *to = g->publish ? v->ring : g->to->value;
+    rc = pol->prewarm ? check_prewarm(g, to, v->active, err) : RK_OK;
+    return rc ? rc : check_plan(g, to, pol, v->active, moved, err);
 }
 
 void rkd_gate_init(rkd_gate *g, rkd_call *c)
@@ -114,10 +145,30 @@ void rkd_gate_init(rkd_gate *g, rkd_call *c)
     g->from_version = g->from && (g->publish || g->to) ? active : 0;
 }
 
-/* The rings of the plan from version g->want. */
+/* The cluster's job, for check_prewarm: a verified pre-warm's versions, or none. */
+static int fetch_job(rkd_gate *g, rk_error *err)
+{
+    json_t *job = NULL;
+    int rc = rkd_job_get(g->c->app->store, g->c->cluster, &job, err);
+    const char *mode = json_string_value(json_object_get(job, "mode"));
+    const char *state = json_string_value(json_object_get(job, "state"));
+    g->job_read = 1;
+    g->warm_from = g->warm_to = 0;
+    if (rc == RK_OK && mode && state && strcmp(mode, "before_cutover") == 0 &&
+        strcmp(state, "verified") == 0) {
+        g->warm_from = json_integer_value(json_object_get(job, "from"));
+        g->warm_to = json_integer_value(json_object_get(job, "to"));
+    }
+    json_decref(job);
+    return rc == RKD_STORE_ENOJOB ? RK_OK : rc;
+}
+
+/* The rings of the plan from version g->want, and the cluster's job. */
 static int fetch(rkd_gate *g, rk_error *err)
 {
-    int rc = RK_OK;
+    int rc = g->need_job ? fetch_job(g, err) : RK_OK;
+    if (rc != RK_OK)
+        return rc;
     rkd_cache_release(g->c->app->rings, g->from);
     g->from = rkd_ring_entry(g->c, g->want, &rc, err);
     g->from_version = g->from ? g->want : 0;

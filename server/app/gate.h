@@ -29,13 +29,19 @@ typedef struct rkd_gate {
     int64_t from_version; /* the version `from` is the ring of (0: none fetched) */
     rkd_entry *from;      /* the rings of the plan: from the active version ... */
     rkd_entry *to;        /* ... to version to_version (NULL for a publish) */
+    int need_job;         /* the policy the check saw pre-warms: fetch the cluster's job */
+    int job_read;         /* the job was read, and ... */
+    int64_t warm_from;    /* ... is a verified pre-warm from this version ... */
+    int64_t warm_to;      /* ... to this one (both 0: it is not) */
 } rkd_gate;
 
 /* Sets g->c and g->check, and holds the plan's rings if the cache has them; the caller has set
  * to_version or publish (and sets reason before the store's call). The check answers
- * RKD_STORE_EROLLOUTRUNNING, RKD_STORE_EWINDOWOPEN or RKD_STORE_EBUDGET (422 budget_exceeded,
- * with the figures, or the scheme, hash or hash tag that changes), and computes no plan when the
- * policy has no budget. */
+ * RKD_STORE_EROLLOUTRUNNING, RKD_STORE_EWINDOWOPEN, RKD_STORE_EBUDGET (422 budget_exceeded,
+ * with the figures, or the scheme, hash or hash tag that changes) or, under a policy with
+ * prewarm, RKD_STORE_ENOTVERIFIED for a version with data and no verified pre-warm from the
+ * active one; it computes no plan when the policy has no budget. A reason (force) passes all but
+ * the rollout and the window. */
 void rkd_gate_init(rkd_gate *g, rkd_call *c);
 /* After the store's call answered *rc: non-zero when it should be called again, the check having
  * asked for rings now fetched (RKD_STORE_EGATE; after three tries *rc becomes

@@ -2,7 +2,11 @@
  * "Rollouts"). Every tick it looks at the clusters whose rollout runs and moves each on by at
  * most one phase of its current step:
  *   publish  the step's topology becomes a staged version;
- *   activate that version is activated in a migration window (its approvals are the rollout's);
+ *   prewarm  under a policy with prewarm (a cluster served by proxies) and a topology that names
+ *            its data: until a worker's before_cutover job from the active version to the step's
+ *            is verified (`ringkeeper migrate run --follow` starts and runs it);
+ *   activate that version is activated in a migration window (its approvals are the rollout's;
+ *            under prewarm, without a window unless the policy also asks for one);
  *   hold     until every client of the cluster holds it (SPEC 9: held, not sent);
  *   move     until the window is finished: by `ringkeeper migrate run --finish` when the topology
  *            names its data, else by the driver (nothing to move but the clients' dual reads);
@@ -28,6 +32,7 @@
 #include "docs.h"
 #include "fleet.h"
 #include "gate.h"
+#include "migration_job.h"
 #include "rollout.h"
 #include "rollout_driver.h"
 #ifdef RKD_GUARD
@@ -128,6 +133,17 @@ static void pause_with(step_ctx *x, rkd_rollout_move *m, const char *what, const
     m->pause = x->reason;
 }
 
+/* Whether the step waits for its pre-warm: a policy with prewarm, and a topology with data. A
+ * revert does not: it is how an operator gets out, at once (its keys go cold on proxies). */
+static int needs_prewarm(step_ctx *x)
+{
+    rkd_store_policy pol;
+    rk_error err = {0};
+    return x->step != json_object_get(x->rollout, "revert") &&
+           json_object_get(json_object_get(x->step, "topology"), "data") &&
+           rkd_store_get_policy(x->d->app->store, x->cluster, &pol, &err) == RK_OK && pol.prewarm;
+}
+
 static void do_publish(step_ctx *x, rkd_rollout_move *m)
 {
     rk_error err = {0};
@@ -137,7 +153,7 @@ static void do_publish(step_ctx *x, rkd_rollout_move *m)
     rk_topology *t = rk_topology_from_json(json_object_get(x->step, "topology"), &err);
     rkd_store_publish_opts opt = {author, RKD_STORE_ANY, 0, 0, -1, 0, NULL, NULL};
     if (t && rkd_store_publish(x->d->app->store, x->cluster, t, &opt, &v, &err) == RK_OK)
-        m->to = "activate", m->version = v->version;
+        m->to = needs_prewarm(x) ? "prewarm" : "activate", m->version = v->version;
     else
         pause_with(x, m, "publishing the step", &err);
     rkd_store_version_free(v);
@@ -155,6 +171,39 @@ static int active_now(step_ctx *x, int64_t *active, int64_t *previous)
     *previous = doc ? doc->previous : 0;
     rkd_cache_release(x->d->app->docs, e);
     return rc;
+}
+
+/* Until the cluster's job is the step's verified pre-warm from the active version; one that
+ * failed pauses the rollout (a person looks: cancel it for a new one, or abort). */
+static void do_prewarm(step_ctx *x, rkd_rollout_move *m)
+{
+    int64_t active = 0, previous = 0;
+    json_t *job = NULL;
+    rk_error err = {0};
+    if (!needs_prewarm(x)) {
+        m->to = "activate";
+        return;
+    }
+    if (active_now(x, &active, &previous) != RK_OK ||
+        rkd_job_get(x->d->app->store, x->cluster, &job, &err) != RK_OK)
+        return; /* no job yet: a worker starts it */
+    const char *mode = json_string_value(json_object_get(job, "mode"));
+    const char *state = json_string_value(json_object_get(job, "state"));
+    if (mode && state && strcmp(mode, "before_cutover") == 0 &&
+        json_integer_value(json_object_get(job, "from")) == active &&
+        json_integer_value(json_object_get(job, "to")) == x->version) {
+        if (strcmp(state, "verified") == 0)
+            m->to = "activate";
+        else if (strcmp(state, "failed") == 0) {
+            snprintf(x->reason, sizeof x->reason,
+                     "the pre-warm of version %lld (job %lld) failed: see ringkeeper migrate "
+                     "status; cancel it (a worker starts a new one) and resume, or abort",
+                     (long long)x->version,
+                     (long long)json_integer_value(json_object_get(job, "id")));
+            m->pause = x->reason;
+        }
+    }
+    json_decref(job);
 }
 
 /* A step's activation passes the gate of the policy in force at its commit: approvals and budget
@@ -321,6 +370,8 @@ static int drive(rkd_driver *d, const char *cluster)
         do_close(&x, &m);
     else if (strcmp(phase, "publish") == 0)
         do_publish(&x, &m);
+    else if (strcmp(phase, "prewarm") == 0)
+        do_prewarm(&x, &m);
     else if (strcmp(phase, "activate") == 0)
         do_activate(&x, &m);
     else if (strcmp(phase, "hold") == 0)

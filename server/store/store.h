@@ -215,9 +215,12 @@ typedef struct rkd_store_policy {
     int64_t approvals;         /* 0..RKD_STORE_APPROVALS_MAX */
     int distinct_approver;     /* non-zero: a version's author does not approve it */
     int migration_window;      /* non-zero: an activation opens a migration window */
+    int prewarm; /* non-zero: the cluster is served by proxies, which read one ring: activating a
+                    version whose topology names its data needs that version's verified pre-warm
+                    (a before_cutover job), and a rollout's step opens no window */
 } rkd_store_policy;
 
-#define RKD_STORE_POLICY_DEFAULTS ((rkd_store_policy){1.0, 0, 0, 0, 0})
+#define RKD_STORE_POLICY_DEFAULTS ((rkd_store_policy){1.0, 0, 0, 0, 0, 0})
 
 /* What an activation's transaction read, for the caller's gate (rkd_store_gate) to decide on at
  * the commit; pointers borrowed for the call. */

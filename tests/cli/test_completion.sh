@@ -61,6 +61,7 @@ check "--distinct-approver" "no yes" "$(complete_words policy set --distinct-app
 check "policy's operand" "set show" "$(complete_words policy '')"
 check "migration's operand" "finish" "$(complete_words migration '')"
 check "--migration-window" "no yes" "$(complete_words policy set --migration-window '')"
+check "--prewarm" "no yes" "$(complete_words policy set --prewarm '')"
 check "a free value completes nothing" "" "$(complete_words watch --count '')"
 cd "$src/tests/cli" || exit 1
 check "--topology: file names" "four.json" "$(complete_words lookup --topology fo)"

@@ -38,7 +38,7 @@ rk_start --db "$TMP/src.db" --token-file "$TMP/tokens"
 topo 3 >"$TMP/t3"; topo 4 >"$TMP/t4"; topo 5 >"$TMP/t5"; topo 12000 1 >"$TMP/big"
 check "cache v1 active" 201 "$(as "$ALICE" POST "/v1/clusters/cache/versions?activate=true" --data-binary @"$TMP/t3")"
 check "cache v2" 201 "$(as "$ALICE" POST /v1/clusters/cache/versions --data-binary @"$TMP/t4")"
-check "cache policy" 200 "$(as "$ALICE" PUT /v1/clusters/cache/policy --data-binary '{"approvals":1,"distinct_approver":true}')"
+check "cache policy" 200 "$(as "$ALICE" PUT /v1/clusters/cache/policy --data-binary '{"approvals":1,"distinct_approver":true,"prewarm":true}')"
 req GET "/v1/clusters/cache/plan?from=1&to=2&arcs=false" >/dev/null
 check "cache v2 approved" 200 "$(as "$BOB" POST /v1/clusters/cache/versions/2/approve --data-binary "{\"digest\":\"$(field digest)\",\"comment\":\"looks right\"}")"
 check "cache v2 active" 200 "$(as "$BOB" POST /v1/clusters/cache/versions/2/activate)"

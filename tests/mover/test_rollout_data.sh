@@ -4,7 +4,10 @@
 # while the worker (`ringkeeper migrate run --finish`, run by this script whenever a step is in
 # its move phase, as an operator's loop would) copies, verifies and finishes it; at the end every
 # key is on its owner under the target, none left only on the drained server. A long-polling
-# client holds each step. Skips (77) when memcached is not installed.
+# client holds each step. Then back in two steps with a worker as a service (--follow); then the
+# same cluster as one served by proxies (the policy's prewarm): an activation without its verified
+# pre-warm is refused, and a rollout pre-warms each step (the follower runs it) before activating
+# it, with no window. Skips (77) when memcached is not installed.
 # usage: test_rollout_data.sh RINGKEEPERD RINGKEEPER
 set -u
 # shellcheck source=migrate_lib.sh
@@ -113,5 +116,73 @@ check "every key back on its owner under four nodes" ok "$(
     got=$(python3 "$HERE/migrate_keys.py" check memcached $(node_map) <"$TMP/owners")
     moving=${got#moving=}; moving=${moving%% *}
     [ "$got" = "moving=$moving on_old=$KEYS on_new=$moving" ] && [ "$moving" -gt 0 ] && echo ok || echo "$got")"
-[ "$FAILED" -eq 0 ] || { tail -n 30 "$TMP/worker.out"; tail -n 30 "$TMP/follow.err"; tail -n 30 "$TMP/server.log"; }
+# served by proxies, which read one ring (docs/MIGRATE.md, "Clusters served by proxies"): no
+# window, and each activation only after its version's pre-warm is verified
+check "policy: prewarm, no window" 200 "$(req PUT "$C/policy" --data-binary '{"prewarm":true,"migration_window":false}')"
+check "policy: says so" True "$(jq_ "$TMP/body" 'd["prewarm"]')"
+check "publish --activate: refused" 409 "$(req POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"
+has "... saying how" "$TMP/body" "publish the version without activate=true, pre-warm it"
+check "publish staged" 201 "$(req POST "$C/versions" --data-binary @"$TMP/t3")"
+V=$(jq_ "$TMP/body" 'd["version"]')
+check "activate, not pre-warmed: refused" 409 "$(req POST "$C/versions/$V/activate")"
+has "... as not verified" "$TMP/body" '"code":"not_verified"'
+has "... naming the command" "$TMP/body" "ringkeeper migrate run -c mc --before-cutover --to $V, then activate"
+"$RK" migrate run --cluster mc --before-cutover --to "$V" >>"$TMP/worker.out" 2>&1
+check "the pre-warm" 0 $?
+check "activate, pre-warmed" 200 "$(req POST "$C/versions/$V/activate")"
+check "no window opened" 0 "$(req GET "$C/clients?limit=1" >/dev/null; jq_ "$TMP/body" 'd["summary"]["previous"] or 0')"
+"$RK" lookup --topology "$TMP/t4" <"$TMP/keys" >"$TMP/own4"
+"$RK" lookup --topology "$TMP/t3" <"$TMP/keys" | cut -f2 | paste "$TMP/own4" - >"$TMP/owners"
+# shellcheck disable=SC2046
+check "every moving key on its new owner at the activation" ok "$(
+    got=$(python3 "$HERE/migrate_keys.py" check memcached $(node_map) <"$TMP/owners")
+    moving=${got#moving=}; moving=${moving%% *}
+    [ "$got" = "moving=$moving on_old=$KEYS on_new=$moving" ] && [ "$moving" -gt 0 ] && echo ok || echo "$got")"
+
+check "a rollout back to four" 201 "$(req POST "$C/rollouts" --data-binary "{\"target\":$(cat "$TMP/t4"),\"steps\":2}")"
+D=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["digest"])' "$TMP/body")
+check "approve it" 200 "$(req POST "$C/rollouts/3/approve" --data-binary "{\"digest\":\"$D\"}")"
+check "start it, no worker yet" 200 "$(req POST "$C/rollouts/3/start")"
+for _ in $(seq 1 50); do
+    s=$(state_of 3)
+    [ "$s" = "running prewarm" ] && break
+    sleep 0.2
+done
+check "it waits for the pre-warm" "running prewarm" "$s"
+has "... saying what it waits for" "$TMP/waiting" "prewarm: no job pre-warms v"
+"$RK" migrate run --cluster mc --follow >"$TMP/follow.out" 2>"$TMP/follow2.err" &
+follower=$!
+: >"$TMP/phases"
+for _ in $(seq 1 300); do
+    s=$(state_of 3)
+    echo "$s" >>"$TMP/phases"
+    case "$s" in running*) sleep 0.2 ;; *) break ;; esac
+done
+check "the follower pre-warmed each step to the end" "done None" "$s"
+kill -TERM $follower; wait $follower
+check "... pre-warming both" 2 "$(grep -c "started job .*v[0-9]* -> v[0-9]*" "$TMP/follow2.err")"
+has "... held by the client" "$TMP/phases" "running hold"
+check "... never a window" 0 "$(grep -c "window is finished" "$TMP/follow2.err")"
+check "events" 200 "$(req GET "$C/events?limit=100")"
+check "... no window was finished since the policy" 0 "$($PY -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["events"]
+pol = max(e["event"] for e in ev if e["kind"] == "policy")
+print(sum(1 for e in ev if e["kind"] == "finish" and e["event"] > pol))' "$TMP/body")"
+check "each step activated after its pre-warm was verified" ok "$($PY -c '
+import json, sys
+ev = sorted(json.load(open(sys.argv[1]))["events"], key=lambda e: e["event"])
+steps = [e for e in ev if e["kind"] == "activate" and e.get("author") == "rollout"]
+bad = [s["version"] for s in steps[-2:] if not any(
+    v["kind"] == "migration_verified" and v["version"] == s["version"] and
+    v["from_version"] == s["from_version"] and v["event"] < s["event"] for v in ev)]
+print("ok" if len(steps) >= 2 and not bad else "steps %s, not pre-warmed %s" % ([s["version"] for s in steps], bad))' "$TMP/body")"
+"$RK" lookup --topology "$TMP/t3" <"$TMP/keys" >"$TMP/own3"
+"$RK" lookup --topology "$TMP/t4" <"$TMP/keys" | cut -f2 | paste "$TMP/own3" - >"$TMP/owners"
+# shellcheck disable=SC2046
+check "every key on its owner under four nodes again" ok "$(
+    got=$(python3 "$HERE/migrate_keys.py" check memcached $(node_map) <"$TMP/owners")
+    moving=${got#moving=}; moving=${moving%% *}
+    [ "$got" = "moving=$moving on_old=$KEYS on_new=$moving" ] && [ "$moving" -gt 0 ] && echo ok || echo "$got")"
+[ "$FAILED" -eq 0 ] || { tail -n 30 "$TMP/worker.out"; tail -n 30 "$TMP/follow.err"; tail -n 30 "$TMP/follow2.err"; tail -n 30 "$TMP/server.log"; }
 finish

@@ -384,7 +384,7 @@ rotated away). The check happens before the body is read.
 
 A token without roles has them all: token files written before roles keep working as they did. A
 policy change that loosens a guard — a higher \`max_moved_fraction\` or \`max_balance_after\` (or none),
-fewer \`approvals\`, \`distinct_approver\` or \`migration_window\` turned off — needs \`admin\`, and so does
+fewer \`approvals\`, \`distinct_approver\`, \`migration_window\` or \`prewarm\` turned off — needs \`admin\`, and so does
 \`{"force": true}\`; without it the answer is 403 \`admin_required\` naming the field. Admin rather than
 approvals of the change itself: an approval flow for policies would need its own digest and pending
 state, while a separate role is one line of the token file and is checked at once; the \`policy\` event
@@ -965,6 +965,7 @@ tokens are configured.
 | `approvals` | `0` | a whole number from 0 to 100: approvals of the plan an activation needs |
 | `distinct_approver` | `false` | `true`: a version's author's approval does not count (and is refused) |
 | `migration_window` | `false` | `true`: an activation over another version opens a migration window (below) |
+| `prewarm` | `false` | `true`: the cluster is served by proxies, which read one ring: activating a version whose topology names its `data` over another needs that version's verified pre-warm (a `before_cutover` job from the active version, [below](#moving-the-data-the-migration-job)), else 409 `not_verified` (a `publish` with `activate=true` always; `force` with a reason goes cold); a rollout's step waits in `prewarm` for it and opens no window unless `migration_window` is set too ([MIGRATE.md](MIGRATE.md#clusters-served-by-proxies)) |
 
 Errors: 400 `malformed_json`, `invalid_body` (with `field`), `invalid_cluster`; 401, 403; 404 `unknown_cluster`.
 

@@ -29,6 +29,10 @@ has "migration: the operand" "$TMP/err" "the operand is finish, not close"
 cli 2 "policy set: migration window yes or no" policy set --migration-window maybe
 cli 0 "policy set: migration window" policy set --migration-window yes
 has "policy set: migration window" "$TMP/out" '"migration_window": true'
+cli 2 "policy set: prewarm yes or no" policy set --prewarm maybe
+cli 0 "policy set: prewarm" policy set --prewarm yes
+has "policy set: prewarm" "$TMP/out" '"prewarm": true'
+cli 0 "policy set: prewarm off (no data here: it changes nothing)" policy set --prewarm no
 cli 0 "publish v2 and activate: the window opens" publish "$TMP/t4" --activate
 
 lookup

@@ -74,16 +74,17 @@ for role in publish approve; do
 done
 check "the author cannot activate her unapproved v2" 409 "$(as publish POST /v1/clusters/r/versions/2/activate)"
 for change in '{"max_moved_fraction":0.5}' '{"distinct_approver":true}' '{"migration_window":true}' \
-    '{"max_balance_after":2}'; do
+    '{"max_balance_after":2}' '{"prewarm":true}'; do
     check "publish tightens $change" 200 "$(as publish PUT /v1/clusters/r/policy -H "$J" --data-binary "$change")"
 done
 for change in '{"max_moved_fraction":0.9}' '{"distinct_approver":false}' \
-    '{"migration_window":false}' '{"max_balance_after":3}' '{"max_balance_after":null}'; do
+    '{"migration_window":false}' '{"max_balance_after":3}' '{"max_balance_after":null}' \
+    '{"prewarm":false}'; do
     check "publish loosens $change: refused" "403 admin_required" \
         "$(as publish PUT /v1/clusters/r/policy -H "$J" --data-binary "$change") $(code)"
 done
 check "a refused change changed nothing" 1 "$(as publish GET /v1/clusters/r/policy >/dev/null; sed -n 's/.*"approvals":\([0-9]*\).*/\1/p' "$TMP/body")"
-check "admin loosens approvals to 0" 200 "$(as admin PUT /v1/clusters/r/policy -H "$J" --data-binary '{"approvals":0,"max_moved_fraction":1,"distinct_approver":false,"migration_window":false,"max_balance_after":null}')"
+check "admin loosens approvals to 0" 200 "$(as admin PUT /v1/clusters/r/policy -H "$J" --data-binary '{"approvals":0,"max_moved_fraction":1,"distinct_approver":false,"migration_window":false,"max_balance_after":null,"prewarm":false}')"
 check "the legacy token loosens too (today's behaviour)" 200 "$(as legacy PUT /v1/clusters/r/policy -H "$J" --data-binary '{"approvals":0}')"
 check "publish: a forced activation refused" "403 admin_required" \
     "$(as publish POST /v1/clusters/r/versions/2/activate -H "$J" --data-binary '{"force":true,"reason":"x"}') $(code)"

@@ -26,6 +26,7 @@ static int policy_from_kv(const rke_kv *kv, const char *cluster, rkd_store_polic
         out->approvals = json_integer_value(json_object_get(j, "approvals"));
         out->distinct_approver = json_is_true(json_object_get(j, "distinct_approver"));
         out->migration_window = json_is_true(json_object_get(j, "migration_window"));
+        out->prewarm = json_is_true(json_object_get(j, "prewarm"));
     }
     json_decref(j);
     return rc;
@@ -173,8 +174,8 @@ int rke_activate_in_step(rke_store *s, rke_step *st, const rke_head *cur, rke_he
     int rc =
         rkd_store_check_window(st->cluster, cur->previous ? cur->active : 0, cur->previous, err);
     plan_digest(cur, r, to, digest);
-    if (a->rollout) /* its approvals are the rollout's, and it opens a window */
-        policy.approvals = 0, policy.migration_window = 1;
+    if (a->rollout) /* its approvals are the rollout's, and it opens a window unless pre-warmed */
+        policy.approvals = 0, policy.migration_window |= !policy.prewarm;
     if (rc == RK_OK && policy.approvals > 0)
         have = count_approvals(s, st->cluster, r, to->v, digest,
                                policy.distinct_approver ? to->author : NULL);
@@ -322,11 +323,11 @@ typedef struct policy_arg {
 void rke_put_policy_json(rke_store *s, rke_txn *t, const char *cluster, const rkd_store_policy *p)
 {
     char key[RKE_KEY_MAX];
-    json_t *j =
-        json_pack("{sfsosIsbsb}", "max_moved_fraction", p->max_moved_fraction, "max_balance_after",
-                  p->max_balance_after == 0 ? json_null() : json_real(p->max_balance_after),
-                  "approvals", (json_int_t)p->approvals, "distinct_approver",
-                  p->distinct_approver != 0, "migration_window", p->migration_window != 0);
+    json_t *j = json_pack(
+        "{sfsosIsbsbsb}", "max_moved_fraction", p->max_moved_fraction, "max_balance_after",
+        p->max_balance_after == 0 ? json_null() : json_real(p->max_balance_after), "approvals",
+        (json_int_t)p->approvals, "distinct_approver", p->distinct_approver != 0,
+        "migration_window", p->migration_window != 0, "prewarm", p->prewarm != 0);
     rke_key(s, key, cluster, "policy");
     rke_put_json(t, key, j);
     json_decref(j);

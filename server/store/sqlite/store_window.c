@@ -11,12 +11,13 @@
 static const char sql_window[] =
     "SELECT w.version, w.previous, v.fingerprint FROM migration_windows w LEFT JOIN versions v ON "
     "v.cluster_id = w.cluster_id AND v.version = w.previous WHERE w.cluster_id = :cid";
-/* Opens a window where the cluster's policy asks for one, or for a rollout's step (:always); a
- * first activation has nothing to keep (:previous 0). */
+/* Opens a window where the cluster's policy asks for one, or for a rollout's step (:always) unless
+ * the policy pre-warms instead; a first activation has nothing to keep (:previous 0). */
 static const char sql_open[] =
     "INSERT INTO migration_windows (cluster_id, version, previous, opened_at, opened_by) SELECT "
-    ":cid, :v, :previous, :now, :author WHERE :previous > 0 AND (:always OR EXISTS (SELECT 1 FROM "
-    "policies WHERE cluster_id = :cid AND migration_window = 1))";
+    ":cid, :v, :previous, :now, :author WHERE :previous > 0 AND ((:always AND NOT EXISTS (SELECT "
+    "1 FROM policies WHERE cluster_id = :cid AND prewarm = 1)) OR EXISTS (SELECT 1 FROM policies "
+    "WHERE cluster_id = :cid AND migration_window = 1))";
 static const char sql_close[] = "DELETE FROM migration_windows WHERE cluster_id = :cid";
 
 /* The open window of cluster p->cid: *open is its version (0: none), *previous the one kept and

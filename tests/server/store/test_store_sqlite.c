@@ -290,22 +290,27 @@ static void test_upgrade_scheme_rules(void **state)
     (void)state;
     char path[256], dir[256], before[2][17], after[2][17];
     rk_error err = {0};
-    rkd_store_policy policy = RKD_STORE_POLICY_DEFAULTS;
     db_path(path, sizeof path, "scheme-rules");
     snprintf(dir, sizeof dir, "%s/migrations-0007", tmpdir);
     migrations_upto(dir, 7);
     rkd_store *s = rkd_store_open_with(path, &(rkd_store_param){"migrations", dir}, 1, &err);
     assert_non_null(s);
-    publish(s, "k", 2, RKD_STORE_ANY, 1, RK_OK);
-    policy.migration_window = 1;
-    assert_int_equal(rkd_store_put_policy(s, "k", &policy, "ops", "{}", NULL), RK_OK);
+    /* Staged by the store, activated and the window opened by hand: an activation reads the
+     * policy as the latest schema has it, which 0007 does not. */
+    publish(s, "k", 2, RKD_STORE_ANY, 0, RK_OK);
     rk_node nodes[] = {{"a", "10.0.0.1:1", 1}, {"b", "10.0.0.2:1", 2}};
     rk_topology *t = rk_topology_new_ketama(RK_HASH_KETAMA_FNV1A_64, "{}", nodes, 2, NULL, &err);
-    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 1, 0, -1, 0, NULL, NULL};
+    rkd_store_publish_opts opt = {"ops", RKD_STORE_ANY, 0, 0, -1, 0, NULL, NULL};
     rkd_store_version *v = NULL;
-    assert_int_equal(rkd_store_publish(s, "k", t, &opt, &v, &err), RK_OK); /* opens the window */
+    assert_int_equal(rkd_store_publish(s, "k", t, &opt, &v, &err), RK_OK);
     rkd_store_version_free(v);
     rk_topology_free(t);
+    raw_sql(path, "UPDATE versions SET state = 'retired', activated_at = 'x' WHERE version = 1");
+    raw_sql(path, "UPDATE versions SET state = 'active', activated_at = 'x' WHERE version = 2");
+    raw_sql(path, "INSERT INTO policies (cluster_id, max_moved_fraction, approvals, "
+                  "distinct_approver, migration_window) VALUES (1, 1.0, 0, 0, 1)");
+    raw_sql(path, "INSERT INTO migration_windows (cluster_id, version, previous, opened_at) "
+                  "VALUES (1, 2, 1, 'x')");
     assert_int_equal(window_of(s, "k"), 1);
     fingerprint_of(s, "k", 1, before[0]);
     fingerprint_of(s, "k", 2, before[1]);
