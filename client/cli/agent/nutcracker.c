@@ -19,8 +19,23 @@ static int names(const rk_node *n, const char *name)
     return strcmp(n->id, name) == 0 || strcmp(n->addr, name) == 0;
 }
 
-/* How many of the pool's servers (its members that are objects) are nodes of t; *all counts
- * them all. */
+/* The nodes of t a pool lists: a drained one (weight 0) is left out of it, as nutcracker refuses
+ * weight 0 (formats/nutcracker.c). */
+static int listed(const rk_node *n)
+{
+    return n->weight > 0;
+}
+
+static size_t listed_count(const rk_topology *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rk_topology_node_count(t); i++)
+        n += (size_t)listed(rk_topology_node(t, i));
+    return n;
+}
+
+/* How many of the pool's servers (its members that are objects) are listed nodes of t; *all
+ * counts them all. */
 static size_t servers_of(const json_t *pool, const rk_topology *t, size_t *all)
 {
     const char *key;
@@ -33,7 +48,7 @@ static size_t servers_of(const json_t *pool, const rk_topology *t, size_t *all)
             continue;
         (*all)++;
         for (size_t i = 0; i < rk_topology_node_count(t); i++)
-            if (names(rk_topology_node(t, i), key)) {
+            if (listed(rk_topology_node(t, i)) && names(rk_topology_node(t, i), key)) {
                 match++;
                 break;
             }
@@ -52,7 +67,7 @@ static int confirm(const rk_cli_agent_state *a, const rk_cli_proxy_before *b, co
     free(text);
     const char *pool = a->part ? a->part : a->chosen;
     json_t *p = json_object_get(doc, pool);
-    size_t all = 0, match = p ? servers_of(p, t, &all) : 0, want = rk_topology_node_count(t);
+    size_t all = 0, match = p ? servers_of(p, t, &all) : 0, want = listed_count(t);
     int ok = match == want && all == want;
     if (!p)
         snprintf(msg, RK_CLI_AGENT_MSG, "the stats of %.200s have no pool %.200s", a->where, pool);
