@@ -58,19 +58,50 @@ static version_row *rows_of(const json_t *summary, size_t *n)
     return rows;
 }
 
+/* " (nginx)" for a client that is the agent of a proxy (docs/AGENT.md), else "". */
+static void proxy_note(const json_t *client, char *out, size_t n)
+{
+    const char *proxy = json_string_value(json_object_get(client, "proxy"));
+    snprintf(out, n, " (%s)", proxy ? proxy : "");
+    if (!proxy)
+        out[0] = '\0';
+}
+
 /* The listed clients that refuse a version, with the reason their library gave. */
 static void print_refusers(const json_t *clients)
 {
     size_t i;
     json_t *c;
+    char kind[32];
     json_array_foreach(clients, i, c)
     {
         json_t *refused = json_object_get(c, "refused");
         if (!json_is_integer(refused))
             continue;
         const char *reason = json_string_value(json_object_get(c, "reason"));
-        printf("refuses v%lld: %s: %s\n", (long long)json_integer_value(refused),
-               json_string_value(json_object_get(c, "id")), reason && *reason ? reason : "-");
+        proxy_note(c, kind, sizeof kind);
+        printf("refuses v%lld: %s%s: %s\n", (long long)json_integer_value(refused),
+               json_string_value(json_object_get(c, "id")), kind, reason && *reason ? reason : "-");
+    }
+}
+
+/* The listed clients that are proxies' agents, each with its proxy and the version it holds. */
+static void print_proxies(const json_t *clients)
+{
+    size_t i;
+    json_t *c;
+    char kind[32];
+    json_array_foreach(clients, i, c)
+    {
+        json_t *held = json_object_get(c, "held");
+        proxy_note(c, kind, sizeof kind);
+        if (!kind[0])
+            continue;
+        if (json_is_integer(held))
+            printf("proxy %s%s: holds v%lld\n", json_string_value(json_object_get(c, "id")), kind,
+                   (long long)json_integer_value(held));
+        else
+            printf("proxy %s%s: holds none\n", json_string_value(json_object_get(c, "id")), kind);
     }
 }
 
@@ -97,6 +128,7 @@ static int print_table(const json_t *doc)
         printf("active: %lld\n", (long long)json_integer_value(active));
     printf("converged: %s\n", json_is_true(converged) ? "yes" : "no");
     print_refusers(json_object_get(doc, "clients"));
+    print_proxies(json_object_get(doc, "clients"));
     json_t *apart = json_object_get(json_object_get(doc, "unauthenticated"), "summary");
     json_int_t strangers = json_integer_value(json_object_get(apart, "total"));
     if (strangers > 0) /* a server with tokens: ids without a client token, not counted above */
@@ -132,8 +164,10 @@ const rk_cli_cmd rk_cli_clients = {
     "How many clients of cluster C hold each version (what their own latest request says they\n"
     "hold), were last offered it, and refuse it, lowest version (the stragglers) first; then how\n"
     "many hold none, the active version, whether every client holds it (converged: yes; no\n"
-    "while none is seen), and each refusing client among the first 100 with the reason its\n"
-    "application was given. A client is an RK-Client id the server saw fetch or long-poll the\n"
+    "while none is seen), each refusing client among the first 100 with the reason its\n"
+    "application was given, and each proxy's agent among them (ringkeeper agent) with its\n"
+    "proxy and the version it holds. A client is an RK-Client id the server saw fetch or long-poll "
+    "the\n"
     "ring in the last 180 s (ringkeeperd's clients-expiry flag). -o json prints the server's\n"
     "answer: the summary and the clients one by one (1000 at most, stragglers first); --quiet\n"
     "prints true or false, whether the fleet has converged.\n"

@@ -21,17 +21,37 @@ static json_t *version_json(int64_t v)
     return v > 0 ? json_integer((json_int_t)v) : json_null();
 }
 
+#define AGENT_PREFIX "ringkeeper-agent/"
+#define PROXY_MAX    16 /* a proxy's name, its NUL */
+
+/* The proxy a `ringkeeper agent` drives, from its User-Agent ("ringkeeper-agent/0.2.0 (nginx)
+ * libringkeeper/0.2.0", docs/AGENT.md), into out; NULL for any other client. Only a short
+ * lowercase word is taken: the header is the client's own to say. */
+static const char *proxy_of(const char *agent, char out[PROXY_MAX])
+{
+    const char *open = agent && strncmp(agent, AGENT_PREFIX, strlen(AGENT_PREFIX)) == 0
+                           ? strstr(agent, " (")
+                           : NULL;
+    size_t n = open ? strspn(open + 2, "abcdefghijklmnopqrstuvwxyz") : 0;
+    if (!n || n >= PROXY_MAX || open[2 + n] != ')')
+        return NULL;
+    memcpy(out, open + 2, n);
+    out[n] = '\0';
+    return out;
+}
+
 /* `replica`: this replica's name while the fleet is shared (then every client names the replica
  * that serves it), else NULL. */
 static json_t *client_json(const entry *e, const char *replica)
 {
-    char at[32];
+    char at[32], proxy[PROXY_MAX];
     rfc3339(at, e->seen_at);
-    json_t *c = json_pack("{s:s,s:o,s:o,s:o,s:s?,s:s?,s:s?,s:s?,s:s}", "id", e->id, "held",
+    json_t *c = json_pack("{s:s,s:o,s:o,s:o,s:s?,s:s?,s:s?,s:s*,s:s?,s:s}", "id", e->id, "held",
                           version_json(e->held), "offered", version_json(e->offered), "refused",
                           version_json(e->refused), "reason", e->reason, "addr",
-                          e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "token",
-                          e->token[0] ? e->token : NULL, "last_seen", at);
+                          e->addr[0] ? e->addr : NULL, "user_agent", e->agent, "proxy",
+                          proxy_of(e->agent, proxy), "token", e->token[0] ? e->token : NULL,
+                          "last_seen", at);
     const char *by = e->replica ? e->replica : replica;
     if (c && by && json_object_set_new(c, "replica", json_string(by)) != 0) {
         json_decref(c);

@@ -132,12 +132,20 @@ const rkPanels = (() => {
       const doc = await get(clusterPath(c) + "/clients?limit=100"), s = doc.summary;
       if (s.total === 0) return h("p", { id: "fleet-summary" }, "No client seen in the last expiry (a client is counted by its RK-Client id).");
       const v = s.active, behind = doc.clients.filter((x) => x.held !== v || x.refused !== null);
+      const proxies = doc.clients.filter((x) => x.proxy); /* ringkeeper agent's, by their User-Agent */
+      const held = (x) => h("td", { class: "n" }, x.held === null ? "none" : `v${x.held}`);
+      const refused = (x) => h("td", { class: "n" + (x.refused ? " fail" : "") }, x.refused === null ? "" : `v${x.refused}`);
+      const head = (cols) => h("thead", {}, h("tr", {}, cols.map((x) => h("th", { scope: "col" }, x))));
       return [h("p", { id: "fleet-summary" }, convergedText(s), s.previous !== null ? ` · window open: clients also read v${s.previous}` : ""),
-        behind.length ? h("table", { id: "fleet-behind" }, h("thead", {}, h("tr", {}, ["client", "holds", "offered", "refuses", "why", "seen"].map((x) => h("th", { scope: "col" }, x)))),
-          h("tbody", {}, behind.slice(0, SHOWN).map((x) => h("tr", { "data-client": x.id }, h("td", {}, x.id), h("td", { class: "n" }, x.held === null ? "none" : `v${x.held}`),
-            h("td", { class: "n" }, x.offered === null ? "-" : `v${x.offered}`), h("td", { class: "n" + (x.refused ? " fail" : "") }, x.refused === null ? "" : `v${x.refused}`),
+        behind.length ? h("table", { id: "fleet-behind" }, head(["client", "kind", "holds", "offered", "refuses", "why", "seen"]),
+          h("tbody", {}, behind.slice(0, SHOWN).map((x) => h("tr", { "data-client": x.id }, h("td", {}, x.id), h("td", {}, x.proxy || "application"), held(x),
+            h("td", { class: "n" }, x.offered === null ? "-" : `v${x.offered}`), refused(x),
             h("td", {}, x.reason || ""), h("td", {}, x.last_seen))))) : "",
-        behind.length > SHOWN ? h("p", { class: "note" }, `${SHOWN} of ${behind.length} listed, stragglers first`) : ""];
+        behind.length > SHOWN ? h("p", { class: "note" }, `${SHOWN} of ${behind.length} listed, stragglers first`) : "",
+        proxies.length ? h("table", { id: "fleet-proxies" }, h("caption", {}, `Proxies (${proxies.length} agent${proxies.length > 1 ? "s" : ""} among the clients listed)`),
+          head(["agent", "proxy", "holds", "refuses", "why"]),
+          h("tbody", {}, proxies.slice(0, SHOWN).map((x) => h("tr", { "data-client": x.id, "data-proxy": x.proxy }, h("td", {}, x.id), h("td", {}, x.proxy), held(x), refused(x),
+            h("td", {}, x.reason || ""))))) : ""];
     });
   }
 

@@ -296,10 +296,16 @@ def step_converge(t, rng):
         ua = got.get(p.name, {}).get("user_agent") or ""
         check("%s: shown as an agent of %s" % (p.name, p.kind),
               ua.startswith("ringkeeper-agent/") and "(%s) libringkeeper/" % p.kind in ua, ua)
+        check("%s: listed with its proxy" % p.name, got.get(p.name, {}).get("proxy") == p.kind,
+              got.get(p.name))
     for kind in KINDS:
         _, doc = t.server.call("GET", "/v1/clusters/%s/clients" % cluster_of(kind))
         check("%s: the report counts both agents at v2, converged" % kind,
               doc["summary"]["by_version"] == {"2": 2} and doc["summary"]["converged"], doc["summary"])
+        out = subprocess.run([t.cli, "clients", "-c", cluster_of(kind), "--server", t.server.url,
+                              "--token", TOKEN], capture_output=True, text=True, timeout=30).stdout
+        check("%s: ringkeeper clients lists each agent with its proxy" % kind,
+              all("proxy %s-%d (%s): holds v2" % (kind, n, kind) in out for n in (1, 2)), out)
     keys = keys_for(rng, 200)
     for p in t.proxies:
         check_routes(t, p, 2, keys)

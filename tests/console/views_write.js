@@ -215,6 +215,13 @@ async function livePanels(page, errors) {
   check("live: the client counted", fleet.startsWith("no: 0 of 1 hold v1, 1 offered"), fleet);
   check("live: the straggler listed", (await page.$$eval("#fleet-behind [data-client]", (r) => r.map((x) => x.dataset.client))).includes("straggler-1"), "");
   runs = await liveRuns(page);
+  await fetch(BASE + "/v1/clusters/mj/ring", { headers: { "RK-Client": "nginx@edge-1", "User-Agent": "ringkeeper-agent/0.2.0 (nginx) libringkeeper/0.2.0", Authorization: "Bearer " + TOKEN } });
+  await liveAfter(page, runs, "a proxy's agent");
+  const proxies = await page.$$eval("#fleet-proxies tbody tr", (r) => r.map((x) => [x.dataset.client, x.dataset.proxy]));
+  check("live: the proxy's agent in the proxies table, with its proxy", JSON.stringify(proxies) === JSON.stringify([["nginx@edge-1", "nginx"]]), JSON.stringify(proxies));
+  const kinds2 = await page.$$eval("#fleet-behind tbody tr", (r) => r.map((x) => [x.dataset.client, x.children[1].textContent]));
+  check("live: each client's kind among the stragglers", kinds2.some(([c, k]) => c === "nginx@edge-1" && k === "nginx") && kinds2.some(([c, k]) => c === "straggler-1" && k === "application"), JSON.stringify(kinds2));
+  runs = await liveRuns(page);
   const job = await (await post("/v1/clusters/mj/migration", { mode: "before_cutover", to: 2, throttle: { keys_per_s: 100, bytes_per_s: 0 } })).json();
   await liveAfter(page, runs, "a job");
   check("live: the job shown", await page.$eval("#migration-state", (e) => e.dataset.state) === "copying", JSON.stringify(job).slice(0, 200));

@@ -722,7 +722,10 @@ it was sent: a client that died with its poll open, or that refused the new ring
 it named. Then `offered`, the version last sent to it or confirmed by a 304 (a held poll is offered
 nothing until it is answered); `refused` and `reason`, the version its latest request said it refuses
 (`RK-Refused`) and why, as its library told its application (`null` when none); its address, user
-agent (cut to 128 bytes, bytes outside `0x20..0x7e` as `?`) and when it was last seen.
+agent (cut to 128 bytes, bytes outside `0x20..0x7e` as `?`) and when it was last seen; and
+`proxy`, for the agent of a proxy (`ringkeeper agent`, whose user agent is
+`ringkeeper-agent/VERSION (PROXY) ...`), the proxy it drives (`nginx`, `haproxy`, `nutcracker`:
+a lowercase word of at most 15 letters; absent for any other client).
 Stragglers come first: the lowest version held (none first), then the one seen longest ago. `summary`
 counts every client whatever `limit` lists: how many hold each version (`by_version`), were last offered
 each (`offered_by_version`) and refuse each (`refusing_by_version`); `none`, those holding none;
