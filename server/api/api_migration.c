@@ -14,6 +14,7 @@
 #include "reply.h"
 #include "request.h"
 #include "rings.h"
+#include "rollout_driver.h"
 
 /* Shows the job in /metrics. */
 static void note_metrics(rkd_call *c, const json_t *job)
@@ -341,6 +342,10 @@ void rkd_h_migration_progress(rkd_call *c)
         return;
     int rc = rkd_job_versions_now(c, &now, &err);
     rc = rc ? rc : rkd_job_progress(c->app->store, c->cluster, doc, &now, &job, &err);
+    const char *state = json_string_value(json_object_get(job, "state"));
+    if (rc == RK_OK && state && strcmp(state, "verified") == 0)
+        rkd_driver_wake(c->app, c->cluster); /* a rollout's step waiting in prewarm goes on now:
+                                                 the keys written after the catch-up go stale */
     answer(c, 200, rc, job, &err);
     json_decref(doc);
 }
