@@ -154,6 +154,10 @@ def analyse(d, name, args, probs):
         res["closed_by"] = "finish by hand" if "closed" in ev else "open"
     elif name == "nutcracker-prewarm" and res.get("job"):
         res["closed_by"] = f"(pre-warm {res['job']['state']})"
+    elif name == "nutcracker-agent":
+        res["closed_by"] = "rollout done" if "closed" in ev else "rollout not done"
+        if change is not None and "closed" in ev:
+            res["change_s"] = (ev["closed"] - change) / 1000.0
     else:
         res["closed_by"] = "-"
     stale_rows = [r for r in rows if r["stale_reads"] > 0]

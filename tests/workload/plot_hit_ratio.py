@@ -22,6 +22,7 @@ COLOURS = {
     "window+mover": "#2ca02c",
     "nutcracker-naive": "#9467bd",
     "nutcracker-prewarm": "#1f77b4",
+    "nutcracker-agent": "#8c564b",
     "rollout": "#17becf",
 }
 EXTRA = ["#8c564b", "#e377c2", "#17becf", "#bcbd22"]

@@ -31,6 +31,13 @@
 #                        drives (docs/MIGRATE.md, "Rollouts"): a rollout to v2's topology is
 #                        reviewed, approved and started, and `ringkeeper migrate run --finish` runs
 #                        whenever a step waits for its data to move
+#   nutcracker-agent     the cluster served by proxies (docs/AGENT.md): `ringkeeper agent` drives
+#                        nutcracker (its reload a restart), the policy pre-warms, and a rollout to
+#                        v2 in --rollout-steps steps is driven by ringkeeperd while one worker
+#                        follows it (`migrate run --follow`): each step pre-warmed, activated,
+#                        the agent rewriting the pool and restarting nutcracker
+# Under ketama every weight is 3 (the ring of weight 1, which a pool's shares make it), so that a
+# drain's rollout has steps (3, 2, 1, 0).
 # (--procedures: a comma-separated subset, in that order; default the first six.) The migration jobs run
 # unthrottled unless --mover-keys-per-s N.
 # It prints a table (cutover_report.py): reads, misses, the extra misses against baseline (count,
@@ -88,7 +95,7 @@ IFS=, read -r -a PROC_LIST <<<"$PROCS"
 for p in "${PROC_LIST[@]}"; do
     case $p in
     baseline | naive | window | window+mover | rollout) ;;
-    nutcracker-naive | nutcracker-prewarm)
+    nutcracker-naive | nutcracker-prewarm | nutcracker-agent)
         command -v nutcracker >/dev/null || { echo "SKIP: nutcracker is not installed"; exit 77; } ;;
     *) echo "run_cutover.sh: unknown procedure $p" >&2; exit 2 ;;
     esac
@@ -106,12 +113,13 @@ trap - EXIT
 # shellcheck source=../server/lib.sh
 . "$HERE/../server/lib.sh" "$RKD"
 RKM_TMP=$RKM_TMP_SAVED
-NC_PID='' WL_PID=''
+WL_PID='' AGENT_PID='' FOLLOW_PID=''
 cleanup() {
-    for pid in $WL_PID $NC_PID; do
+    for pid in $WL_PID $AGENT_PID $FOLLOW_PID; do
         kill -TERM "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
+    [ -x "$TMP/nc.sh" ] && "$TMP/nc.sh" stop
     rkm_cleanup
     rk_cleanup
 }
@@ -150,10 +158,11 @@ wait_pid() {
 
 # topology SCHEME VERSION: the fleet's topology of version 1 or 2 on stdout
 topology() {
-    local scheme=$1 v=$2 nodes='' i n=10 w id
+    local scheme=$1 v=$2 nodes='' i n=10 w id unit=1
     [ "$v" = 2 ] && [ "$CHANGE" = add ] && n=11
+    [ "$scheme" = ketama ] && unit=3
     for i in $(seq 0 $((n - 1))); do
-        w=1
+        w=$unit
         [ "$v" = 2 ] && [ "$CHANGE" = drain ] && [ "$i" = 9 ] && w=0
         id=n$i # under ketama too: the pool names its servers n0..n10 (docs/KETAMA.md), so the
         # ring is the same whatever ports the servers got
@@ -187,18 +196,36 @@ stop_data() {
     RKM_PIDS=()
 }
 
-nc_start() {
-    nutcracker -c "$TMP/nutcracker.yml" -s "$NC_STATS" -a 127.0.0.1 -o "$OUT/$PROC.nutcracker.log" &
-    NC_PID=$!
-    rkm_up "$NC_LISTEN" || { say "nutcracker did not start: $(tail -5 "$OUT/$PROC.nutcracker.log")"; return 1; }
+# nc.sh start|stop|restart: nutcracker as a service runs it, daemonized with a pid file, so that
+# this script and an agent's reload command (nutcracker cannot reload: it is restarted) stop and
+# start the same process
+nc_script() {
+    cat >"$TMP/nc.sh" <<EOF
+#!/bin/sh
+stop() {
+    pid=\$(cat "$TMP/nc.pid" 2>/dev/null) || return 0
+    kill -TERM "\$pid" 2>/dev/null
+    i=0
+    while kill -0 "\$pid" 2>/dev/null && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done
+    kill -9 "\$pid" 2>/dev/null
+    rm -f "$TMP/nc.pid"
+}
+start() {
+    nutcracker -d -c "$TMP/nutcracker.yml" -s $NC_STATS -a 127.0.0.1 -p "$TMP/nc.pid" \\
+        -o "$OUT/$PROC.nutcracker.log"
+}
+case \$1 in start) start ;; stop) stop ;; restart) stop; start ;; *) exit 2 ;; esac
+EOF
+    chmod +x "$TMP/nc.sh"
 }
 
-nc_stop() {
-    [ -n "$NC_PID" ] || return 0
-    kill -TERM "$NC_PID" 2>/dev/null
-    wait_pid "$NC_PID" 10 2>/dev/null
-    NC_PID=
+nc_start() {
+    nc_script
+    "$TMP/nc.sh" start && rkm_up "$NC_LISTEN" ||
+        { say "nutcracker did not start: $(tail -5 "$OUT/$PROC.nutcracker.log")"; return 1; }
 }
+
+nc_stop() { [ -x "$TMP/nc.sh" ] && "$TMP/nc.sh" stop; }
 
 # nc_cutover: v2 active, its pool written into nutcracker.yml, nutcracker restarted on it
 nc_cutover() {
@@ -246,7 +273,7 @@ rollout_state() {
 }
 
 # rollout: v2's topology in $ROLLOUT_STEPS approved steps, driven by ringkeeperd; a worker run per
-# step, when the step waits for its data; 600 s at most
+# step, when the step waits for its data, unless one follows the cluster; 600 s at most
 rollout() {
     local auth=(-H "Authorization: Bearer $TOKEN") s i digest
     [ "$(req POST /v1/clusters/wl/rollouts "${auth[@]}" --data-binary \
@@ -260,6 +287,7 @@ rollout() {
         s=$(rollout_state)
         case "$s" in
         "running move")
+            [ -n "$FOLLOW_PID" ] && { sleep 0.2; continue; }
             timeout 600 "$RK" migrate run --cluster wl --finish --keys-per-s "$MOVER_RATE" -o json \
                 >>"$OUT/$PROC.mover.json" 2>>"$OUT/$PROC.mover.log" ;;
         running*) sleep 0.2 ;;
@@ -269,6 +297,30 @@ rollout() {
     job_done
     [ "$s" = "done None" ] || { say "the rollout ended $s: $(cat "$TMP/body")"; return 1; }
     event closed
+}
+
+# agent_start: the cluster served by proxies: its policy pre-warms, `ringkeeper agent` drives
+# nutcracker (and restarts it on v1 at once: before the fill), one worker follows the cluster
+agent_start() {
+    "$RK" policy set --cluster wl --prewarm yes >/dev/null || return 1
+    "$RK" agent --proxy nutcracker --file "$TMP/nutcracker.yml" --pool wl --cluster wl \
+        --stats "127.0.0.1:$NC_STATS" --reload "$TMP/nc.sh restart" --client-id nutcracker@wl \
+        >"$OUT/$PROC.agent.log" 2>&1 &
+    AGENT_PID=$!
+    converged || { say "the agent did not hold v1: $(tail -3 "$OUT/$PROC.agent.log")"; return 1; }
+    rkm_up "$NC_LISTEN" || return 1
+    "$RK" migrate run --cluster wl --follow --keys-per-s "$MOVER_RATE" -o json \
+        >"$OUT/$PROC.mover.json" 2>"$OUT/$PROC.mover.log" &
+    FOLLOW_PID=$!
+}
+
+agent_stop() {
+    local pid
+    for pid in $FOLLOW_PID $AGENT_PID; do
+        kill -TERM "$pid" 2>/dev/null
+        wait_pid "$pid" 30
+    done
+    FOLLOW_PID='' AGENT_PID=''
 }
 
 # the change of procedure $PROC, made at once; its outcome in rc
@@ -300,6 +352,7 @@ change() {
         ;;
     rollout) rollout || rc=1 ;;
     nutcracker-naive) nc_cutover || rc=1 ;;
+    nutcracker-agent) rollout || rc=1 ;;
     nutcracker-prewarm)
         timeout 600 "$RK" migrate run --cluster wl --before-cutover --to 2 \
             --keys-per-s "$MOVER_RATE" -o json >"$OUT/$PROC.mover.json" 2>"$OUT/$PROC.mover.log"
@@ -340,6 +393,7 @@ procedure() {
             --version 1 >"$TMP/nutcracker.yml" || return 1
         echo '  timeout: 2000' >>"$TMP/nutcracker.yml"
         nc_start || return 1
+        [ "$PROC" = nutcracker-agent ] && { agent_start || return 1; }
         via=(--via nutcracker --proxy "127.0.0.1:$NC_LISTEN" --store "$STORE")
     fi
     # the generator's ringkeeper client sends $RINGKEEPER_TOKEN (the client role: it is counted)
@@ -382,6 +436,7 @@ run_procedure() {
         wait_pid "$WL_PID" 10
         WL_PID=
     fi
+    agent_stop
     nc_stop
     [ -n "$PID" ] && rk_stop
     stop_data
