@@ -75,5 +75,8 @@ if [ "$set_name" = all ]; then
     # puppeteer-core for the console's browser test, at the version package-lock.json pins; it
     # drives the system chromium and downloads no browser.
     npm ci --prefix "$(dirname "$0")/../tests/console" --ignore-scripts --no-audit --no-fund >/dev/null
+    # grpc-js-xds, whose own ring_hash balancer is the grpc_ring_hash scheme's oracle
+    # (tests/envoy/test_grpc_oracle.py), at the versions tests/envoy/package-lock.json pins
+    npm ci --prefix "$(dirname "$0")/../tests/envoy" --ignore-scripts --no-audit --no-fund >/dev/null
 fi
 echo "install-deps: ${#packages[@]} packages present ($set_name)"
