@@ -9,7 +9,9 @@ or drawn from 64 to 65536). Each is given to grpc_oracle.js (the published @grpc
 package's ring_hash balancer, pinned in package-lock.json) and, as a grpc_ring_hash topology whose
 node ids are the addresses grpc-js-xds hashes, to `ringkeeper lookup --topology`: every one of H
 request hashes a configuration (default 2000: the edges of the hash space, then random) must pick
-the same endpoint. (A minimum above the maximum, which grpc-js-xds builds as the maximum and this
+the same endpoint. Then 10 changes (an endpoint added or removed, a weight doubled or halved):
+`ringkeeper plan`'s moved fraction must be the share of 20,000 random request hashes whose
+grpc-js-xds pick changed, within four standard errors of that sample. (A minimum above the maximum, which grpc-js-xds builds as the maximum and this
 scheme refuses as Envoy does, is not drawn: docs/ENVOY.md.) Exit 0 when all agree, 1 on a difference, 77
 without node or the npm packages (deploy/install-deps.sh installs them).
 """
@@ -23,6 +25,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAP = 4096  # grpc-js-xds's DEFAULT_RING_SIZE_CAP
+PAIRS = 10  # changes whose plan is checked against the picks
+MOVE_HASHES = 20000  # request hashes that measure a change
 
 
 def arg(name, default):
@@ -49,11 +53,57 @@ def config(rng, hashes):
             "min_ring_size": lo, "max_ring_size": hi, "ring_size_cap": cap, "hashes": hs}
 
 
+def changed(rng, c, hashes):
+    """c after one change an operator makes: an endpoint added, one removed, or a weight moved;
+    asked on `hashes` random request hashes, to measure what moves."""
+    eps = [dict(e) for e in c["endpoints"]]
+    what = rng.choice(["add", "remove", "weight"]) if len(eps) > 1 else "add"
+    if what == "add":
+        eps.insert(rng.randrange(len(eps) + 1),
+                   {"address": "10.250.%d.%d:7000" % (rng.randrange(256), rng.randrange(256)),
+                    "weight": rng.choice([e["weight"] for e in eps])})
+    elif what == "remove":
+        eps.pop(rng.randrange(len(eps)))
+    else:
+        e = rng.choice(eps)
+        e["weight"] = max(1, min(1000, e["weight"] * 2 if e["weight"] < 500 else e["weight"] // 2))
+    hs = [str(rng.getrandbits(64)) for _ in range(hashes)]
+    return dict(c, endpoints=eps, hashes=hs), what
+
+
 def topology(c):
     return {"scheme": "grpc_ring_hash", "hash": "xx_hash", "minimum_ring_size": c["min_ring_size"],
             "maximum_ring_size": c["max_ring_size"], "ring_size_cap": c["ring_size_cap"],
             "nodes": [{"id": e["address"], "addr": e["address"], "weight": e["weight"]}
                       for e in c["endpoints"]]}
+
+
+def check_moves(rk, pairs, moves):
+    """Each change's plan (ringkeeper plan's moved_fraction) against the share of request hashes
+    whose grpc-js-xds pick changed: within four standard errors of the sample. The failures."""
+    failed = 0
+    tmp = tempfile.mkdtemp()
+    try:
+        for k, (before, after, what) in enumerate(pairs):
+            picks = [json.loads(moves[2 * k])["picks"], json.loads(moves[2 * k + 1])["picks"]]
+            moved = sum(1 for a, b in zip(*picks) if a != b) / len(picks[0])
+            paths = [os.path.join(tmp, "a.json"), os.path.join(tmp, "b.json")]
+            for path, c in zip(paths, (before, after)):
+                with open(path, "w") as f:
+                    json.dump(topology(c), f)
+            plan = json.loads(subprocess.run([rk, "plan", "--from-file", paths[0], "--to-file",
+                                              paths[1], "-o", "json"], capture_output=True,
+                                             text=True, check=True, timeout=60).stdout)
+            p = plan["moved_fraction"]
+            tol = 4 * (max(p * (1 - p), 1e-6) / len(picks[0])) ** 0.5
+            ok = abs(moved - p) <= tol
+            print(f"{'ok' if ok else 'FAIL'}: change {k} ({what}, {len(before['endpoints'])} "
+                  f"endpoints): the plan moves {p:.4%}, grpc-js-xds moved {moved:.4%} of "
+                  f"{len(picks[0])} request hashes (tolerance {tol:.4%})")
+            failed += not ok
+    finally:
+        shutil.rmtree(tmp)
+    return failed
 
 
 def main():
@@ -65,9 +115,16 @@ def main():
         return 77
     rng = random.Random(seed)
     configs = [config(rng, hashes) for _ in range(n)]
-    oracle = subprocess.run([node, os.path.join(HERE, "grpc_oracle.js")], cwd=HERE, check=True,
-                            input="".join(json.dumps(c) + "\n" for c in configs),
-                            capture_output=True, text=True, timeout=600).stdout.splitlines()
+    # the plan of a change against what grpc-js-xds moves, measured request by request
+    pairs = []
+    for c in configs[:PAIRS]:
+        after, what = changed(rng, c, MOVE_HASHES)
+        pairs.append((dict(c, hashes=after["hashes"]), after, what))
+    asked = configs + [c for pair in pairs for c in pair[:2]]
+    answers = subprocess.run([node, os.path.join(HERE, "grpc_oracle.js")], cwd=HERE, check=True,
+                             input="".join(json.dumps(c) + "\n" for c in asked),
+                             capture_output=True, text=True, timeout=600).stdout.splitlines()
+    oracle, moves = answers[:n], answers[n:]
     failed = picks = 0
     tmp = tempfile.mkdtemp()
     try:
@@ -92,6 +149,7 @@ def main():
                       f"{want['ring_size']}): {len(diff)} picks differ, first {diff[:2]}")
     finally:
         shutil.rmtree(tmp)
+    failed += check_moves(rk, pairs, moves)
     if len(oracle) != n:
         print(f"FAIL: the oracle answered {len(oracle)} of {n} configurations")
         failed += 1
