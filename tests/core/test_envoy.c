@@ -284,6 +284,81 @@ static void test_table_sizes_differ(void **state)
     rk_ring_free(b);
 }
 
+/* A ring of `scheme` ("head" its other members, ending in a comma) over hosts h0 .. h(n-1), the
+ * first `drop` left out. */
+static rk_ring *hosts(const char *head, size_t n, size_t drop)
+{
+    json_t *nodes = json_array();
+    for (size_t i = drop; i < n; i++) {
+        char id[16], addr[32];
+        snprintf(id, sizeof id, "h%zu", i);
+        snprintf(addr, sizeof addr, "10.0.%zu.%zu:80", i / 250, i % 250);
+        json_array_append_new(nodes,
+                              json_pack("{s:s, s:s, s:i}", "id", id, "addr", addr, "weight", 1));
+    }
+    char *list = json_dumps(nodes, JSON_COMPACT), text[1 << 16];
+    snprintf(text, sizeof text, "{%s \"nodes\": %s}", head, list);
+    free(list);
+    json_decref(nodes);
+    return ring_text(text);
+}
+
+/* The plan's warning that holds `needle`, or NULL. */
+static const char *warning_with(const rk_plan *p, const char *needle)
+{
+    size_t n;
+    const char *const *w = rk_plan_warnings(p, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(w[i], needle))
+            return w[i];
+    return NULL;
+}
+
+/* The plan's advice on the ring's size (docs/ENVOY.md, "Ring size"): gRPC's cap at 100 endpoints
+ * leaves about 41 entries each; a Maglev table under 100 slots a host; none for a ring whose
+ * hosts have 100 entries or more, or in a scheme its parameters do not size. */
+static void test_size_advice(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *head;
+        size_t n;
+        const char *advice; /* NULL: none */
+    } cases[] = {
+        {"\"scheme\": \"grpc_ring_hash\", \"hash\": \"xx_hash\", \"minimum_ring_size\": 4096,", 101,
+         "a host has 40 ring entries at the least (4097 in all for 100 hosts), so its share "
+         "strays from its weight's by about 16% (1/sqrt of its entries); a minimum_ring_size of "
+         "10243 (the maximum at least as large) gives it 100, about 10%; gRPC clients also need "
+         "their ring_size_cap"},
+        {"\"scheme\": \"envoy_ring_hash\", \"hash\": \"xx_hash\",", 31,
+         "a host has 35 ring entries at the least (1050 in all for 30 hosts)"},
+        {"\"scheme\": \"envoy_ring_hash\", \"hash\": \"xx_hash\",", 11, NULL},
+        {"\"scheme\": \"maglev\", \"hash\": \"xx_hash\", \"table_size\": 65537,", 1001,
+         "a table of 65537 slots for 1000 hosts holds under 100 a host, the least Maglev asks "
+         "for to keep shares even and a change's disruption small; give table_size a prime of at "
+         "least 100000"},
+        {"\"scheme\": \"maglev\", \"hash\": \"xx_hash\", \"table_size\": 65537,", 101, NULL},
+        {"\"hash\": \"xxh3_64\", \"vnode_factor\": 40,", 11, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rk_ring *a = hosts(cases[i].head, cases[i].n, 0), *b = hosts(cases[i].head, cases[i].n, 1);
+        rk_error err = {0};
+        rk_plan *p = rk_plan_new(a, b, NULL, &err);
+        assert_non_null(p);
+        const char *w = warning_with(p, "after: a ");
+        if (cases[i].advice) {
+            if (!w || !strstr(w, cases[i].advice))
+                fail_msg("case %zu: want advice with [%s], got [%s]", i, cases[i].advice,
+                         w ? w : "(none)");
+        } else if (w && (strstr(w, "ring entries") || strstr(w, "slots for"))) {
+            fail_msg("case %zu: no advice wanted, got [%s]", i, w);
+        }
+        rk_plan_free(p);
+        rk_ring_free(a);
+        rk_ring_free(b);
+    }
+}
+
 /* ---- Envoy's own unit tests (ring_hash_lb_test.cc, maglev_lb_test.cc): their hosts, the ring
  * or table their comments list, and their picks ---- */
 
@@ -414,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_table_sizes_differ),
+        cmocka_unit_test(test_size_advice),
         cmocka_unit_test(test_envoy_ring_hash_unit_tests),
         cmocka_unit_test(test_maglev_unit_tests),
     };

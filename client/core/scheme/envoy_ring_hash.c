@@ -168,6 +168,8 @@ const rki_scheme rki_scheme_envoy_ring_hash = {
     .tie_order = rki_tie_order_as_listed,
     .positions = rki_ring_hash_positions,
     .key_hash = rki_ring_hash_key,
+    .size_param = "minimum_ring_size",
+    .size_note = NULL,
     .trades_why = "a host's entry count follows the ring's scale and the running sum of the "
                   "normalized weights of the hosts listed before it, so a change of one host adds "
                   "or drops entries of others",

@@ -107,6 +107,9 @@ const rki_scheme rki_scheme_grpc_ring_hash = {
     .tie_order = rki_tie_order_as_listed,
     .positions = rki_ring_hash_positions,
     .key_hash = rki_ring_hash_key,
+    .size_param = "minimum_ring_size",
+    .size_note = "gRPC clients also need their ring_size_cap (4096 by default: "
+                 "grpc.lb.ring_hash.ring_size_cap) raised past it",
     .trades_why = "an endpoint's entry count follows the ring's scale and the running sum of the "
                   "normalized weights of the endpoints listed before it, so a change of one "
                   "endpoint adds or drops entries of others",

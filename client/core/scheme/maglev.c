@@ -199,6 +199,8 @@ const rki_scheme rki_scheme_maglev = {
     .bits = rki_bits_64,
     .fill = maglev_fill,
     .key_hash = maglev_key_hash,
+    .size_param = "table_size",
+    .size_note = NULL,
     .trades_why = "the table is filled anew, and a host's turns to claim slots change with the "
                   "hosts and their weights",
 };

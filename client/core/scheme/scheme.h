@@ -122,6 +122,10 @@ typedef struct rki_scheme {
     /* Why keys move between nodes that did not change, for a plan's warning; NULL when the
      * scheme gives no reason (its rings move only the changed nodes' keys). */
     const char *trades_why;
+    /* The parameter that sizes its rings or tables, for a plan's advice when a node has too few
+     * entries (plan.c, docs/ENVOY.md "Ring size"), and what else to raise with it (or NULL);
+     * NULL in a scheme whose entry counts its parameters do not set. */
+    const char *size_param, *size_note;
     /* How its balancer takes a key from a request (its topologies' "request_key"), or NULL in a
      * scheme whose keys are given as they are. */
     const struct rki_request_keys *request_keys;
