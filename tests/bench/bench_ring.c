@@ -523,12 +523,37 @@ static int builds_only(const char *n)
     return 0;
 }
 
+/* `bench_ring --grpc HOSTS SIZE`: the median build of a grpc_ring_hash ring of HOSTS equal hosts
+ * and SIZE entries (its minimum, maximum and cap), the peer of grpc-js-xds's own build in
+ * tests/bench/bench_grpc.sh. */
+static int grpc_only(const char *hosts, const char *size)
+{
+    char head[160];
+    long h = strtol(hosts, NULL, 10), n = strtol(size, NULL, 10);
+    if (h < 1 || h > 100000 || n < 1 || n > 8388608) {
+        fprintf(stderr, "bench_ring: --grpc takes HOSTS 1..100000 and SIZE 1..8388608\n");
+        return 2;
+    }
+    snprintf(head, sizeof head,
+             "\"scheme\": \"grpc_ring_hash\", \"hash\": \"xx_hash\", \"minimum_ring_size\": %ld, "
+             "\"maximum_ring_size\": %ld, \"ring_size_cap\": %ld",
+             n, n, n);
+    rk_topology *t = make_envoy(head, (int)h);
+    double first, ms = time_build(t, &first);
+    printf("grpc_ring_hash build, %ld hosts, %ld entries: median %.4f ms, first %.4f ms\n", h, n,
+           ms, first);
+    rk_topology_free(t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--builds") == 0)
         return builds_only(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "--grpc") == 0)
+        return grpc_only(argv[2], argv[3]);
     if (argc != 1) {
-        fprintf(stderr, "usage: bench_ring [--builds N]\n");
+        fprintf(stderr, "usage: bench_ring [--builds N | --grpc HOSTS SIZE]\n");
         return 2;
     }
     char *keys = make_keys();

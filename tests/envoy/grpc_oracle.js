@@ -54,10 +54,33 @@ function balancer(cfg) {
              localityPath: ["region"], endpointWeight: e.weight };
   });
   b.updateAddressList({ ok: true, value: endpoints }, config, { "grpc.lb.ring_hash.ring_size_cap": cfg.ring_size_cap }, "");
-  return { b, get: () => ({ picker, state }) };
+  return { b, endpoints, config, get: () => ({ picker, state }) };
+}
+
+// `--bench HOSTS SIZE RUNS`: the median ms of grpc-js-xds's own constructRing over HOSTS equal
+// endpoints (the addresses bench_ring gives) at SIZE entries (minimum, maximum and cap), for
+// tests/bench/bench_grpc.sh; the first build is timed apart.
+async function bench(hosts, size, runs) {
+  const endpoints = [];
+  for (let i = 0; i < hosts; i++)
+    endpoints.push({ address: `10.${Math.floor(i / 62500)}.${Math.floor(i / 250) % 250}.${(i % 250) + 1}:8000`, weight: 1 });
+  const cfg = { endpoints, min_ring_size: size, max_ring_size: size, ring_size_cap: size, hashes: [] };
+  const x = balancer(cfg);
+  for (let i = 0; i < 1000 && x.b.ring.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+  const list = x.endpoints, config = x.config, ms = [];
+  for (let run = 0; run < runs; run++) {
+    const t0 = process.hrtime.bigint();
+    x.b.constructRing(list, config, size);
+    ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  const first = ms[0];
+  ms.sort((a, b) => a - b);
+  process.stdout.write(`grpc-js-xds constructRing, ${hosts} hosts, ${x.b.ring.length} entries: median ${ms[Math.floor(runs / 2)].toFixed(4)} ms, first ${first.toFixed(4)} ms\n`);
+  x.b.destroy();
 }
 
 async function main() {
+  if (process.argv[2] === "--bench") return bench(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]));
   const lines = require("fs").readFileSync(0, "utf8").split("\n").filter((l) => l.trim());
   for (const line of lines) {
     const cfg = JSON.parse(line);
