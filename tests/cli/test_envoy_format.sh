@@ -45,6 +45,25 @@ check "... the topology" '{"scheme": "envoy_ring_hash", "hash": "xx_hash", "mini
     "$($PY -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$TMP/t.json")"
 has "... a note for gRPC fleets" "$TMP/err" '"scheme": "grpc_ring_hash"'
 
+# CDS and EDS as two YAML documents of one file (kubectl's way), the cluster naming its service
+cat >"$TMP/two.yaml" <<'EOF'
+name: sessions
+type: EDS
+lb_policy: MAGLEV
+maglev_lb_config: {table_size: 65537}
+eds_cluster_config: {service_name: sessions-eds}
+---
+cluster_name: sessions-eds
+endpoints:
+- lb_endpoints:
+  - endpoint: {address: {socket_address: {address: 10.0.0.1, port_value: 6379}}}
+    metadata: {filter_metadata: {envoy.lb: {hash_key: cache-a}}}
+EOF
+"$RK" import --envoy "$TMP/two.yaml" >"$TMP/out" 2>"$TMP/err"
+check "two YAML documents: CDS and its EDS by service_name" \
+    '{"scheme": "maglev", "hash": "xx_hash", "table_size": 65537, "nodes": [{"id": "cache-a", "addr": "10.0.0.1:6379", "weight": 1}]}' \
+    "$($PY -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$TMP/out")"
+
 # export and import again: STATIC (inline) and EDS (apart), ring_hash and Maglev, by hostname
 same() { # same NAME TOPOLOGY [EXPORT OPTIONS...]: export, import, compare
     local name=$1 t=$2

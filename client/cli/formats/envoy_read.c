@@ -76,35 +76,46 @@ static json_t *yaml_json(yaml_document_t *d, yaml_node_t *n, int depth, size_t *
     return out;
 }
 
-/* `text` as JSON when it is, else as YAML (a superset, for the files people write). */
+/* `text` as JSON when it is, else as YAML (a superset, for the files people write); several YAML
+ * documents (`---` apart, as kubectl's files) as a list of them. */
 static json_t *load(const char *text, size_t len, char msg[RK_CLI_FORMAT_MSG_MAX])
 {
     json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     if (doc)
         return doc;
     yaml_parser_t p;
-    yaml_document_t d;
     if (!yaml_parser_initialize(&p))
         return fail(msg, "out of memory");
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    int ok = yaml_parser_load(&p, &d);
-    if (!ok) {
-        fail(msg, "neither JSON nor YAML: line %zu: %s", p.problem_mark.line + 1,
-             p.problem ? p.problem : "unreadable");
-        yaml_parser_delete(&p);
-        return NULL;
-    }
     size_t budget = YAML_NODES_MAX;
-    yaml_node_t *root = yaml_document_get_root_node(&d);
-    doc = root ? yaml_json(&d, root, 0, &budget) : NULL;
-    if (!doc)
-        fail(msg,
-             root ? "the YAML is nested deeper than %d or has over %d nodes (aliases counted)"
-                  : "the file is empty",
-             YAML_DEPTH_MAX, YAML_NODES_MAX);
-    yaml_document_delete(&d);
+    json_t *docs = json_array();
+    for (int more = 1; docs && more;) {
+        yaml_document_t d;
+        if (!yaml_parser_load(&p, &d)) {
+            fail(msg, "neither JSON nor YAML: line %zu: %s", p.problem_mark.line + 1,
+                 p.problem ? p.problem : "unreadable");
+            json_decref(docs), docs = NULL;
+            break;
+        }
+        yaml_node_t *root = yaml_document_get_root_node(&d);
+        json_t *one = root ? yaml_json(&d, root, 0, &budget) : NULL;
+        more = root != NULL;
+        if (root && (!one || json_array_append_new(docs, one) != 0)) {
+            fail(msg, "the YAML is nested deeper than %d or has over %d nodes (aliases counted)",
+                 YAML_DEPTH_MAX, YAML_NODES_MAX);
+            json_decref(docs), docs = NULL;
+        }
+        yaml_document_delete(&d);
+    }
     yaml_parser_delete(&p);
-    return doc;
+    if (docs && json_array_size(docs) == 0)
+        json_decref(docs), docs = fail(msg, "the file is empty");
+    if (docs && json_array_size(docs) == 1) {
+        doc = json_incref(json_array_get(docs, 0));
+        json_decref(docs);
+        return doc;
+    }
+    return docs;
 }
 
 /* ---- Finding the cluster ---- */
