@@ -23,7 +23,7 @@ has "import: the toy's note" "$TMP/err" "note: set web: 2 servers"
 if grep -q '"x"' "$TMP/web.json"; then bad "import took another set's server"; else ok; fi
 "$RK" import --toy "$TMP/sets.toy" >/dev/null 2>"$TMP/err"
 check "import --toy without --set" 2 "$?"
-has "the usage names every format" "$TMP/err" "--haproxy FILE --backend NAME or --toy FILE --set NAME"
+has "the usage names every format" "$TMP/err" "--envoy FILE [--envoy-cluster NAME] or --toy FILE --set NAME"
 
 "$RK" export --format toy --set web --title hello --file "$TMP/web.json" >"$TMP/out" 2>"$TMP/err"
 check "export --format toy" 0 "$?"
@@ -50,5 +50,5 @@ has "--into keeps the file's own" "$TMP/err" "--into keeps the set's own comment
 has "import --help names the toy" "$TMP/help" "  --toy FILE"
 "$RK" export --help >"$TMP/help"
 has "export --help names the toy" "$TMP/help" "With --format toy"
-has "export --help lists it among the formats" "$TMP/help" "nutcracker, nginx, haproxy or toy"
+has "export --help lists it among the formats" "$TMP/help" "nutcracker, nginx, haproxy, envoy or toy"
 finish
