@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${RK_FUZZ_SECONDS:-60}
 build=${RK_FUZZ_BUILD:-build-fuzz}
-harnesses=(fuzz_topology fuzz_verify fuzz_plan fuzz_api)
+harnesses=(fuzz_topology fuzz_verify fuzz_plan fuzz_api fuzz_formats)
 
 CC=${CC:-clang-14} cmake -S . -B "$build" -DRK_FUZZ=ON -DRK_BENCH=OFF >/dev/null
 cmake --build "$build" -j2 --target "${harnesses[@]}" >/dev/null

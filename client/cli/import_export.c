@@ -80,7 +80,7 @@ static json_t *import_text(const char *cmd, const rk_cli_conf_format *f, const c
                            const char *part)
 {
     size_t len;
-    char *text = rk_cli_read_file(cmd, file, &len), msg[RK_CLI_FORMAT_MSG_MAX],
+    char *text = rk_cli_read_file(cmd, file, &len), msg[RK_CLI_FORMAT_MSG_MAX] = "",
          note[RK_CLI_FORMAT_MSG_MAX] = "";
     if (!text)
         return NULL;
@@ -183,7 +183,7 @@ static int export_into(const char *cmd, const rk_cli_conf_format *f, const char 
                        const char *part, const json_t *doc)
 {
     size_t len;
-    char msg[RK_CLI_FORMAT_MSG_MAX], chosen[RK_CLI_FORMAT_MSG_MAX] = "";
+    char msg[RK_CLI_FORMAT_MSG_MAX] = "", chosen[RK_CLI_FORMAT_MSG_MAX] = "";
     char *text = rk_cli_read_file(cmd, into, &len);
     if (!text)
         return RK_EXIT_USAGE;
@@ -292,7 +292,7 @@ static int run_export(const rk_cli_cmd *cmd, int argc, char **argv)
         i++;
     const rk_cli_conf_format *f = rk_cli_conf_formats[i];
     const char *part = fo.value[own[i][0]], *setting = fo.value[own[i][1]];
-    char not_own[256], option[64], what[64], msg[RK_CLI_FORMAT_MSG_MAX], *text = NULL;
+    char not_own[256], option[64], what[64], msg[RK_CLI_FORMAT_MSG_MAX] = "", *text = NULL;
     int others = others_given(&fo, own[i], not_own, sizeof not_own);
     rc = export_usage_error(cmd, f, part, setting, into, others, not_own,
                             file && (server.url || server.cluster || version));

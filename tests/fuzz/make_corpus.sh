@@ -85,3 +85,14 @@ for name, (method, path, query, headers, body) in requests.items():
     write("fuzz_api", name, f"{method}\n{path}\n{query}\n{headers}\n{body}")
 PY
 echo "make_corpus: $(find "$out" -type f | wc -l) files in $out"
+# Configuration formats (fuzz_formats): the first byte picks the format in client/CMakeLists.txt's
+# order (0 nutcracker, 1 nginx, 2 haproxy, 3 envoy); the rest is a file of it.
+h=$out/fuzz_formats
+mkdir -p "$h"
+find "$h" -name 'seed-*' -delete
+{ printf '\000'; cat tests/cli/nutcracker.yml; } >"$h/seed-nutcracker.yml"
+{ printf '\001'; printf 'http {\n  upstream cache {\n    hash $request_uri consistent;\n    keepalive 16;\n    server 10.0.0.1:80 max_fails=3;\n    server 10.0.0.2:80 weight=2;\n  }\n}\n'; } >"$h/seed-nginx.conf"
+{ printf '\002'; printf 'defaults\n    hash-type consistent\nbackend cache\n    balance uri whole\n    server c1 10.0.0.1:80 id 1 check\n    server c2 10.0.0.2:80 id 2 weight 2\n'; } >"$h/seed-haproxy.cfg"
+for y in c two; do # the YAML files of the envoy format's CLI test
+    { printf '\003'; sed -n "/^cat >\"\\\$TMP\/$y.yaml\" <<.EOF.\$/,/^EOF\$/p" tests/cli/test_envoy_format.sh | sed '1d;$d'; } >"$h/seed-envoy-$y.yaml"
+done

@@ -158,7 +158,7 @@ static int read_server(const line *l, rk_hap_backend *b, char *msg)
                              RK_MAX_ADDR_BYTES);
     if (b->n == RK_MAX_NODES)
         return rk_hap_refuse(msg, l->number, "more than %d servers", RK_MAX_NODES);
-    rk_hap_server s = {.line = l->whole, .addr_word = l->spans[2], .words = {l->spans[0].at}};
+    rk_hap_server s = {.line = l->whole, .addr_word = l->spans[2], .words = {.at = l->spans[0].at}};
     rk_hap_options o = b->r.dflt; /* HAProxy takes no id in default-server: none is read there */
     o.id = 0, o.weight_word = 0;
     keep(s.name, l, 1);

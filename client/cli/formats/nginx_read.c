@@ -282,8 +282,12 @@ static int read_servers(reader *r, const char *upstream, json_t *nodes, char *ke
     int depth = 0, found = 0;
     while (d && !found) {
         tok_kind k = read_directive(r, d);
-        if (k == TOK_ERROR || (k == TOK_EOF && depth > 0))
+        if (k == TOK_ERROR)
             break;
+        if (k == TOK_EOF && depth > 0) { /* found by fuzz_formats: refused without a word */
+            fail(r, "%s", "the file ends inside a block: a '{' is not closed");
+            break;
+        }
         if (k == TOK_EOF) {
             snprintf(r->msg, RK_CLI_FORMAT_MSG_MAX, "no upstream named %s", upstream);
             break;

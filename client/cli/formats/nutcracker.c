@@ -231,7 +231,7 @@ static char *splice_servers(const char *yaml, size_t len, yaml_document_t *ydoc,
     if (!seq || seq->type != YAML_SEQUENCE_NODE)
         return rk_nc_fail(msg, "pool \"%s\" has no list of servers", name);
     size_t from = byte_at(yaml, len, seq->start_mark), to;
-    int flow = yaml[from] == '[';
+    int flow = from < len && yaml[from] == '['; /* yaml is len bytes, no NUL after them */
     yaml_node_item_t *last = seq->data.sequence.items.top - 1;
     if (flow || last < seq->data.sequence.items.start)
         to = byte_at(yaml, len, seq->end_mark);
@@ -241,8 +241,8 @@ static char *splice_servers(const char *yaml, size_t len, yaml_document_t *ydoc,
     put(&sep, flow ? ", " : "\n%*s- ", (int)seq->start_mark.column, "");
     int n = sep.oom ? -1 : put_servers(&list, doc, sep.s, msg);
     if (n >= 0)
-        put(&out, "%.*s%s%s%s%s", (int)from, yaml, flow || !n ? "[" : "- ", n ? list.s : "",
-            flow || !n ? "]" : "", yaml + to);
+        put(&out, "%.*s%s%s%s%.*s", (int)from, yaml, flow || !n ? "[" : "- ", n ? list.s : "",
+            flow || !n ? "]" : "", (int)(len - to), yaml + to);
     free(sep.s);
     free(list.s);
     if (n < 0 || sep.oom || list.oom || out.oom) {
