@@ -17,7 +17,16 @@ int rki_table_points(const rk_topology *t, uint64_t *pos, uint32_t *node)
     uint64_t slots = rk_topology_points(t);
     unsigned bits = s->bits(t);
     int rc = s->fill(t, node);
-    for (uint64_t k = 0; rc == RK_OK && k < slots; k++)
-        pos[k] = rki_slot_position(k, slots, bits);
+    /* rki_slot_position(k, ...) = k x q + (k x r) / slots, q and r those of 2^bits / slots: a sum
+     * and a remainder carried from slot to slot, exact, where a 128-bit division per slot was a
+     * tenth of a Maglev build. */
+    unsigned __int128 span = (unsigned __int128)1 << bits;
+    uint64_t q = (uint64_t)(span / slots), r = (uint64_t)(span % slots), p = 0, carried = 0;
+    for (uint64_t k = 0; rc == RK_OK && k < slots; k++) {
+        pos[k] = p;
+        p += q, carried += r;
+        if (carried >= slots)
+            p++, carried -= slots;
+    }
     return rc;
 }

@@ -173,6 +173,9 @@ static void refused(const char *text, const char *field)
         fail_msg("%s: blamed %s (%s), want %s", text, err.field, err.message, field);
 }
 
+#define NODES2                                                                                     \
+    "\"nodes\": [{\"id\": \"a\", \"addr\": \"10.0.0.1:80\", \"weight\": 1}, "                      \
+    "{\"id\": \"b\", \"addr\": \"10.0.0.2:80\", \"weight\": 2}]"
 #define NODES "\"nodes\": [{\"id\": \"a\", \"addr\": \"10.0.0.1:80\", \"weight\": 1}]"
 
 static void test_refusals(void **state)
@@ -282,6 +285,32 @@ static void test_table_sizes_differ(void **state)
     assert_string_equal(err.field, "table_size");
     rk_ring_free(a);
     rk_ring_free(b);
+}
+
+/* A table's slot k sits at k x 2^64 / M, rounded down, and a request hash of k picks the node of
+ * that slot: at sizes whose 2^64 / M has remainders small and large (table.c carries them). */
+static void test_table_positions(void **state)
+{
+    (void)state;
+    static const unsigned sizes[] = {2, 7, 65537, 1000003};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "{\"scheme\": \"maglev\", \"hash\": \"xx_hash\", \"table_size\": %u, %s}",
+                 sizes[i], NODES2);
+        rk_ring *r = ring_text(text);
+        assert_int_equal(rk_ring_point_count(r), sizes[i]);
+        for (size_t k = 0; k < sizes[i]; k += 1 + k / 64) {
+            uint64_t pos;
+            uint32_t node;
+            rk_ring_point(r, k, &pos, &node);
+            assert_true(pos == (uint64_t)(((unsigned __int128)k << 64) / sizes[i]));
+            char key[24];
+            int len = snprintf(key, sizeof key, "%zu", k);
+            assert_int_equal(rk_ring_lookup(r, key, (size_t)len), node);
+        }
+        rk_ring_free(r);
+    }
 }
 
 /* A ring of `scheme` ("head" its other members, ending in a comma) over hosts h0 .. h(n-1), the
@@ -489,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_table_sizes_differ),
+        cmocka_unit_test(test_table_positions),
         cmocka_unit_test(test_size_advice),
         cmocka_unit_test(test_envoy_ring_hash_unit_tests),
         cmocka_unit_test(test_maglev_unit_tests),
