@@ -29,9 +29,9 @@ typedef struct flag {
     const char *(*def_fn)(void); /* ... or the function that finds it at run time */
     unsigned min, max;           /* a number's range */
     const char *unit;            /* after the range in an error: " bytes", " seconds" or "" */
-    size_t at;        /* offset in `rkd_options`: a const char * or, a number, an unsigned;
-                         STORE_PARAM_AT: a store backend's, passed through */
-    const char *help; /* "{range}", "{default}" are replaced; "\n" continues the text */
+    size_t at;                   /* offset in rkd_options: a const char * or, a number, an unsigned;
+                                    STORE_PARAM_AT: a store backend's, passed through */
+    const char *help;            /* "{range}", "{default}" are replaced; "\n" continues the text */
 } flag;
 
 #define STRING(field)  0, 0, "", offsetof(rkd_options, field)
