@@ -315,3 +315,13 @@ int rkm_checksum_many(rkm_conn *c, const rkm_key *keys, size_t n, rkm_sum *out, 
         cap_sum(c, &out[i]);
     return rc;
 }
+
+int rkm_sizes_many(rkm_conn *c, const rkm_key *keys, size_t n, uint64_t *bytes, rkm_result *res,
+                   rk_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        bytes[i] = keys[i].size;
+        res[i] = (rkm_result){.rc = RK_OK};
+    }
+    return c->driver->sizes_many ? c->driver->sizes_many(c->impl, keys, n, bytes, res, err) : RK_OK;
+}

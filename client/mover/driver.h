@@ -158,6 +158,11 @@ typedef struct rkm_driver {
      * max_value_bytes is RKM_TOO_BIG and not copied); added[i] whether it was copied. */
     int (*copy_many)(void *src, void *dest, const rkm_key *keys, size_t n, rkm_value *seen,
                      rkm_added *added, rkm_result *res, rk_error *err);
+    /* Optional, for a store whose scan does not give sizes (rkm_key.size 0): the memory each of
+     * keys[0 .. n) takes on the server as the server counts it, into bytes[i] (0: the key is
+     * gone), pipelined; reads no value. NULL: the scan's rkm_key.size is the size. */
+    int (*sizes_many)(void *conn, const rkm_key *keys, size_t n, uint64_t *bytes, rkm_result *res,
+                      rk_error *err);
 } rkm_driver;
 
 /* The driver named `name` (borrowed, static), or NULL. */
@@ -218,6 +223,12 @@ bool rkm_conn_copies_direct(const rkm_conn *src, const rkm_conn *dest);
  * rkm_get_many. */
 int rkm_copy_many(rkm_conn *src, rkm_conn *dest, const rkm_key *keys, size_t n, rkm_value *seen,
                   rkm_added *added, rkm_result *res, rk_error *err);
+/* The memory each of keys[0 .. n) (as a scan of c passed them) takes on c's server into
+ * bytes[i], 0 for a key gone since: the driver's sizes_many, or the scan's sizes; each key's
+ * outcome in res[i]. Returns as rkm_get_many. Reads no value: what `ringkeeper measure` weighs keys
+ * by. */
+int rkm_sizes_many(rkm_conn *c, const rkm_key *keys, size_t n, uint64_t *bytes, rkm_result *res,
+                   rk_error *err);
 /* The connection's size cap, rkm_options.max_value_bytes. */
 size_t rkm_conn_max_value(const rkm_conn *c);
 /* Whether c was opened with rkm_options.overwrite. */

@@ -533,6 +533,28 @@ static int rd_scan(void *conn, rkm_cursor *cursor, size_t count, rkm_key_fn fn, 
     return rc;
 }
 
+/* MEMORY USAGE of each key, one pipeline: its value, its key and their overhead, as Redis counts
+ * them (used_memory also counts the key space's hash table, which no key is charged). */
+static int rd_sizes_many(void *conn, const rkm_key *keys, size_t n, uint64_t *bytes,
+                         rkm_result *res, rk_error *err)
+{
+    rd_conn *r = conn;
+    rd_batch b;
+    rkm_value *seen = malloc((n ? n : 1) * sizeof *seen);
+    int rc = seen ? rd_batch_new(&b, r, n ? n : 1, 1, err)
+                  : rk_error_set(err, RK_ENOMEM, NULL, "%s: out of memory", r->ep.label);
+    for (size_t i = 0; seen && i < n; i++)
+        rkm_value_init(&seen[i]);
+    if (rc == RK_OK)
+        rc = rd_sizes(r, &b, keys, n, seen, res, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        bytes[i] = seen[i].state == RKM_ABSENT ? 0 : seen[i].len;
+    if (seen)
+        rd_batch_free(&b, 0);
+    free(seen);
+    return rc;
+}
+
 static int rd_checksum_many(void *conn, const rkm_key *keys, size_t n, rkm_sum *out,
                             rkm_result *res, rk_error *err)
 {
@@ -553,4 +575,5 @@ const rkm_driver rkm_driver_redis = {
     .add_many = rd_add_many,
     .checksum_many = rd_checksum_many,
     .copy_many = rd_copy_many,
+    .sizes_many = rd_sizes_many,
 };
