@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "internal.h"
 
 /* into += times * a */
@@ -123,4 +125,57 @@ int rk_plan_load(const rk_plan *p, const rk_ring *after, const rk_load *l,
     }
     free(own);
     return rc;
+}
+
+/* One node's figures: keys and bytes before and after, bytes gained and lost; requests too when
+ * the load has them. */
+static json_t *node_doc(const rk_plan_node *pn, const rk_plan_node_load *nl, int requests)
+{
+    json_t *d = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "id", pn->id, "keys_before",
+                          nl->before.keys, "keys_after", nl->after.keys, "bytes_before",
+                          nl->before.bytes, "bytes_after", nl->after.bytes, "bytes_gained",
+                          nl->gained.bytes, "bytes_lost", nl->lost.bytes);
+    if (d && requests &&
+        (json_object_set_new(d, "requests_before", json_real(nl->before.requests)) ||
+         json_object_set_new(d, "requests_after", json_real(nl->after.requests)))) {
+        json_decref(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* The requests' figures into d, when the load has requests. 0, or -1 when out of memory. */
+static int requests_doc(json_t *d, const rk_plan_load_figures *f)
+{
+    if (f->total.requests <= 0)
+        return 0;
+    return json_object_set_new(d, "requests", json_real(f->total.requests)) ||
+                   json_object_set_new(d, "moving_requests", json_real(f->moving.requests)) ||
+                   json_object_set_new(d, "requests_balance_before",
+                                       json_real(f->requests_balance_before)) ||
+                   json_object_set_new(d, "requests_balance_after",
+                                       json_real(f->requests_balance_after))
+               ? -1
+               : 0;
+}
+
+json_t *rk_plan_load_to_json(const rk_plan *p, const rk_plan_load_figures *f,
+                             const rk_plan_node_load *nodes)
+{
+    json_t *d = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "keys", f->total.keys, "bytes",
+                          f->total.bytes, "moving_keys", f->moving.keys, "moving_bytes",
+                          f->moving.bytes, "bytes_balance_before", f->bytes_balance_before,
+                          "bytes_balance_after", f->bytes_balance_after);
+    int bad = !d || requests_doc(d, f);
+    size_t n;
+    const rk_plan_node *pn = rk_plan_nodes(p, &n);
+    json_t *list = !bad && nodes ? json_array() : NULL;
+    bad = bad || (nodes && json_object_set_new(d, "nodes", list));
+    for (size_t k = 0; !bad && list && k < n; k++)
+        bad = json_array_append_new(list, node_doc(&pn[k], &nodes[k], f->total.requests > 0));
+    if (bad) {
+        json_decref(d);
+        return NULL;
+    }
+    return d;
 }

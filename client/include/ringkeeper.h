@@ -604,6 +604,13 @@ typedef struct rk_plan_node_load {
  * RK_ENOMEM. A plan, and every figure it gives, is the same with or without a load. */
 RK_API int rk_plan_load(const rk_plan *p, const rk_ring *after, const rk_load *l,
                         rk_plan_load_figures *out, rk_plan_node_load *nodes, rk_error *err);
+/* rk_plan_load's figures as a document (docs/LOAD.md): {"keys", "bytes", "moving_keys",
+ * "moving_bytes", "bytes_balance_before", "bytes_balance_after", and with `nodes` (rk_plan_nodes'
+ * order) "nodes": [{"id", "keys_before", "keys_after", "bytes_before", "bytes_after",
+ * "bytes_gained", "bytes_lost"}]}; the requests' figures too when the load has requests. All
+ * borrowed; a new reference (json_decref), NULL when out of memory. */
+RK_API struct json_t *rk_plan_load_to_json(const rk_plan *p, const rk_plan_load_figures *f,
+                                           const rk_plan_node_load *nodes) RK_MUST_CHECK;
 
 /* ---- Rollouts: a change in steps (docs/MIGRATE.md, "Rollouts") ---- */
 

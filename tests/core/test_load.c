@@ -134,6 +134,50 @@ static void uniform_moves_the_moved_fraction(void **state)
     }
 }
 
+/* The figures as a document: each figure of rk_plan_load under its name, a node per plan node in
+ * its order; the requests' figures only when the load has requests. */
+static void figures_as_json(void **state)
+{
+    (void)state;
+    rt_spec sa, sb;
+    grow(&sa, &sb, RK_HASH_XXH3_64, 100);
+    pair x = pair_of(&sa, &sb);
+    rk_load *l = load_of(64, 1024, 0.25);
+    fill(l, 3);
+    weigh(&x, l);
+    json_t *d = rk_plan_load_to_json(x.p, &x.f, x.nodes);
+    assert_non_null(d);
+    assert_near(json_real_value(json_object_get(d, "moving_bytes")), x.f.moving.bytes);
+    assert_near(json_real_value(json_object_get(d, "bytes_balance_after")),
+                x.f.bytes_balance_after);
+    assert_near(json_real_value(json_object_get(d, "requests")), x.f.total.requests);
+    const json_t *nodes = json_object_get(d, "nodes");
+    assert_int_equal(json_array_size(nodes), x.n);
+    size_t n;
+    const rk_plan_node *pn = rk_plan_nodes(x.p, &n);
+    for (size_t k = 0; k < n; k++) {
+        const json_t *nd = json_array_get(nodes, k);
+        assert_string_equal(json_string_value(json_object_get(nd, "id")), pn[k].id);
+        assert_near(json_real_value(json_object_get(nd, "bytes_lost")), x.nodes[k].lost.bytes);
+        assert_near(json_real_value(json_object_get(nd, "keys_after")), x.nodes[k].after.keys);
+    }
+    json_decref(d);
+    rk_load_free(l);
+    /* bytes alone, and no node list: no requests' figures, no "nodes" */
+    l = load_of(64, 1024, 1);
+    rk_error err = {0};
+    assert_int_equal(rk_load_add(l, 1, 1, 100, 0, &err), RK_OK);
+    weigh(&x, l);
+    d = rk_plan_load_to_json(x.p, &x.f, NULL);
+    assert_non_null(d);
+    assert_null(json_object_get(d, "requests"));
+    assert_null(json_object_get(d, "nodes"));
+    assert_near(json_real_value(json_object_get(d, "bytes")), 100);
+    json_decref(d);
+    rk_load_free(l);
+    pair_free(&x);
+}
+
 /* All the load in one bin inside a moving arc: all of it moves, from that arc's node to its new
  * one, and the new owner holds all the bytes: 1 / its ideal share, whatever the hash space says. */
 static void hot_bin_moves(void **state)
@@ -379,6 +423,7 @@ int main(void)
         cmocka_unit_test(load_refusals),
         cmocka_unit_test(json_round_trip),
         cmocka_unit_test(json_refusals),
+        cmocka_unit_test(figures_as_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
