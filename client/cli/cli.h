@@ -93,6 +93,13 @@ long rk_cli_next_key(FILE *f, char **line, size_t *cap);
  * and prints the report; returns an exit code. */
 int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2]);
 
+/* plan --load (plan_load.c): the plan p (to ring `after`) weighed by the profile in file `path`,
+ * into *out (rk_plan_load_to_json's document and the profile's "profile": who, when, how old);
+ * returns an exit code, the reason printed. */
+int rk_cli_plan_load(const char *path, const rk_plan *p, const rk_ring *after, json_t **out);
+/* Those figures as lines after the plan's table; 0, or -1 when stdout failed. */
+int rk_cli_plan_load_text(const json_t *load);
+
 /* ---- The server commands (remote.c, http.c) ---- */
 
 typedef struct rk_cli_server {

@@ -4,10 +4,12 @@
 #include "cli.h"
 
 #ifdef RK_CLI_MIGRATE /* built with the data mover (client/mover: libmemcached, hiredis) */
-extern const rk_cli_cmd rk_cli_migrate;
-#define MIGRATE_CMD &rk_cli_migrate,
+extern const rk_cli_cmd rk_cli_migrate, rk_cli_measure;
+#define MIGRATE_CMD &rk_cli_migrate, &rk_cli_measure,
 #define MIGRATE_HELP                                                                               \
-    "  migrate   move the data of the migration job between the data servers, and steer it\n"
+    "  migrate   move the data of the migration job between the data servers, and steer it\n"      \
+    "  measure   a load profile of the data servers (keys and bytes over the ring), which\n"       \
+    "            plan --load weighs a plan by\n"
 #else
 #define MIGRATE_CMD
 #define MIGRATE_HELP ""

@@ -13,6 +13,7 @@ typedef struct {
     const char *file[2];    /* --from-file, --to-file */
     const char *version[2]; /* --from, --to (server) */
     const char *format;     /* "text", "json" or "svg": from --format, -o or --quiet */
+    const char *load;       /* --load: a profile of `ringkeeper measure` */
     unsigned long long keys;
     rk_plan_options opt;
     rk_cli_server server;
@@ -48,6 +49,7 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, plan_args *a
         RK_CLI_OPT("format", RK_CLI_CHOICE, &a->format, .choices = formats),
         RK_CLI_OPT("from", RK_CLI_VERSION, &a->version[0]),
         RK_CLI_OPT("to", RK_CLI_VERSION, &a->version[1]),
+        RK_CLI_OPT("load", RK_CLI_TEXT, &a->load),
         RK_CLI_OUTPUT_OPT(&view),
         {0},
     };
@@ -57,21 +59,33 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, plan_args *a
     return rc ? rc : rk_cli_two_sides(cmd, a->file, a->version, &a->server);
 }
 
-static int print_plan(const rk_plan *p, const plan_args *a, char label[2][64])
+/* The plan as JSON, with the load's figures under "load" when there are some. */
+static int print_json(const rk_plan *p, json_t *load)
 {
-    if (strcmp(a->format, "json") == 0) {
-        json_t *doc = rk_plan_to_json(p, NULL, 0);
-        int rc = doc ? rk_cli_print_result("plan", doc) : RK_EXIT_FAIL;
+    json_t *doc = rk_plan_to_json(p, NULL, 0);
+    if (doc && load && json_object_set(doc, "load", load)) {
         json_decref(doc);
-        return doc ? rc : rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory rendering the plan");
+        doc = NULL;
     }
+    int rc = doc ? rk_cli_print_result("plan", doc) : RK_EXIT_FAIL;
+    json_decref(doc);
+    return doc ? rc : rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory rendering the plan");
+}
+
+static int print_plan(const rk_plan *p, const plan_args *a, char label[2][64], json_t *load)
+{
+    if (strcmp(a->format, "json") == 0)
+        return print_json(p, load);
     rk_plan_meta meta = {.from_label = label[0], .to_label = label[1]};
     char *out =
         strcmp(a->format, "svg") == 0 ? rk_plan_to_svg(p, &meta) : rk_plan_to_text(p, &meta);
     if (!out)
         return rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory rendering the plan");
-    int bad = rk_cli_write_safe(stdout, out, strlen(out), RK_CLI_SAFE_LINES) || fflush(stdout);
+    int bad = rk_cli_write_safe(stdout, out, strlen(out), RK_CLI_SAFE_LINES);
     free(out);
+    if (!bad && load && strcmp(a->format, "text") == 0)
+        bad = rk_cli_plan_load_text(load);
+    bad = bad || fflush(stdout);
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }
 
@@ -105,18 +119,22 @@ static int plan_remote(plan_args *a)
     return rc;
 }
 
-/* A file on one side or both: the plan computed here. */
+/* A file on one side or both, or a load: the plan computed here. */
 static int plan_local(plan_args *a)
 {
     rk_ring *r[2] = {NULL, NULL};
     char label[2][64];
     rk_error err = {0};
     rk_plan *p = NULL;
+    json_t *load = NULL;
     int rc = rk_cli_load_sides("plan", a->file, a->version, &a->server, r, label);
     if (rc == RK_EXIT_OK && !(p = rk_plan_new(r[0], r[1], &a->opt, &err)))
         rc = rk_cli_fail("plan", RK_EXIT_USAGE, "%s", err.message);
+    if (rc == RK_EXIT_OK && a->load)
+        rc = rk_cli_plan_load(a->load, p, r[1], &load);
     if (rc == RK_EXIT_OK)
-        rc = print_plan(p, a, label);
+        rc = print_plan(p, a, label, load);
+    json_decref(load);
     rk_plan_free(p);
     rk_ring_free(r[0]);
     rk_ring_free(r[1]);
@@ -129,12 +147,13 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     int rc = parse_args(cmd, argc, argv, &a);
     if (rc != RK_EXIT_OK)
         return rc;
-    return a.file[0] || a.file[1] ? plan_local(&a) : plan_remote(&a);
+    return a.file[0] || a.file[1] || a.load ? plan_local(&a) : plan_remote(&a);
 }
 
 const rk_cli_cmd rk_cli_plan = {
     "plan", run,
     "usage: ringkeeper plan --from-file A.json --to-file B.json [--max-step F] [--keys K]\n"
+    "                       [--load PROFILE]\n"
     "                       [--format text|json|svg | -o table|json] [--quiet]\n"
     "       ringkeeper plan --server URL --cluster C [--from A] [--to B] [--max-step F] [--keys "
     "K]\n"
@@ -154,6 +173,8 @@ const rk_cli_cmd rk_cli_plan = {
     "hash\n"
     "  --max-step F             also pack the arcs into steps moving at most F (0 < F <= 1) each\n"
     "  --keys K                 add estimated key counts for K keys to transfers and steps\n"
+    "  --load FILE              weigh the plan by a load profile (ringkeeper measure): the keys\n"
+    "                           and bytes that move, and the balance by bytes (computed here)\n"
     "  --format text|json|svg   a table for people (default), the plan document, or a picture of\n"
     "                           the two rings, the moving arcs and the shares (SVG)\n"
     "  -o, --output table|json  the same as --format text|json\n"

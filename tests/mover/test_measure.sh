@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# test_measure.sh — `ringkeeper measure` and `plan --load` on real data servers, once per store
+# (memcached, redis): eight servers hold $KEYS keys of skewed sizes (Zipf-like, three hot keys of
+# 400 KB) placed by a ring; the profile's bytes per server equal memcached's own `stats` bytes, and
+# are within 2% of Redis's used_memory less its baseline; a Redis sample of a quarter estimates
+# their sum within 10% (the same sample every run: it is chosen by the keys' hashes); the plan
+# of a drain weighed by the profile predicts the bytes and keys that move within 5% of the keys'
+# own sizes (metadump, MEMORY USAGE); measure reads a cluster's active version from a real
+# ringkeeperd; progress lines on a pipe are JSON; bad input exits 2 naming what. Skips (77) when
+# memcached or redis-server is not installed.
+# usage: test_measure.sh RINGKEEPERD RINGKEEPER
+set -u
+# shellcheck source=migrate_lib.sh
+. "$(dirname "$0")/migrate_lib.sh" "$1" "$2"
+KEYS=${RK_MEASURE_KEYS:-16000}
+rk_start
+export RINGKEEPER_SERVER=$BASE
+
+valid_json() { /usr/bin/python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin]' <"$1"; }
+node_map8() { local i; for i in $(seq 0 7); do printf 'n%s=%s ' "$i" "${ADDR[$i]}"; done; }
+# shellcheck disable=SC2046 # node_map8's words are the arguments
+data() { python3 "$HERE/measure_data.py" "$1" "$STORE" $(node_map8); }
+
+# topo N: nodes n0..n(N-1) of the store's eight servers
+topo() {
+    local nodes= i
+    for i in $(seq 0 $(($1 - 1))); do
+        nodes="$nodes${nodes:+,}{\"id\":\"n$i\",\"addr\":\"${ADDR[$i]}\",\"weight\":1}"
+    done
+    printf '{"hash":"xxh3_64","vnode_factor":100,"data":"%s","nodes":[%s]}' "$STORE" "$nodes"
+}
+
+# within NAME GOT WANT PERCENT: |GOT - WANT| <= PERCENT% of WANT
+within() {
+    if /usr/bin/python3 -c 'import sys; g, w, p = map(float, sys.argv[1:]); sys.exit(abs(g - w) > p / 100 * w)' "$2" "$3" "$4"; then
+        ok
+    else
+        bad "$1: $2 is not within $4% of $3"
+    fi
+}
+
+# per_server PROFILE FIELD: "NODE VALUE" per server of a profile
+per_server() { jq_ "$1" "'\n'.join('%s %d' % (s['id'], s['$2']) for s in d['servers'])"; }
+
+# server_bytes PROFILE LABEL: each server's bytes in the profile against the server's own count
+# (memcached: stats bytes, and the keys' own sizes add up to it exactly; Redis: used_memory less
+# its baseline, within 2%)
+server_bytes() {
+    local node got sampled base used
+    per_server "$1" bytes_estimate >"$TMP/measured"
+    per_server "$1" bytes_sampled >"$TMP/sampled"
+    while read -r node got; do
+        base=$(awk -v n="$node" '$1 == n { print $2 }' "$TMP/base")
+        used=$(awk -v n="$node" '$1 == n { print $2 }' "$TMP/used")
+        sampled=$(awk -v n="$node" '$1 == n { print $2 }' "$TMP/sampled")
+        if [ "$STORE" = memcached ]; then
+            check "$STORE, $2: $node's keys add up to its stats bytes" "$((used - base))" "$sampled"
+        fi
+        within "$STORE, $2: $node's bytes against the server's own" "$got" "$((used - base))" 2
+        echo "$STORE $2 $node profile=$got sizes=$sampled server=$((used - base))"
+    done <"$TMP/measured"
+}
+
+one_store() {
+    STORE=$1
+    rkm_ports 8
+    ADDR=()
+    for p in "${PORTS[@]}"; do
+        if [ "$STORE" = memcached ]; then rkm_memcached "$p"; else rkm_redis "$p"; fi
+        ADDR+=("127.0.0.1:$p")
+    done
+    rkm_up "${PORTS[@]}" || exit 1
+    topo 8 >"$TMP/a.json"
+    topo 7 >"$TMP/b.json" # n7 drained
+    seq -f 'm-%g' 0 $((KEYS - 1)) >"$TMP/keys"
+    "$RK" lookup --topology "$TMP/a.json" <"$TMP/keys" >"$TMP/own-a"
+    "$RK" lookup --topology "$TMP/b.json" <"$TMP/keys" | cut -f2 | paste "$TMP/own-a" - >"$TMP/owners"
+    data used >"$TMP/base"
+    data fill <"$TMP/own-a"
+    data used >"$TMP/used"
+
+    "$RK" measure --topology "$TMP/a.json" --out "$TMP/p1.json" 2>"$TMP/progress"; rc=$?
+    check "$STORE: measure exits 0" 0 $rc
+    if valid_json "$TMP/progress"; then ok; else bad "$STORE: progress lines are not JSON"; fi
+    check "$STORE: a last progress line per server" 8 "$(grep -c '"done":true' "$TMP/progress")"
+    check "$STORE: every key sampled" "$KEYS" "$(jq_ "$TMP/p1.json" "sum(s['keys_sampled'] for s in d['servers'])")"
+    check "$STORE: none misplaced" 0 "$(jq_ "$TMP/p1.json" "sum(s['misplaced_sampled'] for s in d['servers'])")"
+    check "$STORE: sample rate 1" 1.0 "$(jq_ "$TMP/p1.json" "d['sample_rate']")"
+    server_bytes "$TMP/p1.json" "every key"
+
+    if [ "$STORE" = redis ]; then # a sample of a quarter, the same every run
+        "$RK" measure --topology "$TMP/a.json" --sample-rate 0.25 --out "$TMP/p4.json" 2>/dev/null
+        check "$STORE: the quarter's rate" 0.25 "$(jq_ "$TMP/p4.json" "d['sample_rate']")"
+        per_server "$TMP/p4.json" bytes_estimate | while read -r node est; do
+            echo "$STORE a quarter $node estimate=$est whole=$(awk -v n="$node" '$1 == n { print $2 }' "$TMP/measured")"
+        done
+        local est total
+        est=$(jq_ "$TMP/p4.json" "int(sum(s['bytes_estimate'] for s in d['servers']))")
+        total=$(jq_ "$TMP/p1.json" "sum(s['bytes_sampled'] for s in d['servers'])")
+        within "$STORE: a quarter's sizes estimate the whole's" "$est" "$total" 10
+        echo "$STORE sample 0.25: sizes estimate=$est whole=$total"
+        "$RK" measure --topology "$TMP/a.json" --sample-rate 0.25 --out "$TMP/p5.json" 2>/dev/null
+        check "$STORE: the same sample again" "$est" \
+            "$(jq_ "$TMP/p5.json" "int(sum(s['bytes_estimate'] for s in d['servers']))")"
+    fi
+
+    # the plan of the drain, weighed: against the keys' own sizes
+    data sizes <"$TMP/owners" >"$TMP/truth"
+    local truth_bytes truth_keys
+    truth_bytes=$(sed 's/.*moving_bytes=//' "$TMP/truth")
+    truth_keys=$(sed 's/.*moving_keys=\([0-9]*\).*/\1/' "$TMP/truth")
+    "$RK" plan --from-file "$TMP/a.json" --to-file "$TMP/b.json" --load "$TMP/p1.json" -o json >"$TMP/plan.json"
+    check "$STORE: plan --load exits 0" 0 $?
+    within "$STORE: bytes the plan says move" "$(jq_ "$TMP/plan.json" "d['load']['moving_bytes']")" "$truth_bytes" 5
+    within "$STORE: keys the plan says move" "$(jq_ "$TMP/plan.json" "d['load']['moving_keys']")" "$truth_keys" 5
+    if [ "$STORE" = redis ]; then
+        "$RK" plan --from-file "$TMP/a.json" --to-file "$TMP/b.json" --load "$TMP/p4.json" -o json >"$TMP/plan4.json"
+        echo "$STORE plan by a quarter: moving_bytes=$(jq_ "$TMP/plan4.json" "int(d['load']['moving_bytes'])") truth=$truth_bytes"
+        within "$STORE: bytes a quarter's plan says move" "$(jq_ "$TMP/plan4.json" "d['load']['moving_bytes']")" "$truth_bytes" 15
+    fi
+    echo "$STORE plan: moving_bytes=$(jq_ "$TMP/plan.json" "int(d['load']['moving_bytes'])") truth=$truth_bytes keys=$(jq_ "$TMP/plan.json" "int(d['load']['moving_keys'])") truth=$truth_keys"
+    within "$STORE: n7 loses what it held" \
+        "$(jq_ "$TMP/plan.json" "[n for n in d['load']['nodes'] if n['id'] == 'n7'][0]['bytes_lost']")" \
+        "$(awk '$1 == "n7" { print $2 }' "$TMP/measured")" 5
+    "$RK" plan --from-file "$TMP/a.json" --to-file "$TMP/b.json" --load "$TMP/p1.json" >"$TMP/plan.txt"
+    has "$STORE: the table says what moves in bytes" "$TMP/plan.txt" "by bytes the most loaded node holds"
+
+    # from the server: the active version
+    C=/v1/clusters/measure-$STORE
+    check "$STORE: publish and activate" 201 "$(req POST "$C/versions?activate=true" --data-binary @"$TMP/a.json")"
+    "$RK" measure -c "measure-$STORE" --out "$TMP/p2.json" 2>/dev/null
+    check "$STORE: measure -c exits 0" 0 $?
+    check "$STORE: the profile names its cluster and version" "measure-$STORE 1" \
+        "$(jq_ "$TMP/p2.json" "d['cluster'] + ' ' + str(d['version'])")"
+    "$RK" plan -c "measure-$STORE" --to-file "$TMP/b.json" --load "$TMP/p2.json" -o json >"$TMP/plan2.json"
+    check "$STORE: the server's version weighed the same" "$(jq_ "$TMP/plan.json" "int(d['load']['moving_bytes'])")" \
+        "$(jq_ "$TMP/plan2.json" "int(d['load']['moving_bytes'])")"
+    check "$STORE: the profile's age is shown" True "$(jq_ "$TMP/plan2.json" "0 <= d['load']['profile']['age_s'] < 600")"
+}
+
+one_store memcached
+one_store redis
+
+# bad input: exit 2, naming what
+"$RK" measure --topology "$TMP/a.json" --bins 3 2>"$TMP/e1"; check "--bins 3 exits 2" 2 $?
+has "... naming the power of two" "$TMP/e1" "power of two"
+sed 's/,"data":"redis"//' "$TMP/a.json" >"$TMP/nodata.json"
+"$RK" measure --topology "$TMP/nodata.json" 2>"$TMP/e2"; check "no data servers: exits 2" 2 $?
+has "... saying there is nothing to measure" "$TMP/e2" "nothing to measure"
+sed 's/xxh3_64/fnv1a_64/' "$TMP/p1.json" >"$TMP/other-hash.json"
+"$RK" plan --from-file "$TMP/a.json" --to-file "$TMP/b.json" --load "$TMP/other-hash.json" 2>"$TMP/e3"
+check "a profile of another hash: exits 2" 2 $?
+has "... naming both hashes" "$TMP/e3" "hash fnv1a_64"
+echo '{"load": {"bits": 64, "bins": 3}}' >"$TMP/bad-load.json"
+"$RK" plan --from-file "$TMP/a.json" --to-file "$TMP/b.json" --load "$TMP/bad-load.json" 2>"$TMP/e4"
+check "a load of 3 bins: exits 2" 2 $?
+has "... naming bins" "$TMP/e4" "bins"
+kill "${RKM_PIDS[-1]}"; wait "${RKM_PIDS[-1]}" 2>/dev/null
+"$RK" measure --topology "$TMP/a.json" >/dev/null 2>"$TMP/e5"; check "a server down: exits 4" 4 $?
+has "... naming it" "$TMP/e5" "${ADDR[7]}"
+finish
