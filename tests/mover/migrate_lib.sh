@@ -7,10 +7,10 @@
 #   as METHOD PATH ...     req with $OPS's token and a JSON content type
 #   jq_ FILE EXPR          EXPR over the JSON document d of FILE, printed
 #   job_field EXPR         jq_ over GET $C/migration
-#   node_map               "n0=ADDR n1=ADDR ..." of the four servers in ADDR
+#   node_map               "n0=ADDR n1=ADDR ..." of the servers in ADDR
 #   owners OLD NEW         "key<TAB>old owner<TAB>new owner" of $KEYS keys into $TMP/owners
 #   wait_lines FILE N      until FILE has N lines (10 s at most)
-#   four_servers STORE     four servers of STORE (memcached, redis) up, their addresses in ADDR
+#   data_servers STORE [N] N servers of STORE (memcached, redis; N=4) up, their addresses in ADDR
 RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=servers.sh
@@ -25,7 +25,7 @@ RKM_TMP=$RKM_TMP_SAVED
 as() { local method=$1 path=$2; shift 2; req "$method" "$path" -H "Authorization: Bearer $OPS" -H 'Content-Type: application/json' "$@"; }
 jq_() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 job_field() { req GET "$C/migration" >/dev/null; jq_ "$TMP/body" "$1"; }
-node_map() { local i; for i in 0 1 2 3; do printf 'n%s=%s ' "$i" "${ADDR[$i]}"; done; }
+node_map() { local i; for i in "${!ADDR[@]}"; do printf 'n%s=%s ' "$i" "${ADDR[$i]}"; done; }
 
 owners() {
     seq -f 'key-%g' 0 $((KEYS - 1)) >"$TMP/keys"
@@ -33,8 +33,8 @@ owners() {
     "$RK" lookup --topology "$2" <"$TMP/keys" | cut -f2 | paste "$TMP/own1" - >"$TMP/owners"
 }
 
-four_servers() {
-    rkm_ports 4
+data_servers() {
+    rkm_ports "${2:-4}"
     ADDR=()
     for p in "${PORTS[@]}"; do
         if [ "$1" = memcached ]; then rkm_memcached "$p"; else rkm_redis "$p"; fi

@@ -151,7 +151,7 @@ run_store() {
     CL=$STORE
     C=/v1/clusters/$CL
     local rc
-    four_servers "$STORE"
+    data_servers "$STORE"
     topo_of "$STORE" 3 >"$TMP/t3"
     topo_of "$STORE" 4 >"$TMP/t4"
     check "$STORE: v1" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/t3")"

@@ -268,7 +268,7 @@ run_store() {
     STORE=$1
     C=/v1/clusters/${STORE}life
     M=(--cluster "${STORE}life")
-    four_servers "$STORE"
+    data_servers "$STORE"
     lifecycle
     leases
 }
