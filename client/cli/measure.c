@@ -24,6 +24,7 @@
 #define SAMPLE_SEED    0x5eedULL /* a key's sampling hash is not the ring's, so no arc is favoured */
 #define PROGRESS_MS    1000      /* a progress line or bar at most this often */
 #define PROFILE_FORMAT 1         /* the document's "profile" member: its format */
+#define FAILED_SHARE   0.01      /* a server with more sampled keys unweighed fails the measure */
 
 typedef struct {
     const char *topology, *version, *out;
@@ -32,9 +33,10 @@ typedef struct {
     rk_cli_server server;
 } measure_args;
 
-/* One server's tally (of its node in the topology). */
+/* One server's tally (of its node in the topology): `failed` keys were sampled and could not be
+ * weighed (the server answered their size query with an error), so no figure counts them. */
 typedef struct {
-    uint64_t scanned, sampled, bytes, misplaced;
+    uint64_t scanned, sampled, bytes, misplaced, failed;
 } tally;
 
 /* The sampled keys of the current scan step, their bytes copied out of the scan's buffer, and
@@ -58,6 +60,7 @@ typedef struct {
     int64_t started_ms, shown_ms;
     uint64_t scanned; /* over every server so far */
     double rate;      /* the fraction of keys weighed (rate_of) */
+    rk_error why;     /* the first key that could not be weighed, on the current server */
 } measure;
 
 static int64_t now_ms(void)
@@ -114,11 +117,14 @@ static int take_key(void *ctx, const rkm_key *key, rk_error *err)
     return RK_OK;
 }
 
-/* The step's sampled keys weighed and placed: a key gone since the scan is left out. */
+/* The step's sampled keys weighed and placed: a key gone since the scan is left out, a key the
+ * server would not weigh is counted as failed. */
 static int weigh(measure *m, rkm_conn *c, step *s, uint32_t node, rk_error *err)
 {
     int rc = s->n ? rkm_sizes_many(c, s->keys, s->n, s->bytes, s->res, err) : RK_OK;
     for (size_t i = 0; rc == RK_OK && i < s->n; i++) {
+        if (s->res[i].rc != RK_OK && s->t->failed++ == 0)
+            m->why = s->res[i].err;
         if (s->res[i].rc != RK_OK || s->bytes[i] == 0)
             continue;
         const rkm_key *k = &s->keys[i];
@@ -142,17 +148,34 @@ static void show(measure *m, const rk_node *n, const tally *t, int done)
     double secs = (double)(now - m->started_ms) / 1000;
     double rate = secs > 0 ? (double)(m->scanned) / secs : 0;
     if (isatty(STDERR_FILENO)) {
-        fprintf(stderr, "\rmeasure %-16.16s %12llu keys scanned %10llu sampled %10.0f keys/s%s",
-                n->id, (unsigned long long)t->scanned, (unsigned long long)t->sampled, rate,
-                done ? "\n" : "");
+        fprintf(
+            stderr,
+            "\rmeasure %-16.16s %12llu keys scanned %10llu sampled %6llu failed %10.0f keys/s%s",
+            n->id, (unsigned long long)t->scanned, (unsigned long long)t->sampled,
+            (unsigned long long)t->failed, rate, done ? "\n" : "");
         return;
     }
-    json_t *line = json_pack("{s:s, s:I, s:I, s:I, s:b, s:f}", "server", n->id, "scanned",
-                             (json_int_t)t->scanned, "sampled", (json_int_t)t->sampled, "bytes",
-                             (json_int_t)t->bytes, "done", done, "keys_per_s", rate);
+    json_t *line = json_pack("{s:s, s:I, s:I, s:I, s:I, s:b, s:f}", "server", n->id, "scanned",
+                             (json_int_t)t->scanned, "sampled", (json_int_t)t->sampled, "failed",
+                             (json_int_t)t->failed, "bytes", (json_int_t)t->bytes, "done", done,
+                             "keys_per_s", rate);
     if (line && json_dumpf(line, stderr, JSON_COMPACT) == 0)
         fputc('\n', stderr);
     json_decref(line);
+}
+
+/* RK_OK, or an error when more than FAILED_SHARE of the server's sampled keys could not be
+ * weighed: the profile would undercount it by as much. */
+static int check_failed(const measure *m, const rk_node *n, const tally *t, rk_error *err)
+{
+    uint64_t tried = t->sampled + t->failed;
+    if (t->failed <= FAILED_SHARE * (double)tried)
+        return RK_OK;
+    return rk_error_set(err, RK_EIO, NULL,
+                        "%s (%s): %llu of %llu sampled keys could not be weighed, more than %g%% "
+                        "(the first: %s)",
+                        n->id, n->addr, (unsigned long long)t->failed, (unsigned long long)tried,
+                        100 * FAILED_SHARE, m->why.message);
 }
 
 /* Scans node `node`'s server to its end. */
@@ -177,6 +200,7 @@ static int scan_server(measure *m, uint32_t node, step *s, rk_error *err)
     }
     if (rc == RK_OK)
         show(m, n, s->t, 1);
+    rc = rc ? rc : check_failed(m, n, s->t, err);
     rkm_conn_free(c);
     return rc;
 }
@@ -189,11 +213,12 @@ static json_t *servers_doc(const measure *m)
         const rk_node *n = rk_topology_node(t, i);
         const tally *c = &m->tallies[i];
         json_array_append_new(
-            list, json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:I}", "id", n->id, "addr", n->addr,
-                            "keys_scanned", (json_int_t)c->scanned, "keys_sampled",
-                            (json_int_t)c->sampled, "bytes_sampled", (json_int_t)c->bytes,
-                            "bytes_estimate", (double)c->bytes / m->rate, "misplaced_sampled",
-                            (json_int_t)c->misplaced));
+            list,
+            json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:I}", "id", n->id, "addr", n->addr,
+                      "keys_scanned", (json_int_t)c->scanned, "keys_sampled",
+                      (json_int_t)c->sampled, "keys_failed", (json_int_t)c->failed, "bytes_sampled",
+                      (json_int_t)c->bytes, "bytes_estimate", (double)c->bytes / m->rate,
+                      "misplaced_sampled", (json_int_t)c->misplaced));
     }
     return list;
 }

@@ -6,7 +6,8 @@
 # their sum within 10% (the same sample every run: it is chosen by the keys' hashes); the plan
 # of a drain weighed by the profile predicts the bytes and keys that move within 5% of the keys'
 # own sizes (metadump, MEMORY USAGE); measure reads a cluster's active version from a real
-# ringkeeperd; progress lines on a pipe are JSON; bad input exits 2 naming what. Skips (77) when
+# ringkeeperd; progress lines on a pipe are JSON; keys a server will not weigh are counted, and
+# past 1% fail the measure; bad input exits 2 naming what. Skips (77) when
 # memcached or redis-server is not installed.
 # usage: test_measure.sh RINGKEEPERD RINGKEEPER
 set -u
@@ -17,9 +18,8 @@ rk_start
 export RINGKEEPER_SERVER=$BASE
 
 valid_json() { /usr/bin/python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin]' <"$1"; }
-node_map8() { local i; for i in $(seq 0 7); do printf 'n%s=%s ' "$i" "${ADDR[$i]}"; done; }
-# shellcheck disable=SC2046 # node_map8's words are the arguments
-data() { python3 "$HERE/measure_data.py" "$1" "$STORE" $(node_map8); }
+# shellcheck disable=SC2046 # node_map's words are the arguments
+data() { python3 "$HERE/measure_data.py" "$1" "$STORE" $(node_map); }
 
 # topo N: nodes n0..n(N-1) of the store's eight servers
 topo() {
@@ -63,13 +63,7 @@ server_bytes() {
 
 one_store() {
     STORE=$1
-    rkm_ports 8
-    ADDR=()
-    for p in "${PORTS[@]}"; do
-        if [ "$STORE" = memcached ]; then rkm_memcached "$p"; else rkm_redis "$p"; fi
-        ADDR+=("127.0.0.1:$p")
-    done
-    rkm_up "${PORTS[@]}" || exit 1
+    data_servers "$STORE" 8
     topo 8 >"$TMP/a.json"
     topo 7 >"$TMP/b.json" # n7 drained
     seq -f 'm-%g' 0 $((KEYS - 1)) >"$TMP/keys"
@@ -140,6 +134,18 @@ one_store() {
 
 one_store memcached
 one_store redis
+
+# keys a Redis will not weigh (its ACL denies MEMORY USAGE of them) are counted, and past 1% of a
+# server's sample the measure fails, naming the server and the server's answer
+acl() { local a; for a in "${ADDR[@]}"; do redis-cli -p "${a##*:}" ACL SETUSER default resetkeys "$@" >/dev/null; done; }
+acl '~m-[0-8]*' '~m-9[0-8]*' '~m-99[0-8]*' '~m-999?*' # m-9, m-99 and m-999 denied
+"$RK" measure --topology "$TMP/a.json" --out "$TMP/p6.json" 2>/dev/null; check "three keys unweighed: exits 0" 0 $?
+check "... and counted" 3 "$(jq_ "$TMP/p6.json" "sum(s['keys_failed'] for s in d['servers'])")"
+acl '~m-1*'
+"$RK" measure --topology "$TMP/a.json" >/dev/null 2>"$TMP/e6"; check "most keys unweighed: exits 1" 1 $?
+has "... saying how many could not be weighed" "$TMP/e6" "could not be weighed"
+has "... with the server's answer" "$TMP/e6" "NOPERM"
+acl '~*'
 
 # bad input: exit 2, naming what
 "$RK" measure --topology "$TMP/a.json" --bins 3 2>"$TMP/e1"; check "--bins 3 exits 2" 2 $?
