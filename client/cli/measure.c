@@ -34,9 +34,11 @@ typedef struct {
 } measure_args;
 
 /* One server's tally (of its node in the topology): `failed` keys were sampled and could not be
- * weighed (the server answered their size query with an error), so no figure counts them. */
+ * weighed (the server answered their size query with an error), so no figure counts them;
+ * `counted` keys had an estimate of their reads (a Redis with an LFU policy), adding to `hits`. */
 typedef struct {
-    uint64_t scanned, sampled, bytes, misplaced, failed;
+    uint64_t scanned, sampled, bytes, misplaced, failed, counted;
+    double hits;
 } tally;
 
 /* The sampled keys of the current scan step, their bytes copied out of the scan's buffer, and
@@ -45,6 +47,7 @@ typedef struct {
 typedef struct {
     rkm_key *keys;
     uint64_t *bytes;
+    double *hits;
     rkm_result *res;
     size_t n, cap;
     uint64_t threshold; /* a key is sampled when its sampling hash is at most this */
@@ -80,7 +83,16 @@ static void step_clear(step *s)
 static void step_free(step *s)
 {
     step_clear(s);
-    free(s->keys), free(s->bytes), free(s->res);
+    free(s->keys), free(s->bytes), free(s->hits), free(s->res);
+}
+
+/* p grown to `cap` items of `size` bytes; p itself, and *failed set, when out of memory (or when
+ * *failed was set already). */
+static void *grow(void *p, size_t cap, size_t size, int *failed)
+{
+    void *q = *failed ? NULL : realloc(p, cap * size);
+    *failed |= !q;
+    return q ? q : p;
 }
 
 /* Room for one more key. */
@@ -89,13 +101,12 @@ static int step_room(step *s)
     if (s->n < s->cap)
         return RK_OK;
     size_t cap = s->cap ? 2 * s->cap : SCAN_STEP;
-    rkm_key *keys = realloc(s->keys, cap * sizeof *keys);
-    s->keys = keys ? keys : s->keys;
-    uint64_t *bytes = keys ? realloc(s->bytes, cap * sizeof *bytes) : NULL;
-    s->bytes = bytes ? bytes : s->bytes;
-    rkm_result *res = bytes ? realloc(s->res, cap * sizeof *res) : NULL;
-    s->res = res ? res : s->res;
-    if (!res)
+    int failed = 0;
+    s->keys = grow(s->keys, cap, sizeof *s->keys, &failed);
+    s->bytes = grow(s->bytes, cap, sizeof *s->bytes, &failed);
+    s->hits = grow(s->hits, cap, sizeof *s->hits, &failed);
+    s->res = grow(s->res, cap, sizeof *s->res, &failed);
+    if (failed)
         return RK_ENOMEM;
     s->cap = cap;
     return RK_OK;
@@ -122,6 +133,7 @@ static int take_key(void *ctx, const rkm_key *key, rk_error *err)
 static int weigh(measure *m, rkm_conn *c, step *s, uint32_t node, rk_error *err)
 {
     int rc = s->n ? rkm_sizes_many(c, s->keys, s->n, s->bytes, s->res, err) : RK_OK;
+    rc = rc ? rc : rkm_hits_many(c, s->keys, s->n, s->hits, err);
     for (size_t i = 0; rc == RK_OK && i < s->n; i++) {
         if (s->res[i].rc != RK_OK && s->t->failed++ == 0)
             m->why = s->res[i].err;
@@ -129,7 +141,10 @@ static int weigh(measure *m, rkm_conn *c, step *s, uint32_t node, rk_error *err)
             continue;
         const rkm_key *k = &s->keys[i];
         uint64_t hash = rk_ring_key_hash(m->ring, k->key, k->len);
-        rc = rk_load_add(m->load, hash, 1, (double)s->bytes[i], 0, err);
+        double hits = s->hits[i] >= 0 ? s->hits[i] : 0;
+        rc = rk_load_add(m->load, hash, 1, (double)s->bytes[i], hits, err);
+        s->t->counted += s->hits[i] >= 0;
+        s->t->hits += hits;
         s->t->sampled++;
         s->t->bytes += s->bytes[i];
         s->t->misplaced += rk_ring_lookup_hash(m->ring, hash) != node;
@@ -214,11 +229,12 @@ static json_t *servers_doc(const measure *m)
         const tally *c = &m->tallies[i];
         json_array_append_new(
             list,
-            json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:I}", "id", n->id, "addr", n->addr,
-                      "keys_scanned", (json_int_t)c->scanned, "keys_sampled",
+            json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f}", "id", n->id, "addr",
+                      n->addr, "keys_scanned", (json_int_t)c->scanned, "keys_sampled",
                       (json_int_t)c->sampled, "keys_failed", (json_int_t)c->failed, "bytes_sampled",
                       (json_int_t)c->bytes, "bytes_estimate", (double)c->bytes / m->rate,
-                      "misplaced_sampled", (json_int_t)c->misplaced));
+                      "misplaced_sampled", (json_int_t)c->misplaced, "keys_counted",
+                      (json_int_t)c->counted, "requests_estimate", c->hits / m->rate));
     }
     return list;
 }

@@ -137,6 +137,12 @@ int rk_cli_plan_load_text(const json_t *load)
            percent(num(load, "moving_bytes"), num(load, "bytes")));
     printf("  by bytes the most loaded node holds %.2fx its share before, %.2fx after\n",
            num(load, "bytes_balance_before"), num(load, "bytes_balance_after"));
+    if (num(load, "requests") > 0) /* only a profile whose servers count reads has them */
+        printf(
+            "  reads    %.2f%% change owner; by reads the most loaded node holds %.2fx its share "
+            "before, %.2fx after\n",
+            percent(num(load, "moving_requests"), num(load, "requests")),
+            num(load, "requests_balance_before"), num(load, "requests_balance_after"));
     printf("  %-24s %14s %14s %14s %14s\n", "node", "bytes before", "bytes after", "gains",
            "loses");
     size_t i;

@@ -325,3 +325,10 @@ int rkm_sizes_many(rkm_conn *c, const rkm_key *keys, size_t n, uint64_t *bytes, 
     }
     return c->driver->sizes_many ? c->driver->sizes_many(c->impl, keys, n, bytes, res, err) : RK_OK;
 }
+
+int rkm_hits_many(rkm_conn *c, const rkm_key *keys, size_t n, double *hits, rk_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        hits[i] = -1;
+    return c->driver->hits_many ? c->driver->hits_many(c->impl, keys, n, hits, err) : RK_OK;
+}

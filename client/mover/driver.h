@@ -163,6 +163,10 @@ typedef struct rkm_driver {
      * gone), pipelined; reads no value. NULL: the scan's rkm_key.size is the size. */
     int (*sizes_many)(void *conn, const rkm_key *keys, size_t n, uint64_t *bytes, rkm_result *res,
                       rk_error *err);
+    /* Optional, for a store that counts its keys' reads: an estimate of the reads of each of
+     * keys[0 .. n) into hits[i], -1 where the server keeps no count of it (no counting policy,
+     * the key gone, a refusal), pipelined; reads no value and counts as no read. */
+    int (*hits_many)(void *conn, const rkm_key *keys, size_t n, double *hits, rk_error *err);
 } rkm_driver;
 
 /* The driver named `name` (borrowed, static), or NULL. */
@@ -229,6 +233,9 @@ int rkm_copy_many(rkm_conn *src, rkm_conn *dest, const rkm_key *keys, size_t n, 
  * by. */
 int rkm_sizes_many(rkm_conn *c, const rkm_key *keys, size_t n, uint64_t *bytes, rkm_result *res,
                    rk_error *err);
+/* The driver's hits_many, or -1 for every key of a store that keeps no count. RK_OK, or an error
+ * of the exchange (unreachable, out of memory) as rkm_get_many's. */
+int rkm_hits_many(rkm_conn *c, const rkm_key *keys, size_t n, double *hits, rk_error *err);
 /* The connection's size cap, rkm_options.max_value_bytes. */
 size_t rkm_conn_max_value(const rkm_conn *c);
 /* Whether c was opened with rkm_options.overwrite. */

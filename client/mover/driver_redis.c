@@ -20,8 +20,10 @@ extern const rkm_driver rkm_driver_redis; /* the table below, which the checksum
 #define RD_DUMP_BUDGET (8u << 20)
 
 typedef struct rd_conn {
-    rkm_endpoint ep; /* first (rkm_open_conn): where to reconnect */
-    redisContext *c; /* NULL after a failed exchange, until the next reconnects */
+    rkm_endpoint ep;   /* first (rkm_open_conn): where to reconnect */
+    redisContext *c;   /* NULL after a failed exchange, until the next reconnects */
+    int lfu;           /* whether the server counts reads (an LFU policy): 0 not asked yet, 1, -1 */
+    double lfu_factor; /* its lfu-log-factor, when it does */
 } rd_conn;
 
 /* One command, binary-safe: keys and payloads may hold any byte. A longer one (MIGRATE's key
@@ -555,6 +557,61 @@ static int rd_sizes_many(void *conn, const rkm_key *keys, size_t n, uint64_t *by
     return rc;
 }
 
+/* Whether the server keeps LFU counters (its maxmemory-policy), and their log factor, into r. A
+ * server that will not say (CONFIG renamed or denied) keeps none as far as we know. */
+static int rd_ask_lfu(rd_conn *r, rk_error *err)
+{
+    rd_cmd cmds[2] = {{.argc = 3,
+                       .argv = {"CONFIG", "GET", "maxmemory-policy"},
+                       .len = {strlen("CONFIG"), strlen("GET"), strlen("maxmemory-policy")}},
+                      {.argc = 3,
+                       .argv = {"CONFIG", "GET", "lfu-log-factor"},
+                       .len = {strlen("CONFIG"), strlen("GET"), strlen("lfu-log-factor")}}};
+    redisReply *rep[2] = {NULL, NULL};
+    int rc = rd_run(r, 2, cmds, rep, err);
+    if (rc != RK_OK)
+        return rc;
+    int pair = rep[0]->type == REDIS_REPLY_ARRAY && rep[0]->elements == 2 &&
+               rep[1]->type == REDIS_REPLY_ARRAY && rep[1]->elements == 2 &&
+               rep[0]->element[1]->type == REDIS_REPLY_STRING &&
+               rep[1]->element[1]->type == REDIS_REPLY_STRING;
+    r->lfu = pair && strstr(rep[0]->element[1]->str, "lfu") ? 1 : -1;
+    r->lfu_factor = pair ? strtod(rep[1]->element[1]->str, NULL) : 0;
+    rd_free_replies(rep, 2);
+    return RK_OK;
+}
+
+/* The reads behind an LFU counter (OBJECT FREQ). A key starts at LFU_INIT_VAL, 5, and a read
+ * raises counter c with probability 1 / ((c - 5) * factor + 1) (Redis's LFULogIncr), so reaching
+ * 5 + k takes k + factor * k * (k - 1) / 2 reads on average; idle minutes lower the counter
+ * (lfu-decay-time), so this is a heat, reads net of their decay. */
+static double rd_lfu_reads(long long counter, double factor)
+{
+    double k = counter > 5 ? (double)(counter - 5) : 0;
+    return k + factor * k * (k - 1) / 2;
+}
+
+/* OBJECT FREQ of each key, one pipeline, on a server with an LFU policy. */
+static int rd_hits_many(void *conn, const rkm_key *keys, size_t n, double *hits, rk_error *err)
+{
+    rd_conn *r = conn;
+    int rc = r->lfu ? RK_OK : rd_ask_lfu(r, err);
+    if (rc != RK_OK || r->lfu < 0 || n == 0)
+        return rc;
+    rd_batch b;
+    rc = rd_batch_new(&b, r, n, 1, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        b.cmds[i] = (rd_cmd){.argc = 3,
+                             .argv = {"OBJECT", "FREQ", keys[i].key},
+                             .len = {strlen("OBJECT"), strlen("FREQ"), keys[i].len}};
+    rc = rc ? rc : rd_run(r, n, b.cmds, b.rep, err);
+    for (size_t i = 0; rc == RK_OK && i < n; i++)
+        if (b.rep[i]->type == REDIS_REPLY_INTEGER && b.rep[i]->integer >= 0)
+            hits[i] = rd_lfu_reads(b.rep[i]->integer, r->lfu_factor);
+    rd_batch_free(&b, rc == RK_OK ? n : 0);
+    return rc;
+}
+
 static int rd_checksum_many(void *conn, const rkm_key *keys, size_t n, rkm_sum *out,
                             rkm_result *res, rk_error *err)
 {
@@ -576,4 +633,5 @@ const rkm_driver rkm_driver_redis = {
     .checksum_many = rd_checksum_many,
     .copy_many = rd_copy_many,
     .sizes_many = rd_sizes_many,
+    .hits_many = rd_hits_many,
 };

@@ -9,6 +9,8 @@
   measure_data.py sizes STORE NODE=ADDR...   < lines "key<TAB>old<TAB>new": the sizes as each
       server counts them (memcached: the metadump's item sizes; Redis: MEMORY USAGE), read from the
       old owner; prints "keys=N bytes=B moving_keys=M moving_bytes=MB"
+  measure_data.py read STORE NODE=ADDR...    < lines "key<TAB>node": each key read 200 times
+      from its node's server (GET), for its read counters
 
 STORE is memcached or redis, spoken in their text protocols over one pipelined socket per server.
 """
@@ -93,6 +95,22 @@ def redis_sizes(addr, keys):
     return sizes
 
 
+def read(store, addr, keys, times=200):
+    s, f = connect(addr)
+    get = (lambda k: b"get %s\r\n" % k) if store == "memcached" else (lambda k: resp(b"GET", k))
+    for k in keys:
+        s.sendall(get(k) * times)
+        for _ in range(times):
+            line = f.readline()
+            if line.startswith((b"VALUE", b"$")):
+                f.read(int(line.split()[-1].lstrip(b"$")) + 2)
+                if store == "memcached":
+                    f.readline()  # END
+            elif not line.startswith(b"END"):
+                sys.exit("get %r on %s: %r" % (k, addr, line))
+    s.close()
+
+
 def main():
     cmd, store = sys.argv[1], sys.argv[2]
     addrs = dict(a.split("=", 1) for a in sys.argv[3:])
@@ -104,6 +122,10 @@ def main():
     if cmd == "fill":
         for node, addr in addrs.items():
             fill(store, addr, [(r[0], k) for k, r in enumerate(rows) if r[1].decode() == node])
+        return
+    if cmd == "read":
+        for node, addr in addrs.items():
+            read(store, addr, [r[0] for r in rows if r[1].decode() == node])
         return
     sizes = {}
     for node, addr in addrs.items():

@@ -6,8 +6,10 @@
 # their sum within 10% (the same sample every run: it is chosen by the keys' hashes); the plan
 # of a drain weighed by the profile predicts the bytes and keys that move within 5% of the keys'
 # own sizes (metadump, MEMORY USAGE); measure reads a cluster's active version from a real
-# ringkeeperd; progress lines on a pipe are JSON; keys a server will not weigh are counted, and
-# past 1% fail the measure; bad input exits 2 naming what. Skips (77) when
+# ringkeeperd; progress lines on a pipe are JSON; Redis's LFU counters (OBJECT FREQ) estimate the
+# reads of 200 keys read 200 times each within 25%, and the share of them a drain moves (half)
+# within 10%; keys a server will not weigh are counted, and past 1% fail the measure; bad input
+# exits 2 naming what. Skips (77) when
 # memcached or redis-server is not installed.
 # usage: test_measure.sh RINGKEEPERD RINGKEEPER
 set -u
@@ -64,6 +66,11 @@ server_bytes() {
 one_store() {
     STORE=$1
     data_servers "$STORE" 8
+    local a
+    for a in "${ADDR[@]}"; do # Redis counts reads (OBJECT FREQ) under an LFU policy, without decay here
+        [ "$STORE" = redis ] && redis-cli -p "${a##*:}" CONFIG SET maxmemory-policy allkeys-lfu >/dev/null &&
+            redis-cli -p "${a##*:}" CONFIG SET lfu-decay-time 0 >/dev/null
+    done
     topo 8 >"$TMP/a.json"
     topo 7 >"$TMP/b.json" # n7 drained
     seq -f 'm-%g' 0 $((KEYS - 1)) >"$TMP/keys"
@@ -118,6 +125,26 @@ one_store() {
         "$(awk '$1 == "n7" { print $2 }' "$TMP/measured")" 5
     "$RK" plan --from-file "$TMP/a.json" --to-file "$TMP/b.json" --load "$TMP/p1.json" >"$TMP/plan.txt"
     has "$STORE: the table says what moves in bytes" "$TMP/plan.txt" "by bytes the most loaded node holds"
+
+    if [ "$STORE" = redis ]; then # 200 keys read 200 times each, half of them moving
+        awk '$2 != $3' "$TMP/owners" | head -100 | cut -f1,2 >"$TMP/hot"
+        awk '$2 == $3' "$TMP/owners" | head -100 | cut -f1,2 >>"$TMP/hot"
+        data read <"$TMP/hot"
+        "$RK" measure --topology "$TMP/a.json" --out "$TMP/p7.json" 2>/dev/null
+        "$RK" plan --from-file "$TMP/a.json" --to-file "$TMP/b.json" --load "$TMP/p7.json" -o json >"$TMP/plan7.json"
+        local reads share
+        reads=$(jq_ "$TMP/p7.json" "int(sum(s['requests_estimate'] for s in d['servers']))")
+        share=$(jq_ "$TMP/plan7.json" "d['load']['moving_requests'] / d['load']['requests']")
+        echo "$STORE reads: estimate=$reads truth=40000 moving share=$share truth=0.5"
+        check "$STORE: every key's reads counted" 16000 "$(jq_ "$TMP/p7.json" "sum(s['keys_counted'] for s in d['servers'])")"
+        within "$STORE: the reads the LFU counters estimate" "$reads" 40000 25
+        within "$STORE: the share of reads that change owner" "$share" 0.5 10
+        "$RK" plan --from-file "$TMP/a.json" --to-file "$TMP/b.json" --load "$TMP/p7.json" >"$TMP/plan7.txt"
+        has "$STORE: the table says what share of reads changes owner" "$TMP/plan7.txt" "change owner; by reads"
+        grep "change owner" "$TMP/plan7.txt"
+    else
+        check "$STORE: no reads counted, no requests figures" False "$(jq_ "$TMP/plan.json" "'requests' in d['load']")"
+    fi
 
     # from the server: the active version
     C=/v1/clusters/measure-$STORE
