@@ -2,8 +2,9 @@
 """measure_data.py: test_measure.sh's hands on the data servers, independent of ringkeeper's code.
 
   measure_data.py fill STORE NODE=ADDR...    < lines "key<TAB>node": each key on its node's server,
-      a value of a Zipf-like size (the k-th key of the file about 200 KB / k^0.7, at least 4000
-      bytes), the first three keys hot ones of 900 KB: a skewed fleet on purpose
+      a value of a Zipf-like size (the k-th key of the file about 200 KB / k^0.7, at least
+      $RK_MEASURE_MIN bytes, default 4000), the first three keys hot ones of 900 KB: a skewed fleet
+      on purpose
   measure_data.py used STORE NODE=ADDR...    "NODE BYTES" per server: memcached's stats bytes,
       Redis's INFO used_memory
   measure_data.py sizes STORE NODE=ADDR...   < lines "key<TAB>old<TAB>new": the sizes as each
@@ -14,6 +15,7 @@
 
 STORE is memcached or redis, spoken in their text protocols over one pipelined socket per server.
 """
+import os
 import socket
 import sys
 import urllib.parse
@@ -32,11 +34,14 @@ def resp(*args):
     return out
 
 
+MIN_SIZE = int(os.environ.get("RK_MEASURE_MIN", "4000"))
+
+
 def size_of(k):
     """The value size of the k-th key (0-based) of the file."""
     if k < 3:
         return 900_000
-    return max(4000, int(200_000 / (k - 2) ** 0.7))
+    return max(MIN_SIZE, int(200_000 / (k - 2) ** 0.7))
 
 
 def fill(store, addr, rows):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_measure.sh — `ringkeeper measure` and `plan --load` on real data servers, once per store
 # (memcached, redis): eight servers hold $KEYS keys of skewed sizes (Zipf-like, three hot keys of
-# 400 KB) placed by a ring; the profile's bytes per server equal memcached's own `stats` bytes, and
+# 900 KB) placed by a ring; the profile's bytes per server equal memcached's own `stats` bytes, and
 # are within 2% of Redis's used_memory less its baseline; a Redis sample of a quarter estimates
 # their sum within 10% (the same sample every run: it is chosen by the keys' hashes); the plan
 # of a drain weighed by the profile predicts the bytes and keys that move within 5% of the keys'
