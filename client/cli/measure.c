@@ -25,6 +25,7 @@
 #define PROGRESS_MS    1000      /* a progress line or bar at most this often */
 #define PROFILE_FORMAT 1         /* the document's "profile" member: its format */
 #define FAILED_SHARE   0.01      /* a server with more sampled keys unweighed fails the measure */
+#define PARTIAL        ".partial" /* the checkpoint beside --out: the servers done so far */
 
 typedef struct {
     const char *topology, *version, *out;
@@ -61,9 +62,12 @@ typedef struct {
     rkm_throttle *throttle;
     tally *tallies;
     int64_t started_ms, shown_ms;
-    uint64_t scanned; /* over every server so far */
-    double rate;      /* the fraction of keys weighed (rate_of) */
-    rk_error why;     /* the first key that could not be weighed, on the current server */
+    char *partial;       /* --out's checkpoint (PARTIAL), or NULL without --out */
+    uint32_t first;      /* servers done by an earlier run, read back from the checkpoint */
+    double seconds_done; /* the time those took */
+    uint64_t scanned;    /* over every server so far */
+    double rate;         /* the fraction of keys weighed (rate_of) */
+    rk_error why;        /* the first key that could not be weighed, on the current server */
 } measure;
 
 static int64_t now_ms(void)
@@ -296,6 +300,76 @@ static double rate_of(const measure_args *a, const rk_topology *t)
     return d && !d->sizes_many ? 1.0 : a->sample_rate;
 }
 
+/* The checkpoint of the first `done` servers, replacing the last one whole: what a run killed
+ * later starts again from (resume). Best effort: a checkpoint that cannot be written costs only a
+ * longer rerun, so it is said and the measure goes on. */
+static void checkpoint(const measure *m, uint32_t done)
+{
+    double secs = m->seconds_done + (double)(now_ms() - m->started_ms) / 1000;
+    json_t *doc =
+        json_pack("{s:i, s:s, s:f, s:I, s:I, s:f, s:o, s:o}", "partial", PROFILE_FORMAT,
+                  "fingerprint", rk_ring_fingerprint_hex(m->ring), "sample_rate", m->rate, "bins",
+                  (json_int_t)rk_load_bins(m->load), "servers_done", (json_int_t)done, "seconds",
+                  secs, "servers", servers_doc(m), "load", rk_load_to_json(m->load));
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    if (!text || write_file(m->partial, text, strlen(text)) != 0)
+        fprintf(stderr, "ringkeeper measure: cannot write the checkpoint %s: %s\n", m->partial,
+                text ? strerror(errno) : "out of memory");
+    free(text);
+    json_decref(doc);
+}
+
+static int same_text(const json_t *v, const char *text)
+{
+    const char *t = json_string_value(v);
+    return t && strcmp(t, text) == 0;
+}
+
+static uint64_t count_of(const json_t *server, const char *name)
+{
+    json_int_t v = json_integer_value(json_object_get(server, name));
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+/* The servers a killed run finished, from its checkpoint, when it measured this ring at this
+ * rate into as many bins; else nothing (a new measure, the checkpoint replaced as it goes). */
+static void resume(measure *m)
+{
+    json_t *doc = json_load_file(m->partial, 0, NULL), *servers = json_object_get(doc, "servers");
+    const rk_topology *t = rk_ring_topology(m->ring);
+    json_int_t done = json_integer_value(json_object_get(doc, "servers_done"));
+    rk_error err = {0};
+    rk_load *load = NULL;
+    if (doc && json_integer_value(json_object_get(doc, "partial")) == PROFILE_FORMAT &&
+        same_text(json_object_get(doc, "fingerprint"), rk_ring_fingerprint_hex(m->ring)) &&
+        json_real_value(json_object_get(doc, "sample_rate")) == m->rate &&
+        json_integer_value(json_object_get(doc, "bins")) == (json_int_t)rk_load_bins(m->load) &&
+        done > 0 && (size_t)done <= rk_topology_node_count(t) &&
+        json_array_size(servers) == rk_topology_node_count(t))
+        load = rk_load_from_json(json_object_get(doc, "load"), &err);
+    for (json_int_t i = 0; load && i < done; i++) {
+        const json_t *sv = json_array_get(servers, (size_t)i);
+        m->tallies[i] = (tally){
+            .scanned = count_of(sv, "keys_scanned"),
+            .sampled = count_of(sv, "keys_sampled"),
+            .bytes = count_of(sv, "bytes_sampled"),
+            .misplaced = count_of(sv, "misplaced_sampled"),
+            .failed = count_of(sv, "keys_failed"),
+            .counted = count_of(sv, "keys_counted"),
+            .hits = json_real_value(json_object_get(sv, "requests_estimate")) * m->rate,
+        };
+    }
+    if (load) {
+        rk_load_free(m->load);
+        m->load = load;
+        m->first = (uint32_t)done;
+        m->seconds_done = json_real_value(json_object_get(doc, "seconds"));
+        fprintf(stderr, "ringkeeper measure: resuming from %s: %u of %zu servers done\n",
+                m->partial, m->first, rk_topology_node_count(t));
+    }
+    json_decref(doc);
+}
+
 /* Every server of the ring's topology, one after the other. */
 static int measure_ring(const measure_args *a, const rk_ring *ring, long long version)
 {
@@ -306,9 +380,17 @@ static int measure_ring(const measure_args *a, const rk_ring *ring, long long ve
     m.tallies = calloc(rk_topology_node_count(t), sizeof *m.tallies);
     m.load = rk_load_new(rk_ring_bits(ring), a->bins, m.rate, &err);
     m.throttle = m.load ? rkm_throttle_new(a->rate, 0, NULL, &err) : NULL;
-    int rc = m.tallies && m.throttle ? RK_OK : RK_ENOMEM;
-    for (uint32_t i = 0; rc == RK_OK && i < rk_topology_node_count(t); i++)
+    m.partial = a->out ? malloc(strlen(a->out) + sizeof PARTIAL) : NULL;
+    int rc = m.tallies && m.throttle && (m.partial || !a->out) ? RK_OK : RK_ENOMEM;
+    if (rc == RK_OK && m.partial) {
+        strcat(strcpy(m.partial, a->out), PARTIAL);
+        resume(&m);
+    }
+    for (uint32_t i = m.first; rc == RK_OK && i < rk_topology_node_count(t); i++) {
         rc = scan_server(&m, i, &s, &err);
+        if (rc == RK_OK && m.partial && i + 1 < rk_topology_node_count(t))
+            checkpoint(&m, i + 1);
+    }
     int exit = RK_EXIT_OK;
     if (rc == RK_ENOMEM && !err.message[0])
         exit = rk_cli_fail("measure", RK_EXIT_FAIL, "out of memory");
@@ -318,9 +400,14 @@ static int measure_ring(const measure_args *a, const rk_ring *ring, long long ve
                            : rc == RK_EUNREACHABLE ? RK_EXIT_UNREACHABLE
                                                    : RK_EXIT_FAIL,
                            "%s", err.message);
-    json_t *doc = exit ? NULL : profile_doc(&m, version, (double)(now_ms() - m.started_ms) / 1000);
+    json_t *doc =
+        exit ? NULL
+             : profile_doc(&m, version, m.seconds_done + (double)(now_ms() - m.started_ms) / 1000);
     exit = exit ? exit : write_profile(a, doc);
+    if (exit == RK_EXIT_OK && m.partial)
+        unlink(m.partial); /* the profile is whole: nothing is left to resume */
     json_decref(doc);
+    free(m.partial);
     step_free(&s);
     free(m.tallies);
     rk_load_free(m.load);
@@ -407,6 +494,7 @@ const rk_cli_cmd rk_cli_measure = {
     "                    keys are all weighed (its scan gives their sizes)\n"
     "  --bins N          bins of the profile over the hash space, a power of two (default 4096)\n"
     "  --rate K          scan at most K keys per second over all servers (default 0: no limit)\n"
-    "  --out FILE        write the profile to FILE (replaced whole), else to "
-    "stdout\n" READ_OPTIONS_HELP,
+    "  --out FILE        write the profile to FILE (replaced whole), else to stdout; with it,\n"
+    "                    FILE.partial keeps the servers done, and a run stopped half-way\n"
+    "                    resumes from there\n" READ_OPTIONS_HELP,
     NULL, NULL};

@@ -6,7 +6,8 @@
 # their sum within 10% (the same sample every run: it is chosen by the keys' hashes); the plan
 # of a drain weighed by the profile predicts the bytes and keys that move within 5% of the keys'
 # own sizes (metadump, MEMORY USAGE); measure reads a cluster's active version from a real
-# ringkeeperd; progress lines on a pipe are JSON; Redis's LFU counters (OBJECT FREQ) estimate the
+# ringkeeperd; a measure killed with -9 resumes from its checkpoint to the same profile; progress
+# lines on a pipe are JSON; Redis's LFU counters (OBJECT FREQ) estimate the
 # reads of 200 keys read 200 times each within 25%, and the share of them a drain moves (half)
 # within 10%; keys a server will not weigh are counted, and past 1% fail the measure; bad input
 # exits 2 naming what. Skips (77) when
@@ -88,6 +89,22 @@ one_store() {
     check "$STORE: none misplaced" 0 "$(jq_ "$TMP/p1.json" "sum(s['misplaced_sampled'] for s in d['servers'])")"
     check "$STORE: sample rate 1" 1.0 "$(jq_ "$TMP/p1.json" "d['sample_rate']")"
     server_bytes "$TMP/p1.json" "every key"
+
+    # killed (-9) after its first server, measure resumes from its checkpoint: the same profile
+    local pid
+    rm -f "$TMP/p9.json"
+    "$RK" measure --topology "$TMP/a.json" --rate 4000 --out "$TMP/p9.json" 2>/dev/null &
+    pid=$!
+    for _ in $(seq 1 100); do [ -s "$TMP/p9.json.partial" ] && break; sleep 0.1; done
+    kill -9 "$pid"; wait "$pid" 2>/dev/null
+    check "$STORE: killed, a checkpoint and no profile" "yes no" \
+        "$([ -s "$TMP/p9.json.partial" ] && echo yes || echo no) $([ -e "$TMP/p9.json" ] && echo yes || echo no)"
+    "$RK" measure --topology "$TMP/a.json" --out "$TMP/p9.json" 2>"$TMP/resume.err"
+    check "$STORE: the rerun exits 0" 0 $?
+    has "$STORE: ... saying it resumes" "$TMP/resume.err" "resuming from $TMP/p9.json.partial"
+    local whole='json.dumps([d["servers"], d["load"]], sort_keys=True)'
+    check "$STORE: ... to the profile of one run" "$(jq_ "$TMP/p1.json" "$whole")" "$(jq_ "$TMP/p9.json" "$whole")"
+    check "$STORE: ... and removes its checkpoint" no "$([ -e "$TMP/p9.json.partial" ] && echo yes || echo no)"
 
     if [ "$STORE" = redis ]; then # a sample of a quarter, the same every run
         "$RK" measure --topology "$TMP/a.json" --sample-rate 0.25 --out "$TMP/p4.json" 2>/dev/null
