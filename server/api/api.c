@@ -1,10 +1,10 @@
 /* api.c — the router of docs/API.md's API: the route table, path matching and dispatch to the
  * handlers, a file per resource (api_admin.c, api_versions.c, api_ring.c, api_plan.c,
  * api_picture.c, api_cutover.c, api_clients.c, api_migration.c, api_rollouts.c, api_changes.c,
- * api_ui.c), each declared in its own header. A new route is a line of `routes` and a handler of
- * the api_<resource>.c it belongs to, declared in api_<resource>.h. Handlers read and answer with
- * request.h and reply.h, and call only down, into the services of server/app/. Request in,
- * response out, no sockets.
+ * api_load.c, api_ui.c), each declared in its own header. A new route is a line of `routes` and a
+ * handler of the api_<resource>.c it belongs to, declared in api_<resource>.h. Handlers read and
+ * answer with request.h and reply.h, and call only down, into the services of server/app/. Request
+ * in, response out, no sockets.
  *
  * Error codes (the "code" of every error body; "field" is set where one thing is to blame):
  *
@@ -30,6 +30,7 @@
  * | 404    | no_active_version   | the cluster has no active version yet (ring, default plan)    |
  * | 404    | no_migration        | the cluster has no migration job yet                          |
  * | 404    | no_rollout          | the cluster has no rollout of that id (only its latest is kept)|
+ * | 404    | no_load_profile     | the cluster has no load profile stored (ringkeeper measure)   |
  * | 405    | method_not_allowed  | known path, other method; the Allow header lists the methods  |
  * | 409    | conflict            | activation not newer than the active one, or raced three times |
  * | 409    | approval_required   | the policy wants more approvals of the plan from the active v |
@@ -69,6 +70,7 @@
 #include "api_changes.h"
 #include "api_clients.h"
 #include "api_cutover.h"
+#include "api_load.h"
 #include "api_migration.h"
 #include "api_picture.h"
 #include "api_plan.h"
@@ -138,6 +140,8 @@ static const route routes[] = {
     {"POST", "/v1/clusters/{c}/rollouts/{r}/pause", "POST", rkd_h_rollout_pause, PUB},
     {"POST", "/v1/clusters/{c}/rollouts/{r}/resume", "POST", rkd_h_rollout_resume, PUB},
     {"POST", "/v1/clusters/{c}/rollouts/{r}/abort", "POST", rkd_h_rollout_abort, PUB},
+    {"GET", "/v1/clusters/{c}/load", "GET, PUT", rkd_h_get_load, READ},
+    {"PUT", "/v1/clusters/{c}/load", "GET, PUT", rkd_h_put_load, PUB},
 };
 
 /* Path segments: a pointer to each and its length. */

@@ -26,6 +26,7 @@
     X(NO_ACTIVE_VERSION, 404, "no_active_version")                                                 \
     X(NO_MIGRATION, 404, "no_migration")                                                           \
     X(NO_ROLLOUT, 404, "no_rollout")                                                               \
+    X(NO_LOAD_PROFILE, 404, "no_load_profile")                                                     \
     X(METHOD_NOT_ALLOWED, 405, "method_not_allowed")                                               \
     X(CONFLICT, 409, "conflict")                                                                   \
     X(APPROVAL_REQUIRED, 409, "approval_required")                                                 \

@@ -339,7 +339,7 @@ int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *au
  * it (the store's, and the API's before it computes a budget) says the same. */
 int rkd_store_check_window(const char *cluster, int64_t open, int64_t previous, rk_error *err);
 
-/* ---- A cluster's documents: the migration job (SPEC 10), the rollout (SPEC 11) ----
+/* ---- A cluster's documents: the migration job (SPEC 10), the rollout (SPEC 11), the load ----
  *
  * One JSON document per cluster and kind, with a revision, changed only by compare and set: their
  * rules (migration_job.h, rollout.h) read one, decide, and write it back unless it changed. */
@@ -347,10 +347,11 @@ int rkd_store_check_window(const char *cluster, int64_t open, int64_t previous, 
 typedef enum rkd_store_doc_kind {
     RKD_DOC_JOB = 0,     /* the latest migration job */
     RKD_DOC_ROLLOUT = 1, /* the latest rollout */
+    RKD_DOC_LOAD = 2,    /* the latest load profile (docs/LOAD.md) */
 } rkd_store_doc_kind;
-#define RKD_DOC_KINDS 2
+#define RKD_DOC_KINDS 3
 
-/* "migration job", "rollout": for messages. */
+/* "migration job", "rollout", "load profile": for messages. */
 const char *rkd_store_doc_name(rkd_store_doc_kind kind);
 
 /* The cluster's document of `kind` as stored: its JSON text in *doc (the caller frees it; NULL

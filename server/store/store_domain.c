@@ -400,7 +400,12 @@ int rkd_store_finish_migration(rkd_store *s, const char *cluster, const char *au
 
 const char *rkd_store_doc_name(rkd_store_doc_kind kind)
 {
-    return kind == RKD_DOC_ROLLOUT ? "rollout" : "migration job";
+    static const char *const names[RKD_DOC_KINDS] = {
+        [RKD_DOC_JOB] = "migration job",
+        [RKD_DOC_ROLLOUT] = "rollout",
+        [RKD_DOC_LOAD] = "load profile",
+    };
+    return names[kind];
 }
 
 int rkd_store_get_doc(rkd_store *s, rkd_store_doc_kind kind, const char *cluster, char **doc,

@@ -303,6 +303,11 @@ ex e_rollout_running 409 -X POST '$RK/v1/clusters/rack/versions/1/activate' -H "
 ex rollout_pause 200 -X POST '$RK/v1/clusters/rack/rollouts/1/pause' -H "$ALICE"
 ex rollout_resume 200 -X POST '$RK/v1/clusters/rack/rollouts/1/resume' -H "$ALICE"
 ex rollout_abort 200 -X POST '$RK/v1/clusters/rack/rollouts/1/abort' -H "$ALICE"
+# the load profile (docs/LOAD.md): a small one, as `ringkeeper measure` writes them
+PROFILE='{"profile":1,"cluster":"rack","hash":"xxh3_64","data":"redis","measured_at":"2026-12-07T08:18:52Z","measured_epoch_s":1796631532,"seconds":0.4,"sample_rate":1.0,"servers":[{"id":"r1","addr":"10.0.1.1:6379","keys_scanned":2033,"keys_sampled":2033,"bytes_sampled":10481856}],"load":{"bits":64,"bins":4,"sample_rate":1.0,"keys":[510,498,520,505],"bytes":[2600000,2510000,2700000,2671856],"requests":[0,0,0,0]}}'
+ex e_no_load_profile 404 '$RK/v1/clusters/rack/load'
+ex load_put 200 -X PUT '$RK/v1/clusters/rack/load' -H "$J" -H "$ALICE" --data-binary "$PROFILE"
+ex load_get 200 '$RK/v1/clusters/rack/load'
 rk_stop
 [ "$STOP_CODE" -eq 0 ] || die "the server with tokens exited $STOP_CODE"
 
@@ -464,6 +469,7 @@ EOF
 | [`POST /v1/clusters/{c}/rollouts`](#post-v1clusterscrollouts), [`GET`](#get-v1clusterscrollouts) | review a change in steps, kept as the cluster's rollout |
 | [`GET /v1/clusters/{c}/rollouts/{r}`](#get-v1clusterscrolloutsr), [`approve`](#post-v1clusterscrolloutsrapprove) | one rollout, and its approval over its digest |
 | [`POST /v1/clusters/{c}/rollouts/{r}/start`](#post-v1clusterscrolloutsrstart), [`pause`](#post-v1clusterscrolloutsrpause), [`resume`](#post-v1clusterscrolloutsrresume), [`abort`](#post-v1clusterscrolloutsrabort) | drive it, step by step, and steer it |
+| [`PUT /v1/clusters/{c}/load`](#put-v1clusterscload), [`GET`](#get-v1clusterscload) | the cluster's load profile: what its data servers hold |
 | [`GET /`](#get-), [`GET /ui/{file}`](#get-uifile) | the operator console |
 
 The examples run in this order on one server: cluster `cache` gets three nodes (version 1), which are
@@ -1350,6 +1356,38 @@ EOF
     show rollout_abort
     cat <<'EOF'
 
+## The load profile
+
+### `PUT /v1/clusters/{c}/load`
+
+Stores the cluster's load profile, replacing the last one: what `ringkeeper measure` found on its
+data servers, the keys, bytes and reads over the ring (docs/LOAD.md); `ringkeeper measure -c C
+--store` measures and sends it. The body is the profile as measure writes it: `profile` (1),
+`hash` (the hash its keys were placed by), `measured_epoch_s`, `sample_rate` (0 < rate <= 1) and
+`load` (docs/RING.md, "Load over the ring") are checked, a `cluster` must be the path's; the rest
+(`measured_at`, `servers`, ...) is kept as sent. Recorded as a `load` event. The answer is the
+stored profile without its bins, with `stored_by` and `updated_at`. Needs a `publish` token where
+tokens are configured. Bounded: the body by `--max-body`, the stored profile (compact JSON) at
+1 MiB, about 16384 bins (400 `invalid_body`, `field` `load`, saying to measure with fewer
+`--bins`), so that one etcd request holds it.
+
+Errors: 400 `malformed_json`, `invalid_body` (with `field`), `invalid_cluster`; 401, 403; 404
+`unknown_cluster`.
+
+EOF
+    show load_put
+    cat <<'EOF'
+
+### `GET /v1/clusters/{c}/load`
+
+The cluster's load profile as stored, with `age_s`: seconds since it was measured (from its
+`measured_epoch_s`), so that a plan weighed by it says how old its figures are. 404
+`no_load_profile` when none was stored.
+
+EOF
+    show load_get
+    cat <<'EOF'
+
 ## The operator console
 
 ### `GET /`
@@ -1379,7 +1417,7 @@ EOF
         too_many_points hash_mismatch plan_too_large invalid_body self_approval role_required \
         admin_required cross_origin unsupported_media_type unknown_host plan_changed \
         approval_required budget_exceeded migration_open no_migration_window no_migration \
-        job_state leased not_verified version_changed data_unknown job_too_large no_rollout \
+        job_state leased not_verified version_changed data_unknown job_too_large no_rollout no_load_profile \
         rollout_state rollout_running rollout_too_large too_many_clusters; do
         printf '### `%s`\n\n' "$e"
         case $e in
@@ -1421,6 +1459,7 @@ EOF
         version_changed) echo "A pre-warm of version 2 of \`pre\` from version 1, after version 2 was activated: the job failed." ;;
         data_unknown) echo "Version 3 of \`pre\` does not say whether its nodes serve memcached or redis." ;;
         no_rollout) echo "The cluster keeps its latest rollout only." ;;
+        no_load_profile) echo "No load profile was stored for the cluster." ;;
         rollout_state) echo "A rollout is approved once." ;;
         rollout_running) echo "An activation by hand while a rollout drives the cluster." ;;
         rollout_too_large) echo "No split of the drain of one node of weight 1 at \`vnode_factor\` 8 keeps each step at 0.1% of the hash space." ;;

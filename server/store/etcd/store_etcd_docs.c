@@ -1,8 +1,9 @@
 /* store_etcd_docs.c — a cluster's documents in the etcd store: one key per cluster and kind,
- * "<prefix>/c/<cluster>/job" for the migration job (SPEC 10) and ".../rollout" for the rollout
- * (SPEC 11), holding the document; its revision is the key's mod_revision. A change is one
- * rke_step that also compares that revision, so its event, the cluster's head and the document
- * move together or not at all. The rules are migration_job.c's and rollout.c's. */
+ * "<prefix>/c/<cluster>/job" for the migration job (SPEC 10), ".../rollout" for the rollout
+ * (SPEC 11) and ".../load" for the load profile (docs/LOAD.md), holding the document; its revision
+ * is the key's mod_revision. A change is one rke_step that also compares that revision, so its
+ * event, the cluster's head and the document move together or not at all. The rules are
+ * migration_job.c's and rollout.c's. */
 #include <stdlib.h>
 
 #include "store_etcd_shared.h"
@@ -10,6 +11,7 @@
 static const char *const suffix[RKD_DOC_KINDS] = {
     [RKD_DOC_JOB] = "job",
     [RKD_DOC_ROLLOUT] = "rollout",
+    [RKD_DOC_LOAD] = "load",
 };
 
 void rke_doc_key(const rke_store *s, char key[RKE_KEY_MAX], const char *cluster,

@@ -1,8 +1,8 @@
 /* store_docs.c — a cluster's documents in the SQLite store: the migration job (SPEC 10,
- * migration 0007, table migration_jobs) and the rollout (SPEC 11, migration 0009, table
- * rollouts), one row per cluster with a revision, read, and written by compare and set with its
- * event in one transaction. Their rules are migration_job.c's and rollout.c's; this file only
- * keeps what they decide. */
+ * migration 0007, table migration_jobs), the rollout (SPEC 11, migration 0009, table rollouts)
+ * and the load profile (docs/LOAD.md, migration 0011, table load_profiles), one row per cluster
+ * with a revision, read, and written by compare and set with its event in one transaction. Their
+ * rules are migration_job.c's and rollout.c's; this file only keeps what they decide. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,7 @@
 static const char *const sql_get[RKD_DOC_KINDS] = {
     [RKD_DOC_JOB] = "SELECT revision, doc FROM migration_jobs WHERE cluster_id = :cid",
     [RKD_DOC_ROLLOUT] = "SELECT revision, doc FROM rollouts WHERE cluster_id = :cid",
+    [RKD_DOC_LOAD] = "SELECT revision, doc FROM load_profiles WHERE cluster_id = :cid",
 };
 static const char *const sql_put[RKD_DOC_KINDS] = {
     [RKD_DOC_JOB] = "INSERT INTO migration_jobs (cluster_id, revision, doc) VALUES (:cid, :v, "
@@ -23,6 +24,9 @@ static const char *const sql_put[RKD_DOC_KINDS] = {
     [RKD_DOC_ROLLOUT] = "INSERT INTO rollouts (cluster_id, revision, doc) VALUES (:cid, :v, :doc) "
                         "ON CONFLICT (cluster_id) DO UPDATE SET revision = excluded.revision, "
                         "doc = excluded.doc",
+    [RKD_DOC_LOAD] = "INSERT INTO load_profiles (cluster_id, revision, doc) VALUES (:cid, :v, "
+                     ":doc) ON CONFLICT (cluster_id) DO UPDATE SET revision = excluded.revision, "
+                     "doc = excluded.doc",
 };
 
 /* The document of cluster p->cid (s->lock held): *rev 0 and *doc NULL when there is none. */

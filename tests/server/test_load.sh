@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# test_load.sh — a cluster's load profile over HTTP (docs/LOAD.md, docs/API.md "The load
+# profile"): PUT .../load checks the profile field by field and keeps nothing it refuses, stores
+# it as the cluster's latest (a `load` event), GET .../load answers it with its age; a profile
+# over the stored bound is refused naming `load`; writes need a publish token; the profile
+# survives a restart. Run on SQLite and on etcd (RK_TEST_STORE=etcd).
+# usage: test_load.sh RINGKEEPERD SOURCE_DIR
+. "$(dirname "$0")/lib.sh" "$1"
+PY=/usr/bin/python3 # Debian's, whatever comes first on PATH
+ALICE=alice-token-0123456789
+printf 'alice:%s\n' "$ALICE" >"$TMP/tokens"
+A=(-H "Authorization: Bearer $ALICE")
+C=/v1/clusters/lp
+rk_start --token-file "$TMP/tokens"
+
+# profile BINS MORE: into $TMP/profile (a file: a big one is over an argument's bound), a profile
+# of BINS bins (each with 1234567 keys of 1000000.5 bytes), MORE's members over it
+profile() {
+    $PY - "$1" "${2:-}" <<'PY'
+import json, sys
+bins, more = int(sys.argv[1]), json.loads(sys.argv[2] or "{}")
+doc = {"profile": 1, "cluster": "lp", "hash": "xxh3_64", "data": "redis",
+       "measured_at": "2026-12-07T08:00:00Z", "measured_epoch_s": 1796630400, "seconds": 0.5,
+       "sample_rate": 0.5, "servers": [{"id": "n0", "addr": "10.0.0.0:6379"}],
+       "load": {"bits": 64, "bins": bins, "sample_rate": 0.5, "keys": [1234567] * bins,
+                "bytes": [1000000.5] * bins, "requests": [0] * bins}}
+for k, v in more.items():
+    if k == "pad":  # that many zeros in servers: a long body, whatever its bins
+        doc["servers"] = [0] * v
+    elif k.startswith("load."):
+        doc["load"][k[5:]] = v
+    elif v is None:
+        del doc[k]
+    else:
+        doc[k] = v
+print(json.dumps(doc))
+PY
+}
+put() { profile "$@" >"$TMP/profile" && req PUT "$C/load" "${A[@]}" --data-binary @"$TMP/profile"; }
+jq_() { $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+check "publish the cluster" 201 "$(req POST "$C/versions" "${A[@]}" --data-binary "$(topo 3 40 xxh3_64)")"
+check "no profile yet: 404" 404 "$(req GET "$C/load")"
+has "... no_load_profile" "$TMP/body" '"code":"no_load_profile"'
+profile 4 >"$TMP/profile"
+check "a write without a token: 401" 401 "$(req PUT "$C/load" --data-binary @"$TMP/profile")"
+
+# refusals, field by field: 400 naming it, nothing kept
+refused() { # refused NAME FIELD MORE [BINS]
+    check "$1: 400" 400 "$(put "${4:-4}" "$3")"
+    has "... naming $2" "$TMP/body" "\"field\":\"$2\""
+}
+refused "another format" profile '{"profile": 2}'
+refused "no hash" hash '{"hash": null}'
+refused "no time" measured_epoch_s '{"measured_epoch_s": 0}'
+refused "a rate of 0" sample_rate '{"sample_rate": 0}'
+refused "a rate over 1" sample_rate '{"sample_rate": 1.5}'
+refused "another cluster" cluster '{"cluster": "web"}'
+refused "3 bins" load.bins '{"load.bins": 3}'
+refused "a negative byte count" load.bytes[2] '{"load.bytes": [1, 2, -3, 4]}'
+check "not an object: 400" 400 "$(req PUT "$C/load" "${A[@]}" --data-binary '[1]')"
+# 65536 bins: about 1.3 MB of profile, over the 1 MiB kept
+refused "over the stored bound" load '' 65536
+has "... saying to use fewer bins" "$TMP/body" "fewer --bins"
+refused "a body over 2 MiB, before it is parsed" load '{"pad": 1100000}'
+check "nothing kept: still 404" 404 "$(req GET "$C/load")"
+profile 4 '{"cluster": null}' >"$TMP/profile"
+check "an unknown cluster: 404" 404 "$(req PUT /v1/clusters/nope/load "${A[@]}" --data-binary @"$TMP/profile")"
+has "... unknown_cluster" "$TMP/body" '"code":"unknown_cluster"'
+
+# stored, answered without its bins, read back whole with its age
+check "a profile of 4096 bins: 200" 200 "$(put 4096)"
+check "... answered without its bins, by alice" "False alice" "$(jq_ "$TMP/body" "'load' in d, d['stored_by']" | tr -d "(),'")"
+check "GET: 200" 200 "$(req GET "$C/load")"
+check "... the bins as sent" "4096 5056786432 4096002048.0" \
+    "$(jq_ "$TMP/body" "d['load']['bins'], sum(d['load']['keys']), sum(d['load']['bytes'])" | tr -d '(),')"
+now=$(date +%s)
+check "... with its age" True "$(jq_ "$TMP/body" "abs(d['age_s'] - ($now - 1796630400)) <= 5")"
+check "a load event" True "$(req GET "$C/events" >/dev/null; jq_ "$TMP/body" "any(e['kind'] == 'load' and e['author'] == 'alice' for e in d['events'])")"
+
+# the next replaces it, and survives a restart
+check "another profile: 200" 200 "$(put 16 '{"measured_epoch_s": 1796640000}')"
+rk_stop
+check "stopped cleanly" 0 "$STOP_CODE"
+rk_start --token-file "$TMP/tokens"
+check "after a restart: 200" 200 "$(req GET "$C/load")"
+check "... the latest profile" "16 1796640000" "$(jq_ "$TMP/body" "d['load']['bins'], d['measured_epoch_s']" | tr -d '(),')"
+rk_stop
+finish
