@@ -29,6 +29,7 @@
 
 typedef struct {
     const char *topology, *version, *out;
+    int store; /* --store: PUT the profile to the cluster (docs/API.md, "The load profile") */
     double sample_rate;
     unsigned long long bins, rate;
     rk_cli_server server;
@@ -276,6 +277,22 @@ static int write_file(const char *path, const char *text, size_t len)
     return rk_cli_replace_file(path, path, text, len);
 }
 
+/* The profile sent to the cluster as its stored one (compact: the server keeps at most 1 MiB). */
+static int store_profile(const measure_args *a, const json_t *doc)
+{
+    rk_cli_body in = {json_dumps(doc, JSON_COMPACT), 0}, out = {0};
+    if (!in.data)
+        return rk_cli_fail("measure", RK_EXIT_FAIL, "out of memory sending the profile");
+    in.len = strlen(in.data);
+    int rc = rk_cli_call("measure", &a->server, &in, &out, "PUT", "/load");
+    if (rc == RK_EXIT_OK)
+        fprintf(stderr, "ringkeeper measure: stored as the load profile of cluster %s\n",
+                a->server.cluster);
+    free(in.data);
+    free(out.data);
+    return rc;
+}
+
 static int write_profile(const measure_args *a, json_t *doc)
 {
     char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
@@ -284,12 +301,13 @@ static int write_profile(const measure_args *a, json_t *doc)
     size_t len = strlen(text);
     text[len] = '\n'; /* json_dumps's NUL becomes the file's last newline */
     int rc = RK_EXIT_OK;
-    if (!a->out)
-        rc = fwrite(text, 1, len + 1, stdout) != len + 1 || fflush(stdout) ? RK_EXIT_FAIL : rc;
-    else if (write_file(a->out, text, len + 1) != 0)
+    if (a->out && write_file(a->out, text, len + 1) != 0)
         rc = rk_cli_fail("measure", RK_EXIT_FAIL, "cannot write %s: %s", a->out, strerror(errno));
+    else if (!a->out && !a->store && /* --store alone: the profile goes to the server only */
+             (fwrite(text, 1, len + 1, stdout) != len + 1 || fflush(stdout)))
+        rc = rk_cli_fail("measure", RK_EXIT_FAIL, "writing stdout failed");
     free(text);
-    return rc == RK_EXIT_FAIL && !a->out ? rk_cli_fail("measure", rc, "writing stdout failed") : rc;
+    return rc;
 }
 
 /* The fraction of keys weighed: every one when the scan gives sizes (memcached's metadump), so
@@ -404,6 +422,7 @@ static int measure_ring(const measure_args *a, const rk_ring *ring, long long ve
         exit ? NULL
              : profile_doc(&m, version, m.seconds_done + (double)(now_ms() - m.started_ms) / 1000);
     exit = exit ? exit : write_profile(a, doc);
+    exit = exit || !a->store ? exit : store_profile(a, doc);
     if (exit == RK_EXIT_OK && m.partial)
         unlink(m.partial); /* the profile is whole: nothing is left to resume */
     json_decref(doc);
@@ -448,6 +467,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
         RK_CLI_OPT("rate", RK_CLI_NUMBER, &a.rate, .lo = 0, .hi = UINT32_MAX,
                    .must = "keys per second, 0 for no limit"),
         RK_CLI_OPT("out", RK_CLI_TEXT, &a.out),
+        RK_CLI_OPT("store", RK_CLI_FLAG, &a.store),
         {0},
     };
     int rc = rk_cli_parse(cmd, argc, argv, opts, &a.server, NULL);
@@ -458,6 +478,9 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
                                   a.bins);
     if (a.topology && a.version)
         return rk_cli_usage_error(cmd, "--topology and --version name two rings: give one");
+    if (a.topology && a.store)
+        return rk_cli_usage_error(cmd, "--store keeps the profile with a cluster: measure one "
+                                       "with -c C, not --topology");
     long long version = 0;
     rk_ring *r = a.topology ? rk_cli_load_ring("measure", a.topology) : fetch(&a, &version, &rc);
     if (!r)
@@ -475,7 +498,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
 const rk_cli_cmd rk_cli_measure = {
     "measure", run,
     "usage: ringkeeper measure --server URL --cluster C [--version V] [--sample-rate F]\n"
-    "                          [--bins N] [--rate K] [--out FILE]\n"
+    "                          [--bins N] [--rate K] [--out FILE] [--store]\n"
     "       ringkeeper measure --topology FILE [--sample-rate F] [--bins N] [--rate K] [--out "
     "FILE]\n"
     "\n"
@@ -496,5 +519,8 @@ const rk_cli_cmd rk_cli_measure = {
     "  --rate K          scan at most K keys per second over all servers (default 0: no limit)\n"
     "  --out FILE        write the profile to FILE (replaced whole), else to stdout; with it,\n"
     "                    FILE.partial keeps the servers done, and a run stopped half-way\n"
-    "                    resumes from there\n" READ_OPTIONS_HELP,
+    "                    resumes from there\n"
+    "  --store           send the profile to the server as the cluster's load profile, which\n"
+    "                    its plans are then weighed by (PUT .../load; stdout stays "
+    "quiet)\n" READ_OPTIONS_HELP,
     NULL, NULL};

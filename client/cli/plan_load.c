@@ -10,83 +10,21 @@
 
 #include "cli.h"
 
-/* What the profile says of itself, and how old it is: shown wherever its figures are. */
-static json_t *about(const json_t *profile)
-{
-    static const char *const kept[] = {"cluster",     "version",          "fingerprint", "hash",
-                                       "measured_at", "measured_epoch_s", "sample_rate", NULL};
-    json_t *d = json_object();
-    for (size_t i = 0; d && kept[i]; i++) {
-        json_t *v = json_object_get(profile, kept[i]);
-        if (v && json_object_set(d, kept[i], v)) {
-            json_decref(d);
-            return NULL;
-        }
-    }
-    json_t *at = json_object_get(profile, "measured_epoch_s");
-    if (d && json_is_integer(at) &&
-        json_object_set_new(d, "age_s",
-                            json_integer((json_int_t)time(NULL) - json_integer_value(at)))) {
-        json_decref(d);
-        return NULL;
-    }
-    return d;
-}
-
-/* The profile's load: its "load" member (a whole profile), or the document itself (a bare load). */
-static rk_load *profile_load(const char *path, json_t *profile)
-{
-    rk_error err = {0};
-    json_t *doc = json_object_get(profile, "load");
-    rk_load *l = rk_load_from_json(doc ? doc : profile, &err);
-    if (!l)
-        rk_cli_fail("plan", RK_EXIT_USAGE, "--load %s: %s%s", path, doc ? "in \"load\": " : "",
-                    err.message);
-    return l;
-}
-
-/* The hash the profile placed keys with must be the plan's: else its bins are other places. */
-static int same_hash(const char *path, const json_t *profile, const rk_ring *after)
-{
-    const char *hash = json_string_value(json_object_get(profile, "hash"));
-    const char *plan = rk_hash_name(rk_topology_hash(rk_ring_topology(after)));
-    if (!hash || strcmp(hash, plan) == 0)
-        return RK_EXIT_OK;
-    return rk_cli_fail("plan", RK_EXIT_USAGE,
-                       "%s: the profile placed keys with hash %s, the plan's rings use %s: "
-                       "measure the cluster again",
-                       path, hash, plan);
-}
-
 int rk_cli_plan_load(const char *path, const rk_plan *p, const rk_ring *after, json_t **out)
 {
     json_error_t jerr;
+    rk_error err = {0};
     json_t *profile = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!profile)
         return rk_cli_fail("plan", RK_EXIT_USAGE, "--load %s: %s (line %d)", path, jerr.text,
                            jerr.line);
-    int rc = same_hash(path, profile, after);
-    rk_load *l = rc ? NULL : profile_load(path, profile);
-    size_t n;
-    rk_plan_nodes(p, &n);
-    rk_plan_node_load *nodes = l ? calloc(n ? n : 1, sizeof *nodes) : NULL;
-    rk_plan_load_figures f;
-    rk_error err = {0};
-    if (!rc && !l)
-        rc = RK_EXIT_USAGE;
-    else if (!rc && !nodes)
-        rc = rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory");
-    else if (!rc && rk_plan_load(p, after, l, &f, nodes, &err) != RK_OK)
-        rc = rk_cli_fail("plan", RK_EXIT_USAGE, "--load %s: %s", path, err.message);
-    *out = rc ? NULL : rk_plan_load_to_json(p, &f, nodes);
-    if (*out && json_object_set_new(*out, "profile", about(profile)))
-        json_decref(*out), *out = NULL;
-    if (!rc && !*out)
-        rc = rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory");
-    free(nodes);
-    rk_load_free(l);
+    int rc = rk_plan_profile_json(p, after, profile, (int64_t)time(NULL), out, &err);
     json_decref(profile);
-    return rc;
+    if (rc == RK_ENOMEM)
+        return rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory");
+    return rc ? rk_cli_fail("plan", RK_EXIT_USAGE, "--load %s: %s%s", path,
+                            rc == RK_EHASHMISMATCH ? "" : "in \"load\": ", err.message)
+              : RK_EXIT_OK;
 }
 
 /* A byte count for people: B, KiB, MiB, GiB, TiB. */

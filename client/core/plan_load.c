@@ -179,3 +179,53 @@ json_t *rk_plan_load_to_json(const rk_plan *p, const rk_plan_load_figures *f,
     }
     return d;
 }
+
+/* What the profile says of itself, and how old it is at `now`: shown wherever its figures are. */
+static json_t *about(const json_t *profile, int64_t now)
+{
+    static const char *const kept[] = {"cluster",     "version",          "fingerprint", "hash",
+                                       "measured_at", "measured_epoch_s", "sample_rate", NULL};
+    json_t *d = json_object();
+    int bad = !d;
+    for (size_t i = 0; !bad && kept[i]; i++) {
+        json_t *v = json_object_get(profile, kept[i]);
+        bad = v && json_object_set(d, kept[i], v);
+    }
+    json_t *at = json_object_get(profile, "measured_epoch_s");
+    if (!bad && json_is_integer(at))
+        bad = json_object_set_new(d, "age_s", json_integer(now - json_integer_value(at)));
+    if (bad) {
+        json_decref(d);
+        return NULL;
+    }
+    return d;
+}
+
+int rk_plan_profile_json(const rk_plan *p, const rk_ring *after, const json_t *profile, int64_t now,
+                         json_t **out, rk_error *err)
+{
+    *out = NULL;
+    const char *hash = json_string_value(json_object_get(profile, "hash"));
+    const char *plan = rk_hash_name(rk_topology_hash(rk_ring_topology(after)));
+    if (hash && strcmp(hash, plan) != 0)
+        return rk_error_set(err, RK_EHASHMISMATCH, "hash",
+                            "the profile placed keys with hash %s, the plan's rings use %s: "
+                            "measure the cluster again",
+                            hash, plan);
+    const json_t *doc = json_object_get(profile, "load");
+    rk_load *l = rk_load_from_json(doc ? doc : profile, err); /* a profile, or a bare load */
+    size_t n;
+    rk_plan_nodes(p, &n);
+    rk_plan_node_load *nodes = l ? calloc(n ? n : 1, sizeof *nodes) : NULL;
+    rk_plan_load_figures f;
+    int rc = !l ? err->code : !nodes ? rk_error_set(err, RK_ENOMEM, NULL, "out of memory") : RK_OK;
+    rc = rc ? rc : rk_plan_load(p, after, l, &f, nodes, err);
+    *out = rc ? NULL : rk_plan_load_to_json(p, &f, nodes);
+    if (*out && json_object_set_new(*out, "profile", about(profile, now)))
+        json_decref(*out), *out = NULL;
+    if (rc == RK_OK && !*out)
+        rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    free(nodes);
+    rk_load_free(l);
+    return rc;
+}

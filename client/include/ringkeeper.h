@@ -611,6 +611,15 @@ RK_API int rk_plan_load(const rk_plan *p, const rk_ring *after, const rk_load *l
  * borrowed; a new reference (json_decref), NULL when out of memory. */
 RK_API struct json_t *rk_plan_load_to_json(const rk_plan *p, const rk_plan_load_figures *f,
                                            const rk_plan_node_load *nodes) RK_MUST_CHECK;
+/* The plan weighed by a profile of `ringkeeper measure` (docs/LOAD.md; a bare load document is
+ * read too): rk_plan_load_to_json's document with "profile", what the profile says of itself
+ * (cluster, version, fingerprint, hash, measured_at, measured_epoch_s, sample_rate) and "age_s"
+ * from measured_epoch_s to `now`, into *out (a new reference). RK_EHASHMISMATCH (field "hash")
+ * when its keys were placed by another hash than `after`'s; rk_load_from_json's errors (field
+ * inside the load); RK_ENOMEM. `profile` is borrowed. */
+RK_API int rk_plan_profile_json(const rk_plan *p, const rk_ring *after,
+                                const struct json_t *profile, int64_t now, struct json_t **out,
+                                rk_error *err) RK_MUST_CHECK;
 
 /* ---- Rollouts: a change in steps (docs/MIGRATE.md, "Rollouts") ---- */
 

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
 #include "api_plan.h"
 #include "cache.h"
 #include "docs.h"
+#include "load_profile.h"
 #include "picture.h"
 #include "reply.h"
 #include "request.h"
@@ -142,17 +144,41 @@ static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, plan_form form
     return -1;
 }
 
+/* The plan's document with "load": the plan weighed by the cluster's stored load profile
+ * (docs/LOAD.md), when it has one; "load_error" says why not when the profile does not fit the
+ * plan (another hash). NULL when out of memory. */
+static json_t *with_load(rkd_call *c, json_t *doc, const rk_plan *p, const rk_ring *after)
+{
+    json_t *profile = NULL, *load = NULL;
+    rk_error err = {0};
+    time_t now = time(NULL);
+    int rc = rkd_load_profile_get(c->app->store, c->cluster, now, &profile, &err);
+    if (rc == RK_OK && profile)
+        rc = rk_plan_profile_json(p, after, profile, (int64_t)now, &load, &err);
+    int bad = !doc;
+    if (!bad && load)
+        bad = json_object_set_new(doc, "load", load);
+    else if (!bad && rc != RK_OK && rc != RK_ENOMEM)
+        bad = json_object_set_new(doc, "load_error", json_string(err.message));
+    json_decref(profile);
+    if (bad || rc == RK_ENOMEM) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
 /* Renders plan `p`, made from `rings`, as the query asked. */
 static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
                         const rk_ring *rings[2], const plan_ask *ask)
 {
-    if (ask->form == PLAN_JSON || ask->form == PLAN_PICTURE) {
-        rkd_answer_json(c->resp, 200,
-                        ask->form == PLAN_JSON
-                            ? rk_plan_to_json(p, meta,
-                                              (ask->arcs ? 0 : RK_PLAN_NO_ARCS) |
-                                                  (ask->nodes ? 0 : RK_PLAN_NO_NODES))
-                            : rkd_plan_picture_json(p, meta, rings, (size_t)ask->bins));
+    if (ask->form == PLAN_JSON) {
+        int flags = (ask->arcs ? 0 : RK_PLAN_NO_ARCS) | (ask->nodes ? 0 : RK_PLAN_NO_NODES);
+        rkd_answer_json(c->resp, 200, with_load(c, rk_plan_to_json(p, meta, flags), p, rings[1]));
+        return;
+    }
+    if (ask->form == PLAN_PICTURE) {
+        rkd_answer_json(c->resp, 200, rkd_plan_picture_json(p, meta, rings, (size_t)ask->bins));
         return;
     }
     char *body = ask->form == PLAN_SVG ? rk_plan_to_svg_rings(p, meta, rings[0], rings[1])

@@ -178,6 +178,44 @@ static void figures_as_json(void **state)
     pair_free(&x);
 }
 
+/* A profile of measure: the same figures as the load alone, what it says of itself with its age,
+ * and a profile of another hash refused naming it. */
+static void profile_as_json(void **state)
+{
+    (void)state;
+    rt_spec sa, sb;
+    grow(&sa, &sb, RK_HASH_XXH3_64, 100);
+    pair x = pair_of(&sa, &sb);
+    rk_load *l = load_of(64, 1024, 0.25);
+    fill(l, 3);
+    weigh(&x, l);
+    json_t *profile = json_pack("{s:i, s:s, s:s, s:I, s:f, s:o}", "profile", 1, "hash", "xxh3_64",
+                                "cluster", "c", "measured_epoch_s", (json_int_t)1000, "sample_rate",
+                                0.25, "load", rk_load_to_json(l));
+    assert_non_null(profile);
+    json_t *d = NULL;
+    rk_error err = {0};
+    assert_int_equal(rk_plan_profile_json(x.p, x.b, profile, 1600, &d, &err), RK_OK);
+    assert_near(json_real_value(json_object_get(d, "moving_bytes")), x.f.moving.bytes);
+    const json_t *about = json_object_get(d, "profile");
+    assert_string_equal(json_string_value(json_object_get(about, "cluster")), "c");
+    assert_int_equal(json_integer_value(json_object_get(about, "age_s")), 600);
+    assert_null(json_object_get(about, "load"));
+    json_decref(d);
+    json_object_set_new(profile, "hash", json_string("fnv1a_64"));
+    assert_int_equal(rk_plan_profile_json(x.p, x.b, profile, 1600, &d, &err), RK_EHASHMISMATCH);
+    assert_null(d);
+    assert_string_equal(err.field, "hash");
+    /* a load of another bin space is refused naming its field */
+    json_object_set_new(profile, "hash", json_string("xxh3_64"));
+    json_object_set_new(json_object_get(profile, "load"), "bins", json_integer(3));
+    assert_int_equal(rk_plan_profile_json(x.p, x.b, profile, 1600, &d, &err), RK_EINVAL);
+    assert_string_equal(err.field, "bins");
+    json_decref(profile);
+    rk_load_free(l);
+    pair_free(&x);
+}
+
 /* All the load in one bin inside a moving arc: all of it moves, from that arc's node to its new
  * one, and the new owner holds all the bytes: 1 / its ideal share, whatever the hash space says. */
 static void hot_bin_moves(void **state)
@@ -424,6 +462,7 @@ int main(void)
         cmocka_unit_test(json_round_trip),
         cmocka_unit_test(json_refusals),
         cmocka_unit_test(figures_as_json),
+        cmocka_unit_test(profile_as_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

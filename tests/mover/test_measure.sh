@@ -6,7 +6,8 @@
 # their sum within 10% (the same sample every run: it is chosen by the keys' hashes); the plan
 # of a drain weighed by the profile predicts the bytes and keys that move within 5% of the keys'
 # own sizes (metadump, MEMORY USAGE); measure reads a cluster's active version from a real
-# ringkeeperd; a measure killed with -9 resumes from its checkpoint to the same profile; progress
+# ringkeeperd, and `--store` keeps the profile there, which the server's plan is then weighed by; a
+# measure killed with -9 resumes from its checkpoint to the same profile; progress
 # lines on a pipe are JSON; Redis's LFU counters (OBJECT FREQ) estimate the
 # reads of 200 keys read 200 times each within 25%, and the share of them a drain moves (half)
 # within 10%; keys a server will not weigh are counted, and past 1% fail the measure; bad input
@@ -174,6 +175,15 @@ one_store() {
     check "$STORE: the server's version weighed the same" "$(jq_ "$TMP/plan.json" "int(d['load']['moving_bytes'])")" \
         "$(jq_ "$TMP/plan2.json" "int(d['load']['moving_bytes'])")"
     check "$STORE: the profile's age is shown" True "$(jq_ "$TMP/plan2.json" "0 <= d['load']['profile']['age_s'] < 600")"
+
+    # stored with the cluster: the server's own plan is weighed by it, as the CLI's was
+    "$RK" measure -c "measure-$STORE" --store >"$TMP/stored.out" 2>"$TMP/stored.err"
+    check "$STORE: measure --store exits 0, printing nothing" "0 0" "$? $(wc -c <"$TMP/stored.out")"
+    has "$STORE: ... saying where it went" "$TMP/stored.err" "stored as the load profile of cluster measure-$STORE"
+    check "$STORE: publish the drain" 201 "$(req POST "$C/versions" --data-binary @"$TMP/b.json")"
+    check "$STORE: the server's plan: 200" 200 "$(req GET "$C/plan?from=1&to=2&arcs=false")"
+    check "$STORE: ... weighed as the CLI's" "$(jq_ "$TMP/plan2.json" "int(d['load']['moving_bytes'])")" \
+        "$(jq_ "$TMP/body" "int(d['load']['moving_bytes'])")"
 }
 
 one_store memcached

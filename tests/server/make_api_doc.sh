@@ -845,6 +845,12 @@ ideal share, which `balance` and `warnings` point out.
 | `?bins=N` | `2880` | with `format=picture`: bins per circle, 360 to 4096 |
 | `?format=svg` | JSON | one self-contained SVG picture (`image/svg+xml`): the ring before (outside) and after (inside), the moving arcs between them in the colour of the node they move to, per-node share bars against the ideal, and moved vs minimal in the title; bounded whatever the ring (at most 1440 arcs per circle, finer stretches drawn by quarter degree; bars for the 32 most changed nodes), so `--max-plan-rows` does not apply to it |
 
+When the cluster has a load profile stored ([below](#the-load-profile)), the JSON plan also has
+`load`: the plan weighed by it (docs/LOAD.md: keys, bytes and reads that move, each node's bytes
+before and after, and `profile` with its `age_s`); a profile that cannot weigh this plan (keys
+placed by another hash) leaves `load` out and says why in `load_error`. The profile is read with
+each JSON plan (at most 1 MiB).
+
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `unknown_version`,
 `no_active_version` (no `from` given and nothing active); 422 `hash_mismatch`, `plan_too_large` (over
 `--max-plan-arcs`, or `--max-plan-rows` counting a row per node, arc, transfer and step as the form
@@ -1368,7 +1374,7 @@ data servers, the keys, bytes and reads over the ring (docs/LOAD.md); `ringkeepe
 (`measured_at`, `servers`, ...) is kept as sent. Recorded as a `load` event. The answer is the
 stored profile without its bins, with `stored_by` and `updated_at`. Needs a `publish` token where
 tokens are configured. Bounded: the body by `--max-body`, the stored profile (compact JSON) at
-1 MiB, about 16384 bins (400 `invalid_body`, `field` `load`, saying to measure with fewer
+1 MiB (16384 bins of 5- to 8-digit counts take 339 KB; 400 `invalid_body`, `field` `load`, saying to measure with fewer
 `--bins`), so that one etcd request holds it.
 
 Errors: 400 `malformed_json`, `invalid_body` (with `field`), `invalid_cluster`; 401, 403; 404

@@ -2,8 +2,8 @@
 # test_load.sh — a cluster's load profile over HTTP (docs/LOAD.md, docs/API.md "The load
 # profile"): PUT .../load checks the profile field by field and keeps nothing it refuses, stores
 # it as the cluster's latest (a `load` event), GET .../load answers it with its age; a profile
-# over the stored bound is refused naming `load`; writes need a publish token; the profile
-# survives a restart. Run on SQLite and on etcd (RK_TEST_STORE=etcd).
+# over the stored bound is refused naming `load`; writes need a publish token; the server's plan
+# is weighed by it (or says why not); the profile survives a restart. Run on SQLite and on etcd (RK_TEST_STORE=etcd).
 # usage: test_load.sh RINGKEEPERD SOURCE_DIR
 . "$(dirname "$0")/lib.sh" "$1"
 PY=/usr/bin/python3 # Debian's, whatever comes first on PATH
@@ -80,6 +80,18 @@ check "a load event" True "$(req GET "$C/events" >/dev/null; jq_ "$TMP/body" "an
 
 # the next replaces it, and survives a restart
 check "another profile: 200" 200 "$(put 16 '{"measured_epoch_s": 1796640000}')"
+# the server's plan is weighed by it (a uniform load moves what the hash space does), with its age
+check "publish a fourth node" 201 "$(req POST "$C/versions" "${A[@]}" --data-binary "$(topo 4 40 xxh3_64)")"
+check "the plan: 200" 200 "$(req GET "$C/plan?from=1&to=2&arcs=false")"
+check "... weighed: the keys that move are the moved fraction" True \
+    "$(jq_ "$TMP/body" "abs(d['load']['moving_keys'] / d['load']['keys'] - d['moved_fraction']) < 1e-9")"
+check "... by the profile, with its age" "1796640000 True" \
+    "$(jq_ "$TMP/body" "d['load']['profile']['measured_epoch_s'], d['load']['profile']['age_s'] > 0" | tr -d '(),')"
+check "a profile of another hash: 200" 200 "$(put 16 '{"hash": "fnv1a_64"}')"
+check "... the plan says why it is not weighed" "False True" \
+    "$(req GET "$C/plan?from=1&to=2" >/dev/null; jq_ "$TMP/body" "'load' in d, 'hash fnv1a_64' in d['load_error']" | tr -d '(),')"
+check "the latest again: 200" 200 "$(put 16 '{"measured_epoch_s": 1796640000}')"
+
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"
 rk_start --token-file "$TMP/tokens"
