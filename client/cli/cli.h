@@ -97,8 +97,6 @@ int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2]);
  * into *out (rk_plan_load_to_json's document and the profile's "profile": who, when, how old);
  * returns an exit code, the reason printed. */
 int rk_cli_plan_load(const char *path, const rk_plan *p, const rk_ring *after, json_t **out);
-/* Those figures as lines after the plan's table; 0, or -1 when stdout failed. */
-int rk_cli_plan_load_text(const json_t *load);
 
 /* ---- The server commands (remote.c, http.c) ---- */
 

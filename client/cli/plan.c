@@ -83,8 +83,10 @@ static int print_plan(const rk_plan *p, const plan_args *a, char label[2][64], j
         return rk_cli_fail("plan", RK_EXIT_FAIL, "out of memory rendering the plan");
     int bad = rk_cli_write_safe(stdout, out, strlen(out), RK_CLI_SAFE_LINES);
     free(out);
+    char *lines = load && strcmp(a->format, "text") == 0 ? rk_plan_load_to_text(load) : NULL;
     if (!bad && load && strcmp(a->format, "text") == 0)
-        bad = rk_cli_plan_load_text(load);
+        bad = !lines || rk_cli_write_safe(stdout, lines, strlen(lines), RK_CLI_SAFE_LINES);
+    free(lines);
     bad = bad || fflush(stdout);
     return bad ? rk_cli_fail("plan", RK_EXIT_FAIL, "writing the plan failed") : RK_EXIT_OK;
 }

@@ -620,6 +620,10 @@ RK_API struct json_t *rk_plan_load_to_json(const rk_plan *p, const rk_plan_load_
 RK_API int rk_plan_profile_json(const rk_plan *p, const rk_ring *after,
                                 const struct json_t *profile, int64_t now, struct json_t **out,
                                 rk_error *err) RK_MUST_CHECK;
+/* rk_plan_profile_json's document as lines for people, to print after the plan's table (node ids
+ * as given: escape them where the output may reach a terminal). Malloc'd text, the caller frees
+ * it; NULL when out of memory. `load` is borrowed. */
+RK_API char *rk_plan_load_to_text(const struct json_t *load) RK_MUST_CHECK;
 
 /* ---- Rollouts: a change in steps (docs/MIGRATE.md, "Rollouts") ---- */
 

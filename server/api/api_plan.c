@@ -144,28 +144,69 @@ static int check_rows(rkd_call *c, const rk_plan *p, size_t rows, plan_form form
     return -1;
 }
 
-/* The plan's document with "load": the plan weighed by the cluster's stored load profile
- * (docs/LOAD.md), when it has one; "load_error" says why not when the profile does not fit the
- * plan (another hash). NULL when out of memory. */
+/* The plan weighed by the cluster's stored load profile (docs/LOAD.md): RK_OK with *load NULL
+ * when it has none; an error in err when it cannot weigh this plan (another hash) or cannot be
+ * read. */
+static int plan_load(rkd_call *c, const rk_plan *p, const rk_ring *after, json_t **load,
+                     rk_error *err)
+{
+    json_t *profile = NULL;
+    time_t now = time(NULL);
+    *load = NULL;
+    int rc = rkd_load_profile_get(c->app->store, c->cluster, now, &profile, err);
+    if (rc == RK_OK && profile)
+        rc = rk_plan_profile_json(p, after, profile, (int64_t)now, load, err);
+    json_decref(profile);
+    return rc;
+}
+
+/* The plan's document with "load", or "load_error" saying why it is not weighed; NULL when out of
+ * memory. */
 static json_t *with_load(rkd_call *c, json_t *doc, const rk_plan *p, const rk_ring *after)
 {
-    json_t *profile = NULL, *load = NULL;
+    json_t *load;
     rk_error err = {0};
-    time_t now = time(NULL);
-    int rc = rkd_load_profile_get(c->app->store, c->cluster, now, &profile, &err);
-    if (rc == RK_OK && profile)
-        rc = rk_plan_profile_json(p, after, profile, (int64_t)now, &load, &err);
-    int bad = !doc;
+    int rc = doc ? plan_load(c, p, after, &load, &err) : RK_ENOMEM;
+    int bad = rc == RK_ENOMEM;
     if (!bad && load)
         bad = json_object_set_new(doc, "load", load);
-    else if (!bad && rc != RK_OK && rc != RK_ENOMEM)
+    else if (!bad && rc != RK_OK)
         bad = json_object_set_new(doc, "load_error", json_string(err.message));
-    json_decref(profile);
-    if (bad || rc == RK_ENOMEM) {
+    if (bad) {
         json_decref(doc);
         return NULL;
     }
     return doc;
+}
+
+/* The plan's table with the load's lines after it (or why it is not weighed); NULL when out of
+ * memory. */
+static char *text_with_load(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
+                            const rk_ring *after)
+{
+    json_t *load;
+    rk_error err = {0};
+    int rc = plan_load(c, p, after, &load, &err);
+    char *table = rc == RK_ENOMEM ? NULL : rk_plan_to_text(p, meta);
+    char *lines = load ? rk_plan_load_to_text(load) : NULL;
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = table && (lines || !load) ? open_memstream(&out, &size) : NULL;
+    if (f) {
+        fputs(table, f);
+        if (lines)
+            fputs(lines, f);
+        else if (rc != RK_OK)
+            fprintf(f, "\nload: not weighed: %s\n", err.message);
+        if (fclose(f)) {
+            free(out);
+            out = NULL;
+        }
+    }
+    json_decref(load);
+    free(table);
+    free(lines);
+    return out;
 }
 
 /* Renders plan `p`, made from `rings`, as the query asked. */
@@ -182,7 +223,7 @@ static void answer_plan(rkd_call *c, const rk_plan *p, const rk_plan_meta *meta,
         return;
     }
     char *body = ask->form == PLAN_SVG ? rk_plan_to_svg_rings(p, meta, rings[0], rings[1])
-                                       : rk_plan_to_text(p, meta);
+                                       : text_with_load(c, p, meta, rings[1]);
     if (!body) {
         rkd_out_of_memory(c->resp);
         return;

@@ -184,6 +184,8 @@ one_store() {
     check "$STORE: the server's plan: 200" 200 "$(req GET "$C/plan?from=1&to=2&arcs=false")"
     check "$STORE: ... weighed as the CLI's" "$(jq_ "$TMP/plan2.json" "int(d['load']['moving_bytes'])")" \
         "$(jq_ "$TMP/body" "int(d['load']['moving_bytes'])")"
+    "$RK" plan -c "measure-$STORE" --from 1 --to 2 >"$TMP/plan-remote.txt"
+    has "$STORE: ... and its table, which plan -c prints" "$TMP/plan-remote.txt" "by bytes the most loaded node holds"
 }
 
 one_store memcached

@@ -848,8 +848,9 @@ ideal share, which `balance` and `warnings` point out.
 When the cluster has a load profile stored ([below](#the-load-profile)), the JSON plan also has
 `load`: the plan weighed by it (docs/LOAD.md: keys, bytes and reads that move, each node's bytes
 before and after, and `profile` with its `age_s`); a profile that cannot weigh this plan (keys
-placed by another hash) leaves `load` out and says why in `load_error`. The profile is read with
-each JSON plan (at most 1 MiB).
+placed by another hash) leaves `load` out and says why in `load_error`. The table
+(`format=text`) has the same figures as lines after it (`load: not weighed: ...` instead). The
+profile is read with each JSON or text plan (at most 1 MiB).
 
 Errors: 400 `invalid_parameter`, `invalid_cluster`; 404 `unknown_cluster`, `unknown_version`,
 `no_active_version` (no `from` given and nothing active); 422 `hash_mismatch`, `plan_too_large` (over

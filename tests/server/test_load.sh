@@ -87,9 +87,14 @@ check "... weighed: the keys that move are the moved fraction" True \
     "$(jq_ "$TMP/body" "abs(d['load']['moving_keys'] / d['load']['keys'] - d['moved_fraction']) < 1e-9")"
 check "... by the profile, with its age" "1796640000 True" \
     "$(jq_ "$TMP/body" "d['load']['profile']['measured_epoch_s'], d['load']['profile']['age_s'] > 0" | tr -d '(),')"
+check "the plan as a table: 200" 200 "$(req GET "$C/plan?from=1&to=2&format=text")"
+has "... with the load's lines" "$TMP/body" "load: lp, measured 2026-12-07T08:00:00Z"
+has "... what moves by bytes" "$TMP/body" "by bytes the most loaded node holds"
 check "a profile of another hash: 200" 200 "$(put 16 '{"hash": "fnv1a_64"}')"
 check "... the plan says why it is not weighed" "False True" \
     "$(req GET "$C/plan?from=1&to=2" >/dev/null; jq_ "$TMP/body" "'load' in d, 'hash fnv1a_64' in d['load_error']" | tr -d '(),')"
+check "... and its table too" 200 "$(req GET "$C/plan?from=1&to=2&format=text")"
+has "... saying why" "$TMP/body" "load: not weighed: hash: the profile placed keys with hash fnv1a_64"
 check "the latest again: 200" 200 "$(put 16 '{"measured_epoch_s": 1796640000}')"
 
 rk_stop
