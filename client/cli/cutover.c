@@ -1,5 +1,6 @@
 /* cutover.c — the cutover (docs/API.md) for operators: approve a version's plan after reading it,
  * show and set the cluster's policy, and read its events. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,21 @@ const rk_cli_cmd rk_cli_approve = {
 
 /* ---- policy ---- */
 
+/* --max-moved-bytes N|none into `doc`; returns an exit code. */
+static int bytes_field(const char *cmd, json_t *doc, const char *bytes)
+{
+    unsigned long long n;
+    if (!bytes)
+        return RK_EXIT_OK;
+    if (strcmp(bytes, "none") == 0)
+        return json_object_set_new(doc, "max_moved_bytes", json_null()) ? RK_EXIT_FAIL : RK_EXIT_OK;
+    if (rk_cli_number(bytes, 1, INT64_MAX, &n) != 0)
+        return rk_cli_fail(cmd, RK_EXIT_USAGE,
+                           "--max-moved-bytes: none or a whole number of bytes, at least 1");
+    return json_object_set_new(doc, "max_moved_bytes", json_integer((json_int_t)n)) ? RK_EXIT_FAIL
+                                                                                    : RK_EXIT_OK;
+}
+
 /* The policy fields the options set, into `doc`; returns an exit code. */
 static int policy_fields(const char *cmd, json_t *doc, const char *moved, const char *balance,
                          const char *approvals, const char *const yes_no[3])
@@ -222,12 +238,13 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
 {
     static const char *const yes_no[] = {"yes", "no", NULL};
     rk_cli_server s = {0};
-    const char *what = NULL, *moved = NULL, *balance = NULL, *approvals = NULL;
+    const char *what = NULL, *moved = NULL, *balance = NULL, *approvals = NULL, *bytes = NULL;
     const char *flags[3] = {NULL, NULL,
                             NULL}; /* --distinct-approver, --migration-window, --prewarm */
     const rk_cli_option opts[] = {
         RK_CLI_OPT("max-moved-fraction", RK_CLI_TEXT, &moved),
         RK_CLI_OPT("max-balance-after", RK_CLI_TEXT, &balance),
+        RK_CLI_OPT("max-moved-bytes", RK_CLI_TEXT, &bytes),
         RK_CLI_OPT("approvals", RK_CLI_TEXT, &approvals),
         RK_CLI_OPT("distinct-approver", RK_CLI_CHOICE, &flags[0], .choices = yes_no),
         RK_CLI_OPT("migration-window", RK_CLI_CHOICE, &flags[1], .choices = yes_no),
@@ -241,12 +258,13 @@ static int policy(const rk_cli_cmd *cmd, int argc, char **argv)
     int set = strcmp(what, "set") == 0;
     if (!set && strcmp(what, "show") != 0)
         return rk_cli_usage_error(cmd, "the operand is show or set, not %s", what);
-    if (!set && (moved || balance || approvals || flags[0] || flags[1] || flags[2]))
+    if (!set && (moved || balance || approvals || bytes || flags[0] || flags[1] || flags[2]))
         return rk_cli_usage_error(cmd, "policy show takes no policy options; use policy set");
     if (!set)
         return send_policy(cmd, &s, NULL);
     json_t *doc = json_object();
     rc = doc ? policy_fields(cmd->name, doc, moved, balance, approvals, flags) : RK_EXIT_FAIL;
+    rc = rc ? rc : bytes_field(cmd->name, doc, bytes);
     if (rc != RK_EXIT_OK) {
         json_decref(doc);
         return rc;
@@ -258,7 +276,8 @@ const rk_cli_cmd rk_cli_policy = {
     "policy", policy,
     "usage: ringkeeper policy show|set --server URL --cluster C [--max-moved-fraction F]\n"
     "       [--max-balance-after X|none] [--approvals N] [--distinct-approver yes|no]\n"
-    "       [--migration-window yes|no] [--prewarm yes|no] [--token T]\n"
+    "       [--migration-window yes|no] [--prewarm yes|no] [--max-moved-bytes N|none]\n"
+    "       [--token T]\n"
     "\n"
     "Shows or sets the cluster's cutover policy (docs/API.md, \"Cutover\"); set changes only the\n"
     "fields given and prints the policy as it is then.\n"
@@ -273,6 +292,9 @@ const rk_cli_cmd rk_cli_policy = {
     "                           a version that names its data needs its verified pre-warm (a\n"
     "                           before_cutover job of ringkeeper migrate run), and a rollout\n"
     "                           pre-warms each step before activating it (docs/MIGRATE.md)\n"
+    "  --max-moved-bytes N|none the most bytes one activation may move, counted by the cluster's\n"
+    "                           load profile (ringkeeper measure --store; docs/LOAD.md): with\n"
+    "                           none stored, an activation is refused\n"
     "" RK_CLI_OUTPUT_HELP("json")
         SERVER_OPTIONS_HELP_("bearer token for policy set; show needs none"),
     NULL, "show|set"};

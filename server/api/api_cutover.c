@@ -22,10 +22,12 @@
 static json_t *policy_json(const rkd_store_policy *p)
 {
     json_t *balance = p->max_balance_after > 0 ? json_real(p->max_balance_after) : json_null();
-    return json_pack("{s:f, s:o, s:I, s:b, s:b, s:b}", "max_moved_fraction", p->max_moved_fraction,
-                     "max_balance_after", balance, "approvals", (json_int_t)p->approvals,
-                     "distinct_approver", p->distinct_approver, "migration_window",
-                     p->migration_window, "prewarm", p->prewarm);
+    json_t *bytes = p->max_moved_bytes > 0 ? json_integer(p->max_moved_bytes) : json_null();
+    return json_pack("{s:f, s:o, s:I, s:b, s:b, s:b, s:o}", "max_moved_fraction",
+                     p->max_moved_fraction, "max_balance_after", balance, "approvals",
+                     (json_int_t)p->approvals, "distinct_approver", p->distinct_approver,
+                     "migration_window", p->migration_window, "prewarm", p->prewarm,
+                     "max_moved_bytes", bytes);
 }
 
 void rkd_h_get_policy(rkd_call *c)
@@ -72,13 +74,13 @@ static int bool_field(rkd_call *c, json_t *doc, const char *name, int *out)
 static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
 {
     static const char *const fields[] = {
-        "max_moved_fraction", "max_balance_after", "approvals", "distinct_approver",
-        "migration_window",   "prewarm",           NULL};
+        "max_moved_fraction", "max_balance_after", "approvals",       "distinct_approver",
+        "migration_window",   "prewarm",           "max_moved_bytes", NULL};
     double approvals = (double)p->approvals;
     json_t *a = json_object_get(doc, "approvals");
     if (rkd_known_fields(c, doc, fields,
                          "max_moved_fraction, max_balance_after, approvals, distinct_approver, "
-                         "migration_window and prewarm") != 0 ||
+                         "migration_window, prewarm and max_moved_bytes") != 0 ||
         number_field(c, doc, "max_moved_fraction", 0, &p->max_moved_fraction,
                      "a number from 0 to 1") != 0 ||
         number_field(c, doc, "max_balance_after", 1, &p->max_balance_after,
@@ -95,12 +97,20 @@ static int parse_policy(rkd_call *c, json_t *doc, rkd_store_policy *p)
         return -1;
     }
     p->approvals = a ? json_integer_value(a) : p->approvals;
+    json_t *b = json_object_get(doc, "max_moved_bytes");
+    if (b && !json_is_null(b) && !(json_is_integer(b) && json_integer_value(b) > 0)) {
+        rkd_response_error(c->resp, RKD_E_INVALID_BODY, "max_moved_bytes",
+                           "max_moved_bytes must be null (no limit) or a whole number of bytes of "
+                           "at least 1, as the cluster's load profile counts them");
+        return -1;
+    }
+    p->max_moved_bytes = b ? json_integer_value(b) : p->max_moved_bytes; /* null reads as 0 */
     return 0;
 }
 
 /* The first of `p`'s guards that is looser than in `old` (its field), or NULL when none is: a
- * higher max_moved_fraction or max_balance_after (0 is none), fewer approvals, no distinct
- * approver, no migration window or no pre-warm where there was one. */
+ * higher max_moved_fraction, max_balance_after or max_moved_bytes (0 is none), fewer approvals,
+ * no distinct approver, no migration window or no pre-warm where there was one. */
 static const char *loosened(const rkd_store_policy *old, const rkd_store_policy *p)
 {
     if (p->max_moved_fraction > old->max_moved_fraction)
@@ -114,6 +124,9 @@ static const char *loosened(const rkd_store_policy *old, const rkd_store_policy 
         return "distinct_approver";
     if (old->migration_window && !p->migration_window)
         return "migration_window";
+    if (old->max_moved_bytes > 0 &&
+        (p->max_moved_bytes == 0 || p->max_moved_bytes > old->max_moved_bytes))
+        return "max_moved_bytes";
     return old->prewarm && !p->prewarm ? "prewarm" : NULL;
 }
 

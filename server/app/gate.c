@@ -2,28 +2,68 @@
  * of the plan from the active version, and the policy's budget, checked inside the store's
  * transaction over what it read (the approvals are the store's own). */
 #include <stdio.h>
-
 #include <string.h>
+#include <time.h>
 
 #include "docs.h"
 #include "gate.h"
+#include "load_profile.h"
 #include "migration_job.h"
 #include "rings.h"
 #include "rollout.h"
 
+/* RK_OK when plan `p` moves at most the policy's max_moved_bytes by the cluster's load profile
+ * (`v` names the version activated, `how` what to do instead). A byte budget with no profile, or
+ * with one that cannot weigh the plan, refuses: it cannot be kept blind. */
+static int within_bytes(const rkd_gate *g, const rk_plan *p, const rk_ring *to,
+                        const rkd_store_policy *pol, const char *v, int64_t active, const char *how,
+                        rk_error *err)
+{
+    json_t *load = NULL;
+    rk_error why = {0};
+    const char *cluster = g->c->cluster;
+    if (pol->max_moved_bytes <= 0)
+        return RK_OK;
+    if (!g->profile)
+        return rk_error_set(err, RKD_STORE_EBUDGET, "max_moved_bytes",
+                            "the policy budgets the bytes an activation moves (max_moved_bytes) "
+                            "and cluster %s has no load profile to count them by: measure it "
+                            "(ringkeeper measure -c %s --store); %s",
+                            cluster, cluster, how);
+    int rc = rk_plan_profile_json(p, to, g->profile, (int64_t)time(NULL), &load, &why);
+    if (rc != RK_OK)
+        return rk_error_set(err, rc == RK_ENOMEM ? RK_ENOMEM : RKD_STORE_EBUDGET, "max_moved_bytes",
+                            "the policy budgets the bytes an activation moves (max_moved_bytes) "
+                            "and the load profile of cluster %s cannot weigh this plan (%s): "
+                            "measure it again; %s",
+                            cluster, why.message, how);
+    double moving = json_number_value(json_object_get(load, "moving_bytes"));
+    double age =
+        (double)json_integer_value(json_object_get(json_object_get(load, "profile"), "age_s"));
+    json_decref(load);
+    if (moving <= (double)pol->max_moved_bytes)
+        return RK_OK;
+    return rk_error_set(err, RKD_STORE_EBUDGET, "max_moved_bytes",
+                        "activating %s over version %lld moves %.0f bytes by the load profile "
+                        "(measured %.1f h ago), over the policy's max_moved_bytes of %lld; %s",
+                        v, (long long)active, moving, age / 3600, (long long)pol->max_moved_bytes,
+                        how);
+}
+
 /* RK_OK when plan `p` (of activating `to` over `active`) is within policy `pol`, else
  * RKD_STORE_EBUDGET with the figures. */
-static int within_budget(const rk_plan *p, const rkd_store_policy *pol, int64_t active, int64_t to,
-                         int step, rk_error *err)
+static int within_budget(const rkd_gate *g, const rk_plan *p, const rk_ring *to,
+                         const rkd_store_policy *pol, int64_t active, rk_error *err)
 {
     double bmax, bmin, amax, amin, moved = rk_plan_moved_fraction(p);
     rk_plan_balance(p, &bmax, &bmin, &amax, &amin);
-    const char *how = step ? "the rollout pauses: loosen the policy (admin) and resume, or abort "
-                             "and review smaller steps"
-                           : "review a smaller change, or activate with {\"force\": true, "
-                             "\"reason\": \"...\"}";
+    const char *how = g->step ? "the rollout pauses: loosen the policy (admin) and resume, or "
+                                "abort and review smaller steps"
+                              : "review a smaller change, or activate with {\"force\": true, "
+                                "\"reason\": \"...\"}";
     char v[32];
-    snprintf(v, sizeof v, to ? "version %lld" : "the new version", (long long)to);
+    snprintf(v, sizeof v, g->to_version ? "version %lld" : "the new version",
+             (long long)g->to_version);
     if (moved > pol->max_moved_fraction)
         return rk_error_set(err, RKD_STORE_EBUDGET, NULL,
                             "activating %s over version %lld moves %.4f%% of the hash space, over "
@@ -34,7 +74,7 @@ static int within_budget(const rk_plan *p, const rkd_store_policy *pol, int64_t 
                             "after activating %s the most loaded node holds %.3fx its ideal share, "
                             "over the policy's max_balance_after of %.3fx; %s",
                             v, amax, pol->max_balance_after, how);
-    return RK_OK;
+    return within_bytes(g, p, to, pol, v, active, how, err);
 }
 
 /* Rings that put keys elsewhere (another scheme, hash or hash tag) move every key: that takes a
@@ -66,7 +106,7 @@ static int check_plan(const rkd_gate *g, const rk_ring *to, const rkd_store_poli
     if (!plan)
         return err->code;
     *moved = rk_plan_moved_fraction(plan);
-    int rc = g->reason ? RK_OK : within_budget(plan, pol, active, g->to_version, g->step, err);
+    int rc = g->reason ? RK_OK : within_budget(g, plan, to, pol, active, err);
     rk_plan_free(plan);
     return rc;
 }
@@ -114,7 +154,8 @@ static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk
     const rkd_store_policy *pol = &v->policy;
     *moved = -1;
     int rc = check_rollout(g, v, err);
-    g->budget = pol->max_moved_fraction < 1 || pol->max_balance_after > 0;
+    g->budget =
+        pol->max_moved_fraction < 1 || pol->max_balance_after > 0 || pol->max_moved_bytes > 0;
     if (rc != RK_OK || !v->active || (g->to_version && g->to_version <= v->active))
         return rc; /* refused, a first activation, or one the store refuses */
     /* No force helps while a window is open: say so before asking for rings. */
@@ -123,7 +164,9 @@ static int gate_check(void *arg, const rkd_store_gate_view *v, double *moved, rk
     if (rc != RK_OK)
         return rc;
     g->need_job = pol->prewarm;
-    if (g->from_version != v->active || (pol->prewarm && !g->job_read)) {
+    g->need_load = pol->max_moved_bytes > 0 && !g->reason;
+    if (g->from_version != v->active || (pol->prewarm && !g->job_read) ||
+        (g->need_load && !g->load_read)) {
         g->want = v->active;
         return rk_error_set(err, RKD_STORE_EGATE, NULL, "the gate needs the ring of version %lld",
                             (long long)v->active);
@@ -163,10 +206,20 @@ static int fetch_job(rkd_gate *g, rk_error *err)
     return rc == RKD_STORE_ENOJOB ? RK_OK : rc;
 }
 
-/* The rings of the plan from version g->want, and the cluster's job. */
+/* The cluster's load profile, for within_bytes. */
+static int fetch_load(rkd_gate *g, rk_error *err)
+{
+    json_decref(g->profile);
+    g->profile = NULL;
+    g->load_read = 1;
+    return rkd_load_profile_get(g->c->app->store, g->c->cluster, time(NULL), &g->profile, err);
+}
+
+/* The rings of the plan from version g->want, the cluster's job and its load profile. */
 static int fetch(rkd_gate *g, rk_error *err)
 {
     int rc = g->need_job ? fetch_job(g, err) : RK_OK;
+    rc = rc == RK_OK && g->need_load ? fetch_load(g, err) : rc;
     if (rc != RK_OK)
         return rc;
     rkd_cache_release(g->c->app->rings, g->from);
@@ -194,6 +247,8 @@ int rkd_gate_again(rkd_gate *g, int *rc, rk_error *err)
 
 void rkd_gate_done(rkd_gate *g)
 {
+    json_decref(g->profile);
+    g->profile = NULL;
     rkd_cache_release(g->c->app->rings, g->from);
     rkd_cache_release(g->c->app->rings, g->to);
 }

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "app.h"
 
 /* An activation's gate (a hand's: no rollout may hold the cluster; a rollout step's: its
@@ -33,6 +35,9 @@ typedef struct rkd_gate {
     int job_read;         /* the job was read, and ... */
     int64_t warm_from;    /* ... is a verified pre-warm from this version ... */
     int64_t warm_to;      /* ... to this one (both 0: it is not) */
+    int need_load;        /* the policy the check saw budgets bytes: fetch the load profile */
+    int load_read;        /* the profile was read: ... */
+    json_t *profile;      /* ... the cluster's (NULL: it has none) */
 } rkd_gate;
 
 /* Sets g->c and g->check, and holds the plan's rings if the cache has them; the caller has set
@@ -40,14 +45,16 @@ typedef struct rkd_gate {
  * RKD_STORE_EROLLOUTRUNNING, RKD_STORE_EWINDOWOPEN, RKD_STORE_EBUDGET (422 budget_exceeded,
  * with the figures, or the scheme, hash or hash tag that changes) or, under a policy with
  * prewarm, RKD_STORE_ENOTVERIFIED for a version with data and no verified pre-warm from the
- * active one; it computes no plan when the policy has no budget. A reason (force) passes all but
+ * active one; it computes no plan when the policy has no budget. A budget in bytes
+ * (max_moved_bytes) is counted by the cluster's load profile, and refuses when there is none or
+ * it cannot weigh the plan (field "max_moved_bytes"). A reason (force) passes all but
  * the rollout and the window. */
 void rkd_gate_init(rkd_gate *g, rkd_call *c);
 /* After the store's call answered *rc: non-zero when it should be called again, the check having
  * asked for rings now fetched (RKD_STORE_EGATE; after three tries *rc becomes
  * RKD_STORE_ECONFLICT, and a failed fetch its error). */
 int rkd_gate_again(rkd_gate *g, int *rc, rk_error *err);
-/* Releases what the gate fetched. */
+/* Releases what the gate fetched (rings, profile). */
 void rkd_gate_done(rkd_gate *g);
 
 #endif

@@ -218,9 +218,11 @@ typedef struct rkd_store_policy {
     int prewarm; /* non-zero: the cluster is served by proxies, which read one ring: activating a
                     version whose topology names its data needs that version's verified pre-warm
                     (a before_cutover job), and a rollout's step opens no window */
+    int64_t max_moved_bytes; /* > 0: the most bytes an activation moves by the cluster's load
+                                profile (docs/LOAD.md); 0: no limit */
 } rkd_store_policy;
 
-#define RKD_STORE_POLICY_DEFAULTS ((rkd_store_policy){1.0, 0, 0, 0, 0, 0})
+#define RKD_STORE_POLICY_DEFAULTS ((rkd_store_policy){1.0, 0, 0, 0, 0, 0, 0})
 
 /* What an activation's transaction read, for the caller's gate (rkd_store_gate) to decide on at
  * the commit; pointers borrowed for the call. */

@@ -451,6 +451,9 @@ static int check_policy(const rkd_store_policy *p, rk_error *err)
     if (p->approvals < 0 || p->approvals > RKD_STORE_APPROVALS_MAX)
         return rk_error_set(err, RK_EINVAL, "approvals", "approvals is a whole number from 0 to %d",
                             RKD_STORE_APPROVALS_MAX);
+    if (p->max_moved_bytes < 0)
+        return rk_error_set(err, RK_EINVAL, "max_moved_bytes",
+                            "max_moved_bytes is null (no limit) or a whole number of bytes");
     return RK_OK;
 }
 

@@ -934,8 +934,10 @@ EOF
 Each cluster has a policy; its defaults keep everything above unchanged. With a
 policy, an activation (also `?activate=true` on publish or revert) passes a gate, in this order: the
 **budget** (the plan from the active version to `v`: `moved_fraction` at most `max_moved_fraction`, and
-the balance after — the most loaded node's share over its ideal — at most `max_balance_after`; else 422
-`budget_exceeded` with the figures and the limit), then the **approvals** (at least `approvals` operators
+the balance after — the most loaded node's share over its ideal — at most `max_balance_after`, and the
+bytes it moves by the cluster's [load profile](#the-load-profile) at most `max_moved_bytes`; else 422
+`budget_exceeded` with the figures and the limit, `field` `max_moved_bytes` for the bytes, also when
+no profile is stored or it cannot weigh the plan), then the **approvals** (at least `approvals` operators
 approved exactly this plan, by its `digest`; else 409 `approval_required`). An activation with the body
 `{"force": true, "reason": "..."}` passes the budget (never the approvals), and the reason is recorded.
 A first activation (nothing active) has no plan: only the approvals count, of the digest from version 0
@@ -981,6 +983,7 @@ tokens are configured.
 | `approvals` | `0` | a whole number from 0 to 100: approvals of the plan an activation needs |
 | `distinct_approver` | `false` | `true`: a version's author's approval does not count (and is refused) |
 | `migration_window` | `false` | `true`: an activation over another version opens a migration window (below) |
+| `max_moved_bytes` | `null` | `null` (no limit) or a whole number of bytes >= 1: the most bytes one activation may move, counted by the cluster's load profile ([below](#the-load-profile), docs/LOAD.md); with none stored, or one of another hash, an activation is refused until one is measured (or forced) |
 | `prewarm` | `false` | `true`: the cluster is served by proxies, which read one ring: activating a version whose topology names its `data` over another needs that version's verified pre-warm (a `before_cutover` job from the active version, [below](#moving-the-data-the-migration-job)), else 409 `not_verified` (a `publish` with `activate=true` always; `force` with a reason goes cold); a rollout's step waits in `prewarm` for it and opens no window unless `migration_window` is set too ([MIGRATE.md](MIGRATE.md#clusters-served-by-proxies)) |
 
 Errors: 400 `malformed_json`, `invalid_body` (with `field`), `invalid_cluster`; 401, 403; 404 `unknown_cluster`.

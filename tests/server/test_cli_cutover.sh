@@ -28,6 +28,12 @@ cli "" 2 "policy set: needs a token" policy set --approvals 1
 cli "$ALICE" 0 "policy set" policy set --approvals 1 --distinct-approver yes --max-moved-fraction 0.1
 has "policy set: approvals" "$TMP/out" '"approvals": 1'
 has "policy set: the budget, as set" "$TMP/out" '"max_moved_fraction": 0.1,'
+cli "$ALICE" 2 "policy set: a byte budget of 0" policy set --max-moved-bytes 0
+has "policy set: ... says what is allowed" "$TMP/err" "none or a whole number of bytes"
+cli "$ALICE" 0 "policy set: a byte budget" policy set --max-moved-bytes 5000000000
+has "policy set: ... as set" "$TMP/out" '"max_moved_bytes": 5000000000'
+cli "$ALICE" 0 "policy set: no byte budget" policy set --max-moved-bytes none
+has "policy set: ... none" "$TMP/out" '"max_moved_bytes": null'
 cli "$ALICE" 0 "publish v2" publish "$TMP/t4"
 cli "$ALICE" 0 "publish v3" publish "$TMP/t5"
 

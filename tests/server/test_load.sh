@@ -3,7 +3,8 @@
 # profile"): PUT .../load checks the profile field by field and keeps nothing it refuses, stores
 # it as the cluster's latest (a `load` event), GET .../load answers it with its age; a profile
 # over the stored bound is refused naming `load`; writes need a publish token; the server's plan
-# is weighed by it (or says why not); the profile survives a restart. Run on SQLite and on etcd (RK_TEST_STORE=etcd).
+# is weighed by it (or says why not); the policy's max_moved_bytes is counted by it (and refuses
+# without one); the profile survives a restart. Run on SQLite and on etcd (RK_TEST_STORE=etcd).
 # usage: test_load.sh RINGKEEPERD SOURCE_DIR
 . "$(dirname "$0")/lib.sh" "$1"
 PY=/usr/bin/python3 # Debian's, whatever comes first on PATH
@@ -96,6 +97,30 @@ check "... the plan says why it is not weighed" "False True" \
 check "... and its table too" 200 "$(req GET "$C/plan?from=1&to=2&format=text")"
 has "... saying why" "$TMP/body" "load: not weighed: hash: the profile placed keys with hash fnv1a_64"
 check "the latest again: 200" 200 "$(put 16 '{"measured_epoch_s": 1796640000}')"
+
+# a budget in bytes (the policy's max_moved_bytes), counted by the profile: 16 bins of 1000000.5
+# bytes at a rate of 0.5, 32000016 bytes in all, of which 3 -> 4 nodes moves about a quarter
+check "activate version 1" 200 "$(req POST "$C/versions/1/activate" "${A[@]}")"
+check "a byte budget of 100 MB: 200" 200 "$(req PUT "$C/policy" "${A[@]}" --data-binary '{"max_moved_bytes": 100000000}')"
+check "... read back" 100000000 "$(jq_ "$TMP/body" "d['max_moved_bytes']")"
+check "version 2 moves less: activated" 200 "$(req POST "$C/versions/2/activate" "${A[@]}")"
+check "a byte budget of 1 MB: 200" 200 "$(req PUT "$C/policy" "${A[@]}" --data-binary '{"max_moved_bytes": 1000000}')"
+check "publish 5 nodes" 201 "$(req POST "$C/versions" "${A[@]}" --data-binary "$(topo 5 40 xxh3_64)")"
+check "version 3 moves more: 422" 422 "$(req POST "$C/versions/3/activate" "${A[@]}")"
+has "... budget_exceeded, naming max_moved_bytes" "$TMP/body" '"field":"max_moved_bytes"'
+has "... with the bytes the profile counts" "$TMP/body" "bytes by the load profile"
+check "a byte budget of 0: 400" 400 "$(req PUT "$C/policy" "${A[@]}" --data-binary '{"max_moved_bytes": 0}')"
+has "... naming it" "$TMP/body" '"field":"max_moved_bytes"'
+check "forced past it: 200" 200 "$(req POST "$C/versions/3/activate" "${A[@]}" --data-binary '{"force": true, "reason": "a planned drain"}')"
+# a byte budget with no profile to count by refuses
+N=/v1/clusters/nb
+check "another cluster, active" 201 "$(req POST "$N/versions?activate=true" "${A[@]}" --data-binary "$(topo 3 40 xxh3_64)")"
+check "... its byte budget" 200 "$(req PUT "$N/policy" "${A[@]}" --data-binary '{"max_moved_bytes": 1000000000}')"
+check "... a change of it" 201 "$(req POST "$N/versions" "${A[@]}" --data-binary "$(topo 4 40 xxh3_64)")"
+check "no profile to count by: 422" 422 "$(req POST "$N/versions/2/activate" "${A[@]}")"
+has "... saying to measure it" "$TMP/body" "has no load profile to count them by: measure it"
+check "no byte budget again: 200" 200 "$(req PUT "$N/policy" "${A[@]}" --data-binary '{"max_moved_bytes": null}')"
+check "... activated" 200 "$(req POST "$N/versions/2/activate" "${A[@]}")"
 
 rk_stop
 check "stopped cleanly" 0 "$STOP_CODE"

@@ -27,6 +27,7 @@ static int policy_from_kv(const rke_kv *kv, const char *cluster, rkd_store_polic
         out->distinct_approver = json_is_true(json_object_get(j, "distinct_approver"));
         out->migration_window = json_is_true(json_object_get(j, "migration_window"));
         out->prewarm = json_is_true(json_object_get(j, "prewarm"));
+        out->max_moved_bytes = json_integer_value(json_object_get(j, "max_moved_bytes"));
     }
     json_decref(j);
     return rc;
@@ -324,10 +325,11 @@ void rke_put_policy_json(rke_store *s, rke_txn *t, const char *cluster, const rk
 {
     char key[RKE_KEY_MAX];
     json_t *j = json_pack(
-        "{sfsosIsbsbsb}", "max_moved_fraction", p->max_moved_fraction, "max_balance_after",
+        "{sfsosIsbsbsbsI}", "max_moved_fraction", p->max_moved_fraction, "max_balance_after",
         p->max_balance_after == 0 ? json_null() : json_real(p->max_balance_after), "approvals",
         (json_int_t)p->approvals, "distinct_approver", p->distinct_approver != 0,
-        "migration_window", p->migration_window != 0, "prewarm", p->prewarm != 0);
+        "migration_window", p->migration_window != 0, "prewarm", p->prewarm != 0, "max_moved_bytes",
+        (json_int_t)p->max_moved_bytes);
     rke_key(s, key, cluster, "policy");
     rke_put_json(t, key, j);
     json_decref(j);

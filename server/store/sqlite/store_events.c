@@ -13,14 +13,15 @@
 
 static const char sql_policy[] =
     "SELECT max_moved_fraction, max_balance_after, approvals, distinct_approver, migration_window, "
-    "prewarm FROM policies WHERE cluster_id = :cid";
+    "prewarm, max_moved_bytes FROM policies WHERE cluster_id = :cid";
 static const char sql_put_policy[] =
     "INSERT INTO policies (cluster_id, max_moved_fraction, max_balance_after, approvals, "
-    "distinct_approver, migration_window, prewarm) VALUES (:cid, :moved, :balance, :approvals, "
-    ":distinct, :window, :prewarm) ON CONFLICT (cluster_id) DO UPDATE SET max_moved_fraction = "
-    "excluded.max_moved_fraction, max_balance_after = excluded.max_balance_after, approvals = "
-    "excluded.approvals, distinct_approver = excluded.distinct_approver, migration_window = "
-    "excluded.migration_window, prewarm = excluded.prewarm";
+    "distinct_approver, migration_window, prewarm, max_moved_bytes) VALUES (:cid, :moved, "
+    ":balance, :approvals, :distinct, :window, :prewarm, :bytes) ON CONFLICT (cluster_id) DO "
+    "UPDATE SET max_moved_fraction = excluded.max_moved_fraction, max_balance_after = "
+    "excluded.max_balance_after, approvals = excluded.approvals, distinct_approver = "
+    "excluded.distinct_approver, migration_window = excluded.migration_window, prewarm = "
+    "excluded.prewarm, max_moved_bytes = excluded.max_moved_bytes";
 static const char sql_event[] =
     "INSERT INTO events (cluster_id, event, kind, at, author, version, from_version, digest, "
     "moved_fraction, detail) VALUES (:cid, (SELECT COALESCE(MAX(event), 0) + 1 FROM events WHERE "
@@ -96,6 +97,7 @@ int rks_policy_locked(rks_store *s, int64_t cid, rkd_store_policy *out, rk_error
         out->distinct_approver = sqlite3_column_int(st, 3);
         out->migration_window = sqlite3_column_int(st, 4);
         out->prewarm = sqlite3_column_int(st, 5);
+        out->max_moved_bytes = sqlite3_column_int64(st, 6);
     } else if (step != SQLITE_DONE) {
         rc = rks_db_err(s, err, step, "reading the policy");
     }
@@ -193,6 +195,7 @@ int rks_policy_row(rks_store *s, const rks_params *p, const rkd_store_policy *po
     bd = bd ? bd : rks_bind_int(st, ":distinct", pol->distinct_approver ? 1 : 0);
     bd = bd ? bd : rks_bind_int(st, ":window", pol->migration_window ? 1 : 0);
     bd = bd ? bd : rks_bind_int(st, ":prewarm", pol->prewarm ? 1 : 0);
+    bd = bd ? bd : rks_bind_int(st, ":bytes", pol->max_moved_bytes);
     return step_done(s, st, bd, "storing the policy", err);
 }
 
