@@ -293,7 +293,7 @@ const rk_cli_cmd rk_cli_policy = {
     "                           before_cutover job of ringkeeper migrate run), and a rollout\n"
     "                           pre-warms each step before activating it (docs/MIGRATE.md)\n"
     "  --max-moved-bytes N|none the most bytes one activation may move, counted by the cluster's\n"
-    "                           load profile (ringkeeper measure --store; docs/LOAD.md): with\n"
+    "                           load profile (stored by ringkeeper measure; docs/LOAD.md): with\n"
     "                           none stored, an activation is refused\n"
     "" RK_CLI_OUTPUT_HELP("json")
         SERVER_OPTIONS_HELP_("bearer token for policy set; show needs none"),

@@ -20,7 +20,7 @@ check "publish v1 and activate" 201 "$(as "$ALICE" POST "$C/versions?activate=tr
 check "publish v2" 201 "$(as "$ALICE" POST "$C/versions" --data-binary @"$TMP/t4")"
 
 check "policy: defaults" 200 "$(req GET "$C/policy")"
-check "policy: default body" '{"max_moved_fraction":1.0,"max_balance_after":null,"approvals":0,"distinct_approver":false,"migration_window":false,"prewarm":false}' "$(cat "$TMP/body")"
+check "policy: default body" '{"max_moved_fraction":1.0,"max_balance_after":null,"approvals":0,"distinct_approver":false,"migration_window":false,"prewarm":false,"max_moved_bytes":null}' "$(cat "$TMP/body")"
 check "policy: unknown cluster" 404 "$(req GET /v1/clusters/nope/policy)"
 check "policy: a write needs a token" 401 "$(req PUT "$C/policy" --data-binary '{"approvals":1}')"
 for bad in '{"max_moved_fraction":1.5}:max_moved_fraction' '{"max_balance_after":0.5}:max_balance_after' \
@@ -34,7 +34,7 @@ check "policy: refusals changed nothing" 200 "$(req GET "$C/policy")"
 has "policy: still the defaults" "$TMP/body" '"approvals":0'
 check "policy: set" 200 "$(as "$ALICE" PUT "$C/policy" --data-binary '{"max_moved_fraction":0.1,"approvals":1,"distinct_approver":true}')"
 check "policy: fields left out keep their value" 200 "$(as "$ALICE" PUT "$C/policy" --data-binary '{"max_balance_after":1.5}')"
-check "policy: merged, the fraction as it was set (shortest form)" '{"max_moved_fraction":0.1,"max_balance_after":1.5,"approvals":1,"distinct_approver":true,"migration_window":false,"prewarm":false}' "$(cat "$TMP/body")"
+check "policy: merged, the fraction as it was set (shortest form)" '{"max_moved_fraction":0.1,"max_balance_after":1.5,"approvals":1,"distinct_approver":true,"migration_window":false,"prewarm":false,"max_moved_bytes":null}' "$(cat "$TMP/body")"
 
 D12=$(digest 1 2)
 check "plan digest: 16 hex digits" 16 "${#D12}"
