@@ -127,6 +127,7 @@ one_store() {
         one_run "rate 1" 1
     done
     for pid in "${SERVER_PIDS[@]}"; do kill "$pid"; wait "$pid" 2>/dev/null || true; done
+    RKM_PIDS=() # stopped: the exit's clean-up (servers.sh) has none left to stop
 }
 
 echo "| store | run | wall | keys/s | servers' CPU | per 1M keys | worst server's bytes error |"

@@ -4,9 +4,10 @@
   measure_data.py fill STORE NODE=ADDR...    < lines "key<TAB>node": each key on its node's server,
       a value of a Zipf-like size (the k-th key of the file about 200 KB / k^0.7, at least
       $RK_MEASURE_MIN bytes, default 4000), the first three keys hot ones of 900 KB: a skewed fleet
-      on purpose
+      on purpose; with $RK_MEASURE_SIZE set, every value of that size instead
   measure_data.py used STORE NODE=ADDR...    "NODE BYTES" per server: memcached's stats bytes,
-      Redis's INFO used_memory
+      Redis's INFO used_memory once no other client is connected (a client's buffers are in it)
+      and it holds still (a grown table is rehashed over the next cron runs)
   measure_data.py sizes STORE NODE=ADDR...   < lines "key<TAB>old<TAB>new": the sizes as each
       server counts them (memcached: the metadump's item sizes; Redis: MEMORY USAGE), read from the
       old owner; prints "keys=N bytes=B moving_keys=M moving_bytes=MB"
@@ -18,6 +19,7 @@ STORE is memcached or redis, spoken in their text protocols over one pipelined s
 import os
 import socket
 import sys
+import time
 import urllib.parse
 
 
@@ -35,10 +37,13 @@ def resp(*args):
 
 
 MIN_SIZE = int(os.environ.get("RK_MEASURE_MIN", "4000"))
+FLAT_SIZE = int(os.environ.get("RK_MEASURE_SIZE", "0"))
 
 
 def size_of(k):
     """The value size of the k-th key (0-based) of the file."""
+    if FLAT_SIZE:
+        return FLAT_SIZE
     if k < 3:
         return 900_000
     return max(MIN_SIZE, int(200_000 / (k - 2) ** 0.7))
@@ -61,20 +66,32 @@ def fill(store, addr, rows):
     s.close()
 
 
+def info(f, s, section):
+    s.sendall(resp(b"INFO", section))
+    n = int(f.readline()[1:])
+    return dict(l.split(b":", 1) for l in f.read(n + 2).split(b"\r\n") if b":" in l)
+
+
 def used(store, addr):
     s, f = connect(addr)
-    s.sendall(b"stats\r\n" if store == "memcached" else resp(b"INFO", b"memory"))
     if store == "memcached":
+        s.sendall(b"stats\r\n")
         for line in iter(f.readline, b"END\r\n"):
             parts = line.split()
             if parts[:2] == [b"STAT", b"bytes"]:
                 return int(parts[2])
-    else:
-        n = int(f.readline()[1:])
-        for line in f.read(n + 2).split(b"\r\n"):
-            if line.startswith(b"used_memory:"):
-                return int(line.split(b":")[1])
-    sys.exit("no memory figure from %s" % addr)
+        sys.exit("no memory figure from %s" % addr)
+    for _ in range(100):  # a client just gone may not be freed yet: its buffers count
+        if info(f, s, b"clients")[b"connected_clients"] == b"1":
+            break
+        time.sleep(0.05)
+    now = None  # a table that grew is rehashed over the next cron runs, both tables held meanwhile
+    for _ in range(50):
+        then, now = now, int(info(f, s, b"memory")[b"used_memory"])
+        if now == then:
+            break
+        time.sleep(0.2)
+    return now
 
 
 def memcached_sizes(addr):
