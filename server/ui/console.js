@@ -244,6 +244,22 @@ function actionsPart(c, plan, verdict, fleet, said) {
     verdict.why ? h("span", { id: "no-actions" }, verdict.why) : ""), out);
 }
 
+/* Beside the hash space, what the cluster's load profile says the plan moves: bytes, and reads where
+ * the servers counted them, with the balance after by each and the profile's age. */
+function loadLine(plan) {
+  const l = plan.load;
+  if (!l) return "";
+  const reads = l.requests > 0 ? [" By reads: ", rkFmt.pct(l.moving_requests / l.requests), " change owner; the most loaded node then holds ",
+    num("plan.load.requests_balance_after", l.requests_balance_after, "ratio"), " its share."] : [];
+  const p = l.profile || {};
+  return h("p", { id: "headline-load", class: "headline" }, "By bytes: ", num("plan.load.moving_bytes", l.moving_bytes, "bytes"), " of ",
+    num("plan.load.bytes", l.bytes, "bytes"), " move (", rkFmt.pct(l.bytes ? l.moving_bytes / l.bytes : 0), "); the most loaded node then holds ",
+    num("plan.load.bytes_balance_after", l.bytes_balance_after, "ratio"), " its share, ",
+    num("plan.load.bytes_balance_before", l.bytes_balance_before, "ratio"), " before.", ...reads,
+    h("span", { id: "profile-age", class: "note" }, ` Load profile measured ${p.measured_at || "at an unknown time"}`,
+      p.age_s !== undefined ? `, ${rkFmt.age(p.age_s)} ago` : "", p.sample_rate !== undefined ? `, sample rate ${p.sample_rate}` : "", "."));
+}
+
 /* The first screen: the plan's cost against the minimum, each rule of the policy in its state, and
  * what may be done next. */
 function verdictPart(c, plan, verdict, fleet, said) {
@@ -253,7 +269,7 @@ function verdictPart(c, plan, verdict, fleet, said) {
     : h("p", { id: "headline", class: "headline" }, num("plan.moved_fraction", plan.moved_fraction, "pct"), " of the keys move", ...ratio,
       num("plan.minimal_fraction", plan.minimal_fraction, "pct"), "; the most loaded node then holds ",
       num("plan.balance.after.max", plan.balance.after.max, "ratio"), " its ideal share.");
-  return h("section", { id: "verdict", "aria-label": "verdict" }, headline,
+  return h("section", { id: "verdict", "aria-label": "verdict" }, headline, loadLine(plan),
     h("ul", { id: "policy", class: "policy" }, verdict.items.map((x) => h("li", { "data-item": x.key, "data-state": x.state },
       h("span", { class: "mark", "aria-hidden": "true" }, MARK[x.state]), h("span", { class: "visually-hidden" }, `${x.state}: `),
       h("b", {}, x.title), " ", x.text))),

@@ -40,10 +40,33 @@ function rkVerdict(s) {
   else add("window", plan.moved_fraction > 0 ? "warn" : "info", "migration window",
     `none: the ${f.pct(plan.moved_fraction)} that moves is read cold from its new owners`);
 
+  const bytes = loadItem(plan, policy, f);
+  if (bytes) add("bytes", ...bytes);
   add("fleet", ...fleetItem(fleet, f));
   const driving = rollout && ["running", "paused", "reverting"].includes(rollout.state);
   if (driving) add("rollout", "bad", "rollout", `rollout ${rollout.id} is ${rollout.state}: activations by hand are refused until it ends`);
-  return { items, ...nextActions(s, { overMoved, overBalance, missing, open, driving, mine: approvers.includes(me && me.name) }) };
+  const overBytes = !!bytes && bytes[0] === "bad";
+  return { items, ...nextActions(s, { overMoved, overBalance, overBytes, missing, open, driving, mine: approvers.includes(me && me.name) }) };
+}
+
+/* The bytes item, by the cluster's load profile (docs/LOAD.md): what moves in bytes and reads, and
+ * the policy's byte budget, which the gate judges only with a profile of the plan's hash. Without a
+ * profile and without a budget there is no item: nothing changes. */
+function loadItem(plan, policy, f) {
+  const budget = policy.max_moved_bytes ?? null, refused = ": activation is refused unless forced with a reason";
+  const l = plan.load;
+  if (!l) {
+    const why = plan.load_error ? `not weighed: ${plan.load_error}` : "no load profile is stored (ringkeeper measure --store)";
+    if (budget !== null) return ["bad", "bytes", `${why}; the ${f.bytes(budget)} budget cannot be checked` + refused];
+    return plan.load_error ? ["warn", "bytes", why] : null;
+  }
+  const over = budget !== null && l.moving_bytes > budget;
+  const reads = l.requests > 0 ? `; ${f.pct(l.moving_requests / l.requests)} of the reads change owner` : "";
+  const age = l.profile && l.profile.age_s !== undefined ? ` (profile measured ${f.age(l.profile.age_s)} ago)` : "";
+  const text = `${f.bytes(l.moving_bytes)} of ${f.bytes(l.bytes)} move${reads}` +
+    (budget === null ? "; the policy sets no byte budget" : `, ${over ? "over" : "within"} the ${f.bytes(budget)} allowed`) +
+    age + (over ? refused : "");
+  return [budget === null ? "info" : over ? "bad" : "ok", "bytes", text];
 }
 
 /* The fleet report's item: who holds the active version, who was offered it, who refuses it. */
@@ -69,7 +92,7 @@ function nextActions(s, g) {
   const actions = [];
   const approve = me.approve && !g.mine;
   if (g.missing && approve) actions.push("approve");
-  if (!g.missing) actions.push(g.overMoved || g.overBalance ? "force" : "activate");
+  if (!g.missing) actions.push(g.overMoved || g.overBalance || g.overBytes ? "force" : "activate");
   const why = g.missing ? `Activation waits for ${g.missing} more approval${g.missing > 1 ? "s" : ""}` +
     (approve ? "." : g.mine ? "; yours is given." : `; ${me.approveWhy}`) : "";
   return { actions, why };

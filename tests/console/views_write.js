@@ -38,6 +38,7 @@ async function activate(page, errors) {
     (document.getElementById("no-actions") || {}).textContent]);
   check("the active version: no approve or activate", !none[0] && !none[1] && none[2] === "v1 is the active version: nothing to approve or activate.",
     JSON.stringify(none));
+  await loadVerdict(page, policy, auth);
   for (const [p, want, buttons] of [
     [{}, { budget: "info", balance: "info", approvals: "info", self: "info", window: "warn" }, ["activate"]],
     [{ max_moved_fraction: 0.5, max_balance_after: 3 }, { budget: "ok", balance: "ok" }, ["activate"]],
@@ -94,6 +95,45 @@ async function activate(page, errors) {
   const logged = errors.filter((e) => /status of (403|409)/.test(e));
   check("the refusals are the only errors logged", logged.length === 2 && errors.length === 2, JSON.stringify(errors));
   errors.length = 0;
+}
+
+// A load profile stored with the cluster (docs/LOAD.md): the first screen says what moves in bytes
+// and reads beside the hash space, with the profile's age, every number the API's; the byte budget
+// is a rule of the verdict as the gate judges it (no profile, over, within). Skewed on purpose: a
+// quarter of the ring holds 4 MB of the 7 and every read.
+async function loadVerdict(page, policy, auth) {
+  await policy({});
+  await open(page, "#/c/c/plan?from=1&to=2");
+  check("no profile: no bytes line, no bytes rule", !(await page.$("#headline-load")) && !("bytes" in (await verdictItems(page))), "");
+  await policy({ max_moved_bytes: 1000 });
+  await open(page, "#/c/c/plan?from=1&to=2");
+  check("no profile under a byte budget: the rule refuses, force offered", (await verdictItems(page)).bytes === "bad" &&
+    JSON.stringify(await offered(page)) === '["force"]', JSON.stringify(await verdictItems(page)));
+  const at = Math.floor(Date.now() / 1000) - 300, bins = 4;
+  const profile = { profile: 1, cluster: "c", hash: "fnv1a_32", data: "redis", measured_at: new Date(at * 1000).toISOString(),
+    measured_epoch_s: at, seconds: 0.5, sample_rate: 1, servers: [{ id: "a", addr: "127.0.0.1:6379" }],
+    load: { bits: 32, bins, sample_rate: 1, keys: [4000, 1000, 1000, 1000], bytes: [4e6, 1e6, 1e6, 1e6], requests: [900, 0, 0, 100] } };
+  const put = await fetch(BASE + "/v1/clusters/c/load", { method: "PUT", headers: auth, body: JSON.stringify(profile) });
+  check("a profile stored", put.status === 200, put.status);
+  const plan = await api("/v1/clusters/c/plan?from=1&to=2&arcs=false");
+  for (const [max, state, buttons] of [[null, "info", ["activate"]], [1e12, "ok", ["activate"]], [1, "bad", ["force"]]]) {
+    await policy({ max_moved_bytes: max });
+    await open(page, "#/c/c/plan?from=1&to=2");
+    const shown = await verdictItems(page), text = await page.$eval("[data-item=bytes]", (e) => e.textContent);
+    check(`byte budget ${max}: the rule ${state}, offers ${buttons}`, shown.bytes === state &&
+      JSON.stringify(await offered(page)) === JSON.stringify(buttons), `${JSON.stringify(shown)} ${text}`);
+    check(`byte budget ${max}: what moves and the profile's age said`, text.includes(`${rkFmt.bytes(plan.load.moving_bytes)} of 6.7 MiB move`) &&
+      text.includes("of the reads change owner") && /profile measured 5 min ago/.test(text), text);
+  }
+  const line = await page.$eval("#headline-load", (e) => e.textContent);
+  check("the first screen: bytes and reads beside the hash space", line.startsWith(`By bytes: ${rkFmt.bytes(plan.load.moving_bytes)} of 6.7 MiB move`) &&
+    line.includes("By reads: ") && line.includes("Load profile measured " + profile.measured_at), line);
+  await numbersMatch(page, "plan with a load profile", { plan }, "plan.load");
+  const bottom = await page.$eval("#policy", (e) => e.getBoundingClientRect().bottom);
+  check("with a profile, the rules still in the first screen (900 px)", bottom <= 900, bottom);
+  await accessible(page, "verdict with a load profile");
+  await shot(page, "verdict-load");
+  await policy({ max_moved_bytes: null });
 }
 
 // The author's own approval under distinct_approver (its dry run refused: 403), then a migration
