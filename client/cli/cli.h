@@ -37,7 +37,7 @@ typedef struct rk_cli_cmd {
 extern const rk_cli_cmd rk_cli_lookup, rk_cli_plan, rk_cli_simulate, rk_cli_publish,
     rk_cli_activate, rk_cli_revert, rk_cli_versions, rk_cli_show, rk_cli_import, rk_cli_export,
     rk_cli_approve, rk_cli_policy, rk_cli_events, rk_cli_migration, rk_cli_watch, rk_cli_rollouts;
-extern const rk_cli_cmd rk_cli_clients, rk_cli_rollout, rk_cli_agent;
+extern const rk_cli_cmd rk_cli_clients, rk_cli_rollout, rk_cli_agent, rk_cli_suggest;
 
 /* How rk_cli_write_safe writes what a terminal would obey. */
 typedef enum {

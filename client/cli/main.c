@@ -19,7 +19,8 @@ static const rk_cli_cmd *const commands[] = {
     &rk_cli_lookup,  &rk_cli_plan,     &rk_cli_simulate, &rk_cli_publish,   &rk_cli_activate,
     &rk_cli_revert,  &rk_cli_versions, &rk_cli_show,     &rk_cli_import,    &rk_cli_export,
     &rk_cli_approve, &rk_cli_policy,   &rk_cli_events,   &rk_cli_migration, &rk_cli_clients,
-    &rk_cli_watch,   &rk_cli_rollout,  &rk_cli_rollouts, &rk_cli_agent,     MIGRATE_CMD};
+    &rk_cli_watch,   &rk_cli_rollout,  &rk_cli_rollouts, &rk_cli_agent,     &rk_cli_suggest,
+    MIGRATE_CMD};
 
 static int usage(FILE *to, int code)
 {
@@ -34,6 +35,7 @@ static int usage(FILE *to, int code)
         "  plan      the migration plan between two topologies or two versions\n"
         "  simulate  count how real keys move and spread between two topologies or versions\n"
         "  rollout   a change broken into steps that ramp weights, for review\n"
+        "  suggest   weights that balance a load profile's bytes or reads, within a budget\n"
         "  import    a twemproxy pool, nginx upstream or HAProxy backend as a topology\n"
         "  export    a topology as a twemproxy pool, nginx upstream or HAProxy backend (--into:\n"
         "            its servers rewritten in the balancer's file)\n"

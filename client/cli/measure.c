@@ -26,6 +26,7 @@
 #define PROFILE_FORMAT 1         /* the document's "profile" member: its format */
 #define FAILED_SHARE   0.01      /* a server with more sampled keys unweighed fails the measure */
 #define PARTIAL        ".partial" /* the checkpoint beside --out: the servers done so far */
+#define KEY_SHOWN      128        /* bytes of a key kept to name it (escaped, 4 a byte at most) */
 
 typedef struct {
     const char *topology, *version, *out;
@@ -41,6 +42,10 @@ typedef struct {
 typedef struct {
     uint64_t scanned, sampled, bytes, misplaced, failed, counted;
     double hits;
+    /* the largest key and the most read one, to name a key that weights cannot balance */
+    uint64_t top_bytes;
+    double top_hits;
+    char top_key[4 * KEY_SHOWN + 1], hot_key[4 * KEY_SHOWN + 1]; /* escaped as key_shown does */
 } tally;
 
 /* The sampled keys of the current scan step, their bytes copied out of the scan's buffer, and
@@ -133,6 +138,34 @@ static int take_key(void *ctx, const rkm_key *key, rk_error *err)
     return RK_OK;
 }
 
+/* A key as text a JSON document and a terminal take: printable ASCII as it is, other bytes and
+ * the backslash as \xNN, its first KEY_SHOWN bytes. */
+static void key_shown(const rkm_key *k, char out[4 * KEY_SHOWN + 1])
+{
+    size_t o = 0;
+    for (size_t i = 0; i < k->len && i < KEY_SHOWN; i++) {
+        unsigned char c = (unsigned char)k->key[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\')
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, 5, "\\x%02x", c);
+    }
+    out[o] = 0;
+}
+
+/* Keeps key i of the step when it is the largest or the most read of its server so far. */
+static void note_top(tally *t, const step *s, size_t i, double hits)
+{
+    if (s->bytes[i] > t->top_bytes) {
+        t->top_bytes = s->bytes[i];
+        key_shown(&s->keys[i], t->top_key);
+    }
+    if (hits > t->top_hits) {
+        t->top_hits = hits;
+        key_shown(&s->keys[i], t->hot_key);
+    }
+}
+
 /* The step's sampled keys weighed and placed: a key gone since the scan is left out, a key the
  * server would not weigh is counted as failed. */
 static int weigh(measure *m, rkm_conn *c, step *s, uint32_t node, rk_error *err)
@@ -153,6 +186,7 @@ static int weigh(measure *m, rkm_conn *c, step *s, uint32_t node, rk_error *err)
         s->t->sampled++;
         s->t->bytes += s->bytes[i];
         s->t->misplaced += rk_ring_lookup_hash(m->ring, hash) != node;
+        note_top(s->t, s, i, hits);
     }
     return rc;
 }
@@ -225,6 +259,22 @@ static int scan_server(measure *m, uint32_t node, step *s, rk_error *err)
     return rc;
 }
 
+/* A server's largest and most read keys: {"key", "bytes"} and {"key", "requests"} (as sampled:
+ * a key's own figures, not scaled), absent when none was weighed or read. */
+static int top_keys(json_t *server, const tally *c)
+{
+    int bad = 0;
+    if (c->top_bytes)
+        bad = json_object_set_new(
+            server, "largest",
+            json_pack("{s:s, s:I}", "key", c->top_key, "bytes", (json_int_t)c->top_bytes));
+    if (!bad && c->top_hits > 0)
+        bad = json_object_set_new(
+            server, "most_read",
+            json_pack("{s:s, s:f}", "key", c->hot_key, "requests", c->top_hits));
+    return bad;
+}
+
 static json_t *servers_doc(const measure *m)
 {
     const rk_topology *t = rk_ring_topology(m->ring);
@@ -232,14 +282,17 @@ static json_t *servers_doc(const measure *m)
     for (size_t i = 0; list && i < rk_topology_node_count(t); i++) {
         const rk_node *n = rk_topology_node(t, i);
         const tally *c = &m->tallies[i];
-        json_array_append_new(
-            list,
+        json_t *s =
             json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f}", "id", n->id, "addr",
                       n->addr, "keys_scanned", (json_int_t)c->scanned, "keys_sampled",
                       (json_int_t)c->sampled, "keys_failed", (json_int_t)c->failed, "bytes_sampled",
                       (json_int_t)c->bytes, "bytes_estimate", (double)c->bytes / m->rate,
                       "misplaced_sampled", (json_int_t)c->misplaced, "keys_counted",
-                      (json_int_t)c->counted, "requests_estimate", c->hits / m->rate));
+                      (json_int_t)c->counted, "requests_estimate", c->hits / m->rate);
+        if (!s || top_keys(s, c) || json_array_append_new(list, s)) {
+            json_decref(list);
+            return NULL;
+        }
     }
     return list;
 }
@@ -349,6 +402,23 @@ static uint64_t count_of(const json_t *server, const char *name)
     return v > 0 ? (uint64_t)v : 0;
 }
 
+/* A finished server's largest and most read keys, as its checkpoint kept them. */
+static void resume_top(tally *c, const json_t *server)
+{
+    const json_t *big = json_object_get(server, "largest"),
+                 *hot = json_object_get(server, "most_read");
+    const char *k = json_string_value(json_object_get(big, "key"));
+    if (k && strlen(k) < sizeof c->top_key) {
+        strcpy(c->top_key, k);
+        c->top_bytes = count_of(big, "bytes");
+    }
+    k = json_string_value(json_object_get(hot, "key"));
+    if (k && strlen(k) < sizeof c->hot_key) {
+        strcpy(c->hot_key, k);
+        c->top_hits = json_number_value(json_object_get(hot, "requests"));
+    }
+}
+
 /* The servers a killed run finished, from its checkpoint, when it measured this ring at this
  * rate into as many bins; else nothing (a new measure, the checkpoint replaced as it goes). */
 static void resume(measure *m)
@@ -376,6 +446,7 @@ static void resume(measure *m)
             .counted = count_of(sv, "keys_counted"),
             .hits = json_real_value(json_object_get(sv, "requests_estimate")) * m->rate,
         };
+        resume_top(&m->tallies[i], sv);
     }
     if (load) {
         rk_load_free(m->load);

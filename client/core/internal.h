@@ -61,6 +61,9 @@ const void *rki_topology_params(const rk_topology *t);
  * rki_topology_make checks it. */
 rk_topology *rki_topology_with_nodes(const rk_topology *like, const rk_node *nodes, size_t n,
                                      rk_error *err);
+/* The step a weight of `t` moves in: 1/vnode_factor where the scheme has one (docs/RING.md,
+ * "Weights in steps"), else a whole weight. In scheme/ringkeeper.c, beside vnode_factor. */
+double rki_weight_unit(const rk_topology *t);
 
 /* ---- topology_json.c: reading a document's values, blaming the path ---- */
 

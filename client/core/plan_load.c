@@ -67,6 +67,20 @@ static double balance(const rk_plan_node *pn, const rk_plan_node_load *nodes, si
     return most;
 }
 
+/* The most a node holds (bytes, or requests) over the mean of the nodes of weight > 0 on that side
+ * (`after`): the imbalance whatever the weights; 0 when there is no such load. */
+static double over_mean(const rk_plan_node *pn, const rk_plan_node_load *nodes, size_t n,
+                        double total, int requests, int after)
+{
+    double most = 0, live = 0;
+    for (size_t k = 0; total > 0 && k < n; k++) {
+        const rk_load_amount *a = after ? &nodes[k].after : &nodes[k].before;
+        if ((after ? pn[k].weight_after : pn[k].weight_before) > 0)
+            live++, most = fmax(most, requests ? a->requests : a->bytes);
+    }
+    return live > 0 ? most / (total / live) : 0;
+}
+
 /* The estimates (the sample over the sample rate) and the balances. */
 static void finish(const rk_plan *p, const rk_load *l, rk_plan_load_figures *out,
                    rk_plan_node_load *nodes)
@@ -84,6 +98,10 @@ static void finish(const rk_plan *p, const rk_load *l, rk_plan_load_figures *out
     out->bytes_balance_after = balance(pn, nodes, n, out->total.bytes, 0, 1);
     out->requests_balance_before = balance(pn, nodes, n, out->total.requests, 1, 0);
     out->requests_balance_after = balance(pn, nodes, n, out->total.requests, 1, 1);
+    out->bytes_over_mean_before = over_mean(pn, nodes, n, out->total.bytes, 0, 0);
+    out->bytes_over_mean_after = over_mean(pn, nodes, n, out->total.bytes, 0, 1);
+    out->requests_over_mean_before = over_mean(pn, nodes, n, out->total.requests, 1, 0);
+    out->requests_over_mean_after = over_mean(pn, nodes, n, out->total.requests, 1, 1);
 }
 
 /* RK_OK when l and `after` (may be NULL) fit plan p. */
@@ -154,7 +172,11 @@ static int requests_doc(json_t *d, const rk_plan_load_figures *f)
                    json_object_set_new(d, "requests_balance_before",
                                        json_real(f->requests_balance_before)) ||
                    json_object_set_new(d, "requests_balance_after",
-                                       json_real(f->requests_balance_after))
+                                       json_real(f->requests_balance_after)) ||
+                   json_object_set_new(d, "requests_over_mean_before",
+                                       json_real(f->requests_over_mean_before)) ||
+                   json_object_set_new(d, "requests_over_mean_after",
+                                       json_real(f->requests_over_mean_after))
                ? -1
                : 0;
 }
@@ -162,10 +184,12 @@ static int requests_doc(json_t *d, const rk_plan_load_figures *f)
 json_t *rk_plan_load_to_json(const rk_plan *p, const rk_plan_load_figures *f,
                              const rk_plan_node_load *nodes)
 {
-    json_t *d = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "keys", f->total.keys, "bytes",
-                          f->total.bytes, "moving_keys", f->moving.keys, "moving_bytes",
-                          f->moving.bytes, "bytes_balance_before", f->bytes_balance_before,
-                          "bytes_balance_after", f->bytes_balance_after);
+    json_t *d =
+        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "keys", f->total.keys, "bytes",
+                  f->total.bytes, "moving_keys", f->moving.keys, "moving_bytes", f->moving.bytes,
+                  "bytes_balance_before", f->bytes_balance_before, "bytes_balance_after",
+                  f->bytes_balance_after, "bytes_over_mean_before", f->bytes_over_mean_before,
+                  "bytes_over_mean_after", f->bytes_over_mean_after);
     int bad = !d || requests_doc(d, f);
     size_t n;
     const rk_plan_node *pn = rk_plan_nodes(p, &n);
@@ -201,19 +225,26 @@ static json_t *about(const json_t *profile, int64_t now)
     return d;
 }
 
+rk_load *rk_load_from_profile(const json_t *profile, const rk_ring *ring, rk_error *err)
+{
+    const char *hash = json_string_value(json_object_get(profile, "hash"));
+    const char *want = rk_hash_name(rk_topology_hash(rk_ring_topology(ring)));
+    if (hash && strcmp(hash, want) != 0) {
+        rk_error_set(err, RK_EHASHMISMATCH, "hash",
+                     "the profile placed keys with hash %s, the ring uses %s: measure the "
+                     "cluster again",
+                     hash, want);
+        return NULL;
+    }
+    const json_t *doc = json_object_get(profile, "load");
+    return rk_load_from_json(doc ? doc : profile, err); /* a profile, or a bare load */
+}
+
 int rk_plan_profile_json(const rk_plan *p, const rk_ring *after, const json_t *profile, int64_t now,
                          json_t **out, rk_error *err)
 {
     *out = NULL;
-    const char *hash = json_string_value(json_object_get(profile, "hash"));
-    const char *plan = rk_hash_name(rk_topology_hash(rk_ring_topology(after)));
-    if (hash && strcmp(hash, plan) != 0)
-        return rk_error_set(err, RK_EHASHMISMATCH, "hash",
-                            "the profile placed keys with hash %s, the plan's rings use %s: "
-                            "measure the cluster again",
-                            hash, plan);
-    const json_t *doc = json_object_get(profile, "load");
-    rk_load *l = rk_load_from_json(doc ? doc : profile, err); /* a profile, or a bare load */
+    rk_load *l = rk_load_from_profile(profile, after, err);
     size_t n;
     rk_plan_nodes(p, &n);
     rk_plan_node_load *nodes = l ? calloc(n ? n : 1, sizeof *nodes) : NULL;

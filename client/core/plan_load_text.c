@@ -7,8 +7,7 @@
 
 #include "internal.h"
 
-/* A byte count for people: B, KiB, MiB, GiB, TiB. */
-static const char *human(double bytes, char buf[32])
+const char *rk_bytes_text(double bytes, char buf[32])
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;
@@ -50,25 +49,30 @@ static void figures(FILE *f, const json_t *load)
     fprintf(f, "  moves    %.0f of %.0f keys (%.2f%%), %s of %s (%.2f%%)\n",
             num(load, "moving_keys"), num(load, "keys"),
             percent(num(load, "moving_keys"), num(load, "keys")),
-            human(num(load, "moving_bytes"), b[0]), human(num(load, "bytes"), b[1]),
+            rk_bytes_text(num(load, "moving_bytes"), b[0]), rk_bytes_text(num(load, "bytes"), b[1]),
             percent(num(load, "moving_bytes"), num(load, "bytes")));
-    fprintf(f, "  by bytes the most loaded node holds %.2fx its share before, %.2fx after\n",
-            num(load, "bytes_balance_before"), num(load, "bytes_balance_after"));
+    fprintf(f,
+            "  by bytes the most loaded node holds %.2fx its weight's share before, %.2fx after; "
+            "%.2fx the mean before, %.2fx after\n",
+            num(load, "bytes_balance_before"), num(load, "bytes_balance_after"),
+            num(load, "bytes_over_mean_before"), num(load, "bytes_over_mean_after"));
     if (num(load, "requests") > 0) /* only a profile whose servers count reads has them */
         fprintf(f,
                 "  reads    %.2f%% change owner; by reads the most loaded node holds %.2fx its "
-                "share before, %.2fx after\n",
+                "weight's share before, %.2fx after; %.2fx the mean before, %.2fx after\n",
                 percent(num(load, "moving_requests"), num(load, "requests")),
-                num(load, "requests_balance_before"), num(load, "requests_balance_after"));
+                num(load, "requests_balance_before"), num(load, "requests_balance_after"),
+                num(load, "requests_over_mean_before"), num(load, "requests_over_mean_after"));
     fprintf(f, "  %-24s %14s %14s %14s %14s\n", "node", "bytes before", "bytes after", "gains",
             "loses");
     size_t i;
     json_t *n;
     json_array_foreach(json_object_get(load, "nodes"), i, n)
     {
-        fprintf(f, "  %-24s %14s %14s %14s %14s\n", json_string_value(json_object_get(n, "id")),
-                human(num(n, "bytes_before"), b[0]), human(num(n, "bytes_after"), b[1]),
-                human(num(n, "bytes_gained"), b[2]), human(num(n, "bytes_lost"), b[3]));
+        fprintf(
+            f, "  %-24s %14s %14s %14s %14s\n", json_string_value(json_object_get(n, "id")),
+            rk_bytes_text(num(n, "bytes_before"), b[0]), rk_bytes_text(num(n, "bytes_after"), b[1]),
+            rk_bytes_text(num(n, "bytes_gained"), b[2]), rk_bytes_text(num(n, "bytes_lost"), b[3]));
     }
 }
 

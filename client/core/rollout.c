@@ -30,15 +30,9 @@ struct rk_rollout {
 
 /* ---- the ramps ---- */
 
-static double unit_of(const rk_topology *t)
-{
-    uint32_t vf = rk_topology_vnode_factor(t);
-    return vf ? 1.0 / vf : 1.0;
-}
-
 static int64_t units(const rk_topology *t, double weight)
 {
-    return (int64_t)nearbyint(weight / unit_of(t));
+    return (int64_t)nearbyint(weight / rki_weight_unit(t));
 }
 
 /* The target's nodes in its order, then the nodes only the start has, in the start's order; ids
@@ -128,7 +122,7 @@ static rk_topology *step_topology(const rk_topology *to, const ramp *r, size_t n
     size_t grow = grow_steps(r, n, steps);
     for (size_t i = 0; i < n; i++)
         nodes[i] = (rk_node){r[i].node->id, r[i].node->addr,
-                             (double)units_at(&r[i], step, grow, steps) * unit_of(to)};
+                             (double)units_at(&r[i], step, grow, steps) * rki_weight_unit(to)};
     rk_topology *t = rki_topology_with_nodes(to, nodes, n, err);
     free(nodes);
     return t;

@@ -589,6 +589,11 @@ typedef struct rk_plan_load_figures {
     double bytes_balance_after;     /* the same after the plan */
     double requests_balance_before; /* and by requests */
     double requests_balance_after;
+    double bytes_over_mean_before;    /* the largest bytes a node holds over the mean of the nodes
+                                       * with weight > 0, whatever their weights; 0 with no bytes */
+    double bytes_over_mean_after;     /* the same after the plan */
+    double requests_over_mean_before; /* and by requests */
+    double requests_over_mean_after;
 } rk_plan_load_figures;
 
 /* The load a plan node holds before and after, and what it gives and takes. */
@@ -605,7 +610,8 @@ typedef struct rk_plan_node_load {
 RK_API int rk_plan_load(const rk_plan *p, const rk_ring *after, const rk_load *l,
                         rk_plan_load_figures *out, rk_plan_node_load *nodes, rk_error *err);
 /* rk_plan_load's figures as a document (docs/LOAD.md): {"keys", "bytes", "moving_keys",
- * "moving_bytes", "bytes_balance_before", "bytes_balance_after", and with `nodes` (rk_plan_nodes'
+ * "moving_bytes", "bytes_balance_before", "bytes_balance_after", "bytes_over_mean_before",
+ * "bytes_over_mean_after", and with `nodes` (rk_plan_nodes'
  * order) "nodes": [{"id", "keys_before", "keys_after", "bytes_before", "bytes_after",
  * "bytes_gained", "bytes_lost"}]}; the requests' figures too when the load has requests. All
  * borrowed; a new reference (json_decref), NULL when out of memory. */
@@ -620,10 +626,59 @@ RK_API struct json_t *rk_plan_load_to_json(const rk_plan *p, const rk_plan_load_
 RK_API int rk_plan_profile_json(const rk_plan *p, const rk_ring *after,
                                 const struct json_t *profile, int64_t now, struct json_t **out,
                                 rk_error *err) RK_MUST_CHECK;
+/* The load of a profile of `ringkeeper measure` (its "load"; a bare load document is read too),
+ * refused with RK_EHASHMISMATCH (field "hash") when its keys were placed by another hash than
+ * `ring`'s; rk_load_from_json's errors. Both borrowed; a new load (rk_load_free), or NULL. */
+RK_API rk_load *rk_load_from_profile(const struct json_t *profile, const rk_ring *ring,
+                                     rk_error *err) RK_MUST_CHECK;
+/* A byte count for people ("512 B", "3.4 MiB": B, KiB, MiB, GiB, TiB) into buf; returns buf. */
+RK_API const char *rk_bytes_text(double bytes, char buf[32]);
 /* rk_plan_profile_json's document as lines for people, to print after the plan's table (node ids
  * as given: escape them where the output may reach a terminal). Malloc'd text, the caller frees
  * it; NULL when out of memory. `load` is borrowed. */
 RK_API char *rk_plan_load_to_text(const struct json_t *load) RK_MUST_CHECK;
+
+/* ---- Suggest: weights that balance a load (docs/LOAD.md, "Suggest") ---- */
+
+typedef struct rk_suggest_options {
+    double max_moved;   /* the share of the load (bytes, or requests with by_requests) that may move
+                         * from the start: > 0 and <= 1 */
+    int by_requests;    /* balance the load's requests instead of its bytes */
+    int equal_capacity; /* every node of weight > 0 is as big as another; else each node's fair
+                         * share is its weight in the start */
+    double target;      /* stop once the most loaded node holds at most this times its fair share
+                         * (>= 1); 0: as near 1 as the search gets */
+    uint64_t max_points_built; /* ring points built over the search at most (a try builds one
+                                * ring of the start's size); 0: no limit */
+} rk_suggest_options;
+
+/* Why a search ended. */
+enum {
+    RK_SUGGEST_TARGET = 0, /* the most loaded node is within the target */
+    RK_SUGGEST_BUDGET,     /* a step would improve the balance, but move more than max_moved */
+    RK_SUGGEST_STUCK,      /* no step of one unit improves it: weights cannot do better here */
+    RK_SUGGEST_LIMIT       /* max_points_built was reached */
+};
+
+typedef struct rk_suggestion {
+    rk_topology *topology; /* the start's topology with the suggested weights (comment and data
+                            * kept); the caller's: rk_topology_free */
+    double worst_before, worst_after; /* the most loaded node's load over its fair share */
+    double moved;                     /* the share of the load that moves from the start */
+    size_t rounds;                    /* weight units changed */
+    uint64_t points_built;            /* the search's cost: ring points built */
+    int stopped;                      /* an RK_SUGGEST_ value */
+} rk_suggestion;
+
+/* Searches for weights of `start`'s nodes (borrowed) that bring the most loaded node's load (by
+ * `l`, placed by the same hash) nearest its fair share, one weight unit at a time (1/vnode_factor;
+ * a whole weight without one), the most loaded node giving a unit or the least loaded taking one,
+ * while what moves stays within opt->max_moved. Nodes at weight 0 stay there and are left out.
+ * RK_OK with *out filled (its topology the caller's); RK_EINVAL naming "max_moved", "target" or
+ * "load" (nothing to balance), or "bits" for a load over another hash space; RK_ENOMEM. Cost: two
+ * ring builds and plans per unit changed, bounded by opt->max_points_built. */
+RK_API int rk_suggest(const rk_ring *start, const rk_load *l, const rk_suggest_options *opt,
+                      rk_suggestion *out, rk_error *err) RK_MUST_CHECK;
 
 /* ---- Rollouts: a change in steps (docs/MIGRATE.md, "Rollouts") ---- */
 

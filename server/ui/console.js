@@ -250,12 +250,15 @@ function loadLine(plan) {
   const l = plan.load;
   if (!l) return "";
   const reads = l.requests > 0 ? [" By reads: ", rkFmt.pct(l.moving_requests / l.requests), " change owner; the most loaded node then holds ",
-    num("plan.load.requests_balance_after", l.requests_balance_after, "ratio"), " its share."] : [];
+    num("plan.load.requests_balance_after", l.requests_balance_after, "ratio"), " its weight's share, ",
+    num("plan.load.requests_over_mean_after", l.requests_over_mean_after, "ratio"), " the mean."] : [];
   const p = l.profile || {};
   return h("p", { id: "headline-load", class: "headline" }, "By bytes: ", num("plan.load.moving_bytes", l.moving_bytes, "bytes"), " of ",
     num("plan.load.bytes", l.bytes, "bytes"), " move (", rkFmt.pct(l.bytes ? l.moving_bytes / l.bytes : 0), "); the most loaded node then holds ",
-    num("plan.load.bytes_balance_after", l.bytes_balance_after, "ratio"), " its share, ",
-    num("plan.load.bytes_balance_before", l.bytes_balance_before, "ratio"), " before.", ...reads,
+    num("plan.load.bytes_balance_after", l.bytes_balance_after, "ratio"), " its weight's share (",
+    num("plan.load.bytes_balance_before", l.bytes_balance_before, "ratio"), " before), ",
+    num("plan.load.bytes_over_mean_after", l.bytes_over_mean_after, "ratio"), " the mean (",
+    num("plan.load.bytes_over_mean_before", l.bytes_over_mean_before, "ratio"), " before).", ...reads,
     h("span", { id: "profile-age", class: "note" }, ` Load profile measured ${p.measured_at || "at an unknown time"}`,
       p.age_s !== undefined ? `, ${rkFmt.age(p.age_s)} ago` : "", p.sample_rate !== undefined ? `, sample rate ${p.sample_rate}` : "", "."));
 }

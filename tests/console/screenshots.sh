@@ -18,8 +18,9 @@ clusters clusters
 cluster cluster
 plan plan-verdict
 plan-hover plan-rings
-verdict-force-bad-info-info-info-warn-ok plan-over-budget
-verdict-approve-info-info-warn-warn-warn-ok plan-approvals-missing
+verdict-force-bad-info-info-info-warn-info-ok plan-over-budget
+verdict-approve-info-info-warn-warn-warn-info-ok plan-approvals-missing
+verdict-load plan-load
 verdict-self-approval plan-self-approval
 verdict-window-open plan-window-open
 big-plan plan-100k-nodes

@@ -4,7 +4,8 @@
   measure_data.py fill STORE NODE=ADDR...    < lines "key<TAB>node": each key on its node's server,
       a value of a Zipf-like size (the k-th key of the file about 200 KB / k^0.7, at least
       $RK_MEASURE_MIN bytes, default 4000), the first three keys hot ones of 900 KB: a skewed fleet
-      on purpose; with $RK_MEASURE_SIZE set, every value of that size instead
+      on purpose; with $RK_MEASURE_SIZE set, every value of that size instead, but for three hot
+      keys of $RK_MEASURE_HOT bytes when that is set too
   measure_data.py used STORE NODE=ADDR...    "NODE BYTES" per server: memcached's stats bytes,
       Redis's INFO used_memory once no other client is connected (a client's buffers are in it)
       and it holds still (a grown table is rehashed over the next cron runs)
@@ -38,14 +39,15 @@ def resp(*args):
 
 MIN_SIZE = int(os.environ.get("RK_MEASURE_MIN", "4000"))
 FLAT_SIZE = int(os.environ.get("RK_MEASURE_SIZE", "0"))
+HOT_SIZE = int(os.environ.get("RK_MEASURE_HOT", "0" if FLAT_SIZE else "900000"))
 
 
 def size_of(k):
     """The value size of the k-th key (0-based) of the file."""
+    if k < 3 and HOT_SIZE:
+        return HOT_SIZE
     if FLAT_SIZE:
         return FLAT_SIZE
-    if k < 3:
-        return 900_000
     return max(MIN_SIZE, int(200_000 / (k - 2) ** 0.7))
 
 

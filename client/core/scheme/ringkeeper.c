@@ -133,3 +133,9 @@ uint32_t rk_topology_vnode_factor(const rk_topology *t)
                ? ((const params *)rki_topology_params(t))->vnode_factor
                : 0;
 }
+
+double rki_weight_unit(const rk_topology *t)
+{
+    uint32_t vf = rk_topology_vnode_factor(t);
+    return vf ? 1.0 / vf : 1.0;
+}
