@@ -229,4 +229,11 @@ const rk_plan_options *rki_plan_options(const rk_plan *p);
 const rk_topology *rki_plan_topology(const rk_plan *p, int after);
 const char *rki_plan_fingerprint(const rk_plan *p, int after);
 
+/* ---- plan_load.c ---- */
+
+/* What a load profile says of itself (cluster, version, fingerprint, hash, measured_at,
+ * measured_epoch_s, sample_rate) and how old it is at `now` ("age_s"): shown wherever its
+ * figures are. A new object, NULL when out of memory. */
+struct json_t *rki_profile_about(const struct json_t *profile, int64_t now);
+
 #endif

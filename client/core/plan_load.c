@@ -204,8 +204,7 @@ json_t *rk_plan_load_to_json(const rk_plan *p, const rk_plan_load_figures *f,
     return d;
 }
 
-/* What the profile says of itself, and how old it is at `now`: shown wherever its figures are. */
-static json_t *about(const json_t *profile, int64_t now)
+json_t *rki_profile_about(const json_t *profile, int64_t now)
 {
     static const char *const kept[] = {"cluster",     "version",          "fingerprint", "hash",
                                        "measured_at", "measured_epoch_s", "sample_rate", NULL};
@@ -252,7 +251,7 @@ int rk_plan_profile_json(const rk_plan *p, const rk_ring *after, const json_t *p
     int rc = !l ? err->code : !nodes ? rk_error_set(err, RK_ENOMEM, NULL, "out of memory") : RK_OK;
     rc = rc ? rc : rk_plan_load(p, after, l, &f, nodes, err);
     *out = rc ? NULL : rk_plan_load_to_json(p, &f, nodes);
-    if (*out && json_object_set_new(*out, "profile", about(profile, now)))
+    if (*out && json_object_set_new(*out, "profile", rki_profile_about(profile, now)))
         json_decref(*out), *out = NULL;
     if (rc == RK_OK && !*out)
         rc = rk_error_set(err, RK_ENOMEM, NULL, "out of memory");

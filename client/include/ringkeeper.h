@@ -726,6 +726,16 @@ RK_API const char *rk_rollout_digest(const rk_rollout *r);
  * "total_moved", "one_shot_moved"}; new reference, NULL when out of memory. */
 RK_API struct json_t *rk_rollout_to_json(const rk_rollout *r) RK_MUST_CHECK;
 
+/* Weighs every step of `r` (its review document `doc`, as rk_rollout_to_json made it, gains
+ * them) by a load profile of `ringkeeper measure`: each step's "load" is rk_plan_load_to_json's
+ * document of its plan (no nodes), and `doc` gains "load": {"bytes", "keys", "moving_bytes" (the
+ * steps' sum), "requests" and "moving_requests" with reads, "profile"}. `from` is the ring the
+ * rollout starts at (for the profile's hash). RK_OK; rk_load_from_profile's errors; RK_ENOMEM.
+ * Cost: one ring build per step. */
+RK_API int rk_rollout_load_json(const rk_rollout *r, const rk_ring *from,
+                                const struct json_t *profile, int64_t now, struct json_t *doc,
+                                rk_error *err) RK_MUST_CHECK;
+
 /* ==============================================================================================
  * Part 2 — client (docs/CLIENT.md): libcurl and a refresher thread, on top of part 1
  * ==============================================================================================

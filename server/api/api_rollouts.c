@@ -4,6 +4,7 @@
  * the review (rk_rollout_new) over the cached active ring, within the review's bounds. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -12,6 +13,7 @@
 #include "doc_change.h"
 #include "docs.h"
 #include "fleet.h"
+#include "load_profile.h"
 #include "migration_job.h"
 #include "reply.h"
 #include "request.h"
@@ -147,6 +149,26 @@ static int over_budget(rkd_call *c, const json_t *review, double budget)
     return 0;
 }
 
+/* The review weighed by the cluster's stored load profile (docs/LOAD.md, "Rollouts by load"):
+ * each step's "load", or "load_error" saying why not; nothing without a profile. RK_OK, or an
+ * error of the store or of memory. */
+static int weigh_review(rkd_call *c, const rk_rollout *ro, const rk_ring *from, json_t *doc,
+                        rk_error *err)
+{
+    json_t *profile = NULL;
+    time_t now = time(NULL);
+    rk_error why = {0};
+    int rc = rkd_load_profile_get(c->app->store, c->cluster, now, &profile, err);
+    int got = rc == RK_OK && profile
+                  ? rk_rollout_load_json(ro, from, profile, (int64_t)now, doc, &why)
+                  : RK_OK;
+    json_decref(profile);
+    if (got == RK_ENOMEM ||
+        (got != RK_OK && json_object_set_new(doc, "load_error", json_string(why.message))))
+        return rk_error_set(err, RK_ENOMEM, NULL, "out of memory");
+    return rc;
+}
+
 /* The review from the active ring `from` (version v) to the target, stored as the new rollout. */
 static void review(rkd_call *c, create_req *q, const rk_ring *from, int64_t v,
                    const rkd_store_policy *pol)
@@ -162,6 +184,7 @@ static void review(rkd_call *c, create_req *q, const rk_ring *from, int64_t v,
     int rc = to && (ro = rk_rollout_new(from, to, &q->opt, &err)) ? RK_OK : err.code;
     if (rc == RK_OK && !(doc = rk_rollout_to_json(ro)))
         rc = rk_error_set(&err, RK_ENOMEM, NULL, "out of memory");
+    rc = rc ? rc : weigh_review(c, ro, from, doc, &err);
     if (rc == RK_ETOOBIG && to) /* past the review's bounds, or no split within the budget */
         rc = RKD_STORE_EROLLOUTTOOBIG;
     if (rc == RK_OK && over_budget(c, doc, pol->max_moved_fraction))

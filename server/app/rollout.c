@@ -77,6 +77,12 @@ static json_t *new_doc(const rkd_rollout_new *in, const char *cluster, int64_t i
         "total_moved", json_object_get(in->review, "total_moved"), "one_shot_moved",
         json_object_get(in->review, "one_shot_moved"), "approvals_needed",
         (json_int_t)in->approvals_needed, "approvals", "created_at", at, "created_by", in->author);
+    static const char *const weighed[] = {"load", "load_error"}; /* by the cluster's profile */
+    for (size_t i = 0; r && i < 2; i++) {
+        json_t *v = json_object_get(in->review, weighed[i]);
+        if (v && json_object_set(r, weighed[i], v))
+            json_decref(r), r = NULL;
+    }
     return r;
 }
 

@@ -39,10 +39,17 @@ const rkPanels = (() => {
       r.phase ? ` (${r.phase})` : "", " · moves ", num("rollout.total_moved", r.total_moved, "pct"), " in all against ",
       num("rollout.one_shot_moved", r.one_shot_moved, "pct"), " at once · digest ", h("code", {}, r.digest),
       r.reason ? [h("br", {}), r.reason] : "", r.waiting ? [h("br", {}), h("span", { id: "rollout-waiting" }, `waiting: ${r.waiting}`)] : ""),
-    table(["step", "state", "version", "moved", "balance after", "weights"], r.steps, (s, i) => h("tr", { "data-step-state": s.state },
-      h("td", { class: "n" }, num(`rollout.steps.${i}.n`, s.n)), h("td", {}, s.state), h("td", { class: "n" }, s.version === null ? "-" : String(s.version)),
-      h("td", { class: "n" }, num(`rollout.steps.${i}.moved_fraction`, s.moved_fraction, "pct")),
-      h("td", { class: "n" }, num(`rollout.steps.${i}.balance_after`, s.balance_after, "ratio")), h("td", {}, changes(s)))),
+    r.load && r.load.profile ? h("p", { id: "rollout-load" }, "By the load profile: ", num("rollout.load.moving_bytes", r.load.moving_bytes, "bytes"),
+      " of ", num("rollout.load.bytes", r.load.bytes, "bytes"), " move in all",
+      r.load.profile.age_s !== undefined ? ` (profile measured ${rkFmt.age(r.load.profile.age_s)} before the review)` : "", ".") : "",
+    table(["step", "state", "version", "moved", "balance after", ...(r.load ? ["bytes moved", "bytes over mean"] : []), "weights"], r.steps,
+      (s, i) => h("tr", { "data-step-state": s.state },
+        h("td", { class: "n" }, num(`rollout.steps.${i}.n`, s.n)), h("td", {}, s.state), h("td", { class: "n" }, s.version === null ? "-" : String(s.version)),
+        h("td", { class: "n" }, num(`rollout.steps.${i}.moved_fraction`, s.moved_fraction, "pct")),
+        h("td", { class: "n" }, num(`rollout.steps.${i}.balance_after`, s.balance_after, "ratio")),
+        r.load && s.load ? [h("td", { class: "n" }, num(`rollout.steps.${i}.load.moving_bytes`, s.load.moving_bytes, "bytes")),
+          h("td", { class: "n" }, num(`rollout.steps.${i}.load.bytes_over_mean_after`, s.load.bytes_over_mean_after, "ratio"))]
+          : r.load ? [h("td", {}, "-"), h("td", {}, "-")] : "", h("td", {}, changes(s)))),
     h("p", {}, (ROLLOUT_ACTS[r.state] || []).map((a) => [button(a), " "]), ROLLOUT_ACTS[r.state] ? needsToken() : ""), out];
   }
 

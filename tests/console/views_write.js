@@ -172,8 +172,16 @@ async function rolloutView(page, errors) {
   const node = (i) => ({ id: `r${i}`, addr: `10.9.0.${i}:11211`, weight: 1 });
   const topo = (n) => ({ hash: "xxh3_64", vnode_factor: 40, nodes: [0, 1, 2, 3, 4].slice(0, n).map(node) });
   await fetch(BASE + "/v1/clusters/ro/versions?activate=true", { method: "POST", headers: auth, body: JSON.stringify(topo(5)) });
+  // a load profile stored first: the review weighs every step by it (docs/LOAD.md, "Rollouts by load")
+  const at = Math.floor(Date.now() / 1000) - 600;
+  const profile = { profile: 1, cluster: "ro", hash: "xxh3_64", data: "redis", measured_at: new Date(at * 1000).toISOString(),
+    measured_epoch_s: at, seconds: 0.5, sample_rate: 1, servers: [], load: { bits: 64, bins: 4, sample_rate: 1,
+      keys: [10, 20, 30, 40], bytes: [1e6, 2e6, 3e6, 4e6], requests: [0, 0, 0, 0] } };
+  await fetch(BASE + "/v1/clusters/ro/load", { method: "PUT", headers: auth, body: JSON.stringify(profile) });
   const made = await api("/v1/clusters/ro/rollouts", { method: "POST", headers: auth, body: JSON.stringify({ target: topo(4), steps: 4 }) });
   check("rollout: made through the API", made.state === "review" && made.steps.length === 4, JSON.stringify(made).slice(0, 200));
+  check("rollout: every step weighed by the profile", made.load && made.steps.every((s) => s.load && s.load.moving_bytes >= 0) &&
+    Math.abs(made.steps.reduce((a, s) => a + s.load.moving_bytes, 0) - made.load.moving_bytes) < 1, JSON.stringify(made.load));
   await open(page, "#/c/ro");
   const rows = await page.$$eval("[data-step-state]", (trs) => trs.map((t) => t.dataset.stepState));
   await open(page, "#/");
@@ -185,6 +193,9 @@ async function rolloutView(page, errors) {
   const versions = (await api("/v1/clusters/ro/versions?limit=1000")).versions;
   const picture = await api("/v1/clusters/ro/versions/1/picture"), ring = await api("/v1/clusters/ro/plan?from=1&to=1&arcs=false");
   await numbersMatch(page, "rollout", { rollout: made, versions, picture, ring });
+  const said = await page.$eval("#rollout-load", (e) => e.textContent);
+  check("rollout: the bytes by the load profile said", said.startsWith(`By the load profile: ${rkFmt.bytes(made.load.moving_bytes)} of 9.5 MiB move`) &&
+    said.includes("profile measured 10 min before the review"), said);
   await accessible(page, "rollout");
   await shot(page, "rollout-review");
   const questions = [];

@@ -74,6 +74,21 @@ one_store() {
     if [ "$STORE" = redis ] && [ -n "${RK_SUGGEST_SHOT:-}" ]; then # docs/LOAD.md's picture
         node "$HERE/../console/shot_view.js" "$BASE" "#/c/redis/plan?from=1&to=2" "$RK_SUGGEST_SHOT"
     fi
+    # rollouts by load: three steps to v2, each weighed by the profile (the CLI's, the server's)
+    "$RK" rollout -c "$STORE" --to 2 --steps 3 --load "$TMP/p1.json" -o json >"$TMP/r.json"
+    check "$STORE: rollout --load exits 0" 0 $?
+    check "$STORE: ... every step weighed, their sum the rollout's" True \
+        "$(jq_ "$TMP/r.json" "abs(sum(s['load']['moving_bytes'] for s in d['steps']) - d['load']['moving_bytes']) < 1 and len(d['steps']) == 3")"
+    at_most "$STORE: ... the steps move at least what one shot does" "$(jq_ "$TMP/r.json" "0.95 * $predicted")" \
+        "$(jq_ "$TMP/r.json" "d['load']['moving_bytes']")"
+    "$RK" rollout -c "$STORE" --to 2 --steps 3 --load "$TMP/p1.json" >"$TMP/r.txt"
+    has "$STORE: ... the table says the bytes" "$TMP/r.txt" "by the load profile:"
+    cat "$TMP/r.txt"
+    jq_ "$TMP/s.json" "json.dumps({'target': d['topology'], 'steps': 3})" >"$TMP/ro.json"
+    check "$STORE: the server's review" 201 "$(as POST "$C/rollouts" --data-binary @"$TMP/ro.json")"
+    check "$STORE: ... weighed by the stored profile as the CLI's" \
+        "$(jq_ "$TMP/r.json" "[int(s['load']['moving_bytes']) for s in d['steps']]")" \
+        "$(jq_ "$TMP/body" "[int(s['load']['moving_bytes']) for s in d['steps']] if 'moving_bytes' in d['load'] else None")"
     check "$STORE: activate v2, a window opens" 200 "$(as POST "$C/versions/2/activate")"
     "$RK" migrate run --cluster "$STORE" --delete-source --finish -o json >"$TMP/j" 2>"$TMP/e"
     check "$STORE: the move finishes" 0 $?

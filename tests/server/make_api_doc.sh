@@ -1271,7 +1271,12 @@ is cut to it, and with a count of steps a step over it is 422 `budget_exceeded`,
 document has every step's topology, plan figures (`moved_fraction`, `balance_after`) and weight
 `changes`, the steps' `total_moved` against the `one_shot_moved` of the change at once, and the
 `digest` (XXH3-64 over the steps' plan digests in order) that the approval names;
-`approvals_needed` is the policy's `approvals`, at least 1. Once started, each step's activation
+`approvals_needed` is the policy's `approvals`, at least 1. With a load profile stored with the
+cluster (`PUT .../load`, docs/LOAD.md), each step also has `load`, what its plan moves by the
+profile (`moving_keys`, `moving_bytes`, `bytes_balance_after`, `bytes_over_mean_after`, and the
+reads' figures where the profile counted reads), and the document `load`: the profile's totals,
+the steps' `moving_bytes` summed and the `profile` (who, when, `age_s`), as of the review; or
+`load_error`, why the profile cannot weigh it (another hash). Once started, each step's activation
 answers to the policy in force at its commit: approvals short of what it asks now, or a step over
 its budget, pause the rollout, its `reason` naming the rule (docs/MIGRATE.md). The cluster keeps its latest rollout only:
 a new one replaces one in review or approved (the events keep the history). Bounds (docs/RELIABILITY.md):
