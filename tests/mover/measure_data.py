@@ -7,8 +7,9 @@
       on purpose; with $RK_MEASURE_SIZE set, every value of that size instead, but for three hot
       keys of $RK_MEASURE_HOT bytes when that is set too
   measure_data.py used STORE NODE=ADDR...    "NODE BYTES" per server: memcached's stats bytes,
-      Redis's INFO used_memory once no other client is connected (a client's buffers are in it)
-      and it holds still (a grown table is rehashed over the next cron runs)
+      Redis's INFO used_memory less mem_clients_normal (the clients' buffers, this one's among
+      them), once no other client is connected and it holds still (a grown table is rehashed
+      over the next cron runs)
   measure_data.py sizes STORE NODE=ADDR...   < lines "key<TAB>old<TAB>new": the sizes as each
       server counts them (memcached: the metadump's item sizes; Redis: MEMORY USAGE), read from the
       old owner; prints "keys=N bytes=B moving_keys=M moving_bytes=MB"
@@ -89,7 +90,8 @@ def used(store, addr):
         time.sleep(0.05)
     now = None  # a table that grew is rehashed over the next cron runs, both tables held meanwhile
     for _ in range(50):
-        then, now = now, int(info(f, s, b"memory")[b"used_memory"])
+        m = info(f, s, b"memory")  # less the clients' own buffers, this one's among them
+        then, now = now, int(m[b"used_memory"]) - int(m[b"mem_clients_normal"])
         if now == then:
             break
         time.sleep(0.2)
