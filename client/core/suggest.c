@@ -78,7 +78,8 @@ static int better(const score *a, const score *b)
 }
 
 /* Node i's weight moved by `units` and scored into *out; the weight is put back. 0 when the move
- * is not allowed (below one unit, over RK_MAX_WEIGHT), 1 when scored, or an error. */
+ * is not allowed (below one unit, over RK_MAX_WEIGHT or the scheme's own bound, or a ring over
+ * RK_MAX_POINTS), 1 when scored, or -error. */
 static int try_step(search *s, size_t i, int units, score *out, rk_error *err)
 {
     double unit = rki_weight_unit(rk_ring_topology(s->start)), w = s->nodes[i].weight;
@@ -88,6 +89,8 @@ static int try_step(search *s, size_t i, int units, score *out, rk_error *err)
     s->nodes[i].weight = next;
     int rc = try_weights(s, out, err);
     s->nodes[i].weight = w;
+    if (rc == RK_ETOPOLOGY || rc == RK_ETOOBIG) /* a weight the scheme has not (HAProxy's 256) */
+        return 0;
     return rc == RK_OK ? 1 : -rc;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 #include <math.h>
 
 #include "ringkeeper.h"
@@ -147,12 +148,54 @@ static void refusals(void **state)
     rk_ring_free(r);
 }
 
+/* A scheme's own bound on weights: HAProxy's 256. The least loaded node at 256 cannot take more,
+ * so the search goes on with the others (the heavy node gives) instead of failing. */
+static void a_scheme_bound_is_a_step_not_taken(void **state)
+{
+    (void)state;
+    json_t *nodes = json_array();
+    for (int i = 0; i < 4; i++) {
+        char id[8], addr[24];
+        snprintf(id, sizeof id, "%d", i + 1); /* HAProxy's ids are numbers */
+        snprintf(addr, sizeof addr, "10.0.0.%d:11211", i + 1);
+        json_array_append_new(nodes, json_pack("{s:s, s:s, s:i}", "id", id, "addr", addr, "weight",
+                                               i == 0 ? 200 : 256));
+    }
+    json_t *doc = json_pack("{s:s, s:s, s:o}", "scheme", "haproxy", "hash", "sdbm", "nodes", nodes);
+    rk_error err = {0};
+    rk_topology *t = rk_topology_from_json(doc, &err);
+    json_decref(doc);
+    assert_non_null(t);
+    rk_ring *r = rk_ring_build(t, &err);
+    rk_topology_free(t);
+    assert_non_null(r);
+    rk_load *l = rk_load_new(rk_ring_bits(r), 1024, 1, &err);
+    assert_non_null(l);
+    for (size_t b = 0; b < 1024; b++) { /* server 1, the lightest by weight, holds the most */
+        uint64_t at = (uint64_t)b << (rk_ring_bits(r) - 10);
+        assert_int_equal(
+            rk_load_add(l, at, 1, rk_ring_lookup_hash(r, at) == 0 ? 3000 : 1000, 0, &err), RK_OK);
+    }
+    rk_suggest_options opt = {.max_moved = 0.2, .equal_capacity = 1};
+    rk_suggestion s;
+    assert_int_equal(rk_suggest(r, l, &opt, &s, &err), RK_OK);
+    assert_true(s.worst_after < s.worst_before);
+    for (size_t i = 0; i < rk_topology_node_count(s.topology); i++) {
+        double w = rk_topology_node(s.topology, i)->weight;
+        assert_true(w >= 1 && w <= 256 && w == nearbyint(w)); /* whole weights, within HAProxy's */
+    }
+    rk_topology_free(s.topology);
+    rk_load_free(l);
+    rk_ring_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(balances_within_the_budget),
         cmocka_unit_test(a_small_budget_stops_it),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(a_scheme_bound_is_a_step_not_taken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
