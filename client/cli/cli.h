@@ -97,6 +97,9 @@ int rk_cli_simulate_rings(const char *keys, const rk_ring *r[2]);
  * into *out (rk_plan_load_to_json's document and the profile's "profile": who, when, how old);
  * returns an exit code, the reason printed. */
 int rk_cli_plan_load(const char *path, const rk_plan *p, const rk_ring *after, json_t **out);
+/* The load profile in file `path` (JSON; duplicate keys refused) into *out (json_decref it), or
+ * the reason printed as command `cmd`'s ("--load PATH: ..."); returns an exit code. */
+int rk_cli_read_profile(const char *cmd, const char *path, json_t **out);
 
 /* ---- The server commands (remote.c, http.c) ---- */
 

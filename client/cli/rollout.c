@@ -111,12 +111,10 @@ static int parse_args(const rk_cli_cmd *cmd, int argc, char **argv, rollout_args
 /* --load: every step weighed by the profile in file `path` (rk_rollout_load_json). */
 static int weigh(const char *path, const rk_rollout *ro, const rk_ring *from, json_t *doc)
 {
-    json_error_t jerr;
     rk_error err = {0};
-    json_t *profile = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!profile)
-        return rk_cli_fail("rollout", RK_EXIT_USAGE, "--load %s: %s (line %d)", path, jerr.text,
-                           jerr.line);
+    json_t *profile;
+    if (rk_cli_read_profile("rollout", path, &profile) != RK_EXIT_OK)
+        return RK_EXIT_USAGE;
     int rc = rk_rollout_load_json(ro, from, profile, (int64_t)time(NULL), doc, &err);
     json_decref(profile);
     if (rc == RK_OK)

@@ -92,16 +92,11 @@ static int inputs(suggest_args *a, suggestion *g)
                        : rk_cli_fetch_ring("suggest", &a->server, a->version, RK_CLI_ACTIVE, &rc);
     if (!g->start)
         return rc ? rc : RK_EXIT_USAGE;
-    json_error_t jerr;
-    if (a->load) {
-        g->profile = json_load_file(a->load, JSON_REJECT_DUPLICATES, &jerr);
-        return g->profile ? RK_EXIT_OK
-                          : rk_cli_fail("suggest", RK_EXIT_USAGE, "--load %s: %s (line %d)",
-                                        a->load, jerr.text, jerr.line);
-    }
+    if (a->load)
+        return rk_cli_read_profile("suggest", a->load, &g->profile);
     rk_cli_body out = {0};
     rc = rk_cli_call("suggest", &a->server, NULL, &out, "GET", "/load");
-    g->profile = rc == RK_EXIT_OK ? json_loadb(out.data, out.len, 0, &jerr) : NULL;
+    g->profile = rc == RK_EXIT_OK ? json_loadb(out.data, out.len, 0, NULL) : NULL;
     free(out.data);
     if (rc == RK_EXIT_OK && !g->profile)
         rc = rk_cli_fail("suggest", RK_EXIT_FAIL, "the server's load profile is not JSON");

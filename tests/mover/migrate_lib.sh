@@ -11,6 +11,8 @@
 #   owners OLD NEW         "key<TAB>old owner<TAB>new owner" of $KEYS keys into $TMP/owners
 #   wait_lines FILE N      until FILE has N lines (10 s at most)
 #   data_servers STORE [N] N servers of STORE (memcached, redis; N=4) up, their addresses in ADDR
+#   topo N                 a topology of nodes n0..n(N-1) of weight 1 on ADDR's servers, of $STORE
+#   within NAME GOT WANT P ok when |GOT - WANT| <= P% of WANT, else bad naming it
 RK=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=servers.sh
@@ -49,4 +51,20 @@ wait_lines() {
         sleep 0.1
     done
     return 1
+}
+
+topo() {
+    local nodes= i
+    for i in $(seq 0 $(($1 - 1))); do
+        nodes="$nodes${nodes:+,}{\"id\":\"n$i\",\"addr\":\"${ADDR[$i]}\",\"weight\":1}"
+    done
+    printf '{"hash":"xxh3_64","vnode_factor":100,"data":"%s","nodes":[%s]}' "$STORE" "$nodes"
+}
+
+within() {
+    if /usr/bin/python3 -c 'import sys; g, w, p = map(float, sys.argv[1:]); sys.exit(abs(g - w) > p / 100 * w)' "$2" "$3" "$4"; then
+        ok
+    else
+        bad "$1: $2 is not within $4% of $3"
+    fi
 }

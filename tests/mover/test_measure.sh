@@ -26,24 +26,6 @@ valid_json() { /usr/bin/python3 -c 'import json,sys;[json.loads(l) for l in sys.
 # shellcheck disable=SC2046 # node_map's words are the arguments
 data() { python3 "$HERE/measure_data.py" "$1" "$STORE" $(node_map); }
 
-# topo N: nodes n0..n(N-1) of the store's eight servers
-topo() {
-    local nodes= i
-    for i in $(seq 0 $(($1 - 1))); do
-        nodes="$nodes${nodes:+,}{\"id\":\"n$i\",\"addr\":\"${ADDR[$i]}\",\"weight\":1}"
-    done
-    printf '{"hash":"xxh3_64","vnode_factor":100,"data":"%s","nodes":[%s]}' "$STORE" "$nodes"
-}
-
-# within NAME GOT WANT PERCENT: |GOT - WANT| <= PERCENT% of WANT
-within() {
-    if /usr/bin/python3 -c 'import sys; g, w, p = map(float, sys.argv[1:]); sys.exit(abs(g - w) > p / 100 * w)' "$2" "$3" "$4"; then
-        ok
-    else
-        bad "$1: $2 is not within $4% of $3"
-    fi
-}
-
 # per_server PROFILE FIELD: "NODE VALUE" per server of a profile
 per_server() { jq_ "$1" "'\n'.join('%s %d' % (s['id'], s['$2']) for s in d['servers'])"; }
 

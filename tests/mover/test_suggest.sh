@@ -22,21 +22,6 @@ export RINGKEEPER_SERVER=$BASE RINGKEEPER_TOKEN=$OPS
 
 # shellcheck disable=SC2046 # node_map's words are the arguments
 data() { /usr/bin/python3 "$HERE/measure_data.py" "$1" "$STORE" $(node_map); }
-topo() {
-    local nodes= i
-    for i in $(seq 0 7); do
-        nodes="$nodes${nodes:+,}{\"id\":\"n$i\",\"addr\":\"${ADDR[$i]}\",\"weight\":1}"
-    done
-    printf '{"hash":"xxh3_64","vnode_factor":100,"data":"%s","nodes":[%s]}' "$STORE" "$nodes"
-}
-# within NAME GOT WANT PERCENT: |GOT - WANT| <= PERCENT% of WANT
-within() {
-    if /usr/bin/python3 -c 'import sys; g, w, p = map(float, sys.argv[1:]); sys.exit(abs(g - w) > p / 100 * w)' "$2" "$3" "$4"; then
-        ok
-    else
-        bad "$1: $2 is not within $4% of $3"
-    fi
-}
 # imbalance PROFILE: the largest server's bytes over the mean
 imbalance() { jq_ "$1" "'%.4f' % (max(b) / (sum(b) / len(b))) if (b := [s['bytes_estimate'] for s in d['servers']]) else 0"; }
 at_most() { if /usr/bin/python3 -c 'import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))' "$2" "$3"; then ok; else bad "$1: $2 > $3"; fi; }
@@ -45,7 +30,7 @@ one_store() {
     STORE=$1
     C=/v1/clusters/$STORE
     data_servers "$STORE" 8
-    topo >"$TMP/a.json"
+    topo 8 >"$TMP/a.json"
     check "$STORE: v1" 201 "$(as POST "$C/versions?activate=true" --data-binary @"$TMP/a.json")"
     check "$STORE: a migration window" 200 "$(as PUT "$C/policy" --data-binary '{"migration_window":true}')"
     seq -f 'm-%g' 0 $((KEYS - 1)) | "$RK" lookup --topology "$TMP/a.json" >"$TMP/own"
