@@ -3,8 +3,6 @@
  * a sample of its keys, chosen by a hash of the key so that two runs sample the same keys, is
  * weighed (memcached: the item's size from the scan; Redis: MEMORY USAGE) and placed by the ring's
  * key hash into the bins of an rk_load. The profile is a JSON document that `plan --load` reads. */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,38 +13,13 @@
 #include <jansson.h>
 #include <xxhash.h>
 
-#include "cli.h"
-#include "driver.h"
-#include "throttle.h"
+#include "measure_int.h"
 
-#define SCAN_STEP      1000      /* keys a scan step passes at most: the batch weighed at once */
-#define DEFAULT_BINS   4096      /* 2^12 bins: 1/4096 of the hash space each */
-#define SAMPLE_SEED    0x5eedULL /* a key's sampling hash is not the ring's, so no arc is favoured */
-#define PROGRESS_MS    1000      /* a progress line or bar at most this often */
-#define PROFILE_FORMAT 1         /* the document's "profile" member: its format */
-#define FAILED_SHARE   0.01      /* a server with more sampled keys unweighed fails the measure */
-#define PARTIAL        ".partial" /* the checkpoint beside --out: the servers done so far */
-#define KEY_SHOWN      128        /* bytes of a key kept to name it (escaped, 4 a byte at most) */
-
-typedef struct {
-    const char *topology, *version, *out;
-    int store; /* --store: PUT the profile to the cluster (docs/API.md, "The load profile") */
-    double sample_rate;
-    unsigned long long bins, rate;
-    rk_cli_server server;
-} measure_args;
-
-/* One server's tally (of its node in the topology): `failed` keys were sampled and could not be
- * weighed (the server answered their size query with an error), so no figure counts them;
- * `counted` keys had an estimate of their reads (a Redis with an LFU policy), adding to `hits`. */
-typedef struct {
-    uint64_t scanned, sampled, bytes, misplaced, failed, counted;
-    double hits;
-    /* the largest key and the most read one, to name a key that weights cannot balance */
-    uint64_t top_bytes;
-    double top_hits;
-    char top_key[4 * KEY_SHOWN + 1], hot_key[4 * KEY_SHOWN + 1]; /* escaped as key_shown does */
-} tally;
+#define SCAN_STEP    1000      /* keys a scan step passes at most: the batch weighed at once */
+#define DEFAULT_BINS 4096      /* 2^12 bins: 1/4096 of the hash space each */
+#define SAMPLE_SEED  0x5eedULL /* a key's sampling hash is not the ring's, so no arc is favoured */
+#define PROGRESS_MS  1000      /* a progress line or bar at most this often */
+#define FAILED_SHARE 0.01      /* a server with more sampled keys unweighed fails the measure */
 
 /* The sampled keys of the current scan step, their bytes copied out of the scan's buffer, and
  * room for their sizes. A step passes about SCAN_STEP keys (Redis's SCAN COUNT is a hint), so the
@@ -60,21 +33,6 @@ typedef struct {
     uint64_t threshold; /* a key is sampled when its sampling hash is at most this */
     tally *t;
 } step;
-
-typedef struct {
-    const measure_args *a;
-    const rk_ring *ring;
-    rk_load *load;
-    rkm_throttle *throttle;
-    tally *tallies;
-    int64_t started_ms, shown_ms;
-    char *partial;       /* --out's checkpoint (PARTIAL), or NULL without --out */
-    uint32_t first;      /* servers done by an earlier run, read back from the checkpoint */
-    double seconds_done; /* the time those took */
-    uint64_t scanned;    /* over every server so far */
-    double rate;         /* the fraction of keys weighed (rate_of) */
-    rk_error why;        /* the first key that could not be weighed, on the current server */
-} measure;
 
 static int64_t now_ms(void)
 {
@@ -185,6 +143,7 @@ static int weigh(measure *m, rkm_conn *c, step *s, uint32_t node, rk_error *err)
         s->t->hits += hits;
         s->t->sampled++;
         s->t->bytes += s->bytes[i];
+        s->t->bytes_sq += (double)s->bytes[i] * (double)s->bytes[i];
         s->t->misplaced += rk_ring_lookup_hash(m->ring, hash) != node;
         note_top(s->t, s, i, hits);
     }
@@ -259,204 +218,12 @@ static int scan_server(measure *m, uint32_t node, step *s, rk_error *err)
     return rc;
 }
 
-/* A server's largest and most read keys: {"key", "bytes"} and {"key", "requests"} (as sampled:
- * a key's own figures, not scaled), absent when none was weighed or read. */
-static int top_keys(json_t *server, const tally *c)
-{
-    int bad = 0;
-    if (c->top_bytes)
-        bad = json_object_set_new(
-            server, "largest",
-            json_pack("{s:s, s:I}", "key", c->top_key, "bytes", (json_int_t)c->top_bytes));
-    if (!bad && c->top_hits > 0)
-        bad = json_object_set_new(
-            server, "most_read",
-            json_pack("{s:s, s:f}", "key", c->hot_key, "requests", c->top_hits));
-    return bad;
-}
-
-static json_t *servers_doc(const measure *m)
-{
-    const rk_topology *t = rk_ring_topology(m->ring);
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < rk_topology_node_count(t); i++) {
-        const rk_node *n = rk_topology_node(t, i);
-        const tally *c = &m->tallies[i];
-        json_t *s =
-            json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f}", "id", n->id, "addr",
-                      n->addr, "keys_scanned", (json_int_t)c->scanned, "keys_sampled",
-                      (json_int_t)c->sampled, "keys_failed", (json_int_t)c->failed, "bytes_sampled",
-                      (json_int_t)c->bytes, "bytes_estimate", (double)c->bytes / m->rate,
-                      "misplaced_sampled", (json_int_t)c->misplaced, "keys_counted",
-                      (json_int_t)c->counted, "requests_estimate", c->hits / m->rate);
-        if (!s || top_keys(s, c) || json_array_append_new(list, s)) {
-            json_decref(list);
-            return NULL;
-        }
-    }
-    return list;
-}
-
-/* The profile document: what was measured, when, how, and the load. */
-static json_t *profile_doc(const measure *m, long long version, double secs)
-{
-    char at[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-    const rk_topology *t = rk_ring_topology(m->ring);
-    json_t *doc =
-        json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:o, s:o}", "profile", PROFILE_FORMAT,
-                  "fingerprint", rk_ring_fingerprint_hex(m->ring), "hash",
-                  rk_hash_name(rk_topology_hash(t)), "data", rk_topology_data(t), "measured_at", at,
-                  "measured_epoch_s", (json_int_t)now, "seconds", secs, "sample_rate", m->rate,
-                  "servers", servers_doc(m), "load", rk_load_to_json(m->load));
-    if (doc && !m->a->topology && /* a cluster's version, not a topology file */
-        (json_object_set_new(doc, "cluster", json_string(m->a->server.cluster)) ||
-         json_object_set_new(doc, "version", json_integer(version)))) {
-        json_decref(doc);
-        return NULL;
-    }
-    return doc;
-}
-
-/* The file at `path` replaced whole (rk_cli_replace_file), or made with mode 0644 less the umask.
- */
-static int write_file(const char *path, const char *text, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd >= 0)
-        close(fd);
-    return rk_cli_replace_file(path, path, text, len);
-}
-
-/* The profile sent to the cluster as its stored one (compact: the server keeps at most 1 MiB). */
-static int store_profile(const measure_args *a, const json_t *doc)
-{
-    rk_cli_body in = {json_dumps(doc, JSON_COMPACT), 0}, out = {0};
-    if (!in.data)
-        return rk_cli_fail("measure", RK_EXIT_FAIL, "out of memory sending the profile");
-    in.len = strlen(in.data);
-    int rc = rk_cli_call("measure", &a->server, &in, &out, "PUT", "/load");
-    if (rc == RK_EXIT_OK)
-        fprintf(stderr, "ringkeeper measure: stored as the load profile of cluster %s\n",
-                a->server.cluster);
-    free(in.data);
-    free(out.data);
-    return rc;
-}
-
-static int write_profile(const measure_args *a, json_t *doc)
-{
-    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-    if (!text)
-        return rk_cli_fail("measure", RK_EXIT_FAIL, "out of memory writing the profile");
-    size_t len = strlen(text);
-    text[len] = '\n'; /* json_dumps's NUL becomes the file's last newline */
-    int rc = RK_EXIT_OK;
-    if (a->out && write_file(a->out, text, len + 1) != 0)
-        rc = rk_cli_fail("measure", RK_EXIT_FAIL, "cannot write %s: %s", a->out, strerror(errno));
-    else if (!a->out && !a->store && /* --store alone: the profile goes to the server only */
-             (fwrite(text, 1, len + 1, stdout) != len + 1 || fflush(stdout)))
-        rc = rk_cli_fail("measure", RK_EXIT_FAIL, "writing stdout failed");
-    free(text);
-    return rc;
-}
-
 /* The fraction of keys weighed: every one when the scan gives sizes (memcached's metadump), so
  * that weighing costs nothing more; --sample-rate's when it costs a request each (Redis). */
 static double rate_of(const measure_args *a, const rk_topology *t)
 {
     const rkm_driver *d = rkm_driver_find(rk_topology_data(t));
     return d && !d->sizes_many ? 1.0 : a->sample_rate;
-}
-
-/* The checkpoint of the first `done` servers, replacing the last one whole: what a run killed
- * later starts again from (resume). Best effort: a checkpoint that cannot be written costs only a
- * longer rerun, so it is said and the measure goes on. */
-static void checkpoint(const measure *m, uint32_t done)
-{
-    double secs = m->seconds_done + (double)(now_ms() - m->started_ms) / 1000;
-    json_t *doc =
-        json_pack("{s:i, s:s, s:f, s:I, s:I, s:f, s:o, s:o}", "partial", PROFILE_FORMAT,
-                  "fingerprint", rk_ring_fingerprint_hex(m->ring), "sample_rate", m->rate, "bins",
-                  (json_int_t)rk_load_bins(m->load), "servers_done", (json_int_t)done, "seconds",
-                  secs, "servers", servers_doc(m), "load", rk_load_to_json(m->load));
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    if (!text || write_file(m->partial, text, strlen(text)) != 0)
-        fprintf(stderr, "ringkeeper measure: cannot write the checkpoint %s: %s\n", m->partial,
-                text ? strerror(errno) : "out of memory");
-    free(text);
-    json_decref(doc);
-}
-
-static int same_text(const json_t *v, const char *text)
-{
-    const char *t = json_string_value(v);
-    return t && strcmp(t, text) == 0;
-}
-
-static uint64_t count_of(const json_t *server, const char *name)
-{
-    json_int_t v = json_integer_value(json_object_get(server, name));
-    return v > 0 ? (uint64_t)v : 0;
-}
-
-/* A finished server's largest and most read keys, as its checkpoint kept them. */
-static void resume_top(tally *c, const json_t *server)
-{
-    const json_t *big = json_object_get(server, "largest"),
-                 *hot = json_object_get(server, "most_read");
-    const char *k = json_string_value(json_object_get(big, "key"));
-    if (k && strlen(k) < sizeof c->top_key) {
-        strcpy(c->top_key, k);
-        c->top_bytes = count_of(big, "bytes");
-    }
-    k = json_string_value(json_object_get(hot, "key"));
-    if (k && strlen(k) < sizeof c->hot_key) {
-        strcpy(c->hot_key, k);
-        c->top_hits = json_number_value(json_object_get(hot, "requests"));
-    }
-}
-
-/* The servers a killed run finished, from its checkpoint, when it measured this ring at this
- * rate into as many bins; else nothing (a new measure, the checkpoint replaced as it goes). */
-static void resume(measure *m)
-{
-    json_t *doc = json_load_file(m->partial, 0, NULL), *servers = json_object_get(doc, "servers");
-    const rk_topology *t = rk_ring_topology(m->ring);
-    json_int_t done = json_integer_value(json_object_get(doc, "servers_done"));
-    rk_error err = {0};
-    rk_load *load = NULL;
-    if (doc && json_integer_value(json_object_get(doc, "partial")) == PROFILE_FORMAT &&
-        same_text(json_object_get(doc, "fingerprint"), rk_ring_fingerprint_hex(m->ring)) &&
-        json_real_value(json_object_get(doc, "sample_rate")) == m->rate &&
-        json_integer_value(json_object_get(doc, "bins")) == (json_int_t)rk_load_bins(m->load) &&
-        done > 0 && (size_t)done <= rk_topology_node_count(t) &&
-        json_array_size(servers) == rk_topology_node_count(t))
-        load = rk_load_from_json(json_object_get(doc, "load"), &err);
-    for (json_int_t i = 0; load && i < done; i++) {
-        const json_t *sv = json_array_get(servers, (size_t)i);
-        m->tallies[i] = (tally){
-            .scanned = count_of(sv, "keys_scanned"),
-            .sampled = count_of(sv, "keys_sampled"),
-            .bytes = count_of(sv, "bytes_sampled"),
-            .misplaced = count_of(sv, "misplaced_sampled"),
-            .failed = count_of(sv, "keys_failed"),
-            .counted = count_of(sv, "keys_counted"),
-            .hits = json_real_value(json_object_get(sv, "requests_estimate")) * m->rate,
-        };
-        resume_top(&m->tallies[i], sv);
-    }
-    if (load) {
-        rk_load_free(m->load);
-        m->load = load;
-        m->first = (uint32_t)done;
-        m->seconds_done = json_real_value(json_object_get(doc, "seconds"));
-        fprintf(stderr, "ringkeeper measure: resuming from %s: %u of %zu servers done\n",
-                m->partial, m->first, rk_topology_node_count(t));
-    }
-    json_decref(doc);
 }
 
 /* Every server of the ring's topology, one after the other. */
@@ -473,12 +240,13 @@ static int measure_ring(const measure_args *a, const rk_ring *ring, long long ve
     int rc = m.tallies && m.throttle && (m.partial || !a->out) ? RK_OK : RK_ENOMEM;
     if (rc == RK_OK && m.partial) {
         strcat(strcpy(m.partial, a->out), PARTIAL);
-        resume(&m);
+        rk_cli_measure_resume(&m);
     }
     for (uint32_t i = m.first; rc == RK_OK && i < rk_topology_node_count(t); i++) {
         rc = scan_server(&m, i, &s, &err);
         if (rc == RK_OK && m.partial && i + 1 < rk_topology_node_count(t))
-            checkpoint(&m, i + 1);
+            rk_cli_measure_checkpoint(&m, i + 1,
+                                      m.seconds_done + (double)(now_ms() - m.started_ms) / 1000);
     }
     int exit = RK_EXIT_OK;
     if (rc == RK_ENOMEM && !err.message[0])
@@ -491,9 +259,10 @@ static int measure_ring(const measure_args *a, const rk_ring *ring, long long ve
                            "%s", err.message);
     json_t *doc =
         exit ? NULL
-             : profile_doc(&m, version, m.seconds_done + (double)(now_ms() - m.started_ms) / 1000);
-    exit = exit ? exit : write_profile(a, doc);
-    exit = exit || !a->store ? exit : store_profile(a, doc);
+             : rk_cli_measure_profile(&m, version,
+                                      m.seconds_done + (double)(now_ms() - m.started_ms) / 1000);
+    exit = exit ? exit : rk_cli_measure_write(a, doc);
+    exit = exit || !a->store ? exit : rk_cli_measure_store(a, doc);
     if (exit == RK_EXIT_OK && m.partial)
         unlink(m.partial); /* the profile is whole: nothing is left to resume */
     json_decref(doc);
