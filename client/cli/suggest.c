@@ -297,6 +297,13 @@ static int table(const json_t *doc)
         why[w], 100 * num_of(doc, "moved"), text_of(doc, "by"),
         100 * num_of(json_object_get(doc, "plan"), "moved_fraction"),
         (long long)json_integer_value(json_object_get(doc, "rounds")));
+    const json_t *pr =
+        json_object_get(json_object_get(json_object_get(doc, "plan"), "load"), "profile");
+    const char *at = text_of(pr, "measured_at");
+    rk_cli_print_safe(
+        stdout, RK_CLI_SAFE_LINE, "  by the load profile measured %s (%.1f h ago), sample rate %g",
+        at ? at : "at an unknown time", num_of(pr, "age_s") / 3600, num_of(pr, "sample_rate"));
+    putchar('\n');
     const char *by = text_of(doc, "by");
     int bytes = strcmp(by, "bytes") == 0;
     printf("  %-24s %-14s %14s %14s  %s\n", "node", "weight",

@@ -51,6 +51,7 @@ one_store() {
     check "$STORE: v2 is staged" staged "$(req GET "$C/versions/2" >/dev/null; jq_ "$TMP/body" "d['state']")"
     "$RK" suggest -c "$STORE" >"$TMP/s.txt"
     has "$STORE: the table says what it does" "$TMP/s.txt" "the most loaded node holds"
+    has "$STORE: ... and by which profile, how old" "$TMP/s.txt" "by the load profile measured $(jq_ "$TMP/p1.json" "d['measured_at']") (0.0 h ago)"
     cat "$TMP/s.txt"
 
     # the server's plan to v2, weighed by the stored profile, against what the move copies
