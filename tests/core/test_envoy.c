@@ -15,6 +15,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "golden.h"
 #include "ringkeeper.h"
 
@@ -313,6 +316,104 @@ static void test_table_positions(void **state)
     }
 }
 
+/* ---- Maglev's fill against Envoy's, written as Envoy writes it (maglev_lb.cc,
+ * OriginalMaglevTable::constructImplementationInternals): the permutation multiplied and divided,
+ * a free slot found in the table itself. maglev.c steps, keeps a bitmap and weighs the last free
+ * slots by their distance: every slot must still be the same. */
+
+static int by_id(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Envoy's table of m slots for hosts ids[0..n) of weights w: owner[slot] = index into ids. */
+static void envoy_maglev(char **ids, const unsigned *w, size_t n, uint64_t m, uint32_t *owner)
+{
+    char **sorted = malloc(n * sizeof *sorted);
+    uint64_t *offset = malloc(n * sizeof *offset), *skip = malloc(n * sizeof *skip),
+             *next = calloc(n, sizeof *next);
+    uint32_t *host = malloc(n * sizeof *host);
+    double *weight = malloc(n * sizeof *weight), *target = calloc(n, sizeof *target), sum = 0,
+           most = 0;
+    memcpy(sorted, ids, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, by_id);
+    for (size_t i = 0; i < n; i++)
+        sum += w[i];
+    for (size_t i = 0; i < n; i++) {
+        host[i] = 0;
+        while (ids[host[i]] != sorted[i])
+            host[i]++;
+        weight[i] = w[host[i]] / sum;
+        most = weight[i] > most ? weight[i] : most;
+        offset[i] = XXH64(sorted[i], strlen(sorted[i]), 0) % m;
+        skip[i] = XXH64(sorted[i], strlen(sorted[i]), 1) % (m - 1) + 1;
+    }
+    for (uint64_t k = 0; k < m; k++)
+        owner[k] = UINT32_MAX;
+    uint64_t filled = 0;
+    for (uint32_t iteration = 1; filled < m; iteration++)
+        for (size_t i = 0; i < n && filled < m; i++) {
+            if (weight[i] == 0 || iteration * weight[i] < target[i])
+                continue;
+            target[i] += most;
+            uint64_t c = (offset[i] + skip[i] * next[i]) % m;
+            while (owner[c] != UINT32_MAX)
+                c = (offset[i] + skip[i] * ++next[i]) % m;
+            owner[c] = host[i];
+            next[i]++;
+            filled++;
+        }
+    free(sorted), free(offset), free(skip), free(next), free(host), free(weight), free(target);
+}
+
+/* Tables of many hosts, of weights equal and unequal (some 0), at sizes large and small: each
+ * slot's node is Envoy's. */
+static void test_maglev_fill_model(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t hosts;
+        unsigned m, weights; /* weights: 1 (equal) or host % weights (some 0) + 1 */
+    } cases[] = {{500, 65537, 1}, {37, 65537, 5}, {200, 5003, 3}, {9, 101, 4}, {3, 7, 2}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = cases[c].hosts;
+        char *names = calloc(n, 16), **ids = malloc(n * sizeof *ids);
+        unsigned *w = malloc(n * sizeof *w);
+        json_t *nodes = json_array();
+        for (size_t i = 0; i < n; i++) {
+            ids[i] = names + 16 * i;
+            snprintf(ids[i], 16, "10.1.%u.%u:80", (unsigned)(i / 200 % 256), (unsigned)(i % 200));
+            w[i] = cases[c].weights == 1 ? 1 : (unsigned)(i % cases[c].weights) * (i % 7 != 3);
+            if (i == 0 && w[i] == 0)
+                w[i] = 1;
+            json_array_append_new(
+                nodes, json_pack("{s:s, s:s, s:i}", "id", ids[i], "addr", ids[i], "weight", w[i]));
+        }
+        json_t *doc = json_pack("{s:s, s:s, s:i, s:o}", "scheme", "maglev", "hash", "xx_hash",
+                                "table_size", cases[c].m, "nodes", nodes);
+        rk_error err = {0};
+        rk_topology *t = rk_topology_from_json(doc, &err);
+        json_decref(doc);
+        assert_non_null(t);
+        rk_ring *r = rk_ring_build(t, &err);
+        assert_non_null(r);
+        uint32_t *owner = malloc(cases[c].m * sizeof *owner);
+        envoy_maglev(ids, w, n, cases[c].m, owner);
+        assert_int_equal(rk_ring_point_count(r), cases[c].m);
+        for (size_t k = 0; k < cases[c].m; k++) {
+            uint64_t pos;
+            uint32_t node;
+            rk_ring_point(r, k, &pos, &node);
+            if (node != owner[k])
+                fail_msg("case %zu: slot %zu is node %u's, Envoy's table says %u's", c, k, node,
+                         owner[k]);
+        }
+        free(owner), free(names), free(ids), free(w);
+        rk_ring_free(r);
+        rk_topology_free(t);
+    }
+}
+
 /* A ring of `scheme` ("head" its other members, ending in a comma) over hosts h0 .. h(n-1), the
  * first `drop` left out. */
 static rk_ring *hosts(const char *head, size_t n, size_t drop)
@@ -522,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_size_advice),
         cmocka_unit_test(test_envoy_ring_hash_unit_tests),
         cmocka_unit_test(test_maglev_unit_tests),
+        cmocka_unit_test(test_maglev_fill_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,6 +98,7 @@ static int maglev_count(const void *block, const rk_node *nodes, size_t n, uint6
 /* A live node's place in the population (Envoy's TableBuildEntry). */
 typedef struct entry {
     uint64_t slot, skip; /* slot: (offset + skip * next) mod M, Envoy's permutation(), stepped */
+    uint64_t inverse;    /* skip^-1 mod M once a turn has needed it (nearest), else 0 */
     double weight, target;
     uint32_t node;
 } entry;
@@ -129,24 +130,111 @@ static inline uint64_t next_slot(uint64_t slot, uint64_t skip, uint32_t m)
     return slot >= m ? slot - m : slot;
 }
 
-/* Rounds until the table is full: the claims of Envoy's
- * OriginalMaglevTable::constructImplementationInternals. Which slots are taken is kept in a
- * bitmap (8 KiB at M = 65537, in the first-level cache) rather than read from `owner`: the search
- * for a free slot is most of the work. */
-static void claim(entry *e, size_t n, double most, uint32_t m, uint64_t *taken, uint32_t *owner)
+/* Arithmetic modulo the table size m <= RK_MAX_POINTS < 2^23 by Barrett's reduction (r is
+ * floor((2^64 - 1) / m)): a product of factors below 2^24 comes within 2m of its remainder with
+ * one multiplication, where a division would cost as much as the walk it replaces. */
+typedef struct modulus {
+    uint64_t m, r;
+} modulus;
+
+static inline uint64_t mul_mod(modulus md, uint64_t x, uint64_t y)
 {
-    uint64_t filled = 0;
+    uint64_t p = x * y, q = (uint64_t)(((unsigned __int128)p * md.r) >> 64);
+    p -= q * md.m;
+    return p >= md.m ? p - md.m : p;
+}
+
+/* a^-1 mod m, m prime (maglev_check): a^(m-2), Fermat's little theorem. */
+static uint64_t inverse_mod(modulus md, uint64_t a)
+{
+    uint64_t r = 1;
+    for (uint64_t e = md.m - 2; e; e >>= 1, a = mul_mod(md, a, a))
+        if (e & 1)
+            r = mul_mod(md, r, a);
+    return r;
+}
+
+/* The first free slot of a permutation from `c` on. */
+static inline uint64_t walk(const uint64_t *taken, uint64_t c, uint64_t skip, uint32_t m)
+{
+    while (taken[c / 64] >> (c % 64) & 1) /* ends: m is prime, so every slot comes */
+        c = next_slot(c, skip, m);
+    return c;
+}
+
+/* The free slots, in slot order, into `free` (which has room for all of them). */
+static size_t free_slots(const uint64_t *taken, uint32_t m, uint32_t *free)
+{
+    size_t n = 0;
+    for (uint32_t w = 0; w < (m + 63) / 64; w++)
+        for (uint64_t bits = ~taken[w]; bits; bits &= bits - 1) {
+            uint32_t s = w * 64 + (uint32_t)__builtin_ctzll(bits);
+            if (s < m)
+                free[n++] = s;
+        }
+    return n;
+}
+
+/* The free slot a walk from e->slot would reach first: the one whose distance along e's
+ * permutation, (slot - e->slot) x skip^-1 mod m, is least. Taken out of `free`. */
+static uint64_t nearest(modulus md, entry *e, uint32_t *free, size_t *n_free)
+{
+    if (!e->inverse)
+        e->inverse = inverse_mod(md, e->skip);
+    size_t best = 0;
+    uint64_t least = UINT64_MAX;
+    for (size_t k = 0; k < *n_free; k++) {
+        uint64_t d = mul_mod(md, free[k] + md.m - e->slot, e->inverse);
+        if (d < least)
+            least = d, best = k;
+    }
+    uint64_t c = free[best];
+    free[best] = free[--*n_free];
+    return c;
+}
+
+/* The table's filling (Envoy's OriginalMaglevTable::constructImplementationInternals): rounds
+ * of turns, each claiming the next free slot of the node's permutation, until the table is full. */
+typedef struct filling {
+    entry *e;
+    size_t n;
+    double most; /* the largest normalized weight */
+    modulus md;
+    uint64_t
+        *taken; /* a bitmap (8 KiB at M = 65537, in the first-level cache): the walks read it */
+    uint32_t *owner;
+    uint32_t *free; /* the last `late` free slots, once the walks have left that few */
+    size_t late;
+} filling;
+
+/* Where the turn of e claims a slot with `left` slots free. A walk takes about m / left probes;
+ * once `late` or fewer are left, a turn weighs each free slot instead (nearest), as cheap as two
+ * probes: below about sqrt(m / 2) free slots that is less work. Either way the same slot. */
+static uint64_t turn(filling *f, entry *e, uint64_t left, size_t *n_free)
+{
+    if (left <= f->late)
+        return nearest(f->md, e, f->free, n_free);
+    uint32_t m = (uint32_t)f->md.m;
+    uint64_t c = walk(f->taken, e->slot, e->skip, m);
+    f->taken[c / 64] |= (uint64_t)1 << (c % 64);
+    if (left - 1 == f->late)
+        *n_free = free_slots(f->taken, m, f->free);
+    return c;
+}
+
+static void claim(filling *f)
+{
+    uint64_t m = f->md.m, filled = 0;
+    size_t n_free = 0;
     for (uint32_t round = 1; filled < m; round++) {
-        for (size_t i = 0; i < n && filled < m; i++) {
-            if ((double)round * e[i].weight < e[i].target)
+        for (size_t i = 0; i < f->n && filled < m; i++) {
+            entry *e = &f->e[i];
+            if ((double)round * e->weight < e->target)
                 continue;
-            e[i].target += most;
-            uint64_t c = e[i].slot;
-            while (taken[c / 64] >> (c % 64) & 1) /* ends: m is prime, so every slot comes */
-                c = next_slot(c, e[i].skip, m);
-            taken[c / 64] |= (uint64_t)1 << (c % 64);
-            owner[c] = e[i].node;
-            e[i].slot = next_slot(c, e[i].skip, m);
+            e->target += f->most;
+            uint64_t c = turn(f, e, m - filled, &n_free);
+            f->owner[c] = e->node;
+            e->slot = next_slot(c, e->skip, (uint32_t)m);
             filled++;
         }
     }
@@ -155,19 +243,21 @@ static void claim(entry *e, size_t n, double most, uint32_t m, uint64_t *taken, 
 static int maglev_fill(const rk_topology *t, uint32_t *owner)
 {
     uint32_t m = ((const params *)rki_topology_params(t))->table_size;
-    entry *e = malloc(rk_topology_node_count(t) * sizeof *e);
-    uint64_t *taken = calloc((m + 63) / 64, sizeof *taken);
-    if (!e || !taken) {
-        free(e), free(taken);
+    filling f = {.md = {m, UINT64_MAX / m}, .owner = owner, .late = 1};
+    while ((f.late + 1) * (f.late + 1) <= m / 2)
+        f.late++;
+    f.e = malloc(rk_topology_node_count(t) * sizeof *f.e);
+    f.taken = calloc((m + 63) / 64, sizeof *f.taken);
+    f.free = malloc(f.late * sizeof *f.free);
+    if (!f.e || !f.taken || !f.free) {
+        free(f.e), free(f.taken), free(f.free);
         return RK_ENOMEM;
     }
-    size_t n = entries(t, m, e);
-    double most = 0;
-    for (size_t i = 0; i < n; i++)
-        most = e[i].weight > most ? e[i].weight : most;
-    claim(e, n, most, m, taken, owner);
-    free(e);
-    free(taken);
+    f.n = entries(t, m, f.e);
+    for (size_t i = 0; i < f.n; i++)
+        f.most = f.e[i].weight > f.most ? f.e[i].weight : f.most;
+    claim(&f);
+    free(f.e), free(f.taken), free(f.free);
     return RK_OK;
 }
 
