@@ -9,7 +9,8 @@
 #   job_field EXPR         jq_ over GET $C/migration
 #   node_map               "n0=ADDR n1=ADDR ..." of the servers in ADDR
 #   owners OLD NEW         "key<TAB>old owner<TAB>new owner" of $KEYS keys into $TMP/owners
-#   wait_lines FILE N      until FILE has N lines (10 s at most)
+#   wait_lines FILE N      until FILE has N lines (30 s at most: a run may first wait out a
+#                          killed worker's 10 s lease, up to 12 s, then start under the sanitizers)
 #   data_servers STORE [N] N servers of STORE (memcached, redis; N=4) up, their addresses in ADDR
 #   topo N                 a topology of nodes n0..n(N-1) of weight 1 on ADDR's servers, of $STORE
 #   within NAME GOT WANT P ok when |GOT - WANT| <= P% of WANT, else bad naming it
@@ -46,7 +47,7 @@ data_servers() {
 }
 
 wait_lines() {
-    for _ in $(seq 1 100); do
+    for _ in $(seq 1 300); do
         [ "$(wc -l <"$1")" -ge "$2" ] && return 0
         sleep 0.1
     done
