@@ -175,24 +175,6 @@ static size_t free_slots(const uint64_t *taken, uint32_t m, uint32_t *free)
     return n;
 }
 
-/* The free slot a walk from e->slot would reach first: the one whose distance along e's
- * permutation, (slot - e->slot) x skip^-1 mod m, is least. Taken out of `free`. */
-static uint64_t nearest(modulus md, entry *e, uint32_t *free, size_t *n_free)
-{
-    if (!e->inverse)
-        e->inverse = inverse_mod(md, e->skip);
-    size_t best = 0;
-    uint64_t least = UINT64_MAX;
-    for (size_t k = 0; k < *n_free; k++) {
-        uint64_t d = mul_mod(md, free[k] + md.m - e->slot, e->inverse);
-        if (d < least)
-            least = d, best = k;
-    }
-    uint64_t c = free[best];
-    free[best] = free[--*n_free];
-    return c;
-}
-
 /* The table's filling (Envoy's OriginalMaglevTable::constructImplementationInternals): rounds
  * of turns, each claiming the next free slot of the node's permutation, until the table is full. */
 typedef struct filling {
@@ -200,39 +182,57 @@ typedef struct filling {
     size_t n;
     double most; /* the largest normalized weight */
     modulus md;
-    uint64_t
-        *taken; /* a bitmap (8 KiB at M = 65537, in the first-level cache): the walks read it */
+    /* a bitmap (8 KiB at M = 65537, in the first-level cache): the walks read it */
+    uint64_t *taken;
     uint32_t *owner;
-    uint32_t *free; /* the last `late` free slots, once the walks have left that few */
-    size_t late;
+    uint32_t *free; /* the last free slots, n_free of them, once the walks have left `late` */
+    size_t n_free, late;
 } filling;
+
+/* The free slot a walk from e->slot would reach first: the one whose distance along e's
+ * permutation, (slot - e->slot) x skip^-1 mod m, is least. Taken out of f->free. */
+static uint64_t nearest(filling *f, entry *e)
+{
+    modulus md = f->md;
+    if (!e->inverse)
+        e->inverse = inverse_mod(md, e->skip);
+    size_t best = 0;
+    uint64_t least = UINT64_MAX;
+    for (size_t k = 0; k < f->n_free; k++) {
+        uint64_t d = mul_mod(md, f->free[k] + md.m - e->slot, e->inverse);
+        if (d < least)
+            least = d, best = k;
+    }
+    uint64_t c = f->free[best];
+    f->free[best] = f->free[--f->n_free];
+    return c;
+}
 
 /* Where the turn of e claims a slot with `left` slots free. A walk takes about m / left probes;
  * once `late` or fewer are left, a turn weighs each free slot instead (nearest), as cheap as two
  * probes: below about sqrt(m / 2) free slots that is less work. Either way the same slot. */
-static uint64_t turn(filling *f, entry *e, uint64_t left, size_t *n_free)
+static uint64_t turn(filling *f, entry *e, uint64_t left)
 {
     if (left <= f->late)
-        return nearest(f->md, e, f->free, n_free);
+        return nearest(f, e);
     uint32_t m = (uint32_t)f->md.m;
     uint64_t c = walk(f->taken, e->slot, e->skip, m);
     f->taken[c / 64] |= (uint64_t)1 << (c % 64);
     if (left - 1 == f->late)
-        *n_free = free_slots(f->taken, m, f->free);
+        f->n_free = free_slots(f->taken, m, f->free);
     return c;
 }
 
 static void claim(filling *f)
 {
     uint64_t m = f->md.m, filled = 0;
-    size_t n_free = 0;
     for (uint32_t round = 1; filled < m; round++) {
         for (size_t i = 0; i < f->n && filled < m; i++) {
             entry *e = &f->e[i];
             if ((double)round * e->weight < e->target)
                 continue;
             e->target += f->most;
-            uint64_t c = turn(f, e, m - filled, &n_free);
+            uint64_t c = turn(f, e, m - filled);
             f->owner[c] = e->node;
             e->slot = next_slot(c, e->skip, (uint32_t)m);
             filled++;
