@@ -36,7 +36,8 @@ typedef struct rkm_options {
     size_t max_value_bytes; /* the size cap: rkm_get reports a value over it RKM_TOO_BIG */
     bool overwrite;         /* rkm_put may write over a value: only for the destinations of a
                                before_cutover catch-up, which nobody else writes to before the
-                               cutover (docs/MIGRATE.md, "The catch-up"); false refuses it */
+                               cutover (docs/MIGRATE.md, "The catch-up"), or of an agent's, its
+                               proxy stopped (docs/AGENT.md); false refuses it */
     bool per_key;           /* rkm_get_many and rkm_add_many call the per-key operations even when
                                the driver has batch forms, as for a driver without them (tests) */
     bool relay;             /* never copy server to server (rkm_copy_many): values pass through

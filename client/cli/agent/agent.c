@@ -34,25 +34,28 @@ typedef struct agent_opts {
     const char *proxy_names[N_PROXIES + 1];
     proxy_opts po;
     unsigned long long wait;
+    int catch_up;
     rk_cli_server server;
 } agent_opts;
 
-/* One line of the config file, "name = value" (spaces around '=' optional), as "--name=value"
- * (a new string); NULL with the reason printed. */
+/* One line of the config file, "name = value" (spaces around '=' optional) as "--name=value",
+ * or a flag's name alone as "--name" (a new string); NULL with the reason printed. */
 static char *config_arg(const char *path, int line_no, const char *line)
 {
     size_t nl = strspn(line, "abcdefghijklmnopqrstuvwxyz-");
     const char *value = line + nl + strspn(line + nl, " \t");
-    if (nl == 0 || *value != '=') {
-        rk_cli_fail("agent", RK_EXIT_USAGE, "%s:%d: must be \"name = value\" (an option's name)",
-                    path, line_no);
+    if (nl == 0 || (*value != '=' && *value)) {
+        rk_cli_fail("agent", RK_EXIT_USAGE,
+                    "%s:%d: must be \"name = value\" or a flag's name (an option's name)", path,
+                    line_no);
         return NULL;
     }
-    value += 1 + strspn(value + 1, " \t");
+    int flag = !*value;
+    value += flag ? 0 : 1 + strspn(value + 1, " \t");
     size_t size = nl + strlen(value) + 4;
     char *arg = malloc(size);
     if (arg)
-        snprintf(arg, size, "--%.*s=%s", (int)nl, line, value);
+        snprintf(arg, size, flag ? "--%.*s" : "--%.*s=%s", (int)nl, line, value);
     else
         rk_cli_fail("agent", RK_EXIT_FAIL, "out of memory");
     return arg;
@@ -121,8 +124,8 @@ static const rk_cli_conf_format *format_of(const rk_cli_proxy *p)
 
 static int parse(const rk_cli_cmd *cmd, int argc, char **argv, rk_cli_agent_state *a, agent_opts *o)
 {
-    rk_cli_option opts[12 + 2 * N_PROXIES] = {
-        /* the 11 below, the proxies', the end */
+    rk_cli_option opts[15 + 2 * N_PROXIES] = {
+        /* the 14 below, the proxies', the end */
         RK_CLI_OPT("config", RK_CLI_TEXT, &o->config),
         RK_CLI_OPT("proxy", RK_CLI_CHOICE, &o->proxy, .required = 1, .choices = o->proxy_names),
         RK_CLI_OPT("file", RK_CLI_TEXT, &a->file, .required = 1),
@@ -134,8 +137,11 @@ static int parse(const rk_cli_cmd *cmd, int argc, char **argv, rk_cli_agent_stat
         RK_CLI_OPT("command-timeout", RK_CLI_NUMBER, &a->command_timeout, .lo = 1, .hi = 3600),
         RK_CLI_OPT("confirm-timeout", RK_CLI_NUMBER, &a->confirm_timeout, .lo = 1, .hi = 3600),
         RK_CLI_OPT("metrics", RK_CLI_TEXT, &o->metrics),
+        RK_CLI_OPT("catch-up", RK_CLI_FLAG, &o->catch_up),
+        RK_CLI_OPT("stop", RK_CLI_TEXT, &a->stop),
+        RK_CLI_OPT("start", RK_CLI_TEXT, &a->start),
     };
-    size_t n = 11;
+    size_t n = 14;
     for (size_t i = 0; i < N_PROXIES; i++) {
         const rk_cli_conf_format *f = format_of(proxies[i]);
         o->proxy_names[i] = proxies[i]->name;
@@ -171,11 +177,34 @@ static int choose(const rk_cli_cmd *cmd, rk_cli_agent_state *a, agent_opts *o)
     return RK_EXIT_OK;
 }
 
+/* --catch-up (docs/AGENT.md): for a proxy that restarts, in a build with the data mover. */
+static int check_catch_up(const rk_cli_cmd *cmd, rk_cli_agent_state *a, const agent_opts *o)
+{
+    if (!o->catch_up)
+        return a->stop || a->start
+                   ? rk_cli_usage_error(cmd, "--stop and --start go with --catch-up")
+                   : RK_EXIT_OK;
+    if (!a->proxy->stop)
+        return rk_cli_usage_error(cmd,
+                                  "--catch-up needs a proxy that stops: %s reloads, its old "
+                                  "workers serving while the new ones start; only nutcracker "
+                                  "restarts",
+                                  a->proxy->name);
+#ifdef RK_CLI_MIGRATE
+    a->catch_up = rk_cli_agent_catch_up;
+    return RK_EXIT_OK;
+#else
+    return rk_cli_fail(cmd->name, RK_EXIT_USAGE, "--catch-up: this build has no data mover");
+#endif
+}
+
 /* The defaults, the server options and the file's part: a refusal to start (exit 2, one line)
  * when the file cannot be read or lacks the part. */
 static int check(const rk_cli_cmd *cmd, rk_cli_agent_state *a, agent_opts *o, char *id, size_t size)
 {
     int rc = choose(cmd, a, o);
+    if (rc == RK_EXIT_OK)
+        rc = check_catch_up(cmd, a, o);
     if (rc == RK_EXIT_OK)
         rc = rk_cli_server_check(cmd->name, &o->server);
     if (rc != RK_EXIT_OK)
@@ -302,6 +331,7 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     "         [--upstream NAME | --backend NAME | --pool NAME] --server URL -c C [--token T]\n"    \
     "         [--config FILE] [--client-id ID] [--validate CMD] [--reload CMD] [--confirm CMD]\n"  \
     "         [--pid-file F | --socket F | --stats HOST:PORT] [--metrics 127.0.0.1:PORT]\n"        \
+    "         [--catch-up [--stop CMD] [--start CMD]]\n"                                           \
     "\n"                                                                                           \
     "Runs beside a proxy and cuts it over to each version activated in cluster C: the version\n"   \
     "is written into the proxy's file (only the servers of the upstream, backend or pool; the\n"   \
@@ -331,7 +361,12 @@ static int run(const rk_cli_cmd *cmd, int argc, char **argv)
     "  --wait S         long poll of S seconds, 1..60 (default 30)\n"                              \
     "  --command-timeout S  a command's time, 1..3600 (default 30)\n"                              \
     "  --confirm-timeout S  time to show the new version, 1..3600 (default 15)\n"                  \
-    "  --metrics A      serve GET /metrics on 127.x.x.x:PORT\n" SERVER_OPTIONS_HELP_(              \
-        "bearer token (a client token)")
+    "  --metrics A      serve GET /metrics on 127.x.x.x:PORT\n"                                    \
+    "  --catch-up       nutcracker: instead of the restart, stop it, write each moving key's\n"    \
+    "                   value from its old owner to its new one where they differ, start it:\n"    \
+    "                   no stale read after a pre-warm (this proxy must be the pool's only way\n"  \
+    "                   in while it runs; docs/AGENT.md)\n"                                        \
+    "  --stop CMD, --start CMD  --catch-up's (default: systemctl stop/start "                      \
+    "nutcracker)\n" SERVER_OPTIONS_HELP_("bearer token (a client token)")
 
 const rk_cli_cmd rk_cli_agent = {"agent", run, AGENT_USAGE, NULL, NULL};

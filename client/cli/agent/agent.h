@@ -4,7 +4,8 @@
  * confirms that the proxy runs it, and only then holds it; on any failure it restores the file and
  * the running configuration and refuses the version with the reason. What its files share:
  * agent.c is the command (options, config file, start checks, the loop), apply.c the five steps,
- * exec.c runs the proxies' commands, ask.c asks a socket, metrics.c serves /metrics, and
+ * exec.c runs the proxies' commands, ask.c asks a socket, metrics.c serves /metrics, catchup.c
+ * writes the new owners while a stopped proxy passes nothing (--catch-up), and
  * nginx.c, haproxy.c, nutcracker.c each hold one proxy behind rk_cli_proxy. */
 #ifndef RK_CLI_AGENT_H
 #define RK_CLI_AGENT_H
@@ -47,6 +48,10 @@ typedef struct rk_cli_proxy {
     const char *validate;    /* default validate command, run by sh with $RK_AGENT_FILE set */
     const char *reload;      /* default reload command, or NULL: the built-in reload below */
     const char *reload_word; /* "reload", or "restart" for a proxy that cannot reload */
+    /* For a proxy that restarts: the default stop and start commands that --catch-up runs
+     * instead of the restart, the catch-up between them; NULL for one that reloads (its old
+     * workers serve on while the new start: there is no moment when nothing passes). */
+    const char *stop, *start;
     /* Where the built-in steps ask the proxy: the option that says it ("pid-file", "socket",
      * "stats") and its default; the agent's `where`. */
     const char *where_option, *where_default;
@@ -72,16 +77,20 @@ struct rk_cli_agent_state {
     const char *cluster; /* for the logs */
     const char *client_id;
     const char *validate, *reload, *confirm; /* the commands (NULL: the proxy's default) */
-    const char *where;                       /* what the built-in steps ask (where_option) */
-    unsigned long long command_timeout;      /* seconds a command may run */
-    unsigned long long confirm_timeout;      /* seconds the proxy has to show the new version */
-    char previous[RK_CLI_AGENT_PATH];        /* FILE.rk-previous: the file before the last write */
-    char chosen[RK_CLI_AGENT_MSG];           /* the part's name, when the file's only one */
-    int admitted_once;                       /* a ring was admitted (or refused) since start */
-    char fatal_why[RK_CLI_AGENT_MSG];        /* why the first ring cannot go into the file ... */
-    atomic_int fatal;                        /* ... set after it: exit 2 */
-    atomic_llong applied, refused;           /* versions cut over, and refused, since start */
-    atomic_llong held, refusing; /* the version held (0: none) and refused last (0: none) */
+    const char *stop, *start;                /* --catch-up's (NULL: the proxy's default) */
+    /* --catch-up: rk_cli_agent_catch_up, run between the stop and the start; NULL: a restart */
+    int (*catch_up)(const rk_cli_agent_state *a, rk_topology *from, const rk_ring *to,
+                    int64_t version, char msg[RK_CLI_AGENT_MSG]);
+    const char *where;                  /* what the built-in steps ask (where_option) */
+    unsigned long long command_timeout; /* seconds a command may run */
+    unsigned long long confirm_timeout; /* seconds the proxy has to show the new version */
+    char previous[RK_CLI_AGENT_PATH];   /* FILE.rk-previous: the file before the last write */
+    char chosen[RK_CLI_AGENT_MSG];      /* the part's name, when the file's only one */
+    int admitted_once;                  /* a ring was admitted (or refused) since start */
+    char fatal_why[RK_CLI_AGENT_MSG];   /* why the first ring cannot go into the file ... */
+    atomic_int fatal;                   /* ... set after it: exit 2 */
+    atomic_llong applied, refused;      /* versions cut over, and refused, since start */
+    atomic_llong held, refusing;        /* the version held (0: none) and refused last (0: none) */
 };
 
 /* ---- apply.c ---- */
@@ -96,6 +105,15 @@ int rk_cli_agent_admit(void *arg, const rk_ring *ring, int64_t version, rk_error
 /* "[agent] <cluster> v<N>: <sentence>" on stderr, escaped (it may quote a file or a proxy). */
 void rk_cli_agent_log(const rk_cli_agent_state *a, int64_t version, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- catchup.c (built with the data mover) ---- */
+
+/* With the proxy stopped: every key that moves from `from` (the topology of the pool the proxy
+ * ran) to `to` written to its new owner with its old owner's value where the two differ
+ * (client/mover/copy.h, catch_up), on the store the version's "data" names; logged with its
+ * counts. 0, or -1 with the node and the reason in msg. */
+int rk_cli_agent_catch_up(const rk_cli_agent_state *a, rk_topology *from, const rk_ring *to,
+                          int64_t version, char msg[RK_CLI_AGENT_MSG]);
 
 /* ---- exec.c ---- */
 

@@ -1,7 +1,8 @@
 /* apply.c — the agent's cutover of its proxy to one version (docs/AGENT.md, "What each step
  * does"): the library hands it each new ring that passed its checks (rk_client_set_admit), and it
  * (1) writes the ring into the proxy's file with the format's --into, the file before it kept
- * beside it; (2) validates the file with the proxy; (3) reloads (or restarts) the proxy; (4) waits
+ * beside it; (2) validates the file with the proxy; (3) reloads (or restarts) the proxy, or with
+ * --catch-up stops it, catches the moving keys up on their new owners and starts it; (4) waits
  * until the proxy shows it runs the new file; (5) admits the ring, which the library then reports
  * held with its next poll. A failure at any step restores the file (and, once a reload was sent,
  * reloads the restored file) and refuses the ring with the reason, which the library tells the
@@ -56,14 +57,14 @@ rk_topology *rk_cli_agent_file_topology(const rk_cli_agent_state *a, char msg[RK
     return own;
 }
 
-/* RK_OK when the file's part routes as t does (the same scheme, hash and its settings), so the
- * version may go into it; else a sentence in msg. */
-static int comparable(const rk_cli_agent_state *a, const rk_topology *t, char msg[RK_CLI_AGENT_MSG])
+/* RK_OK when the file's part (own: its topology, NULL when the file could not give one, msg
+ * saying why) routes as t does (the same scheme, hash and its settings), so the version may go
+ * into it; else a sentence in msg. */
+static int comparable(const rk_cli_agent_state *a, const rk_topology *own, const rk_topology *t,
+                      char msg[RK_CLI_AGENT_MSG])
 {
     rk_error e = {0};
-    rk_topology *own = rk_cli_agent_file_topology(a, msg);
     int rc = own ? rk_topology_comparable(own, t, &e) : RK_EINVAL;
-    rk_topology_free(own);
     if (own && rc != RK_OK)
         snprintf(msg, RK_CLI_AGENT_MSG,
                  "%.100s: the %s %.64s does not route as the cluster's ring: %.300s", a->file,
@@ -76,6 +77,25 @@ static int reload(const rk_cli_agent_state *a, int64_t v, char msg[RK_CLI_AGENT_
 {
     const char *command = a->reload ? a->reload : a->proxy->reload;
     return command ? rk_cli_agent_exec(a, command, v, msg) : a->proxy->reload_now(a, msg);
+}
+
+/* The switch to the file written: the reload; with --catch-up the stop, the catch-up from the
+ * pool the proxy ran (own) to the version, and the start, so that nothing passes the proxy while
+ * the new owners are written. 0, or -1 with the step and its reason in msg. */
+static int switch_over(const rk_cli_agent_state *a, rk_topology *own, const rk_ring *ring,
+                       int64_t v, char msg[RK_CLI_AGENT_MSG])
+{
+    char why[RK_CLI_AGENT_MSG];
+    if (!a->catch_up)
+        return reload(a, v, msg);
+    if (rk_cli_agent_exec(a, a->stop ? a->stop : a->proxy->stop, v, why) != 0)
+        return snprintf(msg, RK_CLI_AGENT_MSG, "stop: %.400s", why), -1;
+    rk_cli_agent_log(a, v, "stopped: catching up");
+    if (a->catch_up(a, own, ring, v, why) != 0)
+        return snprintf(msg, RK_CLI_AGENT_MSG, "catch-up: %.400s", why), -1;
+    if (rk_cli_agent_exec(a, a->start ? a->start : a->proxy->start, v, why) != 0)
+        return snprintf(msg, RK_CLI_AGENT_MSG, "start: %.400s", why), -1;
+    return 0;
 }
 
 static void sleep_ms(long ms)
@@ -108,9 +128,11 @@ static int confirmed(const rk_cli_agent_state *a, const rk_cli_proxy_before *b,
 /* Steps 2 to 4 on the file written: 0, or -1 with the step and its reason in msg; *reloaded
  * says whether the running configuration may have changed (a reload was sent, and took or may
  * have), so that the file restored is to be reloaded too. */
-static int validate_reload_confirm(const rk_cli_agent_state *a, const rk_topology *t, int64_t v,
-                                   int *reloaded, char msg[RK_CLI_AGENT_MSG])
+static int validate_reload_confirm(const rk_cli_agent_state *a, rk_topology *own,
+                                   const rk_ring *ring, int64_t v, int *reloaded,
+                                   char msg[RK_CLI_AGENT_MSG])
 {
+    const rk_topology *t = rk_ring_topology(ring);
     char why[RK_CLI_AGENT_MSG];
     const char *validate = a->validate ? a->validate : a->proxy->validate;
     rk_cli_proxy_before b = {{0}, 0};
@@ -121,7 +143,7 @@ static int validate_reload_confirm(const rk_cli_agent_state *a, const rk_topolog
     if (!a->confirm && a->proxy->before && a->proxy->before(a, &b, why) != 0)
         return snprintf(msg, RK_CLI_AGENT_MSG, "%s: %.400s", a->proxy->reload_word, why), -1;
     *reloaded = 1;
-    if (reload(a, v, why) != 0)
+    if (switch_over(a, own, ring, v, why) != 0)
         return snprintf(msg, RK_CLI_AGENT_MSG, "%s: %.400s", a->proxy->reload_word, why), -1;
     rk_cli_agent_log(a, v, "%s sent", a->proxy->reload_word);
     if (confirmed(a, &b, t, v, &unchanged, why) != 0) {
@@ -158,10 +180,12 @@ static void restore(const rk_cli_agent_state *a, int64_t v, const char *old, siz
         rk_cli_agent_log(a, v, "file restored; its %s failed: %s", a->proxy->reload_word, why);
 }
 
-/* Steps 1 to 4 for t: 0, or -1 with the reason in msg (the file restored). */
-static int cut_over(rk_cli_agent_state *a, const rk_topology *t, int64_t v,
+/* Steps 1 to 4 for the version's ring, own the topology of the pool the file had: 0, or -1
+ * with the reason in msg (the file restored). */
+static int cut_over(rk_cli_agent_state *a, rk_topology *own, const rk_ring *ring, int64_t v,
                     char msg[RK_CLI_AGENT_MSG])
 {
+    const rk_topology *t = rk_ring_topology(ring);
     size_t len;
     char why[RK_CLI_AGENT_MSG];
     char *old = rk_cli_slurp(a->file, &len), *text = NULL;
@@ -181,7 +205,7 @@ static int cut_over(rk_cli_agent_state *a, const rk_topology *t, int64_t v,
     else {
         rk_cli_agent_log(a, v, "written into %s (%s %s; the file before: %s)", a->file,
                          a->format->part, part_name(a), a->previous);
-        rc = validate_reload_confirm(a, t, v, &reloaded, msg);
+        rc = validate_reload_confirm(a, own, ring, v, &reloaded, msg);
         if (rc != 0)
             restore(a, v, old, len, reloaded);
     }
@@ -198,13 +222,15 @@ int rk_cli_agent_admit(void *arg, const rk_ring *ring, int64_t version, rk_error
     int first = !a->admitted_once;
     a->admitted_once = 1;
     rk_cli_agent_log(a, version, "active: cutting %s over", a->proxy->name);
-    int rc = comparable(a, t, msg);
+    rk_topology *own = rk_cli_agent_file_topology(a, msg);
+    int rc = comparable(a, own, t, msg);
     if (rc != RK_OK && first) {
         snprintf(a->fatal_why, sizeof a->fatal_why, "%s", msg);
         atomic_store(&a->fatal, 1);
     }
-    if (rc == RK_OK && cut_over(a, t, version, msg) != 0)
+    if (rc == RK_OK && cut_over(a, own, ring, version, msg) != 0)
         rc = RK_EIO;
+    rk_topology_free(own);
     if (rc != RK_OK) {
         atomic_fetch_add(&a->refused, 1);
         atomic_store(&a->refusing, version);

@@ -1,6 +1,7 @@
 /* nutcracker.c — twemproxy (nutcracker) for the agent (docs/AGENT.md, "nutcracker"): `nutcracker
  * -t` validates; nutcracker cannot reload its configuration, so the reload is a restart, by a
- * command (default: systemctl restart nutcracker), which drops its connections; its stats port
+ * command (default: systemctl restart nutcracker), which drops its connections; with --catch-up
+ * a stop and a start (systemctl stop / start nutcracker) around the catch-up; its stats port
  * confirms: the pool lists exactly the new version's servers. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,8 @@ const rk_cli_proxy rk_cli_proxy_nutcracker = {
     .validate = "nutcracker -t -c \"$RK_AGENT_FILE\"",
     .reload = "systemctl restart nutcracker",
     .reload_word = "restart",
+    .stop = "systemctl stop nutcracker",
+    .start = "systemctl start nutcracker",
     .where_option = "stats",
     .where_default = "127.0.0.1:22222",
     .confirm = confirm,
