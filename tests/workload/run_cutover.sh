@@ -35,7 +35,8 @@
 #                        nutcracker (its reload a restart), the policy pre-warms, and a rollout to
 #                        v2 in --rollout-steps steps is driven by ringkeeperd while one worker
 #                        follows it (`migrate run --follow`): each step pre-warmed, activated,
-#                        the agent rewriting the pool and restarting nutcracker
+#                        the agent rewriting the pool and, with --catch-up, stopping nutcracker,
+#                        catching each moving key up on its new owner and starting it again
 # Under ketama every weight is 3 (the ring of weight 1, which a pool's shares make it), so that a
 # drain's rollout has steps (3, 2, 1, 0).
 # (--procedures: a comma-separated subset, in that order; default the first six.) The migration jobs run
@@ -305,6 +306,7 @@ agent_start() {
     "$RK" policy set --cluster wl --prewarm yes >/dev/null || return 1
     "$RK" agent --proxy nutcracker --file "$TMP/nutcracker.yml" --pool wl --cluster wl \
         --stats "127.0.0.1:$NC_STATS" --reload "$TMP/nc.sh restart" --client-id nutcracker@wl \
+        --catch-up --stop "$TMP/nc.sh stop" --start "$TMP/nc.sh start" \
         >"$OUT/$PROC.agent.log" 2>&1 &
     AGENT_PID=$!
     converged || { say "the agent did not hold v1: $(tail -3 "$OUT/$PROC.agent.log")"; return 1; }
